@@ -1,0 +1,58 @@
+/**
+ * Typed errors of the CDP layer. Each carries a stable UPPER_SNAKE `code` so callers can
+ * map them to deny reasons without parsing messages.
+ *
+ * @module
+ */
+
+/** Base class of every error thrown by `cdp/`. */
+export class CdpLayerError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: string;
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** The browser answered a command with a protocol error. */
+export class CdpError extends CdpLayerError {
+  /** The CDP method that failed. */
+  readonly method: string;
+  /** The numeric protocol error code Chromium returned. */
+  readonly protocolCode: number;
+  constructor(method: string, protocolCode: number, message: string) {
+    super("CDP_PROTOCOL_ERROR", `${method}: ${message}`);
+    this.method = method;
+    this.protocolCode = protocolCode;
+  }
+}
+
+/** A command or wait did not finish in time. */
+export class CdpTimeoutError extends CdpLayerError {
+  constructor(what: string, ms: number) {
+    super("CDP_TIMEOUT", `${what} timed out after ${ms} ms`);
+  }
+}
+
+/** The pipe closed (browser exited or was killed) while something was pending. */
+export class CdpClosedError extends CdpLayerError {
+  constructor(what = "CDP connection") {
+    super("CDP_CLOSED", `${what} closed: the browser is gone`);
+  }
+}
+
+/** The wait was aborted through its AbortSignal. */
+export class CdpAbortedError extends CdpLayerError {
+  constructor(what: string) {
+    super("CDP_ABORTED", `${what} was aborted`);
+  }
+}
+
+/** No usable browser executable was found or it could not be started. */
+export class BrowserLaunchError extends CdpLayerError {
+  constructor(message: string, options?: ErrorOptions) {
+    super("BROWSER_LAUNCH_FAILED", message, options);
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * Finds and starts Chromium with hardened flags, talking CDP over
+ * `--remote-debugging-pipe` only: no debugging port is ever opened.
+ *
+ * @module
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { CdpConnection } from "./connection.ts";
+import { BrowserLaunchError } from "./errors.ts";
+import { type PipeReadable, PipeTransport, type PipeWritable } from "./pipe_transport.ts";
+
+/** Candidate executables, in the order they are tried after `OMOTAI_BROWSER`. */
+export const BROWSER_CANDIDATES: readonly string[] = [
+  "/usr/bin/chromium",
+  "/usr/bin/chromium-browser",
+  "/usr/bin/google-chrome",
+];
+
+/** Flags every launch gets; they keep Chromium from calling home or opening ports. */
+export const HARDENED_ARGS: readonly string[] = [
+  "--remote-debugging-pipe",
+  "--headless",
+  "--no-first-run",
+  "--no-default-browser-check",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-extensions",
+  "--disable-default-apps",
+  "--disable-breakpad",
+  "--disable-crash-reporter",
+  "--disable-domain-reliability",
+  "--disable-client-side-phishing-detection",
+  "--disable-hang-monitor",
+  "--disable-dev-shm-usage",
+  "--disable-gpu",
+  "--disable-quic",
+  "--metrics-recording-only",
+  "--password-store=basic",
+  "--use-mock-keychain",
+  "--mute-audio",
+  "--hide-scrollbars",
+  "--no-service-autorun",
+  // A restored back/forward-cache page would revive a document whose refs were retired.
+  "--disable-features=BackForwardCache,Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,InterestFeedContentSuggestions",
+  "--window-size=1280,900",
+];
+
+/** Picks the browser executable: `OMOTAI_BROWSER`, then the first candidate that exists. */
+export function findBrowser(
+  envValue: string | undefined,
+  exists: (path: string) => boolean = fileExists,
+): string {
+  if (envValue) {
+    if (!exists(envValue)) {
+      throw new BrowserLaunchError(`OMOTAI_BROWSER points to ${envValue}, which does not exist`);
+    }
+    return envValue;
+  }
+  for (const c of BROWSER_CANDIDATES) if (exists(c)) return c;
+  throw new BrowserLaunchError(
+    `no Chromium found (tried ${
+      BROWSER_CANDIDATES.join(", ")
+    }); install it with 'apt-get install chromium' or set OMOTAI_BROWSER`,
+  );
+}
+
+function fileExists(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch (err) {
+    // Without read permission we cannot tell; let spawn decide.
+    return !(err instanceof Deno.errors.NotFound);
+  }
+}
+
+/** Whether this process runs as root, where Chromium's sandbox cannot start. */
+export function runningAsRoot(): boolean {
+  try {
+    return Deno.uid() === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Options for `launchBrowser()`. */
+export interface LaunchOptions {
+  executable: string;
+  /** An existing, empty, private directory. */
+  profileDir: string;
+  /** Appended after the hardened flags. */
+  extraArgs?: string[];
+  /** Show a window (debugging only). */
+  headful?: boolean;
+  /** Bound for the first CDP round trip. */
+  startTimeoutMs?: number;
+}
+
+/** A running Chromium and its CDP connection. Dispose to stop it. */
+export class BrowserProcess implements AsyncDisposable {
+  readonly connection: CdpConnection;
+  readonly profileDir: string;
+  readonly pid: number | undefined;
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<void>;
+  #child: ChildProcess;
+  #hasExited = false;
+
+  constructor(child: ChildProcess, connection: CdpConnection, profileDir: string) {
+    this.#child = child;
+    this.connection = connection;
+    this.profileDir = profileDir;
+    this.pid = child.pid;
+    this.exited = new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        this.#hasExited = true;
+        resolve();
+        return;
+      }
+      child.once("exit", () => {
+        this.#hasExited = true;
+        connection.close();
+        resolve();
+      });
+    });
+  }
+
+  /** Whether the process has exited. */
+  get hasExited(): boolean {
+    return this.#hasExited;
+  }
+
+  /** Sends a signal (tests use it to simulate a crash). */
+  kill(signal: "SIGTERM" | "SIGKILL" = "SIGKILL"): void {
+    if (!this.#hasExited) this.#child.kill(signal);
+  }
+
+  /** Stops the browser: polite `Browser.close`, then SIGTERM, then SIGKILL. */
+  async close(graceMs = 2_000): Promise<void> {
+    if (this.#hasExited) return;
+    if (!this.connection.closed) {
+      await this.connection.root.send("Browser.close", undefined, { timeoutMs: graceMs })
+        .catch(() => {});
+    }
+    if (await this.#waitExit(graceMs)) return;
+    this.kill("SIGTERM");
+    if (await this.#waitExit(graceMs)) return;
+    this.kill("SIGKILL");
+    await this.#waitExit(graceMs);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #waitExit(ms: number): Promise<boolean> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<false>((r) => timer = setTimeout(() => r(false), ms));
+    const done = await Promise.race([this.exited.then(() => true as const), timeout]);
+    clearTimeout(timer);
+    return done;
+  }
+}
+
+/** Starts Chromium on a private pipe and checks that it answers. */
+export async function launchBrowser(options: LaunchOptions): Promise<BrowserProcess> {
+  const args = [...HARDENED_ARGS];
+  if (options.headful) args.splice(args.indexOf("--headless"), 1);
+  if (runningAsRoot()) args.push("--no-sandbox");
+  args.push(`--user-data-dir=${options.profileDir}`, ...(options.extraArgs ?? []), "about:blank");
+  let child: ChildProcess;
+  try {
+    child = spawn(options.executable, args, {
+      stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
+      detached: false,
+    });
+  } catch (err) {
+    throw new BrowserLaunchError(`cannot start ${options.executable}: ${errorText(err)}`, {
+      cause: err,
+    });
+  }
+  const stderrTail: string[] = [];
+  child.stderr?.on("data", (d: Uint8Array | string) => {
+    stderrTail.push(String(d));
+    if (stderrTail.length > 20) stderrTail.shift();
+  });
+  const spawnError = new Promise<Error>((resolve) => child.once("error", resolve));
+  const writable = child.stdio[3] as unknown as PipeWritable | null;
+  const readable = child.stdio[4] as unknown as PipeReadable | null;
+  if (!writable || !readable) {
+    child.kill("SIGKILL");
+    throw new BrowserLaunchError("the runtime could not open the CDP pipe to the browser");
+  }
+  const connection = new CdpConnection(new PipeTransport(writable, readable));
+  const browser = new BrowserProcess(child, connection, options.profileDir);
+  const timeoutMs = options.startTimeoutMs ?? 20_000;
+  try {
+    const outcome = await Promise.race([
+      connection.root.send("Browser.getVersion", undefined, { timeoutMs }),
+      spawnError.then((e) => Promise.reject(e)),
+    ]);
+    if (!outcome.product) throw new Error("empty Browser.getVersion reply");
+  } catch (err) {
+    await browser.close(500);
+    const detail = stderrTail.join("").trim().split("\n").slice(-3).join(" | ");
+    throw new BrowserLaunchError(
+      `browser ${options.executable} did not start: ${errorText(err)}${
+        detail ? ` (stderr: ${detail})` : ""
+      }`,
+      { cause: err },
+    );
+  }
+  return browser;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

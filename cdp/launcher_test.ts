@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import { BrowserLaunchError, CdpClosedError, CdpError } from "./errors.ts";
+import { findBrowser, HARDENED_ARGS, launchBrowser } from "./launcher.ts";
+import { ProfileStore } from "./profile.ts";
+
+Deno.test("findBrowser() prefers OMOTAI_BROWSER and explains a missing one", () => {
+  assert.equal(findBrowser("/opt/x/chrome", (p) => p === "/opt/x/chrome"), "/opt/x/chrome");
+  assert.throws(() => findBrowser("/nope", () => false), BrowserLaunchError);
+  assert.equal(findBrowser(undefined, (p) => p === "/usr/bin/google-chrome"), "/usr/bin/google-chrome");
+  assert.throws(() => findBrowser(undefined, () => false), /apt-get install chromium/);
+});
+
+Deno.test("HARDENED_ARGS talk over a pipe and never open a debugging port", () => {
+  assert.ok(HARDENED_ARGS.includes("--remote-debugging-pipe"));
+  assert.ok(!HARDENED_ARGS.some((a) => a.startsWith("--remote-debugging-port")));
+  for (const f of ["--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]) {
+    assert.ok(HARDENED_ARGS.includes(f), f);
+  }
+});
+
+Deno.test("launchBrowser() speaks typed CDP over the pipe and stops cleanly", async () => {
+  const data = await Deno.makeTempDir();
+  await using store = await ProfileStore.open(data);
+  const profileDir = await store.create();
+  await using browser = await launchBrowser({ executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")), profileDir });
+  const version = await browser.connection.root.send("Browser.getVersion");
+  assert.match(version.product, /Chrome/);
+  await assert.rejects(
+    () => browser.connection.root.send("Target.closeTarget", { targetId: "no-such-target" }),
+    CdpError,
+  );
+  // No DevToolsActivePort file: nothing listens on a port.
+  await assert.rejects(() => Deno.stat(`${profileDir}/DevToolsActivePort`), Deno.errors.NotFound);
+  browser.kill("SIGKILL");
+  await browser.exited;
+  await assert.rejects(() => browser.connection.root.send("Browser.getVersion"), CdpClosedError);
+  await Deno.remove(data, { recursive: true });
+});
+
+Deno.test("launchBrowser() reports a binary that is not a browser", async () => {
+  const dir = await Deno.makeTempDir();
+  await assert.rejects(
+    () => launchBrowser({ executable: "/bin/true", profileDir: dir, startTimeoutMs: 3_000 }),
+    BrowserLaunchError,
+  );
+  await Deno.remove(dir, { recursive: true });
+});

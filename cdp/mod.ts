@@ -1,0 +1,23 @@
+/**
+ * Omotai's CDP layer: a typed client over Chromium's `--remote-debugging-pipe`, a hardened
+ * launcher with private profiles, and a tracker that attaches to every target. Imports
+ * nothing from `runtime/` or `ui/`.
+ *
+ * @module
+ */
+export * from "./errors.ts";
+export * from "./types.ts";
+export { CdpSession } from "./session.ts";
+export { CdpConnection, DEFAULT_TIMEOUT_MS, type MessageTransport } from "./connection.ts";
+export { PipeTransport } from "./pipe_transport.ts";
+export {
+  BROWSER_CANDIDATES,
+  BrowserProcess,
+  findBrowser,
+  HARDENED_ARGS,
+  launchBrowser,
+  type LaunchOptions,
+  runningAsRoot,
+} from "./launcher.ts";
+export { ProfileStore, sweepStaleProfiles } from "./profile.ts";
+export { type AttachHook, type TrackedTarget, TargetTracker } from "./target_tracker.ts";

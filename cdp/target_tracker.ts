@@ -1,0 +1,140 @@
+/**
+ * Attaches to every target the browser creates (pages, popups, iframes including
+ * out-of-process ones, dedicated/shared/service workers) while each is paused at start,
+ * runs the owner's setup hook on it, and only then lets it run. This is the seam where
+ * request interception is installed before a target's first request.
+ *
+ * @module
+ */
+import type { CdpConnection } from "./connection.ts";
+import type { CdpSession } from "./session.ts";
+import type { Protocol } from "./types.ts";
+
+/** A target the tracker is attached to. */
+export interface TrackedTarget {
+  readonly session: CdpSession;
+  /** Latest info (url and title change as the target navigates). */
+  info: Protocol.Target.TargetInfo;
+  /** Monotonic attach order, for stable tab numbering. */
+  readonly seq: number;
+}
+
+/** Runs on every new target before it is resumed; throwing closes the target. */
+export type AttachHook = (target: TrackedTarget) => Promise<void>;
+
+/** Target types the runtime never drives (browser chrome, internal pages). */
+const IGNORED_TYPES = new Set(["browser", "tab", "browser_ui", "webview", "auction_worklet"]);
+/** Types whose own children (iframes, nested workers) must be auto-attached too. */
+const NESTING_TYPES = new Set(["page", "iframe", "worker", "shared_worker", "service_worker"]);
+
+const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: true } as const;
+
+/** Keeps the set of attached targets of one browser. */
+export class TargetTracker {
+  #connection: CdpConnection;
+  #targets = new Map<string, TrackedTarget>();
+  #hook: AttachHook;
+  #seq = 0;
+  #listeners = new Set<(event: "attached" | "detached" | "changed", t: TrackedTarget) => void>();
+
+  private constructor(connection: CdpConnection, hook: AttachHook) {
+    this.#connection = connection;
+    this.#hook = hook;
+  }
+
+  /** Starts tracking: discovers targets and auto-attaches recursively with pause-on-start. */
+  static async start(
+    connection: CdpConnection,
+    hook: AttachHook = async () => {},
+  ): Promise<TargetTracker> {
+    const tracker = new TargetTracker(connection, hook);
+    const root = connection.root;
+    root.on("Target.attachedToTarget", (e) => tracker.#onAttached(e));
+    root.on("Target.detachedFromTarget", (e) => tracker.#onDetached(e.sessionId));
+    root.on("Target.targetInfoChanged", (e) => tracker.#onInfoChanged(e.targetInfo));
+    await root.send("Target.setDiscoverTargets", { discover: true });
+    await root.send("Target.setAutoAttach", { ...AUTO_ATTACH });
+    return tracker;
+  }
+
+  /** Every attached target, in attach order. */
+  targets(): TrackedTarget[] {
+    return [...this.#targets.values()].sort((a, b) => a.seq - b.seq);
+  }
+
+  /** The attached target with this id. */
+  get(targetId: string): TrackedTarget | undefined {
+    return this.#targets.get(targetId);
+  }
+
+  /** Subscribes to attach/detach/change notifications. */
+  onChange(
+    listener: (event: "attached" | "detached" | "changed", t: TrackedTarget) => void,
+  ): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async #onAttached(e: Protocol.Target.AttachedToTargetEvent): Promise<void> {
+    const session = this.#connection.session(e.sessionId);
+    if (!session) return;
+    const info = e.targetInfo;
+    if (IGNORED_TYPES.has(info.type)) {
+      await session.send("Runtime.runIfWaitingForDebugger").catch(() => {});
+      await this.#connection.root.send("Target.detachFromTarget", { sessionId: e.sessionId })
+        .catch(() => {});
+      return;
+    }
+    const target: TrackedTarget = { session, info, seq: this.#seq++ };
+    this.#targets.set(info.targetId, target);
+    session.on("Target.attachedToTarget", (child) => this.#onAttached(child));
+    session.on("Target.detachedFromTarget", (child) => this.#onDetached(child.sessionId));
+    session.onDetach(() => this.#forget(info.targetId, session));
+    try {
+      if (NESTING_TYPES.has(info.type)) await session.send("Target.setAutoAttach", AUTO_ATTACH);
+      await this.#hook(target);
+      this.#emit("attached", target);
+      await session.send("Runtime.runIfWaitingForDebugger");
+    } catch (err) {
+      if (session.detached) return;
+      // A target we could not prepare must not run unguarded.
+      console.error(`cdp: closing ${info.type} target that failed setup:`, errorText(err));
+      await this.#connection.root.send("Target.closeTarget", { targetId: info.targetId })
+        .catch(() => {});
+    }
+  }
+
+  #onDetached(sessionId: string): void {
+    for (const t of this.#targets.values()) {
+      if (t.session.id === sessionId) this.#forget(t.info.targetId, t.session);
+    }
+  }
+
+  #forget(targetId: string, session: CdpSession): void {
+    const t = this.#targets.get(targetId);
+    if (!t || t.session !== session) return;
+    this.#targets.delete(targetId);
+    this.#emit("detached", t);
+  }
+
+  #onInfoChanged(info: Protocol.Target.TargetInfo): void {
+    const t = this.#targets.get(info.targetId);
+    if (!t) return;
+    t.info = info;
+    this.#emit("changed", t);
+  }
+
+  #emit(event: "attached" | "detached" | "changed", t: TrackedTarget): void {
+    for (const l of [...this.#listeners]) {
+      try {
+        l(event, t);
+      } catch (err) {
+        console.error("cdp: target listener failed:", err);
+      }
+    }
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
