@@ -173,6 +173,9 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserProc
     child = spawn(options.executable, args, {
       stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
       detached: false,
+      // A minimal environment: nothing of the runtime's (tokens, keys) reaches the browser,
+      // and spawning needs no env permission.
+      env: browserEnv(options.profileDir),
     });
   } catch (err) {
     throw new BrowserLaunchError(`cannot start ${options.executable}: ${errorText(err)}`, {
@@ -211,6 +214,17 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserProc
     );
   }
   return browser;
+}
+
+/** The environment Chromium runs with: only what it needs, HOME inside its private profile. */
+export function browserEnv(profileDir: string): Record<string, string> {
+  return {
+    HOME: profileDir,
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    LANG: "C.UTF-8",
+    XDG_CONFIG_HOME: `${profileDir}/.config`,
+    XDG_CACHE_HOME: `${profileDir}/.cache`,
+  };
 }
 
 function errorText(err: unknown): string {

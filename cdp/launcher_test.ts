@@ -6,14 +6,24 @@ import { ProfileStore } from "./profile.ts";
 Deno.test("findBrowser() prefers OMOTAI_BROWSER and explains a missing one", () => {
   assert.equal(findBrowser("/opt/x/chrome", (p) => p === "/opt/x/chrome"), "/opt/x/chrome");
   assert.throws(() => findBrowser("/nope", () => false), BrowserLaunchError);
-  assert.equal(findBrowser(undefined, (p) => p === "/usr/bin/google-chrome"), "/usr/bin/google-chrome");
+  assert.equal(
+    findBrowser(undefined, (p) => p === "/usr/bin/google-chrome"),
+    "/usr/bin/google-chrome",
+  );
   assert.throws(() => findBrowser(undefined, () => false), /apt-get install chromium/);
 });
 
 Deno.test("HARDENED_ARGS talk over a pipe and never open a debugging port", () => {
   assert.ok(HARDENED_ARGS.includes("--remote-debugging-pipe"));
   assert.ok(!HARDENED_ARGS.some((a) => a.startsWith("--remote-debugging-port")));
-  for (const f of ["--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]) {
+  for (
+    const f of [
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ]
+  ) {
     assert.ok(HARDENED_ARGS.includes(f), f);
   }
 });
@@ -22,7 +32,10 @@ Deno.test("launchBrowser() speaks typed CDP over the pipe and stops cleanly", as
   const data = await Deno.makeTempDir();
   await using store = await ProfileStore.open(data);
   const profileDir = await store.create();
-  await using browser = await launchBrowser({ executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")), profileDir });
+  await using browser = await launchBrowser({
+    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+    profileDir,
+  });
   const version = await browser.connection.root.send("Browser.getVersion");
   assert.match(version.product, /Chrome/);
   await assert.rejects(

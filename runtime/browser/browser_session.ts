@@ -1,0 +1,387 @@
+/**
+ * One agent's browser: its own Chromium process, private profile, tabs, refs and notices.
+ * Sessions share nothing. Calls are serialized so two tool calls never interleave.
+ *
+ * @module
+ */
+import {
+  type BrowserProcess,
+  CdpLayerError,
+  type CdpSession,
+  launchBrowser,
+  type ProfileStore,
+  TargetTracker,
+  type TrackedTarget,
+} from "../../cdp/mod.ts";
+import { BrowserLostError, OmotaiError, StaleRefError } from "../errors.ts";
+import { buildOutline } from "../snapshot/outline.ts";
+import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_view.ts";
+import { captureTab } from "./capture.ts";
+import type { Element } from "./element_ops.ts";
+import { RefTable } from "./ref_table.ts";
+
+/** How a session starts its browser. */
+export interface BrowserSessionOptions {
+  profiles: ProfileStore;
+  executable: string;
+  headful?: boolean;
+  extraArgs?: string[];
+}
+
+/** A tab as the tools list it. */
+export interface TabInfo {
+  index: number;
+  targetId: string;
+  url: string;
+  title: string;
+  current: boolean;
+}
+
+/** A captured snapshot plus counts. */
+export interface SnapshotResult extends RenderedPage {
+  docId: string;
+  interactive: number;
+}
+
+interface Live {
+  browser: BrowserProcess;
+  tracker: TargetTracker;
+  generation: number;
+}
+
+/** Owns one Chromium for one MCP session. */
+export class BrowserSession implements AsyncDisposable {
+  /** Random per-session nonce carried by untrusted-content markers. */
+  readonly nonce: string = randomHex(8);
+  readonly #options: BrowserSessionOptions;
+  #live: Live | undefined;
+  #starting: Promise<Live> | undefined;
+  #generation = 0;
+  #currentTabId: string | undefined;
+  #notices: string[] = [];
+  #refs = new RefTable();
+  #docIds = new Map<string, string>();
+  #docSeq = 0;
+  #queue: Promise<unknown> = Promise.resolve();
+  #disposed = false;
+
+  constructor(options: BrowserSessionOptions) {
+    this.#options = options;
+  }
+
+  /** Runs `fn` after every earlier call of this session has finished. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Notices gathered since the last call (new tabs, a lost browser); clears them. */
+  takeNotices(): string[] {
+    const n = this.#notices;
+    this.#notices = [];
+    return n;
+  }
+
+  /** The running browser process, if any (tests use it to simulate a crash). */
+  get browserProcess(): BrowserProcess | undefined {
+    return this.#live?.browser;
+  }
+
+  /** Starts the browser if needed; restarts it after a crash with a notice. */
+  async ensureStarted(): Promise<Live> {
+    if (this.#disposed) throw new OmotaiError("SESSION_CLOSED", "this session is closed");
+    if (this.#live && !this.#live.browser.hasExited) return this.#live;
+    if (this.#live) {
+      this.#live = undefined;
+      this.#notices.push(
+        "the previous browser exited; a fresh one was started (earlier pages and cookies are gone)",
+      );
+    }
+    this.#starting ??= this.#launch().finally(() => this.#starting = undefined);
+    return await this.#starting;
+  }
+
+  async #launch(): Promise<Live> {
+    const profileDir = await this.#options.profiles.create();
+    let browser: BrowserProcess;
+    try {
+      browser = await launchBrowser({
+        executable: this.#options.executable,
+        profileDir,
+        headful: this.#options.headful,
+        extraArgs: this.#options.extraArgs,
+      });
+    } catch (err) {
+      await this.#options.profiles.remove(profileDir).catch(() => {});
+      throw new OmotaiError("BROWSER_LAUNCH_FAILED", (err as Error).message);
+    }
+    const generation = ++this.#generation;
+    browser.exited.then(async () => {
+      // The profile goes with the process, however it ended.
+      await this.#options.profiles.remove(profileDir).catch((e) =>
+        console.error("omotai: could not remove profile dir:", e)
+      );
+    });
+    const tracker = await TargetTracker.start(browser.connection, (t) => this.#prepare(t));
+    tracker.onChange((event, t) => this.#onTargetChange(event, t, generation));
+    const live: Live = { browser, tracker, generation };
+    this.#live = live;
+    this.#currentTabId = undefined;
+    await this.#firstTab(live);
+    return live;
+  }
+
+  async #prepare(t: TrackedTarget): Promise<void> {
+    if (t.info.type !== "page" && t.info.type !== "iframe") return;
+    await t.session.send("Page.enable");
+    await t.session.send("Page.setLifecycleEventsEnabled", { enabled: true });
+  }
+
+  #onTargetChange(event: string, t: TrackedTarget, generation: number): void {
+    if (t.info.type !== "page" || generation !== this.#generation) return;
+    // Only pages opened by a page (popups, target=_blank) are news to the agent.
+    if (event === "attached" && t.info.openerId) {
+      const index = this.#pageTargets().findIndex((p) => p.info.targetId === t.info.targetId);
+      this.#notices.push(`a new tab opened as tab ${index}; use browser_tabs to select it`);
+    }
+    if (event === "detached" && t.info.targetId === this.#currentTabId) {
+      this.#currentTabId = undefined;
+      this.#notices.push("the current tab closed");
+    }
+  }
+
+  async #firstTab(live: Live): Promise<void> {
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      const pages = this.#pageTargets(live);
+      if (pages.length > 0) {
+        this.#currentTabId = pages[0].info.targetId;
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const { targetId } = await live.browser.connection.root.send("Target.createTarget", {
+      url: "about:blank",
+    });
+    this.#currentTabId = targetId;
+  }
+
+  #pageTargets(live = this.#live): TrackedTarget[] {
+    return live?.tracker.targets().filter((t) => t.info.type === "page") ?? [];
+  }
+
+  /** The tabs, in the order they opened. */
+  async tabs(): Promise<TabInfo[]> {
+    await this.ensureStarted();
+    const current = await this.currentTab();
+    return this.#pageTargets().map((t, index) => ({
+      index,
+      targetId: t.info.targetId,
+      url: t.info.url,
+      title: t.info.title,
+      current: t === current,
+    }));
+  }
+
+  /** The current tab; picks the newest remaining one if it closed, opens one if none. */
+  async currentTab(): Promise<TrackedTarget> {
+    const live = await this.ensureStarted();
+    const pages = this.#pageTargets(live);
+    const current = pages.find((p) => p.info.targetId === this.#currentTabId);
+    if (current) return current;
+    if (pages.length > 0) {
+      this.#currentTabId = pages.at(-1)!.info.targetId;
+      return pages.at(-1)!;
+    }
+    const { targetId } = await live.browser.connection.root.send("Target.createTarget", {
+      url: "about:blank",
+    });
+    this.#currentTabId = targetId;
+    for (let i = 0; i < 100; i++) {
+      const t = live.tracker.get(targetId);
+      if (t) return t;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new OmotaiError("NO_TAB", "could not open a tab");
+  }
+
+  /** Makes tab `index` current. */
+  async selectTab(index: number): Promise<TrackedTarget> {
+    const pages = (await this.ensureStarted(), this.#pageTargets());
+    const t = pages[index];
+    if (!t) throw new OmotaiError("NO_SUCH_TAB", `there is no tab ${index} (${pages.length} open)`);
+    this.#currentTabId = t.info.targetId;
+    await this.#live!.browser.connection.root.send("Target.activateTarget", {
+      targetId: t.info.targetId,
+    }).catch(() => {});
+    return t;
+  }
+
+  /** Closes tab `index` (the current one when omitted). */
+  async closeTab(index?: number): Promise<void> {
+    const live = await this.ensureStarted();
+    const pages = this.#pageTargets(live);
+    const t = index === undefined ? await this.currentTab() : pages[index];
+    if (!t) throw new OmotaiError("NO_SUCH_TAB", `there is no tab ${index} (${pages.length} open)`);
+    const detached = new Promise<void>((r) => t.session.onDetach(r));
+    await live.browser.connection.root.send("Target.closeTarget", { targetId: t.info.targetId });
+    await Promise.race([detached, new Promise((r) => setTimeout(r, 2_000))]);
+    if (this.#currentTabId === t.info.targetId) this.#currentTabId = undefined;
+    this.#notices = this.#notices.filter((n) => n !== "the current tab closed");
+  }
+
+  /** Captures the current tab and renders page `page` of its outline. */
+  async snapshot(page = 1, maxTokens?: number): Promise<SnapshotResult> {
+    const { view, interactive } = await this.#capture();
+    return { ...renderPage(view, page, maxTokens), docId: view.docId, interactive };
+  }
+
+  /** The current tab's outline as plain text (all pages), for text waits. */
+  async outlineText(): Promise<string> {
+    const { view } = await this.#capture();
+    return [view.title, ...view.lines].join("\n");
+  }
+
+  async #capture(): Promise<{ view: PageView; interactive: number }> {
+    const live = await this.ensureStarted();
+    const tab = await this.currentTab();
+    const capture = await captureTab(tab.session, live.tracker);
+    const docId = this.#docId(capture.mainLoaderId);
+    const { lines, stats } = buildOutline(capture.root, (frame, backendNodeId) => {
+      const f = capture.frames.get(frame.key)!;
+      return this.#refs.issue({
+        sessionId: f.session.id!,
+        tabId: tab.info.targetId,
+        frameId: f.frameId,
+        loaderId: f.loaderId,
+        docId,
+        backendNodeId,
+      });
+    });
+    const pages = this.#pageTargets(live);
+    const view: PageView = {
+      nonce: this.nonce,
+      origin: originOf(capture.url),
+      url: displayPageUrl(capture.url),
+      title: capture.title || tab.info.title,
+      docId,
+      tabIndex: pages.indexOf(tab),
+      tabCount: pages.length,
+      lines,
+    };
+    return { view, interactive: stats.interactive };
+  }
+
+  /** Resolves a ref to a live element of the current document, or throws `STALE_REF`. */
+  async resolve(ref: string): Promise<Element> {
+    const live = await this.ensureStarted();
+    const target = this.#refs.lookup(ref);
+    const tab = await this.currentTab();
+    if (target.tabId !== tab.info.targetId) {
+      throw new StaleRefError(
+        `ref ${ref} belongs to another tab; select that tab or take a new snapshot`,
+      );
+    }
+    const session = live.browser.connection.session(target.sessionId);
+    if (!session) {
+      throw new StaleRefError(`ref ${ref} belongs to a frame that is gone; take a new snapshot`);
+    }
+    const current = this.#docId(await frameLoaderId(tab.session, undefined));
+    const frameLoader = await frameLoaderId(session, target.frameId);
+    if (current !== target.docId || frameLoader !== target.loaderId || target.backendNodeId < 0) {
+      throw new StaleRefError(
+        `ref ${ref} belongs to document ${target.docId}, but the tab now shows ${current}; take a new snapshot`,
+      );
+    }
+    return {
+      session,
+      page: tab.session,
+      frameId: target.frameId,
+      backendNodeId: target.backendNodeId,
+      ref,
+    };
+  }
+
+  /** The current tab's page session. */
+  async page(): Promise<CdpSession> {
+    return (await this.currentTab()).session;
+  }
+
+  /** Maps low-level failures to what the model should see. */
+  translateError(err: unknown): unknown {
+    if (err instanceof OmotaiError) return err;
+    if (err instanceof CdpLayerError) {
+      if (this.#live?.browser.hasExited || err.code === "CDP_CLOSED") {
+        return this.#live?.browser.hasExited ? new BrowserLostError() : new OmotaiError(
+          "TARGET_CLOSED",
+          "the tab or frame closed while acting; take a new snapshot",
+        );
+      }
+      if (err.code === "CDP_TIMEOUT") {
+        return new OmotaiError("BROWSER_TIMEOUT", "the browser did not answer in time");
+      }
+      return new OmotaiError("BROWSER_ERROR", "the browser refused the action");
+    }
+    return err;
+  }
+
+  #docId(loaderId: string): string {
+    let id = this.#docIds.get(loaderId);
+    if (!id) {
+      id = `d${++this.#docSeq}`;
+      this.#docIds.set(loaderId, id);
+    }
+    return id;
+  }
+
+  /** Stops the browser; its profile directory is removed. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    const live = this.#live ?? await this.#starting?.catch(() => undefined);
+    this.#live = undefined;
+    if (live) {
+      await live.browser.close();
+      await live.browser.exited;
+      // Wait for the exit handler's profile removal.
+      await this.#options.profiles.remove(live.browser.profileDir).catch(() => {});
+    }
+  }
+}
+
+async function frameLoaderId(session: CdpSession, frameId: string | undefined): Promise<string> {
+  const { frameTree } = await session.send("Page.getFrameTree", undefined, { timeoutMs: 5_000 });
+  if (frameId === undefined) return frameTree.frame.loaderId;
+  const stack = [frameTree];
+  while (stack.length > 0) {
+    const t = stack.pop()!;
+    if (t.frame.id === frameId) return t.frame.loaderId;
+    stack.push(...(t.childFrames ?? []));
+  }
+  return "";
+}
+
+function originOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.origin === "null" ? u.protocol : u.origin;
+  } catch {
+    return "unknown";
+  }
+}
+
+function displayPageUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.protocol === "http:" || u.protocol === "https:") return `${u.origin}${u.pathname}`;
+    return u.protocol === "about:" ? u.href.split(/[?#]/)[0] : u.protocol;
+  } catch {
+    return "unknown";
+  }
+}
+
+function randomHex(bytes: number): string {
+  const b = crypto.getRandomValues(new Uint8Array(bytes));
+  return [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,276 @@
+/**
+ * Acting on one element: click, type, select. Page-facing JavaScript runs only in a
+ * runtime-owned isolated world, so page scripts cannot patch the functions we call.
+ *
+ * @module
+ */
+import { CdpError, type CdpSession } from "../../cdp/mod.ts";
+import { ElementActionError, StaleRefError } from "../errors.ts";
+import { keyEvents } from "./keys.ts";
+
+/** A resolved element. */
+export interface Element {
+  /** Session of the target holding the element (a page or an out-of-process iframe). */
+  session: CdpSession;
+  /** Session of the tab's page, where input events are dispatched. */
+  page: CdpSession;
+  frameId: string;
+  backendNodeId: number;
+  ref: string;
+}
+
+const WORLD = "omotai";
+
+/** Calls `fn` with the element as `this` in an isolated world; returns the JSON result. */
+export async function callOnElement<T>(el: Element, fn: string, args: unknown[] = []): Promise<T> {
+  const world = await el.session.send("Page.createIsolatedWorld", {
+    frameId: el.frameId,
+    worldName: WORLD,
+    grantUniveralAccess: false,
+  });
+  const objectId = await resolveObject(el, world.executionContextId, el.backendNodeId);
+  try {
+    const res = await el.session.send("Runtime.callFunctionOn", {
+      objectId,
+      functionDeclaration: fn,
+      arguments: args.map((value) => ({ value })),
+      returnByValue: true,
+      awaitPromise: true,
+    });
+    if (res.exceptionDetails) {
+      throw new ElementActionError(
+        "ELEMENT_SCRIPT_FAILED",
+        `action on ${el.ref} failed in the page`,
+      );
+    }
+    return res.result.value as T;
+  } finally {
+    await el.session.send("Runtime.releaseObject", { objectId }).catch(() => {});
+  }
+}
+
+async function resolveObject(el: Element, contextId: number, backendNodeId: number) {
+  try {
+    const { object } = await el.session.send("DOM.resolveNode", {
+      backendNodeId,
+      executionContextId: contextId,
+    });
+    if (!object.objectId) throw new Error("no object");
+    return object.objectId;
+  } catch (err) {
+    if (err instanceof CdpError || (err as Error).message === "no object") {
+      throw new StaleRefError(`ref ${el.ref} is no longer in the page; take a new snapshot`);
+    }
+    throw err;
+  }
+}
+
+/** Offset of a frame target's viewport inside the tab's top-level viewport. */
+async function frameOffset(session: CdpSession): Promise<{ x: number; y: number }> {
+  let x = 0;
+  let y = 0;
+  let s = session;
+  while (s.targetInfo?.type === "iframe" && s.parent) {
+    const owner = await s.parent.send("DOM.getFrameOwner", { frameId: s.targetInfo.targetId });
+    await s.parent.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: owner.backendNodeId })
+      .catch(() => {});
+    const box = await s.parent.send("DOM.getBoxModel", { backendNodeId: owner.backendNodeId });
+    x += box.model.content[0];
+    y += box.model.content[1];
+    s = s.parent;
+  }
+  return { x, y };
+}
+
+/** Clicks the element's center after checking that nothing covers it. */
+export async function clickElement(el: Element): Promise<void> {
+  const noBox = () =>
+    new ElementActionError("NOT_VISIBLE", `${el.ref} has no visible box to click`);
+  try {
+    await el.session.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: el.backendNodeId });
+  } catch (err) {
+    if (err instanceof CdpError) throw noBox();
+    throw err;
+  }
+  const { quads } = await el.session.send("DOM.getContentQuads", {
+    backendNodeId: el.backendNodeId,
+  }).catch(() => ({ quads: [] as number[][] }));
+  const quad = quads.find((q) => area(q) > 1);
+  if (!quad) throw noBox();
+  const local = {
+    x: (quad[0] + quad[2] + quad[4] + quad[6]) / 4,
+    y: (quad[1] + quad[3] + quad[5] + quad[7]) / 4,
+  };
+  await assertHitTarget(el, local);
+  const offset = await frameOffset(el.session);
+  const x = local.x + offset.x;
+  const y = local.y + offset.y;
+  const base = { x, y, button: "left" as const, clickCount: 1 };
+  await el.page.send("Input.dispatchMouseEvent", { type: "mouseMoved", x, y });
+  await el.page.send("Input.dispatchMouseEvent", { type: "mousePressed", ...base, buttons: 1 });
+  await el.page.send("Input.dispatchMouseEvent", { type: "mouseReleased", ...base, buttons: 0 });
+}
+
+/** Refuses a click that would land on another element (an overlay, a clickjacking layer). */
+async function assertHitTarget(el: Element, p: { x: number; y: number }): Promise<void> {
+  const hit = await el.session.send("DOM.getNodeForLocation", {
+    x: Math.round(p.x),
+    y: Math.round(p.y),
+    includeUserAgentShadowDOM: true,
+    ignorePointerEventsNone: true,
+  }).catch(() => undefined);
+  if (!hit || hit.backendNodeId === el.backendNodeId) return;
+  const world = await el.session.send("Page.createIsolatedWorld", {
+    frameId: el.frameId,
+    worldName: WORLD,
+  });
+  const hitObject = await el.session.send("DOM.resolveNode", {
+    backendNodeId: hit.backendNodeId,
+    executionContextId: world.executionContextId,
+  }).catch(() => undefined);
+  if (!hitObject?.object.objectId) return;
+  const inside = await callOnElementWithObject(
+    el,
+    world.executionContextId,
+    hitObject.object.objectId,
+  );
+  await el.session.send("Runtime.releaseObject", { objectId: hitObject.object.objectId })
+    .catch(() => {});
+  if (!inside) {
+    throw new ElementActionError(
+      "CLICK_INTERCEPTED",
+      `another element covers ${el.ref} at its center; the click was not sent`,
+    );
+  }
+}
+
+async function callOnElementWithObject(
+  el: Element,
+  contextId: number,
+  otherObjectId: string,
+): Promise<boolean> {
+  const objectId = await resolveObject(el, contextId, el.backendNodeId);
+  try {
+    const res = await el.session.send("Runtime.callFunctionOn", {
+      objectId,
+      functionDeclaration: `function (hit) {
+        for (let n = hit; n; n = n.parentNode || n.host) if (n === this) return true;
+        const label = this.labels && [...this.labels].some((l) => l === hit || l.contains(hit));
+        return Boolean(label);
+      }`,
+      arguments: [{ objectId: otherObjectId }],
+      returnByValue: true,
+    });
+    return res.result.value === true;
+  } finally {
+    await el.session.send("Runtime.releaseObject", { objectId }).catch(() => {});
+  }
+}
+
+const FOCUS_FOR_TYPING = `function () {
+  const textTypes = ["", "text", "search", "url", "tel", "email", "password", "number"];
+  if (this instanceof HTMLTextAreaElement || (this instanceof HTMLInputElement &&
+      textTypes.includes((this.getAttribute("type") || "").toLowerCase()))) {
+    if (this.disabled) return "disabled";
+    if (this.readOnly) return "readonly";
+    this.focus();
+    return this.type === "password" ? "password" : "text";
+  }
+  if (this.isContentEditable) {
+    this.focus();
+    const range = document.createRange();
+    range.selectNodeContents(this);
+    const sel = getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+    return "rich";
+  }
+  return "none";
+}`;
+
+/** What kind of field took the text. */
+export type TypedField = "text" | "password" | "rich";
+
+/** Replaces the element's text with `text`, firing the input events a user would. */
+export async function typeInto(el: Element, text: string): Promise<TypedField> {
+  const kind = await callOnElement<string>(el, FOCUS_FOR_TYPING);
+  if (kind === "none") {
+    throw new ElementActionError("NOT_EDITABLE", `${el.ref} is not a text field`);
+  }
+  if (kind === "disabled" || kind === "readonly") {
+    throw new ElementActionError("NOT_EDITABLE", `${el.ref} is ${kind}`);
+  }
+  if (kind !== "rich") {
+    for (const ev of keyEvents("Control+a")) await el.page.send("Input.dispatchKeyEvent", ev);
+  }
+  if (text === "") {
+    await el.page.send("Input.dispatchKeyEvent", {
+      type: "rawKeyDown",
+      key: "Delete",
+      code: "Delete",
+      windowsVirtualKeyCode: 46,
+      commands: ["deleteForward"],
+    });
+    await el.page.send("Input.dispatchKeyEvent", { type: "keyUp", key: "Delete", code: "Delete" });
+  } else {
+    await el.page.send("Input.insertText", { text });
+  }
+  return kind as TypedField;
+}
+
+const SELECT_OPTIONS = `function (values) {
+  if (!(this instanceof HTMLSelectElement)) return { error: "NOT_A_SELECT" };
+  if (this.disabled) return { error: "DISABLED" };
+  const options = [...this.options];
+  const picked = [];
+  for (const v of values) {
+    const t = String(v).trim();
+    const o = options.find((o) => o.value === v) || options.find((o) => o.label.trim() === t) ||
+      options.find((o) => o.text.trim() === t);
+    if (!o) return { error: "NO_SUCH_OPTION", value: v };
+    if (o.disabled) return { error: "OPTION_DISABLED", value: v };
+    if (!picked.includes(o)) picked.push(o);
+  }
+  if (!this.multiple && picked.length !== 1) return { error: "SINGLE_SELECT" };
+  for (const o of options) o.selected = picked.includes(o);
+  this.dispatchEvent(new Event("input", { bubbles: true }));
+  this.dispatchEvent(new Event("change", { bubbles: true }));
+  return { selected: picked.map((o) => o.label || o.text) };
+}`;
+
+/** Selects options by value or label; returns the labels now selected. */
+export async function selectOptions(el: Element, values: string[]): Promise<string[]> {
+  const res = await callOnElement<{ error?: string; value?: string; selected?: string[] }>(
+    el,
+    SELECT_OPTIONS,
+    [values],
+  );
+  if (res.error === "NOT_A_SELECT") {
+    throw new ElementActionError("NOT_A_SELECT", `${el.ref} is not a <select>`);
+  }
+  if (res.error === "DISABLED") {
+    throw new ElementActionError("NOT_EDITABLE", `${el.ref} is disabled`);
+  }
+  if (res.error === "NO_SUCH_OPTION" || res.error === "OPTION_DISABLED") {
+    const what = res.error === "NO_SUCH_OPTION" ? "has no option" : "has a disabled option";
+    throw new ElementActionError(res.error, `${el.ref} ${what} ${JSON.stringify(res.value)}`);
+  }
+  if (res.error === "SINGLE_SELECT") {
+    throw new ElementActionError("SINGLE_SELECT", `${el.ref} takes exactly one value`);
+  }
+  return res.selected ?? [];
+}
+
+/** Presses a key or chord in the focused element of the tab. */
+export async function pressKey(page: CdpSession, key: string): Promise<void> {
+  for (const ev of keyEvents(key)) await page.send("Input.dispatchKeyEvent", ev);
+}
+
+function area(q: number[]): number {
+  let a = 0;
+  for (let i = 0; i < 4; i++) {
+    const j = (i + 1) % 4;
+    a += q[i * 2] * q[j * 2 + 1] - q[j * 2] * q[i * 2 + 1];
+  }
+  return Math.abs(a / 2);
+}

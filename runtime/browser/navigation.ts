@@ -1,0 +1,154 @@
+/**
+ * Navigation and "wait until the page settles" around actions, bounded by timeouts.
+ *
+ * @module
+ */
+import type { CdpSession, Protocol } from "../../cdp/mod.ts";
+
+/** How long an action may take to load the page it started. */
+export const LOAD_TIMEOUT_MS = 15_000;
+/** How long after an action we watch for a navigation it may have started. */
+const NAV_GRACE_MS = 150;
+
+/** The outcome of waiting for a page. */
+export interface LoadOutcome {
+  /** Chromium's error for a failed navigation (e.g. `net::ERR_CONNECTION_REFUSED`). */
+  error?: string;
+  /** The load did not finish in time; the snapshot shows what is there. */
+  timedOut?: boolean;
+  /** A new document was committed. */
+  navigated: boolean;
+}
+
+/** Watches main-frame navigations of a page session. */
+class NavigationWatch {
+  #offs: (() => void)[] = [];
+  #started: string[] = [];
+  #loaded = new Set<string>();
+  #stoppedAfterStart = false;
+  #wake: (() => void) | undefined;
+
+  constructor(session: CdpSession, mainFrameId: string) {
+    const wake = () => this.#wake?.();
+    this.#offs.push(
+      session.on("Page.frameStartedNavigating", (e) => {
+        if (e.frameId !== mainFrameId || e.navigationType === "sameDocument") return;
+        this.#started.push(e.loaderId);
+        this.#stoppedAfterStart = false;
+        wake();
+      }),
+      session.on("Page.lifecycleEvent", (e) => {
+        if (e.frameId === mainFrameId && e.name === "load") this.#loaded.add(e.loaderId);
+        wake();
+      }),
+      // Error pages, 204s and downloads never fire load, but loading still stops.
+      session.on("Page.frameStoppedLoading", (e) => {
+        if (e.frameId === mainFrameId && this.#started.length > 0) this.#stoppedAfterStart = true;
+        wake();
+      }),
+      session.onDetach(wake),
+    );
+  }
+
+  get startedCount(): number {
+    return this.#started.length;
+  }
+
+  #done(loaderId: string | undefined): boolean {
+    const id = loaderId ?? this.#started.at(-1);
+    return (id !== undefined && this.#loaded.has(id)) || this.#stoppedAfterStart;
+  }
+
+  /** Waits for `loaderId` (or the latest started navigation) to load or stop loading. */
+  async untilLoaded(
+    loaderId: string | undefined,
+    session: CdpSession,
+    timeoutMs: number,
+  ): Promise<{ timedOut: boolean }> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.#done(loaderId)) {
+      if (session.detached) return { timedOut: false };
+      const left = deadline - Date.now();
+      if (left <= 0) return { timedOut: true };
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(200, left));
+        this.#wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+    return { timedOut: false };
+  }
+
+  dispose(): void {
+    for (const off of this.#offs) off();
+  }
+}
+
+/** The main frame id of a page session. */
+export async function mainFrameId(session: CdpSession): Promise<Protocol.Page.Frame> {
+  const { frameTree } = await session.send("Page.getFrameTree", undefined, { timeoutMs: 5_000 });
+  return frameTree.frame;
+}
+
+/** Navigates the page's main frame and waits for the new document to load. */
+export async function navigate(
+  session: CdpSession,
+  url: string,
+  timeoutMs = LOAD_TIMEOUT_MS,
+): Promise<LoadOutcome> {
+  const frame = await mainFrameId(session);
+  const watch = new NavigationWatch(session, frame.id);
+  try {
+    const res = await session.send("Page.navigate", { url }, { timeoutMs });
+    if (res.errorText) return { error: res.errorText, navigated: false };
+    if (!res.loaderId) return { navigated: false }; // same-document (fragment) navigation
+    const { timedOut } = await watch.untilLoaded(res.loaderId, session, timeoutMs);
+    return { navigated: true, timedOut };
+  } finally {
+    watch.dispose();
+  }
+}
+
+/** Goes one entry back in history; returns undefined when there is no previous entry. */
+export async function goBack(
+  session: CdpSession,
+  timeoutMs = LOAD_TIMEOUT_MS,
+): Promise<LoadOutcome | undefined> {
+  const history = await session.send("Page.getNavigationHistory");
+  if (history.currentIndex <= 0) return undefined;
+  const entry = history.entries[history.currentIndex - 1];
+  return await runAndSettle(
+    session,
+    () => session.send("Page.navigateToHistoryEntry", { entryId: entry.id }).then(() => {}),
+    timeoutMs,
+  );
+}
+
+/**
+ * Runs an input action and, if it started a main-frame navigation within a short grace
+ * period, waits for the new document to load.
+ */
+export async function runAndSettle(
+  session: CdpSession,
+  action: () => Promise<void>,
+  timeoutMs = LOAD_TIMEOUT_MS,
+): Promise<LoadOutcome> {
+  const frame = await mainFrameId(session);
+  const watch = new NavigationWatch(session, frame.id);
+  try {
+    await action();
+    await sleep(NAV_GRACE_MS);
+    if (watch.startedCount === 0 || session.detached) return { navigated: false };
+    const { timedOut } = await watch.untilLoaded(undefined, session, timeoutMs);
+    return { navigated: true, timedOut };
+  } finally {
+    watch.dispose();
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

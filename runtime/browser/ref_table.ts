@@ -1,0 +1,52 @@
+/**
+ * Short element refs (`e12`) bound to the document they were issued for. Numbers are never
+ * reused within a session, so an old ref can never alias an element of a newer document.
+ *
+ * @module
+ */
+import { UnknownRefError } from "../errors.ts";
+
+/** Where a ref points. */
+export interface RefTarget {
+  /** CDP session id of the target (page or out-of-process iframe) holding the element. */
+  sessionId: string;
+  /** Target id of the tab the element belongs to. */
+  tabId: string;
+  frameId: string;
+  /** Loader (document) id of the element's frame when the ref was issued. */
+  loaderId: string;
+  /** The tab's document id (`d3`) shown in the snapshot. */
+  docId: string;
+  backendNodeId: number;
+}
+
+const REF_PATTERN = /^e([1-9][0-9]{0,8})$/;
+
+/** Issues and resolves refs. */
+export class RefTable {
+  #next = 1;
+  #byKey = new Map<string, string>();
+  #byRef = new Map<string, RefTarget>();
+
+  /** The ref for this element of this document, reusing one issued before. */
+  issue(target: RefTarget): string {
+    const key = `${target.tabId}|${target.frameId}|${target.loaderId}|${target.backendNodeId}`;
+    const existing = this.#byKey.get(key);
+    if (existing) {
+      // The same element keeps its ref, but follows the tab's current document id.
+      this.#byRef.get(existing)!.docId = target.docId;
+      return existing;
+    }
+    const ref = `e${this.#next++}`;
+    this.#byKey.set(key, ref);
+    this.#byRef.set(ref, target);
+    return ref;
+  }
+
+  /** The target of `ref`; throws `UnknownRefError` for refs never issued. */
+  lookup(ref: string): RefTarget {
+    const target = REF_PATTERN.test(ref) ? this.#byRef.get(ref) : undefined;
+    if (!target) throw new UnknownRefError(ref);
+    return target;
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The `omotai` command line.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { CdpLayerError } from "../../cdp/mod.ts";
+import { OmotaiError } from "../errors.ts";
+import { VERSION } from "../version.ts";
+import { banner, type StartOptions, startRuntime } from "./start.ts";
+
+const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a real browser
+
+Usage:
+  omotai start [--mode stdio|sse] [--policy FILE] [--host 127.0.0.1] [--port 8080]
+               [--data-dir runs] [--demo-site] [--demo-port PORT] [--headful]
+  omotai --version
+  omotai help
+
+start     Serve the browser tools over MCP. stdio (default) is for clients that spawn
+          the runtime; sse serves legacy SSE (/sse) and Streamable HTTP (/mcp).
+`;
+
+/** Runs the CLI; returns the exit code. */
+export async function main(args: string[]): Promise<number> {
+  const [command, ...rest] = args;
+  try {
+    switch (command) {
+      case "start":
+        return await startCommand(rest);
+      case "--version":
+      case "version":
+        console.log(VERSION);
+        return 0;
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        console.log(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        console.error(`omotai: unknown command "${command}"\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (err) {
+    if (err instanceof OmotaiError || err instanceof CdpLayerError) {
+      console.error(`omotai: ${err.code}: ${err.message}`);
+      return 1;
+    }
+    if (err instanceof TypeError && /option|argument/i.test(err.message)) {
+      console.error(`omotai: ${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (err instanceof Deno.errors.NotCapable) {
+      console.error(
+        `omotai: permission refused: ${err.message}\n(the task's --allow-* flags scope what the runtime may touch)`,
+      );
+      return 1;
+    }
+    throw err;
+  }
+}
+
+/** Parses `start` options (exported for tests). */
+export function parseStartOptions(args: string[]): StartOptions {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      mode: { type: "string", default: "stdio" },
+      policy: { type: "string" },
+      host: { type: "string", default: "127.0.0.1" },
+      port: { type: "string", default: "8080" },
+      "data-dir": { type: "string", default: "runs" },
+      "demo-site": { type: "boolean", default: false },
+      "demo-port": { type: "string" },
+      headful: { type: "boolean", default: false },
+    },
+  });
+  if (values.mode !== "stdio" && values.mode !== "sse") {
+    throw new OmotaiError("BAD_OPTION", `--mode must be stdio or sse, not "${values.mode}"`);
+  }
+  const port = parsePort(values.port, "--port");
+  return {
+    mode: values.mode,
+    policy: values.policy,
+    host: values.host,
+    port,
+    dataDir: values["data-dir"],
+    demoSite: values["demo-site"],
+    demoPort: values["demo-port"] !== undefined
+      ? parsePort(values["demo-port"], "--demo-port")
+      : undefined,
+    headful: values.headful || Deno.env.get("OMOTAI_HEADFUL") === "1",
+  };
+}
+
+function parsePort(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new OmotaiError("BAD_OPTION", `${flag} must be a port number, not "${value}"`);
+  }
+  return n;
+}
+
+async function startCommand(args: string[]): Promise<number> {
+  const options = parseStartOptions(args);
+  const runtime = await startRuntime(options);
+  const stop = async () => {
+    await runtime[Symbol.asyncDispose]();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
+  if (options.mode === "sse") console.log(banner(runtime, VERSION));
+  else console.error(`omotai ${VERSION}: serving MCP on stdio`);
+  await runtime.done;
+  await runtime[Symbol.asyncDispose]();
+  return 0;
+}

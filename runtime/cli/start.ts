@@ -1,0 +1,150 @@
+/**
+ * `omotai start`: the MCP server over stdio or HTTP (SSE + Streamable HTTP).
+ *
+ * @module
+ */
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/stdio"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { findBrowser, ProfileStore } from "../../cdp/mod.ts";
+import { BrowserSession } from "../browser/browser_session.ts";
+import { createDemoSite } from "../demo/site.ts";
+import { OmotaiError } from "../errors.ts";
+import { allowAllGate, type Gate } from "../gate/gate.ts";
+import { log } from "../log.ts";
+import { allowedHostsFor } from "../mcp/host_guard.ts";
+import { createHttpApp, type HttpApp } from "../mcp/http_app.ts";
+import { createMcpServer } from "../mcp/server.ts";
+import { loadPolicyFile, type PolicyFile } from "../policy/policy_file.ts";
+
+/** Options of `omotai start`. */
+export interface StartOptions {
+  mode: "stdio" | "sse";
+  policy?: string;
+  host: string;
+  port: number;
+  dataDir: string;
+  demoSite?: boolean;
+  demoPort?: number;
+  headful?: boolean;
+  /** Browser executable; defaults to `OMOTAI_BROWSER` or the first candidate found. */
+  browser?: string;
+}
+
+/** A running runtime. */
+export interface Runtime extends AsyncDisposable {
+  policy: PolicyFile;
+  /** Base URL of the HTTP server (sse mode). */
+  url?: string;
+  /** Base URL of the demo site, when served. */
+  demoUrl?: string;
+  http?: HttpApp;
+  /** Resolves when a stdio client disconnects. */
+  done: Promise<void>;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "[::1]", "localhost"]);
+
+/** Starts the runtime; resolves once it is listening. */
+export async function startRuntime(options: StartOptions): Promise<Runtime> {
+  if (options.mode === "sse" && !LOOPBACK.has(options.host.toLowerCase())) {
+    throw new OmotaiError(
+      "HOST_NOT_ALLOWED",
+      `--host ${options.host} is not loopback; until agent API keys exist, sse mode binds only to 127.0.0.1, ::1 or localhost`,
+    );
+  }
+  const policy = options.policy ? await loadPolicyFile(options.policy) : { allowed_origins: [] };
+  const executable = options.browser ?? findBrowser(Deno.env.get("OMOTAI_BROWSER"));
+  await Deno.mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  const profiles = await ProfileStore.open(options.dataDir);
+  const gate: Gate = allowAllGate;
+  const newServer = () =>
+    createMcpServer({
+      session: new BrowserSession({ profiles, executable, headful: options.headful }),
+      gate,
+    });
+
+  const closers: (() => Promise<void>)[] = [];
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => resolveDone = r);
+  const runtime: Runtime = {
+    policy,
+    done,
+    async [Symbol.asyncDispose]() {
+      for (const close of closers.reverse()) await close().catch(() => {});
+      await profiles[Symbol.asyncDispose]();
+      resolveDone();
+    },
+  };
+
+  if (options.demoSite) {
+    const demo = createDemoSite();
+    const server = Deno.serve({
+      hostname: "127.0.0.1",
+      port: options.demoPort ?? options.port + 1,
+      onListen: () => {},
+    }, demo.fetch);
+    closers.push(() => server.shutdown());
+    runtime.demoUrl = `http://127.0.0.1:${server.addr.port}/`;
+  }
+
+  if (options.mode === "stdio") {
+    const server = newServer();
+    const transport = new StdioServerTransport();
+    const previous = transport.onclose;
+    transport.onclose = () => {
+      previous?.();
+      resolveDone();
+    };
+    await server.connect(transport);
+    closers.push(() => server.close());
+    return runtime;
+  }
+
+  let fetchHandler: (req: Request) => Response | Promise<Response> = () =>
+    new Response("starting", { status: 503 });
+  const server = Deno.serve(
+    { hostname: options.host, port: options.port, onListen: () => {} },
+    (req) => fetchHandler(req),
+  );
+  const port = server.addr.port;
+  const http = createHttpApp({ allowedHosts: allowedHostsFor(options.host, port), newServer });
+  fetchHandler = (req) => http.app.fetch(req);
+  closers.push(() => server.shutdown(), () => http.closeAll());
+  const host = options.host.includes(":") && !options.host.startsWith("[")
+    ? `[${options.host}]`
+    : options.host;
+  runtime.url = `http://${host}:${port}`;
+  runtime.http = http;
+  return runtime;
+}
+
+/** The text `omotai start --mode sse` prints once it listens. */
+export function banner(runtime: Runtime, version: string): string {
+  const lines = [
+    `Omotai ${version} is running.`,
+    `  Streamable HTTP: ${runtime.url}/mcp`,
+    `  SSE:             ${runtime.url}/sse`,
+  ];
+  if (runtime.demoUrl) lines.push(`  Demo site:       ${runtime.demoUrl}`);
+  lines.push(
+    "",
+    "Client configuration (Claude Code, Cursor, VS Code and other MCP clients):",
+    JSON.stringify(
+      { mcpServers: { omotai: { type: "http", url: `${runtime.url}/mcp` } } },
+      null,
+      2,
+    ),
+    "",
+    "Or with Claude Code: claude mcp add --transport http omotai " + `${runtime.url}/mcp`,
+  );
+  if (runtime.demoUrl) {
+    lines.push(`Then ask your agent: "Open ${runtime.demoUrl} and find the cheapest product."`);
+  }
+  lines.push("Press Ctrl+C to stop.");
+  return lines.join("\n");
+}
+
+/** Logs and swallows errors of a shutdown path. */
+export function logShutdownError(err: unknown): void {
+  log(`shutdown: ${(err as Error).name}`);
+}

@@ -1,0 +1,59 @@
+/**
+ * The one place every tool call passes before it runs. Today it allows everything; the
+ * policy, approval and taint issues fill it. Whatever it returns, a thrown error or an
+ * unknown decision is a deny.
+ *
+ * @module
+ */
+
+/** What kind of action a tool proposes; mirrors the policy facts' `kind`. */
+export type ActionKind =
+  | "navigate"
+  | "back"
+  | "snapshot"
+  | "click"
+  | "type"
+  | "select"
+  | "key"
+  | "wait"
+  | "tab";
+
+/** A tool call as the gate sees it: the tool's validated arguments, nothing from the page. */
+export interface ProposedAction {
+  tool: string;
+  kind: ActionKind;
+  /** Validated arguments. Text to type is included: gates must never echo it. */
+  args: Readonly<Record<string, unknown>>;
+}
+
+/** The gate's answer. */
+export type Verdict =
+  | { decision: "allow" }
+  | { decision: "deny" | "confirm"; reason: string; detail?: string };
+
+/** Decides whether a proposed action may run. */
+export interface Gate {
+  check(action: ProposedAction): Promise<Verdict>;
+}
+
+/** The foundation's gate: every action is allowed. */
+export const allowAllGate: Gate = {
+  check: () => Promise.resolve({ decision: "allow" }),
+};
+
+/** Asks `gate`, turning errors and malformed answers into a deny (fail closed). */
+export async function decide(gate: Gate, action: ProposedAction): Promise<Verdict> {
+  let verdict: Verdict;
+  try {
+    verdict = await gate.check(action);
+  } catch {
+    return { decision: "deny", reason: "GATE_ERROR" };
+  }
+  if (verdict?.decision === "allow") return { decision: "allow" };
+  if (verdict?.decision === "deny") return verdict;
+  // `confirm` needs the approval console (a later issue); until then it cannot pass.
+  if (verdict?.decision === "confirm") {
+    return { decision: "deny", reason: "CONFIRM_UNAVAILABLE", detail: verdict.detail };
+  }
+  return { decision: "deny", reason: "GATE_ERROR" };
+}

@@ -1,0 +1,147 @@
+/**
+ * The HTTP face of the runtime: legacy SSE (`GET /sse`, `POST /messages`) and Streamable
+ * HTTP (`/mcp`) from one Hono app. Each connection gets its own MCP server and browser.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { streamSSE } from "hono/streaming";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { log } from "../log.ts";
+import { hostGuard } from "./host_guard.ts";
+import { SseServerTransport } from "./sse_transport.ts";
+
+/** Options of `createHttpApp()`. */
+export interface HttpAppOptions {
+  /** Host header values the app answers to (see `allowedHostsFor`). */
+  allowedHosts: readonly string[];
+  /** Builds the MCP server of a new connection. */
+  newServer: () => Server;
+  /** Streamable HTTP sessions idle this long are closed; default 30 minutes. */
+  idleTimeoutMs?: number;
+}
+
+/** The app plus a way to close every open connection. */
+export interface HttpApp {
+  app: Hono;
+  /** Number of open MCP connections (both transports). */
+  connectionCount(): number;
+  /** Closes every connection (their browsers stop). */
+  closeAll(): Promise<void>;
+}
+
+interface StreamEntry {
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: Server;
+  lastSeen: number;
+}
+
+/** Builds the MCP HTTP app. */
+export function createHttpApp(options: HttpAppOptions): HttpApp {
+  const app = new Hono();
+  const sse = new Map<string, { transport: SseServerTransport; server: Server }>();
+  const streams = new Map<string, StreamEntry>();
+  const idleMs = options.idleTimeoutMs ?? 30 * 60_000;
+
+  app.onError((err, c) => {
+    if (err instanceof HTTPException) return c.text(err.message, err.status);
+    log(`http error: ${err.name}`);
+    return c.text("internal error", 500);
+  });
+  app.use("*", hostGuard(options.allowedHosts));
+
+  app.get("/", (c) =>
+    c.text(
+      "Omotai MCP runtime\n  Streamable HTTP: /mcp\n  SSE: /sse (messages: /messages)\n",
+    ));
+
+  app.get("/sse", (c) =>
+    streamSSE(c, async (stream) => {
+      const transport = new SseServerTransport(stream, "/messages");
+      const server = options.newServer();
+      sse.set(transport.sessionId, { transport, server });
+      try {
+        await server.connect(transport);
+        // The stream must stay open until the client leaves.
+        await transport.closed;
+      } finally {
+        sse.delete(transport.sessionId);
+        await server.close().catch(() => {});
+      }
+    }));
+
+  app.post("/messages", async (c) => {
+    const id = c.req.query("sessionId") ?? "";
+    const entry = sse.get(id);
+    if (!entry) throw new HTTPException(404, { message: "unknown or closed SSE session" });
+    let body: unknown;
+    try {
+      body = await c.req.json();
+    } catch {
+      throw new HTTPException(400, { message: "the body is not JSON" });
+    }
+    const problem = entry.transport.receive(body);
+    if (problem) throw new HTTPException(400, { message: problem });
+    return c.text("Accepted", 202);
+  });
+
+  app.all("/mcp", async (c) => {
+    const id = c.req.header("mcp-session-id");
+    if (id) {
+      const entry = streams.get(id);
+      if (!entry) {
+        return c.json(
+          { jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null },
+          404,
+        );
+      }
+      entry.lastSeen = Date.now();
+      return await entry.transport.handleRequest(c.req.raw);
+    }
+    if (c.req.method !== "POST") {
+      throw new HTTPException(400, { message: "start a session with an initialize POST" });
+    }
+    const server = options.newServer();
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (sid) => {
+        streams.set(sid, { transport, server, lastSeen: Date.now() });
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) streams.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    const res = await transport.handleRequest(c.req.raw);
+    // Anything but a successful initialize leaves no session behind.
+    if (!transport.sessionId || !streams.has(transport.sessionId)) await server.close();
+    return res;
+  });
+
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const [sid, entry] of streams) {
+      if (now - entry.lastSeen < idleMs) continue;
+      streams.delete(sid);
+      log("closing an idle Streamable HTTP session");
+      entry.server.close().catch(() => {});
+    }
+  }, Math.min(idleMs, 60_000));
+  Deno.unrefTimer(sweeper);
+
+  return {
+    app,
+    connectionCount: () => sse.size + streams.size,
+    async closeAll() {
+      clearInterval(sweeper);
+      const all = [...sse.values(), ...streams.values()];
+      sse.clear();
+      streams.clear();
+      await Promise.all(all.map((e) => e.server.close().catch(() => {})));
+    },
+  };
+}

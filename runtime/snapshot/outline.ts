@@ -1,0 +1,347 @@
+/**
+ * Turns accessibility trees into the compact outline the model reads: headings, visible
+ * text, and one line per interactive element with its ref, role, name and the state that
+ * matters. Pure: no CDP here, so it is tested on canned trees.
+ *
+ * @module
+ */
+import type { Protocol } from "../../cdp/mod.ts";
+
+type AXNode = Protocol.Accessibility.AXNode;
+
+/** One frame's accessibility tree plus what the outline needs to know about it. */
+export interface OutlineFrame {
+  /** Unique key of the frame (its frame id). */
+  readonly key: string;
+  /** The frame document's URL. */
+  readonly url: string;
+  readonly nodes: AXNode[];
+  /** Backend ids of `<input type=password>` elements: their values are never shown. */
+  readonly passwordFields: ReadonlySet<number>;
+  /** Child frames keyed by the backend id of their owner `<iframe>` in this frame. */
+  readonly childFrames: ReadonlyMap<number, OutlineFrame>;
+}
+
+/** Issues a ref for an element of a frame. */
+export type RefIssuer = (frame: OutlineFrame, backendNodeId: number) => string;
+
+/** Counts of what the outline exposes, for tests and benchmarks. */
+export interface OutlineStats {
+  interactive: number;
+  frames: number;
+}
+
+const CONTROL_ROLES = new Set([
+  "link",
+  "button",
+  "textbox",
+  "searchbox",
+  "combobox",
+  "listbox",
+  "checkbox",
+  "radio",
+  "switch",
+  "slider",
+  "spinbutton",
+  "menuitem",
+  "menuitemcheckbox",
+  "menuitemradio",
+  "tab",
+  "treeitem",
+  "option",
+  "ColorWell",
+  "Date",
+  "DateTime",
+  "InputTime",
+  "PopUpButton",
+  "ToggleButton",
+]);
+const SKIP_ROLES = new Set(["InlineTextBox", "ListMarker", "image", "img", "MenuListPopup"]);
+const INLINE_ROLES = new Set([
+  "StaticText",
+  "generic",
+  "emphasis",
+  "strong",
+  "mark",
+  "code",
+  "LabelText",
+  "Abbr",
+  "time",
+  "subscript",
+  "superscript",
+  "insertion",
+  "deletion",
+  "Ruby",
+  "none",
+  "presentation",
+]);
+const CELL_ROLES = new Set(["cell", "gridcell", "columnheader", "rowheader"]);
+const NAME_MAX = 120;
+const VALUE_MAX = 120;
+const OPTIONS_MAX = 20;
+const LINE_MAX = 1_000;
+
+/** Builds the outline lines of a frame and its descendants. */
+export function buildOutline(
+  root: OutlineFrame,
+  issueRef: RefIssuer,
+): { lines: string[]; stats: OutlineStats } {
+  const out = new OutlineWriter();
+  const stats: OutlineStats = { interactive: 0, frames: 0 };
+  renderFrame(root, issueRef, out, stats, 0);
+  out.flush();
+  return { lines: out.lines, stats };
+}
+
+class OutlineWriter {
+  lines: string[] = [];
+  #pieces: string[] = [];
+  #lastParent: string | undefined;
+  #prefix = "";
+
+  text(piece: string, parent: string | undefined): void {
+    const clean = piece.replace(/\s+/g, " ");
+    if (!clean.trim()) {
+      if (this.#pieces.length > 0) this.#pieces.push(" ");
+      return;
+    }
+    const prev = this.#pieces.at(-1);
+    if (
+      prev !== undefined && parent !== this.#lastParent && !/\s$/.test(prev) && !/^\s/.test(clean)
+    ) this.#pieces.push(" ");
+    this.#pieces.push(clean);
+    this.#lastParent = parent;
+  }
+
+  separator(sep: string): void {
+    if (this.#pieces.length > 0) this.#pieces.push(sep);
+  }
+
+  prefixNext(prefix: string): void {
+    this.#prefix = prefix;
+  }
+
+  line(text: string): void {
+    this.flush();
+    this.#emit(text);
+  }
+
+  flush(): void {
+    const text = this.#pieces.join("").trim();
+    this.#pieces = [];
+    this.#lastParent = undefined;
+    if (!text) return;
+    for (let i = 0; i < text.length; i += LINE_MAX) this.#emit(text.slice(i, i + LINE_MAX));
+  }
+
+  #emit(text: string): void {
+    this.lines.push(this.#prefix + text);
+    this.#prefix = "";
+  }
+}
+
+function renderFrame(
+  frame: OutlineFrame,
+  issueRef: RefIssuer,
+  out: OutlineWriter,
+  stats: OutlineStats,
+  depth: number,
+): void {
+  const byId = new Map<string, AXNode>();
+  for (const n of frame.nodes) byId.set(n.nodeId, n);
+  const root = frame.nodes.find((n) => !n.parentId) ?? frame.nodes[0];
+  if (!root) return;
+  stats.frames++;
+
+  const walk = (node: AXNode, suppressText: boolean): void => {
+    const role = String(node.role?.value ?? "");
+    if (node.ignored) return walkChildren(node, suppressText);
+    if (SKIP_ROLES.has(role)) return;
+    if (role === "StaticText") {
+      if (!suppressText) out.text(String(node.name?.value ?? ""), node.parentId);
+      return;
+    }
+    if (role === "LineBreak") return out.flush();
+    if (role === "Iframe" || role === "IframePresentational") {
+      const child = node.backendDOMNodeId !== undefined
+        ? frame.childFrames.get(node.backendDOMNodeId)
+        : undefined;
+      if (!child || depth > 8) return;
+      out.line(`[frame ${displayUrl(child.url, undefined)}]`);
+      renderFrame(child, issueRef, out, stats, depth + 1);
+      out.line(`[/frame]`);
+      return;
+    }
+    if (isControl(node, role)) {
+      if (node.backendDOMNodeId === undefined) return walkChildren(node, suppressText);
+      stats.interactive++;
+      out.line(controlLine(node, role, frame, issueRef(frame, node.backendDOMNodeId), byId));
+      // Controls speak through their name; only nested controls are worth descending for.
+      return walkChildren(node, true, true);
+    }
+    if (role === "heading") {
+      const level = Number(prop(node, "level") ?? 2);
+      const name = clip(String(node.name?.value ?? ""), LINE_MAX);
+      out.flush();
+      if (name) out.line(`${"#".repeat(Math.min(Math.max(level, 1), 6))} ${name}`);
+      walkChildren(node, true);
+      return out.flush();
+    }
+    if (CELL_ROLES.has(role)) {
+      out.separator(" | ");
+      return walkChildren(node, suppressText);
+    }
+    if (INLINE_ROLES.has(role)) return walkChildren(node, suppressText);
+    // Everything else is a block: it starts and ends a line.
+    out.flush();
+    if (role === "listitem") out.prefixNext("- ");
+    walkChildren(node, suppressText);
+    out.flush();
+  };
+
+  const walkChildren = (node: AXNode, suppressText: boolean, controlsOnly = false): void => {
+    for (const id of node.childIds ?? []) {
+      const child = byId.get(id);
+      if (!child) continue;
+      if (controlsOnly && !hasControl(child, byId, frame)) continue;
+      walk(child, suppressText);
+    }
+  };
+
+  walkChildren(root, false);
+}
+
+function hasControl(node: AXNode, byId: Map<string, AXNode>, frame: OutlineFrame): boolean {
+  const role = String(node.role?.value ?? "");
+  if (role === "option") return false;
+  if (!node.ignored && isControl(node, role)) return true;
+  if (role === "Iframe" && node.backendDOMNodeId !== undefined) {
+    return frame.childFrames.has(node.backendDOMNodeId);
+  }
+  return (node.childIds ?? []).some((id) => {
+    const c = byId.get(id);
+    return c !== undefined && hasControl(c, byId, frame);
+  });
+}
+
+function isControl(node: AXNode, role: string): boolean {
+  if (role === "option") return false; // listed on their select
+  if (CONTROL_ROLES.has(role)) return true;
+  // contenteditable roots are focusable rich-text regions.
+  return prop(node, "editable") === "richtext" && prop(node, "focusable") === true;
+}
+
+function controlLine(
+  node: AXNode,
+  role: string,
+  frame: OutlineFrame,
+  ref: string,
+  byId: Map<string, AXNode>,
+): string {
+  const isPassword = node.backendDOMNodeId !== undefined &&
+    frame.passwordFields.has(node.backendDOMNodeId);
+  const shownRole = isPassword ? "password" : CONTROL_ROLES.has(role) ? role : "editable";
+  const name = clip(String(node.name?.value ?? ""), NAME_MAX);
+  let line = `[${ref}] ${shownRole}${name ? ` ${JSON.stringify(name)}` : ""}`;
+  if (role === "link") {
+    const url = prop(node, "url");
+    if (typeof url === "string" && url) line += ` -> ${displayUrl(url, frame.url)}`;
+  }
+  if (role === "combobox" || role === "listbox") {
+    const options = collectOptions(node, byId);
+    const selected = options.filter((o) => o.selected).map((o) => o.name);
+    if (role === "combobox" && node.value?.value !== undefined && !isPassword) {
+      line += ` = ${JSON.stringify(clip(String(node.value.value), VALUE_MAX))}`;
+    } else if (selected.length > 0) {
+      line += ` = ${selected.map((s) => JSON.stringify(s)).join(", ")}`;
+    }
+    if (options.length > 0) {
+      const shown = options.slice(0, OPTIONS_MAX).map((o) => JSON.stringify(o.name)).join(", ");
+      line += ` options: ${shown}${
+        options.length > OPTIONS_MAX ? ` (+${options.length - OPTIONS_MAX} more)` : ""
+      }`;
+    }
+  } else if (!isPassword && node.value?.value !== undefined && node.value.value !== "") {
+    if (role !== "link" && role !== "button") {
+      line += ` = ${JSON.stringify(clip(String(node.value.value), VALUE_MAX))}`;
+    }
+  } else if (!isPassword && shownRole === "editable") {
+    const text = textOf(node, byId);
+    if (text) line += ` = ${JSON.stringify(clip(text, VALUE_MAX))}`;
+  }
+  const checked = prop(node, "checked") ?? prop(node, "pressed");
+  if (checked === "true" || checked === true) line += " [checked]";
+  if (checked === "mixed") line += " [mixed]";
+  if (prop(node, "selected") === true && role === "tab") line += " [selected]";
+  const expanded = prop(node, "expanded");
+  if (expanded === true) line += " [expanded]";
+  if (prop(node, "disabled") === true) line += " [disabled]";
+  return line;
+}
+
+function collectOptions(
+  node: AXNode,
+  byId: Map<string, AXNode>,
+): { name: string; selected: boolean }[] {
+  const found: { name: string; selected: boolean }[] = [];
+  const visit = (n: AXNode) => {
+    for (const id of n.childIds ?? []) {
+      const c = byId.get(id);
+      if (!c) continue;
+      if (c.role?.value === "option") {
+        found.push({
+          name: clip(String(c.name?.value ?? ""), NAME_MAX),
+          selected: prop(c, "selected") === true,
+        });
+      } else visit(c);
+    }
+  };
+  visit(node);
+  return found;
+}
+
+function textOf(node: AXNode, byId: Map<string, AXNode>): string {
+  const parts: string[] = [];
+  const visit = (n: AXNode) => {
+    for (const id of n.childIds ?? []) {
+      const c = byId.get(id);
+      if (!c) continue;
+      if (c.role?.value === "StaticText") parts.push(String(c.name?.value ?? ""));
+      else visit(c);
+    }
+  };
+  visit(node);
+  return parts.join(" ").replace(/\s+/g, " ").trim();
+}
+
+function prop(node: AXNode, name: string): unknown {
+  return node.properties?.find((p) => p.name === name)?.value.value;
+}
+
+function clip(text: string, max: number): string {
+  const t = text.replace(/\s+/g, " ").trim();
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+}
+
+/**
+ * Shows a URL as origin+path (no query or fragment: they can carry tokens); the origin is
+ * dropped when it equals the base's. Non-http(s) URLs show their scheme only.
+ */
+export function displayUrl(url: string, base: string | undefined): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return "(invalid url)";
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") {
+    return u.protocol === "about:" ? u.href.split(/[?#]/)[0] : u.protocol;
+  }
+  let sameOrigin = false;
+  try {
+    sameOrigin = base !== undefined && new URL(base).origin === u.origin;
+  } catch {
+    sameOrigin = false;
+  }
+  return sameOrigin ? u.pathname : `${u.origin}${u.pathname === "/" ? "" : u.pathname}`;
+}

@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import type { Protocol } from "../../cdp/mod.ts";
+import { buildOutline, displayUrl, type OutlineFrame } from "./outline.ts";
+
+type AXNode = Protocol.Accessibility.AXNode;
+let nextId = 1;
+function ax(
+  role: string,
+  name: string,
+  children: AXNode[][] = [],
+  extra: Partial<AXNode> & { props?: Record<string, unknown> } = {},
+): AXNode[] {
+  const id = String(nextId++);
+  const kids = children.map((c) => c[0]);
+  for (const k of kids) k.parentId = id;
+  const node: AXNode = {
+    nodeId: id,
+    ignored: false,
+    role: { type: "role", value: role },
+    name: { type: "computedString", value: name },
+    childIds: kids.map((k) => k.nodeId),
+    backendDOMNodeId: Number(id) + 1000,
+    properties: Object.entries(extra.props ?? {}).map(([n, v]) => ({
+      name: n as Protocol.Accessibility.AXPropertyName,
+      value: { type: "string", value: v },
+    })),
+    ...extra,
+  };
+  return [node, ...children.flat()];
+}
+
+function frame(nodes: AXNode[], extra: Partial<OutlineFrame> = {}): OutlineFrame {
+  return {
+    key: "F",
+    url: "http://127.0.0.1:8000/page",
+    nodes,
+    passwordFields: new Set(),
+    childFrames: new Map(),
+    ...extra,
+  };
+}
+
+Deno.test("buildOutline() shows headings, text and controls with refs", () => {
+  const pw = ax("textbox", "Pass", [], { value: { type: "string", value: "•••••••" } });
+  const tree = ax("RootWebArea", "Title", [
+    ax("heading", "Welcome", [ax("StaticText", "Welcome")], { props: { level: 1 } }),
+    ax("paragraph", "", [
+      ax("StaticText", "Some text "),
+      ax("link", "Next", [ax("StaticText", "Next")], {
+        props: { url: "http://127.0.0.1:8000/next?token=abc" },
+      }),
+    ]),
+    ax("textbox", "User", [], { value: { type: "string", value: "bob" } }),
+    pw,
+    ax("checkbox", "Remember", [], { props: { checked: "true" } }),
+    ax("combobox", "Size", [
+      ax("MenuListPopup", "", [
+        ax("option", "S"),
+        ax("option", "M", [], { props: { selected: true } }),
+      ]),
+    ], { value: { type: "string", value: "M" } }),
+    ax("button", "Go", [ax("StaticText", "Go")], { props: { disabled: true } }),
+  ]);
+  let n = 0;
+  const { lines, stats } = buildOutline(
+    frame(tree, { passwordFields: new Set([pw[0].backendDOMNodeId!]) }),
+    () => `e${++n}`,
+  );
+  assert.deepEqual(lines, [
+    "# Welcome",
+    "Some text",
+    '[e1] link "Next" -> /next',
+    '[e2] textbox "User" = "bob"',
+    '[e3] password "Pass"',
+    '[e4] checkbox "Remember" [checked]',
+    '[e5] combobox "Size" = "M" options: "S", "M"',
+    '[e6] button "Go" [disabled]',
+  ]);
+  assert.equal(stats.interactive, 6);
+  assert.ok(!lines.join("\n").includes("•"));
+  assert.ok(!lines.join("\n").includes("token=abc"));
+});
+
+Deno.test("buildOutline() skips ignored subtrees' own node but keeps their children", () => {
+  const tree = ax("RootWebArea", "", [
+    ax("generic", "", [ax("StaticText", "kept")], { ignored: true }),
+    ax("listitem", "", [ax("StaticText", "item")]),
+  ]);
+  const { lines } = buildOutline(frame(tree), () => "e1");
+  assert.deepEqual(lines, ["kept", "- item"]);
+});
+
+Deno.test("buildOutline() splices child frames at their owner iframe", () => {
+  const child = frame(ax("RootWebArea", "", [ax("button", "Inner")]), {
+    key: "C",
+    url: "http://127.0.0.2:9000/frame",
+  });
+  const iframe = ax("Iframe", "");
+  const root = frame(
+    ax("RootWebArea", "", [ax("StaticText", "before"), iframe, ax("StaticText", "after")]),
+    {
+      childFrames: new Map([[iframe[0].backendDOMNodeId!, child]]),
+    },
+  );
+  const seen: string[] = [];
+  const { lines, stats } = buildOutline(root, (f) => {
+    seen.push(f.key);
+    return "e9";
+  });
+  assert.deepEqual(lines, [
+    "before",
+    "[frame http://127.0.0.2:9000/frame]",
+    '[e9] button "Inner"',
+    "[/frame]",
+    "after",
+  ]);
+  assert.deepEqual(seen, ["C"]);
+  assert.equal(stats.frames, 2);
+});
+
+Deno.test("displayUrl() shows origin+path and hides queries", () => {
+  assert.equal(displayUrl("http://a.test/x?q=1#f", "http://a.test/"), "/x");
+  assert.equal(displayUrl("https://b.test/x?q=1", "http://a.test/"), "https://b.test/x");
+  assert.equal(displayUrl("javascript:alert(1)", "http://a.test/"), "javascript:");
+  assert.equal(displayUrl("mailto:a@b.c", undefined), "mailto:");
+});

@@ -1,0 +1,114 @@
+/**
+ * browser_click, browser_type, browser_select_option, browser_press_key.
+ *
+ * @module
+ */
+import { z } from "zod";
+import {
+  clickElement,
+  pressKey,
+  selectOptions,
+  type TypedField,
+  typeInto,
+} from "../browser/element_ops.ts";
+import { keyEvents } from "../browser/keys.ts";
+import { type LoadOutcome, runAndSettle } from "../browser/navigation.ts";
+import { defineTool, type ToolContext } from "./tool.ts";
+
+const ref = z.string().min(1).max(32).describe("Element ref from the latest snapshot, e.g. e12");
+const element = z.string().max(500).optional()
+  .describe("Human-readable description of the element (for logs and approvals)");
+
+function settled(ctx: ToolContext, line: string, outcome: LoadOutcome): void {
+  const after = outcome.navigated
+    ? outcome.timedOut ? "; a new page is still loading" : "; a new page loaded"
+    : "";
+  ctx.response.result(line + after);
+}
+
+export const clickTool = defineTool({
+  name: "browser_click",
+  title: "Click",
+  description: "Click an element by ref. Returns the page snapshot.",
+  schema: z.strictObject({ ref, element }),
+  kind: "click",
+  readOnly: false,
+  destructive: true,
+  async handle(ctx, args) {
+    ctx.response.includeSnapshot();
+    const el = await ctx.session.resolve(args.ref);
+    const outcome = await runAndSettle(el.page, () => clickElement(el));
+    settled(ctx, `clicked ${args.ref}`, outcome);
+  },
+});
+
+export const typeTool = defineTool({
+  name: "browser_type",
+  title: "Type text",
+  description:
+    "Replace the text of an editable element by ref; `submit` presses Enter afterwards. Returns the page snapshot.",
+  schema: z.strictObject({
+    ref,
+    element,
+    text: z.string().max(20_000).describe("Text to type"),
+    submit: z.boolean().optional().describe("Press Enter after typing"),
+  }),
+  kind: "type",
+  readOnly: false,
+  destructive: true,
+  async handle(ctx, args) {
+    ctx.response.includeSnapshot();
+    const el = await ctx.session.resolve(args.ref);
+    let field = "text" as TypedField;
+    const outcome = await runAndSettle(el.page, async () => {
+      field = await typeInto(el, args.text);
+      if (args.submit) await pressKey(el.page, "Enter");
+    });
+    // The text itself is never echoed: the field may be a password.
+    const what = `typed ${[...args.text].length} characters into ${args.ref}${
+      field === "password" ? " (password field)" : ""
+    }${args.submit ? " and pressed Enter" : ""}`;
+    settled(ctx, what, outcome);
+  },
+});
+
+export const selectOptionTool = defineTool({
+  name: "browser_select_option",
+  title: "Select options",
+  description: "Select options of a <select> by value or label. Returns the page snapshot.",
+  schema: z.strictObject({
+    ref,
+    element,
+    values: z.array(z.string().max(1_000)).min(1).max(100).describe("Values or labels to select"),
+  }),
+  kind: "select",
+  readOnly: false,
+  destructive: true,
+  async handle(ctx, args) {
+    ctx.response.includeSnapshot();
+    const el = await ctx.session.resolve(args.ref);
+    let count = 0;
+    const outcome = await runAndSettle(el.page, async () => {
+      count = (await selectOptions(el, args.values)).length;
+    });
+    settled(ctx, `selected ${count} option(s) in ${args.ref}`, outcome);
+  },
+});
+
+export const pressKeyTool = defineTool({
+  name: "browser_press_key",
+  title: "Press a key",
+  description:
+    'Press a key or chord in the focused element, e.g. "Enter", "ArrowDown", "Control+a". Returns the page snapshot.',
+  schema: z.strictObject({ key: z.string().min(1).max(64).describe("Key name or character") }),
+  kind: "key",
+  readOnly: false,
+  destructive: true,
+  async handle(ctx, { key }) {
+    keyEvents(key); // validates before anything is sent
+    ctx.response.includeSnapshot();
+    const page = await ctx.session.page();
+    const outcome = await runAndSettle(page, () => pressKey(page, key));
+    settled(ctx, `pressed ${key}`, outcome);
+  },
+});

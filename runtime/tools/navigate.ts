@@ -1,0 +1,50 @@
+/**
+ * browser_navigate, browser_navigate_back.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { goBack, type LoadOutcome, navigate } from "../browser/navigation.ts";
+import { OmotaiError } from "../errors.ts";
+import { displayUrl } from "../snapshot/outline.ts";
+import { defineTool, parseUrlArg, type ToolContext } from "./tool.ts";
+
+/** Adds the outcome of a load to the response; a failed load is an error. */
+export function reportLoad(ctx: ToolContext, what: string, outcome: LoadOutcome): void {
+  if (outcome.error) {
+    throw new OmotaiError("NAVIGATION_FAILED", `${what} failed: ${outcome.error}`);
+  }
+  ctx.response.result(`${what}${outcome.timedOut ? " (the page is still loading)" : ""}`);
+}
+
+export const navigateTool = defineTool({
+  name: "browser_navigate",
+  title: "Navigate to a URL",
+  description: "Navigate the current tab to a URL. Returns the page snapshot.",
+  schema: z.strictObject({ url: z.string().min(1).max(8_192).describe("The URL to open") }),
+  kind: "navigate",
+  readOnly: false,
+  destructive: false,
+  async handle(ctx, { url }) {
+    const target = parseUrlArg(url);
+    ctx.response.includeSnapshot();
+    const outcome = await navigate(await ctx.session.page(), target.href);
+    reportLoad(ctx, `navigated to ${displayUrl(target.href, undefined)}`, outcome);
+  },
+});
+
+export const navigateBackTool = defineTool({
+  name: "browser_navigate_back",
+  title: "Go back",
+  description: "Go back to the previous page of the current tab. Returns the page snapshot.",
+  schema: z.strictObject({}),
+  kind: "back",
+  readOnly: false,
+  destructive: false,
+  async handle(ctx) {
+    ctx.response.includeSnapshot();
+    const outcome = await goBack(await ctx.session.page());
+    if (!outcome) throw new OmotaiError("NO_HISTORY", "there is no previous page in this tab");
+    reportLoad(ctx, "went back", outcome);
+  },
+});

@@ -1,0 +1,85 @@
+/**
+ * Handlers fill a `ResponseBuilder`; `serialize()` alone decides what the model sees.
+ *
+ * @module
+ */
+
+/** The MCP tool result shape we produce. */
+export interface ToolResult {
+  [key: string]: unknown;
+  content: { type: "text"; text: string }[];
+  isError?: boolean;
+}
+
+/** Collects a tool's outcome. */
+export class ResponseBuilder {
+  #results: string[] = [];
+  #notices: string[] = [];
+  #error: { code: string; message: string } | undefined;
+  #denied: { reason: string; detail?: string } | undefined;
+  #snapshot: string | undefined;
+  #wantsSnapshot = false;
+
+  /** Adds a one-line account of what happened. */
+  result(line: string): this {
+    this.#results.push(line);
+    return this;
+  }
+
+  /** Adds something the runtime noticed on the side (a new tab, a restarted browser). */
+  notice(line: string): this {
+    this.#notices.push(line);
+    return this;
+  }
+
+  /** Records a failure with its stable code. */
+  error(code: string, message: string): this {
+    this.#error = { code, message };
+    return this;
+  }
+
+  /** Records a gate denial. */
+  denied(reason: string, detail?: string): this {
+    this.#denied = { reason, detail };
+    return this;
+  }
+
+  /** Asks for a fresh snapshot at the end of the response. */
+  includeSnapshot(): this {
+    this.#wantsSnapshot = true;
+    return this;
+  }
+
+  /** Whether a snapshot was asked for and not yet set. */
+  get wantsSnapshot(): boolean {
+    return this.#wantsSnapshot && this.#snapshot === undefined;
+  }
+
+  /** Sets the rendered snapshot text. */
+  snapshot(text: string): this {
+    this.#snapshot = text;
+    return this;
+  }
+
+  /** Whether the call failed or was denied. */
+  get failed(): boolean {
+    return this.#error !== undefined || this.#denied !== undefined;
+  }
+
+  /** The text the model receives. */
+  serialize(): ToolResult {
+    const lines: string[] = [];
+    if (this.#denied) {
+      lines.push(
+        `denied: ${this.#denied.reason}${this.#denied.detail ? ` (${this.#denied.detail})` : ""}`,
+      );
+    }
+    if (this.#error) lines.push(`error: ${this.#error.code} (${this.#error.message})`);
+    for (const r of this.#results) lines.push(r);
+    for (const n of this.#notices) lines.push(`notice: ${n}`);
+    if (this.#snapshot !== undefined) lines.push("", this.#snapshot);
+    const out: ToolResult = { content: [{ type: "text", text: lines.join("\n") }] };
+    if (this.failed) out.isError = true;
+    return out;
+  }
+}

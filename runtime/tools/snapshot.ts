@@ -1,0 +1,28 @@
+/**
+ * browser_snapshot.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { DEFAULT_MAX_TOKENS } from "../snapshot/page_view.ts";
+import { defineTool } from "./tool.ts";
+
+export const snapshotTool = defineTool({
+  name: "browser_snapshot",
+  title: "Page snapshot",
+  description:
+    "Outline of the current tab: headings, text and every interactive element with a ref " +
+    "(e12) to pass to other tools. Large pages are split into pages; pass `page` to read on.",
+  schema: z.strictObject({
+    max_tokens: z.int().min(500).max(100_000).optional()
+      .describe(`Token budget of one page (default ${DEFAULT_MAX_TOKENS})`),
+    page: z.int().min(1).max(10_000).optional().describe("Which page of the snapshot (from 1)"),
+  }),
+  kind: "snapshot",
+  readOnly: true,
+  destructive: false,
+  async handle(ctx, { max_tokens, page }) {
+    const snap = await ctx.session.snapshot(page ?? 1, max_tokens ?? DEFAULT_MAX_TOKENS);
+    ctx.response.snapshot(snap.text);
+  },
+});

@@ -1,0 +1,51 @@
+/**
+ * browser_tabs.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { InvalidArgumentsError } from "../errors.ts";
+import { displayUrl } from "../snapshot/outline.ts";
+import { defineTool } from "./tool.ts";
+
+export const tabsTool = defineTool({
+  name: "browser_tabs",
+  title: "Tabs",
+  description:
+    "List tabs, select one (it becomes the tab other tools act on), or close one. Indexes start at 0.",
+  schema: z.strictObject({
+    action: z.enum(["list", "select", "close"]),
+    index: z.int().min(0).max(1_000).optional().describe("Tab index for select/close"),
+  }),
+  kind: "tab",
+  readOnly: false,
+  destructive: true,
+  async handle(ctx, { action, index }) {
+    const { session, response } = ctx;
+    if (action === "select") {
+      if (index === undefined) throw new InvalidArgumentsError("select needs an index");
+      await session.selectTab(index);
+      response.result(`selected tab ${index}`).includeSnapshot();
+      return;
+    }
+    if (action === "close") {
+      await session.closeTab(index);
+      response.result(`closed tab ${index ?? "(current)"}`);
+    }
+    const tabs = await session.tabs();
+    // Titles and URLs are page-controlled: they go inside the untrusted block.
+    const lines = tabs.map((t) =>
+      `${t.index}:${t.current ? " [current]" : ""} ${JSON.stringify(t.title.slice(0, 200))} ${
+        displayUrl(t.url, undefined)
+      }`
+    );
+    response.result(
+      [
+        `${tabs.length} tab(s)`,
+        `<<<untrusted-tabs nonce=${session.nonce}>>>`,
+        ...lines.map((l) => l.replace(/<<<|>>>/g, "")),
+        `<<<end-untrusted-tabs nonce=${session.nonce}>>>`,
+      ].join("\n"),
+    );
+  },
+});
