@@ -19,7 +19,13 @@ export interface TrackedTarget {
   readonly seq: number;
 }
 
-/** Runs on every new target before it is resumed; throwing closes the target. */
+/**
+ * Runs on every new target while it is paused. The hook must *send* all its setup commands
+ * before its first `await`: the tracker sends `Runtime.runIfWaitingForDebugger` right after
+ * the hook returns, and CDP applies a session's commands in order, so the setup takes
+ * effect before the target runs even though some replies (e.g. `Page.enable` on a popup)
+ * only arrive once it runs. A rejected hook closes the target.
+ */
 export type AttachHook = (target: TrackedTarget) => Promise<void>;
 
 /** Target types the runtime never drives (browser chrome, internal pages). */
@@ -91,10 +97,15 @@ export class TargetTracker {
     session.on("Target.detachedFromTarget", (child) => this.#onDetached(child.sessionId));
     session.onDetach(() => this.#forget(info.targetId, session));
     try {
-      if (NESTING_TYPES.has(info.type)) await session.send("Target.setAutoAttach", AUTO_ATTACH);
-      await this.#hook(target);
+      const setup = [
+        NESTING_TYPES.has(info.type)
+          ? session.send("Target.setAutoAttach", AUTO_ATTACH).then(() => {})
+          : Promise.resolve(),
+        this.#hook(target),
+      ];
+      const resume = session.send("Runtime.runIfWaitingForDebugger");
+      await Promise.all([...setup, resume]);
       this.#emit("attached", target);
-      await session.send("Runtime.runIfWaitingForDebugger");
     } catch (err) {
       if (session.detached) return;
       // A target we could not prepare must not run unguarded.

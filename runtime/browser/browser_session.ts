@@ -64,14 +64,29 @@ export class BrowserSession implements AsyncDisposable {
   #docSeq = 0;
   #queue: Promise<unknown> = Promise.resolve();
   #disposed = false;
+  #callGeneration: number | undefined;
+  /** >0 while the runtime itself opens a tab, so that tab is not announced as a popup. */
+  #ownTabs = 0;
 
   constructor(options: BrowserSessionOptions) {
     this.#options = options;
   }
 
-  /** Runs `fn` after every earlier call of this session has finished. */
+  /**
+   * Runs `fn` after every earlier call of this session has finished. A browser that dies
+   * during `fn` fails the call with BROWSER_LOST; only the next call starts a fresh one.
+   */
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(fn, fn);
+    const call = async () => {
+      const live = this.#live;
+      this.#callGeneration = live && !live.browser.hasExited ? live.generation : undefined;
+      try {
+        return await fn();
+      } finally {
+        this.#callGeneration = undefined;
+      }
+    };
+    const run = this.#queue.then(call, call);
     this.#queue = run.catch(() => {});
     return run;
   }
@@ -93,6 +108,7 @@ export class BrowserSession implements AsyncDisposable {
     if (this.#disposed) throw new OmotaiError("SESSION_CLOSED", "this session is closed");
     if (this.#live && !this.#live.browser.hasExited) return this.#live;
     if (this.#live) {
+      if (this.#callGeneration === this.#live.generation) throw new BrowserLostError();
       this.#live = undefined;
       this.#notices.push(
         "the previous browser exited; a fresh one was started (earlier pages and cookies are gone)",
@@ -123,25 +139,33 @@ export class BrowserSession implements AsyncDisposable {
         console.error("omotai: could not remove profile dir:", e)
       );
     });
-    const tracker = await TargetTracker.start(browser.connection, (t) => this.#prepare(t));
-    tracker.onChange((event, t) => this.#onTargetChange(event, t, generation));
-    const live: Live = { browser, tracker, generation };
-    this.#live = live;
-    this.#currentTabId = undefined;
-    await this.#firstTab(live);
-    return live;
+    this.#ownTabs++;
+    try {
+      const tracker = await TargetTracker.start(browser.connection, (t) => this.#prepare(t));
+      tracker.onChange((event, t) => this.#onTargetChange(event, t, generation));
+      const live: Live = { browser, tracker, generation };
+      this.#live = live;
+      this.#currentTabId = undefined;
+      await this.#firstTab(live);
+      return live;
+    } finally {
+      this.#ownTabs--;
+    }
   }
 
-  async #prepare(t: TrackedTarget): Promise<void> {
-    if (t.info.type !== "page" && t.info.type !== "iframe") return;
-    await t.session.send("Page.enable");
-    await t.session.send("Page.setLifecycleEventsEnabled", { enabled: true });
+  #prepare(t: TrackedTarget): Promise<void> {
+    if (t.info.type !== "page" && t.info.type !== "iframe") return Promise.resolve();
+    // Both are sent before the tracker resumes the target (see AttachHook).
+    return Promise.all([
+      t.session.send("Page.enable"),
+      t.session.send("Page.setLifecycleEventsEnabled", { enabled: true }),
+    ]).then(() => {});
   }
 
   #onTargetChange(event: string, t: TrackedTarget, generation: number): void {
     if (t.info.type !== "page" || generation !== this.#generation) return;
     // Only pages opened by a page (popups, target=_blank) are news to the agent.
-    if (event === "attached" && t.info.openerId) {
+    if (event === "attached" && this.#ownTabs === 0) {
       const index = this.#pageTargets().findIndex((p) => p.info.targetId === t.info.targetId);
       this.#notices.push(`a new tab opened as tab ${index}; use browser_tabs to select it`);
     }
@@ -173,15 +197,21 @@ export class BrowserSession implements AsyncDisposable {
 
   /** The tabs, in the order they opened. */
   async tabs(): Promise<TabInfo[]> {
-    await this.ensureStarted();
+    const live = await this.ensureStarted();
     const current = await this.currentTab();
-    return this.#pageTargets().map((t, index) => ({
-      index,
-      targetId: t.info.targetId,
-      url: t.info.url,
-      title: t.info.title,
-      current: t === current,
-    }));
+    // Tracked infos lag behind title changes; ask the browser for fresh ones.
+    const { targetInfos } = await live.browser.connection.root.send("Target.getTargets");
+    const fresh = new Map(targetInfos.map((i) => [i.targetId, i]));
+    return this.#pageTargets().map((t, index) => {
+      const info = fresh.get(t.info.targetId) ?? t.info;
+      return {
+        index,
+        targetId: info.targetId,
+        url: info.url,
+        title: info.title,
+        current: t === current,
+      };
+    });
   }
 
   /** The current tab; picks the newest remaining one if it closed, opens one if none. */
@@ -194,14 +224,19 @@ export class BrowserSession implements AsyncDisposable {
       this.#currentTabId = pages.at(-1)!.info.targetId;
       return pages.at(-1)!;
     }
-    const { targetId } = await live.browser.connection.root.send("Target.createTarget", {
-      url: "about:blank",
-    });
-    this.#currentTabId = targetId;
-    for (let i = 0; i < 100; i++) {
-      const t = live.tracker.get(targetId);
-      if (t) return t;
-      await new Promise((r) => setTimeout(r, 20));
+    this.#ownTabs++;
+    try {
+      const { targetId } = await live.browser.connection.root.send("Target.createTarget", {
+        url: "about:blank",
+      });
+      this.#currentTabId = targetId;
+      for (let i = 0; i < 100; i++) {
+        const t = live.tracker.get(targetId);
+        if (t) return t;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      this.#ownTabs--;
     }
     throw new OmotaiError("NO_TAB", "could not open a tab");
   }
@@ -313,6 +348,7 @@ export class BrowserSession implements AsyncDisposable {
     if (err instanceof OmotaiError) return err;
     if (err instanceof CdpLayerError) {
       if (this.#live?.browser.hasExited || err.code === "CDP_CLOSED") {
+        // The call that saw the browser die reports it; the next call starts a fresh one.
         return this.#live?.browser.hasExited ? new BrowserLostError() : new OmotaiError(
           "TARGET_CLOSED",
           "the tab or frame closed while acting; take a new snapshot",

@@ -120,6 +120,8 @@ export async function goBack(
   const history = await session.send("Page.getNavigationHistory");
   if (history.currentIndex <= 0) return undefined;
   const entry = history.entries[history.currentIndex - 1];
+  // The blank page every tab starts on is not a page the agent visited.
+  if (history.currentIndex === 1 && entry.url === "about:blank") return undefined;
   return await runAndSettle(
     session,
     () => session.send("Page.navigateToHistoryEntry", { entryId: entry.id }).then(() => {}),

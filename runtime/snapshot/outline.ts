@@ -97,20 +97,25 @@ class OutlineWriter {
   lines: string[] = [];
   #pieces: string[] = [];
   #lastParent: string | undefined;
+  #lastSpaced = false;
   #prefix = "";
 
-  text(piece: string, parent: string | undefined): void {
+  /** Adds text; `parent` identifies its container, `spaced` says the container is a box. */
+  text(piece: string, parent: string | undefined, spaced: boolean): void {
     const clean = piece.replace(/\s+/g, " ");
     if (!clean.trim()) {
       if (this.#pieces.length > 0) this.#pieces.push(" ");
       return;
     }
     const prev = this.#pieces.at(-1);
+    // Text of two different boxes (divs) needs a space; text around <em> must not get one.
     if (
-      prev !== undefined && parent !== this.#lastParent && !/\s$/.test(prev) && !/^\s/.test(clean)
+      prev !== undefined && parent !== this.#lastParent && (spaced || this.#lastSpaced) &&
+      !/\s$/.test(prev) && !/^\s/.test(clean)
     ) this.#pieces.push(" ");
     this.#pieces.push(clean);
     this.#lastParent = parent;
+    this.#lastSpaced = spaced;
   }
 
   separator(sep: string): void {
@@ -158,7 +163,10 @@ function renderFrame(
     if (node.ignored) return walkChildren(node, suppressText);
     if (SKIP_ROLES.has(role)) return;
     if (role === "StaticText") {
-      if (!suppressText) out.text(String(node.name?.value ?? ""), node.parentId);
+      if (!suppressText) {
+        const parentRole = node.parentId ? byId.get(node.parentId)?.role?.value : undefined;
+        out.text(String(node.name?.value ?? ""), node.parentId, parentRole === "generic");
+      }
       return;
     }
     if (role === "LineBreak") return out.flush();

@@ -1,0 +1,257 @@
+import assert from "node:assert/strict";
+import { PLANTED } from "./fixtures/site.ts";
+import { refOf, startHarness } from "./helpers/harness.ts";
+
+Deno.test("browser_navigate returns an outline with text, controls and both iframes", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const r = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+  assert.equal(r.isError, false, r.text);
+  assert.match(r.text, /^navigated to http:\/\/127\.0\.0\.1:\d+/);
+  assert.match(r.text, /# Fixture home/);
+  assert.match(r.text, /\[e\d+\] link "Next page" -> \/next\n/);
+  assert.doesNotMatch(r.text, /s3cr3t/, "link queries are not shown");
+  assert.match(r.text, /\[e\d+\] textbox "User" = "alice"/);
+  assert.match(r.text, /\[e\d+\] password "Password"\n/);
+  assert.match(r.text, /\[e\d+\] combobox "Size" = "Medium" options: "Small", "Medium", "Large"/);
+  assert.match(r.text, /\[e\d+\] checkbox "I agree"/);
+  assert.match(r.text, /Frame text from 127\.0\.0\.1/);
+  assert.match(r.text, /Frame text from 127\.0\.0\.2/, "out-of-process iframe content is included");
+  assert.match(r.text, /\[frame http:\/\/127\.0\.0\.2:\d+\/frame\]/);
+  assert.match(r.text, /<<<untrusted-page nonce=[0-9a-f]{16} origin=http:\/\/127\.0\.0\.1:\d+>>>/);
+  assert.match(r.text, /doc d\d+ · tab 0 of 1 · page 1\/1/);
+});
+
+Deno.test("browser_click follows a link and browser_navigate_back returns", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+  const next = await c.call("browser_click", {
+    ref: refOf(home.text, /link "Next page"/),
+    element: "Next",
+  });
+  assert.equal(next.isError, false, next.text);
+  assert.match(next.text, /clicked e\d+; a new page loaded/);
+  assert.match(next.text, /# Next page/);
+  const back = await c.call("browser_navigate_back");
+  assert.equal(back.isError, false, back.text);
+  assert.match(back.text, /went back/);
+  assert.match(back.text, /# Fixture home/);
+  const none = await c.call("browser_navigate_back");
+  assert.match(none.text, /error: NO_HISTORY/);
+});
+
+Deno.test("browser_type with submit sends the form and the result page shows it", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+  const r = await c.call("browser_type", {
+    ref: refOf(home.text, /textbox "Query"/),
+    text: "lanterns & stoves",
+    submit: true,
+  });
+  assert.equal(r.isError, false, r.text);
+  assert.match(r.text, /typed 17 characters into e\d+ and pressed Enter; a new page loaded/);
+  assert.match(r.text, /You searched for: lanterns & stoves/);
+  assert.ok(h.site.hits.includes("GET /search?q=lanterns+%26+stoves"), h.site.hits.join("\n"));
+});
+
+Deno.test("browser_select_option changes a select and page scripts see it", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+  const size = refOf(home.text, /combobox "Size"/);
+  const r = await c.call("browser_select_option", { ref: size, values: ["Large"] });
+  assert.equal(r.isError, false, r.text);
+  assert.match(r.text, /selected 1 option\(s\) in e\d+/);
+  assert.match(r.text, /combobox "Size" = "Large"/);
+  assert.match(r.text, /size is l/);
+  const bad = await c.call("browser_select_option", { ref: size, values: ["Huge"] });
+  assert.match(bad.text, /error: NO_SUCH_OPTION/);
+  const notSelect = await c.call("browser_select_option", {
+    ref: refOf(home.text, /link "Next page"/),
+    values: ["x"],
+  });
+  assert.match(notSelect.text, /error: NOT_A_SELECT/);
+});
+
+Deno.test("browser_click checks a checkbox and clicks inside an out-of-process iframe", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+  const checked = await c.call("browser_click", { ref: refOf(home.text, /checkbox "I agree"/) });
+  assert.match(checked.text, /checkbox "I agree" \[checked\]/);
+  const lines = home.text.split("\n");
+  const crossStart = lines.findIndex((l) => /\[frame http:\/\/127\.0\.0\.2/.test(l));
+  const frameButton = refOf(lines.slice(crossStart).join("\n"), /button "Frame button"/);
+  const r = await c.call("browser_click", { ref: frameButton });
+  assert.equal(r.isError, false, r.text);
+  const after = r.text.split("\n");
+  const idx = after.findIndex((l) => /\[frame http:\/\/127\.0\.0\.2/.test(l));
+  assert.match(after.slice(idx).join("\n"), /button "Frame clicked"/);
+});
+
+Deno.test("a popup opens as a new tab that browser_tabs lists and selects", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+  const r = await c.call("browser_click", { ref: refOf(home.text, /link "Open popup"/) });
+  assert.equal(r.isError, false, r.text);
+  assert.match(r.text, /notice: a new tab opened as tab 1/);
+  const list = await c.call("browser_tabs", { action: "list" });
+  assert.match(list.text, /2 tab\(s\)/);
+  assert.match(list.text, /0: \[current\] "Fixture home"/);
+  assert.match(list.text, /1: "Popup" http:\/\/127\.0\.0\.1:\d+\/popup/);
+  const sel = await c.call("browser_tabs", { action: "select", index: 1 });
+  assert.match(sel.text, /# Popup page/);
+  assert.match(sel.text, /tab 1 of 2/);
+  const closed = await c.call("browser_tabs", { action: "close", index: 1 });
+  assert.match(closed.text, /1 tab\(s\)/);
+  const snap = await c.call("browser_snapshot");
+  assert.match(snap.text, /# Fixture home/);
+  const missing = await c.call("browser_tabs", { action: "select", index: 7 });
+  assert.match(missing.text, /error: NO_SUCH_TAB/);
+});
+
+Deno.test("a ref from an older document is refused with STALE_REF", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+  const next = refOf(home.text, /link "Next page"/);
+  await c.call("browser_navigate", { url: `${h.site.origin}/next` });
+  const r = await c.call("browser_click", { ref: next });
+  assert.equal(r.isError, true);
+  assert.match(
+    r.text,
+    /^error: STALE_REF \(ref e\d+ belongs to document d1, but the tab now shows d2/,
+  );
+  assert.equal(
+    h.site.hits.filter((x) => x.startsWith("GET /next")).length,
+    1,
+    "nothing was clicked",
+  );
+  // Reloading the same URL is a new document too.
+  const again = await c.call("browser_navigate", { url: `${h.site.origin}/next` });
+  const back = refOf(again.text, /link "Back home"/);
+  await c.call("browser_navigate", { url: `${h.site.origin}/next` });
+  assert.match((await c.call("browser_click", { ref: back })).text, /STALE_REF/);
+});
+
+Deno.test("bad arguments and unknown refs get clear errors and the session keeps working", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ["browser_navigate", {}, /error: INVALID_ARGUMENTS \(browser_navigate: url: /],
+    ["browser_navigate", { url: 42 }, /INVALID_ARGUMENTS/],
+    ["browser_navigate", { url: "not a url" }, /INVALID_ARGUMENTS.*not an absolute URL/],
+    ["browser_navigate", { url: "http://x.test", extra: 1 }, /INVALID_ARGUMENTS.*extra/],
+    ["browser_click", { ref: "e999" }, /error: UNKNOWN_REF/],
+    ["browser_click", { ref: "'; drop table" }, /error: UNKNOWN_REF/],
+    ["browser_snapshot", { max_tokens: -5 }, /INVALID_ARGUMENTS/],
+    ["browser_tabs", { action: "explode" }, /INVALID_ARGUMENTS/],
+    ["browser_press_key", { key: "Hyper+Q" }, /INVALID_ARGUMENTS.*modifier/],
+    ["browser_wait_for", {}, /INVALID_ARGUMENTS/],
+    ["browser_evaluate", { function: "() => document.cookie" }, /UNKNOWN_TOOL/],
+  ];
+  for (const [tool, args, expected] of cases) {
+    const r = await c.call(tool, args);
+    assert.equal(r.isError, true, `${tool} ${JSON.stringify(args)}`);
+    assert.match(r.text, expected, `${tool} ${JSON.stringify(args)}: ${r.text}`);
+  }
+  const ok = await c.call("browser_navigate", { url: `${h.site.origin}/next` });
+  assert.equal(ok.isError, false, ok.text);
+});
+
+Deno.test("no tool reads script, raw HTML or screenshots; hints are honest", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const { tools } = await c.client.listTools();
+  const names = tools.map((t) => t.name).sort();
+  assert.deepEqual(names, [
+    "browser_click",
+    "browser_navigate",
+    "browser_navigate_back",
+    "browser_press_key",
+    "browser_select_option",
+    "browser_snapshot",
+    "browser_tabs",
+    "browser_type",
+    "browser_wait_for",
+  ]);
+  const hint = (n: string) => tools.find((t) => t.name === n)!.annotations!;
+  assert.equal(hint("browser_snapshot").readOnlyHint, true);
+  assert.equal(hint("browser_wait_for").readOnlyHint, true);
+  for (const n of ["browser_click", "browser_type", "browser_select_option", "browser_press_key"]) {
+    assert.equal(hint(n).readOnlyHint, false, n);
+    assert.equal(hint(n).destructiveHint, true, n);
+  }
+});
+
+Deno.test("password values never appear in any tool result", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+  const pw = refOf(home.text, /password "Password"/);
+  const typed = await c.call("browser_type", { ref: pw, text: PLANTED.typedPassword });
+  assert.match(typed.text, /\(password field\)/);
+  await c.call("browser_snapshot", { max_tokens: 100_000 });
+  await c.call("browser_wait_for", { text: "Fixture home" });
+  await c.call("browser_tabs", { action: "list" });
+  await c.call("browser_click", { ref: refOf(home.text, /button "Sign in"/) });
+  const all = c.outputs.join("\n");
+  for (const secret of Object.values(PLANTED)) {
+    assert.ok(!all.includes(secret), `planted value leaked: ${secret}`);
+  }
+  assert.ok(!all.includes("•"), "not even the masked length is shown");
+  const body = new URLSearchParams(h.site.posts.get("/login")?.[0] ?? "");
+  assert.equal(body.get("pw"), PLANTED.typedPassword, "the typed value replaced the prefilled one");
+});
+
+Deno.test("browser_press_key and browser_wait_for drive a page", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+  await c.call("browser_type", { ref: refOf(home.text, /textbox "Query"/), text: "keys" });
+  const r = await c.call("browser_press_key", { key: "Enter" });
+  assert.match(r.text, /pressed Enter; a new page loaded/);
+  assert.match(r.text, /You searched for: keys/);
+  await c.call("browser_navigate", { url: `${h.site.origin}/slow-text` });
+  const w = await c.call("browser_wait_for", { text: "ready now" });
+  assert.equal(w.isError, false, w.text);
+  assert.match(w.text, /the text appeared/);
+  const gone = await c.call("browser_wait_for", { textGone: "loading" });
+  assert.match(gone.text, /the text is gone/);
+});
+
+Deno.test("huge pages are paged and every link is reachable through the pages", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const first = await c.call("browser_navigate", { url: `${h.site.origin}/big` });
+  const m = first.text.match(/page 1\/(\d+)/);
+  assert.ok(m && Number(m[1]) > 1, "the first page says more exist");
+  assert.ok(first.text.length < 26_000, `first page is ${first.text.length} chars`);
+  const pages = Number(m![1]);
+  let all = first.text;
+  for (let p = 2; p <= pages; p++) {
+    all += (await c.call("browser_snapshot", { page: p })).text;
+  }
+  for (let i = 0; i < 1500; i++) assert.ok(all.includes(`link "Item number ${i}"`), `item ${i}`);
+});
+
+Deno.test("a covered element is not clicked (CLICK_INTERCEPTED)", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const page = await c.call("browser_navigate", { url: `${h.site.origin}/overlay` });
+  const r = await c.call("browser_click", { ref: refOf(page.text, /button "Hidden target"/) });
+  assert.match(r.text, /error: CLICK_INTERCEPTED/);
+  assert.match(r.text, /title: Overlay/);
+});
+
+Deno.test("page text cannot forge the end of the untrusted block", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const r = await c.call("browser_navigate", { url: `${h.site.origin}/forged` });
+  assert.equal(r.text.match(/<<<end-untrusted-page/g)?.length, 1);
+  const nonce = r.text.match(/nonce=([0-9a-f]{16})/)![1];
+  assert.ok(r.text.trimEnd().endsWith(`<<<end-untrusted-page nonce=${nonce}>>>`));
+});

@@ -1,0 +1,130 @@
+/**
+ * Test harness: a runtime started in-process on a random loopback port with its own data
+ * dir, plus MCP clients (the SDK's `Client`) that record every output they receive.
+ *
+ * @module
+ */
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/sse"
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { type Runtime, startRuntime } from "../../runtime/cli/start.ts";
+import { type FixtureSite, serveFixtureSite } from "../fixtures/site.ts";
+
+/** One tool call's outcome. */
+export interface CallOutcome {
+  text: string;
+  isError: boolean;
+}
+
+/** An MCP client that keeps every text it received. */
+export class TestClient implements AsyncDisposable {
+  readonly client: Client;
+  /** Every text the client received (tool results, errors, listings). */
+  readonly outputs: string[] = [];
+
+  constructor(client: Client) {
+    this.client = client;
+  }
+
+  /** Calls a tool; returns its text and error flag. */
+  async call(name: string, args: Record<string, unknown> = {}): Promise<CallOutcome> {
+    try {
+      const res = await this.client.callTool({ name, arguments: args });
+      const content = (res.content ?? []) as { type: string; text?: string }[];
+      const text = content.map((c) => c.text ?? "").join("\n");
+      this.outputs.push(text);
+      return { text, isError: res.isError === true };
+    } catch (err) {
+      const text = `protocol error: ${(err as Error).message}`;
+      this.outputs.push(text);
+      return { text, isError: true };
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.client.close().catch(() => {});
+  }
+}
+
+/** A runtime plus fixture site for one test. */
+export interface Harness extends AsyncDisposable {
+  runtime: Runtime;
+  site: FixtureSite;
+  dataDir: string;
+  connect(transport?: "sse" | "http"): Promise<TestClient>;
+}
+
+/** Starts a fixture site and a runtime in sse mode on a random port. */
+export async function startHarness(): Promise<Harness> {
+  const dataDir = await Deno.makeTempDir({ prefix: "omotai-test-" });
+  const site = serveFixtureSite();
+  const runtime = await startRuntime({
+    mode: "sse",
+    host: "127.0.0.1",
+    port: 0,
+    dataDir,
+  });
+  const clients: TestClient[] = [];
+  return {
+    runtime,
+    site,
+    dataDir,
+    async connect(transport = "http") {
+      const client = new Client({ name: "omotai-test", version: "0" });
+      const url = new URL(transport === "sse" ? "/sse" : "/mcp", runtime.url);
+      await client.connect(
+        transport === "sse" ? new SSEClientTransport(url) : new StreamableHTTPClientTransport(url),
+      );
+      const c = new TestClient(client);
+      clients.push(c);
+      return c;
+    },
+    async [Symbol.asyncDispose]() {
+      for (const c of clients) await c[Symbol.asyncDispose]();
+      await runtime[Symbol.asyncDispose]();
+      await site[Symbol.asyncDispose]();
+      await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** Connects to `omotai start` (stdio) spawned as a subprocess with the given permissions. */
+export async function connectStdio(dataDir: string, permissions: string[]): Promise<TestClient> {
+  const transport = new StdioClientTransport({
+    command: Deno.execPath(),
+    args: ["run", ...permissions, "runtime/main.ts", "start", "--data-dir", dataDir],
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "omotai-stdio-test", version: "0" });
+  await client.connect(transport);
+  return new TestClient(client);
+}
+
+/** The ref of the first snapshot line matching `pattern` (e.g. /link "Next page"/). */
+export function refOf(snapshot: string, pattern: RegExp): string {
+  for (const line of snapshot.split("\n")) {
+    if (pattern.test(line)) {
+      const m = line.match(/^(?:- )?\[(e\d+)\]/);
+      if (m) return m[1];
+    }
+  }
+  throw new Error(`no ref for ${pattern} in:\n${snapshot}`);
+}
+
+/** Polls `check` until it returns true or `ms` pass. */
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  ms = 5_000,
+): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return await check();
+}
