@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { serveFixtureSite } from "../tests/fixtures/site.ts";
+import { findBrowser, launchBrowser } from "./launcher.ts";
+import { ProfileStore } from "./profile.ts";
+import { TargetTracker, type TrackedTarget } from "./target_tracker.ts";
+
+Deno.test("TargetTracker attaches to iframes, OOPIFs, popups and every kind of worker while paused", async () => {
+  await using site = serveFixtureSite();
+  const data = await Deno.makeTempDir();
+  await using store = await ProfileStore.open(data);
+  await using browser = await launchBrowser({
+    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+    profileDir: await store.create(),
+  });
+  const seenPaused: string[] = [];
+  const tracker = await TargetTracker.start(browser.connection, async (t: TrackedTarget) => {
+    // The hook runs before the target is resumed: record what we were handed.
+    seenPaused.push(`${t.info.type} ${t.info.url}`);
+    if (t.info.type === "page" || t.info.type === "iframe") await t.session.send("Page.enable");
+  });
+  const waitFor = async (pred: () => boolean) => {
+    const deadline = Date.now() + 10_000;
+    while (!pred() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    return pred();
+  };
+  assert.ok(await waitFor(() => tracker.targets().some((t) => t.info.type === "page")));
+  const page = tracker.targets().find((t) => t.info.type === "page")!;
+  await page.session.send("Page.navigate", { url: `${site.origin}/targets` });
+  const types = () => tracker.targets().map((t) => t.info.type);
+  assert.ok(
+    await waitFor(() =>
+      ["iframe", "worker", "shared_worker", "service_worker"].every((k) => types().includes(k))
+    ),
+    `targets: ${types().join(", ")}`,
+  );
+  // A popup opened by a user gesture.
+  await page.session.send("Runtime.evaluate", {
+    expression: "document.getElementById('pop').click()",
+    userGesture: true,
+  });
+  assert.ok(await waitFor(() => types().filter((t) => t === "page").length === 2));
+  // Target infos follow navigation (Target.targetInfoChanged).
+  assert.ok(await waitFor(() => tracker.targets().some((t) => t.info.url.endsWith("/popup"))));
+  const byType = (k: string) => tracker.targets().filter((t) => t.info.type === k);
+  assert.equal(byType("iframe").length, 1, "only the cross-site frame is out of process");
+  assert.match(byType("iframe")[0].info.url, /^http:\/\/127\.0\.0\.2:\d+\/frame$/);
+  assert.match(byType("worker")[0].info.url, /\/worker\.js$/);
+  assert.match(byType("shared_worker")[0].info.url, /\/shared\.js$/);
+  assert.match(byType("service_worker")[0].info.url, /\/sw\.js$/);
+  assert.ok(byType("page").some((t) => t.info.url.endsWith("/popup")));
+  // Nothing ran before the hook saw it, and internal targets are never tracked.
+  for (const t of tracker.targets()) {
+    assert.ok(seenPaused.some((s) => s.startsWith(t.info.type)), t.info.type);
+    assert.ok(!["browser", "tab", "browser_ui"].includes(t.info.type));
+  }
+  // The popup really ran after being resumed.
+  const popup = byType("page").find((t) => t.info.url.endsWith("/popup"))!;
+  const title = await popup.session.send("Runtime.evaluate", { expression: "document.title" });
+  assert.equal(title.result.value, "Popup");
+  await browser.close();
+  await Deno.remove(data, { recursive: true });
+});
+
+Deno.test("TargetTracker closes a target whose setup hook fails", async () => {
+  const data = await Deno.makeTempDir();
+  await using store = await ProfileStore.open(data);
+  await using browser = await launchBrowser({
+    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+    profileDir: await store.create(),
+  });
+  let fail = false;
+  const tracker = await TargetTracker.start(browser.connection, (t) => {
+    if (fail && t.info.type === "page") return Promise.reject(new Error("setup failed"));
+    return Promise.resolve();
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  fail = true;
+  const { targetId } = await browser.connection.root.send("Target.createTarget", {
+    url: "about:blank",
+  });
+  const deadline = Date.now() + 5_000;
+  let open = true;
+  while (open && Date.now() < deadline) {
+    const { targetInfos } = await browser.connection.root.send("Target.getTargets");
+    open = targetInfos.some((t) => t.targetId === targetId);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(open, false, "the unprepared target was closed");
+  assert.equal(tracker.get(targetId), undefined);
+  await browser.close();
+  await Deno.remove(data, { recursive: true });
+});

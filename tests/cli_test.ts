@@ -1,0 +1,177 @@
+import assert from "node:assert/strict";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { parseStartOptions } from "../runtime/cli/cli.ts";
+import { startRuntime } from "../runtime/cli/start.ts";
+import { OmotaiError } from "../runtime/errors.ts";
+import { serveFixtureSite } from "./fixtures/site.ts";
+import { connectStdio, refOf, startHarness, TestClient } from "./helpers/harness.ts";
+
+/** The `deno run` permission flags of a task in deno.json. */
+async function taskFlags(task: string): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile("deno.json"));
+  const words: string[] = config.tasks[task].split(/\s+/);
+  return words.filter((w) => w.startsWith("--allow-") || w === "-A");
+}
+
+Deno.test("start and omotai tasks run with scoped permissions, never -A", async () => {
+  for (const task of ["start", "omotai"]) {
+    const flags = await taskFlags(task);
+    assert.ok(!flags.includes("-A") && !flags.includes("--allow-all"), task);
+    for (const f of flags) {
+      assert.match(f, /^--allow-(run|net|read|write|env|sys)=\S+$/, `${task}: ${f} has a scope`);
+    }
+    assert.ok(flags.includes("--allow-run=/usr/bin/chromium"), task);
+    assert.ok(flags.includes("--allow-write=runs"), task);
+  }
+});
+
+Deno.test("the start task's permissions refuse a read outside the data dir", async () => {
+  const flags = await taskFlags("start");
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...flags,
+      "runtime/main.ts",
+      "start",
+      "--mode",
+      "sse",
+      "--policy",
+      "/etc/hostname",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 1, stderr);
+  assert.match(stderr, /Requires read access to "\/etc\/hostname"/);
+});
+
+Deno.test("deno task start serves the demo site and MCP at the printed URL", async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["task", "start"],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let banner = "";
+  const deadline = Date.now() + 20_000;
+  while (!banner.includes("Press Ctrl+C") && Date.now() < deadline) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    banner += value;
+  }
+  try {
+    assert.match(banner, /Streamable HTTP: http:\/\/127\.0\.0\.1:8080\/mcp/);
+    assert.match(banner, /SSE: +http:\/\/127\.0\.0\.1:8080\/sse/);
+    assert.match(banner, /Demo site: +http:\/\/127\.0\.0\.1:8081\//);
+    assert.match(banner, /"url": "http:\/\/127\.0\.0\.1:8080\/mcp"/);
+    const client = new Client({ name: "readme-check", version: "0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL("http://127.0.0.1:8080/mcp")));
+    await using c = new TestClient(client);
+    const home = await c.call("browser_navigate", { url: "http://127.0.0.1:8081/" });
+    assert.match(home.text, /# Omotai demo shop/);
+    assert.match(home.text, /\[frame http:\/\/127\.0\.0\.1:8081\/widget\]/);
+    const products = await c.call("browser_click", { ref: refOf(home.text, /link "Products"/) });
+    assert.match(products.text, /link "Water filter" -> \/products\/3/);
+  } finally {
+    child.kill("SIGTERM");
+    await reader.cancel().catch(() => {});
+    const status = await child.status;
+    await child.stderr.cancel().catch(() => {});
+    assert.ok(status.code === 0 || status.signal === "SIGTERM", JSON.stringify(status));
+  }
+});
+
+Deno.test("stdio mode under the omotai task's permissions: MCP on stdout, tools work", async () => {
+  const dataDir = `runs/test-stdio-${crypto.randomUUID().slice(0, 8)}`;
+  await using site = serveFixtureSite();
+  const c = await connectStdio(dataDir, await taskFlags("omotai"));
+  try {
+    const r = await c.call("browser_navigate", { url: `${site.origin}/` });
+    assert.equal(r.isError, false, r.text);
+    assert.match(r.text, /# Fixture home/);
+    const next = await c.call("browser_click", { ref: refOf(r.text, /link "Next page"/) });
+    assert.match(next.text, /# Next page/);
+  } finally {
+    await c[Symbol.asyncDispose]();
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("the MCP Inspector CLI (a client nobody here wrote) lists and calls tools", async () => {
+  await using h = await startHarness();
+  const run = async (args: string[]) => {
+    const out = await new Deno.Command("npx", {
+      args: ["-y", "@modelcontextprotocol/inspector@0.21.1", "--cli", ...args],
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_UPDATE_NOTIFIER: "1", npm_config_update_notifier: "false" },
+    }).output();
+    return new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  };
+  const list = await run([`${h.runtime.url}/sse`, "--transport", "sse", "--method", "tools/list"]);
+  assert.match(list, /"name": "browser_snapshot"/, list);
+  const call = await run([
+    `${h.runtime.url}/mcp`,
+    "--transport",
+    "http",
+    "--method",
+    "tools/call",
+    "--tool-name",
+    "browser_navigate",
+    "--tool-arg",
+    `url=${h.site.origin}/next`,
+  ]);
+  assert.match(call, /# Next page/, call);
+});
+
+Deno.test("the HTTP server refuses a DNS-rebinding Host on a real socket", async () => {
+  await using h = await startHarness();
+  const port = new URL(h.runtime.url!).port;
+  const ask = async (host: string) => {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(port) });
+    await conn.write(new TextEncoder().encode(
+      `GET /sse HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+    ));
+    const buf = new Uint8Array(256);
+    const n = await conn.read(buf);
+    conn.close();
+    return new TextDecoder().decode(buf.subarray(0, n ?? 0)).split("\r\n")[0];
+  };
+  assert.equal(await ask(`attacker.test:${port}`), "HTTP/1.1 403 Forbidden");
+  assert.equal(await ask(`127.0.0.1:${port}`), "HTTP/1.1 200 OK");
+});
+
+Deno.test("startRuntime() refuses a non-loopback host in sse mode", async () => {
+  await assert.rejects(
+    () => startRuntime({ mode: "sse", host: "0.0.0.0", port: 0, dataDir: "runs/never" }),
+    (e: unknown) => e instanceof OmotaiError && e.code === "HOST_NOT_ALLOWED",
+  );
+});
+
+Deno.test("parseStartOptions() validates flags with clear messages", () => {
+  assert.deepEqual(parseStartOptions([]).mode, "stdio");
+  assert.equal(parseStartOptions(["--mode", "sse", "--port", "9000"]).port, 9000);
+  assert.throws(() => parseStartOptions(["--mode", "ws"]), /--mode must be stdio or sse/);
+  assert.throws(() => parseStartOptions(["--port", "99999"]), /--port must be a port number/);
+  assert.throws(() => parseStartOptions(["--bogus"]), /bogus/);
+});
+
+Deno.test("omotai start reports a bad policy file naming key and line, and exits 1", async () => {
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/bad.yaml`;
+  await Deno.writeTextFile(file, "allowed_origins:\n  - https://ok.test\nread_onyl: true\n");
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "runtime/main.ts", "start", "--policy", file, "--data-dir", dir],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 1);
+  assert.match(stderr, /POLICY_INVALID: .*bad\.yaml:3: unknown key "read_onyl"/);
+  assert.equal(new TextDecoder().decode(out.stdout), "", "nothing but MCP ever goes to stdout");
+  await Deno.remove(dir, { recursive: true });
+});
