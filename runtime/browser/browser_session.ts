@@ -283,7 +283,7 @@ export class BrowserSession implements AsyncDisposable {
     const tab = await this.currentTab();
     const capture = await captureTab(tab.session, live.tracker);
     const docId = this.#docId(capture.mainLoaderId);
-    const { lines, stats } = buildOutline(capture.root, (frame, backendNodeId) => {
+    const { lines, brief, stats } = buildOutline(capture.root, (frame, backendNodeId) => {
       const f = capture.frames.get(frame.key)!;
       return this.#refs.issue({
         sessionId: f.session.id!,
@@ -298,12 +298,13 @@ export class BrowserSession implements AsyncDisposable {
     const view: PageView = {
       nonce: this.nonce,
       origin: originOf(capture.url),
-      url: displayPageUrl(capture.url),
+      path: displayPageUrl(capture.url),
       title: capture.title || tab.info.title,
       docId,
       tabIndex: pages.indexOf(tab),
       tabCount: pages.length,
       lines,
+      brief,
     };
     return { view, interactive: stats.interactive };
   }
@@ -410,7 +411,8 @@ function originOf(url: string): string {
 function displayPageUrl(url: string): string {
   try {
     const u = new URL(url);
-    if (u.protocol === "http:" || u.protocol === "https:") return `${u.origin}${u.pathname}`;
+    // The origin is on the untrusted-page marker; the path is enough here.
+    if (u.protocol === "http:" || u.protocol === "https:") return u.pathname;
     return u.protocol === "about:" ? u.href.split(/[?#]/)[0] : u.protocol;
   } catch {
     return "unknown";

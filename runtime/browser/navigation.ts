@@ -5,8 +5,10 @@
  */
 import type { CdpSession, Protocol } from "../../cdp/mod.ts";
 
-/** How long an action may take to load the page it started. */
-export const LOAD_TIMEOUT_MS = 15_000;
+/** How long an action may wait for the page it started to be parsed (DOMContentLoaded). */
+export const LOAD_TIMEOUT_MS = 30_000;
+/** After DOMContentLoaded, how long to wait for `load` (slow images, dead third parties). */
+export const LOAD_GRACE_MS = 300;
 /** How long after an action we watch for a navigation it may have started. */
 const NAV_GRACE_MS = 150;
 
@@ -25,6 +27,7 @@ class NavigationWatch {
   #offs: (() => void)[] = [];
   #started: string[] = [];
   #loaded = new Set<string>();
+  #parsed = new Set<string>();
   #stoppedAfterStart = false;
   #wake: (() => void) | undefined;
 
@@ -39,6 +42,9 @@ class NavigationWatch {
       }),
       session.on("Page.lifecycleEvent", (e) => {
         if (e.frameId === mainFrameId && e.name === "load") this.#loaded.add(e.loaderId);
+        if (e.frameId === mainFrameId && e.name === "DOMContentLoaded") {
+          this.#parsed.add(e.loaderId);
+        }
         wake();
       }),
       // Error pages, 204s and downloads never fire load, but loading still stops.
@@ -54,22 +60,37 @@ class NavigationWatch {
     return this.#started.length;
   }
 
-  #done(loaderId: string | undefined): boolean {
+  #loadedOrStopped(loaderId: string | undefined): boolean {
     const id = loaderId ?? this.#started.at(-1);
     return (id !== undefined && this.#loaded.has(id)) || this.#stoppedAfterStart;
   }
 
-  /** Waits for `loaderId` (or the latest started navigation) to load or stop loading. */
+  #parsedOrStopped(loaderId: string | undefined): boolean {
+    const id = loaderId ?? this.#started.at(-1);
+    return (id !== undefined && this.#parsed.has(id)) || this.#loadedOrStopped(loaderId);
+  }
+
+  /**
+   * Waits until `loaderId` (or the latest started navigation) is parsed, then briefly for
+   * `load`. Only a document that never got parsed in time counts as timed out.
+   */
   async untilLoaded(
     loaderId: string | undefined,
     session: CdpSession,
     timeoutMs: number,
   ): Promise<{ timedOut: boolean }> {
-    const deadline = Date.now() + timeoutMs;
-    while (!this.#done(loaderId)) {
-      if (session.detached) return { timedOut: false };
+    const parsed = await this.#until(() => this.#parsedOrStopped(loaderId), session, timeoutMs);
+    if (!parsed) return { timedOut: !session.detached };
+    await this.#until(() => this.#loadedOrStopped(loaderId), session, LOAD_GRACE_MS);
+    return { timedOut: false };
+  }
+
+  async #until(done: () => boolean, session: CdpSession, ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (!done()) {
+      if (session.detached) return false;
       const left = deadline - Date.now();
-      if (left <= 0) return { timedOut: true };
+      if (left <= 0) return false;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.min(200, left));
         this.#wake = () => {
@@ -79,7 +100,7 @@ class NavigationWatch {
       });
       this.#wake = undefined;
     }
-    return { timedOut: false };
+    return true;
   }
 
   dispose(): void {

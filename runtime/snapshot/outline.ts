@@ -85,16 +85,21 @@ const LINE_MAX = 1_000;
 export function buildOutline(
   root: OutlineFrame,
   issueRef: RefIssuer,
-): { lines: string[]; stats: OutlineStats } {
+): { lines: string[]; brief: string[]; stats: OutlineStats } {
   const out = new OutlineWriter();
   const stats: OutlineStats = { interactive: 0, frames: 0 };
   renderFrame(root, issueRef, out, stats, 0);
   out.flush();
-  return { lines: out.lines, stats };
+  return { lines: out.lines, brief: out.brief, stats };
 }
+
+/** How much of a text line the brief (overview) form keeps. */
+export const BRIEF_TEXT_CHARS = 24;
 
 class OutlineWriter {
   lines: string[] = [];
+  /** The overview form of each line, aligned with `lines`. */
+  brief: string[] = [];
   #pieces: string[] = [];
   #lastParent: string | undefined;
   #lastSpaced = false;
@@ -118,6 +123,18 @@ class OutlineWriter {
     this.#lastSpaced = spaced;
   }
 
+  /** The number of lines written so far (flushes pending text). */
+  mark(): number {
+    this.flush();
+    return this.lines.length;
+  }
+
+  /** Drops lines written after `mark`. */
+  rewind(mark: number): void {
+    this.lines.length = mark;
+    this.brief.length = mark;
+  }
+
   separator(sep: string): void {
     if (this.#pieces.length > 0) this.#pieces.push(sep);
   }
@@ -126,21 +143,26 @@ class OutlineWriter {
     this.#prefix = prefix;
   }
 
-  line(text: string): void {
+  line(text: string, brief = text): void {
     this.flush();
-    this.#emit(text);
+    this.#emit(text, brief);
   }
 
   flush(): void {
     const text = this.#pieces.join("").trim();
     this.#pieces = [];
     this.#lastParent = undefined;
-    if (!text) return;
-    for (let i = 0; i < text.length; i += LINE_MAX) this.#emit(text.slice(i, i + LINE_MAX));
+    // Lines of bare punctuation ("[", "] |", ".") left between links carry nothing.
+    if (!/[\p{L}\p{N}]/u.test(text)) return;
+    const brief = text.length > BRIEF_TEXT_CHARS ? `${text.slice(0, BRIEF_TEXT_CHARS - 1)}…` : text;
+    for (let i = 0; i < text.length; i += LINE_MAX) {
+      this.#emit(text.slice(i, i + LINE_MAX), i === 0 ? brief : "");
+    }
   }
 
-  #emit(text: string): void {
+  #emit(text: string, brief: string): void {
     this.lines.push(this.#prefix + text);
+    this.brief.push(brief && this.#prefix + brief);
     this.#prefix = "";
   }
 }
@@ -160,7 +182,7 @@ function renderFrame(
 
   const walk = (node: AXNode, suppressText: boolean): void => {
     const role = String(node.role?.value ?? "");
-    if (node.ignored) return walkChildren(node, suppressText);
+    if (node.ignored && !onlyModalHidden(node)) return walkChildren(node, suppressText);
     if (SKIP_ROLES.has(role)) return;
     if (role === "StaticText") {
       if (!suppressText) {
@@ -174,16 +196,21 @@ function renderFrame(
       const child = node.backendDOMNodeId !== undefined
         ? frame.childFrames.get(node.backendDOMNodeId)
         : undefined;
-      if (!child || depth > 8) return;
+      // A frame that failed to load shows Chromium's error page: not page content.
+      if (!child || depth > 8 || child.url.startsWith("chrome-error:")) return;
+      const mark = out.mark();
       out.line(`[frame ${displayUrl(child.url, undefined)}]`);
       renderFrame(child, issueRef, out, stats, depth + 1);
-      out.line(`[/frame]`);
+      // Frames with nothing to show (error pages, empty ads) cost lines and say nothing.
+      if (out.mark() === mark + 1) out.rewind(mark);
+      else out.line(`[/frame]`);
       return;
     }
     if (isControl(node, role)) {
       if (node.backendDOMNodeId === undefined) return walkChildren(node, suppressText);
       stats.interactive++;
-      out.line(controlLine(node, role, frame, issueRef(frame, node.backendDOMNodeId), byId));
+      const ref = issueRef(frame, node.backendDOMNodeId);
+      out.line(...controlLine(node, role, frame, ref, byId));
       // Controls speak through their name; only nested controls are worth descending for.
       return walkChildren(node, true, true);
     }
@@ -219,10 +246,19 @@ function renderFrame(
   walkChildren(root, false);
 }
 
+/**
+ * Whether a node is ignored only because a modal dialog is open. Such content is still
+ * on screen and clickable, so the outline keeps it (as Playwright's snapshot does).
+ */
+function onlyModalHidden(node: AXNode): boolean {
+  const reasons = node.ignoredReasons ?? [];
+  return reasons.length > 0 && reasons.every((r) => r.name === "activeModalDialog");
+}
+
 function hasControl(node: AXNode, byId: Map<string, AXNode>, frame: OutlineFrame): boolean {
   const role = String(node.role?.value ?? "");
   if (role === "option") return false;
-  if (!node.ignored && isControl(node, role)) return true;
+  if ((!node.ignored || onlyModalHidden(node)) && isControl(node, role)) return true;
   if (role === "Iframe" && node.backendDOMNodeId !== undefined) {
     return frame.childFrames.has(node.backendDOMNodeId);
   }
@@ -245,16 +281,27 @@ function controlLine(
   frame: OutlineFrame,
   ref: string,
   byId: Map<string, AXNode>,
-): string {
+): [full: string, brief: string] {
   const isPassword = node.backendDOMNodeId !== undefined &&
     frame.passwordFields.has(node.backendDOMNodeId);
   const shownRole = isPassword ? "password" : CONTROL_ROLES.has(role) ? role : "editable";
   const name = clip(String(node.name?.value ?? ""), NAME_MAX);
   let line = `[${ref}] ${shownRole}${name ? ` ${JSON.stringify(name)}` : ""}`;
+  let target = "";
+  let briefTarget = "";
   if (role === "link") {
     const url = prop(node, "url");
-    if (typeof url === "string" && url) line += ` -> ${displayUrl(url, frame.url)}`;
+    if (typeof url === "string" && url) {
+      target = ` -> ${displayUrl(url, frame.url)}`;
+      // The overview names only foreign origins; paths are on the full pages.
+      const shown = displayUrl(url, frame.url);
+      if (!shown.startsWith("/")) {
+        briefTarget = ` -> ${shown.replace(/^(https?:\/\/[^/]+).*$/, "$1")}`;
+      }
+    }
   }
+  const head = line;
+  line = "";
   if (role === "combobox" || role === "listbox") {
     const options = collectOptions(node, byId);
     const selected = options.filter((o) => o.selected).map((o) => o.name);
@@ -284,7 +331,7 @@ function controlLine(
   const expanded = prop(node, "expanded");
   if (expanded === true) line += " [expanded]";
   if (prop(node, "disabled") === true) line += " [disabled]";
-  return line;
+  return [head + target + line, head + briefTarget + line];
 }
 
 function collectOptions(

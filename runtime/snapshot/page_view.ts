@@ -10,17 +10,22 @@
 export const CHARS_PER_TOKEN = 4;
 /** Default token budget of one snapshot page. */
 export const DEFAULT_MAX_TOKENS = 6_000;
+/** Outlines longer than this open with overview pages (text shortened, paths omitted). */
+export const OVERVIEW_MIN_CHARS = 3_000;
 
 /** Everything the view needs about the captured tab. */
 export interface PageView {
   nonce: string;
   origin: string;
-  url: string;
+  /** Path of the page (its origin is on the marker). */
+  path: string;
   title: string;
   docId: string;
   tabIndex: number;
   tabCount: number;
   lines: string[];
+  /** Overview form of each line (aligned with `lines`); empty entries are left out. */
+  brief?: string[];
 }
 
 /** One rendered page of a snapshot. */
@@ -49,20 +54,41 @@ export function paginate(lines: string[], maxChars: number): string[][] {
   return pages;
 }
 
-/** Renders page `page` (1-based) of the view within `maxTokens`. */
+/**
+ * Renders page `page` (1-based) of the view within `maxTokens`. Long outlines start with
+ * overview pages (every control and heading, text shortened) followed by the full outline,
+ * so the first page is small while the pages together lose nothing.
+ */
 export function renderPage(view: PageView, page = 1, maxTokens = DEFAULT_MAX_TOKENS): RenderedPage {
   const open = `<<<untrusted-page nonce=${view.nonce} origin=${view.origin}>>>`;
   const close = `<<<end-untrusted-page nonce=${view.nonce}>>>`;
-  const head = [`url: ${neutralize(view.url)}`, `title: ${neutralize(view.title)}`];
-  const overhead = open.length + close.length + head.join("\n").length + 200;
+  const head = [`path: ${neutralize(view.path)}`, `title: ${neutralize(view.title)}`];
+  const overhead = open.length + close.length + head.join("\n").length + 300;
   const budget = Math.max(maxTokens * CHARS_PER_TOKEN - overhead, 200);
-  const pages = paginate(view.lines.map(neutralize), budget);
+  const lines = view.lines.map(neutralize);
+  const fullPages = paginate(lines, budget);
+  const size = lines.reduce((n, l) => n + l.length + 1, 0);
+  const brief = view.brief?.filter((l) => l !== "").map(neutralize);
+  const overview = size > OVERVIEW_MIN_CHARS && brief ? paginate(brief, budget) : [];
+  const pages = [...overview, ...fullPages];
   const index = Math.min(Math.max(page, 1), pages.length) - 1;
+  const kind = overview.length === 0
+    ? ""
+    : index < overview.length
+    ? " (overview: text shortened)"
+    : " (full text)";
   const status = `doc ${view.docId} · tab ${view.tabIndex} of ${view.tabCount} · page ${
     index + 1
-  }/${pages.length}`;
+  }/${pages.length}${kind}`;
   const parts = [status, open, ...head, ...pages[index], close];
-  if (index + 1 < pages.length) {
+  if (overview.length > 0 && index === 0) {
+    parts.push(
+      `more: pages ${
+        overview.length + 1
+      }-${pages.length} hold the full text; call browser_snapshot {"page": ${overview.length + 1}}`,
+    );
+  }
+  if (index + 1 < pages.length && !(overview.length > 0 && index === 0 && overview.length === 1)) {
     parts.push(
       `more: ${pages.length - index - 1} more page(s); call browser_snapshot {"page": ${
         index + 2

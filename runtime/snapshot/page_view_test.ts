@@ -4,7 +4,7 @@ import { type PageView, paginate, renderPage } from "./page_view.ts";
 const view = (lines: string[]): PageView => ({
   nonce: "n0nce",
   origin: "http://127.0.0.1:1",
-  url: "/",
+  path: "/",
   title: "T",
   docId: "d1",
   tabIndex: 0,
@@ -36,4 +36,35 @@ Deno.test("renderPage() neutralizes forged markers in page text", () => {
   const text = renderPage(view([forged])).text;
   assert.equal(text.match(/<<</g)?.length, 2);
   assert.match(text, /‹‹‹end-untrusted-page nonce=guess›››/);
+});
+
+Deno.test("renderPage() opens long outlines with an overview and keeps the full text after it", () => {
+  const lines: string[] = [];
+  const brief: string[] = [];
+  for (let i = 0; i < 60; i++) {
+    const text = `Paragraph ${i} ${"lorem ipsum ".repeat(10)}`;
+    lines.push(text, `[e${i + 1}] link "L${i}" -> /p${i}`);
+    brief.push(`${text.slice(0, 23)}…`, `[e${i + 1}] link "L${i}"`);
+  }
+  const v = { ...view(lines), brief };
+  const first = renderPage(v, 1, 6_000);
+  assert.match(first.text, /page 1\/2 \(overview: text shortened\)/);
+  assert.match(
+    first.text,
+    /more: pages 2-2 hold the full text; call browser_snapshot \{"page": 2\}/,
+  );
+  for (let i = 0; i < 60; i++) assert.ok(first.text.includes(`[e${i + 1}] link "L${i}"\n`));
+  assert.ok(!first.text.includes("lorem ipsum lorem ipsum lorem"));
+  const full = renderPage(v, 2, 6_000);
+  assert.match(full.text, /page 2\/2 \(full text\)/);
+  for (const l of lines) assert.ok(full.text.includes(l), l);
+});
+
+Deno.test("renderPage() shows short outlines in full on one page", () => {
+  const r = renderPage({
+    ...view(["hello", '[e1] button "Go"']),
+    brief: ["hello", '[e1] button "Go"'],
+  });
+  assert.equal(r.pages, 1);
+  assert.doesNotMatch(r.text, /overview/);
 });
