@@ -35,6 +35,9 @@ export async function compileModule(source: string): Promise<Uint8Array> {
         "abort=policies-wasm/lib/verdict/abortHandler",
         "--optimize",
         "--noAssert",
+        // The engine refuses modules without a memory maximum (the memory cap).
+        "--maximumMemory",
+        "64",
       ],
       stdout: "piped",
       stderr: "piped",

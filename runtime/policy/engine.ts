@@ -1,0 +1,233 @@
+/**
+ * The policy engine: asks every loaded module about a facts object and combines the
+ * answers. Modules run in a worker with a memory cap, no WASI, no host functions beyond
+ * Extism's own and no allowed hosts; a call that exceeds its time budget kills the worker.
+ * Traps, timeouts, malformed output and unknown decisions are denies with POLICY_ERROR.
+ *
+ * @module
+ */
+import { OmotaiError } from "../errors.ts";
+import type { Facts } from "./facts.ts";
+import type { WorkerReply, WorkerRequest } from "./engine_worker.ts";
+import {
+  combine,
+  type ModuleKind,
+  type ModuleVerdict,
+  parseModuleOutput,
+  type Verdict,
+} from "./verdict.ts";
+
+/** A verified module ready to load. */
+export interface ModuleSpec {
+  name: string;
+  kind: ModuleKind;
+  wasm: Uint8Array;
+  /** Hex SHA-256 of `wasm`, pinned in the Extism manifest. */
+  sha256: string;
+  /** JSON handed to the module as its `policy` config. */
+  config: string;
+}
+
+/** Engine limits. */
+export interface EngineOptions {
+  /** Budget for one evaluation of all modules; default 250 ms. */
+  timeoutMs?: number;
+  /** WASM memory cap per module in 64 KiB pages; default 256 (16 MiB). */
+  memoryMaxPages?: number;
+}
+
+/** An evaluation's outcome. */
+export interface Evaluation {
+  verdict: Verdict;
+  verdicts: ModuleVerdict[];
+}
+
+/** Runs policy modules. Dispose to stop its worker. */
+export class PolicyEngine implements AsyncDisposable {
+  readonly modules: readonly Omit<ModuleSpec, "wasm">[];
+  #specs: ModuleSpec[];
+  #timeoutMs: number;
+  #memoryMaxPages: number;
+  #worker: Worker | undefined;
+  #ready: Promise<void> | undefined;
+  #nextId = 1;
+  #pending = new Map<number, (outputs: (string | null)[] | undefined) => void>();
+  #queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(specs: ModuleSpec[], options: EngineOptions) {
+    this.#specs = specs;
+    this.modules = specs.map(({ wasm: _wasm, ...rest }) => rest);
+    this.#timeoutMs = options.timeoutMs ?? 250;
+    this.#memoryMaxPages = options.memoryMaxPages ?? 256;
+  }
+
+  /** Starts an engine; rejects if a module cannot be instantiated. */
+  static async create(specs: ModuleSpec[], options: EngineOptions = {}): Promise<PolicyEngine> {
+    const engine = new PolicyEngine(specs, options);
+    for (const s of specs) checkWasmSandbox(s.wasm, engine.#memoryMaxPages, s.name);
+    await engine.#start();
+    return engine;
+  }
+
+  /** Asks every module; never throws. Evaluations run one at a time. */
+  evaluate(facts: Facts): Promise<Evaluation> {
+    const run = this.#queue.then(() => this.#evaluate(facts));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  async #evaluate(facts: Facts): Promise<Evaluation> {
+    if (this.#specs.length === 0) return { verdict: combine([]), verdicts: [] };
+    let outputs: (string | null)[] | undefined;
+    try {
+      await this.#start();
+      outputs = await this.#ask(JSON.stringify(facts));
+    } catch {
+      outputs = undefined;
+    }
+    const verdicts = this.#specs.map((spec, i): ModuleVerdict => {
+      const out = outputs === undefined
+        ? { decision: "deny" as const, reason: "POLICY_ERROR", rule: "timeout or crash" }
+        : parseModuleOutput(outputs[i]);
+      return { module: spec.name, kind: spec.kind, ...out };
+    });
+    return { verdict: combine(verdicts), verdicts };
+  }
+
+  #start(): Promise<void> {
+    if (this.#ready) return this.#ready;
+    const worker = new Worker(new URL("./engine_worker.ts", import.meta.url), { type: "module" });
+    this.#worker = worker;
+    this.#ready = new Promise<void>((resolve, reject) => {
+      worker.onmessage = (e: MessageEvent<WorkerReply>) => {
+        const msg = e.data;
+        if (msg.type === "ready") {
+          if (msg.error) reject(new Error(`policy module failed to load: ${msg.error}`));
+          else resolve();
+          return;
+        }
+        this.#pending.get(msg.id)?.(msg.outputs);
+        this.#pending.delete(msg.id);
+      };
+      worker.onerror = (e) => {
+        e.preventDefault();
+        this.#kill();
+        reject(new Error("policy worker crashed"));
+      };
+    });
+    const init: WorkerRequest = {
+      type: "init",
+      modules: this.#specs.map((s) => ({
+        name: s.name,
+        wasm: s.wasm,
+        sha256: s.sha256,
+        config: s.config,
+      })),
+    };
+    worker.postMessage(init);
+    this.#ready.catch(() => this.#kill());
+    return this.#ready;
+  }
+
+  #ask(facts: string): Promise<(string | null)[] | undefined> {
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        // A module that does not answer in time is killed with its worker.
+        this.#kill();
+        resolve(undefined);
+      }, this.#timeoutMs);
+      this.#pending.set(id, (outputs) => {
+        clearTimeout(timer);
+        resolve(outputs);
+      });
+      this.#worker!.postMessage({ type: "eval", id, facts } satisfies WorkerRequest);
+    });
+  }
+
+  #kill(): void {
+    this.#worker?.terminate();
+    this.#worker = undefined;
+    this.#ready = undefined;
+    for (const [, resolve] of this.#pending) resolve(undefined);
+    this.#pending.clear();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    this.#kill();
+    return Promise.resolve();
+  }
+}
+
+/** The only import namespace a module may use: Extism's own host functions. */
+export const ALLOWED_IMPORT_MODULE = "extism:host/env";
+
+/**
+ * Refuses a module that imports anything but Extism's host functions, imports its memory,
+ * or declares no memory maximum or one above `maxPages` (the engine enforces the declared
+ * maximum, so this is the memory cap).
+ */
+export function checkWasmSandbox(wasm: Uint8Array, maxPages: number, name: string): void {
+  const fail = (why: string): never => {
+    throw new OmotaiError("POLICY_MODULE_REJECTED", `${name}: ${why}`);
+  };
+  if (
+    wasm.length < 8 || wasm[0] !== 0 || wasm[1] !== 0x61 || wasm[2] !== 0x73 || wasm[3] !== 0x6d
+  ) {
+    fail("not a WebAssembly module");
+  }
+  let pos = 8;
+  const u32 = (): number => {
+    let result = 0;
+    let shift = 0;
+    for (;;) {
+      if (pos >= wasm.length) fail("truncated module");
+      const b = wasm[pos++];
+      result |= (b & 0x7f) << shift;
+      if ((b & 0x80) === 0) return result >>> 0;
+      shift += 7;
+      if (shift > 35) fail("bad LEB128");
+    }
+  };
+  const name_ = (): string => {
+    const len = u32();
+    const s = new TextDecoder().decode(wasm.subarray(pos, pos + len));
+    pos += len;
+    return s;
+  };
+  let memoryMax: number | undefined;
+  let memories = 0;
+  while (pos < wasm.length) {
+    const id = wasm[pos++];
+    const size = u32();
+    const end = pos + size;
+    if (id === 2) {
+      const count = u32();
+      for (let i = 0; i < count; i++) {
+        const mod = name_();
+        name_();
+        const kind = wasm[pos++];
+        if (mod !== ALLOWED_IMPORT_MODULE) {
+          fail(`imports from "${mod}", only ${ALLOWED_IMPORT_MODULE} is allowed`);
+        }
+        if (kind === 0) u32();
+        else fail("imports a table, memory or global");
+      }
+    } else if (id === 5) {
+      const count = u32();
+      memories += count;
+      for (let i = 0; i < count; i++) {
+        const flags = u32();
+        u32();
+        if (flags & 1) memoryMax = u32();
+        else fail("declares no memory maximum");
+      }
+    }
+    pos = end;
+  }
+  if (memories > 1) fail("declares more than one memory");
+  if (memoryMax !== undefined && memoryMax > maxPages) {
+    fail(`may grow to ${memoryMax} pages; the cap is ${maxPages}`);
+  }
+}
