@@ -8,6 +8,7 @@ import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { PolicyFileError } from "../errors.ts";
 import { normalizeOrigin } from "./origin.ts";
+import { canonicalPath } from "./paths.ts";
 
 const originSchema = z.string().transform((value, ctx) => {
   const origin = normalizeOrigin(value);
@@ -21,10 +22,49 @@ const originSchema = z.string().transform((value, ctx) => {
   return origin;
 });
 
-/** Schema of the policy file. The policy issue extends it with rules and limits. */
+const deniedPathSchema = z.strictObject({
+  /** An origin, or "*" for every origin. */
+  origin: z.union([z.literal("*"), originSchema]),
+  /** A path prefix, matched on whole segments after canonicalization. */
+  path_prefix: z.string().startsWith("/").transform((p) => canonicalPath(p)),
+});
+
+const moduleSchema = z.strictObject({
+  /** A .wasm file (its signature is `<path>.sig.json`), relative to the policy file, or
+   * `bundled:<name>` for a module shipped with the runtime. */
+  path: z.string().min(1),
+  /** Extra config merged over the policy keys handed to the module. */
+  config: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** Schema of the policy file. */
 export const PolicyFileSchema = z.strictObject({
   /** Origins the agent may browse. */
   allowed_origins: z.array(originSchema).default([]),
+  /** Paths never reachable, per origin. */
+  denied_paths: z.array(deniedPathSchema).default([]),
+  /** Refuse writes (non-GET form submits, non-GET/HEAD requests). */
+  read_only: z.boolean().default(true),
+  /** With read_only, ask a human instead of refusing a form submit. */
+  confirm_writes: z.boolean().default(false),
+  /** How long an approval may take before it counts as denied. */
+  confirm_timeout_seconds: z.int().min(1).max(3_600).default(120),
+  /** How many approvals a session may ask for (0: none). */
+  max_confirmations: z.int().min(0).max(10_000).default(10),
+  /** Agent actions per session (0: unlimited). */
+  max_actions: z.int().min(0).default(0),
+  /** Seconds a session may act (0: unlimited). */
+  max_seconds: z.int().min(0).default(0),
+  /** Runtime login (used by the vault milestone). */
+  login: z.strictObject({
+    secret_id: z.string().min(1),
+    url: z.url().optional(),
+  }).optional(),
+  /** Base64 Ed25519 public keys whose signatures are trusted; default: the project key. */
+  trusted_keys: z.array(z.string().regex(/^[A-Za-z0-9+/]{43}=$/, "a base64 Ed25519 public key"))
+    .optional(),
+  /** Policy modules to load; default: the bundled baseline. */
+  modules: z.array(moduleSchema).min(1).optional(),
 });
 
 /** A validated policy. */
@@ -42,10 +82,14 @@ export function parsePolicy(text: string, source = "policy"): PolicyFile {
   const data = doc.toJS() ?? {};
   const result = PolicyFileSchema.safeParse(data);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
+  // A misspelled key explains a "missing" one, so unknown keys are reported first.
+  const issue = result.error.issues.find((i) => i.code === "unrecognized_keys") ??
+    result.error.issues[0];
   const path = issue.path.map(String);
   let key = path.join(".");
-  let node = path.length > 0 ? doc.getIn(path, true) : undefined;
+  let node: unknown;
+  // A missing key has no node: point at the closest ancestor that exists.
+  for (let n = path.length; n > 0 && !node; n--) node = doc.getIn(path.slice(0, n), true);
   if (issue.code === "unrecognized_keys") {
     key = [...path, issue.keys[0]].join(".");
     const parent = path.length > 0 ? doc.getIn(path, true) : doc.contents;

@@ -35,6 +35,27 @@ Deno.test("parsePolicy() rejects broken YAML and duplicate keys with a line", ()
   );
 });
 
-Deno.test("parsePolicy() accepts an empty file as the empty policy", () => {
-  assert.deepEqual(parsePolicy(""), { allowed_origins: [] });
+Deno.test("parsePolicy() gives safe defaults for an empty file", () => {
+  const p = parsePolicy("");
+  assert.deepEqual(p.allowed_origins, []);
+  assert.equal(p.read_only, true);
+  assert.equal(p.confirm_writes, false);
+  assert.equal(p.max_actions, 0);
+  assert.equal(p.modules, undefined);
+});
+
+Deno.test("parsePolicy() canonicalizes denied path prefixes and checks every key", () => {
+  const p = parsePolicy(
+    "denied_paths:\n  - origin: HTTP://Portal.test:80\n    path_prefix: /Admin/./x/../\n" +
+      "read_only: false\nmax_actions: 5\nmodules:\n  - path: bundled:baseline\n",
+  );
+  assert.deepEqual(p.denied_paths, [{ origin: "http://portal.test", path_prefix: "/admin" }]);
+  assert.equal(p.read_only, false);
+  assert.throws(() => parsePolicy("read_only: maybe\n", "p.yaml"), /p\.yaml:1: "read_only"/);
+  assert.throws(
+    () => parsePolicy("denied_paths:\n  - origin: '*'\n    prefix: /x\n", "p.yaml"),
+    /p\.yaml:3: unknown key "denied_paths.0.prefix"/,
+  );
+  assert.throws(() => parsePolicy("trusted_keys: [abc]\n", "p.yaml"), /trusted_keys.0/);
+  assert.throws(() => parsePolicy("max_actions: -1\n", "p.yaml"), /max_actions/);
 });
