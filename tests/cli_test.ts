@@ -88,7 +88,10 @@ Deno.test("deno task start serves the demo site and MCP at the printed URL", asy
 Deno.test("stdio mode under the omotai task's permissions: MCP on stdout, tools work", async () => {
   const dataDir = `runs/test-stdio-${crypto.randomUUID().slice(0, 8)}`;
   await using site = serveFixtureSite();
-  const c = await connectStdio(dataDir, await taskFlags("omotai"));
+  await Deno.mkdir(dataDir, { recursive: true });
+  const policyFile = `${dataDir}/policy.yaml`;
+  await Deno.writeTextFile(policyFile, `allowed_origins: [${site.origin}]\n`);
+  const c = await connectStdio(dataDir, await taskFlags("omotai"), policyFile);
   try {
     const r = await c.call("browser_navigate", { url: `${site.origin}/` });
     assert.equal(r.isError, false, r.text);
@@ -173,5 +176,35 @@ Deno.test("omotai start reports a bad policy file naming key and line, and exits
   assert.equal(out.code, 1);
   assert.match(stderr, /POLICY_INVALID: .*bad\.yaml:3: unknown key "read_onyl"/);
   assert.equal(new TextDecoder().decode(out.stdout), "", "nothing but MCP ever goes to stdout");
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("omotai start refuses a tampered or unsigned policy module at startup", async () => {
+  const dir = await Deno.makeTempDir();
+  const wasm = await Deno.readFile("policies-wasm/dist/baseline.wasm");
+  wasm[wasm.length - 1] ^= 0xff;
+  await Deno.writeFile(`${dir}/m.wasm`, wasm);
+  await Deno.copyFile("policies-wasm/dist/baseline.wasm.sig.json", `${dir}/m.wasm.sig.json`);
+  await Deno.writeFile(`${dir}/u.wasm`, await Deno.readFile("policies-wasm/dist/baseline.wasm"));
+  for (const [file, code] of [["m.wasm", "HASH_MISMATCH"], ["u.wasm", "SIGNATURE_MISSING"]]) {
+    await Deno.writeTextFile(`${dir}/policy.yaml`, `modules:\n  - path: ${file}\n`);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "runtime/main.ts",
+        "start",
+        "--policy",
+        `${dir}/policy.yaml`,
+        "--data-dir",
+        dir,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, stderr);
+    assert.match(stderr, new RegExp(`POLICY_MODULE_REJECTED: ${code}`));
+  }
   await Deno.remove(dir, { recursive: true });
 });

@@ -40,6 +40,9 @@ export function verdict(): i32 {
   if (kindOrNull == null) return answer("deny", "POLICY_ERROR", "facts without kind");
   const kind = kindOrNull;
 
+  if (kind == "snapshot" || kind == "wait" || kind == "tab") return answer("allow", "OK", "");
+
+  // Limits stop actions, not reading: a session over its budget can still look.
   if (kind != "request") {
     const maxActions = num(policy, "max_actions", 0);
     if (maxActions > 0 && num(facts, "session.actions_used", 0) >= maxActions) {
@@ -50,7 +53,6 @@ export function verdict(): i32 {
       return answer("deny", "LIMIT_TIME", "max_seconds");
     }
   }
-  if (kind == "snapshot" || kind == "wait" || kind == "tab") return answer("allow", "OK", "");
 
   const readOnly = bool_(policy, "read_only", true);
   const confirmWrites = bool_(policy, "confirm_writes", false);

@@ -19,6 +19,7 @@ import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_v
 import { captureTab } from "./capture.ts";
 import type { Element } from "./element_ops.ts";
 import { RefTable } from "./ref_table.ts";
+import type { SessionCounters } from "./facts_reader.ts";
 
 /** How a session starts its browser. */
 export interface BrowserSessionOptions {
@@ -68,8 +69,26 @@ export class BrowserSession implements AsyncDisposable {
   /** >0 while the runtime itself opens a tab, so that tab is not announced as a popup. */
   #ownTabs = 0;
 
+  readonly #startedAt = Date.now();
+  #actionsUsed = 0;
+
   constructor(options: BrowserSessionOptions) {
     this.#options = options;
+  }
+
+  /** Counters the policy facts carry. */
+  counters(): SessionCounters {
+    return {
+      tainted: false,
+      actionsUsed: this.#actionsUsed,
+      secondsElapsed: (Date.now() - this.#startedAt) / 1000,
+      confirmationsUsed: 0,
+    };
+  }
+
+  /** Records one allowed agent action. */
+  countAction(): void {
+    this.#actionsUsed++;
   }
 
   /**

@@ -9,12 +9,15 @@ import { findBrowser, ProfileStore } from "../../cdp/mod.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
 import { createDemoSite } from "../demo/site.ts";
 import { OmotaiError } from "../errors.ts";
-import { allowAllGate, type Gate } from "../gate/gate.ts";
+import type { Gate } from "../gate/gate.ts";
+import { PolicyEngine } from "../policy/engine.ts";
+import { loadModules } from "../policy/loader.ts";
+import { PolicyGate } from "../policy/policy_gate.ts";
 import { log } from "../log.ts";
 import { allowedHostsFor } from "../mcp/host_guard.ts";
 import { createHttpApp, type HttpApp } from "../mcp/http_app.ts";
 import { createMcpServer } from "../mcp/server.ts";
-import { loadPolicyFile, type PolicyFile } from "../policy/policy_file.ts";
+import { loadPolicyFile, parsePolicy, type PolicyFile } from "../policy/policy_file.ts";
 
 /** Options of `omotai start`. */
 export interface StartOptions {
@@ -52,11 +55,16 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       `--host ${options.host} is not loopback; until agent API keys exist, sse mode binds only to 127.0.0.1, ::1 or localhost`,
     );
   }
-  const policy = options.policy ? await loadPolicyFile(options.policy) : { allowed_origins: [] };
+  const policy = options.policy ? await loadPolicyFile(options.policy) : parsePolicy("");
+  // Every module is verified before anything starts: a refused module stops startup.
+  const specs = await loadModules(policy, options.policy);
+  const engine = await PolicyEngine.create(specs).catch((err) => {
+    throw new OmotaiError("POLICY_ENGINE_FAILED", (err as Error).message);
+  });
   const executable = options.browser ?? findBrowser(Deno.env.get("OMOTAI_BROWSER"));
   await Deno.mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const profiles = await ProfileStore.open(options.dataDir);
-  const gate: Gate = allowAllGate;
+  const gate: Gate = new PolicyGate(engine);
   const newServer = () =>
     createMcpServer({
       session: new BrowserSession({ profiles, executable, headful: options.headful }),
@@ -71,6 +79,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     done,
     async [Symbol.asyncDispose]() {
       for (const close of closers.reverse()) await close().catch(() => {});
+      await engine[Symbol.asyncDispose]();
       await profiles[Symbol.asyncDispose]();
       resolveDone();
     },

@@ -5,6 +5,8 @@
  *
  * @module
  */
+import { OmotaiError } from "../errors.ts";
+import type { Facts } from "../policy/facts.ts";
 
 /** What kind of action a tool proposes; mirrors the policy facts' `kind`. */
 export type ActionKind =
@@ -18,12 +20,14 @@ export type ActionKind =
   | "wait"
   | "tab";
 
-/** A tool call as the gate sees it: the tool's validated arguments, nothing from the page. */
+/** A tool call as the gate sees it. */
 export interface ProposedAction {
   tool: string;
   kind: ActionKind;
   /** Validated arguments. Text to type is included: gates must never echo it. */
   args: Readonly<Record<string, unknown>>;
+  /** Reads the action's facts from the browser (only when a gate needs them). */
+  facts?: () => Promise<Facts>;
 }
 
 /** The gate's answer. */
@@ -41,12 +45,17 @@ export const allowAllGate: Gate = {
   check: () => Promise.resolve({ decision: "allow" }),
 };
 
+/** Errors the model should see as themselves rather than as a policy deny. */
+const PASS_THROUGH = new Set(["STALE_REF", "UNKNOWN_REF", "BROWSER_LOST", "INVALID_ARGUMENTS"]);
+
 /** Asks `gate`, turning errors and malformed answers into a deny (fail closed). */
 export async function decide(gate: Gate, action: ProposedAction): Promise<Verdict> {
   let verdict: Verdict;
   try {
     verdict = await gate.check(action);
-  } catch {
+  } catch (err) {
+    // The action cannot run either way; a stale ref is more useful to hear than GATE_ERROR.
+    if (err instanceof OmotaiError && PASS_THROUGH.has(err.code)) throw err;
     return { decision: "deny", reason: "GATE_ERROR" };
   }
   if (verdict?.decision === "allow") return { decision: "allow" };

@@ -56,6 +56,9 @@ export const FactsSchema = z.strictObject({
     tag: z.string(),
     type: z.string().nullable(),
     role: z.string().nullable(),
+    link_scheme: z.string().nullable().describe(
+      "scheme of the link target, e.g. https, javascript",
+    ),
     link_origin: origin.nullable(),
     link_path: path.nullable(),
   }).nullable(),

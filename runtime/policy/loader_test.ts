@@ -8,7 +8,9 @@ const rejected = (pattern: RegExp) => (e: unknown) =>
   e instanceof OmotaiError && e.code === "POLICY_MODULE_REJECTED" && pattern.test(e.message);
 
 Deno.test("PROJECT_PUBLIC_KEY is the checked-in project key", async () => {
-  const file = await Deno.readTextFile(new URL("../../policies-wasm/keys/project.pub", import.meta.url));
+  const file = await Deno.readTextFile(
+    new URL("../../policies-wasm/keys/project.pub", import.meta.url),
+  );
   assert.equal(PROJECT_PUBLIC_KEY, file.trim());
 });
 
@@ -20,8 +22,12 @@ Deno.test("loadModules() loads the bundled baseline by default", async () => {
 
 Deno.test("loadModules() refuses unsigned, tampered and untrusted modules", async () => {
   const dir = await Deno.makeTempDir();
-  const wasm = await Deno.readFile(new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url));
-  const sig = await Deno.readTextFile(new URL("../../policies-wasm/dist/baseline.wasm.sig.json", import.meta.url));
+  const wasm = await Deno.readFile(
+    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
+  );
+  const sig = await Deno.readTextFile(
+    new URL("../../policies-wasm/dist/baseline.wasm.sig.json", import.meta.url),
+  );
   const policyPath = `${dir}/policy.yaml`;
   const load = (trusted?: string) =>
     loadModules(

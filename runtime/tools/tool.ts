@@ -9,6 +9,10 @@ import type { BrowserSession } from "../browser/browser_session.ts";
 import { InvalidArgumentsError, OmotaiError } from "../errors.ts";
 import { type ActionKind, decide, type Gate } from "../gate/gate.ts";
 import { ResponseBuilder, type ToolResult } from "./response.ts";
+import { readFacts } from "../browser/facts_reader.ts";
+
+/** Kinds that count against `max_actions`. */
+const COUNTED = new Set<ActionKind>(["navigate", "back", "click", "type", "select", "key"]);
 
 /** What a handler gets. */
 export interface ToolContext {
@@ -51,10 +55,23 @@ export async function runTool(
   }
   const args = parsed.data as Record<string, unknown>;
   return await session.exclusive(async () => {
-    const verdict = await decide(gate, { tool: tool.name, kind: tool.kind, args });
+    let verdict;
+    try {
+      verdict = await decide(gate, {
+        tool: tool.name,
+        kind: tool.kind,
+        args,
+        facts: () => readFacts(session, tool.kind, args, session.counters()),
+      });
+    } catch (err) {
+      reportError(response, session.translateError(err), tool.name);
+      for (const n of session.takeNotices()) response.notice(n);
+      return response.serialize();
+    }
     if (verdict.decision !== "allow") {
       response.denied(verdict.reason, verdict.detail);
     } else {
+      if (COUNTED.has(tool.kind)) session.countAction();
       try {
         await tool.handle({ session, response }, args);
       } catch (err) {

@@ -59,15 +59,24 @@ export interface Harness extends AsyncDisposable {
   connect(transport?: "sse" | "http"): Promise<TestClient>;
 }
 
-/** Starts a fixture site and a runtime in sse mode on a random port. */
-export async function startHarness(): Promise<Harness> {
+/**
+ * Starts a fixture site and a runtime in sse mode on a random port. `policy` builds the
+ * policy YAML from the site; by default both fixture origins are allowed and writes too.
+ */
+export async function startHarness(
+  policy: (site: FixtureSite) => string = (site) =>
+    `allowed_origins: [${site.origin}, ${site.otherOrigin}]\nread_only: false\n`,
+): Promise<Harness> {
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-test-" });
   const site = serveFixtureSite();
+  const policyFile = `${dataDir}/policy.yaml`;
+  await Deno.writeTextFile(policyFile, policy(site));
   const runtime = await startRuntime({
     mode: "sse",
     host: "127.0.0.1",
     port: 0,
     dataDir,
+    policy: policyFile,
   });
   const clients: TestClient[] = [];
   return {
@@ -94,10 +103,23 @@ export async function startHarness(): Promise<Harness> {
 }
 
 /** Connects to `omotai start` (stdio) spawned as a subprocess with the given permissions. */
-export async function connectStdio(dataDir: string, permissions: string[]): Promise<TestClient> {
+export async function connectStdio(
+  dataDir: string,
+  permissions: string[],
+  policyFile: string,
+): Promise<TestClient> {
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
-    args: ["run", ...permissions, "runtime/main.ts", "start", "--data-dir", dataDir],
+    args: [
+      "run",
+      ...permissions,
+      "runtime/main.ts",
+      "start",
+      "--data-dir",
+      dataDir,
+      "--policy",
+      policyFile,
+    ],
     stderr: "pipe",
   });
   const client = new Client({ name: "omotai-stdio-test", version: "0" });
