@@ -65,7 +65,8 @@ export async function listModules(): Promise<{ source: string; manifest: Manifes
   return found.sort((a, b) => a.manifest.name.localeCompare(b.manifest.name));
 }
 
-async function main(args: string[]): Promise<void> {
+/** `build [--sign KEY.json] [--out DIR]`. */
+export async function buildPolicies(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
     options: { sign: { type: "string" }, out: { type: "string", default: join(ROOT, "dist") } },
@@ -84,4 +85,4 @@ async function main(args: string[]): Promise<void> {
   }
 }
 
-if (import.meta.main) await main(Deno.args);
+if (import.meta.main) await buildPolicies(Deno.args);

@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { CdpLayerError } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { policyCommand } from "./policy_cmd.ts";
 import { banner, type StartOptions, startRuntime } from "./start.ts";
 
 const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a real browser
@@ -14,11 +15,13 @@ const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a r
 Usage:
   omotai start [--mode stdio|sse] [--policy FILE] [--host 127.0.0.1] [--port 8080]
                [--data-dir runs] [--demo-site] [--demo-port PORT] [--headful]
+  omotai policy keygen|sign|verify|test|build ...
   omotai --version
   omotai help
 
 start     Serve the browser tools over MCP. stdio (default) is for clients that spawn
           the runtime; sse serves legacy SSE (/sse) and Streamable HTTP (/mcp).
+policy    Build, sign, verify and test policy modules.
 `;
 
 /** Runs the CLI; returns the exit code. */
@@ -28,6 +31,8 @@ export async function main(args: string[]): Promise<number> {
     switch (command) {
       case "start":
         return await startCommand(rest);
+      case "policy":
+        return await policyCommand(rest);
       case "--version":
       case "version":
         console.log(VERSION);
