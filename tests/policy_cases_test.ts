@@ -24,6 +24,6 @@ cases:
   assert.equal(results[0].ok, false);
   assert.match(
     formatResults(results),
-    /FAIL  wrongly expected\n +expected: allow\n +actual: +deny ORIGIN_NOT_ALLOWED\n0 passed, 1 failed/,
+    /FAIL {2}wrongly expected\n +expected: allow\n +actual: +deny ORIGIN_NOT_ALLOWED\n0 passed, 1 failed/,
   );
 });

@@ -48,6 +48,6 @@ Deno.test("omotai policy keygen, sign, verify and test work end to end for an au
   );
   const bad = await omotai("policy", "test", `${dir}/m.wasm`, `${dir}/bad.yaml`);
   assert.equal(bad.code, 1);
-  assert.match(bad.out, /FAIL  x\n +expected: allow\n +actual: +deny PATH_NOT_ALLOWED/);
+  assert.match(bad.out, /FAIL {2}x\n +expected: allow\n +actual: +deny PATH_NOT_ALLOWED/);
   await Deno.remove(dir, { recursive: true });
 });
