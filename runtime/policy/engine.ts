@@ -17,6 +17,11 @@ import {
   type Verdict,
 } from "./verdict.ts";
 
+/** Size of the shared buffer carrying facts in and verdicts out. */
+const CHANNEL_BYTES = 1 << 20;
+/** How long the caller spins before it sleeps on the answer. */
+const SPIN_MS = 0.3;
+
 /** A verified module ready to load. */
 export interface ModuleSpec {
   name: string;
@@ -50,8 +55,8 @@ export class PolicyEngine implements AsyncDisposable {
   #memoryMaxPages: number;
   #worker: Worker | undefined;
   #ready: Promise<void> | undefined;
-  #nextId = 1;
-  #pending = new Map<number, (outputs: (string | null)[] | undefined) => void>();
+  #control = new Int32Array(new SharedArrayBuffer(16));
+  #data = new Uint8Array(new SharedArrayBuffer(CHANNEL_BYTES));
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(specs: ModuleSpec[], options: EngineOptions) {
@@ -81,7 +86,7 @@ export class PolicyEngine implements AsyncDisposable {
     let outputs: (string | null)[] | undefined;
     try {
       await this.#start();
-      outputs = await this.#ask(JSON.stringify(facts));
+      outputs = this.#ask(JSON.stringify(facts));
     } catch {
       outputs = undefined;
     }
@@ -98,16 +103,11 @@ export class PolicyEngine implements AsyncDisposable {
     if (this.#ready) return this.#ready;
     const worker = new Worker(new URL("./engine_worker.ts", import.meta.url), { type: "module" });
     this.#worker = worker;
+    Atomics.store(this.#control, 0, 0);
     this.#ready = new Promise<void>((resolve, reject) => {
       worker.onmessage = (e: MessageEvent<WorkerReply>) => {
-        const msg = e.data;
-        if (msg.type === "ready") {
-          if (msg.error) reject(new Error(`policy module failed to load: ${msg.error}`));
-          else resolve();
-          return;
-        }
-        this.#pending.get(msg.id)?.(msg.outputs);
-        this.#pending.delete(msg.id);
+        if (e.data.error) reject(new Error(`policy module failed to load: ${e.data.error}`));
+        else resolve();
       };
       worker.onerror = (e) => {
         e.preventDefault();
@@ -123,35 +123,55 @@ export class PolicyEngine implements AsyncDisposable {
         sha256: s.sha256,
         config: s.config,
       })),
+      control: this.#control.buffer as SharedArrayBuffer,
+      data: this.#data.buffer as SharedArrayBuffer,
     };
     worker.postMessage(init);
     this.#ready.catch(() => this.#kill());
     return this.#ready;
   }
 
-  #ask(facts: string): Promise<(string | null)[] | undefined> {
-    const id = this.#nextId++;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.#pending.delete(id);
-        // A module that does not answer in time is killed with its worker.
+  /**
+   * One request over shared memory. The caller's thread waits (bounded by the time budget):
+   * evaluations take microseconds, and a module that hangs is killed with its worker.
+   */
+  #ask(facts: string): (string | null)[] | undefined {
+    const bytes = new TextEncoder().encode(facts);
+    if (bytes.length > this.#data.length) return undefined;
+    this.#data.set(bytes);
+    this.#control[1] = bytes.length;
+    Atomics.store(this.#control, 0, 1);
+    Atomics.notify(this.#control, 0);
+    const deadline = performance.now() + this.#timeoutMs;
+    // Most answers arrive within tens of microseconds: spin briefly before sleeping.
+    const spinUntil = performance.now() + SPIN_MS;
+    while (Atomics.load(this.#control, 0) === 1 && performance.now() < spinUntil) {
+      // busy wait
+    }
+    while (Atomics.load(this.#control, 0) === 1) {
+      const left = deadline - performance.now();
+      if (left <= 0 || Atomics.wait(this.#control, 0, 1, left) === "timed-out") {
         this.#kill();
-        resolve(undefined);
-      }, this.#timeoutMs);
-      this.#pending.set(id, (outputs) => {
-        clearTimeout(timer);
-        resolve(outputs);
-      });
-      this.#worker!.postMessage({ type: "eval", id, facts } satisfies WorkerRequest);
-    });
+        return undefined;
+      }
+    }
+    const out = new TextDecoder().decode(this.#data.slice(0, this.#control[2]));
+    Atomics.store(this.#control, 0, 0);
+    try {
+      const parsed = JSON.parse(out);
+      return Array.isArray(parsed) ? parsed : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   #kill(): void {
     this.#worker?.terminate();
     this.#worker = undefined;
     this.#ready = undefined;
-    for (const [, resolve] of this.#pending) resolve(undefined);
-    this.#pending.clear();
+    // A fresh channel: a killed worker can never answer into the next one's buffers.
+    this.#control = new Int32Array(new SharedArrayBuffer(16));
+    this.#data = new Uint8Array(new SharedArrayBuffer(CHANNEL_BYTES));
   }
 
   [Symbol.asyncDispose](): Promise<void> {
