@@ -97,3 +97,24 @@ Deno.test("max_actions and max_seconds limit a session", async () => {
   const late = await c2.call("browser_navigate", { url: `${h2.site.origin}/` });
   assert.match(late.text, /^denied: LIMIT_TIME/);
 });
+
+Deno.test("pressing Enter in a POST form field is judged as submitting it", async () => {
+  await using h = await startHarness(strict);
+  await using c = await h.connect();
+  const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+  const typed = await c.call("browser_type", {
+    ref: refOf(home.text, /textbox "User"/),
+    text: "bob",
+  });
+  assert.equal(typed.isError, false, typed.text);
+  const enter = await c.call("browser_press_key", { key: "Enter" });
+  assert.match(
+    enter.text,
+    /^denied: READ_ONLY_SUBMIT \(POST form to http:\/\/127\.0\.0\.1:\d+\/login\)$/,
+  );
+  assert.equal(h.site.posts.get("/login"), undefined, "nothing was posted");
+  // Enter in the GET search field still submits.
+  await c.call("browser_type", { ref: refOf(home.text, /textbox "Query"/), text: "fine" });
+  const search = await c.call("browser_press_key", { key: "Enter" });
+  assert.match(search.text, /You searched for: fine/);
+});

@@ -9,6 +9,7 @@ import { type Facts, FACTS_ABI_VERSION } from "../policy/facts.ts";
 import { normalizeOrigin } from "../policy/origin.ts";
 import { canonicalPath } from "../policy/paths.ts";
 import type { ActionKind } from "../gate/gate.ts";
+import type { CdpSession } from "../../cdp/mod.ts";
 import type { BrowserSession } from "./browser_session.ts";
 import { callOnElement } from "./element_ops.ts";
 
@@ -42,6 +43,8 @@ interface ElementInfo {
   frameOrigin: string;
   form: { method: string; action: string; fields: { name: string; type: string }[] } | null;
   submitter: boolean;
+  enterSubmits: boolean;
+  isFrame: boolean;
 }
 
 // Runs in the runtime's isolated world: prototypes there are pristine, and reading through
@@ -76,6 +79,10 @@ const ELEMENT_INFO = `function () {
     frameOrigin: location.origin,
     form: formInfo,
     submitter: Boolean(isSubmitter && form),
+    // Enter in a single-line field submits its form implicitly.
+    enterSubmits: Boolean(form && (isSubmitter || (el instanceof HTMLInputElement &&
+      !["checkbox", "radio", "button", "reset", "file", "hidden"].includes(get(HTMLInputElement.prototype, "type", el))))),
+    isFrame: el instanceof HTMLIFrameElement || el instanceof HTMLFrameElement,
   };
 }`;
 
@@ -154,6 +161,47 @@ export async function readFacts(
       if (submits) facts.method = info.form.method;
     }
     if (!facts.form && link && kind === "click") facts.target = link;
+  } else if (kind === "key" && /(^|\+)Enter$/.test(String(args.key))) {
+    await keyFacts(page, frameTree.frame.id, facts);
   }
   return facts;
+}
+
+/**
+ * Enter may submit the form of the focused element: read it in the main frame. Focus inside
+ * a child frame cannot be inspected here, so it counts as submitting a form to an unknown
+ * destination (which no policy allows).
+ */
+async function keyFacts(page: CdpSession, mainFrameId: string, facts: Facts): Promise<void> {
+  const world = await page.send("Page.createIsolatedWorld", {
+    frameId: mainFrameId,
+    worldName: "omotai",
+  });
+  const res = await page.send("Runtime.evaluate", {
+    expression: `(${ELEMENT_INFO}).call(document.activeElement || document.body)`,
+    contextId: world.executionContextId,
+    returnByValue: true,
+  });
+  const info = res.result.value as ElementInfo | undefined;
+  if (!info || info.isFrame) {
+    facts.form = {
+      method: "POST",
+      action_origin: null,
+      action_path: null,
+      submits: true,
+      fields: [],
+    };
+    return;
+  }
+  if (info.form && info.enterSubmits) {
+    const action = targetOf(info.form.action);
+    facts.form = {
+      method: info.form.method,
+      action_origin: action?.origin ?? null,
+      action_path: action?.path ?? null,
+      submits: true,
+      fields: info.form.fields.slice(0, 200),
+    };
+    facts.method = info.form.method;
+  }
 }
