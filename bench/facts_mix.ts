@@ -7,6 +7,7 @@
 import { parse } from "yaml";
 import { defaultFacts, normalizeFacts } from "../runtime/policy/case_runner.ts";
 import { type Facts, FactsSchema } from "../runtime/policy/facts.ts";
+import { canonicalPath } from "../runtime/policy/paths.ts";
 import type { BaselineConfig } from "./baseline_reference.ts";
 
 /** The baseline case table's config and facts, normalized like the runtime does. */
@@ -22,7 +23,15 @@ export async function baselineCaseFacts(): Promise<{ config: BaselineConfig; fac
     const merged = { ...defaultFacts(), ...c.facts } as Record<string, unknown>;
     return normalizeFacts(FactsSchema.parse(merged));
   });
-  return { config: doc.config, facts };
+  // Prefixes as the policy loader hands them to modules: canonical.
+  const config = {
+    ...doc.config,
+    denied_paths: doc.config.denied_paths.map((d) => ({
+      ...d,
+      path_prefix: canonicalPath(d.path_prefix),
+    })),
+  };
+  return { config, facts };
 }
 
 /** Weighted mix: requests dominate real traffic. */

@@ -5,7 +5,6 @@
  * @module
  */
 import { PolicyEngine } from "../runtime/policy/engine.ts";
-import { canonicalPath } from "../runtime/policy/paths.ts";
 import { sha256Hex } from "../runtime/policy/signing.ts";
 import { baselineVerdict } from "./baseline_reference.ts";
 import { median } from "./compare.ts";
@@ -20,13 +19,6 @@ function pct(xs: number[], p: number): number {
 
 async function main() {
   const { config, facts } = await baselineCaseFacts();
-  const cfg = {
-    ...config,
-    denied_paths: config.denied_paths.map((d) => ({
-      ...d,
-      path_prefix: canonicalPath(d.path_prefix),
-    })),
-  };
   const mix = weightedMix(facts, N);
   const load = async (name: string, extra: Record<string, unknown> = {}) => {
     const wasm = await Deno.readFile(
@@ -37,7 +29,7 @@ async function main() {
       kind: "rule" as const,
       wasm,
       sha256: await sha256Hex(wasm),
-      config: JSON.stringify({ ...cfg, ...extra }),
+      config: JSON.stringify({ ...config, ...extra }),
     };
   };
   await using engine = await PolicyEngine.create([
@@ -55,7 +47,7 @@ async function main() {
   const tsTimes: number[] = [];
   for (const f of mix) {
     const t0 = performance.now();
-    baselineVerdict(f, cfg);
+    baselineVerdict(f, config);
     tsTimes.push((performance.now() - t0) * 1000);
   }
   console.log(
