@@ -75,8 +75,10 @@ export async function startPlaywrightMcp(): Promise<BenchClient> {
   ]);
 }
 
-/** Starts Omotai over stdio, the same transport as the peer. */
-export async function startOmotai(dataDir: string): Promise<BenchClient> {
+/** Starts Omotai over stdio, the same transport as the peer, allowing `origins`. */
+export async function startOmotai(dataDir: string, origins: string[]): Promise<BenchClient> {
+  const policy = `${dataDir}/bench-policy.yaml`;
+  await Deno.writeTextFile(policy, `allowed_origins: [${origins.join(", ")}]\n`);
   return await connect("omotai", Deno.execPath(), [
     "run",
     "-A",
@@ -84,5 +86,7 @@ export async function startOmotai(dataDir: string): Promise<BenchClient> {
     "start",
     "--data-dir",
     dataDir,
+    "--policy",
+    policy,
   ]);
 }

@@ -87,7 +87,7 @@ async function main() {
   const base = `http://127.0.0.1:${server.addr.port}`;
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-bench-" });
   await using pw = await startPlaywrightMcp();
-  await using om = await startOmotai(dataDir);
+  await using om = await startOmotai(dataDir, [base]);
 
   const rows: string[] = [];
   const ratios: number[] = [];
