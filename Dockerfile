@@ -10,6 +10,8 @@ WORKDIR /app
 COPY --chown=omotai:omotai . .
 USER omotai
 RUN deno install && deno cache runtime/main.ts
-# stdio by default; sse binds only to loopback until agent API keys exist.
+# stdio by default; sse binds only to loopback until agent API keys exist. Mount your policy:
+#   docker run -i --rm -v $PWD/policy.yaml:/app/policy.yaml:ro omotai
+# (without one, the bundled demo policy allows only the demo site's origin).
 ENTRYPOINT ["deno", "task", "omotai"]
-CMD ["start", "--mode", "stdio", "--data-dir", "runs"]
+CMD ["start", "--mode", "stdio", "--data-dir", "runs", "--policy", "runtime/demo/demo_policy.yaml"]
