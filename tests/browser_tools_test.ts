@@ -255,3 +255,14 @@ Deno.test("page text cannot forge the end of the untrusted block", async () => {
   const nonce = r.text.match(/nonce=([0-9a-f]{16})/)![1];
   assert.ok(r.text.trimEnd().endsWith(`<<<end-untrusted-page nonce=${nonce}>>>`));
 });
+
+Deno.test("visible controls under aria-hidden are listed and clickable; invisible ones are not", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const page = await c.call("browser_navigate", { url: `${h.site.origin}/hidden-nav` });
+  assert.match(page.text, /\[e\d+\] link "Hidden nav link" -> \/next/);
+  assert.match(page.text, /\[e\d+\] button "Close"/);
+  assert.doesNotMatch(page.text, /Invisible link/);
+  const r = await c.call("browser_click", { ref: refOf(page.text, /link "Hidden nav link"/) });
+  assert.match(r.text, /# Next page/);
+});

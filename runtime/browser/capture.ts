@@ -5,7 +5,7 @@
  * @module
  */
 import type { CdpSession, Protocol, TargetTracker } from "../../cdp/mod.ts";
-import type { OutlineFrame } from "../snapshot/outline.ts";
+import type { HiddenControl, OutlineFrame } from "../snapshot/outline.ts";
 
 /** Identity of a captured frame, used to bind refs. */
 export interface CapturedFrame {
@@ -68,11 +68,23 @@ async function captureSession(
     ),
   );
   const passwordFields = await findPasswordFields(session, trees.flat());
+  const hidden = await Promise.all(
+    flat.map((f) =>
+      findHiddenControls(session, f.id).catch(() => new Map<number, HiddenControl[]>())
+    ),
+  );
   // Backend node ids are unique per renderer, so one owner map serves every frame here.
   const childFrames = new Map<number, OutlineFrame>();
   const outlineFrames = flat.map((f, i): OutlineFrame => {
     frames.set(f.id, { session, frameId: f.id, loaderId: f.loaderId, url: f.url });
-    return { key: f.id, url: f.url, nodes: trees[i], passwordFields, childFrames };
+    return {
+      key: f.id,
+      url: f.url,
+      nodes: trees[i],
+      passwordFields,
+      childFrames,
+      hiddenControls: hidden[i],
+    };
   });
 
   await Promise.all(
@@ -125,4 +137,88 @@ export function isPasswordInput(node: Protocol.DOM.Node): boolean {
     if (attrs[i].toLowerCase() === "type") return attrs[i + 1].trim().toLowerCase() === "password";
   }
   return false;
+}
+
+// Finds visible controls under aria-hidden roots: Chromium's accessibility tree prunes them,
+// yet they are on screen and clickable (a nav behind a modal, icon buttons).
+const HIDDEN_CONTROLS = `function () {
+  const found = [];
+  const sel = "a[href], button, input:not([type=hidden]), select, textarea, [role=button], [role=link]";
+  for (const root of document.querySelectorAll("[aria-hidden=true]")) {
+    if (root.parentElement && root.parentElement.closest("[aria-hidden=true]")) continue;
+    for (const el of root.querySelectorAll(sel)) {
+      const r = el.getBoundingClientRect();
+      const st = getComputedStyle(el);
+      if (r.width < 1 || r.height < 1 || st.visibility !== "visible" || st.display === "none") continue;
+      found.push([el, root]);
+      if (found.length >= 500) return found;
+    }
+  }
+  return found;
+}`;
+
+const HIDDEN_META = `function () {
+  return this.map(([el]) => {
+    const tag = el.tagName.toLowerCase();
+    const type = (el.getAttribute("type") || "").toLowerCase();
+    const role = el.getAttribute("role") ||
+      (tag === "a" ? "link" : tag === "select" ? "combobox" : tag === "textarea" ? "textbox" :
+      tag === "input" ? (["submit", "button", "reset", "image"].includes(type) ? "button" :
+        ["checkbox", "radio"].includes(type) ? type : type === "password" ? "password" : "textbox") :
+      "button");
+    const name = (el.getAttribute("aria-label") || el.innerText || el.getAttribute("title") ||
+      el.getAttribute("alt") || (type === "submit" || type === "button" ? el.value : "") || "").trim();
+    return { role, name: name.replace(/\\s+/g, " ").slice(0, 200), url: tag === "a" ? el.href : null };
+  });
+}`;
+
+async function findHiddenControls(
+  session: CdpSession,
+  frameId: string,
+): Promise<Map<number, HiddenControl[]>> {
+  const result = new Map<number, HiddenControl[]>();
+  const world = await session.send("Page.createIsolatedWorld", { frameId, worldName: "omotai" });
+  const list = await session.send("Runtime.evaluate", {
+    expression: `(${HIDDEN_CONTROLS})()`,
+    contextId: world.executionContextId,
+  });
+  const arrayId = list.result.objectId;
+  if (!arrayId || list.exceptionDetails) return result;
+  try {
+    const meta = await session.send("Runtime.callFunctionOn", {
+      objectId: arrayId,
+      functionDeclaration: HIDDEN_META,
+      returnByValue: true,
+    });
+    const infos = (meta.result.value ?? []) as { role: string; name: string; url: string | null }[];
+    if (infos.length === 0) return result;
+    const pairs = await session.send("Runtime.getProperties", {
+      objectId: arrayId,
+      ownProperties: true,
+    });
+    for (const prop of pairs.result) {
+      const index = Number(prop.name);
+      if (!Number.isInteger(index) || !prop.value?.objectId) continue;
+      const parts = await session.send("Runtime.getProperties", {
+        objectId: prop.value.objectId,
+        ownProperties: true,
+      });
+      const el = parts.result.find((p) => p.name === "0")?.value?.objectId;
+      const root = parts.result.find((p) => p.name === "1")?.value?.objectId;
+      if (!el || !root) continue;
+      const [e, r] = await Promise.all([
+        session.send("DOM.describeNode", { objectId: el }),
+        session.send("DOM.describeNode", { objectId: root }),
+      ]);
+      const info = infos[index];
+      if (!info) continue;
+      const entry: HiddenControl = { backendNodeId: e.node.backendNodeId, ...info };
+      const bucket = result.get(r.node.backendNodeId) ?? [];
+      bucket.push(entry);
+      result.set(r.node.backendNodeId, bucket);
+    }
+  } finally {
+    await session.send("Runtime.releaseObject", { objectId: arrayId }).catch(() => {});
+  }
+  return result;
 }

@@ -20,6 +20,19 @@ export interface OutlineFrame {
   readonly passwordFields: ReadonlySet<number>;
   /** Child frames keyed by the backend id of their owner `<iframe>` in this frame. */
   readonly childFrames: ReadonlyMap<number, OutlineFrame>;
+  /**
+   * Visible controls inside `aria-hidden` subtrees (which the accessibility tree prunes),
+   * keyed by the backend id of their `aria-hidden` root.
+   */
+  readonly hiddenControls?: ReadonlyMap<number, HiddenControl[]>;
+}
+
+/** A visible control the accessibility tree does not expose (under `aria-hidden`). */
+export interface HiddenControl {
+  backendNodeId: number;
+  role: string;
+  name: string;
+  url: string | null;
 }
 
 /** Issues a ref for an element of a frame. */
@@ -180,8 +193,30 @@ function renderFrame(
   if (!root) return;
   stats.frames++;
 
+  const shownHidden = new Set<number>();
+  const emitHidden = (rootId: number): void => {
+    const list = frame.hiddenControls?.get(rootId);
+    if (!list || shownHidden.has(rootId)) return;
+    shownHidden.add(rootId);
+    for (const h of list) {
+      stats.interactive++;
+      const ref = issueRef(frame, h.backendNodeId);
+      const head = `[${ref}] ${h.role}${
+        h.name ? ` ${JSON.stringify(clip(h.name, NAME_MAX))}` : ""
+      }`;
+      const target = h.url ? displayUrl(h.url, frame.url) : "";
+      out.line(
+        target ? `${head} -> ${target}` : head,
+        target && !target.startsWith("/")
+          ? `${head} -> ${target.replace(/^(https?:\/\/[^/]+).*$/, "$1")}`
+          : head,
+      );
+    }
+  };
+
   const walk = (node: AXNode, suppressText: boolean): void => {
     const role = String(node.role?.value ?? "");
+    if (node.ignored && node.backendDOMNodeId !== undefined) emitHidden(node.backendDOMNodeId);
     if (node.ignored && !onlyModalHidden(node)) return walkChildren(node, suppressText);
     if (SKIP_ROLES.has(role)) return;
     if (role === "StaticText") {
@@ -244,6 +279,8 @@ function renderFrame(
   };
 
   walkChildren(root, false);
+  // Roots the accessibility tree did not keep at all still get their controls listed.
+  for (const rootId of frame.hiddenControls?.keys() ?? []) emitHidden(rootId);
 }
 
 /**
