@@ -107,7 +107,7 @@ export function buildOutline(
 }
 
 /** How much of a text line the brief (overview) form keeps. */
-export const BRIEF_TEXT_CHARS = 24;
+export const BRIEF_TEXT_CHARS = 20;
 
 class OutlineWriter {
   lines: string[] = [];
