@@ -26,7 +26,7 @@ export function baselineVerdict(f: Facts, c: BaselineConfig): ModuleOutput {
   const denied = (o: string | null, p: string | null) =>
     o !== null && p !== null &&
     c.denied_paths.some((d) => (d.origin === "*" || d.origin === o) && under(p, d.path_prefix));
-  const write = (m: string) => m !== "GET" && m !== "HEAD";
+  const write = (m: string) => m !== "GET" && m !== "HEAD" && m !== "CONNECT";
   if (f.kind === "snapshot" || f.kind === "wait" || f.kind === "tab") {
     return { decision: "allow", reason: "OK" };
   }

@@ -9,10 +9,14 @@ import { OmotaiError } from "../runtime/errors.ts";
 import { serveFixtureSite } from "./fixtures/site.ts";
 import { connectStdio, refOf, startHarness, TestClient } from "./helpers/harness.ts";
 
-/** The `deno run` permission flags of a task in deno.json. */
+/**
+ * The `deno run` permission flags of a task in deno.json, with `$OMOTAI_DENO` replaced by
+ * this Deno's path as the task's shell does (the egress proxy is spawned from it).
+ */
 async function taskFlags(task: string): Promise<string[]> {
   const config = JSON.parse(await Deno.readTextFile("deno.json"));
-  const words: string[] = config.tasks[task].split(/\s+/);
+  const words: string[] = config.tasks[task].replaceAll("$OMOTAI_DENO", Deno.execPath())
+    .split(/\s+/);
   return words.filter((w) => w.startsWith("--allow-") || w === "-A");
 }
 
@@ -23,7 +27,8 @@ Deno.test("start and omotai tasks run with scoped permissions, never -A", async 
     for (const f of flags) {
       assert.match(f, /^--allow-(run|net|read|write|env|sys)=\S+$/, `${task}: ${f} has a scope`);
     }
-    assert.ok(flags.includes("--allow-run=/usr/bin/chromium"), task);
+    // Chromium and the egress proxy (a Deno process with network permission only).
+    assert.ok(flags.includes(`--allow-run=/usr/bin/chromium,${Deno.execPath()}`), task);
     assert.ok(flags.includes("--allow-write=runs"), task);
   }
 });

@@ -26,8 +26,10 @@ function pathDenied(policy: string, origin: string | null, path: string | null):
   return false;
 }
 
+// CONNECT is the egress proxy's tunnel to an allowed origin: it carries requests that the
+// request guard judged one by one, so it is not itself a write.
 function isWrite(method: string): bool {
-  return method != "GET" && method != "HEAD";
+  return method != "GET" && method != "HEAD" && method != "CONNECT";
 }
 
 export function verdict(): i32 {

@@ -13,7 +13,12 @@ import {
   TargetTracker,
   type TrackedTarget,
 } from "../../cdp/mod.ts";
+import type { AuditEvent } from "../audit/audit_log.ts";
+import type { EgressProxy, ProxyListener } from "../egress/egress_proxy.ts";
+import { proxyJudge } from "../egress/proxy_judge.ts";
+import { type BlockedRequest, RequestGuard } from "../egress/request_guard.ts";
 import { BrowserLostError, OmotaiError, StaleRefError } from "../errors.ts";
+import type { Boundary } from "../gate/boundary.ts";
 import { buildOutline } from "../snapshot/outline.ts";
 import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_view.ts";
 import { captureTab } from "./capture.ts";
@@ -27,7 +32,16 @@ export interface BrowserSessionOptions {
   executable: string;
   headful?: boolean;
   extraArgs?: string[];
+  /**
+   * The egress boundary: every request of every target is judged by `boundary`, and the
+   * browser reaches the network only through `proxy`. Without it nothing is guarded
+   * (only unit tests of the browser layer leave it out).
+   */
+  egress?: { boundary: Boundary; proxy: EgressProxy };
 }
+
+/** How many distinct blocked requests a snapshot lists. */
+const BLOCKED_LISTED = 20;
 
 /** A tab as the tools list it. */
 export interface TabInfo {
@@ -48,12 +62,17 @@ interface Live {
   browser: BrowserProcess;
   tracker: TargetTracker;
   generation: number;
+  proxy?: ProxyListener;
 }
 
 /** Owns one Chromium for one MCP session. */
 export class BrowserSession implements AsyncDisposable {
   /** Random per-session nonce carried by untrusted-content markers. */
   readonly nonce: string = randomHex(8);
+  /** Session id in audit rows. */
+  readonly id: string = `s-${randomHex(6)}`;
+  /** The agent's name (the MCP client's, until agent keys exist). */
+  agent: string | null = null;
   readonly #options: BrowserSessionOptions;
   #live: Live | undefined;
   #starting: Promise<Live> | undefined;
@@ -71,9 +90,58 @@ export class BrowserSession implements AsyncDisposable {
 
   readonly #startedAt = Date.now();
   #actionsUsed = 0;
+  #guard: RequestGuard | undefined;
+  #blocked = new Map<string, { request: BlockedRequest; count: number }>();
 
   constructor(options: BrowserSessionOptions) {
     this.#options = options;
+    const egress = options.egress;
+    if (egress) {
+      this.#guard = new RequestGuard({
+        boundary: egress.boundary,
+        session: () => ({ id: this.id, agent: this.agent }),
+        counters: () => this.counters(),
+        onBlocked: (r) => this.#onBlocked(r),
+      });
+    }
+  }
+
+  /**
+   * Appends an audit row for this session. Throws `AUDIT_UNAVAILABLE` when it cannot;
+   * callers turn that into a deny.
+   */
+  audit(event: Omit<AuditEvent, "session" | "agent">): void {
+    this.#options.egress?.boundary.record({ ...event, session: this.id, agent: this.agent });
+  }
+
+  #lifecycle(kind: string, reason?: string): void {
+    try {
+      this.audit({ kind, source: "lifecycle", decision: "event", reason });
+    } catch (err) {
+      console.error(`omotai: audit: ${(err as Error).message.slice(0, 200)}`);
+    }
+  }
+
+  #onBlocked(r: BlockedRequest): void {
+    const key = `${r.method} ${r.origin} ${r.reason}`;
+    const seen = this.#blocked.get(key);
+    if (seen) seen.count++;
+    else this.#blocked.set(key, { request: r, count: 1 });
+  }
+
+  /** The requests blocked since the last call, as one notice line (or undefined). */
+  takeBlocked(): string | undefined {
+    if (this.#blocked.size === 0) return undefined;
+    const all = [...this.#blocked.values()];
+    this.#blocked.clear();
+    const total = all.reduce((n, b) => n + b.count, 0);
+    const listed = all.slice(0, BLOCKED_LISTED).map(({ request: r, count }) =>
+      `${r.method} ${r.origin} (${r.reason})${count > 1 ? ` x${count}` : ""}`
+    );
+    const more = all.length > BLOCKED_LISTED ? `; and ${all.length - BLOCKED_LISTED} more` : "";
+    return `blocked ${total} request${total === 1 ? "" : "s"} since the last snapshot: ${
+      listed.join("; ")
+    }${more}`;
   }
 
   /** Counters the policy facts carry. */
@@ -129,6 +197,7 @@ export class BrowserSession implements AsyncDisposable {
     if (this.#live) {
       if (this.#callGeneration === this.#live.generation) throw new BrowserLostError();
       this.#live = undefined;
+      this.#lifecycle("browser_lost");
       this.#notices.push(
         "the previous browser exited; a fresh one was started (earlier pages and cookies are gone)",
       );
@@ -139,20 +208,36 @@ export class BrowserSession implements AsyncDisposable {
 
   async #launch(): Promise<Live> {
     const profileDir = await this.#options.profiles.create();
+    const egress = this.#options.egress;
+    let proxy: ProxyListener | undefined;
     let browser: BrowserProcess;
     try {
+      const extraArgs = [...(this.#options.extraArgs ?? [])];
+      if (egress) {
+        proxy = await egress.proxy.listen(proxyJudge({
+          boundary: egress.boundary,
+          session: () => ({ id: this.id, agent: this.agent }),
+          counters: () => this.counters(),
+          onBlocked: (r) => this.#onBlocked(r),
+        }));
+        extraArgs.push(...egressArgs(proxy.port));
+      }
       browser = await launchBrowser({
         executable: this.#options.executable,
         profileDir,
         headful: this.#options.headful,
-        extraArgs: this.#options.extraArgs,
+        extraArgs,
       });
     } catch (err) {
+      proxy?.[Symbol.dispose]();
       await this.#options.profiles.remove(profileDir).catch(() => {});
+      if (err instanceof OmotaiError) throw err;
       throw new OmotaiError("BROWSER_LAUNCH_FAILED", (err as Error).message);
     }
     const generation = ++this.#generation;
+    this.#lifecycle("browser_started");
     browser.exited.then(async () => {
+      proxy?.[Symbol.dispose]();
       // The profile goes with the process, however it ended.
       await this.#options.profiles.remove(profileDir).catch((e) =>
         console.error("omotai: could not remove profile dir:", e)
@@ -160,9 +245,11 @@ export class BrowserSession implements AsyncDisposable {
     });
     this.#ownTabs++;
     try {
+      // Downloads would write page-chosen bytes to disk and bypass snapshots: refused.
+      await browser.connection.root.send("Browser.setDownloadBehavior", { behavior: "deny" });
       const tracker = await TargetTracker.start(browser.connection, (t) => this.#prepare(t));
       tracker.onChange((event, t) => this.#onTargetChange(event, t, generation));
-      const live: Live = { browser, tracker, generation };
+      const live: Live = { browser, tracker, generation, proxy };
       this.#live = live;
       this.#currentTabId = undefined;
       await this.#firstTab(live);
@@ -173,12 +260,16 @@ export class BrowserSession implements AsyncDisposable {
   }
 
   #prepare(t: TrackedTarget): Promise<void> {
-    if (t.info.type !== "page" && t.info.type !== "iframe") return Promise.resolve();
-    // Both are sent before the tracker resumes the target (see AttachHook).
-    return Promise.all([
-      t.session.send("Page.enable"),
-      t.session.send("Page.setLifecycleEventsEnabled", { enabled: true }),
-    ]).then(() => {});
+    // Everything is sent before the tracker resumes the target (see AttachHook).
+    const setup: Promise<unknown>[] = [];
+    if (t.info.type === "page" || t.info.type === "iframe") {
+      setup.push(
+        t.session.send("Page.enable"),
+        t.session.send("Page.setLifecycleEventsEnabled", { enabled: true }),
+      );
+    }
+    if (this.#guard) setup.push(this.#guard.install(t));
+    return Promise.all(setup).then(() => {});
   }
 
   #onTargetChange(event: string, t: TrackedTarget, generation: number): void {
@@ -288,6 +379,8 @@ export class BrowserSession implements AsyncDisposable {
   /** Captures the current tab and renders page `page` of its outline. */
   async snapshot(page = 1, maxTokens?: number): Promise<SnapshotResult> {
     const { view, interactive } = await this.#capture();
+    const blocked = this.takeBlocked();
+    if (blocked) this.#notices.push(blocked);
     return { ...renderPage(view, page, maxTokens), docId: view.docId, interactive };
   }
 
@@ -397,7 +490,9 @@ export class BrowserSession implements AsyncDisposable {
     this.#disposed = true;
     const live = this.#live ?? await this.#starting?.catch(() => undefined);
     this.#live = undefined;
+    this.#lifecycle("session_closed");
     if (live) {
+      live.proxy?.[Symbol.dispose]();
       await live.browser.close();
       await live.browser.exited;
       // Wait for the exit handler's profile removal.
@@ -436,6 +531,19 @@ function displayPageUrl(url: string): string {
   } catch {
     return "unknown";
   }
+}
+
+/**
+ * Chromium flags that leave the proxy as the only way out: loopback is not bypassed, and
+ * WebRTC may not send UDP outside the proxy (which speaks TCP only).
+ */
+export function egressArgs(port: number): string[] {
+  return [
+    `--proxy-server=http://127.0.0.1:${port}`,
+    "--proxy-bypass-list=<-loopback>",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--dns-prefetch-disable",
+  ];
 }
 
 function randomHex(bytes: number): string {

@@ -7,33 +7,14 @@
 import { InvalidArgumentsError } from "../errors.ts";
 import { type Facts, FACTS_ABI_VERSION } from "../policy/facts.ts";
 import { normalizeOrigin } from "../policy/origin.ts";
-import { canonicalPath } from "../policy/paths.ts";
+import { type SessionCounters, sessionFacts, targetOf } from "../policy/target.ts";
 import type { ActionKind } from "../gate/gate.ts";
 import type { CdpSession } from "../../cdp/mod.ts";
 import type { BrowserSession } from "./browser_session.ts";
 import { callOnElement } from "./element_ops.ts";
 
-/** Session counters the facts carry. */
-export interface SessionCounters {
-  tainted: boolean;
-  actionsUsed: number;
-  secondsElapsed: number;
-  confirmationsUsed: number;
-}
-
-/** scheme/origin/path of a URL; null for junk. */
-export function targetOf(url: string | null | undefined): Facts["target"] {
-  if (!url) return null;
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return null;
-  }
-  const scheme = u.protocol.replace(/:$/, "").toLowerCase();
-  const origin = normalizeOrigin(u.href) ?? null;
-  return { scheme, origin, path: origin ? canonicalPath(u.pathname) : null };
-}
+export type { SessionCounters } from "../policy/target.ts";
+export { targetOf } from "../policy/target.ts";
 
 interface ElementInfo {
   tag: string;
@@ -106,12 +87,7 @@ export async function readFacts(
     frame: { top: true, origin: pageOrigin },
     form: null,
     element: null,
-    session: {
-      tainted: counters.tainted,
-      actions_used: counters.actionsUsed,
-      seconds_elapsed: Math.round(counters.secondsElapsed * 1000) / 1000,
-      confirmations_used: counters.confirmationsUsed,
-    },
+    session: sessionFacts(counters),
   };
   if (kind === "navigate") {
     facts.target = targetOf(String(args.url));

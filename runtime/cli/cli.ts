@@ -7,6 +7,8 @@ import { parseArgs } from "node:util";
 import { CdpLayerError } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { auditCommand } from "./audit_cmd.ts";
+import { domainCommand } from "./domain_cmd.ts";
 import { policyCommand } from "./policy_cmd.ts";
 import { banner, type StartOptions, startRuntime } from "./start.ts";
 
@@ -14,14 +16,19 @@ const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a r
 
 Usage:
   omotai start [--mode stdio|sse] [--policy FILE] [--host 127.0.0.1] [--port 8080]
-               [--data-dir runs] [--demo-site] [--demo-port PORT] [--headful]
+               [--data-dir runs] [--audit FILE.jsonl] [--demo-site] [--demo-port PORT]
+               [--headful]
   omotai policy keygen|sign|verify|test|build ...
+  omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list   [--data-dir runs]
+  omotai audit verify [--jsonl FILE] | prune --older-than 90d   [--data-dir runs]
   omotai --version
   omotai help
 
 start     Serve the browser tools over MCP. stdio (default) is for clients that spawn
           the runtime; sse serves legacy SSE (/sse) and Streamable HTTP (/mcp).
 policy    Build, sign, verify and test policy modules.
+domain    Allow or deny origins while the runtime runs (applies to the next action).
+audit     Check the audit chain, or prune old rows keeping it verifiable.
 `;
 
 /** Runs the CLI; returns the exit code. */
@@ -33,6 +40,10 @@ export async function main(args: string[]): Promise<number> {
         return await startCommand(rest);
       case "policy":
         return await policyCommand(rest);
+      case "domain":
+        return domainCommand(rest);
+      case "audit":
+        return auditCommand(rest);
       case "--version":
       case "version":
         console.log(VERSION);
@@ -78,6 +89,7 @@ export function parseStartOptions(args: string[]): StartOptions {
       host: { type: "string", default: "127.0.0.1" },
       port: { type: "string", default: "8080" },
       "data-dir": { type: "string", default: "runs" },
+      audit: { type: "string" },
       "demo-site": { type: "boolean", default: false },
       "demo-port": { type: "string" },
       headful: { type: "boolean", default: false },
@@ -93,6 +105,7 @@ export function parseStartOptions(args: string[]): StartOptions {
     host: values.host,
     port,
     dataDir: values["data-dir"],
+    audit: values.audit,
     demoSite: values["demo-site"],
     demoPort: values["demo-port"] !== undefined
       ? parsePort(values["demo-port"], "--demo-port")

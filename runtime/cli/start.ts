@@ -6,7 +6,13 @@
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/stdio"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { findBrowser, ProfileStore } from "../../cdp/mod.ts";
+import { AuditLog } from "../audit/audit_log.ts";
+import { JsonlMirror } from "../audit/jsonl_mirror.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
+import { DomainRules } from "../egress/domains.ts";
+import { EgressProxy } from "../egress/egress_proxy.ts";
+import { Boundary } from "../gate/boundary.ts";
+import { databasePath, openDatabase } from "../store/database.ts";
 import { createDemoSite } from "../demo/site.ts";
 import { OmotaiError } from "../errors.ts";
 import type { Gate } from "../gate/gate.ts";
@@ -31,11 +37,17 @@ export interface StartOptions {
   headful?: boolean;
   /** Browser executable; defaults to `OMOTAI_BROWSER` or the first candidate found. */
   browser?: string;
+  /** JSONL file mirroring every audit row (`--audit`). */
+  audit?: string;
 }
 
 /** A running runtime. */
 export interface Runtime extends AsyncDisposable {
   policy: PolicyFile;
+  /** The audit log (tests read it). */
+  audit: AuditLog;
+  /** The dynamic domain rules. */
+  domains: DomainRules;
   /** Base URL of the HTTP server (sse mode). */
   url?: string;
   /** Base URL of the demo site, when served. */
@@ -63,24 +75,57 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   });
   const executable = options.browser ?? findBrowser(Deno.env.get("OMOTAI_BROWSER"));
   await Deno.mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  const db = openDatabase(databasePath(options.dataDir));
+  const mirror = options.audit ? new JsonlMirror(options.audit) : undefined;
+  const audit = new AuditLog(db, mirror);
+  const domains = new DomainRules(db);
+  const boundary = new Boundary({
+    engine,
+    domains,
+    audit,
+    allowedOrigins: policy.allowed_origins,
+  });
+  const proxy = EgressProxy.start();
   const profiles = await ProfileStore.open(options.dataDir);
-  const gate: Gate = new PolicyGate(engine);
+  audit.append({
+    kind: "runtime_started",
+    source: "lifecycle",
+    decision: "event",
+    reason: engine.modules.map((m) => m.name).join(","),
+  });
+  const gate: Gate = new PolicyGate(boundary);
   const newServer = () =>
     createMcpServer({
-      session: new BrowserSession({ profiles, executable, headful: options.headful }),
+      session: new BrowserSession({
+        profiles,
+        executable,
+        headful: options.headful,
+        egress: { boundary, proxy },
+      }),
       gate,
     });
 
   const closers: (() => Promise<void>)[] = [];
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => resolveDone = r);
+  let disposed = false;
   const runtime: Runtime = {
     policy,
+    audit,
+    domains,
     done,
     async [Symbol.asyncDispose]() {
+      if (disposed) return;
+      disposed = true;
       for (const close of closers.reverse()) await close().catch(() => {});
+      await proxy[Symbol.asyncDispose]();
       await engine[Symbol.asyncDispose]();
       await profiles[Symbol.asyncDispose]();
+      try {
+        audit.append({ kind: "runtime_stopped", source: "lifecycle", decision: "event" });
+      } catch { /* the database may be gone; nothing else to do */ }
+      mirror?.[Symbol.dispose]();
+      db.close();
       resolveDone();
     },
   };

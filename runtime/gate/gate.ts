@@ -30,10 +30,21 @@ export interface ProposedAction {
   facts?: () => Promise<Facts>;
 }
 
+/** What the audit row of an action records besides its decision (origin, never a path). */
+export interface VerdictAbout {
+  origin?: string | null;
+  method?: string | null;
+  module?: string;
+  rule?: string;
+}
+
 /** The gate's answer. */
 export type Verdict =
-  | { decision: "allow" }
-  | { decision: "deny" | "confirm"; reason: string; detail?: string };
+  & (
+    | { decision: "allow" }
+    | { decision: "deny" | "confirm"; reason: string; detail?: string }
+  )
+  & { about?: VerdictAbout };
 
 /** Decides whether a proposed action may run. */
 export interface Gate {
@@ -58,11 +69,17 @@ export async function decide(gate: Gate, action: ProposedAction): Promise<Verdic
     if (err instanceof OmotaiError && PASS_THROUGH.has(err.code)) throw err;
     return { decision: "deny", reason: "GATE_ERROR" };
   }
-  if (verdict?.decision === "allow") return { decision: "allow" };
+  const about = verdict?.about ? { about: verdict.about } : {};
+  if (verdict?.decision === "allow") return { decision: "allow", ...about };
   if (verdict?.decision === "deny") return verdict;
   // `confirm` needs the approval console (a later issue); until then it cannot pass.
   if (verdict?.decision === "confirm") {
-    return { decision: "deny", reason: "CONFIRM_UNAVAILABLE", detail: verdict.detail };
+    return {
+      decision: "deny",
+      reason: "CONFIRM_UNAVAILABLE",
+      detail: verdict.detail,
+      ...about,
+    };
   }
   return { decision: "deny", reason: "GATE_ERROR" };
 }

@@ -50,6 +50,11 @@ export function createMcpServer({ session, gate }: ConnectionDeps): Server {
     }
     return await runTool(tool, request.params.arguments, session, gate);
   });
+  server.oninitialized = () => {
+    // Until agent keys exist, the client's self-declared name labels its audit rows.
+    const name = server.getClientVersion()?.name;
+    session.agent = typeof name === "string" ? name.slice(0, 100) : null;
+  };
   let closed = false;
   const previous = server.onclose;
   server.onclose = () => {

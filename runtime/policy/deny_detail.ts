@@ -37,6 +37,15 @@ export function denyDetail(reason: string, facts: Facts | undefined): string | u
           : form && { origin: form.action_origin, path: form.action_path });
       return t ? `${where(t.origin, t.path)}` : undefined;
     }
+    case "DOMAIN_DENIED":
+    case "PRIVATE_ADDRESS": {
+      const o = facts.target?.origin ?? facts.element?.link_origin ?? form?.action_origin;
+      return o
+        ? `${o} is ${reason === "DOMAIN_DENIED" ? "denied by the operator" : "a private address"}`
+        : undefined;
+    }
+    case "DOMAINS_UNREADABLE":
+      return "the operator's domain rules cannot be read; nothing is allowed until they can";
     case "LIMIT_ACTIONS":
       return `${facts.session.actions_used} actions used`;
     case "LIMIT_TIME":

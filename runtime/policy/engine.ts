@@ -51,6 +51,7 @@ export interface Evaluation {
 export class PolicyEngine implements AsyncDisposable {
   readonly modules: readonly Omit<ModuleSpec, "wasm">[];
   #specs: ModuleSpec[];
+  readonly #baseConfigs: readonly string[];
   #timeoutMs: number;
   #memoryMaxPages: number;
   #worker: Worker | undefined;
@@ -61,6 +62,7 @@ export class PolicyEngine implements AsyncDisposable {
 
   private constructor(specs: ModuleSpec[], options: EngineOptions) {
     this.#specs = specs;
+    this.#baseConfigs = specs.map((s) => s.config);
     this.modules = specs.map(({ wasm: _wasm, ...rest }) => rest);
     this.#timeoutMs = options.timeoutMs ?? 250;
     this.#memoryMaxPages = options.memoryMaxPages ?? 256;
@@ -72,6 +74,24 @@ export class PolicyEngine implements AsyncDisposable {
     for (const s of specs) checkWasmSandbox(s.wasm, engine.#memoryMaxPages, s.name);
     await engine.#start();
     return engine;
+  }
+
+  /**
+   * Adds origins to every module's `allowed_origins` config (the operator's dynamic domain
+   * allows). The worker restarts with the new config before the next evaluation.
+   */
+  setExtraAllowedOrigins(origins: readonly string[]): Promise<void> {
+    const run = this.#queue.then(() => {
+      this.#specs = this.#specs.map((spec, i) => {
+        const base = JSON.parse(this.#baseConfigs[i]) as Record<string, unknown>;
+        const listed = Array.isArray(base.allowed_origins) ? base.allowed_origins : [];
+        const allowed = [...new Set([...listed, ...origins])];
+        return { ...spec, config: JSON.stringify({ ...base, allowed_origins: allowed }) };
+      });
+      this.#kill();
+    });
+    this.#queue = run.catch(() => {});
+    return run;
   }
 
   /** Asks every module; never throws. Evaluations run one at a time. */

@@ -11,7 +11,7 @@ import type { PolicyFile } from "./policy_file.ts";
 import { PolicySignatureError, verifyModule } from "./signing.ts";
 
 /** The project's public key; the bundled modules are signed with it. */
-export const PROJECT_PUBLIC_KEY = "MxTouxFm3YyybSaKKnEl+75jnLFieQeb8OCzuua41ZA=";
+export const PROJECT_PUBLIC_KEY = "3bkIQOwP+DLfngR+fC1n+of44pWCjjcSNdXia9ll6K4=";
 
 const BUNDLED_DIR = new URL("../../policies-wasm/dist/", import.meta.url).pathname;
 

@@ -1,29 +1,33 @@
 /**
- * The gate backed by the policy engine: reads the facts, asks the modules, explains a deny.
+ * The gate backed by the policy engine: reads the facts, asks the boundary (domain rules,
+ * private addresses, signed modules), explains a deny.
  *
  * @module
  */
+import type { Boundary } from "../gate/boundary.ts";
 import type { Gate, ProposedAction, Verdict as GateVerdict } from "../gate/gate.ts";
 import { denyDetail } from "./deny_detail.ts";
-import type { PolicyEngine } from "./engine.ts";
 
-/** A gate that asks signed policy modules. */
+/** A gate that asks the boundary. */
 export class PolicyGate implements Gate {
-  #engine: PolicyEngine;
+  #boundary: Boundary;
 
-  constructor(engine: PolicyEngine) {
-    this.#engine = engine;
+  constructor(boundary: Boundary) {
+    this.#boundary = boundary;
   }
 
   async check(action: ProposedAction): Promise<GateVerdict> {
     if (!action.facts) return { decision: "deny", reason: "FACTS_UNAVAILABLE" };
     const facts = await action.facts();
-    const { verdict } = await this.#engine.evaluate(facts);
-    if (verdict.decision === "allow") return { decision: "allow" };
-    return {
-      decision: verdict.decision,
-      reason: verdict.reason,
-      detail: denyDetail(verdict.reason, facts),
+    const j = await this.#boundary.judge(facts);
+    const about = {
+      origin: facts.target?.origin ?? facts.element?.link_origin ?? facts.form?.action_origin ??
+        facts.frame.origin,
+      method: facts.form?.submits ? facts.form.method : facts.method,
+      module: j.module,
+      rule: j.rule,
     };
+    if (j.decision === "allow") return { decision: "allow", about };
+    return { decision: j.decision, reason: j.reason, detail: denyDetail(j.reason, facts), about };
   }
 }

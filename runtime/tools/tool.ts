@@ -7,7 +7,7 @@
 import type { z } from "zod";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import { InvalidArgumentsError, OmotaiError } from "../errors.ts";
-import { type ActionKind, decide, type Gate } from "../gate/gate.ts";
+import { type ActionKind, decide, type Gate, type Verdict } from "../gate/gate.ts";
 import { ResponseBuilder, type ToolResult } from "./response.ts";
 import { readFacts } from "../browser/facts_reader.ts";
 
@@ -55,7 +55,7 @@ export async function runTool(
   }
   const args = parsed.data as Record<string, unknown>;
   return await session.exclusive(async () => {
-    let verdict;
+    let verdict: Verdict;
     try {
       verdict = await decide(gate, {
         tool: tool.name,
@@ -67,6 +67,21 @@ export async function runTool(
       reportError(response, session.translateError(err), tool.name);
       for (const n of session.takeNotices()) response.notice(n);
       return response.serialize();
+    }
+    try {
+      // Recorded before anything runs: an action that cannot be audited does not run.
+      session.audit({
+        kind: tool.kind,
+        source: "action",
+        origin: verdict.about?.origin,
+        method: verdict.about?.method,
+        decision: verdict.decision,
+        reason: verdict.decision === "allow" ? "OK" : verdict.reason,
+        module: verdict.about?.module,
+        rule: verdict.about?.rule,
+      });
+    } catch {
+      verdict = { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
     }
     if (verdict.decision !== "allow") {
       response.denied(verdict.reason, verdict.detail);

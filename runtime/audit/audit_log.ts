@@ -1,0 +1,147 @@
+/**
+ * The append-only, hash-chained audit log. Every verdict (agent actions and network
+ * requests) and every lifecycle event is one row; each row's hash covers its fields and
+ * the previous row's hash, so an edited, inserted or removed row breaks the chain that
+ * `verifyAudit()` walks. Rows name an origin, never a path or query: those can carry secrets.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { OmotaiError } from "../errors.ts";
+import type { JsonlMirror } from "./jsonl_mirror.ts";
+
+/** The hash the first row of a fresh log chains from. */
+export const GENESIS_HASH = "0".repeat(64);
+
+/** What a caller records. */
+export interface AuditEvent {
+  session?: string | null;
+  agent?: string | null;
+  /** Action kind (navigate, click...), `request`, or a lifecycle event name. */
+  kind: string;
+  /** Which layer decided: an agent action, the request guard, the egress proxy, or none. */
+  source: "action" | "request" | "proxy" | "lifecycle";
+  /** Origin only; anything longer is cut to its origin before it is stored. */
+  origin?: string | null;
+  method?: string | null;
+  decision: "allow" | "deny" | "confirm" | "event";
+  reason?: string | null;
+  module?: string | null;
+  rule?: string | null;
+}
+
+/** A stored row. */
+export interface AuditRow {
+  seq: number;
+  ts: string;
+  session: string | null;
+  agent: string | null;
+  kind: string;
+  source: string;
+  origin: string | null;
+  method: string | null;
+  decision: string;
+  reason: string | null;
+  module: string | null;
+  rule: string | null;
+  prev_hash: string;
+  hash: string;
+}
+
+const FIELDS = [
+  "seq",
+  "ts",
+  "session",
+  "agent",
+  "kind",
+  "source",
+  "origin",
+  "method",
+  "decision",
+  "reason",
+  "module",
+  "rule",
+] as const;
+
+/** The hash of a row: SHA-256 over the previous hash and the row's fields in fixed order. */
+export function rowHash(row: Omit<AuditRow, "hash">): string {
+  const fields = FIELDS.map((f) => row[f]);
+  return createHash("sha256").update(`${row.prev_hash}\n${JSON.stringify(fields)}`).digest("hex");
+}
+
+/** Cuts anything URL-like to its origin; other strings are kept only when origin-shaped. */
+export function auditOrigin(value: string | null | undefined): string | null {
+  if (!value) return null;
+  try {
+    const u = new URL(value);
+    if (u.origin !== "null") return u.origin;
+    return `${u.protocol}`;
+  } catch {
+    // host:port as the proxy sees CONNECT targets
+    return /^[a-z0-9.\-\[\]:]+$/i.test(value) ? value.toLowerCase() : null;
+  }
+}
+
+/** Appends rows to the audit table (and its JSONL mirror). */
+export class AuditLog {
+  #db: DatabaseSync;
+  #mirror: JsonlMirror | undefined;
+  #head: StatementSync;
+  #insert: StatementSync;
+
+  constructor(db: DatabaseSync, mirror?: JsonlMirror) {
+    this.#db = db;
+    this.#mirror = mirror;
+    this.#head = db.prepare("SELECT head_seq, head_hash FROM audit_state WHERE id = 1");
+    this.#insert = db.prepare(
+      `INSERT INTO audit (seq, ts, session, agent, kind, source, origin, method, decision,
+        reason, module, rule, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+    );
+  }
+
+  /** Appends one row; throws `AUDIT_UNAVAILABLE` when it cannot (callers then deny). */
+  append(event: AuditEvent): AuditRow {
+    try {
+      this.#db.exec("BEGIN IMMEDIATE");
+      let row: AuditRow;
+      try {
+        const head = this.#head.get() as { head_seq: number; head_hash: string };
+        const base: Omit<AuditRow, "hash"> = {
+          seq: head.head_seq + 1,
+          ts: new Date().toISOString(),
+          session: event.session ?? null,
+          agent: event.agent ?? null,
+          kind: event.kind,
+          source: event.source,
+          origin: auditOrigin(event.origin),
+          method: event.method ?? null,
+          decision: event.decision,
+          reason: event.reason ?? null,
+          module: event.module ?? null,
+          rule: event.rule ?? null,
+          prev_hash: head.head_hash,
+        };
+        row = { ...base, hash: rowHash(base) };
+        this.#insert.run(...FIELDS.map((f) => row[f]), row.prev_hash, row.hash);
+        this.#db.exec("COMMIT");
+      } catch (err) {
+        this.#db.exec("ROLLBACK");
+        throw err;
+      }
+      this.#mirror?.write(row);
+      return row;
+    } catch (err) {
+      throw new OmotaiError(
+        "AUDIT_UNAVAILABLE",
+        `audit row not written: ${(err as Error).message}`,
+      );
+    }
+  }
+
+  /** Rows in order, optionally after `afterSeq` (for tests and the console). */
+  rows(afterSeq = 0, limit = 10_000): AuditRow[] {
+    return this.#db.prepare("SELECT * FROM audit WHERE seq > ? ORDER BY seq LIMIT ?")
+      .all(afterSeq, limit) as unknown as AuditRow[];
+  }
+}

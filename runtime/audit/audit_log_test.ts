@@ -1,0 +1,149 @@
+import assert from "node:assert/strict";
+import { openDatabase } from "../store/database.ts";
+import { AuditLog, auditOrigin, GENESIS_HASH } from "./audit_log.ts";
+import { JsonlMirror } from "./jsonl_mirror.ts";
+import { pruneAudit, verifyAudit, verifyJsonl } from "./verify.ts";
+
+async function withLog(
+  fn: (ctx: { log: AuditLog; db: ReturnType<typeof openDatabase>; dir: string }) => void,
+): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  const db = openDatabase(`${dir}/omotai.db`);
+  try {
+    fn({ log: new AuditLog(db), db, dir });
+  } finally {
+    db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function fill(log: AuditLog, n: number): void {
+  for (let i = 0; i < n; i++) {
+    log.append({
+      kind: "request",
+      source: "request",
+      session: "s1",
+      origin: `http://127.0.0.${i % 3 + 1}:8000/secret/path?token=abc${i}`,
+      method: "GET",
+      decision: i % 2 ? "deny" : "allow",
+      reason: i % 2 ? "ORIGIN_NOT_ALLOWED" : "OK",
+      module: "baseline",
+    });
+  }
+}
+
+Deno.test("AuditLog.append() chains rows from genesis and stores origins only", () =>
+  withLog(({ log, db }) => {
+    fill(log, 5);
+    const rows = log.rows();
+    assert.equal(rows.length, 5);
+    assert.equal(rows[0].prev_hash, GENESIS_HASH);
+    assert.equal(rows[1].prev_hash, rows[0].hash);
+    assert.equal(rows[0].origin, "http://127.0.0.1:8000");
+    assert.ok(!JSON.stringify(rows).includes("token"));
+    assert.ok(!JSON.stringify(rows).includes("secret"));
+    assert.deepEqual(verifyAudit(db).problems, []);
+  }));
+
+Deno.test("audit table refuses UPDATE and DELETE", () =>
+  withLog(({ log, db }) => {
+    fill(log, 3);
+    assert.throws(
+      () => db.exec("UPDATE audit SET decision = 'allow' WHERE seq = 2"),
+      /APPEND_ONLY/,
+    );
+    assert.throws(() => db.exec("DELETE FROM audit WHERE seq = 2"), /APPEND_ONLY/);
+    assert.equal(verifyAudit(db).ok, true);
+  }));
+
+Deno.test("verifyAudit() detects an edited row", () =>
+  withLog(({ log, db }) => {
+    fill(log, 6);
+    db.exec("DROP TRIGGER audit_no_update");
+    db.exec("UPDATE audit SET decision = 'allow', reason = 'OK' WHERE seq = 4");
+    const result = verifyAudit(db);
+    assert.equal(result.ok, false);
+    assert.match(result.problems[0], /row 4: contents do not match/);
+  }));
+
+Deno.test("verifyAudit() detects a removed row in the middle", () =>
+  withLog(({ log, db }) => {
+    fill(log, 6);
+    db.exec("DROP TRIGGER audit_no_delete");
+    db.exec("DELETE FROM audit WHERE seq = 3");
+    assert.match(verifyAudit(db).problems.join("\n"), /row 4: follows row 2/);
+  }));
+
+Deno.test("verifyAudit() detects a removed tail row", () =>
+  withLog(({ log, db }) => {
+    fill(log, 6);
+    db.exec("DROP TRIGGER audit_no_delete");
+    db.exec("DELETE FROM audit WHERE seq = 6");
+    assert.match(verifyAudit(db).problems.join("\n"), /head: .* row 6 .* found 5/);
+  }));
+
+Deno.test("verifyAudit() detects an inserted row", () =>
+  withLog(({ log, db }) => {
+    fill(log, 4);
+    const rows = log.rows();
+    // A forged row that copies the head's link but not a valid hash, then a real append.
+    db.prepare(
+      `INSERT INTO audit (seq, ts, kind, source, decision, prev_hash, hash)
+       VALUES (5, ?, 'navigate', 'action', 'allow', ?, ?)`,
+    ).run(new Date().toISOString(), rows[3].hash, "f".repeat(64));
+    fill(log, 1);
+    const result = verifyAudit(db);
+    assert.equal(result.ok, false);
+    assert.match(result.problems.join("\n"), /row 5: contents do not match/);
+  }));
+
+Deno.test("pruneAudit() keeps the chain verifiable from the new head", () =>
+  withLog(({ log, db }) => {
+    fill(log, 5);
+    const cutoff = new Date(Date.now() + 10);
+    const wait = Date.now() + 20;
+    while (Date.now() < wait) { /* rows after the cutoff */ }
+    fill(log, 3);
+    const { removed, anchorSeq } = pruneAudit(db, cutoff);
+    assert.equal(removed, 5);
+    assert.equal(anchorSeq, 6);
+    assert.deepEqual(verifyAudit(db).problems, []);
+    fill(log, 2);
+    assert.deepEqual(verifyAudit(db).problems, []);
+    assert.equal(pruneAudit(db, new Date(Date.now() + 60_000)).removed, 5);
+    assert.deepEqual(verifyAudit(db).problems, []);
+    fill(log, 1);
+    assert.deepEqual(verifyAudit(db).problems, []);
+    assert.equal(log.rows()[0].seq, 11);
+  }));
+
+Deno.test("JsonlMirror rotates and the rotated files still verify as one chain", async () => {
+  const dir = await Deno.makeTempDir();
+  const db = openDatabase(`${dir}/omotai.db`);
+  try {
+    using mirror = new JsonlMirror(`${dir}/audit.jsonl`, { maxBytes: 1500, keep: 20 });
+    const log = new AuditLog(db, mirror);
+    fill(log, 20);
+    const files = JsonlMirror.files(`${dir}/audit.jsonl`, 20);
+    assert.ok(files.length > 2, `rotated into ${files.length} files`);
+    const result = verifyJsonl(files);
+    assert.deepEqual(result.problems, []);
+    assert.equal(result.rows, 20);
+    // Dropping a line from a rotated file is noticed.
+    const lines = Deno.readTextFileSync(files[0]).split("\n");
+    lines.splice(1, 1);
+    Deno.writeTextFileSync(files[0], lines.join("\n"));
+    assert.equal(verifyJsonl(files).ok, false);
+  } finally {
+    db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("auditOrigin() keeps only the origin", () => {
+  assert.equal(auditOrigin("https://user:pw@Bank.test/x?y=1#z"), "https://bank.test");
+  assert.equal(auditOrigin("127.0.0.3:9000"), "127.0.0.3:9000");
+  assert.equal(auditOrigin("javascript:alert(1)"), "javascript:");
+  assert.equal(auditOrigin("not a url/with path"), null);
+  assert.equal(auditOrigin(undefined), null);
+});

@@ -1,0 +1,77 @@
+/**
+ * Mirrors audit rows to a JSONL file (`--audit FILE.jsonl`), one row per line with its
+ * hashes, so a copy outside the database can be checked with `omotai audit verify --jsonl`.
+ * When the file reaches its size limit it is rotated to `FILE.1` (older ones shift up);
+ * rows keep their chain hashes, so the rotated files together still verify.
+ *
+ * @module
+ */
+import type { AuditRow } from "./audit_log.ts";
+
+/** Rotation settings. */
+export interface MirrorOptions {
+  /** Rotate when the file would exceed this many bytes; default 10 MiB. */
+  maxBytes?: number;
+  /** How many rotated files to keep; default 5. */
+  keep?: number;
+}
+
+/** Appends rows to a JSONL file. */
+export class JsonlMirror implements Disposable {
+  readonly path: string;
+  #file: Deno.FsFile;
+  #size: number;
+  #maxBytes: number;
+  #keep: number;
+  #encoder = new TextEncoder();
+
+  constructor(path: string, options: MirrorOptions = {}) {
+    this.path = path;
+    this.#maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
+    this.#keep = options.keep ?? 5;
+    this.#file = Deno.openSync(path, { append: true, create: true, mode: 0o600 });
+    this.#size = this.#file.statSync().size;
+  }
+
+  /** Writes one row (rotating first when the file is full). */
+  write(row: AuditRow): void {
+    const bytes = this.#encoder.encode(JSON.stringify(row) + "\n");
+    if (this.#size > 0 && this.#size + bytes.length > this.#maxBytes) this.#rotate();
+    let off = 0;
+    while (off < bytes.length) off += this.#file.writeSync(bytes.subarray(off));
+    this.#size += bytes.length;
+  }
+
+  #rotate(): void {
+    this.#file.close();
+    for (let i = this.#keep - 1; i >= 1; i--) {
+      try {
+        Deno.renameSync(`${this.path}.${i}`, `${this.path}.${i + 1}`);
+      } catch (err) {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      }
+    }
+    Deno.renameSync(this.path, `${this.path}.1`);
+    this.#file = Deno.openSync(this.path, { append: true, create: true, mode: 0o600 });
+    this.#size = 0;
+  }
+
+  /** The mirror's files, oldest first (rotated ones, then the live file). */
+  static files(path: string, keep = 5): string[] {
+    const out: string[] = [];
+    for (let i = keep; i >= 1; i--) {
+      try {
+        Deno.statSync(`${path}.${i}`);
+        out.push(`${path}.${i}`);
+      } catch { /* not there */ }
+    }
+    out.push(path);
+    return out;
+  }
+
+  [Symbol.dispose](): void {
+    try {
+      this.#file.close();
+    } catch { /* already closed */ }
+  }
+}

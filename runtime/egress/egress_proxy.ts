@@ -1,0 +1,156 @@
+/**
+ * The runtime's side of the egress proxy: spawns the proxy process with network
+ * permission only, opens one listener per browser session, and answers its questions with
+ * the session's judge. If the proxy process dies, its listeners die with it and Chromium's
+ * connections fail: the browser is never left with a direct route out.
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { OmotaiError } from "../errors.ts";
+import type { FromProxy, ProxyQuestion, Resolution, ToProxy } from "./proxy_protocol.ts";
+
+/** Decides one proxy question for a session. */
+export type ProxyJudge = (
+  question: ProxyQuestion,
+  resolution: Resolution,
+) => Promise<{ allow: boolean; reason: string }>;
+
+/** A listener of the proxy bound to one session. */
+export interface ProxyListener extends Disposable {
+  readonly port: number;
+}
+
+const PROXY_MAIN = fileURLToPath(new URL("./proxy_main.ts", import.meta.url));
+
+/** The proxy process. */
+export class EgressProxy implements AsyncDisposable {
+  #child: Deno.ChildProcess;
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #judges = new Map<number, ProxyJudge>();
+  #waiting = new Map<number, (port: number) => void>();
+  #next = 1;
+  #closed = false;
+  readonly exited: Promise<void>;
+
+  private constructor(child: Deno.ChildProcess) {
+    this.#child = child;
+    this.#writer = child.stdin.getWriter();
+    this.exited = child.status.then(() => {
+      this.#closed = true;
+    });
+    this.#read().catch(() => {});
+  }
+
+  /** Starts the proxy process (`deno run --allow-net` and nothing else). */
+  static start(): EgressProxy {
+    let child: Deno.ChildProcess;
+    try {
+      child = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--no-config",
+          "--no-lock",
+          "--quiet",
+          "--no-prompt",
+          "--allow-net",
+          PROXY_MAIN,
+        ],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "inherit",
+        env: { NO_COLOR: "1" },
+      }).spawn();
+    } catch (err) {
+      throw new OmotaiError(
+        "EGRESS_PROXY_FAILED",
+        `cannot start the egress proxy: ${(err as Error).message}`,
+      );
+    }
+    return new EgressProxy(child);
+  }
+
+  /** Opens a listener for one session; every question on it goes to `judge`. */
+  async listen(judge: ProxyJudge): Promise<ProxyListener> {
+    if (this.#closed) {
+      throw new OmotaiError("EGRESS_PROXY_FAILED", "the egress proxy is not running");
+    }
+    const id = this.#next++;
+    this.#judges.set(id, judge);
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(new OmotaiError("EGRESS_PROXY_FAILED", "the egress proxy did not open a port")),
+        10_000,
+      );
+      this.#waiting.set(id, (p) => {
+        clearTimeout(timer);
+        resolve(p);
+      });
+      this.#send({ op: "listen", listener: id }).catch(reject);
+    });
+    return {
+      port,
+      [Symbol.dispose]: () => {
+        this.#judges.delete(id);
+        this.#send({ op: "close", listener: id }).catch(() => {});
+      },
+    };
+  }
+
+  async #send(message: ToProxy): Promise<void> {
+    await this.#writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
+  }
+
+  async #read(): Promise<void> {
+    let buffered = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of this.#child.stdout) {
+      buffered += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        let message: FromProxy;
+        try {
+          message = JSON.parse(line) as FromProxy;
+        } catch {
+          continue;
+        }
+        this.#onMessage(message);
+      }
+    }
+  }
+
+  #onMessage(message: FromProxy): void {
+    if (message.op === "listening") {
+      this.#waiting.get(message.listener)?.(message.port);
+      this.#waiting.delete(message.listener);
+    } else if (message.op === "ask") {
+      const judge = this.#judges.get(message.listener);
+      const answer = judge
+        ? judge(message.question, message.resolution).catch(() => ({
+          allow: false,
+          reason: "GATE_ERROR",
+        }))
+        : Promise.resolve({ allow: false, reason: "SESSION_CLOSED" });
+      answer.then((a) =>
+        this.#send({ op: "answer", qid: message.qid, allow: a.allow, reason: a.reason })
+      ).catch(() => {});
+    } else if (message.op === "error") {
+      console.error(`omotai: egress proxy: ${message.message.slice(0, 200)}`);
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#closed) return;
+    await this.#writer.close().catch(() => {});
+    const timer = setTimeout(() => {
+      try {
+        this.#child.kill("SIGKILL");
+      } catch { /* gone */ }
+    }, 2_000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}

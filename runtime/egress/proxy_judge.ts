@@ -1,0 +1,82 @@
+/**
+ * Turns an egress proxy question into policy facts and asks the boundary. A plain-HTTP
+ * request carries its method and URL; a CONNECT tunnel only a host and port, so it stands
+ * for the https origin on that port, or the http origin (WebSocket over `ws:`) on a port
+ * that is not 443.
+ *
+ * @module
+ */
+import type { Boundary } from "../gate/boundary.ts";
+import { type Facts, FACTS_ABI_VERSION } from "../policy/facts.ts";
+import { normalizeOrigin } from "../policy/origin.ts";
+import { type SessionCounters, sessionFacts, targetOf } from "../policy/target.ts";
+import type { ProxyJudge } from "./egress_proxy.ts";
+import type { ProxyQuestion } from "./proxy_protocol.ts";
+import type { BlockedRequest } from "./request_guard.ts";
+
+/** What a session's proxy judge needs. */
+export interface ProxyJudgeOptions {
+  boundary: Boundary;
+  session: () => { id: string; agent: string | null };
+  counters: () => SessionCounters;
+  onBlocked: (request: BlockedRequest) => void;
+}
+
+/** The facts a question stands for (alternatives for a tunnel). */
+export function proxyFacts(question: ProxyQuestion, counters: SessionCounters): Facts[] {
+  const base = {
+    abi: FACTS_ABI_VERSION as typeof FACTS_ABI_VERSION,
+    kind: "request" as const,
+    initiator: "page" as const,
+    frame: { top: false, origin: null },
+    form: null,
+    element: null,
+    session: sessionFacts(counters),
+  };
+  if (question.type === "http") {
+    return [{
+      ...base,
+      target: targetOf(question.url),
+      method: question.method.toUpperCase(),
+      resource_type: "proxy",
+    }];
+  }
+  const host = question.host.includes(":") && !question.host.startsWith("[")
+    ? `[${question.host}]`
+    : question.host;
+  const schemes = question.port === 443 ? ["https"] : ["https", "http"];
+  return schemes.map((scheme) => ({
+    ...base,
+    target: {
+      scheme,
+      origin: normalizeOrigin(`${scheme}://${host}:${question.port}`) ?? null,
+      path: null,
+    },
+    method: "CONNECT",
+    resource_type: "tunnel",
+  }));
+}
+
+/** A judge for one session's proxy listener. */
+export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
+  return async (question, resolution) => {
+    const facts = proxyFacts(question, options.counters());
+    const who = options.session();
+    const j = await options.boundary.judgeRequest(facts, {
+      session: who.id,
+      agent: who.agent,
+      source: "proxy",
+      privateAddress: resolution.privateAddress,
+      dnsFailed: resolution.failed,
+    });
+    const allow = j.decision === "allow";
+    if (!allow) {
+      options.onBlocked({
+        method: question.type === "http" ? question.method.toUpperCase() : "CONNECT",
+        origin: facts[0].target?.origin ?? "unknown",
+        reason: j.reason,
+      });
+    }
+    return { allow, reason: j.reason };
+  };
+}

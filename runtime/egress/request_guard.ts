@@ -1,0 +1,143 @@
+/**
+ * The request guard: on every browser target (page, popup, iframe including out-of-process
+ * ones, dedicated/shared/service worker) it enables `Fetch` interception before the target
+ * runs, turns every paused request into policy facts and lets it go only on an allow. A
+ * denied request fails with a network error; nothing else reaches the page. Non-HTTP
+ * traffic (WebSocket, WebRTC) and anything Chromium sends outside a target is caught by the
+ * egress proxy instead.
+ *
+ * @module
+ */
+import type { CdpSession, Protocol, TrackedTarget } from "../../cdp/mod.ts";
+import type { Boundary } from "../gate/boundary.ts";
+import { type Facts, FACTS_ABI_VERSION } from "../policy/facts.ts";
+import { normalizeOrigin } from "../policy/origin.ts";
+import { type SessionCounters, sessionFacts, targetOf } from "../policy/target.ts";
+
+/** A request the guard refused, as the next snapshot lists it. */
+export interface BlockedRequest {
+  method: string;
+  /** Origin only (or `scheme:`), never a path or query. */
+  origin: string;
+  reason: string;
+}
+
+/** What the guard needs from its session. */
+export interface RequestGuardOptions {
+  boundary: Boundary;
+  session: () => { id: string; agent: string | null };
+  counters: () => SessionCounters;
+  onBlocked: (request: BlockedRequest) => void;
+}
+
+/** Target types whose requests the guard intercepts. */
+const GUARDED = new Set(["page", "iframe", "worker", "shared_worker", "service_worker"]);
+
+const SCRIPTED = new Set([
+  "XHR",
+  "Fetch",
+  "EventSource",
+  "WebSocket",
+  "Ping",
+  "CSPViolationReport",
+]);
+
+/** Installs request interception on targets. */
+export class RequestGuard {
+  #options: RequestGuardOptions;
+
+  constructor(options: RequestGuardOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Sends `Fetch.enable` on a paused target (the tracker resumes it afterwards). Targets of
+   * other types get nothing to intercept and stay behind the egress proxy alone.
+   */
+  install(target: TrackedTarget): Promise<void> {
+    if (!GUARDED.has(target.info.type)) return Promise.resolve();
+    const session = target.session;
+    const frames = new Map<string, string | null>();
+    const isPage = target.info.type === "page";
+    const targetOrigin = () => normalizeOrigin(target.info.url) ?? null;
+    if (isPage || target.info.type === "iframe") {
+      session.on("Page.frameNavigated", (e) => {
+        frames.set(e.frame.id, normalizeOrigin(e.frame.url) ?? null);
+      });
+    }
+    session.on("Fetch.requestPaused", (e) => {
+      const frameTop = isPage && (e.frameId === target.info.targetId || e.frameId === undefined);
+      const frameOrigin = frames.get(e.frameId) ?? targetOrigin();
+      this.#decide(session, e, { top: frameTop, origin: frameOrigin });
+    });
+    // Sent before the tracker's resume: no request of this target leaves unjudged.
+    return session.send("Fetch.enable", {
+      patterns: [{ urlPattern: "*", requestStage: "Request" }],
+    })
+      .then(() => {});
+  }
+
+  async #decide(
+    session: CdpSession,
+    e: Protocol.Fetch.RequestPausedEvent,
+    frame: Facts["frame"],
+  ): Promise<void> {
+    let allow = false;
+    let reason = "GATE_ERROR";
+    const facts = requestFacts(e, frame, this.#options.counters());
+    try {
+      const who = this.#options.session();
+      const j = await this.#options.boundary.judgeRequest(facts, {
+        session: who.id,
+        agent: who.agent,
+        source: "request",
+      });
+      allow = j.decision === "allow";
+      reason = j.reason;
+    } catch {
+      allow = false;
+    }
+    if (allow) {
+      await session.send("Fetch.continueRequest", { requestId: e.requestId }).catch(() => {});
+      return;
+    }
+    this.#options.onBlocked({
+      method: facts.method,
+      origin: facts.target?.origin ?? `${facts.target?.scheme ?? "unknown"}:`,
+      reason,
+    });
+    await session.send("Fetch.failRequest", {
+      requestId: e.requestId,
+      errorReason: "BlockedByClient",
+    }).catch(() => {});
+  }
+}
+
+/** The facts of one paused request. */
+export function requestFacts(
+  e: Protocol.Fetch.RequestPausedEvent,
+  frame: Facts["frame"],
+  counters: SessionCounters,
+): Facts {
+  const type = e.resourceType;
+  const method = e.request.method.toUpperCase();
+  const initiator: Facts["initiator"] = e.redirectedRequestId
+    ? "redirect"
+    : SCRIPTED.has(type)
+    ? "script"
+    : type === "Document" && method !== "GET"
+    ? "form"
+    : "page";
+  return {
+    abi: FACTS_ABI_VERSION,
+    kind: "request",
+    target: targetOf(e.request.url),
+    method,
+    resource_type: type.toLowerCase(),
+    initiator,
+    frame,
+    form: null,
+    element: null,
+    session: sessionFacts(counters),
+  };
+}

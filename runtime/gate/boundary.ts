@@ -1,0 +1,198 @@
+/**
+ * The one boundary every decision goes through: agent actions (via the policy gate),
+ * requests paused by the request guard, and connections the egress proxy is asked to make.
+ * It adds to the policy modules what only the runtime can know: the operator's dynamic
+ * domain rules (deny wins; an allow extends `allowed_origins`), the private-address rule
+ * and the write window of an approved submit. Requests are audited here; actions are
+ * audited by the tool wrapper once their final verdict is known.
+ *
+ * @module
+ */
+import type { AuditEvent, AuditLog } from "../audit/audit_log.ts";
+import { isPrivateHost } from "../egress/addresses.ts";
+import type { DomainRules } from "../egress/domains.ts";
+import { OmotaiError } from "../errors.ts";
+import type { PolicyEngine } from "../policy/engine.ts";
+import type { Facts } from "../policy/facts.ts";
+
+/** A decision with what produced it. */
+export interface Judgement {
+  decision: "allow" | "deny" | "confirm";
+  /** Stable code; `OK` for a plain allow. */
+  reason: string;
+  module?: string;
+  rule?: string;
+}
+
+/** Who asks about a request. */
+export interface RequestContext {
+  session: string;
+  agent: string | null;
+  source: "request" | "proxy";
+  /** The proxy resolved the host to a private or loopback address. */
+  privateAddress?: boolean;
+  /** The proxy could not resolve the host. */
+  dnsFailed?: boolean;
+}
+
+/** What the boundary needs. */
+export interface BoundaryDeps {
+  engine: PolicyEngine;
+  domains?: DomainRules;
+  audit?: AuditLog;
+  /** The policy file's `allowed_origins`: exact origins that may be private addresses. */
+  allowedOrigins: readonly string[];
+}
+
+interface WriteWindow {
+  method: string;
+  origin: string;
+  path: string;
+}
+
+/** Judges facts for actions and requests. */
+export class Boundary {
+  #deps: BoundaryDeps;
+  #domainGeneration = -1;
+  #windows = new Map<string, WriteWindow>();
+
+  constructor(deps: BoundaryDeps) {
+    this.#deps = deps;
+  }
+
+  /** The audit log, when there is one. */
+  get audit(): AuditLog | undefined {
+    return this.#deps.audit;
+  }
+
+  /** Judges an agent action's facts (not audited here). Never throws. */
+  async judge(facts: Facts): Promise<Judgement> {
+    try {
+      return await this.#judge(facts, false);
+    } catch (err) {
+      return { decision: "deny", reason: err instanceof OmotaiError ? err.code : "GATE_ERROR" };
+    }
+  }
+
+  /**
+   * Judges one network request and audits the verdict. `confirm` is a deny unless an
+   * approved submit opened the write window for exactly this method and URL. Never throws;
+   * a verdict that cannot be audited is a deny.
+   */
+  async judgeRequest(
+    alternatives: Facts | readonly Facts[],
+    ctx: RequestContext,
+  ): Promise<Judgement> {
+    // A proxy tunnel may stand for more than one origin (https or ws on one port): the first
+    // alternative the policy allows wins, and one row is audited either way.
+    const list = Array.isArray(alternatives) ? alternatives : [alternatives as Facts];
+    let facts = list[0];
+    let j: Judgement = { decision: "deny", reason: "GATE_ERROR" };
+    for (const [i, f] of list.entries()) {
+      let r: Judgement;
+      try {
+        r = await this.#judge(f, ctx.privateAddress === true);
+        if (ctx.dnsFailed && r.decision === "allow") r = { decision: "deny", reason: "DNS_FAILED" };
+      } catch (err) {
+        r = { decision: "deny", reason: err instanceof OmotaiError ? err.code : "GATE_ERROR" };
+      }
+      if (i === 0 || r.decision === "allow") {
+        j = r;
+        facts = f;
+      }
+      if (r.decision === "allow") break;
+    }
+    if (j.decision !== "allow" && this.#inWindow(ctx.session, facts)) {
+      j = { decision: "allow", reason: "WRITE_WINDOW", module: "approval" };
+    }
+    if (j.decision === "confirm") j = { ...j, decision: "deny", reason: "CONFIRM_UNAVAILABLE" };
+    try {
+      this.record({
+        session: ctx.session,
+        agent: ctx.agent,
+        kind: "request",
+        source: ctx.source,
+        origin: facts.target?.origin ?? (facts.target ? `${facts.target.scheme}:` : null),
+        method: facts.method,
+        decision: j.decision,
+        reason: j.reason,
+        module: j.module,
+        rule: j.rule,
+      });
+    } catch {
+      return { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
+    }
+    return j;
+  }
+
+  /** Appends an audit row; throws `AUDIT_UNAVAILABLE` when it cannot. */
+  record(event: AuditEvent): void {
+    this.#deps.audit?.append(event);
+  }
+
+  /**
+   * Opens the write window of an approved submit: during the action, exactly this method
+   * and URL may be written even under `read_only`. Returns the function that closes it.
+   */
+  openWriteWindow(session: string, method: string, url: string): () => void {
+    const u = new URL(url);
+    const window = { method: method.toUpperCase(), origin: u.origin, path: u.pathname };
+    this.#windows.set(session, window);
+    return () => {
+      if (this.#windows.get(session) === window) this.#windows.delete(session);
+    };
+  }
+
+  #inWindow(session: string, facts: Facts): boolean {
+    const w = this.#windows.get(session);
+    if (!w || !facts.target?.origin || facts.target.path === null) return false;
+    return w.method === facts.method && w.origin === facts.target.origin &&
+      w.path === facts.target.path;
+  }
+
+  async #judge(facts: Facts, privateAddress: boolean): Promise<Judgement> {
+    const { engine, domains } = this.#deps;
+    const rules = domains?.current();
+    if (rules && rules.generation !== this.#domainGeneration) {
+      await engine.setExtraAllowedOrigins([...rules.allow]);
+      if (this.#domainGeneration !== -1) {
+        this.record({
+          kind: "domains_changed",
+          source: "lifecycle",
+          decision: "event",
+          reason: `${rules.allow.size} allow, ${rules.deny.size} deny`,
+        });
+      }
+      this.#domainGeneration = rules.generation;
+    }
+    for (const origin of originsOf(facts)) {
+      if (rules?.deny.has(origin)) {
+        return { decision: "deny", reason: "DOMAIN_DENIED", module: "domains", rule: origin };
+      }
+    }
+    const { verdict } = await engine.evaluate(facts);
+    // Stricter only: a module's allow of a private address needs that exact origin listed.
+    const target = facts.target?.origin;
+    if (
+      verdict.decision !== "deny" && target &&
+      (privateAddress || isPrivateHost(new URL(target).hostname))
+    ) {
+      const exact = this.#deps.allowedOrigins.includes(target) || rules?.allow.has(target);
+      if (!exact) return { decision: "deny", reason: "PRIVATE_ADDRESS", module: "runtime" };
+    }
+    return {
+      decision: verdict.decision,
+      reason: verdict.decision === "allow" ? "OK" : verdict.reason,
+      module: verdict.module,
+      rule: verdict.rule,
+    };
+  }
+}
+
+function originsOf(facts: Facts): string[] {
+  const out: string[] = [];
+  if (facts.target?.origin) out.push(facts.target.origin);
+  if (facts.element?.link_origin) out.push(facts.element.link_origin);
+  if (facts.form?.action_origin) out.push(facts.form.action_origin);
+  return out;
+}
