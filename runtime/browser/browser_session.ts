@@ -85,8 +85,12 @@ export class BrowserSession implements AsyncDisposable {
   #queue: Promise<unknown> = Promise.resolve();
   #disposed = false;
   #callGeneration: number | undefined;
+  /** The tab Chromium shows in front; input to a background tab stalls until it times out. */
+  #frontTabId: string | undefined;
   /** >0 while the runtime itself opens a tab, so that tab is not announced as a popup. */
   #ownTabs = 0;
+  /** Tabs the runtime opened itself (their attach may be announced after `#ownTabs` drops). */
+  #ownTabIds = new Set<string>();
 
   readonly #startedAt = Date.now();
   #actionsUsed = 0;
@@ -218,7 +222,6 @@ export class BrowserSession implements AsyncDisposable {
           boundary: egress.boundary,
           session: () => ({ id: this.id, agent: this.agent }),
           counters: () => this.counters(),
-          onBlocked: (r) => this.#onBlocked(r),
         }));
         extraArgs.push(...egressArgs(proxy.port));
       }
@@ -274,8 +277,9 @@ export class BrowserSession implements AsyncDisposable {
 
   #onTargetChange(event: string, t: TrackedTarget, generation: number): void {
     if (t.info.type !== "page" || generation !== this.#generation) return;
+    if (event === "attached") this.#frontTabId = t.info.targetId;
     // Only pages opened by a page (popups, target=_blank) are news to the agent.
-    if (event === "attached" && this.#ownTabs === 0) {
+    if (event === "attached" && this.#ownTabs === 0 && !this.#ownTabIds.has(t.info.targetId)) {
       const index = this.#pageTargets().findIndex((p) => p.info.targetId === t.info.targetId);
       this.#notices.push(`a new tab opened as tab ${index}; use browser_tabs to select it`);
     }
@@ -291,6 +295,7 @@ export class BrowserSession implements AsyncDisposable {
       const pages = this.#pageTargets(live);
       if (pages.length > 0) {
         this.#currentTabId = pages[0].info.targetId;
+        this.#ownTabIds.add(pages[0].info.targetId);
         return;
       }
       await new Promise((r) => setTimeout(r, 20));
@@ -298,6 +303,7 @@ export class BrowserSession implements AsyncDisposable {
     const { targetId } = await live.browser.connection.root.send("Target.createTarget", {
       url: "about:blank",
     });
+    this.#ownTabIds.add(targetId);
     this.#currentTabId = targetId;
   }
 
@@ -339,6 +345,7 @@ export class BrowserSession implements AsyncDisposable {
       const { targetId } = await live.browser.connection.root.send("Target.createTarget", {
         url: "about:blank",
       });
+      this.#ownTabIds.add(targetId);
       this.#currentTabId = targetId;
       for (let i = 0; i < 100; i++) {
         const t = live.tracker.get(targetId);
@@ -430,6 +437,10 @@ export class BrowserSession implements AsyncDisposable {
       throw new StaleRefError(
         `ref ${ref} belongs to another tab; select that tab or take a new snapshot`,
       );
+    }
+    if (this.#frontTabId !== tab.info.targetId) {
+      await tab.session.send("Page.bringToFront").catch(() => {});
+      this.#frontTabId = tab.info.targetId;
     }
     const session = live.browser.connection.session(target.sessionId);
     if (!session) {
@@ -541,7 +552,7 @@ export function egressArgs(port: number): string[] {
   return [
     `--proxy-server=http://127.0.0.1:${port}`,
     "--proxy-bypass-list=<-loopback>",
-    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--dns-prefetch-disable",
   ];
 }

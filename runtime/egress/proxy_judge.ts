@@ -12,14 +12,12 @@ import { normalizeOrigin } from "../policy/origin.ts";
 import { type SessionCounters, sessionFacts, targetOf } from "../policy/target.ts";
 import type { ProxyJudge } from "./egress_proxy.ts";
 import type { ProxyQuestion } from "./proxy_protocol.ts";
-import type { BlockedRequest } from "./request_guard.ts";
 
 /** What a session's proxy judge needs. */
 export interface ProxyJudgeOptions {
   boundary: Boundary;
   session: () => { id: string; agent: string | null };
   counters: () => SessionCounters;
-  onBlocked: (request: BlockedRequest) => void;
 }
 
 /** The facts a question stands for (alternatives for a tunnel). */
@@ -69,14 +67,8 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
       privateAddress: resolution.privateAddress,
       dnsFailed: resolution.failed,
     });
-    const allow = j.decision === "allow";
-    if (!allow) {
-      options.onBlocked({
-        method: question.type === "http" ? question.method.toUpperCase() : "CONNECT",
-        origin: facts[0].target?.origin ?? "unknown",
-        reason: j.reason,
-      });
-    }
-    return { allow, reason: j.reason };
+    // Not listed in snapshots: the page requests the proxy sees were listed by the request
+    // guard already, and the rest is mostly Chromium's own traffic. All of it is audited.
+    return { allow: j.decision === "allow", reason: j.reason };
   };
 }

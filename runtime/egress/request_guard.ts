@@ -30,8 +30,11 @@ export interface RequestGuardOptions {
   onBlocked: (request: BlockedRequest) => void;
 }
 
-/** Target types whose requests the guard intercepts. */
-const GUARDED = new Set(["page", "iframe", "worker", "shared_worker", "service_worker"]);
+/**
+ * Target types whose requests the guard intercepts. Dedicated workers have no `Fetch`
+ * domain: their requests are paused on the page or frame that owns them.
+ */
+const GUARDED = new Set(["page", "iframe", "shared_worker", "service_worker"]);
 
 const SCRIPTED = new Set([
   "XHR",

