@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import type { ProxyQuestion, Resolution } from "./proxy_protocol.ts";
+import { resolveHost, serveProxy } from "./proxy_server.ts";
+
+interface Rig extends AsyncDisposable {
+  port: number;
+  upstreamPort: number;
+  upstreamSeen: string[];
+  questions: { q: ProxyQuestion; r: Resolution }[];
+}
+
+async function rig(allow: (q: ProxyQuestion) => boolean): Promise<Rig> {
+  const upstreamSeen: string[] = [];
+  const upstream = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (req) => {
+      upstreamSeen.push(`${req.method} ${new URL(req.url).pathname} ${await req.text()}`);
+      return new Response("hello", { headers: { "x-up": "1" } });
+    },
+  );
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const questions: { q: ProxyQuestion; r: Resolution }[] = [];
+  const served = serveProxy(listener, (q, r) => {
+    questions.push({ q, r });
+    return Promise.resolve(
+      allow(q) ? { allow: true, reason: "OK" } : { allow: false, reason: "ORIGIN_NOT_ALLOWED" },
+    );
+  });
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    upstreamPort: upstream.addr.port,
+    upstreamSeen,
+    questions,
+    async [Symbol.asyncDispose]() {
+      listener.close();
+      await served.catch(() => {});
+      await upstream.shutdown();
+    },
+  };
+}
+
+async function exchange(port: number, request: string): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  await conn.write(new TextEncoder().encode(request));
+  const chunks: Uint8Array[] = [];
+  const buf = new Uint8Array(8192);
+  for (;;) {
+    const n = await conn.read(buf).catch(() => null);
+    if (n === null) break;
+    chunks.push(buf.slice(0, n));
+  }
+  try {
+    conn.close();
+  } catch { /* closed by the proxy */ }
+  return new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+}
+
+Deno.test("serveProxy() forwards an allowed request once and forces Connection: close", async () => {
+  await using r = await rig(() => true);
+  const target = `http://127.0.0.1:${r.upstreamPort}`;
+  // A second request pipelined behind the first must not reach the upstream unjudged.
+  const out = await exchange(
+    r.port,
+    `POST ${target}/a?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nProxy-Connection: keep-alive\r\n\r\nbody` +
+      `POST ${target}/smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n`,
+  );
+  assert.match(out, /^HTTP\/1\.1 200/);
+  assert.match(out, /Connection: close/i);
+  assert.match(out, /hello$/);
+  assert.deepEqual(r.upstreamSeen, ["POST /a body"]);
+  assert.equal(r.questions.length, 1);
+  assert.deepEqual(r.questions[0].q, { type: "http", method: "POST", url: `${target}/a?x=1` });
+  assert.equal(r.questions[0].r.privateAddress, true);
+});
+
+Deno.test("serveProxy() refuses a denied CONNECT and plain request with 403 and the reason", async () => {
+  await using r = await rig(() => false);
+  const connect = await exchange(
+    r.port,
+    `CONNECT 127.0.0.1:${r.upstreamPort} HTTP/1.1\r\nHost: x\r\n\r\n`,
+  );
+  assert.match(connect, /^HTTP\/1\.1 403 Forbidden/);
+  assert.match(connect, /X-Omotai-Deny: ORIGIN_NOT_ALLOWED/);
+  const plain = await exchange(
+    r.port,
+    `GET http://127.0.0.1:${r.upstreamPort}/ HTTP/1.1\r\nHost: x\r\n\r\n`,
+  );
+  assert.match(plain, /^HTTP\/1\.1 403/);
+  assert.deepEqual(r.upstreamSeen, []);
+  assert.deepEqual(r.questions[0].q, { type: "connect", host: "127.0.0.1", port: r.upstreamPort });
+});
+
+Deno.test("serveProxy() tunnels an allowed CONNECT and refuses chunked uploads and junk", async () => {
+  await using r = await rig(() => true);
+  const tunneled = await exchange(
+    r.port,
+    `CONNECT 127.0.0.1:${r.upstreamPort} HTTP/1.1\r\nHost: x\r\n\r\nGET /t HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+  );
+  assert.match(tunneled, /^HTTP\/1\.1 200 Connection Established\r\n\r\nHTTP\/1\.1 200/);
+  assert.deepEqual(r.upstreamSeen, ["GET /t "]);
+  const chunked = await exchange(
+    r.port,
+    `POST http://127.0.0.1:${r.upstreamPort}/c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+  );
+  assert.match(chunked, /^HTTP\/1\.1 411/);
+  assert.match(await exchange(r.port, "NONSENSE\r\n\r\n"), /^HTTP\/1\.1 400/);
+  assert.match(await exchange(r.port, "GET https://x.test/ HTTP/1.1\r\n\r\n"), /^HTTP\/1\.1 400/);
+});
+
+Deno.test("resolveHost() flags names whose answers are private and failed lookups", async () => {
+  const fake = (answers: Record<string, string[]>) => (h: string) =>
+    answers[h] ? Promise.resolve(answers[h]) : Promise.reject(new Error("NXDOMAIN"));
+  const resolve = fake({
+    "rebind.test": ["93.184.216.34", "127.0.0.1"],
+    "pub.test": ["93.184.216.34"],
+  });
+  assert.equal((await resolveHost("rebind.test", resolve)).privateAddress, true);
+  assert.deepEqual(await resolveHost("pub.test", resolve), {
+    addresses: ["93.184.216.34"],
+    privateAddress: false,
+    failed: false,
+  });
+  assert.equal((await resolveHost("gone.test", resolve)).failed, true);
+  assert.equal((await resolveHost("localhost", resolve)).privateAddress, true);
+  assert.deepEqual((await resolveHost("[::1]", resolve)).addresses, ["::1"]);
+});

@@ -1,0 +1,123 @@
+import assert from "node:assert/strict";
+import { spec, testModuleWasm } from "../../tests/helpers/policies.ts";
+import { AuditLog } from "../audit/audit_log.ts";
+import { DomainRules } from "../egress/domains.ts";
+import { PolicyEngine } from "../policy/engine.ts";
+import type { Facts } from "../policy/facts.ts";
+import { openDatabase } from "../store/database.ts";
+import { Boundary } from "./boundary.ts";
+
+function request(url: string, method = "GET"): Facts {
+  const u = new URL(url);
+  return {
+    abi: 1,
+    kind: "request",
+    target: { scheme: u.protocol.slice(0, -1), origin: u.origin, path: u.pathname },
+    method,
+    resource_type: "fetch",
+    initiator: "script",
+    frame: { top: true, origin: "https://portal.test" },
+    form: null,
+    element: null,
+    session: { tainted: false, actions_used: 0, seconds_elapsed: 0, confirmations_used: 0 },
+  };
+}
+
+async function boundaryWith(allowAll: boolean, allowed: string[]) {
+  const dir = await Deno.makeTempDir();
+  const db = openDatabase(`${dir}/o.db`);
+  const wasm = allowAll
+    ? await testModuleWasm("tests/fixtures/policies/allow_all.ts")
+    : await Deno.readFile(new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url));
+  const engine = await PolicyEngine.create([
+    await spec(allowAll ? "allow-all" : "baseline", wasm, {
+      allowed_origins: allowed,
+      read_only: true,
+    }),
+  ]);
+  const audit = new AuditLog(db);
+  const domains = new DomainRules(db);
+  const boundary = new Boundary({ engine, domains, audit, allowedOrigins: allowed });
+  return {
+    boundary,
+    audit,
+    domains,
+    async [Symbol.asyncDispose]() {
+      await engine[Symbol.asyncDispose]();
+      db.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+const ctx = { session: "s-1", agent: "test", source: "request" as const };
+
+Deno.test("Boundary.judgeRequest() needs the exact origin for private addresses, even when a module allows", async () => {
+  await using b = await boundaryWith(true, ["http://10.0.0.5:8080"]);
+  assert.equal(
+    (await b.boundary.judgeRequest(request("http://10.0.0.5:8080/x"), ctx)).decision,
+    "allow",
+  );
+  const lit = await b.boundary.judgeRequest(request("http://10.0.0.6:8080/x"), ctx);
+  assert.deepEqual([lit.decision, lit.reason], ["deny", "PRIVATE_ADDRESS"]);
+  const rebound = await b.boundary.judgeRequest(request("http://rebind.test/x"), {
+    ...ctx,
+    source: "proxy",
+    privateAddress: true,
+  });
+  assert.deepEqual([rebound.decision, rebound.reason], ["deny", "PRIVATE_ADDRESS"]);
+  const publicName = await b.boundary.judgeRequest(request("http://pub.test/x"), {
+    ...ctx,
+    source: "proxy",
+  });
+  assert.equal(publicName.decision, "allow");
+  const unresolved = await b.boundary.judgeRequest(request("http://gone.test/"), {
+    ...ctx,
+    dnsFailed: true,
+  });
+  assert.equal(unresolved.reason, "DNS_FAILED");
+  b.domains.add("http://rebind.test", "allow");
+  const nowExact = await b.boundary.judgeRequest(request("http://rebind.test/x"), {
+    ...ctx,
+    privateAddress: true,
+  });
+  assert.equal(nowExact.decision, "allow");
+  assert.deepEqual(
+    b.audit.rows().filter((r) => r.source !== "lifecycle").map((r) => r.reason),
+    ["OK", "PRIVATE_ADDRESS", "PRIVATE_ADDRESS", "OK", "DNS_FAILED", "OK"],
+  );
+});
+
+Deno.test("Boundary write window lets exactly one approved method and URL through read_only", async () => {
+  await using b = await boundaryWith(false, ["https://portal.test"]);
+  const post = request("https://portal.test/transfer", "POST");
+  assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "READ_ONLY_WRITE");
+  const close = b.boundary.openWriteWindow("s-1", "post", "https://portal.test/transfer?x=1");
+  assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "WRITE_WINDOW");
+  assert.equal((await b.boundary.judgeRequest(post, { ...ctx, session: "s-2" })).decision, "deny");
+  assert.equal(
+    (await b.boundary.judgeRequest(request("https://portal.test/other", "POST"), ctx)).decision,
+    "deny",
+  );
+  assert.equal(
+    (await b.boundary.judgeRequest(request("https://portal.test/transfer", "PUT"), ctx)).decision,
+    "deny",
+  );
+  close();
+  assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "READ_ONLY_WRITE");
+});
+
+Deno.test("Boundary audits a request it cannot record as a deny (AUDIT_UNAVAILABLE)", async () => {
+  await using engine = await PolicyEngine.create([]);
+  const broken = new Boundary({
+    engine,
+    audit: {
+      append: () => {
+        throw new Error("disk full");
+      },
+    } as unknown as AuditLog,
+    allowedOrigins: [],
+  });
+  const j = await broken.judgeRequest(request("https://portal.test/"), ctx);
+  assert.deepEqual([j.decision, j.reason], ["deny", "AUDIT_UNAVAILABLE"]);
+});
