@@ -49,8 +49,8 @@ export class PipeTransport {
   send(message: string): void {
     if (this.#closed) return;
     try {
-      this.#writable.write(message);
-      this.#writable.write("\0");
+      // One write per message: the browser sees a whole frame per read.
+      this.#writable.write(message + "\0");
     } catch {
       this.#markClosed();
     }

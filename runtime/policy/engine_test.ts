@@ -117,3 +117,17 @@ Deno.test("checkWasmSandbox() refuses foreign imports and missing memory caps", 
   wasi[15] = wasi.length - 16;
   assert.throws(() => checkWasmSandbox(wasi, 256, "w"), /imports from "wasi_snapshot_preview1"/);
 });
+
+Deno.test("PolicyEngine batches concurrent evaluations and answers each with its own verdict", async () => {
+  const wasm = await Deno.readFile(
+    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
+  );
+  await using engine = await PolicyEngine.create([await spec("baseline", wasm, BASE_POLICY)]);
+  const get = { ...SUBMIT_FACTS, form: { ...SUBMIT_FACTS.form!, method: "GET" } };
+  // 200 at once (a page load): more than one batch, every answer matched to its facts.
+  const inputs = Array.from({ length: 200 }, (_, i) => i % 3 === 0 ? SUBMIT_FACTS : get);
+  const results = await Promise.all(inputs.map((f) => engine.evaluate(f)));
+  results.forEach((r, i) =>
+    assert.equal(r.verdict.decision, i % 3 === 0 ? "deny" : "allow", `evaluation ${i}`)
+  );
+});

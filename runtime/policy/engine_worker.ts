@@ -65,18 +65,23 @@ async function serve(control: Int32Array, data: Uint8Array): Promise<never> {
       Atomics.wait(control, 0, state);
       state = Atomics.load(control, 0);
     }
-    const facts = dec.decode(data.slice(0, control[1]));
-    const outputs: (string | null)[] = [];
-    for (const p of plugins) {
-      try {
-        const out = await p.call("verdict", facts);
-        outputs.push(out ? out.text() : null);
-      } catch {
-        // A trap: the host turns null into POLICY_ERROR.
-        outputs.push(null);
+    // A batch: facts separated by newlines, answered with one output array per facts.
+    const batch = dec.decode(data.slice(0, control[1])).split("\n");
+    const answers: (string | null)[][] = [];
+    for (const facts of batch) {
+      const outputs: (string | null)[] = [];
+      for (const p of plugins) {
+        try {
+          const out = await p.call("verdict", facts);
+          outputs.push(out ? out.text() : null);
+        } catch {
+          // A trap: the host turns null into POLICY_ERROR.
+          outputs.push(null);
+        }
       }
+      answers.push(outputs);
     }
-    const bytes = enc.encode(JSON.stringify(outputs));
+    const bytes = enc.encode(JSON.stringify(answers));
     const n = Math.min(bytes.length, data.length);
     data.set(bytes.subarray(0, n));
     control[2] = n;
