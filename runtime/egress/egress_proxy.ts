@@ -8,13 +8,13 @@
  */
 import { fileURLToPath } from "node:url";
 import { OmotaiError } from "../errors.ts";
-import type { FromProxy, ProxyQuestion, Resolution, ToProxy } from "./proxy_protocol.ts";
+import type { FromProxy, ProxyAnswer, ProxyQuestion, ToProxy } from "./proxy_protocol.ts";
 
-/** Decides one proxy question for a session. */
-export type ProxyJudge = (
-  question: ProxyQuestion,
-  resolution: Resolution,
-) => Promise<{ allow: boolean; reason: string }>;
+/** Decides a session's proxy questions and hears about refusals after lookup. */
+export interface ProxyJudge {
+  ask(question: ProxyQuestion): Promise<ProxyAnswer>;
+  refused(question: ProxyQuestion, reason: string): void;
+}
 
 /** A listener of the proxy bound to one session. */
 export interface ProxyListener extends Disposable {
@@ -128,15 +128,13 @@ export class EgressProxy implements AsyncDisposable {
       this.#waiting.delete(message.listener);
     } else if (message.op === "ask") {
       const judge = this.#judges.get(message.listener);
+      const denied = (reason: string): ProxyAnswer => ({ allow: false, reason, exact: false });
       const answer = judge
-        ? judge(message.question, message.resolution).catch(() => ({
-          allow: false,
-          reason: "GATE_ERROR",
-        }))
-        : Promise.resolve({ allow: false, reason: "SESSION_CLOSED" });
-      answer.then((a) =>
-        this.#send({ op: "answer", qid: message.qid, allow: a.allow, reason: a.reason })
-      ).catch(() => {});
+        ? judge.ask(message.question).catch(() => denied("GATE_ERROR"))
+        : Promise.resolve(denied("SESSION_CLOSED"));
+      answer.then((a) => this.#send({ op: "answer", qid: message.qid, ...a })).catch(() => {});
+    } else if (message.op === "refused") {
+      this.#judges.get(message.listener)?.refused(message.question, message.reason);
     } else if (message.op === "error") {
       console.error(`omotai: egress proxy: ${message.message.slice(0, 200)}`);
     }

@@ -57,18 +57,29 @@ export function proxyFacts(question: ProxyQuestion, counters: SessionCounters): 
 
 /** A judge for one session's proxy listener. */
 export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
-  return async (question, resolution) => {
-    const facts = proxyFacts(question, options.counters());
+  const context = () => {
     const who = options.session();
-    const j = await options.boundary.judgeRequest(facts, {
-      session: who.id,
-      agent: who.agent,
-      source: "proxy",
-      privateAddress: resolution.privateAddress,
-      dnsFailed: resolution.failed,
-    });
-    // Not listed in snapshots: the page requests the proxy sees were listed by the request
-    // guard already, and the rest is mostly Chromium's own traffic. All of it is audited.
-    return { allow: j.decision === "allow", reason: j.reason };
+    return { session: who.id, agent: who.agent, source: "proxy" as const };
+  };
+  return {
+    async ask(question) {
+      const facts = proxyFacts(question, options.counters());
+      const j = await options.boundary.judgeRequest(facts, context());
+      // Not listed in snapshots: the page requests the proxy sees were listed by the
+      // request guard already, and the rest is mostly Chromium's own traffic. All of it is
+      // audited.
+      return {
+        allow: j.decision === "allow",
+        reason: j.reason,
+        exact: facts.some((f) => options.boundary.isExactlyAllowed(f.target?.origin)),
+      };
+    },
+    refused(question, reason) {
+      options.boundary.recordRefusal(
+        proxyFacts(question, options.counters())[0],
+        context(),
+        reason,
+      );
+    },
   };
 }

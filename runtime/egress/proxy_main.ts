@@ -6,14 +6,14 @@
  *
  * @module
  */
-import type { FromProxy, ProxyQuestion, Resolution, ToProxy } from "./proxy_protocol.ts";
+import type { FromProxy, ProxyAnswer, ProxyQuestion, ToProxy } from "./proxy_protocol.ts";
 import { serveProxy } from "./proxy_server.ts";
 
 const ANSWER_TIMEOUT_MS = 10_000;
 
 const encoder = new TextEncoder();
 const listeners = new Map<number, Deno.Listener>();
-const pending = new Map<number, (a: { allow: boolean; reason: string }) => void>();
+const pending = new Map<number, (a: ProxyAnswer) => void>();
 let nextQid = 1;
 
 function send(message: FromProxy): void {
@@ -22,18 +22,18 @@ function send(message: FromProxy): void {
   while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
 }
 
-function ask(listener: number, question: ProxyQuestion, resolution: Resolution) {
+function ask(listener: number, question: ProxyQuestion): Promise<ProxyAnswer> {
   const qid = nextQid++;
-  return new Promise<{ allow: boolean; reason: string }>((resolve) => {
+  return new Promise<ProxyAnswer>((resolve) => {
     const timer = setTimeout(() => {
       pending.delete(qid);
-      resolve({ allow: false, reason: "PROXY_NO_ANSWER" });
+      resolve({ allow: false, reason: "PROXY_NO_ANSWER", exact: false });
     }, ANSWER_TIMEOUT_MS);
     pending.set(qid, (a) => {
       clearTimeout(timer);
       resolve(a);
     });
-    send({ op: "ask", qid, listener, question, resolution });
+    send({ op: "ask", qid, listener, question });
   });
 }
 
@@ -42,7 +42,11 @@ function handle(message: ToProxy): void {
     case "listen": {
       const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
       listeners.set(message.listener, l);
-      serveProxy(l, (q, r) => ask(message.listener, q, r)).catch(() => {});
+      serveProxy(
+        l,
+        (q) => ask(message.listener, q),
+        (question, reason) => send({ op: "refused", listener: message.listener, question, reason }),
+      ).catch(() => {});
       send({ op: "listening", listener: message.listener, port: (l.addr as Deno.NetAddr).port });
       return;
     }
@@ -56,7 +60,11 @@ function handle(message: ToProxy): void {
     case "answer": {
       const done = pending.get(message.qid);
       pending.delete(message.qid);
-      done?.({ allow: message.allow === true, reason: String(message.reason) });
+      done?.({
+        allow: message.allow === true,
+        reason: String(message.reason),
+        exact: message.exact === true,
+      });
       return;
     }
   }

@@ -11,24 +11,34 @@ export type ProxyQuestion =
   | { type: "connect"; host: string; port: number }
   | { type: "http"; method: string; url: string };
 
-/** The proxy's view of where the name resolved. */
+/** Where a name resolved (looked up only after the policy allowed the origin). */
 export interface Resolution {
-  /** Addresses the proxy would connect to (the first is used). */
+  /** Addresses the proxy connects to (the first is used). */
   addresses: string[];
   /** Any answer was private or loopback. */
   privateAddress: boolean;
-  /** Resolution failed (the connection is refused whatever the policy says). */
+  /** Resolution failed. */
   failed: boolean;
+}
+
+/** The runtime's answer to a question. */
+export interface ProxyAnswer {
+  allow: boolean;
+  reason: string;
+  /** The origin is listed exactly (policy file or operator allow): it may be private. */
+  exact: boolean;
 }
 
 /** Runtime → proxy. */
 export type ToProxy =
   | { op: "listen"; listener: number }
   | { op: "close"; listener: number }
-  | { op: "answer"; qid: number; allow: boolean; reason: string };
+  | ({ op: "answer"; qid: number } & ProxyAnswer);
 
 /** Proxy → runtime. */
 export type FromProxy =
   | { op: "listening"; listener: number; port: number }
-  | { op: "ask"; qid: number; listener: number; question: ProxyQuestion; resolution: Resolution }
+  | { op: "ask"; qid: number; listener: number; question: ProxyQuestion }
+  /** An allowed connection the proxy refused after the lookup (audited as a deny). */
+  | { op: "refused"; listener: number; question: ProxyQuestion; reason: string }
   | { op: "error"; message: string };

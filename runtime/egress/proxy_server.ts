@@ -12,13 +12,13 @@
  * @module
  */
 import { isIpLiteral, isPrivateHost } from "./addresses.ts";
-import type { ProxyQuestion, Resolution } from "./proxy_protocol.ts";
+import type { ProxyAnswer, ProxyQuestion, Resolution } from "./proxy_protocol.ts";
 
-/** Asks the runtime; resolves to allow or deny with a reason. */
-export type AskFn = (
-  question: ProxyQuestion,
-  resolution: Resolution,
-) => Promise<{ allow: boolean; reason: string }>;
+/** Asks the runtime about a question. */
+export type AskFn = (question: ProxyQuestion) => Promise<ProxyAnswer>;
+
+/** Told when an allowed connection is refused after the lookup. */
+export type RefusedFn = (question: ProxyQuestion, reason: string) => void;
 
 /** Resolves a host name; replaceable in tests. */
 export type ResolveFn = (host: string) => Promise<string[]>;
@@ -31,11 +31,39 @@ const CONNECT_TIMEOUT_MS = 10_000;
 export async function serveProxy(
   listener: Deno.Listener,
   ask: AskFn,
+  refused: RefusedFn = () => {},
   resolve: ResolveFn = defaultResolve,
 ): Promise<void> {
   for await (const conn of listener) {
-    handle(conn, ask, resolve).catch(() => {}).finally(() => closeQuietly(conn));
+    handle(conn, ask, refused, resolve).catch(() => {}).finally(() => closeQuietly(conn));
   }
+}
+
+/**
+ * Asks first and looks the name up only after an allow: a lookup of a name the policy
+ * refuses would itself carry data to the attacker's DNS server. A private answer needs the
+ * exact origin listed; a failed lookup is refused. Returns the address to dial.
+ */
+async function decide(
+  question: ProxyQuestion,
+  host: string,
+  ask: AskFn,
+  refused: RefusedFn,
+  resolve: ResolveFn,
+): Promise<{ address?: string; reason: string }> {
+  const answer = await ask(question);
+  if (!answer.allow) return { reason: answer.reason };
+  const resolution = await resolveHost(host, resolve);
+  const reason = resolution.failed
+    ? "DNS_FAILED"
+    : resolution.privateAddress && !answer.exact
+    ? "PRIVATE_ADDRESS"
+    : undefined;
+  if (reason) {
+    refused(question, reason);
+    return { reason };
+  }
+  return { address: resolution.addresses[0], reason: answer.reason };
 }
 
 async function defaultResolve(host: string): Promise<string[]> {
@@ -70,7 +98,12 @@ interface Head {
   rest: Uint8Array;
 }
 
-async function handle(client: Deno.Conn, ask: AskFn, resolve: ResolveFn): Promise<void> {
+async function handle(
+  client: Deno.Conn,
+  ask: AskFn,
+  refused: RefusedFn,
+  resolve: ResolveFn,
+): Promise<void> {
   const head = await readHead(client);
   if (!head) return await reply(client, 400, "BAD_REQUEST");
   if (head.method === "CONNECT") {
@@ -78,10 +111,9 @@ async function handle(client: Deno.Conn, ask: AskFn, resolve: ResolveFn): Promis
     if (!m) return await reply(client, 400, "BAD_REQUEST");
     const host = m[1].toLowerCase();
     const port = Number(m[2]);
-    const resolution = await resolveHost(host, resolve);
-    const answer = await ask({ type: "connect", host, port }, resolution);
-    if (!answer.allow || resolution.failed) return await reply(client, 403, answer.reason);
-    const upstream = await dial(resolution.addresses[0], port);
+    const verdict = await decide({ type: "connect", host, port }, host, ask, refused, resolve);
+    if (!verdict.address) return await reply(client, 403, verdict.reason);
+    const upstream = await dial(verdict.address, port);
     if (!upstream) return await reply(client, 502, "UPSTREAM_UNREACHABLE");
     try {
       await writeAll(client, "HTTP/1.1 200 Connection Established\r\n\r\n");
@@ -108,11 +140,11 @@ async function handle(client: Deno.Conn, ask: AskFn, resolve: ResolveFn): Promis
   const length = Number(header("content-length") ?? "0");
   if (!Number.isSafeInteger(length) || length < 0) return await reply(client, 400, "BAD_REQUEST");
   const upgrade = (header("upgrade") ?? "") !== "";
-  const resolution = await resolveHost(url.hostname, resolve);
-  const answer = await ask({ type: "http", method: head.method, url: url.href }, resolution);
-  if (!answer.allow || resolution.failed) return await reply(client, 403, answer.reason);
+  const question = { type: "http" as const, method: head.method, url: url.href };
+  const verdict = await decide(question, url.hostname, ask, refused, resolve);
+  if (!verdict.address) return await reply(client, 403, verdict.reason);
   const port = Number(url.port || 80);
-  const upstream = await dial(resolution.addresses[0], port);
+  const upstream = await dial(verdict.address, port);
   if (!upstream) return await reply(client, 502, "UPSTREAM_UNREACHABLE");
   try {
     const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`];

@@ -1,15 +1,19 @@
 import assert from "node:assert/strict";
-import type { ProxyQuestion, Resolution } from "./proxy_protocol.ts";
+import type { ProxyQuestion } from "./proxy_protocol.ts";
 import { resolveHost, serveProxy } from "./proxy_server.ts";
 
 interface Rig extends AsyncDisposable {
   port: number;
   upstreamPort: number;
   upstreamSeen: string[];
-  questions: { q: ProxyQuestion; r: Resolution }[];
+  questions: ProxyQuestion[];
+  refusals: string[];
 }
 
-async function rig(allow: (q: ProxyQuestion) => boolean): Promise<Rig> {
+async function rig(
+  allow: (q: ProxyQuestion) => boolean,
+  options: { exact?: boolean; resolve?: (h: string) => Promise<string[]> } = {},
+): Promise<Rig> {
   const upstreamSeen: string[] = [];
   const upstream = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -19,18 +23,27 @@ async function rig(allow: (q: ProxyQuestion) => boolean): Promise<Rig> {
     },
   );
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const questions: { q: ProxyQuestion; r: Resolution }[] = [];
-  const served = serveProxy(listener, (q, r) => {
-    questions.push({ q, r });
-    return Promise.resolve(
-      allow(q) ? { allow: true, reason: "OK" } : { allow: false, reason: "ORIGIN_NOT_ALLOWED" },
-    );
-  });
+  const questions: ProxyQuestion[] = [];
+  const refusals: string[] = [];
+  const served = serveProxy(
+    listener,
+    (q) => {
+      questions.push(q);
+      return Promise.resolve(
+        allow(q)
+          ? { allow: true, reason: "OK", exact: options.exact ?? true }
+          : { allow: false, reason: "ORIGIN_NOT_ALLOWED", exact: false },
+      );
+    },
+    (_q, reason) => refusals.push(reason),
+    options.resolve,
+  );
   return {
     port: (listener.addr as Deno.NetAddr).port,
     upstreamPort: upstream.addr.port,
     upstreamSeen,
     questions,
+    refusals,
     async [Symbol.asyncDispose]() {
       listener.close();
       await served.catch(() => {});
@@ -69,8 +82,7 @@ Deno.test("serveProxy() forwards an allowed request once and forces Connection: 
   assert.match(out, /hello$/);
   assert.deepEqual(r.upstreamSeen, ["POST /a body"]);
   assert.equal(r.questions.length, 1);
-  assert.deepEqual(r.questions[0].q, { type: "http", method: "POST", url: `${target}/a?x=1` });
-  assert.equal(r.questions[0].r.privateAddress, true);
+  assert.deepEqual(r.questions[0], { type: "http", method: "POST", url: `${target}/a?x=1` });
 });
 
 Deno.test("serveProxy() refuses a denied CONNECT and plain request with 403 and the reason", async () => {
@@ -87,7 +99,7 @@ Deno.test("serveProxy() refuses a denied CONNECT and plain request with 403 and 
   );
   assert.match(plain, /^HTTP\/1\.1 403/);
   assert.deepEqual(r.upstreamSeen, []);
-  assert.deepEqual(r.questions[0].q, { type: "connect", host: "127.0.0.1", port: r.upstreamPort });
+  assert.deepEqual(r.questions[0], { type: "connect", host: "127.0.0.1", port: r.upstreamPort });
 });
 
 Deno.test("serveProxy() tunnels an allowed CONNECT and refuses chunked uploads and junk", async () => {
@@ -123,4 +135,28 @@ Deno.test("resolveHost() flags names whose answers are private and failed lookup
   assert.equal((await resolveHost("gone.test", resolve)).failed, true);
   assert.equal((await resolveHost("localhost", resolve)).privateAddress, true);
   assert.deepEqual((await resolveHost("[::1]", resolve)).addresses, ["::1"]);
+});
+
+Deno.test("serveProxy() looks a name up only after an allow, and needs an exact listing for a private answer", async () => {
+  const looked: string[] = [];
+  const resolve = (h: string) => {
+    looked.push(h);
+    return h === "gone.test"
+      ? Promise.reject(new Error("NXDOMAIN"))
+      : Promise.resolve(["127.0.0.1"]);
+  };
+  await using r = await rig((q) => q.type === "connect" && q.host !== "denied.test", {
+    exact: false,
+    resolve,
+  });
+  const denied = await exchange(r.port, "CONNECT denied.test:443 HTTP/1.1\r\n\r\n");
+  assert.match(denied, /X-Omotai-Deny: ORIGIN_NOT_ALLOWED/);
+  assert.deepEqual(looked, [], "a refused name is never looked up (no DNS exfiltration)");
+  const rebound = await exchange(r.port, `CONNECT rebind.test:${r.upstreamPort} HTTP/1.1\r\n\r\n`);
+  assert.match(rebound, /X-Omotai-Deny: PRIVATE_ADDRESS/);
+  const gone = await exchange(r.port, "CONNECT gone.test:443 HTTP/1.1\r\n\r\n");
+  assert.match(gone, /X-Omotai-Deny: DNS_FAILED/);
+  assert.deepEqual(looked, ["rebind.test", "gone.test"]);
+  assert.deepEqual(r.refusals, ["PRIVATE_ADDRESS", "DNS_FAILED"]);
+  assert.deepEqual(r.upstreamSeen, []);
 });

@@ -29,10 +29,6 @@ export interface RequestContext {
   session: string;
   agent: string | null;
   source: "request" | "proxy";
-  /** The proxy resolved the host to a private or loopback address. */
-  privateAddress?: boolean;
-  /** The proxy could not resolve the host. */
-  dnsFailed?: boolean;
 }
 
 /** What the boundary needs. */
@@ -68,7 +64,7 @@ export class Boundary {
   /** Judges an agent action's facts (not audited here). Never throws. */
   async judge(facts: Facts): Promise<Judgement> {
     try {
-      return await this.#judge(facts, false);
+      return await this.#judge(facts);
     } catch (err) {
       return { decision: "deny", reason: err instanceof OmotaiError ? err.code : "GATE_ERROR" };
     }
@@ -91,8 +87,7 @@ export class Boundary {
     for (const [i, f] of list.entries()) {
       let r: Judgement;
       try {
-        r = await this.#judge(f, ctx.privateAddress === true);
-        if (ctx.dnsFailed && r.decision === "allow") r = { decision: "deny", reason: "DNS_FAILED" };
+        r = await this.#judge(f);
       } catch (err) {
         r = { decision: "deny", reason: err instanceof OmotaiError ? err.code : "GATE_ERROR" };
       }
@@ -125,6 +120,40 @@ export class Boundary {
     return j;
   }
 
+  /**
+   * Whether `origin` is listed exactly (policy file or operator allow, not denied): only
+   * such an origin may resolve to a private or loopback address.
+   */
+  isExactlyAllowed(origin: string | null | undefined): boolean {
+    if (!origin) return false;
+    try {
+      const rules = this.#deps.domains?.current();
+      if (rules?.deny.has(origin)) return false;
+      return this.#deps.allowedOrigins.includes(origin) || rules?.allow.has(origin) === true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Audits a request the egress proxy refused after the policy allowed it. */
+  recordRefusal(facts: Facts, ctx: RequestContext, reason: string): void {
+    try {
+      this.record({
+        session: ctx.session,
+        agent: ctx.agent,
+        kind: "request",
+        source: ctx.source,
+        origin: facts.target?.origin,
+        method: facts.method,
+        decision: "deny",
+        reason,
+        module: "runtime",
+      });
+    } catch (err) {
+      console.error(`omotai: audit: ${(err as Error).message.slice(0, 200)}`);
+    }
+  }
+
   /** Appends an audit row; throws `AUDIT_UNAVAILABLE` when it cannot. */
   record(event: AuditEvent): void {
     this.#deps.audit?.append(event);
@@ -150,7 +179,7 @@ export class Boundary {
       w.path === facts.target.path;
   }
 
-  async #judge(facts: Facts, privateAddress: boolean): Promise<Judgement> {
+  async #judge(facts: Facts): Promise<Judgement> {
     const { engine, domains } = this.#deps;
     const rules = domains?.current();
     if (rules && rules.generation !== this.#domainGeneration) {
@@ -175,7 +204,7 @@ export class Boundary {
     const target = facts.target?.origin;
     if (
       verdict.decision !== "deny" && target &&
-      (privateAddress || isPrivateHost(new URL(target).hostname))
+      isPrivateHost(new URL(target).hostname)
     ) {
       const exact = this.#deps.allowedOrigins.includes(target) || rules?.allow.has(target);
       if (!exact) return { decision: "deny", reason: "PRIVATE_ADDRESS", module: "runtime" };
