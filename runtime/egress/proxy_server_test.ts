@@ -10,10 +10,10 @@ interface Rig extends AsyncDisposable {
   refusals: string[];
 }
 
-async function rig(
+function rig(
   allow: (q: ProxyQuestion) => boolean,
   options: { exact?: boolean; resolve?: (h: string) => Promise<string[]> } = {},
-): Promise<Rig> {
+): Rig {
   const upstreamSeen: string[] = [];
   const upstream = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -69,7 +69,7 @@ async function exchange(port: number, request: string): Promise<string> {
 }
 
 Deno.test("serveProxy() forwards an allowed request once and forces Connection: close", async () => {
-  await using r = await rig(() => true);
+  await using r = rig(() => true);
   const target = `http://127.0.0.1:${r.upstreamPort}`;
   // A second request pipelined behind the first must not reach the upstream unjudged.
   const out = await exchange(
@@ -86,7 +86,7 @@ Deno.test("serveProxy() forwards an allowed request once and forces Connection: 
 });
 
 Deno.test("serveProxy() refuses a denied CONNECT and plain request with 403 and the reason", async () => {
-  await using r = await rig(() => false);
+  await using r = rig(() => false);
   const connect = await exchange(
     r.port,
     `CONNECT 127.0.0.1:${r.upstreamPort} HTTP/1.1\r\nHost: x\r\n\r\n`,
@@ -103,7 +103,7 @@ Deno.test("serveProxy() refuses a denied CONNECT and plain request with 403 and 
 });
 
 Deno.test("serveProxy() tunnels an allowed CONNECT and refuses chunked uploads and junk", async () => {
-  await using r = await rig(() => true);
+  await using r = rig(() => true);
   const tunneled = await exchange(
     r.port,
     `CONNECT 127.0.0.1:${r.upstreamPort} HTTP/1.1\r\nHost: x\r\n\r\nGET /t HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
@@ -145,7 +145,7 @@ Deno.test("serveProxy() looks a name up only after an allow, and needs an exact 
       ? Promise.reject(new Error("NXDOMAIN"))
       : Promise.resolve(["127.0.0.1"]);
   };
-  await using r = await rig((q) => q.type === "connect" && q.host !== "denied.test", {
+  await using r = rig((q) => q.type === "connect" && q.host !== "denied.test", {
     exact: false,
     resolve,
   });
