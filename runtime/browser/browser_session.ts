@@ -91,6 +91,8 @@ export class BrowserSession implements AsyncDisposable {
   #ownTabs = 0;
   /** Tabs the runtime opened itself (their attach may be announced after `#ownTabs` drops). */
   #ownTabIds = new Set<string>();
+  /** Pages already announced (or known to be the runtime's own). */
+  #announced = new Set<string>();
 
   readonly #startedAt = Date.now();
   #actionsUsed = 0;
@@ -184,6 +186,8 @@ export class BrowserSession implements AsyncDisposable {
 
   /** Notices gathered since the last call (new tabs, a lost browser); clears them. */
   takeNotices(): string[] {
+    // A popup whose setup is still finishing is already a tab the snapshot counted.
+    this.#announceNewTabs();
     const n = this.#notices;
     this.#notices = [];
     return n;
@@ -277,16 +281,25 @@ export class BrowserSession implements AsyncDisposable {
 
   #onTargetChange(event: string, t: TrackedTarget, generation: number): void {
     if (t.info.type !== "page" || generation !== this.#generation) return;
-    if (event === "attached") this.#frontTabId = t.info.targetId;
-    // Only pages opened by a page (popups, target=_blank) are news to the agent.
-    if (event === "attached" && this.#ownTabs === 0 && !this.#ownTabIds.has(t.info.targetId)) {
-      const index = this.#pageTargets().findIndex((p) => p.info.targetId === t.info.targetId);
-      this.#notices.push(`a new tab opened as tab ${index}; use browser_tabs to select it`);
-    }
+    if (event === "attached") this.#announceNewTabs();
     if (event === "detached" && t.info.targetId === this.#currentTabId) {
       this.#currentTabId = undefined;
       this.#notices.push("the current tab closed");
     }
+  }
+
+  /** Notices pages opened by a page (popups, target=_blank): news to the agent, once each. */
+  #announceNewTabs(): void {
+    const pages = this.#pageTargets();
+    pages.forEach((p, index) => {
+      const id = p.info.targetId;
+      if (this.#announced.has(id)) return;
+      this.#announced.add(id);
+      // The newest page is in front: input to a background tab would stall.
+      this.#frontTabId = id;
+      if (this.#ownTabs > 0 || this.#ownTabIds.has(id)) return;
+      this.#notices.push(`a new tab opened as tab ${index}; use browser_tabs to select it`);
+    });
   }
 
   async #firstTab(live: Live): Promise<void> {
