@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { PLANTED } from "./fixtures/site.ts";
-import { refOf, startHarness } from "./helpers/harness.ts";
+import { eventually, refOf, startHarness } from "./helpers/harness.ts";
 
 Deno.test("browser_navigate returns an outline with text, controls and both iframes", async () => {
   await using h = await startHarness();
@@ -98,7 +98,12 @@ Deno.test("a popup opens as a new tab that browser_tabs lists and selects", asyn
   const r = await c.call("browser_click", { ref: refOf(home.text, /link "Open popup"/) });
   assert.equal(r.isError, false, r.text);
   assert.match(r.text, /notice: a new tab opened as tab 1/);
-  const list = await c.call("browser_tabs", { action: "list" });
+  // The popup loads on its own; until its title arrives the list shows its URL.
+  let list = await c.call("browser_tabs", { action: "list" });
+  await eventually(async () => {
+    list = await c.call("browser_tabs", { action: "list" });
+    return /1: "Popup"/.test(list.text);
+  });
   assert.match(list.text, /2 tab\(s\)/);
   assert.match(list.text, /0: \[current\] "Fixture home"/);
   assert.match(list.text, /1: "Popup" http:\/\/127\.0\.0\.1:\d+\/popup/);

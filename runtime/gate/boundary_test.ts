@@ -112,3 +112,23 @@ Deno.test("Boundary audits a request it cannot record as a deny (AUDIT_UNAVAILAB
   const j = await broken.judgeRequest(request("https://portal.test/"), ctx);
   assert.deepEqual([j.decision, j.reason], ["deny", "AUDIT_UNAVAILABLE"]);
 });
+
+Deno.test("Boundary audits a trapped policy module as a POLICY_ERROR deny", async () => {
+  const dir = await Deno.makeTempDir();
+  const db = openDatabase(`${dir}/o.db`);
+  try {
+    const wasm = await testModuleWasm("tests/fixtures/policies/trap.ts");
+    await using engine = await PolicyEngine.create([await spec("trap", wasm, {})]);
+    const audit = new AuditLog(db);
+    const boundary = new Boundary({ engine, audit, allowedOrigins: ["https://portal.test"] });
+    const j = await boundary.judgeRequest(request("https://portal.test/x"), ctx);
+    assert.deepEqual([j.decision, j.reason, j.module], ["deny", "POLICY_ERROR", "trap"]);
+    const row = audit.rows().at(-1)!;
+    assert.deepEqual([row.decision, row.reason, row.module], ["deny", "POLICY_ERROR", "trap"]);
+    const action = await boundary.judge({ ...request("https://portal.test/x"), kind: "navigate" });
+    assert.equal(action.reason, "POLICY_ERROR");
+  } finally {
+    db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
