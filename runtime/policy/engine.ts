@@ -21,6 +21,8 @@ import {
 const CHANNEL_BYTES = 1 << 20;
 /** How long the caller spins before it sleeps on the answer. */
 const SPIN_MS = 0.3;
+/** Control state that tells the worker to exit. */
+const STOP = 3;
 /** Most facts in one worker round trip (keeps a batch far inside the time budget). */
 const MAX_BATCH = 64;
 
@@ -235,6 +237,10 @@ export class PolicyEngine implements AsyncDisposable {
   }
 
   #kill(): void {
+    // A worker asleep in Atomics.wait ignores terminate() and keeps the process alive:
+    // wake it with the stop state first (a hung module is ended by terminate() itself).
+    Atomics.store(this.#control, 0, STOP);
+    Atomics.notify(this.#control, 0);
     this.#worker?.terminate();
     this.#worker = undefined;
     this.#ready = undefined;

@@ -55,13 +55,18 @@ self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
  */
 async function serve(control: Int32Array, data: Uint8Array): Promise<never> {
   for (;;) {
-    // Sleep until a request (state 1) is posted; 0 is idle, 2 an answer not yet read.
+    // Sleep until a request (state 1) is posted; 0 is idle, 2 an answer not yet read, 3 stop.
     let state = Atomics.load(control, 0);
     // Requests come in bursts (a page load): stay awake a moment before sleeping, since a
     // wake-up from Atomics.wait costs more than the modules themselves.
     const spinUntil = performance.now() + 2;
     while (state !== 1 && performance.now() < spinUntil) state = Atomics.load(control, 0);
     while (state !== 1) {
+      // 3: the engine is shutting this worker down.
+      if (state === 3) {
+        self.close();
+        return await new Promise<never>(() => {});
+      }
       Atomics.wait(control, 0, state);
       state = Atomics.load(control, 0);
     }
