@@ -137,6 +137,9 @@ if (import.meta.main) {
       `Guard on: every request paused, judged by the signed baseline module, audited (${rows.n} request rows) and sent through the egress proxy. Guard off: a plain Chromium with no interception, proxy or audit.`,
     ].join("\n"),
   );
+  // The sessions write their last audit rows when they stop: before the database closes.
+  await on[Symbol.asyncDispose]();
+  await off[Symbol.asyncDispose]();
   db.close();
   await server.shutdown();
   await Deno.remove(dataDir, { recursive: true }).catch(() => {});
