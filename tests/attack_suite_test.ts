@@ -145,6 +145,12 @@ Deno.test("attack suite: nothing reaches the attacker through Omotai, every bloc
           6_000,
         );
         if (!seen) failures.push(`${attack.name}: no deny row for the attacker in the audit`);
+        const layers = deniesFor(runtime.audit.rows(start), [w.att, w.att2]).map((r) => r.source);
+        if (attack.layer && !layers.includes(attack.layer)) {
+          failures.push(
+            `${attack.name}: expected the ${attack.layer} layer to refuse it, saw ${layers}`,
+          );
+        }
       } else {
         await new Promise((r) => setTimeout(r, 1_500));
       }
