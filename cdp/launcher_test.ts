@@ -47,6 +47,9 @@ Deno.test("launchBrowser() speaks typed CDP over the pipe and stops cleanly", as
   browser.kill("SIGKILL");
   await browser.exited;
   await assert.rejects(() => browser.connection.root.send("Browser.getVersion"), CdpClosedError);
+  // Chromium's helper processes may outlive the killed main process for a moment: the
+  // store's removal retries until they are gone.
+  await store[Symbol.asyncDispose]();
   await Deno.remove(data, { recursive: true });
 });
 
