@@ -9,7 +9,6 @@
  */
 import assert from "node:assert/strict";
 import { findBrowser, launchBrowser, ProfileStore } from "../cdp/mod.ts";
-import { startRuntime } from "../runtime/cli/start.ts";
 import { verifyAudit, verifyJsonl } from "../runtime/audit/verify.ts";
 import { JsonlMirror } from "../runtime/audit/jsonl_mirror.ts";
 import { openDatabase } from "../runtime/store/database.ts";
@@ -19,7 +18,7 @@ import { ATTACKS, type HostileSite, serveHostileSite } from "./fixtures/hostile_
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { eventually, refOf, TestClient } from "./helpers/harness.ts";
+import { eventually, refOf, startTestRuntime, TestClient } from "./helpers/harness.ts";
 import type { AuditRow } from "../runtime/audit/audit_log.ts";
 
 interface World extends AsyncDisposable {
@@ -79,16 +78,11 @@ Deno.test("control: every attack reaches the attacker from a plain Chromium", as
 });
 
 async function guarded(w: World, dataDir: string) {
-  const policyFile = `${dataDir}/policy.yaml`;
-  await Deno.writeTextFile(policyFile, `allowed_origins: [${w.site.origin}]\nread_only: true\n`);
-  const runtime = await startRuntime({
-    mode: "sse",
-    host: "127.0.0.1",
-    port: 0,
+  const runtime = await startTestRuntime(
     dataDir,
-    policy: policyFile,
-    audit: `${dataDir}/audit.jsonl`,
-  });
+    `allowed_origins: [${w.site.origin}]\nread_only: true\n`,
+    { audit: `${dataDir}/audit.jsonl` },
+  );
   const client = new Client({ name: "attack-suite", version: "0" });
   await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", runtime.url)));
   return { runtime, c: new TestClient(client) };

@@ -24,7 +24,7 @@ import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_v
 import { captureTab } from "./capture.ts";
 import type { Element } from "./element_ops.ts";
 import { RefTable } from "./ref_table.ts";
-import type { SessionCounters } from "./facts_reader.ts";
+import type { SessionCounters } from "../policy/target.ts";
 
 /** How a session starts its browser. */
 export interface BrowserSessionOptions {

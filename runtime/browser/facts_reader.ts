@@ -13,9 +13,6 @@ import type { CdpSession } from "../../cdp/mod.ts";
 import type { BrowserSession } from "./browser_session.ts";
 import { callOnElement } from "./element_ops.ts";
 
-export type { SessionCounters } from "../policy/target.ts";
-export { targetOf } from "../policy/target.ts";
-
 interface ElementInfo {
   tag: string;
   type: string | null;

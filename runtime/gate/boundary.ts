@@ -102,18 +102,7 @@ export class Boundary {
     }
     if (j.decision === "confirm") j = { ...j, decision: "deny", reason: "CONFIRM_UNAVAILABLE" };
     try {
-      this.record({
-        session: ctx.session,
-        agent: ctx.agent,
-        kind: "request",
-        source: ctx.source,
-        origin: facts.target?.origin ?? (facts.target ? `${facts.target.scheme}:` : null),
-        method: facts.method,
-        decision: j.decision,
-        reason: j.reason,
-        module: j.module,
-        rule: j.rule,
-      });
+      this.record(requestRow(facts, ctx, j));
     } catch {
       return { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
     }
@@ -138,17 +127,7 @@ export class Boundary {
   /** Audits a request the egress proxy refused after the policy allowed it. */
   recordRefusal(facts: Facts, ctx: RequestContext, reason: string): void {
     try {
-      this.record({
-        session: ctx.session,
-        agent: ctx.agent,
-        kind: "request",
-        source: ctx.source,
-        origin: facts.target?.origin,
-        method: facts.method,
-        decision: "deny",
-        reason,
-        module: "runtime",
-      });
+      this.record(requestRow(facts, ctx, { decision: "deny", reason, module: "runtime" }));
     } catch (err) {
       console.error(`omotai: audit: ${(err as Error).message.slice(0, 200)}`);
     }
@@ -206,8 +185,9 @@ export class Boundary {
       verdict.decision !== "deny" && target &&
       isPrivateHost(new URL(target).hostname)
     ) {
-      const exact = this.#deps.allowedOrigins.includes(target) || rules?.allow.has(target);
-      if (!exact) return { decision: "deny", reason: "PRIVATE_ADDRESS", module: "runtime" };
+      if (!this.isExactlyAllowed(target)) {
+        return { decision: "deny", reason: "PRIVATE_ADDRESS", module: "runtime" };
+      }
     }
     return {
       decision: verdict.decision,
@@ -216,6 +196,22 @@ export class Boundary {
       rule: verdict.rule,
     };
   }
+}
+
+/** The audit row of one request verdict (origin only, never a path). */
+function requestRow(facts: Facts, ctx: RequestContext, j: Judgement): AuditEvent {
+  return {
+    session: ctx.session,
+    agent: ctx.agent,
+    kind: "request",
+    source: ctx.source,
+    origin: facts.target?.origin ?? (facts.target ? `${facts.target.scheme}:` : null),
+    method: facts.method,
+    decision: j.decision,
+    reason: j.reason,
+    module: j.module,
+    rule: j.rule,
+  };
 }
 
 function originsOf(facts: Facts): string[] {

@@ -157,7 +157,6 @@ export class PolicyEngine implements AsyncDisposable {
   }
 
   #combine(outputs: (string | null)[] | undefined): Evaluation {
-    if (this.#specs.length === 0) return { verdict: combine([]), verdicts: [] };
     const verdicts = this.#specs.map((spec, i): ModuleVerdict => {
       const out = outputs === undefined
         ? { decision: "deny" as const, reason: "POLICY_ERROR", rule: "timeout or crash" }

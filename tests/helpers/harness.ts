@@ -12,7 +12,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { type Runtime, startRuntime } from "../../runtime/cli/start.ts";
+import { type Runtime, type StartOptions, startRuntime } from "../../runtime/cli/start.ts";
 import { type FixtureSite, serveFixtureSite } from "../fixtures/site.ts";
 
 /** One tool call's outcome. */
@@ -69,15 +69,7 @@ export async function startHarness(
 ): Promise<Harness> {
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-test-" });
   const site = serveFixtureSite();
-  const policyFile = `${dataDir}/policy.yaml`;
-  await Deno.writeTextFile(policyFile, policy(site));
-  const runtime = await startRuntime({
-    mode: "sse",
-    host: "127.0.0.1",
-    port: 0,
-    dataDir,
-    policy: policyFile,
-  });
+  const runtime = await startTestRuntime(dataDir, policy(site));
   const clients: TestClient[] = [];
   return {
     runtime,
@@ -100,6 +92,27 @@ export async function startHarness(
       await Deno.remove(dataDir, { recursive: true }).catch(() => {});
     },
   };
+}
+
+/**
+ * Starts a runtime in sse mode on a random loopback port, with `policyYaml` written into
+ * `dataDir` as its policy file.
+ */
+export async function startTestRuntime(
+  dataDir: string,
+  policyYaml: string,
+  options: Partial<StartOptions> = {},
+): Promise<Runtime> {
+  const policyFile = `${dataDir}/policy.yaml`;
+  await Deno.writeTextFile(policyFile, policyYaml);
+  return await startRuntime({
+    mode: "sse",
+    host: "127.0.0.1",
+    port: 0,
+    dataDir,
+    policy: policyFile,
+    ...options,
+  });
 }
 
 /** Connects to `omotai start` (stdio) spawned as a subprocess with the given permissions. */
