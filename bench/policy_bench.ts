@@ -1,5 +1,5 @@
 /**
- * Verdict latency of the combined shipped modules (in the engine's worker) over a realistic
+ * Verdict latency of the combined shipped modules (in-process, fuel-metered) over a realistic
  * facts mix, beside a plain TypeScript function computing the baseline verdicts, in one run.
  *
  * @module
@@ -37,7 +37,7 @@ async function main() {
     await load("no-third-party-forms"),
     await load("path-allowlist", { allowed_paths: ["/"] }),
   ]);
-  for (let i = 0; i < 200; i++) await engine.evaluate(mix[i % mix.length]); // warm up
+  for (let i = 0; i < 2_000; i++) await engine.evaluate(mix[i % mix.length]); // warm up
   const wasmTimes: number[] = [];
   for (const f of mix) {
     const t0 = performance.now();
@@ -56,7 +56,7 @@ async function main() {
       "",
       "| evaluator | p50 µs | p99 µs |",
       "|---|---:|---:|",
-      `| 3 shipped WASM modules, engine worker (baseline + no-third-party-forms + path-allowlist) | ${
+      `| 3 shipped WASM modules, in-process engine (baseline + no-third-party-forms + path-allowlist) | ${
         median(wasmTimes).toFixed(1)
       } | ${pct(wasmTimes, 99).toFixed(1)} |`,
       `| plain TypeScript baseline function | ${median(tsTimes).toFixed(2)} | ${

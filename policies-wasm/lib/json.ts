@@ -70,42 +70,71 @@ export function readString(s: string, i: i32): string | null {
   i = skipWs(s, i);
   const end = skipString(s, i);
   if (end < 0) return null;
-  let out = "";
+  // Facts strings rarely hold escapes: one substring instead of a string per character.
+  let escaped = false;
+  for (let k = i + 1; k < end - 1; k++) {
+    if (s.charCodeAt(k) == 92) {
+      escaped = true;
+      break;
+    }
+  }
+  if (!escaped) return s.substring(i + 1, end - 1);
+  const codes: i32[] = [];
   let k = i + 1;
   while (k < end - 1) {
     const c = s.charCodeAt(k);
     if (c != 92) {
-      out += String.fromCharCode(c);
+      codes.push(c);
       k++;
       continue;
     }
     const e = s.charCodeAt(k + 1);
-    if (e == 110) out += "\n";
-    else if (e == 116) out += "\t";
-    else if (e == 114) out += "\r";
-    else if (e == 98) out += "\b";
-    else if (e == 102) out += "\f";
+    if (e == 110) codes.push(10);
+    else if (e == 116) codes.push(9);
+    else if (e == 114) codes.push(13);
+    else if (e == 98) codes.push(8);
+    else if (e == 102) codes.push(12);
     else if (e == 117) {
-      out += String.fromCharCode(<i32> parseInt(s.substring(k + 2, k + 6), 16));
+      codes.push(<i32> parseInt(s.substring(k + 2, k + 6), 16));
       k += 4;
-    } else out += String.fromCharCode(e);
+    } else codes.push(e);
     k += 2;
   }
-  return out;
+  return String.fromCharCodes(codes);
 }
 
-/** Index of the value of `key` in the object starting at `i`, or -1. */
-export function findKey(s: string, i: i32, key: string): i32 {
+/**
+ * Whether the JSON string token at `i` (ending before `end`) spells `key[from, to)`,
+ * compared in place; a token with escapes is decoded first.
+ */
+function keyIs(s: string, i: i32, end: i32, key: string, from: i32, to: i32): bool {
+  const n = end - i - 2;
+  for (let k = 0; k < n; k++) {
+    if (s.charCodeAt(i + 1 + k) == 92) {
+      const decoded = readString(s, i);
+      return decoded != null && decoded == key.substring(from, to);
+    }
+  }
+  if (n != to - from) return false;
+  for (let k = 0; k < n; k++) {
+    if (s.charCodeAt(i + 1 + k) != key.charCodeAt(from + k)) return false;
+  }
+  return true;
+}
+
+/** Index of the value of `key[from, to)` in the object starting at `i`, or -1. */
+function findKeyIn(s: string, i: i32, key: string, from: i32, to: i32): i32 {
   i = skipWs(s, i);
   if (i >= s.length || s.charCodeAt(i) != 123) return -1;
   i = skipWs(s, i + 1);
   while (i < s.length && s.charCodeAt(i) != 125) {
-    const k = readString(s, i);
-    if (k == null) return -1;
-    i = skipWs(s, skipString(s, skipWs(s, i)));
+    const keyEnd = skipString(s, i);
+    if (keyEnd < 0) return -1;
+    const match = keyIs(s, i, keyEnd, key, from, to);
+    i = skipWs(s, keyEnd);
     if (i >= s.length || s.charCodeAt(i) != 58) return -1;
     i = skipWs(s, i + 1);
-    if (k == key) return i;
+    if (match) return i;
     i = skipValue(s, i);
     if (i < 0) return -1;
     i = skipWs(s, i);
@@ -114,22 +143,38 @@ export function findKey(s: string, i: i32, key: string): i32 {
   return -1;
 }
 
+/** Index of the value of `key` in the object starting at `i`, or -1. */
+export function findKey(s: string, i: i32, key: string): i32 {
+  return findKeyIn(s, i, key, 0, key.length);
+}
+
 /** Index of the value at a dotted path ("form.action_origin"), or -1. */
 export function at(s: string, path: string): i32 {
-  const parts = path.split(".");
   let i = 0;
-  for (let p = 0; p < parts.length; p++) {
-    i = findKey(s, i, parts[p]);
-    if (i < 0) return -1;
+  let from = 0;
+  while (i >= 0) {
+    let to = path.indexOf(".", from);
+    if (to < 0) to = path.length;
+    i = findKeyIn(s, i, path, from, to);
+    if (to == path.length) break;
+    from = to + 1;
   }
   return i;
+}
+
+/** Whether `word` is spelled at `i`. */
+function spells(s: string, i: i32, word: string): bool {
+  if (i + word.length > s.length) return false;
+  for (let k = 0; k < word.length; k++) {
+    if (s.charCodeAt(i + k) != word.charCodeAt(k)) return false;
+  }
+  return true;
 }
 
 /** Whether the value at `i` is the literal null (or missing). */
 export function isNull(s: string, i: i32): bool {
   if (i < 0) return true;
-  i = skipWs(s, i);
-  return s.substring(i, i + 4) == "null";
+  return spells(s, skipWs(s, i), "null");
 }
 
 /** The string at a path, or null. */
@@ -142,8 +187,8 @@ export function str(s: string, path: string): string | null {
 export function bool_(s: string, path: string, fallback: bool): bool {
   const i = at(s, path);
   if (i < 0) return fallback;
-  if (s.substring(i, i + 4) == "true") return true;
-  if (s.substring(i, i + 5) == "false") return false;
+  if (spells(s, i, "true")) return true;
+  if (spells(s, i, "false")) return false;
   return fallback;
 }
 
@@ -187,13 +232,23 @@ export function strings(s: string, path: string): string[] {
 
 /** Escapes a string for JSON output. */
 export function quote(v: string): string {
-  let out = '"';
+  let plain = true;
   for (let i = 0; i < v.length; i++) {
     const c = v.charCodeAt(i);
-    if (c == 34) out += '\\"';
-    else if (c == 92) out += "\\\\";
-    else if (c < 32) out += " ";
-    else out += String.fromCharCode(c);
+    if (c == 34 || c == 92 || c < 32) {
+      plain = false;
+      break;
+    }
   }
-  return out + '"';
+  if (plain) return '"' + v + '"';
+  const codes: i32[] = [34];
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c == 34 || c == 92) {
+      codes.push(92);
+      codes.push(c);
+    } else codes.push(c < 32 ? 32 : c);
+  }
+  codes.push(34);
+  return String.fromCharCodes(codes);
 }

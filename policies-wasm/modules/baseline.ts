@@ -2,26 +2,59 @@
 // confirm_writes, max_actions, max_seconds) applied to the facts of one action or request.
 // It may allow only on facts that need no interpretation: origins, methods, form targets.
 import { Config, Host } from "@extism/as-pdk";
-import { at, bool_, isNull, items, num, readString, str, strings } from "../lib/json";
+import { at, bool_, isNull, items, num, str, strings } from "../lib/json";
 import { answer, under } from "../lib/verdict";
 export { abortHandler } from "../lib/verdict";
 
-function allowed(policy: string, origin: string | null): bool {
+/** The policy config, read once: Extism fixes a plugin's config for its whole life. */
+class Policy {
+  allowedOrigins: string[] = [];
+  deniedOrigins: string[] = [];
+  deniedPrefixes: string[] = [];
+  readOnly: bool = true;
+  confirmWrites: bool = false;
+  maxActions: f64 = 0;
+  maxSeconds: f64 = 0;
+}
+
+let cached: Policy | null = null;
+
+function loadPolicy(): Policy | null {
+  if (cached != null) return cached;
+  const textOrNull = Config.get("policy");
+  if (textOrNull == null) return null;
+  const text = textOrNull;
+  const p = new Policy();
+  p.allowedOrigins = strings(text, "allowed_origins");
+  const rules = items(text, at(text, "denied_paths"));
+  for (let i = 0; i < rules.length; i++) {
+    const ruleText = text.substring(rules[i]);
+    const o = str(ruleText, "origin");
+    const prefix = str(ruleText, "path_prefix");
+    if (o == null || prefix == null) continue;
+    p.deniedOrigins.push(o);
+    p.deniedPrefixes.push(prefix);
+  }
+  p.readOnly = bool_(text, "read_only", true);
+  p.confirmWrites = bool_(text, "confirm_writes", false);
+  p.maxActions = num(text, "max_actions", 0);
+  p.maxSeconds = num(text, "max_seconds", 0);
+  cached = p;
+  return p;
+}
+
+function allowed(policy: Policy, origin: string | null): bool {
   if (origin == null) return false;
-  const list = strings(policy, "allowed_origins");
+  const list = policy.allowedOrigins;
   for (let i = 0; i < list.length; i++) if (list[i] == origin) return true;
   return false;
 }
 
-function pathDenied(policy: string, origin: string | null, path: string | null): bool {
+function pathDenied(policy: Policy, origin: string | null, path: string | null): bool {
   if (origin == null || path == null) return false;
-  const rules = items(policy, at(policy, "denied_paths"));
-  for (let i = 0; i < rules.length; i++) {
-    const ruleText = policy.substring(rules[i]);
-    const o = str(ruleText, "origin");
-    const p = str(ruleText, "path_prefix");
-    if (o == null || p == null) continue;
-    if ((o == "*" || o == origin) && under(path, p)) return true;
+  for (let i = 0; i < policy.deniedOrigins.length; i++) {
+    const o = policy.deniedOrigins[i];
+    if ((o == "*" || o == origin) && under(path, policy.deniedPrefixes[i])) return true;
   }
   return false;
 }
@@ -34,7 +67,7 @@ function isWrite(method: string): bool {
 
 export function verdict(): i32 {
   const facts = Host.inputString();
-  const policyOrNull = Config.get("policy");
+  const policyOrNull = loadPolicy();
   if (policyOrNull == null) return answer("deny", "POLICY_ERROR", "no policy config");
   const policy = policyOrNull;
   if (num(facts, "abi", 0) != 1) return answer("deny", "POLICY_ERROR", "unsupported facts abi");
@@ -46,18 +79,18 @@ export function verdict(): i32 {
 
   // Limits stop actions, not reading: a session over its budget can still look.
   if (kind != "request") {
-    const maxActions = num(policy, "max_actions", 0);
+    const maxActions = policy.maxActions;
     if (maxActions > 0 && num(facts, "session.actions_used", 0) >= maxActions) {
       return answer("deny", "LIMIT_ACTIONS", "max_actions");
     }
-    const maxSeconds = num(policy, "max_seconds", 0);
+    const maxSeconds = policy.maxSeconds;
     if (maxSeconds > 0 && num(facts, "session.seconds_elapsed", 0) >= maxSeconds) {
       return answer("deny", "LIMIT_TIME", "max_seconds");
     }
   }
 
-  const readOnly = bool_(policy, "read_only", true);
-  const confirmWrites = bool_(policy, "confirm_writes", false);
+  const readOnly = policy.readOnly;
+  const confirmWrites = policy.confirmWrites;
 
   if (kind == "navigate" || kind == "back" || kind == "request") {
     if (isNull(facts, at(facts, "target"))) return answer("deny", "TARGET_UNKNOWN", "");

@@ -11,11 +11,17 @@ function listed(paths: string[], path: string | null): bool {
   return false;
 }
 
+// Read once: Extism fixes a plugin's config for its whole life.
+let cachedPaths: string[] | null = null;
+
 export function verdict(): i32 {
   const facts = Host.inputString();
-  const config = Config.get("policy");
-  if (config == null) return answer("deny", "POLICY_ERROR", "no policy config");
-  const paths = strings(config, "allowed_paths");
+  if (cachedPaths == null) {
+    const config = Config.get("policy");
+    if (config == null) return answer("deny", "POLICY_ERROR", "no policy config");
+    cachedPaths = strings(config, "allowed_paths");
+  }
+  const paths = cachedPaths!;
   const kind = str(facts, "kind");
   if (kind == "navigate" || kind == "request" || kind == "back") {
     if (isNull(facts, at(facts, "target.path"))) return answer("allow", "OK", "");

@@ -84,12 +84,19 @@ export function normalizeFacts(facts: Facts): Facts {
   return f;
 }
 
-/** Runs a case file against a module. */
-export async function runCases(
-  wasm: Uint8Array,
+/** One case of a case file, its facts merged over the defaults and normalized. */
+export interface ParsedCase {
+  name: string;
+  /** Normalized facts, or why the case's facts are invalid. */
+  facts: { ok: true; value: Facts } | { ok: false; error: string };
+  expected: { decision: "allow" | "deny" | "confirm"; reason?: string };
+}
+
+/** Parses a case file: the module config as the loader hands it over, and the cases. */
+export function parseCaseFile(
   casesYaml: string,
   source = "cases",
-): Promise<CaseResult[]> {
+): { config: Record<string, unknown>; cases: ParsedCase[] } {
   let parsed;
   try {
     parsed = CaseFileSchema.parse(parseYaml(casesYaml));
@@ -107,6 +114,29 @@ export async function runCases(
       ),
     }
     : parsed.config;
+  const cases = parsed.cases.map((c): ParsedCase => {
+    const merged = FactsSchema.safeParse(deepMerge(defaultFacts(), c.facts));
+    return {
+      name: c.name,
+      expected: c.expect,
+      facts: merged.success ? { ok: true, value: normalizeFacts(merged.data) } : {
+        ok: false,
+        error: `invalid facts: ${merged.error.issues[0].path.join(".")}: ${
+          merged.error.issues[0].message
+        }`,
+      },
+    };
+  });
+  return { config, cases };
+}
+
+/** Runs a case file against a module. */
+export async function runCases(
+  wasm: Uint8Array,
+  casesYaml: string,
+  source = "cases",
+): Promise<CaseResult[]> {
+  const { config, cases } = parseCaseFile(casesYaml, source);
   await using engine = await PolicyEngine.create([{
     name: "module",
     kind: "rule",
@@ -115,25 +145,17 @@ export async function runCases(
     config: JSON.stringify(config),
   }]);
   const results: CaseResult[] = [];
-  for (const c of parsed.cases) {
-    const merged = FactsSchema.safeParse(deepMerge(defaultFacts(), c.facts));
-    const expected = `${c.expect.decision}${c.expect.reason ? ` ${c.expect.reason}` : ""}`;
-    if (!merged.success) {
-      results.push({
-        name: c.name,
-        ok: false,
-        expected,
-        actual: `invalid facts: ${merged.error.issues[0].path.join(".")}: ${
-          merged.error.issues[0].message
-        }`,
-      });
+  for (const c of cases) {
+    const expected = `${c.expected.decision}${c.expected.reason ? ` ${c.expected.reason}` : ""}`;
+    if (!c.facts.ok) {
+      results.push({ name: c.name, ok: false, expected, actual: c.facts.error });
       continue;
     }
-    const { verdicts } = await engine.evaluate(normalizeFacts(merged.data));
+    const { verdicts } = await engine.evaluate(c.facts.value);
     const v = verdicts[0];
     const actual = `${v.decision} ${v.reason}`;
-    const ok = v.decision === c.expect.decision &&
-      (c.expect.reason === undefined || v.reason === c.expect.reason);
+    const ok = v.decision === c.expected.decision &&
+      (c.expected.reason === undefined || v.reason === c.expected.reason);
     results.push({ name: c.name, ok, expected, actual });
   }
   return results;

@@ -1,42 +1,32 @@
 /**
  * The policy engine: asks every loaded module about a facts object and combines the
- * answers. Modules run in a worker with a memory cap, no WASI, no host functions beyond
- * Extism's own and no allowed hosts; a call that exceeds its time budget kills the worker.
- * Traps, timeouts, malformed output and unknown decisions are denies with POLICY_ERROR.
+ * answers. Modules run on the caller's thread in a lean host for Extism's kernel ABI: no
+ * WASI, no host functions beyond the kernel's own, no network, a memory cap, and a fuel
+ * budget per call (metered instructions) instead of a wall-clock timeout, so a verdict never
+ * waits on another thread and the same facts always give the same verdict. Traps, exhausted
+ * fuel, malformed output and unknown decisions are denies with POLICY_ERROR.
  *
  * @module
  */
 import { OmotaiError } from "../errors.ts";
-import type { Facts } from "./facts.ts";
-import type { WorkerReply, WorkerRequest } from "./engine_worker.ts";
+import { type Facts, FACTS_ABI_VERSION } from "./facts.ts";
+import { type CallResult, KernelModule } from "./kernel_host.ts";
+import { sha256Hex } from "./signing.ts";
 import {
   combine,
   type ModuleKind,
+  type ModuleOutput,
   type ModuleVerdict,
   parseModuleOutput,
   type Verdict,
 } from "./verdict.ts";
-
-/** Size of the shared buffer carrying facts in and verdicts out. */
-const CHANNEL_BYTES = 1 << 20;
-/** How long the caller spins before it sleeps on the answer. */
-const SPIN_MS = 0.3;
-/** Control state that tells the worker to exit. */
-const STOP = 3;
-/** Most facts in one worker round trip (keeps a batch far inside the time budget). */
-const MAX_BATCH = 64;
-
-interface Pending {
-  facts: string;
-  done: (outputs: (string | null)[] | undefined) => void;
-}
 
 /** A verified module ready to load. */
 export interface ModuleSpec {
   name: string;
   kind: ModuleKind;
   wasm: Uint8Array;
-  /** Hex SHA-256 of `wasm`, pinned in the Extism manifest. */
+  /** Hex SHA-256 of `wasm`, the bytes whose signature was verified; checked again here. */
   sha256: string;
   /** JSON handed to the module as its `policy` config. */
   config: string;
@@ -44,10 +34,15 @@ export interface ModuleSpec {
 
 /** Engine limits. */
 export interface EngineOptions {
-  /** Budget for one evaluation of all modules; default 250 ms. */
-  timeoutMs?: number;
+  /**
+   * Fuel for one call of one module, in metered instructions; default 20,000,000 (tens of
+   * milliseconds at most; the shipped modules use a few thousand).
+   */
+  fuel?: number;
   /** WASM memory cap per module in 64 KiB pages; default 256 (16 MiB). */
   memoryMaxPages?: number;
+  /** Cap of the host memory a call may allocate (input, config, output); default 4 MiB. */
+  hostBytes?: number;
 }
 
 /** An evaluation's outcome. */
@@ -56,202 +51,179 @@ export interface Evaluation {
   verdicts: ModuleVerdict[];
 }
 
-/** Runs policy modules. Dispose to stop its worker. */
+const DEFAULT_FUEL = 20_000_000;
+/** Calls per module at load: V8 first runs WASM from its baseline compiler and optimizes
+ * hot functions later, so without this the first real verdicts pay several times over. */
+const WARM_UP_CALLS = 600;
+/** Module outputs repeat (a handful of verdicts): parsed once, kept up to this many. */
+const OUTPUT_CACHE_MAX = 512;
+
+/** Runs policy modules. */
 export class PolicyEngine implements AsyncDisposable {
   readonly modules: readonly Omit<ModuleSpec, "wasm">[];
   #specs: ModuleSpec[];
+  #loaded: KernelModule[];
   readonly #baseConfigs: readonly string[];
-  #timeoutMs: number;
-  #memoryMaxPages: number;
-  #worker: Worker | undefined;
-  #ready: Promise<void> | undefined;
-  #control = new Int32Array(new SharedArrayBuffer(16));
-  #data = new Uint8Array(new SharedArrayBuffer(CHANNEL_BYTES));
-  #queue: Promise<unknown> = Promise.resolve();
-  #pending: Pending[] = [];
-  #flushing = false;
+  readonly #limits: { fuel: number; hostBytes: number };
 
-  private constructor(specs: ModuleSpec[], options: EngineOptions) {
+  private constructor(
+    specs: ModuleSpec[],
+    loaded: KernelModule[],
+    limits: { fuel: number; hostBytes: number },
+  ) {
     this.#specs = specs;
+    this.#loaded = loaded;
     this.#baseConfigs = specs.map((s) => s.config);
+    this.#limits = limits;
     this.modules = specs.map(({ wasm: _wasm, ...rest }) => rest);
-    this.#timeoutMs = options.timeoutMs ?? 250;
-    this.#memoryMaxPages = options.memoryMaxPages ?? 256;
   }
 
-  /** Starts an engine; rejects if a module cannot be instantiated. */
+  /** Loads the modules; rejects one that fails the sandbox check, its hash, or to load. */
   static async create(specs: ModuleSpec[], options: EngineOptions = {}): Promise<PolicyEngine> {
-    const engine = new PolicyEngine(specs, options);
-    for (const s of specs) checkWasmSandbox(s.wasm, engine.#memoryMaxPages, s.name);
-    await engine.#start();
-    return engine;
+    const limits = {
+      fuel: options.fuel ?? DEFAULT_FUEL,
+      hostBytes: options.hostBytes ?? 4 << 20,
+    };
+    const memoryMaxPages = options.memoryMaxPages ?? 256;
+    const loaded: KernelModule[] = [];
+    for (const s of specs) {
+      checkWasmSandbox(s.wasm, memoryMaxPages, s.name);
+      // The pin: only the exact bytes whose signature was verified are compiled.
+      if ((await sha256Hex(s.wasm)) !== s.sha256) {
+        throw new OmotaiError(
+          "POLICY_MODULE_REJECTED",
+          `policy module failed to load: ${s.name}: bytes do not match the pinned SHA-256`,
+        );
+      }
+      try {
+        loaded.push(await KernelModule.load(s.wasm, { policy: s.config }, limits, s.name));
+      } catch (err) {
+        throw new OmotaiError(
+          "POLICY_MODULE_REJECTED",
+          `policy module failed to load: ${(err as Error).message}`,
+        );
+      }
+    }
+    warmUp(loaded);
+    return new PolicyEngine(specs, loaded, limits);
   }
 
   /**
    * Adds origins to every module's `allowed_origins` config (the operator's dynamic domain
-   * allows). The worker restarts with the new config before the next evaluation.
+   * allows). Modules are instantiated afresh: a module may cache its config, which Extism
+   * fixes for an instance's whole life.
    */
   setExtraAllowedOrigins(origins: readonly string[]): Promise<void> {
-    const run = this.#queue.then(() => {
-      this.#specs = this.#specs.map((spec, i) => {
-        const base = JSON.parse(this.#baseConfigs[i]) as Record<string, unknown>;
-        const listed = Array.isArray(base.allowed_origins) ? base.allowed_origins : [];
-        const allowed = [...new Set([...listed, ...origins])];
-        return { ...spec, config: JSON.stringify({ ...base, allowed_origins: allowed }) };
-      });
-      this.#kill();
+    this.#specs = this.#specs.map((spec, i) => {
+      const base = JSON.parse(this.#baseConfigs[i]) as Record<string, unknown>;
+      const listed = Array.isArray(base.allowed_origins) ? base.allowed_origins : [];
+      const allowed = [...new Set([...listed, ...origins])];
+      return { ...spec, config: JSON.stringify({ ...base, allowed_origins: allowed }) };
     });
-    this.#queue = run.catch(() => {});
-    return run;
+    this.#loaded = this.#loaded.map((m, i) =>
+      KernelModule.fromCompiled(
+        m.compiled,
+        { policy: this.#specs[i].config },
+        this.#limits,
+        this.#specs[i].name,
+      )
+    );
+    warmUp(this.#loaded);
+    return Promise.resolve();
   }
 
-  /**
-   * Asks every module; never throws. Evaluations that arrive together (the requests of a
-   * page load) go to the worker as one batch: one wake-up instead of one per request.
-   */
+  /** Asks every module; never throws. */
   evaluate(facts: Facts): Promise<Evaluation> {
-    return new Promise((resolve) => {
-      this.#pending.push({
-        facts: JSON.stringify(facts),
-        done: (outputs) => resolve(this.#combine(outputs)),
-      });
-      this.#scheduleFlush();
-    });
+    return Promise.resolve(this.evaluateNow(facts));
   }
 
-  #scheduleFlush(): void {
-    if (this.#flushing) return;
-    this.#flushing = true;
-    const run = this.#queue.then(async () => {
-      // Let the rest of a burst that is being dispatched in this turn join the batch.
-      await Promise.resolve();
-      while (this.#pending.length > 0) {
-        const batch = this.#takeBatch();
-        let outputs: ((string | null)[] | undefined)[] | undefined;
-        try {
-          await this.#start();
-          outputs = this.#ask(batch.map((b) => b.facts));
-        } catch {
-          outputs = undefined;
-        }
-        batch.forEach((b, i) => b.done(outputs?.[i]));
-      }
-    }).finally(() => {
-      this.#flushing = false;
-      if (this.#pending.length > 0) this.#scheduleFlush();
-    });
-    this.#queue = run.catch(() => {});
-  }
-
-  #takeBatch(): Pending[] {
-    let bytes = 0;
-    let n = 0;
-    while (
-      n < this.#pending.length && n < MAX_BATCH &&
-      (n === 0 || bytes + this.#pending[n].facts.length < CHANNEL_BYTES / 4)
-    ) {
-      bytes += this.#pending[n].facts.length;
-      n++;
-    }
-    return this.#pending.splice(0, n);
-  }
-
-  #combine(outputs: (string | null)[] | undefined): Evaluation {
-    const verdicts = this.#specs.map((spec, i): ModuleVerdict => {
-      const out = outputs === undefined
-        ? { decision: "deny" as const, reason: "POLICY_ERROR", rule: "timeout or crash" }
-        : parseModuleOutput(outputs[i]);
-      return { module: spec.name, kind: spec.kind, ...out };
+  /** {@link evaluate}, synchronously. */
+  evaluateNow(facts: Facts): Evaluation {
+    const input = new TextEncoder().encode(JSON.stringify(facts));
+    const verdicts = this.#loaded.map((m, i): ModuleVerdict => {
+      const spec = this.#specs[i];
+      return { module: spec.name, kind: spec.kind, ...outcome(m.call(input)) };
     });
     return { verdict: combine(verdicts), verdicts };
   }
 
-  #start(): Promise<void> {
-    if (this.#ready) return this.#ready;
-    const worker = new Worker(new URL("./engine_worker.ts", import.meta.url), { type: "module" });
-    this.#worker = worker;
-    Atomics.store(this.#control, 0, 0);
-    this.#ready = new Promise<void>((resolve, reject) => {
-      worker.onmessage = (e: MessageEvent<WorkerReply>) => {
-        if (e.data.error) reject(new Error(`policy module failed to load: ${e.data.error}`));
-        else resolve();
-      };
-      worker.onerror = (e) => {
-        e.preventDefault();
-        this.#kill();
-        reject(new Error("policy worker crashed"));
-      };
-    });
-    const init: WorkerRequest = {
-      type: "init",
-      modules: this.#specs.map((s) => ({
-        name: s.name,
-        wasm: s.wasm,
-        sha256: s.sha256,
-        config: s.config,
-      })),
-      control: this.#control.buffer as SharedArrayBuffer,
-      data: this.#data.buffer as SharedArrayBuffer,
-    };
-    worker.postMessage(init);
-    this.#ready.catch(() => this.#kill());
-    return this.#ready;
-  }
-
-  /**
-   * One batch over shared memory: facts separated by newlines (JSON never contains a raw
-   * one), answered with one array of module outputs per facts. The caller's thread waits,
-   * bounded by the time budget: a module that hangs is killed with its worker.
-   */
-  #ask(facts: string[]): ((string | null)[] | undefined)[] | undefined {
-    if (this.#specs.length === 0) return facts.map(() => []);
-    const bytes = new TextEncoder().encode(facts.join("\n"));
-    if (bytes.length > this.#data.length) return undefined;
-    this.#data.set(bytes);
-    this.#control[1] = bytes.length;
-    Atomics.store(this.#control, 0, 1);
-    Atomics.notify(this.#control, 0);
-    const deadline = performance.now() + this.#timeoutMs;
-    // Most answers arrive within tens of microseconds: spin briefly before sleeping.
-    const spinUntil = performance.now() + SPIN_MS;
-    while (Atomics.load(this.#control, 0) === 1 && performance.now() < spinUntil) {
-      // busy wait
-    }
-    while (Atomics.load(this.#control, 0) === 1) {
-      const left = deadline - performance.now();
-      if (left <= 0 || Atomics.wait(this.#control, 0, 1, left) === "timed-out") {
-        this.#kill();
-        return undefined;
-      }
-    }
-    const out = new TextDecoder().decode(this.#data.slice(0, this.#control[2]));
-    Atomics.store(this.#control, 0, 0);
-    try {
-      const parsed = JSON.parse(out);
-      if (!Array.isArray(parsed) || parsed.length !== facts.length) return undefined;
-      return parsed.map((p) => Array.isArray(p) ? p : undefined);
-    } catch {
-      return undefined;
-    }
-  }
-
-  #kill(): void {
-    // A worker asleep in Atomics.wait ignores terminate() and keeps the process alive:
-    // wake it with the stop state first (a hung module is ended by terminate() itself).
-    Atomics.store(this.#control, 0, STOP);
-    Atomics.notify(this.#control, 0);
-    this.#worker?.terminate();
-    this.#worker = undefined;
-    this.#ready = undefined;
-    // A fresh channel: a killed worker can never answer into the next one's buffers.
-    this.#control = new Int32Array(new SharedArrayBuffer(16));
-    this.#data = new Uint8Array(new SharedArrayBuffer(CHANNEL_BYTES));
-  }
-
   [Symbol.asyncDispose](): Promise<void> {
-    this.#kill();
+    this.#loaded = [];
     return Promise.resolve();
   }
+}
+
+const outputCache = new Map<string, ModuleOutput>();
+
+function outcome(result: CallResult): ModuleOutput {
+  if (result.ok) {
+    let parsed = outputCache.get(result.output);
+    if (parsed === undefined) {
+      parsed = parseModuleOutput(result.output);
+      if (outputCache.size >= OUTPUT_CACHE_MAX) outputCache.clear();
+      outputCache.set(result.output, parsed);
+    }
+    return { ...parsed };
+  }
+  const rule = result.failure === "fuel"
+    ? "fuel exhausted"
+    : result.failure === "trap"
+    ? "trap"
+    : result.failure === "error"
+    ? "module reported an error"
+    : "no output";
+  return { decision: "deny", reason: "POLICY_ERROR", rule };
+}
+
+/** Runs each module over a few typical facts until V8 has optimized its hot code. */
+function warmUp(modules: readonly KernelModule[]): void {
+  const enc = new TextEncoder();
+  const inputs = warmUpFacts().map((f) => enc.encode(JSON.stringify(f)));
+  for (const m of modules) {
+    for (let i = 0; i < WARM_UP_CALLS; i++) m.call(inputs[i % inputs.length]);
+  }
+}
+
+function warmUpFacts(): Facts[] {
+  const origin = "http://warm-up.invalid";
+  const base: Facts = {
+    abi: FACTS_ABI_VERSION,
+    kind: "request",
+    target: { scheme: "http", origin, path: "/a/b" },
+    method: "GET",
+    resource_type: "image",
+    initiator: "page",
+    frame: { top: true, origin },
+    form: null,
+    element: null,
+    session: { tainted: false, actions_used: 1, seconds_elapsed: 1, confirmations_used: 0 },
+  };
+  return [
+    base,
+    { ...base, kind: "navigate", resource_type: "document", initiator: "agent" },
+    {
+      ...base,
+      kind: "click",
+      resource_type: "action",
+      initiator: "agent",
+      method: "POST",
+      form: {
+        method: "POST",
+        action_origin: origin,
+        action_path: "/submit",
+        submits: true,
+        fields: [{ name: "q", type: "text" }],
+      },
+      element: {
+        tag: "a",
+        type: null,
+        role: "link",
+        link_scheme: "http",
+        link_origin: origin,
+        link_path: "/next",
+      },
+    },
+  ];
 }
 
 /** The only import namespace a module may use: Extism's own host functions. */

@@ -30,7 +30,7 @@ Deno.test("PolicyEngine turns a trap, junk output and a hang into POLICY_ERROR a
     const wasm = await testModuleWasm(`tests/fixtures/policies/${bad}.ts`);
     await using engine = await PolicyEngine.create(
       [await spec("baseline", base, BASE_POLICY), await spec(bad, wasm)],
-      { timeoutMs: 300 },
+      { fuel: 5_000_000 },
     );
     const started = performance.now();
     const first = await engine.evaluate(get);
@@ -41,8 +41,9 @@ Deno.test("PolicyEngine turns a trap, junk output and a hang into POLICY_ERROR a
     const second = await engine.evaluate(get);
     assert.equal(second.verdict.reason, "POLICY_ERROR", bad);
     if (bad === "loop") {
-      // A hang costs the whole evaluation its time budget, never more.
+      // A hang costs the evaluation its fuel, a few milliseconds, never more.
       assert.ok(performance.now() - started < 3_000);
+      assert.equal(first.verdicts.find((v) => v.module === bad)?.rule, "fuel exhausted");
     } else {
       assert.equal(second.verdicts.find((v) => v.module === "baseline")?.decision, "allow", bad);
     }
@@ -118,7 +119,7 @@ Deno.test("checkWasmSandbox() refuses foreign imports and missing memory caps", 
   assert.throws(() => checkWasmSandbox(wasi, 256, "w"), /imports from "wasi_snapshot_preview1"/);
 });
 
-Deno.test("PolicyEngine batches concurrent evaluations and answers each with its own verdict", async () => {
+Deno.test("PolicyEngine answers concurrent evaluations each with its own verdict", async () => {
   const wasm = await Deno.readFile(
     new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
   );
@@ -130,4 +131,24 @@ Deno.test("PolicyEngine batches concurrent evaluations and answers each with its
   results.forEach((r, i) =>
     assert.equal(r.verdict.decision, i % 3 === 0 ? "deny" : "allow", `evaluation ${i}`)
   );
+});
+
+Deno.test("PolicyEngine.setExtraAllowedOrigins() applies to the next evaluation", async () => {
+  const wasm = await Deno.readFile(
+    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
+  );
+  await using engine = await PolicyEngine.create([await spec("baseline", wasm, BASE_POLICY)]);
+  const elsewhere = {
+    ...SUBMIT_FACTS,
+    kind: "navigate" as const,
+    method: "GET",
+    form: null,
+    element: null,
+    target: { scheme: "http", origin: "http://other.test", path: "/" },
+  };
+  assert.equal((await engine.evaluate(elsewhere)).verdict.reason, "ORIGIN_NOT_ALLOWED");
+  await engine.setExtraAllowedOrigins(["http://other.test"]);
+  assert.equal((await engine.evaluate(elsewhere)).verdict.decision, "allow");
+  await engine.setExtraAllowedOrigins([]);
+  assert.equal((await engine.evaluate(elsewhere)).verdict.reason, "ORIGIN_NOT_ALLOWED");
 });

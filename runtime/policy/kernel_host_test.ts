@@ -1,0 +1,169 @@
+import assert from "node:assert/strict";
+import createPlugin from "@extism/extism";
+import { listModules } from "../../policies-wasm/build.ts";
+import { testModuleWasm } from "../../tests/helpers/policies.ts";
+import { parseCaseFile } from "./case_runner.ts";
+import { KernelModule } from "./kernel_host.ts";
+
+const LIMITS = { fuel: 20_000_000, hostBytes: 4 << 20 };
+const enc = new TextEncoder();
+
+Deno.test("KernelModule gives the Extism SDK's output for every case of every shipped module", async () => {
+  let compared = 0;
+  for (const { source, manifest } of await listModules()) {
+    const wasm = await Deno.readFile(`policies-wasm/dist/${manifest.name}.wasm`);
+    const { config, cases } = parseCaseFile(
+      await Deno.readTextFile(source.replace(/\.ts$/, ".cases.yaml")),
+    );
+    const policy = JSON.stringify(config);
+    const ours = await KernelModule.load(wasm, { policy }, LIMITS, manifest.name);
+    // The reference: the official Extism JS SDK, on the unmetered bytes.
+    const extism = await createPlugin({ wasm: [{ data: wasm }], config: { policy } }, {
+      useWasi: false,
+      runInWorker: false,
+      config: { policy },
+    });
+    try {
+      for (const c of cases) {
+        if (!c.facts.ok) continue;
+        const input = JSON.stringify(c.facts.value);
+        const theirs = (await extism.call("verdict", input))?.text();
+        await extism.reset();
+        const mine = ours.call(enc.encode(input));
+        assert.ok(mine.ok, `${manifest.name}: ${c.name}`);
+        assert.equal(mine.output, theirs, `${manifest.name}: ${c.name}`);
+        compared++;
+      }
+    } finally {
+      await extism.close();
+    }
+  }
+  assert.ok(compared >= 50, `compared ${compared} cases`);
+});
+
+Deno.test("KernelModule keeps answering after 30,000 calls (no per-call state survives)", async () => {
+  const wasm = await Deno.readFile("policies-wasm/dist/no-third-party-forms.wasm");
+  const m = await KernelModule.load(wasm, { policy: "{}" }, LIMITS);
+  const input = enc.encode(JSON.stringify({ abi: 1, kind: "snapshot", form: null }));
+  const first = m.call(input);
+  for (let i = 0; i < 30_000; i++) m.call(input);
+  assert.deepEqual(m.call(input), first);
+  assert.ok(first.ok);
+});
+
+Deno.test("KernelModule contains traps, hoarding, wild host reads and silence to one call", async () => {
+  const m = await KernelModule.load(
+    await testModuleWasm("tests/fixtures/policies/hostile.ts"),
+    {},
+    LIMITS,
+    "hostile",
+  );
+  const call = (s: string) => m.call(enc.encode(s));
+  assert.deepEqual(call("fine"), { ok: true, output: '{"decision":"allow","reason":"OK"}' });
+  for (const bad of ["boom", "hoard", "peek", "deep"]) {
+    assert.deepEqual(call(bad), { ok: false, failure: "trap" }, bad);
+    // The next call runs on a fresh instance and answers.
+    assert.equal(call("fine").ok, true, `after ${bad}`);
+  }
+  assert.deepEqual(call("silent"), { ok: false, failure: "no output" });
+});
+
+Deno.test("KernelModule stops runaway loops, recursion and bulk fills by fuel, the same bill for the same calls", async () => {
+  const m = await KernelModule.load(
+    await testModuleWasm("tests/fixtures/policies/hostile.ts"),
+    {},
+    { ...LIMITS, fuel: 2_000_000 },
+    "hostile",
+  );
+  for (const runaway of ["fib", "fill"]) {
+    const started = performance.now();
+    assert.deepEqual(m.call(enc.encode(runaway)), { ok: false, failure: "fuel" }, runaway);
+    // 2M fuel is a few milliseconds of work; allow a slow CI machine plenty.
+    assert.ok(performance.now() - started < 2_000, runaway);
+    assert.equal(m.call(enc.encode("fine")).ok, true, `after ${runaway}`);
+  }
+  const loop = await KernelModule.load(
+    await testModuleWasm("tests/fixtures/policies/loop.ts"),
+    {},
+    { ...LIMITS, fuel: 2_000_000 },
+    "loop",
+  );
+  assert.deepEqual(loop.call(enc.encode("{}")), { ok: false, failure: "fuel" });
+  // The bill depends only on the inputs a module has seen (its allocator's history): two
+  // fresh instances fed the same calls pay the same, call by call.
+  const wasm = await testModuleWasm("tests/fixtures/policies/hostile.ts");
+  const a = await KernelModule.load(wasm, {}, LIMITS, "a");
+  const b = await KernelModule.load(wasm, {}, LIMITS, "b");
+  for (let i = 0; i < 200; i++) {
+    const input = enc.encode(i % 7 === 0 ? "boom" : `fine ${i}`);
+    assert.deepEqual(a.call(input), b.call(input));
+    assert.equal(a.fuelUsed, b.fuelUsed, `call ${i}`);
+  }
+});
+
+Deno.test("KernelModule.load() refuses a module that imports a capability the kernel lacks", async () => {
+  // (module (import "extism:host/env" "http_request" (func (param i64 i64) (result i64)))
+  //         (memory 1 1) (func (export "verdict") (result i32) i32.const 0))
+  const wasm = new Uint8Array([
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
+    0x01,
+    0x0b,
+    0x02,
+    0x60,
+    0x02,
+    0x7e,
+    0x7e,
+    0x01,
+    0x7e,
+    0x60,
+    0x00,
+    0x01,
+    0x7f,
+    0x02,
+    0x20,
+    0x01,
+    0x0f,
+    ...enc.encode("extism:host/env"),
+    0x0c,
+    ...enc.encode("http_request"),
+    0x00,
+    0x00,
+    0x03,
+    0x02,
+    0x01,
+    0x01,
+    0x05,
+    0x04,
+    0x01,
+    0x01,
+    0x01,
+    0x01,
+    0x07,
+    0x0b,
+    0x01,
+    0x07,
+    ...enc.encode("verdict"),
+    0x00,
+    0x01,
+    0x0a,
+    0x06,
+    0x01,
+    0x04,
+    0x00,
+    0x41,
+    0x00,
+    0x0b,
+  ]);
+  await assert.rejects(
+    () => KernelModule.load(wasm, {}, LIMITS, "greedy"),
+    (err: Error & { code?: string }) =>
+      err.code === "POLICY_MODULE_REJECTED" && /greedy/.test(err.message),
+  );
+});
