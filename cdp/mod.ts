@@ -20,4 +20,9 @@ export {
   runningAsRoot,
 } from "./launcher.ts";
 export { ProfileStore, sweepStaleProfiles } from "./profile.ts";
-export { type AttachHook, TargetTracker, type TrackedTarget } from "./target_tracker.ts";
+export {
+  type AttachHook,
+  type TargetEvent,
+  TargetTracker,
+  type TrackedTarget,
+} from "./target_tracker.ts";

@@ -28,6 +28,9 @@ export interface TrackedTarget {
  */
 export type AttachHook = (target: TrackedTarget) => Promise<void>;
 
+/** What `TargetTracker.onChange` reports. */
+export type TargetEvent = "attached" | "detached" | "changed" | "failed";
+
 /** Target types the runtime never drives (browser chrome, internal pages). */
 const IGNORED_TYPES = new Set(["browser", "tab", "browser_ui", "webview", "auction_worklet"]);
 /** Types whose own children (iframes, nested workers) must be auto-attached too. */
@@ -41,7 +44,7 @@ export class TargetTracker {
   #targets = new Map<string, TrackedTarget>();
   #hook: AttachHook;
   #seq = 0;
-  #listeners = new Set<(event: "attached" | "detached" | "changed", t: TrackedTarget) => void>();
+  #listeners = new Set<(event: TargetEvent, t: TrackedTarget) => void>();
 
   private constructor(connection: CdpConnection, hook: AttachHook) {
     this.#connection = connection;
@@ -73,9 +76,12 @@ export class TargetTracker {
     return this.#targets.get(targetId);
   }
 
-  /** Subscribes to attach/detach/change notifications. */
+  /**
+   * Subscribes to attach/detach/change notifications, and to `failed`: a target whose setup
+   * failed, which the tracker closed rather than let it run unprepared.
+   */
   onChange(
-    listener: (event: "attached" | "detached" | "changed", t: TrackedTarget) => void,
+    listener: (event: TargetEvent, t: TrackedTarget) => void,
   ): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
@@ -112,6 +118,7 @@ export class TargetTracker {
       console.error(`cdp: closing ${info.type} target that failed setup:`, errorText(err));
       await this.#connection.root.send("Target.closeTarget", { targetId: info.targetId })
         .catch(() => {});
+      this.#emit("failed", target);
     }
   }
 
@@ -135,7 +142,7 @@ export class TargetTracker {
     this.#emit("changed", t);
   }
 
-  #emit(event: "attached" | "detached" | "changed", t: TrackedTarget): void {
+  #emit(event: TargetEvent, t: TrackedTarget): void {
     for (const l of [...this.#listeners]) {
       try {
         l(event, t);

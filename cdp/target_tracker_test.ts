@@ -61,7 +61,7 @@ Deno.test("TargetTracker attaches to iframes, OOPIFs, popups and every kind of w
   await Deno.remove(data, { recursive: true });
 });
 
-Deno.test("TargetTracker closes a target whose setup hook fails", async () => {
+Deno.test("TargetTracker closes a target whose setup hook fails and reports it", async () => {
   const data = await Deno.makeTempDir();
   await using store = await ProfileStore.open(data);
   await using browser = await launchBrowser({
@@ -72,6 +72,10 @@ Deno.test("TargetTracker closes a target whose setup hook fails", async () => {
   const tracker = await TargetTracker.start(browser.connection, (t) => {
     if (fail && t.info.type === "page") return Promise.reject(new Error("setup failed"));
     return Promise.resolve();
+  });
+  const failed: string[] = [];
+  tracker.onChange((event, t) => {
+    if (event === "failed") failed.push(t.info.targetId);
   });
   await new Promise((r) => setTimeout(r, 300));
   fail = true;
@@ -87,6 +91,7 @@ Deno.test("TargetTracker closes a target whose setup hook fails", async () => {
   }
   assert.equal(open, false, "the unprepared target was closed");
   assert.equal(tracker.get(targetId), undefined);
+  assert.deepEqual(failed, [targetId]);
   await browser.close();
   await Deno.remove(data, { recursive: true });
 });

@@ -280,7 +280,13 @@ export class BrowserSession implements AsyncDisposable {
   }
 
   #onTargetChange(event: string, t: TrackedTarget, generation: number): void {
-    if (t.info.type !== "page" || generation !== this.#generation) return;
+    if (generation !== this.#generation) return;
+    if (event === "failed") {
+      // Closed unguarded rather than run: the audit says so (type only, never the URL).
+      this.#lifecycle("target_setup_failed", t.info.type);
+      return;
+    }
+    if (t.info.type !== "page") return;
     if (event === "attached") this.#announceNewTabs();
     if (event === "detached" && t.info.targetId === this.#currentTabId) {
       this.#currentTabId = undefined;

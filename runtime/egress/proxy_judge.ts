@@ -31,6 +31,9 @@ export function proxyFacts(question: ProxyQuestion, counters: SessionCounters): 
     element: null,
     session: sessionFacts(counters),
   };
+  if (question.type === "malformed") {
+    return [{ ...base, target: null, method: "UNKNOWN", resource_type: "proxy" }];
+  }
   if (question.type === "http") {
     return [{
       ...base,

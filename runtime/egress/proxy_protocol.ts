@@ -9,7 +9,9 @@
 /** What the proxy asks about one connection or plain-HTTP request. */
 export type ProxyQuestion =
   | { type: "connect"; host: string; port: number }
-  | { type: "http"; method: string; url: string };
+  | { type: "http"; method: string; url: string }
+  /** A request the proxy could not read; only ever reported as refused, never asked. */
+  | { type: "malformed" };
 
 /** Where a name resolved (looked up only after the policy allowed the origin). */
 export interface Resolution {
@@ -39,6 +41,9 @@ export type ToProxy =
 export type FromProxy =
   | { op: "listening"; listener: number; port: number }
   | { op: "ask"; qid: number; listener: number; question: ProxyQuestion }
-  /** An allowed connection the proxy refused after the lookup (audited as a deny). */
+  /**
+   * A request the proxy refused on its own (unreadable, chunked upload) or an allowed one it
+   * could not complete (lookup, private answer, upstream unreachable): audited as a deny.
+   */
   | { op: "refused"; listener: number; question: ProxyQuestion; reason: string }
   | { op: "error"; message: string };

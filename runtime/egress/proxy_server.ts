@@ -104,17 +104,28 @@ async function handle(
   refused: RefusedFn,
   resolve: ResolveFn,
 ): Promise<void> {
+  // Every refusal is reported (the runtime audits it), except a connection that closed
+  // before sending a byte: Chromium opens and drops spare sockets, and those carry nothing.
+  const malformed = async () => {
+    refused({ type: "malformed" }, "BAD_REQUEST");
+    await reply(client, 400, "BAD_REQUEST");
+  };
   const head = await readHead(client);
-  if (!head) return await reply(client, 400, "BAD_REQUEST");
+  if (head === "empty") return;
+  if (!head) return await malformed();
   if (head.method === "CONNECT") {
     const m = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):(\d{1,5})$/.exec(head.target);
-    if (!m) return await reply(client, 400, "BAD_REQUEST");
+    if (!m) return await malformed();
     const host = m[1].toLowerCase();
     const port = Number(m[2]);
-    const verdict = await decide({ type: "connect", host, port }, host, ask, refused, resolve);
+    const question = { type: "connect" as const, host, port };
+    const verdict = await decide(question, host, ask, refused, resolve);
     if (!verdict.address) return await reply(client, 403, verdict.reason);
     const upstream = await dial(verdict.address, port);
-    if (!upstream) return await reply(client, 502, "UPSTREAM_UNREACHABLE");
+    if (!upstream) {
+      refused(question, "UPSTREAM_UNREACHABLE");
+      return await reply(client, 502, "UPSTREAM_UNREACHABLE");
+    }
     try {
       await writeAll(client, "HTTP/1.1 200 Connection Established\r\n\r\n");
       if (head.rest.length) await writeAllBytes(upstream, head.rest);
@@ -128,24 +139,34 @@ async function handle(
   try {
     url = new URL(head.target);
   } catch {
-    return await reply(client, 400, "BAD_REQUEST");
+    return await malformed();
   }
+  const question = { type: "http" as const, method: head.method, url: url.href };
   if (url.protocol !== "http:" && url.protocol !== "ws:") {
+    refused(question, "BAD_REQUEST");
     return await reply(client, 400, "BAD_REQUEST");
   }
   const header = (name: string) =>
     head.headers.find(([k]) => k.toLowerCase() === name)?.[1]?.trim();
   // Streaming uploads would let bytes after the judged request reach the upstream.
-  if (header("transfer-encoding")) return await reply(client, 411, "CHUNKED_REFUSED");
+  if (header("transfer-encoding")) {
+    refused(question, "CHUNKED_REFUSED");
+    return await reply(client, 411, "CHUNKED_REFUSED");
+  }
   const length = Number(header("content-length") ?? "0");
-  if (!Number.isSafeInteger(length) || length < 0) return await reply(client, 400, "BAD_REQUEST");
+  if (!Number.isSafeInteger(length) || length < 0) {
+    refused(question, "BAD_REQUEST");
+    return await reply(client, 400, "BAD_REQUEST");
+  }
   const upgrade = (header("upgrade") ?? "") !== "";
-  const question = { type: "http" as const, method: head.method, url: url.href };
   const verdict = await decide(question, url.hostname, ask, refused, resolve);
   if (!verdict.address) return await reply(client, 403, verdict.reason);
   const port = Number(url.port || 80);
   const upstream = await dial(verdict.address, port);
-  if (!upstream) return await reply(client, 502, "UPSTREAM_UNREACHABLE");
+  if (!upstream) {
+    refused(question, "UPSTREAM_UNREACHABLE");
+    return await reply(client, 502, "UPSTREAM_UNREACHABLE");
+  }
   try {
     const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`];
     for (const [k, v] of head.headers) {
@@ -190,7 +211,7 @@ async function forwardBody(
 /** Copies the response, forcing `Connection: close` so the browser never reuses the socket. */
 async function forwardResponse(upstream: Deno.Conn, client: Deno.Conn): Promise<void> {
   const head = await readHead(upstream);
-  if (!head) return;
+  if (!head || head === "empty") return;
   const lines = [`${head.method} ${head.target}${head.version ? ` ${head.version}` : ""}`];
   for (const [k, v] of head.headers) {
     const key = k.toLowerCase();
@@ -208,8 +229,12 @@ async function forwardResponse(upstream: Deno.Conn, client: Deno.Conn): Promise<
   }
 }
 
-/** Reads up to the blank line; for a response, `method` is the version and `target` the status. */
-async function readHead(conn: Deno.Conn): Promise<Head | undefined> {
+/**
+ * Reads up to the blank line; for a response, `method` is the version and `target` the
+ * status. `"empty"` when the peer closed (or timed out) before sending a byte, `undefined`
+ * when what it sent is not a head.
+ */
+async function readHead(conn: Deno.Conn): Promise<Head | "empty" | undefined> {
   const buf = new Uint8Array(MAX_HEAD);
   let len = 0;
   const timer = setTimeout(() => closeQuietly(conn), HEAD_TIMEOUT_MS);
@@ -217,7 +242,7 @@ async function readHead(conn: Deno.Conn): Promise<Head | undefined> {
     for (;;) {
       if (len >= buf.length) return undefined;
       const n = await conn.read(buf.subarray(len));
-      if (n === null) return undefined;
+      if (n === null) return len === 0 ? "empty" : undefined;
       len += n;
       const end = indexOfBlankLine(buf, len);
       if (end < 0) continue;
@@ -238,7 +263,7 @@ async function readHead(conn: Deno.Conn): Promise<Head | undefined> {
       return { method, target, version, headers, rest: buf.slice(end + 4, len) };
     }
   } catch {
-    return undefined;
+    return len === 0 ? "empty" : undefined;
   } finally {
     clearTimeout(timer);
   }

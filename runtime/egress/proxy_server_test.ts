@@ -117,6 +117,25 @@ Deno.test("serveProxy() tunnels an allowed CONNECT and refuses chunked uploads a
   assert.match(chunked, /^HTTP\/1\.1 411/);
   assert.match(await exchange(r.port, "NONSENSE\r\n\r\n"), /^HTTP\/1\.1 400/);
   assert.match(await exchange(r.port, "GET https://x.test/ HTTP/1.1\r\n\r\n"), /^HTTP\/1\.1 400/);
+  // Each refusal is reported to the runtime, which audits it.
+  assert.deepEqual(r.refusals, ["CHUNKED_REFUSED", "BAD_REQUEST", "BAD_REQUEST"]);
+});
+
+Deno.test("serveProxy() reports an unreachable upstream, and nothing for a socket that sent nothing", async () => {
+  await using r = rig(() => true);
+  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const deadPort = (closed.addr as Deno.NetAddr).port;
+  closed.close();
+  const out = await exchange(
+    r.port,
+    `GET http://127.0.0.1:${deadPort}/ HTTP/1.1\r\nHost: x\r\n\r\n`,
+  );
+  assert.match(out, /^HTTP\/1\.1 502/);
+  assert.match(out, /X-Omotai-Deny: UPSTREAM_UNREACHABLE/);
+  const idle = await Deno.connect({ hostname: "127.0.0.1", port: r.port });
+  idle.close();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(r.refusals, ["UPSTREAM_UNREACHABLE"]);
 });
 
 Deno.test("resolveHost() flags names whose answers are private and failed lookups", async () => {

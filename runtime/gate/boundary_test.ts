@@ -132,3 +132,30 @@ Deno.test("Boundary audits a trapped policy module as a POLICY_ERROR deny", asyn
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("proxyJudge().refused() audits what the proxy refused on its own, even an unreadable request", async () => {
+  const { proxyJudge } = await import("../egress/proxy_judge.ts");
+  await using b = await boundaryWith(false, ["https://portal.test"]);
+  const judge = proxyJudge({
+    boundary: b.boundary,
+    session: () => ({ id: "s-1", agent: "test" }),
+    counters: () => ({
+      actionsUsed: 0,
+      secondsElapsed: 0,
+      confirmationsUsed: 0,
+      tainted: false,
+    }),
+  });
+  judge.refused({ type: "malformed" }, "BAD_REQUEST");
+  judge.refused(
+    { type: "http", method: "POST", url: "https://portal.test/up?secret=1" },
+    "CHUNKED_REFUSED",
+  );
+  judge.refused({ type: "connect", host: "portal.test", port: 443 }, "UPSTREAM_UNREACHABLE");
+  const rows = b.audit.rows().map((r) => [r.source, r.decision, r.reason, r.origin, r.method]);
+  assert.deepEqual(rows, [
+    ["proxy", "deny", "BAD_REQUEST", null, "UNKNOWN"],
+    ["proxy", "deny", "CHUNKED_REFUSED", "https://portal.test", "POST"],
+    ["proxy", "deny", "UPSTREAM_UNREACHABLE", "https://portal.test", "CONNECT"],
+  ]);
+});
