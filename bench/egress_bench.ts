@@ -2,15 +2,25 @@
  * Egress guard benchmark: the time the guard (request interception, policy verdict, audit
  * row, egress proxy hop) adds per request, on a local page with 200 subresources, beside
  * the same page in the same Chromium build with the guard off, in one run; and the load
- * time of a real corpus page both ways. The unguarded browser resolves no names at all
- * (`--host-resolver-rules`), so nothing reaches the internet from either side.
+ * time of a real corpus page both ways. A third browser intercepts with `Fetch` and lets
+ * every request go at once, without a verdict: Chromium's own price for interception, the
+ * floor under any guard built on it. The unguarded browsers resolve no name but loopback
+ * (`--host-resolver-rules`), so nothing reaches the internet from either side; the server
+ * counts what each load fetched, and a load that did not fetch all its subresources stops
+ * the benchmark (an error page would otherwise look like a fast load).
  *
  * Run: deno task bench   (or deno run -A bench/egress_bench.ts)
  *
  * @module
  */
 import { join } from "node:path";
-import { findBrowser, ProfileStore } from "../cdp/mod.ts";
+import {
+  type CdpSession,
+  findBrowser,
+  launchBrowser,
+  ProfileStore,
+  TargetTracker,
+} from "../cdp/mod.ts";
 import { AuditLog } from "../runtime/audit/audit_log.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
 import { DomainRules } from "../runtime/egress/domains.ts";
@@ -34,9 +44,14 @@ const PNG = Uint8Array.from(
   (c) => c.charCodeAt(0),
 );
 
+/** Requests served per `run` parameter. */
+const served = new Map<string, number>();
+
 function serve() {
   return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const url = new URL(req.url);
+    const runParam = url.searchParams.get("run");
+    if (runParam !== null) served.set(runParam, (served.get(runParam) ?? 0) + 1);
     if (url.pathname === "/many") {
       const run = url.searchParams.get("run");
       const imgs = Array.from(
@@ -65,7 +80,12 @@ function serve() {
   });
 }
 
-async function loadTime(session: BrowserSession, url: string): Promise<number> {
+/** The page of a session, or of a bare browser with interception only. */
+interface Loader {
+  page(): Promise<CdpSession>;
+}
+
+async function loadTime(session: Loader, url: string): Promise<number> {
   const page = await session.page();
   const loaded = page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 60_000 });
   const t0 = performance.now();
@@ -76,6 +96,43 @@ async function loadTime(session: BrowserSession, url: string): Promise<number> {
   await page.send("Page.navigate", { url: "about:blank" });
   await blank;
   return ms;
+}
+
+/**
+ * A bare Chromium whose page targets pause every request with `Fetch` and continue it at
+ * once: what interception itself costs, with no verdict, audit or proxy.
+ */
+async function interceptOnly(
+  executable: string,
+  profileDir: string,
+  extraArgs: string[],
+): Promise<Loader & AsyncDisposable> {
+  await Deno.mkdir(profileDir, { recursive: true });
+  const browser = await launchBrowser({ executable, profileDir, extraArgs });
+  const tracker = await TargetTracker.start(browser.connection, async (t) => {
+    if (t.info.type !== "page" && t.info.type !== "iframe") return;
+    t.session.on("Fetch.requestPaused", (e) => {
+      t.session.send("Fetch.continueRequest", { requestId: e.requestId }).catch(() => {});
+    });
+    await Promise.all([
+      t.session.send("Page.enable"),
+      t.session.send("Fetch.enable", { patterns: [{ urlPattern: "*", requestStage: "Request" }] }),
+    ]);
+  });
+  const { targetId } = await browser.connection.root.send("Target.createTarget", {
+    url: "about:blank",
+  });
+  return {
+    page: async () => {
+      for (let i = 0; i < 100; i++) {
+        const t = tracker.targets().find((x) => x.info.targetId === targetId);
+        if (t) return t.session;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error("the interception-only page never attached");
+    },
+    [Symbol.asyncDispose]: () => browser.close(),
+  };
 }
 
 if (import.meta.main) {
@@ -95,22 +152,31 @@ if (import.meta.main) {
   await using profiles = await ProfileStore.open(dataDir);
   const executable = findBrowser(Deno.env.get("OMOTAI_BROWSER"));
   await using on = new BrowserSession({ profiles, executable, egress: { boundary, proxy } });
-  await using off = new BrowserSession({
-    profiles,
-    executable,
-    extraArgs: ["--host-resolver-rules=MAP * ~NOTFOUND"],
-  });
-  const times = { on: [] as number[], off: [] as number[] };
+  const loopbackOnly = ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"];
+  await using off = new BrowserSession({ profiles, executable, extraArgs: loopbackOnly });
+  await using floor = await interceptOnly(executable, join(dataDir, "floor"), loopbackOnly);
+  const times = { on: [] as number[], off: [] as number[], floor: [] as number[] };
   let run = 0;
-  // Warm both browsers, then alternate so drift hits both sides alike.
-  await loadTime(on, `${origin}/many?run=warm`);
-  await loadTime(off, `${origin}/many?run=warm`);
+  const measure = async (side: keyof typeof times, loader: Loader) => {
+    const id = `${side}-${run++}`;
+    times[side].push(await loadTime(loader, `${origin}/many?run=${id}`));
+    const got = served.get(id) ?? 0;
+    if (got !== SUBRESOURCES + 1) {
+      throw new Error(`${side}: a load fetched ${got} of ${SUBRESOURCES + 1} requests`);
+    }
+  };
+  // Warm every browser, then alternate so drift hits all sides alike.
+  for (const [side, loader] of [["on", on], ["off", off], ["floor", floor]] as const) {
+    await loadTime(loader, `${origin}/many?run=warm-${side}`);
+  }
   for (let i = 0; i < RUNS; i++) {
-    times.on.push(await loadTime(on, `${origin}/many?run=${run++}`));
-    times.off.push(await loadTime(off, `${origin}/many?run=${run++}`));
+    await measure("on", on);
+    await measure("off", off);
+    await measure("floor", floor);
   }
   const requests = SUBRESOURCES + 1;
   const added = (median(times.on) - median(times.off)) / requests;
+  const floorAdded = (median(times.floor) - median(times.off)) / requests;
 
   const corpusPage = "wikipedia";
   const corpusTimes = { on: [] as number[], off: [] as number[] };
@@ -130,16 +196,20 @@ if (import.meta.main) {
       `| local, ${SUBRESOURCES} subresources (${requests} requests) | ${
         median(times.on).toFixed(0)
       } | ${median(times.off).toFixed(0)} | ${(added * 1000).toFixed(0)} µs |`,
+      `| same page, Fetch interception only, no verdict (Chromium's floor) | ${
+        median(times.floor).toFixed(0)
+      } | ${median(times.off).toFixed(0)} | ${(floorAdded * 1000).toFixed(0)} µs |`,
       `| corpus ${corpusPage} (median of 3) | ${median(corpusTimes.on).toFixed(0)} | ${
         median(corpusTimes.off).toFixed(0)
       } | |`,
       "",
-      `Guard on: every request paused, judged by the signed baseline module, audited (${rows.n} request rows) and sent through the egress proxy. Guard off: a plain Chromium with no interception, proxy or audit.`,
+      `Guard on: every request paused, judged by the signed baseline module, audited (${rows.n} request rows) and sent through the egress proxy. Guard off: a plain Chromium with no interception, proxy or audit. Every measured load fetched all ${requests} requests (counted by the server).`,
     ].join("\n"),
   );
   // The sessions write their last audit rows when they stop: before the database closes.
   await on[Symbol.asyncDispose]();
   await off[Symbol.asyncDispose]();
+  await floor[Symbol.asyncDispose]();
   db.close();
   await server.shutdown();
   await Deno.remove(dataDir, { recursive: true }).catch(() => {});
