@@ -32,7 +32,8 @@ import { parsePolicy } from "../runtime/policy/policy_file.ts";
 import { openDatabase } from "../runtime/store/database.ts";
 import { median } from "./compare.ts";
 
-const SUBRESOURCES = 200;
+/** Images on the local page (plus the document: 201 requests per load). */
+export const SUBRESOURCES = 200;
 const RUNS = 9;
 const corpus = Deno.env.get("OMOTAI_CORPUS") ??
   new URL("../../shared/corpus/pages/", import.meta.url).pathname;
@@ -45,9 +46,10 @@ const PNG = Uint8Array.from(
 );
 
 /** Requests served per `run` parameter. */
-const served = new Map<string, number>();
+export const served = new Map<string, number>();
 
-function serve() {
+/** The local test server: `/many?run=ID` and its images, and corpus pages. */
+export function serve(): Deno.HttpServer<Deno.NetAddr> {
   return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const url = new URL(req.url);
     const runParam = url.searchParams.get("run");
@@ -81,11 +83,13 @@ function serve() {
 }
 
 /** The page of a session, or of a bare browser with interception only. */
-interface Loader {
+/** Something with a page to load into. */
+export interface Loader {
   page(): Promise<CdpSession>;
 }
 
-async function loadTime(session: Loader, url: string): Promise<number> {
+/** Navigates to `url`, waits for the load event, returns the time, then goes blank. */
+export async function loadTime(session: Loader, url: string): Promise<number> {
   const page = await session.page();
   const loaded = page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 60_000 });
   const t0 = performance.now();

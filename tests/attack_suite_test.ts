@@ -228,7 +228,7 @@ Deno.test("benign browsing works behind the guard; read_only keeps every write o
     const snap = await c.call("browser_snapshot");
     assert.match(
       byScript.text + snap.text,
-      /notice: blocked 1 request since the last snapshot: POST http:\/\/127\.0\.0\.1:\d+ \(READ_ONLY_WRITE\)/,
+      /notice: blocked 1 request since the last snapshot: READ_ONLY_WRITE: POST http:\/\/127\.0\.0\.1:\d+/,
     );
     const home2 = await c.call("browser_navigate", { url: `${w.site.origin}/` });
     await c.call("browser_click", { ref: refOf(home2.text, /button "Redirect write"/) });

@@ -102,35 +102,77 @@ export class AuditLog {
 
   /** Appends one row; throws `AUDIT_UNAVAILABLE` when it cannot (callers then deny). */
   append(event: AuditEvent): AuditRow {
+    return this.#write([event])[0];
+  }
+
+  /**
+   * Appends a row together with the others queued in the same turn of the event loop: one
+   * transaction for a burst (a page load's requests) instead of one each. Resolves once the
+   * row is committed; rejects with `AUDIT_UNAVAILABLE` (for every row of the batch) when it
+   * cannot be, and callers then deny.
+   */
+  appendSoon(event: AuditEvent): Promise<AuditRow> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ event, resolve, reject });
+      if (this.#queue.length === 1) queueMicrotask(() => this.#flush());
+    });
+  }
+
+  #queue: {
+    event: AuditEvent;
+    resolve: (row: AuditRow) => void;
+    reject: (err: unknown) => void;
+  }[] = [];
+
+  #flush(): void {
+    const batch = this.#queue;
+    this.#queue = [];
+    try {
+      const rows = this.#write(batch.map((b) => b.event));
+      batch.forEach((b, i) => b.resolve(rows[i]));
+    } catch (err) {
+      for (const b of batch) b.reject(err);
+    }
+  }
+
+  /** Writes rows in one transaction, each chained to the one before. */
+  #write(events: AuditEvent[]): AuditRow[] {
     try {
       this.#db.exec("BEGIN IMMEDIATE");
-      let row: AuditRow;
+      const rows: AuditRow[] = [];
       try {
         const head = this.#head.get() as { head_seq: number; head_hash: string };
-        const base: Omit<AuditRow, "hash"> = {
-          seq: head.head_seq + 1,
-          ts: new Date().toISOString(),
-          session: event.session ?? null,
-          agent: event.agent ?? null,
-          kind: event.kind,
-          source: event.source,
-          origin: auditOrigin(event.origin),
-          method: event.method ?? null,
-          decision: event.decision,
-          reason: event.reason ?? null,
-          module: event.module ?? null,
-          rule: event.rule ?? null,
-          prev_hash: head.head_hash,
-        };
-        row = { ...base, hash: rowHash(base) };
-        this.#insert.run(...FIELDS.map((f) => row[f]), row.prev_hash, row.hash);
+        let seq = head.head_seq;
+        let prev = head.head_hash;
+        const ts = new Date().toISOString();
+        for (const event of events) {
+          const base: Omit<AuditRow, "hash"> = {
+            seq: ++seq,
+            ts,
+            session: event.session ?? null,
+            agent: event.agent ?? null,
+            kind: event.kind,
+            source: event.source,
+            origin: auditOrigin(event.origin),
+            method: event.method ?? null,
+            decision: event.decision,
+            reason: event.reason ?? null,
+            module: event.module ?? null,
+            rule: event.rule ?? null,
+            prev_hash: prev,
+          };
+          const row = { ...base, hash: rowHash(base) };
+          this.#insert.run(...FIELDS.map((f) => row[f]), row.prev_hash, row.hash);
+          rows.push(row);
+          prev = row.hash;
+        }
         this.#db.exec("COMMIT");
       } catch (err) {
         this.#db.exec("ROLLBACK");
         throw err;
       }
-      this.#mirror?.write(row);
-      return row;
+      for (const row of rows) this.#mirror?.write(row);
+      return rows;
     } catch (err) {
       throw new OmotaiError(
         "AUDIT_UNAVAILABLE",

@@ -147,3 +147,44 @@ Deno.test("auditOrigin() keeps only the origin", () => {
   assert.equal(auditOrigin("not a url/with path"), null);
   assert.equal(auditOrigin(undefined), null);
 });
+
+Deno.test("AuditLog.appendSoon() commits a burst in one transaction, chained, between sync appends", async () => {
+  const dir = await Deno.makeTempDir();
+  const db = openDatabase(`${dir}/omotai.db`);
+  try {
+    const log = new AuditLog(db);
+    log.append({ kind: "runtime_started", source: "lifecycle", decision: "event" });
+    const burst = Array.from({ length: 100 }, (_, i) =>
+      log.appendSoon({
+        kind: "request",
+        source: "request",
+        origin: `https://site.test/p/${i}?q=secret`,
+        method: "GET",
+        decision: "allow",
+        reason: "OK",
+      }));
+    // Nothing is written until the burst is complete.
+    assert.equal(log.rows().length, 1);
+    const rows = await Promise.all(burst);
+    assert.deepEqual(rows.map((r) => r.seq), Array.from({ length: 100 }, (_, i) => i + 2));
+    log.append({ kind: "runtime_stopped", source: "lifecycle", decision: "event" });
+    assert.equal(log.rows().length, 102);
+    assert.equal(verifyAudit(db).ok, true);
+    assert.ok(log.rows().every((r) => !String(r.origin).includes("secret")));
+  } finally {
+    db.close();
+  }
+  // A batch that cannot be written fails every row in it (callers deny).
+  const db2 = openDatabase(`${dir}/omotai.db`);
+  const log2 = new AuditLog(db2);
+  db2.close();
+  const results = await Promise.allSettled([
+    log2.appendSoon({ kind: "request", source: "request", decision: "allow" }),
+    log2.appendSoon({ kind: "request", source: "request", decision: "allow" }),
+  ]);
+  for (const r of results) {
+    assert.equal(r.status, "rejected");
+    assert.equal((r as PromiseRejectedResult).reason.code, "AUDIT_UNAVAILABLE");
+  }
+  await Deno.remove(dir, { recursive: true });
+});

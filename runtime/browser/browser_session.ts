@@ -23,6 +23,7 @@ import { buildOutline } from "../snapshot/outline.ts";
 import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_view.ts";
 import { captureTab } from "./capture.ts";
 import type { Element } from "./element_ops.ts";
+import { BlockedRequests } from "./blocked_notice.ts";
 import { RefTable } from "./ref_table.ts";
 import type { SessionCounters } from "../policy/target.ts";
 
@@ -39,9 +40,6 @@ export interface BrowserSessionOptions {
    */
   egress?: { boundary: Boundary; proxy: EgressProxy };
 }
-
-/** How many distinct blocked requests a snapshot lists. */
-const BLOCKED_LISTED = 20;
 
 /** A tab as the tools list it. */
 export interface TabInfo {
@@ -97,7 +95,7 @@ export class BrowserSession implements AsyncDisposable {
   readonly #startedAt = Date.now();
   #actionsUsed = 0;
   #guard: RequestGuard | undefined;
-  #blocked = new Map<string, { request: BlockedRequest; count: number }>();
+  #blocked = new BlockedRequests();
 
   constructor(options: BrowserSessionOptions) {
     this.#options = options;
@@ -129,25 +127,12 @@ export class BrowserSession implements AsyncDisposable {
   }
 
   #onBlocked(r: BlockedRequest): void {
-    const key = `${r.method} ${r.origin} ${r.reason}`;
-    const seen = this.#blocked.get(key);
-    if (seen) seen.count++;
-    else this.#blocked.set(key, { request: r, count: 1 });
+    this.#blocked.add(r);
   }
 
   /** The requests blocked since the last call, as one notice line (or undefined). */
   takeBlocked(): string | undefined {
-    if (this.#blocked.size === 0) return undefined;
-    const all = [...this.#blocked.values()];
-    this.#blocked.clear();
-    const total = all.reduce((n, b) => n + b.count, 0);
-    const listed = all.slice(0, BLOCKED_LISTED).map(({ request: r, count }) =>
-      `${r.method} ${r.origin} (${r.reason})${count > 1 ? ` x${count}` : ""}`
-    );
-    const more = all.length > BLOCKED_LISTED ? `; and ${all.length - BLOCKED_LISTED} more` : "";
-    return `blocked ${total} request${total === 1 ? "" : "s"} since the last snapshot: ${
-      listed.join("; ")
-    }${more}`;
+    return this.#blocked.take();
   }
 
   /** Counters the policy facts carry. */

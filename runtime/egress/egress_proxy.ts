@@ -98,8 +98,19 @@ export class EgressProxy implements AsyncDisposable {
     };
   }
 
-  async #send(message: ToProxy): Promise<void> {
-    await this.#writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
+  /** Lines waiting for the next write: the answers to a burst of questions go out as one. */
+  #outgoing: string[] = [];
+  #flushed: Promise<void> | undefined;
+
+  #send(message: ToProxy): Promise<void> {
+    this.#outgoing.push(JSON.stringify(message) + "\n");
+    this.#flushed ??= Promise.resolve().then(() => {
+      const text = this.#outgoing.join("");
+      this.#outgoing = [];
+      this.#flushed = undefined;
+      return this.#writer.write(new TextEncoder().encode(text));
+    });
+    return this.#flushed;
   }
 
   async #read(): Promise<void> {

@@ -16,8 +16,17 @@ const listeners = new Map<number, Deno.Listener>();
 const pending = new Map<number, (a: ProxyAnswer) => void>();
 let nextQid = 1;
 
+let outgoing: string[] = [];
+
+/** Queues a line; the questions of a burst of connections go out in one write. */
 function send(message: FromProxy): void {
-  const bytes = encoder.encode(JSON.stringify(message) + "\n");
+  outgoing.push(JSON.stringify(message) + "\n");
+  if (outgoing.length === 1) queueMicrotask(flush);
+}
+
+function flush(): void {
+  const bytes = encoder.encode(outgoing.join(""));
+  outgoing = [];
   let off = 0;
   while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
 }

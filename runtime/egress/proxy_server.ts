@@ -199,7 +199,7 @@ async function forwardBody(
   const first = already.subarray(0, Math.min(already.length, left));
   if (first.length) await writeAllBytes(upstream, first);
   left -= first.length;
-  const buf = new Uint8Array(64 * 1024);
+  const buf = new Uint8Array(Math.min(64 * 1024, left));
   while (left > 0) {
     const n = await client.read(buf.subarray(0, Math.min(buf.length, left)));
     if (n === null) return;
@@ -221,7 +221,7 @@ async function forwardResponse(upstream: Deno.Conn, client: Deno.Conn): Promise<
   lines.push("Connection: close");
   await writeAll(client, lines.join("\r\n") + "\r\n\r\n");
   if (head.rest.length) await writeAllBytes(client, head.rest);
-  const buf = new Uint8Array(64 * 1024);
+  const buf = new Uint8Array(16 * 1024);
   for (;;) {
     const n = await upstream.read(buf);
     if (n === null) return;
@@ -235,18 +235,24 @@ async function forwardResponse(upstream: Deno.Conn, client: Deno.Conn): Promise<
  * when what it sent is not a head.
  */
 async function readHead(conn: Deno.Conn): Promise<Head | "empty" | undefined> {
-  const buf = new Uint8Array(MAX_HEAD);
+  // Most heads fit in a few KiB: start small (one per request adds up), grow to the cap.
+  let buf = new Uint8Array(4096);
   let len = 0;
   const timer = setTimeout(() => closeQuietly(conn), HEAD_TIMEOUT_MS);
   try {
     for (;;) {
-      if (len >= buf.length) return undefined;
+      if (len >= buf.length) {
+        if (buf.length >= MAX_HEAD) return undefined;
+        const grown = new Uint8Array(Math.min(buf.length * 4, MAX_HEAD));
+        grown.set(buf);
+        buf = grown;
+      }
       const n = await conn.read(buf.subarray(len));
       if (n === null) return len === 0 ? "empty" : undefined;
       len += n;
       const end = indexOfBlankLine(buf, len);
       if (end < 0) continue;
-      const text = new TextDecoder("latin1").decode(buf.subarray(0, end));
+      const text = latin1.decode(buf.subarray(0, end));
       const [first, ...rest] = text.split("\r\n");
       const sp1 = first.indexOf(" ");
       const sp2 = first.indexOf(" ", sp1 + 1);
@@ -268,6 +274,8 @@ async function readHead(conn: Deno.Conn): Promise<Head | "empty" | undefined> {
     clearTimeout(timer);
   }
 }
+
+const latin1 = new TextDecoder("latin1");
 
 function indexOfBlankLine(buf: Uint8Array, len: number): number {
   for (let i = 0; i + 3 < len; i++) {

@@ -179,3 +179,22 @@ Deno.test("serveProxy() looks a name up only after an allow, and needs an exact 
   assert.deepEqual(r.refusals, ["PRIVATE_ADDRESS", "DNS_FAILED"]);
   assert.deepEqual(r.upstreamSeen, []);
 });
+
+Deno.test("serveProxy() reads heads of any size up to its cap, and refuses larger ones", async () => {
+  await using r = rig(() => true);
+  const target = `http://127.0.0.1:${r.upstreamPort}`;
+  const big = "x".repeat(20_000);
+  const ok = await exchange(
+    r.port,
+    `GET ${target}/big HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`,
+  );
+  assert.match(ok, /^HTTP\/1\.1 200/);
+  const huge = "y".repeat(70_000);
+  const refused = await exchange(
+    r.port,
+    `GET ${target}/huge HTTP/1.1\r\nHost: x\r\nX-Huge: ${huge}\r\n\r\n`,
+  );
+  assert.match(refused, /^HTTP\/1\.1 400/);
+  assert.deepEqual(r.upstreamSeen, ["GET /big "]);
+  assert.deepEqual(r.refusals, ["BAD_REQUEST"]);
+});

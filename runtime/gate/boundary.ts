@@ -102,7 +102,8 @@ export class Boundary {
     }
     if (j.decision === "confirm") j = { ...j, decision: "deny", reason: "CONFIRM_UNAVAILABLE" };
     try {
-      this.record(requestRow(facts, ctx, j));
+      // Committed before the request may go: a page load's burst shares one transaction.
+      await this.#deps.audit?.appendSoon(requestRow(facts, ctx, j));
     } catch {
       return { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
     }

@@ -100,17 +100,15 @@ Deno.test("Boundary write window lets exactly one approved method and URL throug
 
 Deno.test("Boundary audits a request it cannot record as a deny (AUDIT_UNAVAILABLE)", async () => {
   await using engine = await PolicyEngine.create([]);
-  const broken = new Boundary({
-    engine,
-    audit: {
-      append: () => {
-        throw new Error("disk full");
-      },
-    } as unknown as AuditLog,
-    allowedOrigins: [],
-  });
+  const dir = await Deno.makeTempDir();
+  const db = openDatabase(`${dir}/o.db`);
+  const audit = new AuditLog(db);
+  // The database goes away under the log: the row cannot be written.
+  db.close();
+  const broken = new Boundary({ engine, audit, allowedOrigins: [] });
   const j = await broken.judgeRequest(request("https://portal.test/"), ctx);
   assert.deepEqual([j.decision, j.reason], ["deny", "AUDIT_UNAVAILABLE"]);
+  await Deno.remove(dir, { recursive: true });
 });
 
 Deno.test("Boundary audits a trapped policy module as a POLICY_ERROR deny", async () => {

@@ -1,0 +1,44 @@
+/**
+ * The notice that tells the model which requests were blocked since its last snapshot: one
+ * short line, grouped by reason, origins only (never a path or query), GET left implicit,
+ * at most a few entries, because it rides along with every snapshot and costs tokens.
+ *
+ * @module
+ */
+import type { BlockedRequest } from "../egress/request_guard.ts";
+
+/** Distinct method/origin entries a notice lists before it says how many more. */
+export const BLOCKED_LISTED = 8;
+
+/** Collects blocked requests between two snapshots. */
+export class BlockedRequests {
+  #seen = new Map<string, { request: BlockedRequest; count: number }>();
+
+  /** Counts one blocked request. */
+  add(r: BlockedRequest): void {
+    const key = `${r.reason} ${r.method} ${r.origin}`;
+    const seen = this.#seen.get(key);
+    if (seen) seen.count++;
+    else this.#seen.set(key, { request: r, count: 1 });
+  }
+
+  /** The notice for everything collected so far (then forgets it), or undefined. */
+  take(): string | undefined {
+    if (this.#seen.size === 0) return undefined;
+    const all = [...this.#seen.values()];
+    this.#seen.clear();
+    const total = all.reduce((n, b) => n + b.count, 0);
+    const byReason = new Map<string, string[]>();
+    for (const { request: r, count } of all.slice(0, BLOCKED_LISTED)) {
+      const entry = `${r.method === "GET" ? "" : `${r.method} `}${r.origin}${
+        count > 1 ? ` x${count}` : ""
+      }`;
+      byReason.set(r.reason, [...(byReason.get(r.reason) ?? []), entry]);
+    }
+    const groups = [...byReason].map(([reason, entries]) => `${reason}: ${entries.join(", ")}`);
+    const more = all.length > BLOCKED_LISTED ? `; +${all.length - BLOCKED_LISTED} more` : "";
+    return `blocked ${total} request${total === 1 ? "" : "s"} since the last snapshot: ${
+      groups.join("; ")
+    }${more}`;
+  }
+}

@@ -1,0 +1,29 @@
+import assert from "node:assert/strict";
+import { BLOCKED_LISTED, BlockedRequests } from "./blocked_notice.ts";
+
+Deno.test("BlockedRequests.take() groups by reason, counts repeats and leaves GET implicit", () => {
+  const b = new BlockedRequests();
+  assert.equal(b.take(), undefined);
+  for (let i = 0; i < 3; i++) {
+    b.add({ method: "GET", origin: "https://ads.test", reason: "ORIGIN_NOT_ALLOWED" });
+  }
+  b.add({ method: "POST", origin: "http://127.0.0.1:8081", reason: "READ_ONLY_WRITE" });
+  b.add({ method: "GET", origin: "http://127.0.0.3:9", reason: "ORIGIN_NOT_ALLOWED" });
+  assert.equal(
+    b.take(),
+    "blocked 5 requests since the last snapshot: ORIGIN_NOT_ALLOWED: https://ads.test x3, " +
+      "http://127.0.0.3:9; READ_ONLY_WRITE: POST http://127.0.0.1:8081",
+  );
+  assert.equal(b.take(), undefined, "taken once");
+});
+
+Deno.test("BlockedRequests.take() lists a bounded number of entries", () => {
+  const b = new BlockedRequests();
+  for (let i = 0; i < BLOCKED_LISTED + 5; i++) {
+    b.add({ method: "GET", origin: `https://t${i}.test`, reason: "ORIGIN_NOT_ALLOWED" });
+  }
+  const notice = b.take()!;
+  assert.match(notice, /^blocked 13 requests since the last snapshot: /);
+  assert.match(notice, /; \+5 more$/);
+  assert.equal(notice.split("https://").length - 1, BLOCKED_LISTED);
+});
