@@ -36,7 +36,7 @@ export interface ModuleSpec {
 export interface EngineOptions {
   /**
    * Fuel for one call of one module, in metered instructions; default 20,000,000 (tens of
-   * milliseconds at most; the shipped modules use a few thousand).
+   * milliseconds at most; the shipped modules use under one million).
    */
   fuel?: number;
   /** WASM memory cap per module in 64 KiB pages; default 256 (16 MiB). */
@@ -52,8 +52,10 @@ export interface Evaluation {
 }
 
 const DEFAULT_FUEL = 20_000_000;
-/** Calls per module at load: V8 first runs WASM from its baseline compiler and optimizes
- * hot functions later, so without this the first real verdicts pay several times over. */
+/**
+ * Calls per module at load: V8 first runs WASM from its baseline compiler and optimizes hot
+ * functions later, so without this the first real verdicts pay several times over.
+ */
 const WARM_UP_CALLS = 600;
 /** Module outputs repeat (a handful of verdicts): parsed once, kept up to this many. */
 const OUTPUT_CACHE_MAX = 512;
@@ -128,7 +130,7 @@ export class PolicyEngine implements AsyncDisposable {
         this.#specs[i].name,
       )
     );
-    warmUp(this.#loaded);
+    // No new warm-up: optimized code belongs to the compiled module, which is reused.
     return Promise.resolve();
   }
 
