@@ -184,6 +184,9 @@ export class KernelModule {
     }
     this.#next = (end + 7) & ~7;
     this.#blocks.set(at, n);
+    // Fresh blocks are zero, as in Extism: nothing of an earlier call (its config copies,
+    // its output) can be read back, so a verdict depends on this call's facts only.
+    this.#heap.fill(0, at, end);
     return at;
   }
 

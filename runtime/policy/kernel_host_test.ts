@@ -66,6 +66,12 @@ Deno.test("KernelModule contains traps, hoarding, wild host reads and silence to
     assert.equal(call("fine").ok, true, `after ${bad}`);
   }
   assert.deepEqual(call("silent"), { ok: false, failure: "no output" });
+  // A block is zero when handed out: nothing of the previous call's output can be read back.
+  call("fine");
+  assert.deepEqual(call("stale"), {
+    ok: true,
+    output: '{"decision":"allow","reason":"STALE_0"}',
+  });
 });
 
 Deno.test("KernelModule stops runaway loops, recursion and bulk fills by fuel, the same bill for the same calls", async () => {
