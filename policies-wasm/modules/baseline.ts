@@ -109,6 +109,12 @@ export function verdict(): i32 {
     return answer("allow", "OK", "");
   }
 
+  // A kind this module does not know (a newer facts ABI, a malformed input) is never allowed
+  // by falling through: only the element actions below reach the element rules.
+  if (kind != "click" && kind != "type" && kind != "select" && kind != "key") {
+    return answer("deny", "POLICY_ERROR", "unknown kind");
+  }
+
   // click, type, select, key: the element and the form it belongs to.
   const linkScheme = str(facts, "element.link_scheme");
   if (linkScheme != null && linkScheme != "http" && linkScheme != "https") {

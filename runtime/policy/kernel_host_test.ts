@@ -173,3 +173,50 @@ Deno.test("KernelModule.load() refuses a module that imports a capability the ke
       err.code === "POLICY_MODULE_REJECTED" && /greedy/.test(err.message),
   );
 });
+
+Deno.test("KernelModule answers hostile facts bytes with a deny or a failure, never an allow or a crash", async () => {
+  const wasm = await Deno.readFile("policies-wasm/dist/baseline.wasm");
+  const m = await KernelModule.load(
+    wasm,
+    { policy: JSON.stringify({ allowed_origins: ["https://portal.test"], read_only: true }) },
+    LIMITS,
+  );
+  let seed = 0x9e3779b9;
+  const next = () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 2 ** 32;
+  };
+  const valid = JSON.stringify({
+    abi: 1,
+    kind: "navigate",
+    target: { scheme: "https", origin: "https://portal.test", path: "/" },
+    method: "GET",
+  });
+  for (let i = 0; i < 500; i++) {
+    const bytes = enc.encode(valid);
+    // Truncate, flip and splice: broken JSON, wrong types, stray quotes and escapes.
+    const cut = i % 3 === 0 ? Math.floor(next() * bytes.length) : bytes.length;
+    const input = bytes.slice(0, cut);
+    for (let f = 0; f < 3; f++) input[Math.floor(next() * input.length)] = Math.floor(next() * 128);
+    const r = m.call(input);
+    if (r.ok) {
+      const out = JSON.parse(r.output) as { decision: string };
+      // Garbage may still spell the allowed facts; anything else must not be allowed.
+      if (out.decision === "allow") {
+        assert.doesNotThrow(
+          () => JSON.parse(new TextDecoder().decode(input)),
+          `input ${i}: ${new TextDecoder().decode(input)}`,
+        );
+      }
+    }
+  }
+  assert.equal(m.call(enc.encode(valid)).ok, true);
+  // A kind the module does not know is denied, never allowed by falling through.
+  const unknown = m.call(enc.encode(JSON.stringify({ abi: 1, kind: "upload", form: null })));
+  assert.deepEqual(unknown, {
+    ok: true,
+    output: '{"decision":"deny","reason":"POLICY_ERROR","rule":"unknown kind"}',
+  });
+});

@@ -132,3 +132,38 @@ Deno.test("meterWasm() refuses what it cannot meter", () => {
   refuse(SUM.subarray(0, SUM.length - 3), /truncated|does not end/);
   refuse(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]), /not a WebAssembly module/);
 });
+
+Deno.test("meterWasm() answers mutated modules with a typed refusal or a valid module, never a crash", async () => {
+  const wasm = await Deno.readFile(
+    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
+  );
+  // A fixed-seed generator: the same mutations on every run.
+  let seed = 0x2545f491;
+  const next = () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 2 ** 32;
+  };
+  let refused = 0;
+  let stillValid = 0;
+  for (let i = 0; i < 300; i++) {
+    const bytes = wasm.slice();
+    const flips = 1 + Math.floor(next() * 4);
+    for (let f = 0; f < flips; f++) {
+      bytes[8 + Math.floor(next() * (bytes.length - 8))] = Math.floor(next() * 256);
+    }
+    const valid = WebAssembly.validate(bytes as Uint8Array<ArrayBuffer>);
+    try {
+      const out = meterWasm(bytes, 1_000, "mutant");
+      // A module the engine could run before metering still validates after it.
+      if (valid) assert.ok(WebAssembly.validate(out as Uint8Array<ArrayBuffer>), `mutant ${i}`);
+      stillValid += valid ? 1 : 0;
+    } catch (err) {
+      assert.equal((err as { code?: string }).code, "POLICY_MODULE_REJECTED", String(err));
+      refused++;
+    }
+  }
+  assert.ok(refused > 0, "some mutations must be refused");
+  assert.ok(stillValid > 0, "some mutations must stay valid and be metered");
+});
