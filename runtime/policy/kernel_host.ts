@@ -27,7 +27,21 @@ const KERNEL_FUNCTIONS = [
   "output_set",
   "error_set",
   "config_get",
+  "log_trace",
+  "log_debug",
+  "log_info",
+  "log_warn",
+  "log_error",
 ] as const;
+
+/** Kernel functions this host withholds on purpose, and why (in the load error). */
+const WITHHELD: Record<string, string> = {
+  var_get: "variables would make a verdict depend on earlier calls",
+  var_set: "variables would make a verdict depend on earlier calls",
+  http_request: "policy modules have no network",
+  http_status_code: "policy modules have no network",
+  http_headers: "policy modules have no network",
+};
 
 /** Why a call produced no output. */
 export type CallFailure = "trap" | "fuel" | "error" | "no output";
@@ -93,6 +107,14 @@ export class KernelModule {
       module = await WebAssembly.compile(metered as Uint8Array<ArrayBuffer>);
     } catch (err) {
       throw new OmotaiError("POLICY_MODULE_REJECTED", `${name}: ${(err as Error).message}`);
+    }
+    for (const i of WebAssembly.Module.imports(module)) {
+      if (i.module === "extism:host/env" && i.name in WITHHELD) {
+        throw new OmotaiError(
+          "POLICY_MODULE_REJECTED",
+          `${name}: imports ${i.name}, which policy modules do not get: ${WITHHELD[i.name]}`,
+        );
+      }
     }
     return KernelModule.fromCompiled(module, config, limits, name);
   }
@@ -235,6 +257,12 @@ export class KernelModule {
       error_set: (_a: bigint) => {
         this.#errorSet = true;
       },
+      // Logs are dropped: a module's words never reach the runtime's log.
+      log_trace: (_a: bigint) => {},
+      log_debug: (_a: bigint) => {},
+      log_info: (_a: bigint) => {},
+      log_warn: (_a: bigint) => {},
+      log_error: (_a: bigint) => {},
       config_get: (a: bigint) => {
         const at = Number(a);
         const length = this.#blocks.get(at);
