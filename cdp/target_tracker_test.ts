@@ -42,6 +42,8 @@ Deno.test("TargetTracker attaches to iframes, OOPIFs, popups and every kind of w
   // Target infos follow navigation (Target.targetInfoChanged).
   assert.ok(await waitFor(() => tracker.targets().some((t) => t.info.url.endsWith("/popup"))));
   const byType = (k: string) => tracker.targets().filter((t) => t.info.type === k);
+  // An out-of-process frame may attach before its URL is known (Target.targetInfoChanged).
+  assert.ok(await waitFor(() => byType("iframe").some((t) => t.info.url !== "")));
   assert.equal(byType("iframe").length, 1, "only the cross-site frame is out of process");
   assert.match(byType("iframe")[0].info.url, /^http:\/\/127\.0\.0\.2:\d+\/frame$/);
   assert.match(byType("worker")[0].info.url, /\/worker\.js$/);
