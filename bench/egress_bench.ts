@@ -28,7 +28,8 @@ import { EgressProxy } from "../runtime/egress/egress_proxy.ts";
 import { Boundary } from "../runtime/gate/boundary.ts";
 import { PolicyEngine } from "../runtime/policy/engine.ts";
 import { loadModules } from "../runtime/policy/loader.ts";
-import { parsePolicy } from "../runtime/policy/policy_file.ts";
+import { parsePolicy, type PolicyFile } from "../runtime/policy/policy_file.ts";
+import type { DatabaseSync } from "node:sqlite";
 import { openDatabase } from "../runtime/store/database.ts";
 import { median } from "./compare.ts";
 
@@ -139,13 +140,49 @@ async function interceptOnly(
   };
 }
 
-if (import.meta.main) {
+/** Flags of an unguarded browser: it resolves no name but loopback. */
+export const LOOPBACK_ONLY = ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"];
+
+/** What both egress benchmarks start from (see {@link benchWorld}). */
+export interface BenchWorld {
+  server: Deno.HttpServer<Deno.NetAddr>;
+  origin: string;
+  dataDir: string;
+  db: DatabaseSync;
+  policy: PolicyFile;
+  engine: PolicyEngine;
+  close(): Promise<void>;
+}
+
+/**
+ * What both egress benchmarks start from: the local server, a data dir with its database,
+ * and the baseline policy allowing only the server's origin. `close()` removes it all.
+ */
+export async function benchWorld(prefix: string): Promise<BenchWorld> {
   const server = serve();
   const origin = `http://127.0.0.1:${server.addr.port}`;
-  const dataDir = await Deno.makeTempDir({ prefix: "omotai-egress-bench-" });
+  const dataDir = await Deno.makeTempDir({ prefix });
   const db = openDatabase(join(dataDir, "omotai.db"));
   const policy = parsePolicy(`allowed_origins: [${origin}]\nread_only: true\n`);
-  await using engine = await PolicyEngine.create(await loadModules(policy, undefined));
+  const engine = await PolicyEngine.create(await loadModules(policy, undefined));
+  return {
+    server,
+    origin,
+    dataDir,
+    db,
+    policy,
+    engine,
+    async close(): Promise<void> {
+      db.close();
+      await server.shutdown();
+      await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+if (import.meta.main) {
+  const world = await benchWorld("omotai-egress-bench-");
+  const { origin, dataDir, db, policy, engine } = world;
   const boundary = new Boundary({
     engine,
     domains: new DomainRules(db),
@@ -156,9 +193,8 @@ if (import.meta.main) {
   await using profiles = await ProfileStore.open(dataDir);
   const executable = findBrowser(Deno.env.get("OMOTAI_BROWSER"));
   await using on = new BrowserSession({ profiles, executable, egress: { boundary, proxy } });
-  const loopbackOnly = ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"];
-  await using off = new BrowserSession({ profiles, executable, extraArgs: loopbackOnly });
-  await using floor = await interceptOnly(executable, join(dataDir, "floor"), loopbackOnly);
+  await using off = new BrowserSession({ profiles, executable, extraArgs: LOOPBACK_ONLY });
+  await using floor = await interceptOnly(executable, join(dataDir, "floor"), LOOPBACK_ONLY);
   const times = { on: [] as number[], off: [] as number[], floor: [] as number[] };
   let run = 0;
   const measure = async (side: keyof typeof times, loader: Loader) => {
@@ -214,7 +250,5 @@ if (import.meta.main) {
   await on[Symbol.asyncDispose]();
   await off[Symbol.asyncDispose]();
   await floor[Symbol.asyncDispose]();
-  db.close();
-  await server.shutdown();
-  await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  await world.close();
 }

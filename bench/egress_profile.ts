@@ -7,19 +7,14 @@
  *
  * @module
  */
-import { join } from "node:path";
 import { findBrowser, ProfileStore } from "../cdp/mod.ts";
 import { AuditLog } from "../runtime/audit/audit_log.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
 import { DomainRules } from "../runtime/egress/domains.ts";
 import { EgressProxy, type ProxyJudge } from "../runtime/egress/egress_proxy.ts";
 import { Boundary } from "../runtime/gate/boundary.ts";
-import { PolicyEngine } from "../runtime/policy/engine.ts";
-import { loadModules } from "../runtime/policy/loader.ts";
-import { parsePolicy } from "../runtime/policy/policy_file.ts";
-import { openDatabase } from "../runtime/store/database.ts";
 import { median } from "./compare.ts";
-import { loadTime, serve, served, SUBRESOURCES } from "./egress_bench.ts";
+import { benchWorld, loadTime, LOOPBACK_ONLY, served, SUBRESOURCES } from "./egress_bench.ts";
 
 const LOADS = 5;
 
@@ -52,12 +47,8 @@ const instantJudge: ProxyJudge = {
 };
 
 if (import.meta.main) {
-  const server = serve();
-  const origin = `http://127.0.0.1:${server.addr.port}`;
-  const dataDir = await Deno.makeTempDir({ prefix: "omotai-egress-profile-" });
-  const db = openDatabase(join(dataDir, "omotai.db"));
-  const policy = parsePolicy(`allowed_origins: [${origin}]\nread_only: true\n`);
-  await using engine = await PolicyEngine.create(await loadModules(policy, undefined));
+  const world = await benchWorld("omotai-egress-profile-");
+  const { origin, dataDir, db, policy, engine } = world;
   await using profiles = await ProfileStore.open(dataDir);
   const executable = findBrowser(Deno.env.get("OMOTAI_BROWSER"));
   const variants = [
@@ -86,7 +77,7 @@ if (import.meta.main) {
       ? new BrowserSession({
         profiles,
         executable,
-        extraArgs: ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"],
+        extraArgs: LOOPBACK_ONLY,
       })
       : new BrowserSession({ profiles, executable, egress: { boundary, proxy } });
     await loadTime(session, `${origin}/many?run=warm-${run++}`);
@@ -124,7 +115,5 @@ if (import.meta.main) {
       "CPU columns: milliseconds over the measured loads (runtime includes the test server).",
     ].join("\n"),
   );
-  db.close();
-  await server.shutdown();
-  await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  await world.close();
 }

@@ -12,6 +12,7 @@ import { OmotaiError } from "../errors.ts";
 import { type Facts, FACTS_ABI_VERSION } from "./facts.ts";
 import { type CallResult, KernelModule } from "./kernel_host.ts";
 import { sha256Hex } from "./signing.ts";
+import { WasmReader, wasmSections } from "./wasm_reader.ts";
 import {
   combine,
   type ModuleKind,
@@ -52,6 +53,7 @@ export interface Evaluation {
 }
 
 const DEFAULT_FUEL = 20_000_000;
+const encoder = new TextEncoder();
 /**
  * Calls per module at load: V8 first runs WASM from its baseline compiler and optimizes hot
  * functions later, so without this the first real verdicts pay several times over.
@@ -141,7 +143,7 @@ export class PolicyEngine implements AsyncDisposable {
 
   /** {@link evaluate}, synchronously. */
   evaluateNow(facts: Facts): Evaluation {
-    const input = new TextEncoder().encode(JSON.stringify(facts));
+    const input = encoder.encode(JSON.stringify(facts));
     const verdicts = this.#loaded.map((m, i): ModuleVerdict => {
       const spec = this.#specs[i];
       return { module: spec.name, kind: spec.kind, ...outcome(m.call(input)) };
@@ -179,8 +181,7 @@ function outcome(result: CallResult): ModuleOutput {
 
 /** Runs each module over a few typical facts until V8 has optimized its hot code. */
 function warmUp(modules: readonly KernelModule[]): void {
-  const enc = new TextEncoder();
-  const inputs = warmUpFacts().map((f) => enc.encode(JSON.stringify(f)));
+  const inputs = warmUpFacts().map((f) => encoder.encode(JSON.stringify(f)));
   for (const m of modules) {
     for (let i = 0; i < WARM_UP_CALLS; i++) m.call(inputs[i % inputs.length]);
   }
@@ -237,62 +238,33 @@ export const ALLOWED_IMPORT_MODULE = "extism:host/env";
  * maximum, so this is the memory cap).
  */
 export function checkWasmSandbox(wasm: Uint8Array, maxPages: number, name: string): void {
-  const fail = (why: string): never => {
-    throw new OmotaiError("POLICY_MODULE_REJECTED", `${name}: ${why}`);
-  };
-  if (
-    wasm.length < 8 || wasm[0] !== 0 || wasm[1] !== 0x61 || wasm[2] !== 0x73 || wasm[3] !== 0x6d
-  ) {
-    fail("not a WebAssembly module");
-  }
-  let pos = 8;
-  const u32 = (): number => {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      if (pos >= wasm.length) fail("truncated module");
-      const b = wasm[pos++];
-      result |= (b & 0x7f) << shift;
-      if ((b & 0x80) === 0) return result >>> 0;
-      shift += 7;
-      if (shift > 35) fail("bad LEB128");
-    }
-  };
-  const name_ = (): string => {
-    const len = u32();
-    const s = new TextDecoder().decode(wasm.subarray(pos, pos + len));
-    pos += len;
-    return s;
-  };
   let memoryMax: number | undefined;
   let memories = 0;
-  while (pos < wasm.length) {
-    const id = wasm[pos++];
-    const size = u32();
-    const end = pos + size;
-    if (id === 2) {
-      const count = u32();
+  const fail = (why: string) => new WasmReader(wasm, 0, name).fail(why);
+  for (const section of wasmSections(wasm, name)) {
+    const r = new WasmReader(wasm, section.bodyStart, name);
+    if (section.id === 2) {
+      const count = r.u32();
       for (let i = 0; i < count; i++) {
-        const mod = name_();
-        name_();
-        const kind = wasm[pos++];
+        const mod = r.name_();
+        r.name_();
+        const kind = r.byte();
         if (mod !== ALLOWED_IMPORT_MODULE) {
           fail(`imports from "${mod}", only ${ALLOWED_IMPORT_MODULE} is allowed`);
         }
-        if (kind === 0) u32();
+        if (kind === 0) r.u32();
         else fail("imports a table, memory or global");
       }
-    } else if (id === 5) {
-      const count = u32();
+    } else if (section.id === 5) {
+      const count = r.u32();
       memories += count;
       for (let i = 0; i < count; i++) {
-        const flags = u32();
-        u32();
-        if (flags & 1) memoryMax = u32();
+        const flags = r.u32();
+        r.u32();
+        if (flags & 1) memoryMax = r.u32();
         else fail("declares no memory maximum");
       }
     }
-    pos = end;
   }
   if (memories > 1) fail("declares more than one memory");
   if (memoryMax !== undefined && memoryMax > maxPages) {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import createPlugin from "@extism/extism";
 import { listModules } from "../../policies-wasm/build.ts";
 import { testModuleWasm } from "../../tests/helpers/policies.ts";
+import { seededRandom } from "../../tests/helpers/random.ts";
 import { parseCaseFile } from "./case_runner.ts";
 import { KernelModule } from "./kernel_host.ts";
 
@@ -186,13 +187,7 @@ Deno.test("KernelModule answers hostile facts bytes with a deny or a failure, ne
     { policy: JSON.stringify({ allowed_origins: ["https://portal.test"], read_only: true }) },
     LIMITS,
   );
-  let seed = 0x9e3779b9;
-  const next = () => {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return (seed >>> 0) / 2 ** 32;
-  };
+  const next = seededRandom(0x9e3779b9);
   const valid = JSON.stringify({
     abi: 1,
     kind: "navigate",

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { WasmReader, wasmSections } from "./wasm_reader.ts";
 
 /** Name of the exported fuel global added to a metered module. */
 export const FUEL_EXPORT = "__omotai_fuel";
@@ -24,40 +24,6 @@ const BULK_SHIFT = 8;
 
 /** Section ids in the order the binary format requires (custom sections aside). */
 const SECTION_ORDER = [1, 2, 3, 4, 5, 13, 6, 7, 8, 9, 12, 10, 11];
-
-class Reader {
-  pos: number;
-  constructor(readonly bytes: Uint8Array, pos = 0, readonly name = "module") {
-    this.pos = pos;
-  }
-  fail(why: string): never {
-    throw new OmotaiError("POLICY_MODULE_REJECTED", `${this.name}: ${why}`);
-  }
-  byte(): number {
-    if (this.pos >= this.bytes.length) this.fail("truncated module");
-    return this.bytes[this.pos++];
-  }
-  u32(): number {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      const b = this.byte();
-      result += (b & 0x7f) * 2 ** shift;
-      if ((b & 0x80) === 0) return result;
-      shift += 7;
-      if (shift > 35) this.fail("bad LEB128");
-    }
-  }
-  /** Skips a signed or unsigned LEB128 of at most `maxBytes`. */
-  skipLeb(maxBytes: number): void {
-    for (let i = 0; i < maxBytes; i++) if ((this.byte() & 0x80) === 0) return;
-    this.fail("bad LEB128");
-  }
-  skip(n: number): void {
-    if (this.pos + n > this.bytes.length) this.fail("truncated module");
-    this.pos += n;
-  }
-}
 
 /** Growable byte buffer. */
 class Writer {
@@ -118,7 +84,7 @@ interface BodyScan {
 }
 
 /** Skips a block type: 0x40, a value type, or a type index (s33). */
-function skipBlockType(r: Reader): void {
+function skipBlockType(r: WasmReader): void {
   const b = r.bytes[r.pos];
   if (b === 0x40 || (b >= 0x6f && b <= 0x7f)) {
     r.pos++;
@@ -128,7 +94,7 @@ function skipBlockType(r: Reader): void {
 }
 
 /** Walks one body's instructions; refuses opcodes it does not know (it cannot meter them). */
-function scanBody(r: Reader, end: number): BodyScan {
+function scanBody(r: WasmReader, end: number): BodyScan {
   const groups = r.u32();
   for (let i = 0; i < groups; i++) {
     r.u32();
@@ -209,7 +175,6 @@ function scanBody(r: Reader, end: number): BodyScan {
     }
   }
   if (open.length !== 0 || r.pos !== end) r.fail("function body does not end where declared");
-  // The function's own charge covers every instruction once.
   return scan;
 }
 
@@ -222,40 +187,20 @@ function charge(w: Writer, fuel: number, pushCost: (w: Writer) => void): void {
   w.bytes([0x41, 0x00, 0x48, 0x04, 0x40, 0x00, 0x0b]); // i32.const 0, i32.lt_s, if, unreachable, end
 }
 
-function sections(r: Reader): { id: number; start: number; end: number; bodyStart: number }[] {
-  const out: { id: number; start: number; end: number; bodyStart: number }[] = [];
-  r.pos = 8;
-  while (r.pos < r.bytes.length) {
-    const start = r.pos;
-    const id = r.byte();
-    const size = r.u32();
-    const bodyStart = r.pos;
-    r.skip(size);
-    out.push({ id, start, end: r.pos, bodyStart });
-  }
-  return out;
-}
-
 /**
  * Returns a metered copy of `wasm`: a new mutable i32 global exported as {@link FUEL_EXPORT}
  * (initialised to `initialFuel`, which bounds the module's start-up code) is charged as the
  * module runs; at zero the module traps. Refuses modules it cannot meter.
  */
 export function meterWasm(wasm: Uint8Array, initialFuel: number, name = "module"): Uint8Array {
-  const r = new Reader(wasm, 0, name);
-  if (
-    wasm.length < 8 || wasm[0] !== 0 || wasm[1] !== 0x61 || wasm[2] !== 0x73 || wasm[3] !== 0x6d
-  ) {
-    r.fail("not a WebAssembly module");
-  }
-  const all = sections(r);
+  const all = wasmSections(wasm, name);
   const find = (id: number) => all.find((s) => s.id === id);
 
   // Parameter counts of the defined functions, to place the scratch local of bulk charges.
   const typeParams: number[] = [];
   const types = find(1);
   if (types) {
-    const t = new Reader(wasm, types.bodyStart, name);
+    const t = new WasmReader(wasm, types.bodyStart, name);
     const n = t.u32();
     for (let i = 0; i < n; i++) {
       if (t.byte() !== 0x60) t.fail("unsupported type form");
@@ -268,23 +213,20 @@ export function meterWasm(wasm: Uint8Array, initialFuel: number, name = "module"
   const funcTypes: number[] = [];
   const funcs = find(3);
   if (funcs) {
-    const f = new Reader(wasm, funcs.bodyStart, name);
+    const f = new WasmReader(wasm, funcs.bodyStart, name);
     const n = f.u32();
     for (let i = 0; i < n; i++) funcTypes.push(f.u32());
   }
   let globalCount = 0;
   const globals = find(6);
-  if (globals) globalCount = new Reader(wasm, globals.bodyStart, name).u32();
+  if (globals) globalCount = new WasmReader(wasm, globals.bodyStart, name).u32();
   const fuel = globalCount; // imported globals are refused by the sandbox check
   const exports = find(7);
   if (exports) {
-    const e = new Reader(wasm, exports.bodyStart, name);
+    const e = new WasmReader(wasm, exports.bodyStart, name);
     const n = e.u32();
-    const dec = new TextDecoder();
     for (let i = 0; i < n; i++) {
-      const len = e.u32();
-      const exportName = dec.decode(wasm.subarray(e.pos, e.pos + len));
-      e.skip(len);
+      const exportName = e.name_();
       e.byte();
       e.u32();
       if (exportName === FUEL_EXPORT) e.fail(`exports the reserved name ${FUEL_EXPORT}`);
@@ -297,7 +239,7 @@ export function meterWasm(wasm: Uint8Array, initialFuel: number, name = "module"
   {
     const w = new Writer().u32(globalCount + 1);
     if (globals) {
-      const g = new Reader(wasm, globals.bodyStart, name);
+      const g = new WasmReader(wasm, globals.bodyStart, name);
       g.u32();
       w.bytes(wasm.subarray(g.pos, globals.end));
     }
@@ -310,7 +252,7 @@ export function meterWasm(wasm: Uint8Array, initialFuel: number, name = "module"
     let count = 0;
     let rest: Uint8Array = new Uint8Array(0);
     if (exports) {
-      const e = new Reader(wasm, exports.bodyStart, name);
+      const e = new WasmReader(wasm, exports.bodyStart, name);
       count = e.u32();
       rest = wasm.subarray(e.pos, exports.end);
     }
@@ -321,7 +263,7 @@ export function meterWasm(wasm: Uint8Array, initialFuel: number, name = "module"
   // Code section: charges at function entries, loop headers and bulk operations.
   const code = find(10);
   if (code) {
-    const c = new Reader(wasm, code.bodyStart, name);
+    const c = new WasmReader(wasm, code.bodyStart, name);
     const n = c.u32();
     if (n !== funcTypes.length) c.fail("function and code sections disagree");
     const w = new Writer().u32(n);
@@ -333,7 +275,7 @@ export function meterWasm(wasm: Uint8Array, initialFuel: number, name = "module"
       c.pos = bodyEnd;
       const body = new Writer();
       // Locals: the original groups, plus one i32 scratch local when a bulk op needs it.
-      const lr = new Reader(wasm, bodyStart, name);
+      const lr = new WasmReader(wasm, bodyStart, name);
       const groups = lr.u32();
       let localCount = 0;
       const groupBytes = wasm.subarray(lr.pos, scan.codeStart);

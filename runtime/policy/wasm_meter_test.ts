@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { seededRandom } from "../../tests/helpers/random.ts";
 import { FUEL_EXPORT, meterWasm } from "./wasm_meter.ts";
 
 const enc = new TextEncoder();
@@ -137,14 +138,7 @@ Deno.test("meterWasm() answers mutated modules with a typed refusal or a valid m
   const wasm = await Deno.readFile(
     new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
   );
-  // A fixed-seed generator: the same mutations on every run.
-  let seed = 0x2545f491;
-  const next = () => {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return (seed >>> 0) / 2 ** 32;
-  };
+  const next = seededRandom(0x2545f491);
   let refused = 0;
   let stillValid = 0;
   for (let i = 0; i < 300; i++) {
