@@ -9,7 +9,7 @@ RUN useradd --create-home --uid 10001 omotai
 WORKDIR /app
 COPY --chown=omotai:omotai . .
 USER omotai
-RUN deno install && deno cache runtime/main.ts && deno cache --no-config runtime/egress/proxy_main.ts
+RUN deno install && deno cache runtime/main.ts && deno cache --no-config runtime/proxy/proxy_main.ts
 # stdio by default; sse binds only to loopback until agent API keys exist. Mount your policy:
 #   docker run -i --rm -v $PWD/policy.yaml:/app/policy.yaml:ro omotai
 # (without one, the bundled demo policy allows only the demo site's origin).

@@ -23,7 +23,7 @@ import {
 } from "../cdp/mod.ts";
 import { AuditLog } from "../runtime/audit/audit_log.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
-import { DomainRules } from "../runtime/egress/domains.ts";
+import { DomainRules } from "../runtime/gate/domains.ts";
 import { EgressProxy } from "../runtime/egress/egress_proxy.ts";
 import { Boundary } from "../runtime/gate/boundary.ts";
 import { PolicyEngine } from "../runtime/policy/engine.ts";
@@ -37,7 +37,7 @@ import { median } from "./compare.ts";
 export const SUBRESOURCES = 200;
 const RUNS = 9;
 const corpus = Deno.env.get("OMOTAI_CORPUS") ??
-  new URL("../../shared/corpus/pages/", import.meta.url).pathname;
+  new URL("../../shared/corpus/pages", import.meta.url).pathname;
 
 const PNG = Uint8Array.from(
   atob(

@@ -10,7 +10,7 @@
 import { findBrowser, ProfileStore } from "../cdp/mod.ts";
 import { AuditLog } from "../runtime/audit/audit_log.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
-import { DomainRules } from "../runtime/egress/domains.ts";
+import { DomainRules } from "../runtime/gate/domains.ts";
 import { EgressProxy, type ProxyJudge } from "../runtime/egress/egress_proxy.ts";
 import { Boundary } from "../runtime/gate/boundary.ts";
 import { median } from "./compare.ts";

@@ -7,7 +7,7 @@
 import { parse } from "yaml";
 import { defaultFacts, normalizeFacts } from "../runtime/policy/case_runner.ts";
 import { type Facts, FactsSchema } from "../runtime/policy/facts.ts";
-import { canonicalPath } from "../runtime/policy/paths.ts";
+import { canonicalPath } from "../runtime/net/paths.ts";
 import type { BaselineConfig } from "./baseline_reference.ts";
 
 /** The baseline case table's config and facts, normalized like the runtime does. */

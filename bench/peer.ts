@@ -12,7 +12,7 @@ import { findBrowser, runningAsRoot } from "../cdp/mod.ts";
 
 /** Pinned peer version. */
 export const PLAYWRIGHT_MCP_VERSION = "0.0.83";
-const PEER_DIR = new URL("./.peer/", import.meta.url).pathname;
+const PEER_DIR = new URL(".peer", import.meta.url).pathname;
 
 /** A connected MCP client plus a text-returning call helper. */
 export interface BenchClient extends AsyncDisposable {

@@ -17,7 +17,7 @@ import {
 } from "./peer.ts";
 
 const corpus = Deno.env.get("OMOTAI_CORPUS") ??
-  new URL("../../shared/corpus/pages/", import.meta.url).pathname;
+  new URL("../../shared/corpus/pages", import.meta.url).pathname;
 const ROUNDS = Number(Deno.env.get("OMOTAI_BENCH_ROUNDS") ?? 7);
 
 const ROUND_TRIP_PAGE = `<!doctype html><html><head><title>Round trip</title></head><body>

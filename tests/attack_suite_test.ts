@@ -19,7 +19,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { eventually, refOf, startTestRuntime, TestClient } from "./helpers/harness.ts";
-import type { AuditRow } from "../runtime/audit/audit_log.ts";
+import type { AuditRow } from "../runtime/audit/audit_row.ts";
 
 interface World extends AsyncDisposable {
   att: Attacker;

@@ -6,85 +6,20 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { OmotaiError } from "../errors.ts";
 import type { JsonlMirror } from "./jsonl_mirror.ts";
-
-/** The hash the first row of a fresh log chains from. */
-export const GENESIS_HASH = "0".repeat(64);
-
-/** What a caller records. */
-export interface AuditEvent {
-  session?: string | null;
-  agent?: string | null;
-  /** Action kind (navigate, click...), `request`, or a lifecycle event name. */
-  kind: string;
-  /** Which layer decided: an agent action, the request guard, the egress proxy, or none. */
-  source: "action" | "request" | "proxy" | "lifecycle";
-  /** Origin only; anything longer is cut to its origin before it is stored. */
-  origin?: string | null;
-  method?: string | null;
-  decision: "allow" | "deny" | "confirm" | "event";
-  reason?: string | null;
-  module?: string | null;
-  rule?: string | null;
-}
-
-/** A stored row. */
-export interface AuditRow {
-  seq: number;
-  ts: string;
-  session: string | null;
-  agent: string | null;
-  kind: string;
-  source: string;
-  origin: string | null;
-  method: string | null;
-  decision: string;
-  reason: string | null;
-  module: string | null;
-  rule: string | null;
-  prev_hash: string;
-  hash: string;
-}
-
-const FIELDS = [
-  "seq",
-  "ts",
-  "session",
-  "agent",
-  "kind",
-  "source",
-  "origin",
-  "method",
-  "decision",
-  "reason",
-  "module",
-  "rule",
-] as const;
-
-/** The hash of a row: SHA-256 over the previous hash and the row's fields in fixed order. */
-export function rowHash(row: Omit<AuditRow, "hash">): string {
-  const fields = FIELDS.map((f) => row[f]);
-  return createHash("sha256").update(`${row.prev_hash}\n${JSON.stringify(fields)}`).digest("hex");
-}
-
-/** Cuts anything URL-like to its origin; other strings are kept only when origin-shaped. */
-export function auditOrigin(value: string | null | undefined): string | null {
-  if (!value) return null;
-  try {
-    const u = new URL(value);
-    if (u.origin !== "null") return u.origin;
-    return `${u.protocol}`;
-  } catch {
-    // host:port as the proxy sees CONNECT targets
-    return /^[a-z0-9.\-\[\]:]+$/i.test(value) ? value.toLowerCase() : null;
-  }
-}
+import {
+  AUDIT_FIELDS,
+  type AuditEvent,
+  auditOrigin,
+  type AuditRow,
+  type AuditSink,
+  rowHash,
+} from "./audit_row.ts";
 
 /** Appends rows to the audit table (and its JSONL mirror). */
-export class AuditLog {
+export class AuditLog implements AuditSink {
   #db: DatabaseSync;
   #mirror: JsonlMirror | undefined;
   #head: StatementSync;
@@ -162,7 +97,7 @@ export class AuditLog {
             prev_hash: prev,
           };
           const row = { ...base, hash: rowHash(base) };
-          this.#insert.run(...FIELDS.map((f) => row[f]), row.prev_hash, row.hash);
+          this.#insert.run(...AUDIT_FIELDS.map((f) => row[f]), row.prev_hash, row.hash);
           rows.push(row);
           prev = row.hash;
         }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { openDatabase } from "../store/database.ts";
-import { AuditLog, auditOrigin, GENESIS_HASH } from "./audit_log.ts";
+import { AuditLog } from "./audit_log.ts";
+import { auditOrigin, GENESIS_HASH } from "./audit_row.ts";
 import { JsonlMirror } from "./jsonl_mirror.ts";
 import { pruneAudit, verifyAudit, verifyJsonl } from "./verify.ts";
 

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { AuditRow } from "./audit_log.ts";
+import type { AuditRow } from "./audit_row.ts";
 
 /** Rotation settings. */
 export interface MirrorOptions {

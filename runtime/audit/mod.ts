@@ -4,5 +4,6 @@
  * @module
  */
 export * from "./audit_log.ts";
+export * from "./audit_row.ts";
 export * from "./jsonl_mirror.ts";
 export * from "./verify.ts";

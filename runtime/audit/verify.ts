@@ -8,7 +8,7 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { OmotaiError } from "../errors.ts";
-import { type AuditRow, rowHash } from "./audit_log.ts";
+import { type AuditRow, rowHash } from "./audit_row.ts";
 
 /** What a verification found. */
 export interface VerifyResult {

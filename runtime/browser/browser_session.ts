@@ -13,7 +13,7 @@ import {
   TargetTracker,
   type TrackedTarget,
 } from "../../cdp/mod.ts";
-import type { AuditEvent } from "../audit/audit_log.ts";
+import type { AuditEvent } from "../audit/audit_row.ts";
 import type { EgressProxy, ProxyListener } from "../egress/egress_proxy.ts";
 import { proxyJudge } from "../egress/proxy_judge.ts";
 import { type BlockedRequest, RequestGuard } from "../egress/request_guard.ts";
@@ -25,7 +25,7 @@ import { captureTab } from "./capture.ts";
 import type { Element } from "./element_ops.ts";
 import { BlockedRequests } from "./blocked_notice.ts";
 import { RefTable } from "./ref_table.ts";
-import type { SessionCounters } from "../policy/target.ts";
+import type { SessionCounters } from "../policy/fact_builders.ts";
 
 /** How a session starts its browser. */
 export interface BrowserSessionOptions {

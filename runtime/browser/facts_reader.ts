@@ -6,8 +6,8 @@
  */
 import { InvalidArgumentsError } from "../errors.ts";
 import { type Facts, FACTS_ABI_VERSION } from "../policy/facts.ts";
-import { normalizeOrigin } from "../policy/origin.ts";
-import { type SessionCounters, sessionFacts, targetOf } from "../policy/target.ts";
+import { normalizeOrigin } from "../net/origin.ts";
+import { type SessionCounters, sessionFacts, targetOf } from "../policy/fact_builders.ts";
 import type { ActionKind } from "../gate/gate.ts";
 import type { CdpSession } from "../../cdp/mod.ts";
 import type { BrowserSession } from "./browser_session.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { DomainRules } from "../egress/domains.ts";
+import { DomainRules } from "../gate/domains.ts";
 import { OmotaiError } from "../errors.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 

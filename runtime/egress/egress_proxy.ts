@@ -8,7 +8,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { OmotaiError } from "../errors.ts";
-import type { FromProxy, ProxyAnswer, ProxyQuestion, ToProxy } from "./proxy_protocol.ts";
+import type { FromProxy, ProxyAnswer, ProxyQuestion, ToProxy } from "../proxy/proxy_protocol.ts";
 
 /** Decides a session's proxy questions and hears about refusals after lookup. */
 export interface ProxyJudge {
@@ -21,7 +21,7 @@ export interface ProxyListener extends Disposable {
   readonly port: number;
 }
 
-const PROXY_MAIN = fileURLToPath(new URL("./proxy_main.ts", import.meta.url));
+const PROXY_MAIN = fileURLToPath(new URL("../proxy/proxy_main.ts", import.meta.url));
 
 /** The proxy process. */
 export class EgressProxy implements AsyncDisposable {

@@ -8,10 +8,10 @@
  */
 import type { Boundary } from "../gate/boundary.ts";
 import { type Facts, FACTS_ABI_VERSION } from "../policy/facts.ts";
-import { normalizeOrigin } from "../policy/origin.ts";
-import { type SessionCounters, sessionFacts, targetOf } from "../policy/target.ts";
+import { normalizeOrigin } from "../net/origin.ts";
+import { type SessionCounters, sessionFacts, targetOf } from "../policy/fact_builders.ts";
 import type { ProxyJudge } from "./egress_proxy.ts";
-import type { ProxyQuestion } from "./proxy_protocol.ts";
+import type { ProxyQuestion } from "../proxy/proxy_protocol.ts";
 
 /** What a session's proxy judge needs. */
 export interface ProxyJudgeOptions {

@@ -11,8 +11,8 @@
 import type { CdpSession, Protocol, TrackedTarget } from "../../cdp/mod.ts";
 import type { Boundary } from "../gate/boundary.ts";
 import { type Facts, FACTS_ABI_VERSION } from "../policy/facts.ts";
-import { normalizeOrigin } from "../policy/origin.ts";
-import { type SessionCounters, sessionFacts, targetOf } from "../policy/target.ts";
+import { normalizeOrigin } from "../net/origin.ts";
+import { type SessionCounters, sessionFacts, targetOf } from "../policy/fact_builders.ts";
 
 /** A request the guard refused, as the next snapshot lists it. */
 export interface BlockedRequest {

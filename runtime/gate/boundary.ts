@@ -8,9 +8,10 @@
  *
  * @module
  */
-import type { AuditEvent, AuditLog } from "../audit/audit_log.ts";
-import { isPrivateHost } from "../egress/addresses.ts";
-import type { DomainRules } from "../egress/domains.ts";
+import type { AuditLog } from "../audit/audit_log.ts";
+import type { AuditEvent } from "../audit/audit_row.ts";
+import { isPrivateHost } from "../net/addresses.ts";
+import type { DomainRules } from "./domains.ts";
 import { OmotaiError } from "../errors.ts";
 import type { PolicyEngine } from "../policy/engine.ts";
 import type { Facts } from "../policy/facts.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { spec, testModuleWasm } from "../../tests/helpers/policies.ts";
 import { AuditLog } from "../audit/audit_log.ts";
-import { DomainRules } from "../egress/domains.ts";
+import { DomainRules } from "./domains.ts";
 import { PolicyEngine } from "../policy/engine.ts";
 import type { Facts } from "../policy/facts.ts";
 import { openDatabase } from "../store/database.ts";

@@ -11,8 +11,8 @@ import { z } from "zod";
 import { PolicyFileError } from "../errors.ts";
 import { PolicyEngine } from "./engine.ts";
 import { type Facts, FACTS_ABI_VERSION, FactsSchema } from "./facts.ts";
-import { normalizeOrigin } from "./origin.ts";
-import { canonicalPath } from "./paths.ts";
+import { normalizeOrigin } from "../net/origin.ts";
+import { canonicalPath } from "../net/paths.ts";
 import { sha256Hex } from "./signing.ts";
 
 const CaseFileSchema = z.strictObject({

@@ -13,7 +13,7 @@ import { PolicySignatureError, verifyModule } from "./signing.ts";
 /** The project's public key; the bundled modules are signed with it. */
 export const PROJECT_PUBLIC_KEY = "3bkIQOwP+DLfngR+fC1n+of44pWCjjcSNdXia9ll6K4=";
 
-const BUNDLED_DIR = new URL("../../policies-wasm/dist/", import.meta.url).pathname;
+const BUNDLED_DIR = new URL("../../policies-wasm/dist", import.meta.url).pathname;
 
 /** The keys of the policy file handed to every module as config. */
 export function moduleConfig(policy: PolicyFile): Record<string, unknown> {

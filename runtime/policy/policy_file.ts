@@ -7,8 +7,8 @@
 import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { PolicyFileError } from "../errors.ts";
-import { normalizeOrigin } from "./origin.ts";
-import { canonicalPath } from "./paths.ts";
+import { normalizeOrigin } from "../net/origin.ts";
+import { canonicalPath } from "../net/paths.ts";
 
 const originSchema = z.string().transform((value, ctx) => {
   const origin = normalizeOrigin(value);

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { Boundary } from "../gate/boundary.ts";
-import type { Gate, ProposedAction, Verdict as GateVerdict } from "../gate/gate.ts";
+import type { Boundary } from "./boundary.ts";
+import type { Gate, ProposedAction, Verdict as GateVerdict } from "./gate.ts";
 import { denyDetail } from "./deny_detail.ts";
 
 /** A gate that asks the boundary. */

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { isIpLiteral, isPrivateHost } from "./addresses.ts";
+import { isIpLiteral, isPrivateHost } from "../net/addresses.ts";
 import type { ProxyAnswer, ProxyQuestion, Resolution } from "./proxy_protocol.ts";
 
 /** Asks the runtime about a question. */

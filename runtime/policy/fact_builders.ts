@@ -4,8 +4,8 @@
  * @module
  */
 import type { Facts } from "./facts.ts";
-import { normalizeOrigin } from "./origin.ts";
-import { canonicalPath } from "./paths.ts";
+import { normalizeOrigin } from "../net/origin.ts";
+import { canonicalPath } from "../net/paths.ts";
 
 /** Session counters the facts carry. */
 export interface SessionCounters {

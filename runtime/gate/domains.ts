@@ -8,7 +8,7 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { OmotaiError } from "../errors.ts";
-import { normalizeOrigin } from "../policy/origin.ts";
+import { normalizeOrigin } from "../net/origin.ts";
 
 /** One stored rule. */
 export interface DomainRule {
