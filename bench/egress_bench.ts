@@ -25,6 +25,7 @@ import { AuditLog } from "../runtime/audit/audit_log.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
 import { DomainRules } from "../runtime/gate/domains.ts";
 import { EgressProxy } from "../runtime/egress/egress_proxy.ts";
+import { egressHooks } from "../runtime/egress/egress_hooks.ts";
 import { Boundary } from "../runtime/gate/boundary.ts";
 import { PolicyEngine } from "../runtime/policy/engine.ts";
 import { loadModules } from "../runtime/policy/loader.ts";
@@ -183,17 +184,19 @@ export async function benchWorld(prefix: string): Promise<BenchWorld> {
 if (import.meta.main) {
   const world = await benchWorld("omotai-egress-bench-");
   const { origin, dataDir, db, policy, engine } = world;
+  const audit = new AuditLog(db);
   const boundary = new Boundary({
     engine,
     domains: new DomainRules(db),
-    audit: new AuditLog(db),
+    audit,
     allowedOrigins: policy.allowed_origins,
   });
   await using proxy = EgressProxy.start();
   await using profiles = await ProfileStore.open(dataDir);
   const executable = findBrowser(Deno.env.get("OMOTAI_BROWSER"));
-  await using on = new BrowserSession({ profiles, executable, egress: { boundary, proxy } });
-  await using off = new BrowserSession({ profiles, executable, extraArgs: LOOPBACK_ONLY });
+  const hooks = egressHooks({ boundary, proxy });
+  await using on = new BrowserSession({ profiles, executable, audit, hooks });
+  await using off = new BrowserSession({ profiles, executable, audit, extraArgs: LOOPBACK_ONLY });
   await using floor = await interceptOnly(executable, join(dataDir, "floor"), LOOPBACK_ONLY);
   const times = { on: [] as number[], off: [] as number[], floor: [] as number[] };
   let run = 0;

@@ -11,7 +11,9 @@ import { findBrowser, ProfileStore } from "../cdp/mod.ts";
 import { AuditLog } from "../runtime/audit/audit_log.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
 import { DomainRules } from "../runtime/gate/domains.ts";
+import type { AuditSink } from "../runtime/audit/audit_row.ts";
 import { EgressProxy, type ProxyJudge } from "../runtime/egress/egress_proxy.ts";
+import { egressHooks } from "../runtime/egress/egress_hooks.ts";
 import { Boundary } from "../runtime/gate/boundary.ts";
 import { median } from "./compare.ts";
 import { benchWorld, loadTime, LOOPBACK_ONLY, served, SUBRESOURCES } from "./egress_bench.ts";
@@ -62,10 +64,12 @@ if (import.meta.main) {
   const rows: { name: string; ms: number; cpu: Map<string, number> }[] = [];
   let run = 0;
   for (const v of variants) {
+    const audit = v.audit ? new AuditLog(db) : undefined;
+    const sink: AuditSink = audit ?? { append: () => {} };
     const boundary = new Boundary({
       engine,
       domains: new DomainRules(db),
-      audit: v.audit ? new AuditLog(db) : undefined,
+      audit,
       allowedOrigins: policy.allowed_origins,
     });
     await using proxy = EgressProxy.start();
@@ -74,12 +78,13 @@ if (import.meta.main) {
       proxy.listen = () => listen(instantJudge);
     }
     await using session = v.off
-      ? new BrowserSession({
+      ? new BrowserSession({ profiles, executable, audit: sink, extraArgs: LOOPBACK_ONLY })
+      : new BrowserSession({
         profiles,
         executable,
-        extraArgs: LOOPBACK_ONLY,
-      })
-      : new BrowserSession({ profiles, executable, egress: { boundary, proxy } });
+        audit: sink,
+        hooks: egressHooks({ boundary, proxy }),
+      });
     await loadTime(session, `${origin}/many?run=warm-${run++}`);
     const before = cpuByKind();
     const times: number[] = [];

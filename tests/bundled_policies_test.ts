@@ -2,8 +2,22 @@ import assert from "node:assert/strict";
 import { compileModule, listModules } from "../policies-wasm/build.ts";
 import { sha256Hex, verifyModule } from "../runtime/policy/signing.ts";
 
-Deno.test("bundled policy modules verify against the project key and rebuild byte-identical", async () => {
+/** The modules the repo ships, by manifest name. */
+const SHIPPED = ["baseline", "no-third-party-forms", "path-allowlist"];
+
+Deno.test("listModules() finds exactly the shipped modules, each built in dist/", async () => {
+  const modules = await listModules();
+  assert.deepEqual(modules.map((m) => m.manifest.name), SHIPPED);
+  const dist: string[] = [];
+  for await (const e of Deno.readDir("policies-wasm/dist")) {
+    if (e.name.endsWith(".wasm")) dist.push(e.name.replace(/\.wasm$/, ""));
+  }
+  assert.deepEqual(dist.sort(), SHIPPED);
+});
+
+Deno.test("verifyModule() accepts every bundled module under the project key, and compileModule() rebuilds it byte-identical", async () => {
   const projectKey = (await Deno.readTextFile("policies-wasm/keys/project.pub")).trim();
+  const checked: string[] = [];
   for (const { source, manifest } of await listModules()) {
     const file = `policies-wasm/dist/${manifest.name}.wasm`;
     const wasm = await Deno.readFile(file);
@@ -12,5 +26,7 @@ Deno.test("bundled policy modules verify against the project key and rebuild byt
     assert.deepEqual(verified.manifest, manifest);
     const rebuilt = await compileModule(source);
     assert.equal(await sha256Hex(rebuilt), verified.sha256, `${manifest.name} is reproducible`);
+    checked.push(manifest.name);
   }
+  assert.deepEqual(checked, SHIPPED);
 });

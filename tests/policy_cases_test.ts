@@ -1,15 +1,26 @@
 import assert from "node:assert/strict";
+import { parse } from "yaml";
 import { listModules } from "../policies-wasm/build.ts";
 import { formatResults, runCases } from "../runtime/policy/case_runner.ts";
 
-Deno.test("every shipped policy module passes its case table", async () => {
+/** The modules the repo ships, by manifest name. */
+const SHIPPED = ["baseline", "no-third-party-forms", "path-allowlist"];
+
+Deno.test("runCases() passes every shipped policy module's whole case table", async () => {
+  const ran = new Map<string, number>();
   for (const { source, manifest } of await listModules()) {
     const casesFile = source.replace(/\.ts$/, ".cases.yaml");
+    const text = await Deno.readTextFile(casesFile);
+    const listed = (parse(text) as { cases: unknown[] }).cases.length;
     const wasm = await Deno.readFile(`policies-wasm/dist/${manifest.name}.wasm`);
-    const results = await runCases(wasm, await Deno.readTextFile(casesFile), casesFile);
+    const results = await runCases(wasm, text, casesFile);
     assert.ok(results.length >= 4, manifest.name);
+    assert.equal(results.length, listed, `${manifest.name}: every case of ${casesFile} ran`);
     assert.ok(results.every((r) => r.ok), `${manifest.name}\n${formatResults(results)}`);
+    ran.set(manifest.name, results.length);
   }
+  assert.deepEqual([...ran.keys()], SHIPPED);
+  for (const [name, n] of ran) assert.ok(n > 0, `${name} ran no case`);
 });
 
 Deno.test("runCases() reports a wrong expectation with a readable diff", async () => {
@@ -21,6 +32,7 @@ cases:
     expect: { decision: allow }
 `;
   const results = await runCases(wasm, yaml);
+  assert.equal(results.length, 1);
   assert.equal(results[0].ok, false);
   assert.match(
     formatResults(results),

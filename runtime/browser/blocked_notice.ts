@@ -5,7 +5,14 @@
  *
  * @module
  */
-import type { BlockedRequest } from "../egress/request_guard.ts";
+
+/** A request the egress guard refused, as the next snapshot lists it. */
+export interface BlockedRequest {
+  method: string;
+  /** Origin only (or `scheme:`), never a path or query. */
+  origin: string;
+  reason: string;
+}
 
 /** Distinct method/origin entries a notice lists before it says how many more. */
 export const BLOCKED_LISTED = 8;

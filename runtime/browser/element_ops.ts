@@ -17,6 +17,8 @@ export interface Element {
   frameId: string;
   backendNodeId: number;
   ref: string;
+  /** The tab's main frame as read when the ref was resolved (for facts and settling). */
+  mainFrame: { id: string; url: string };
 }
 
 const WORLD = "omotai";

@@ -152,15 +152,17 @@ export async function goBack(
 
 /**
  * Runs an input action and, if it started a main-frame navigation within a short grace
- * period, waits for the new document to load.
+ * period, waits for the new document to load. `knownMainFrameId` saves a round trip when
+ * the caller has just read the frame tree.
  */
 export async function runAndSettle(
   session: CdpSession,
   action: () => Promise<void>,
   timeoutMs = LOAD_TIMEOUT_MS,
+  knownMainFrameId?: string,
 ): Promise<LoadOutcome> {
-  const frame = await mainFrameId(session);
-  const watch = new NavigationWatch(session, frame.id);
+  const frameId = knownMainFrameId ?? (await mainFrameId(session)).id;
+  const watch = new NavigationWatch(session, frameId);
   try {
     await action();
     await sleep(NAV_GRACE_MS);

@@ -11,6 +11,7 @@ import { JsonlMirror } from "../audit/jsonl_mirror.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
 import { DomainRules } from "../gate/domains.ts";
 import { EgressProxy } from "../egress/egress_proxy.ts";
+import { egressHooks } from "../egress/egress_hooks.ts";
 import { Boundary } from "../gate/boundary.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 import { createDemoSite } from "../demo/site.ts";
@@ -20,6 +21,7 @@ import { PolicyEngine } from "../policy/engine.ts";
 import { loadModules } from "../policy/loader.ts";
 import { PolicyGate } from "../gate/policy_gate.ts";
 import { log } from "../log.ts";
+import { bracketHost } from "../net/host.ts";
 import { allowedHostsFor } from "../mcp/host_guard.ts";
 import { createHttpApp, type HttpApp } from "../mcp/http_app.ts";
 import { createMcpServer } from "../mcp/server.ts";
@@ -94,13 +96,15 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     reason: engine.modules.map((m) => m.name).join(","),
   });
   const gate: Gate = new PolicyGate(boundary);
+  const hooks = egressHooks({ boundary, proxy });
   const newServer = () =>
     createMcpServer({
       session: new BrowserSession({
         profiles,
         executable,
+        audit,
         headful: options.headful,
-        egress: { boundary, proxy },
+        hooks,
       }),
       gate,
     });
@@ -164,10 +168,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   const http = createHttpApp({ allowedHosts: allowedHostsFor(options.host, port), newServer });
   fetchHandler = (req) => http.app.fetch(req);
   closers.push(() => server.shutdown(), () => http.closeAll());
-  const host = options.host.includes(":") && !options.host.startsWith("[")
-    ? `[${options.host}]`
-    : options.host;
-  runtime.url = `http://${host}:${port}`;
+  runtime.url = `http://${bracketHost(options.host)}:${port}`;
   runtime.http = http;
   return runtime;
 }

@@ -7,9 +7,10 @@
  * @module
  */
 import type { Boundary } from "../gate/boundary.ts";
-import { type Facts, FACTS_ABI_VERSION } from "../policy/facts.ts";
+import type { Facts } from "../policy/facts.ts";
+import { bracketHost } from "../net/host.ts";
 import { normalizeOrigin } from "../net/origin.ts";
-import { type SessionCounters, sessionFacts, targetOf } from "../policy/fact_builders.ts";
+import { baseFacts, type SessionCounters, targetOf } from "../policy/fact_builders.ts";
 import type { ProxyJudge } from "./egress_proxy.ts";
 import type { ProxyQuestion } from "../proxy/proxy_protocol.ts";
 
@@ -22,15 +23,7 @@ export interface ProxyJudgeOptions {
 
 /** The facts a question stands for (alternatives for a tunnel). */
 export function proxyFacts(question: ProxyQuestion, counters: SessionCounters): Facts[] {
-  const base = {
-    abi: FACTS_ABI_VERSION as typeof FACTS_ABI_VERSION,
-    kind: "request" as const,
-    initiator: "page" as const,
-    frame: { top: false, origin: null },
-    form: null,
-    element: null,
-    session: sessionFacts(counters),
-  };
+  const base = baseFacts("request", counters);
   if (question.type === "malformed") {
     return [{ ...base, target: null, method: "UNKNOWN", resource_type: "proxy" }];
   }
@@ -42,9 +35,7 @@ export function proxyFacts(question: ProxyQuestion, counters: SessionCounters): 
       resource_type: "proxy",
     }];
   }
-  const host = question.host.includes(":") && !question.host.startsWith("[")
-    ? `[${question.host}]`
-    : question.host;
+  const host = bracketHost(question.host);
   const schemes = question.port === 443 ? ["https"] : ["https", "http"];
   return schemes.map((scheme) => ({
     ...base,

@@ -9,18 +9,11 @@
  * @module
  */
 import type { CdpSession, Protocol, TrackedTarget } from "../../cdp/mod.ts";
+import type { BlockedRequest } from "../browser/blocked_notice.ts";
 import type { Boundary } from "../gate/boundary.ts";
-import { type Facts, FACTS_ABI_VERSION } from "../policy/facts.ts";
+import type { Facts } from "../policy/facts.ts";
 import { normalizeOrigin } from "../net/origin.ts";
-import { type SessionCounters, sessionFacts, targetOf } from "../policy/fact_builders.ts";
-
-/** A request the guard refused, as the next snapshot lists it. */
-export interface BlockedRequest {
-  method: string;
-  /** Origin only (or `scheme:`), never a path or query. */
-  origin: string;
-  reason: string;
-}
+import { baseFacts, type SessionCounters, targetOf } from "../policy/fact_builders.ts";
 
 /** What the guard needs from its session. */
 export interface RequestGuardOptions {
@@ -132,15 +125,11 @@ export function requestFacts(
     ? "form"
     : "page";
   return {
-    abi: FACTS_ABI_VERSION,
-    kind: "request",
+    ...baseFacts("request", counters),
     target: targetOf(e.request.url),
     method,
     resource_type: type.toLowerCase(),
     initiator,
     frame,
-    form: null,
-    element: null,
-    session: sessionFacts(counters),
   };
 }

@@ -10,27 +10,13 @@
  */
 import type { AuditLog } from "../audit/audit_log.ts";
 import type { AuditEvent } from "../audit/audit_row.ts";
+import { type RequestContext, requestRow } from "./audit_rows.ts";
 import { isPrivateHost } from "../net/addresses.ts";
 import type { DomainRules } from "./domains.ts";
 import { OmotaiError } from "../errors.ts";
+import type { Decision } from "../policy/decision.ts";
 import type { PolicyEngine } from "../policy/engine.ts";
 import type { Facts } from "../policy/facts.ts";
-
-/** A decision with what produced it. */
-export interface Judgement {
-  decision: "allow" | "deny" | "confirm";
-  /** Stable code; `OK` for a plain allow. */
-  reason: string;
-  module?: string;
-  rule?: string;
-}
-
-/** Who asks about a request. */
-export interface RequestContext {
-  session: string;
-  agent: string | null;
-  source: "request" | "proxy";
-}
 
 /** What the boundary needs. */
 export interface BoundaryDeps {
@@ -41,7 +27,8 @@ export interface BoundaryDeps {
   allowedOrigins: readonly string[];
 }
 
-interface WriteWindow {
+/** Exactly one request that an approval lets through: method, origin and canonical path. */
+export interface WriteWindow {
   method: string;
   origin: string;
   path: string;
@@ -63,7 +50,7 @@ export class Boundary {
   }
 
   /** Judges an agent action's facts (not audited here). Never throws. */
-  async judge(facts: Facts): Promise<Judgement> {
+  async judge(facts: Facts): Promise<Decision> {
     try {
       return await this.#judge(facts);
     } catch (err) {
@@ -79,14 +66,14 @@ export class Boundary {
   async judgeRequest(
     alternatives: Facts | readonly Facts[],
     ctx: RequestContext,
-  ): Promise<Judgement> {
+  ): Promise<Decision> {
     // A proxy tunnel may stand for more than one origin (https or ws on one port): the first
     // alternative the policy allows wins, and one row is audited either way.
     const list = Array.isArray(alternatives) ? alternatives : [alternatives as Facts];
     let facts = list[0];
-    let j: Judgement = { decision: "deny", reason: "GATE_ERROR" };
+    let j: Decision = { decision: "deny", reason: "GATE_ERROR" };
     for (const [i, f] of list.entries()) {
-      let r: Judgement;
+      let r: Decision;
       try {
         r = await this.#judge(f);
       } catch (err) {
@@ -144,9 +131,8 @@ export class Boundary {
    * Opens the write window of an approved submit: during the action, exactly this method
    * and URL may be written even under `read_only`. Returns the function that closes it.
    */
-  openWriteWindow(session: string, method: string, url: string): () => void {
-    const u = new URL(url);
-    const window = { method: method.toUpperCase(), origin: u.origin, path: u.pathname };
+  openWriteWindow(session: string, approved: WriteWindow): () => void {
+    const window = { ...approved, method: approved.method.toUpperCase() };
     this.#windows.set(session, window);
     return () => {
       if (this.#windows.get(session) === window) this.#windows.delete(session);
@@ -160,7 +146,7 @@ export class Boundary {
       w.path === facts.target.path;
   }
 
-  async #judge(facts: Facts): Promise<Judgement> {
+  async #judge(facts: Facts): Promise<Decision> {
     const { engine, domains } = this.#deps;
     const rules = domains?.current();
     if (rules && rules.generation !== this.#domainGeneration) {
@@ -198,22 +184,6 @@ export class Boundary {
       rule: verdict.rule,
     };
   }
-}
-
-/** The audit row of one request verdict (origin only, never a path). */
-function requestRow(facts: Facts, ctx: RequestContext, j: Judgement): AuditEvent {
-  return {
-    session: ctx.session,
-    agent: ctx.agent,
-    kind: "request",
-    source: ctx.source,
-    origin: facts.target?.origin ?? (facts.target ? `${facts.target.scheme}:` : null),
-    method: facts.method,
-    decision: j.decision,
-    reason: j.reason,
-    module: j.module,
-    rule: j.rule,
-  };
 }
 
 function originsOf(facts: Facts): string[] {

@@ -83,7 +83,11 @@ Deno.test("Boundary write window lets exactly one approved method and URL throug
   await using b = await boundaryWith(false, ["https://portal.test"]);
   const post = request("https://portal.test/transfer", "POST");
   assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "READ_ONLY_WRITE");
-  const close = b.boundary.openWriteWindow("s-1", "post", "https://portal.test/transfer?x=1");
+  const close = b.boundary.openWriteWindow("s-1", {
+    method: "post",
+    origin: "https://portal.test",
+    path: "/transfer",
+  });
   assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "WRITE_WINDOW");
   assert.equal((await b.boundary.judgeRequest(post, { ...ctx, session: "s-2" })).decision, "deny");
   assert.equal(

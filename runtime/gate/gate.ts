@@ -1,85 +1,57 @@
 /**
- * The one place every tool call passes before it runs. Today it allows everything; the
- * policy, approval and taint issues fill it. Whatever it returns, a thrown error or an
- * unknown decision is a deny.
+ * The one place every tool call passes before it runs. Whatever a gate returns, a thrown
+ * error or an unknown decision is a deny, and a `confirm` nobody resolved is a deny.
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
-import type { Facts } from "../policy/facts.ts";
+import { type Decision, deny } from "../policy/decision.ts";
+import type { ActionKind, Facts } from "../policy/facts.ts";
 
-/** What kind of action a tool proposes; mirrors the policy facts' `kind`. */
-export type ActionKind =
-  | "navigate"
-  | "back"
-  | "snapshot"
-  | "click"
-  | "type"
-  | "select"
-  | "key"
-  | "wait"
-  | "tab";
-
-/** A tool call as the gate sees it. */
+/** A tool call as the gate sees it: its facts, read from the browser. */
 export interface ProposedAction {
   tool: string;
   kind: ActionKind;
-  /** Validated arguments. Text to type is included: gates must never echo it. */
-  args: Readonly<Record<string, unknown>>;
-  /** Reads the action's facts from the browser (only when a gate needs them). */
-  facts?: () => Promise<Facts>;
+  facts: Facts;
+  session: { id: string; agent: string | null };
 }
 
-/** What the audit row of an action records besides its decision (origin, never a path). */
-export interface VerdictAbout {
-  origin?: string | null;
-  method?: string | null;
-  module?: string;
-  rule?: string;
+/** The gate's answer: a decision, plus the write window of an approved confirmation. */
+export interface GateVerdict extends Decision {
+  /**
+   * Set when a human approved this action: opens the write window for exactly the approved
+   * request while the action runs; returns the function that closes it.
+   */
+  approved?: { openWindow(): () => void };
 }
-
-/** The gate's answer. */
-export type Verdict =
-  & (
-    | { decision: "allow" }
-    | { decision: "deny" | "confirm"; reason: string; detail?: string }
-  )
-  & { about?: VerdictAbout };
 
 /** Decides whether a proposed action may run. */
 export interface Gate {
-  check(action: ProposedAction): Promise<Verdict>;
+  check(action: ProposedAction, signal?: AbortSignal): Promise<GateVerdict>;
 }
 
-/** The foundation's gate: every action is allowed. */
+/** Every action is allowed (tests of the layers below the gate). */
 export const allowAllGate: Gate = {
-  check: () => Promise.resolve({ decision: "allow" }),
+  check: () => Promise.resolve({ decision: "allow", reason: "OK" }),
 };
 
-/** Errors the model should see as themselves rather than as a policy deny. */
-const PASS_THROUGH = new Set(["STALE_REF", "UNKNOWN_REF", "BROWSER_LOST", "INVALID_ARGUMENTS"]);
-
 /** Asks `gate`, turning errors and malformed answers into a deny (fail closed). */
-export async function decide(gate: Gate, action: ProposedAction): Promise<Verdict> {
-  let verdict: Verdict;
+export async function decide(
+  gate: Gate,
+  action: ProposedAction,
+  signal?: AbortSignal,
+): Promise<GateVerdict> {
+  let verdict: GateVerdict;
   try {
-    verdict = await gate.check(action);
-  } catch (err) {
-    // The action cannot run either way; a stale ref is more useful to hear than GATE_ERROR.
-    if (err instanceof OmotaiError && PASS_THROUGH.has(err.code)) throw err;
-    return { decision: "deny", reason: "GATE_ERROR" };
+    verdict = await gate.check(action, signal);
+  } catch {
+    return deny("GATE_ERROR");
   }
-  const about = verdict?.about ? { about: verdict.about } : {};
-  if (verdict?.decision === "allow") return { decision: "allow", ...about };
-  if (verdict?.decision === "deny") return verdict;
-  // `confirm` needs the approval console (a later issue); until then it cannot pass.
+  if (verdict?.decision === "allow" || verdict?.decision === "deny") {
+    return typeof verdict.reason === "string" ? verdict : deny("GATE_ERROR");
+  }
+  // A gate that hands back `confirm` did not ask its approver: nobody approved it.
   if (verdict?.decision === "confirm") {
-    return {
-      decision: "deny",
-      reason: "CONFIRM_UNAVAILABLE",
-      detail: verdict.detail,
-      ...about,
-    };
+    return { ...verdict, decision: "deny", reason: "CONFIRM_UNAVAILABLE" };
   }
-  return { decision: "deny", reason: "GATE_ERROR" };
+  return deny("GATE_ERROR");
 }

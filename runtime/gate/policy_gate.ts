@@ -1,33 +1,56 @@
 /**
- * The gate backed by the policy engine: reads the facts, asks the boundary (domain rules,
- * private addresses, signed modules), explains a deny.
+ * The gate backed by the boundary: judges an action's facts (domain rules, private
+ * addresses, signed modules), explains a deny, and resolves a `confirm` through the
+ * approver: the one place an action can be approved.
  *
  * @module
  */
+import { deny } from "../policy/decision.ts";
+import { type Approver, unavailableApprover } from "./approver.ts";
 import type { Boundary } from "./boundary.ts";
-import type { Gate, ProposedAction, Verdict as GateVerdict } from "./gate.ts";
 import { denyDetail } from "./deny_detail.ts";
+import type { Gate, GateVerdict, ProposedAction } from "./gate.ts";
 
-/** A gate that asks the boundary. */
+/** A gate that asks the boundary, and a human for `confirm`. */
 export class PolicyGate implements Gate {
-  #boundary: Boundary;
+  readonly #boundary: Boundary;
+  readonly #approver: Approver;
 
-  constructor(boundary: Boundary) {
+  constructor(boundary: Boundary, approver: Approver = unavailableApprover) {
     this.#boundary = boundary;
+    this.#approver = approver;
   }
 
-  async check(action: ProposedAction): Promise<GateVerdict> {
-    if (!action.facts) return { decision: "deny", reason: "FACTS_UNAVAILABLE" };
-    const facts = await action.facts();
-    const j = await this.#boundary.judge(facts);
-    const about = {
-      origin: facts.target?.origin ?? facts.element?.link_origin ?? facts.form?.action_origin ??
-        facts.frame.origin,
-      method: facts.form?.submits ? facts.form.method : facts.method,
-      module: j.module,
-      rule: j.rule,
+  async check(action: ProposedAction, signal?: AbortSignal): Promise<GateVerdict> {
+    const { facts } = action;
+    const d = await this.#boundary.judge(facts);
+    const detail = d.decision === "allow" ? undefined : denyDetail(d.reason, facts);
+    if (d.decision !== "confirm") return detail ? { ...d, detail } : d;
+    const answer = await this.#approver.request({
+      session: action.session.id,
+      agent: action.session.agent,
+      tool: action.tool,
+      facts,
+      detail,
+    }, signal);
+    const by = { detail, module: d.module, rule: d.rule };
+    if (answer.outcome === "timeout") return deny("CONFIRM_TIMEOUT", by);
+    if (answer.outcome !== "approved") return deny(answer.reason, by);
+    const form = facts.form;
+    return {
+      decision: "allow",
+      reason: "APPROVED",
+      module: "approval",
+      approved: {
+        openWindow: () =>
+          form?.submits && form.action_origin && form.action_path !== null
+            ? this.#boundary.openWriteWindow(action.session.id, {
+              method: form.method,
+              origin: form.action_origin,
+              path: form.action_path,
+            })
+            : () => {},
+      },
     };
-    if (j.decision === "allow") return { decision: "allow", about };
-    return { decision: j.decision, reason: j.reason, detail: denyDetail(j.reason, facts), about };
   }
 }

@@ -6,11 +6,12 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { bracketHost } from "../net/host.ts";
 
 /** The Host header values under which a server bound to `host:port` may be addressed. */
 export function allowedHostsFor(host: string, port: number): string[] {
   const h = host.toLowerCase();
-  const names = [h.includes(":") && !h.startsWith("[") ? `[${h}]` : h];
+  const names = [bracketHost(h)];
   if (h === "127.0.0.1" || h === "::1" || h === "[::1]") names.push("localhost");
   return names.map((n) => `${n}:${port}`);
 }

@@ -15,7 +15,7 @@ import { z } from "zod";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import type { Gate } from "../gate/gate.ts";
 import { log } from "../log.ts";
-import { ResponseBuilder, runTool, type ToolDef, TOOLS } from "../tools/mod.ts";
+import { type AnyTool, ResponseBuilder, runTool, TOOLS } from "../tools/mod.ts";
 import { VERSION } from "../version.ts";
 
 /** Told to every client at initialize. */
@@ -38,17 +38,17 @@ export function createMcpServer({ session, gate }: ConnectionDeps): Server {
     { name: "omotai", version: VERSION },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
   );
-  const byName = new Map<string, ToolDef>(TOOLS.map((t) => [t.name, t]));
+  const byName = new Map<string, AnyTool>(TOOLS.map((t) => [t.name, t]));
   const listed: Tool[] = TOOLS.map(toMcpTool);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
     if (!tool) {
       return new ResponseBuilder()
         .error("UNKNOWN_TOOL", `there is no tool named ${JSON.stringify(request.params.name)}`)
         .serialize();
     }
-    return await runTool(tool, request.params.arguments, session, gate);
+    return await runTool(tool, request.params.arguments, { session, gate, signal: extra.signal });
   });
   server.oninitialized = () => {
     // Until agent keys exist, the client's self-declared name labels its audit rows.
@@ -68,7 +68,7 @@ export function createMcpServer({ session, gate }: ConnectionDeps): Server {
   return server;
 }
 
-function toMcpTool(tool: ToolDef): Tool {
+function toMcpTool(tool: AnyTool): Tool {
   const schema = z.toJSONSchema(tool.schema, { io: "input" }) as Record<string, unknown>;
   delete schema.$schema;
   return {

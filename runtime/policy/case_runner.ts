@@ -10,7 +10,8 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { PolicyFileError } from "../errors.ts";
 import { PolicyEngine } from "./engine.ts";
-import { type Facts, FACTS_ABI_VERSION, FactsSchema } from "./facts.ts";
+import { baseFacts, FRESH_SESSION } from "./fact_builders.ts";
+import { type Facts, FactsSchema } from "./facts.ts";
 import { normalizeOrigin } from "../net/origin.ts";
 import { canonicalPath } from "../net/paths.ts";
 import { sha256Hex } from "./signing.ts";
@@ -38,18 +39,7 @@ export interface CaseResult {
 
 /** The neutral facts every case starts from. */
 export function defaultFacts(): Facts {
-  return {
-    abi: FACTS_ABI_VERSION,
-    kind: "snapshot",
-    target: null,
-    method: "GET",
-    resource_type: "action",
-    initiator: "agent",
-    frame: { top: true, origin: null },
-    form: null,
-    element: null,
-    session: { tainted: false, actions_used: 0, seconds_elapsed: 0, confirmations_used: 0 },
-  };
+  return baseFacts("snapshot", FRESH_SESSION);
 }
 
 function deepMerge(base: unknown, over: unknown): unknown {

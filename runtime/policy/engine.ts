@@ -19,8 +19,8 @@ import {
   type ModuleOutput,
   type ModuleVerdict,
   parseModuleOutput,
-  type Verdict,
 } from "./verdict.ts";
+import type { Decision } from "./decision.ts";
 
 /** A verified module ready to load. */
 export interface ModuleSpec {
@@ -48,7 +48,7 @@ export interface EngineOptions {
 
 /** An evaluation's outcome. */
 export interface Evaluation {
-  verdict: Verdict;
+  verdict: Decision;
   verdicts: ModuleVerdict[];
 }
 

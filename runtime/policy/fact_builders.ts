@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Facts } from "./facts.ts";
+import { type FactKind, type Facts, FACTS_ABI_VERSION } from "./facts.ts";
 import { normalizeOrigin } from "../net/origin.ts";
 import { canonicalPath } from "../net/paths.ts";
 
@@ -14,6 +14,14 @@ export interface SessionCounters {
   secondsElapsed: number;
   confirmationsUsed: number;
 }
+
+/** The counters of a session that has done nothing yet. */
+export const FRESH_SESSION: Readonly<SessionCounters> = {
+  tainted: false,
+  actionsUsed: 0,
+  secondsElapsed: 0,
+  confirmationsUsed: 0,
+};
 
 /** scheme/origin/path of a URL; null for junk. */
 export function targetOf(url: string | null | undefined): Facts["target"] {
@@ -36,5 +44,24 @@ export function sessionFacts(counters: SessionCounters): Facts["session"] {
     actions_used: counters.actionsUsed,
     seconds_elapsed: Math.round(counters.secondsElapsed * 1000) / 1000,
     confirmations_used: counters.confirmationsUsed,
+  };
+}
+
+/**
+ * The facts every action and request starts from: nothing known yet but the kind and the
+ * session. Callers set only what they read; anything left out stays the strictest value.
+ */
+export function baseFacts(kind: FactKind, counters: SessionCounters): Facts {
+  return {
+    abi: FACTS_ABI_VERSION,
+    kind,
+    target: null,
+    method: "GET",
+    resource_type: kind === "request" ? "other" : "action",
+    initiator: kind === "request" ? "page" : "agent",
+    frame: { top: kind !== "request", origin: null },
+    form: null,
+    element: null,
+    session: sessionFacts(counters),
   };
 }

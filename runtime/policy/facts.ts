@@ -27,6 +27,12 @@ export const FactKindSchema = z.enum([
   "request",
 ]);
 
+/** What the facts describe. */
+export type FactKind = z.infer<typeof FactKindSchema>;
+
+/** What kind of action a tool proposes: every fact kind but a network request. */
+export type ActionKind = Exclude<FactKind, "request">;
+
 /** The facts object. */
 export const FactsSchema = z.strictObject({
   abi: z.literal(FACTS_ABI_VERSION),

@@ -6,6 +6,7 @@
  * @module
  */
 import { z } from "zod";
+import type { Decision } from "./decision.ts";
 
 /** A verdict as a module returns it. */
 export const ModuleOutputSchema = z.strictObject({
@@ -26,14 +27,6 @@ export interface ModuleVerdict extends ModuleOutput {
   kind: ModuleKind;
 }
 
-/** The combined decision. */
-export interface Verdict {
-  decision: "allow" | "deny" | "confirm";
-  reason: string;
-  module?: string;
-  rule?: string;
-}
-
 /** Parses a module's raw output; anything malformed is a `POLICY_ERROR` deny. */
 export function parseModuleOutput(text: string | null | undefined): ModuleOutput {
   try {
@@ -48,7 +41,7 @@ export function parseModuleOutput(text: string | null | undefined): ModuleOutput
 const RANK = { deny: 3, confirm: 2, allow: 1 } as const;
 
 /** Combines verdicts; see the module doc for the rules. */
-export function combine(verdicts: readonly ModuleVerdict[]): Verdict {
+export function combine(verdicts: readonly ModuleVerdict[]): Decision {
   const counted = verdicts.filter((v) => !(v.kind === "classifier" && v.decision === "allow"));
   if (counted.length === 0) return { decision: "deny", reason: "NO_POLICY_ALLOWED" };
   const top = Math.max(...counted.map((v) => RANK[v.decision]));

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { displayUrl } from "../net/display_url.ts";
 import type { Protocol } from "../../cdp/mod.ts";
 
 type AXNode = Protocol.Accessibility.AXNode;
@@ -413,27 +414,4 @@ function prop(node: AXNode, name: string): unknown {
 function clip(text: string, max: number): string {
   const t = text.replace(/\s+/g, " ").trim();
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
-}
-
-/**
- * Shows a URL as origin+path (no query or fragment: they can carry tokens); the origin is
- * dropped when it equals the base's. Non-http(s) URLs show their scheme only.
- */
-export function displayUrl(url: string, base: string | undefined): string {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return "(invalid url)";
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") {
-    return u.protocol === "about:" ? u.href.split(/[?#]/)[0] : u.protocol;
-  }
-  let sameOrigin = false;
-  try {
-    sameOrigin = base !== undefined && new URL(base).origin === u.origin;
-  } catch {
-    sameOrigin = false;
-  }
-  return sameOrigin ? u.pathname : `${u.origin}${u.pathname === "/" ? "" : u.pathname}`;
 }

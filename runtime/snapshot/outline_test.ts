@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Protocol } from "../../cdp/mod.ts";
-import { buildOutline, displayUrl, type OutlineFrame } from "./outline.ts";
+import { buildOutline, type OutlineFrame } from "./outline.ts";
 
 type AXNode = Protocol.Accessibility.AXNode;
 let nextId = 1;
@@ -116,11 +116,4 @@ Deno.test("buildOutline() splices child frames at their owner iframe", () => {
   ]);
   assert.deepEqual(seen, ["C"]);
   assert.equal(stats.frames, 2);
-});
-
-Deno.test("displayUrl() shows origin+path and hides queries", () => {
-  assert.equal(displayUrl("http://a.test/x?q=1#f", "http://a.test/"), "/x");
-  assert.equal(displayUrl("https://b.test/x?q=1", "http://a.test/"), "https://b.test/x");
-  assert.equal(displayUrl("javascript:alert(1)", "http://a.test/"), "javascript:");
-  assert.equal(displayUrl("mailto:a@b.c", undefined), "mailto:");
 });

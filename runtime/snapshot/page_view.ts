@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { neutralize, untrustedClose, untrustedOpen } from "./untrusted.ts";
 
 /** Characters per token used for budgeting (a conservative average for English + markup). */
 export const CHARS_PER_TOKEN = 4;
@@ -60,8 +61,8 @@ export function paginate(lines: string[], maxChars: number): string[][] {
  * so the first page is small while the pages together lose nothing.
  */
 export function renderPage(view: PageView, page = 1, maxTokens = DEFAULT_MAX_TOKENS): RenderedPage {
-  const open = `<<<untrusted-page nonce=${view.nonce} origin=${view.origin}>>>`;
-  const close = `<<<end-untrusted-page nonce=${view.nonce}>>>`;
+  const open = untrustedOpen("page", view.nonce, view.origin);
+  const close = untrustedClose("page", view.nonce);
   const head = [`path: ${neutralize(view.path)}`, `title: ${neutralize(view.title)}`];
   const overhead = open.length + close.length + head.join("\n").length + 300;
   const budget = Math.max(maxTokens * CHARS_PER_TOKEN - overhead, 200);
@@ -97,9 +98,4 @@ export function renderPage(view: PageView, page = 1, maxTokens = DEFAULT_MAX_TOK
   }
   if (page > pages.length) parts.unshift(`note: page ${page} does not exist; showing the last`);
   return { text: parts.join("\n"), page: index + 1, pages: pages.length };
-}
-
-/** Keeps page text from imitating the runtime's block markers. */
-function neutralize(text: string): string {
-  return text.replace(/<<<|>>>/g, (m) => m === "<<<" ? "‹‹‹" : "›››");
 }

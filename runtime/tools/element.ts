@@ -6,18 +6,28 @@
 import { z } from "zod";
 import {
   clickElement,
+  type Element,
   pressKey,
   selectOptions,
   type TypedField,
   typeInto,
 } from "../browser/element_ops.ts";
 import { keyEvents } from "../browser/keys.ts";
-import { type LoadOutcome, runAndSettle } from "../browser/navigation.ts";
+import { LOAD_TIMEOUT_MS, type LoadOutcome, runAndSettle } from "../browser/navigation.ts";
+import { elementFacts, keyFacts } from "./facts.ts";
 import { defineTool, type ToolContext } from "./tool.ts";
 
 const ref = z.string().min(1).max(32).describe("Element ref from the latest snapshot, e.g. e12");
 const element = z.string().max(500).optional()
   .describe("Human-readable description of the element (for logs and approvals)");
+
+/** Resolves the call's ref once; facts and handler share the element. */
+const byRef = (ctx: ToolContext, args: { ref: string }): Promise<Element> =>
+  ctx.session.resolve(args.ref);
+
+/** Runs an input action on `el` and waits for a navigation it may start. */
+const settle = (el: Element, action: () => Promise<void>): Promise<LoadOutcome> =>
+  runAndSettle(el.page, action, LOAD_TIMEOUT_MS, el.mainFrame.id);
 
 function settled(ctx: ToolContext, line: string, outcome: LoadOutcome): void {
   const after = outcome.navigated
@@ -34,10 +44,11 @@ export const clickTool = defineTool({
   kind: "click",
   readOnly: false,
   destructive: true,
-  async handle(ctx, args) {
+  resolve: byRef,
+  facts: (ctx, _args, el) => elementFacts(ctx, "click", el),
+  async handle(ctx, args, el) {
     ctx.response.includeSnapshot();
-    const el = await ctx.session.resolve(args.ref);
-    const outcome = await runAndSettle(el.page, () => clickElement(el));
+    const outcome = await settle(el, () => clickElement(el));
     settled(ctx, `clicked ${args.ref}`, outcome);
   },
 });
@@ -56,11 +67,12 @@ export const typeTool = defineTool({
   kind: "type",
   readOnly: false,
   destructive: true,
-  async handle(ctx, args) {
+  resolve: byRef,
+  facts: (ctx, args, el) => elementFacts(ctx, "type", el, args.submit === true),
+  async handle(ctx, args, el) {
     ctx.response.includeSnapshot();
-    const el = await ctx.session.resolve(args.ref);
     let field = "text" as TypedField;
-    const outcome = await runAndSettle(el.page, async () => {
+    const outcome = await settle(el, async () => {
       field = await typeInto(el, args.text);
       if (args.submit) await pressKey(el.page, "Enter");
     });
@@ -84,11 +96,12 @@ export const selectOptionTool = defineTool({
   kind: "select",
   readOnly: false,
   destructive: true,
-  async handle(ctx, args) {
+  resolve: byRef,
+  facts: (ctx, _args, el) => elementFacts(ctx, "select", el),
+  async handle(ctx, args, el) {
     ctx.response.includeSnapshot();
-    const el = await ctx.session.resolve(args.ref);
     let count = 0;
-    const outcome = await runAndSettle(el.page, async () => {
+    const outcome = await settle(el, async () => {
       count = (await selectOptions(el, args.values)).length;
     });
     settled(ctx, `selected ${count} option(s) in ${args.ref}`, outcome);
@@ -104,8 +117,10 @@ export const pressKeyTool = defineTool({
   kind: "key",
   readOnly: false,
   destructive: true,
+  // Validated before the facts are read: a bad key never reaches the page.
+  resolve: (_ctx, { key }) => Promise.resolve(void keyEvents(key)),
+  facts: (ctx, { key }) => keyFacts(ctx, key),
   async handle(ctx, { key }) {
-    keyEvents(key); // validates before anything is sent
     ctx.response.includeSnapshot();
     const page = await ctx.session.page();
     const outcome = await runAndSettle(page, () => pressKey(page, key));

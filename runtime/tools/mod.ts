@@ -8,11 +8,11 @@ import { clickTool, pressKeyTool, selectOptionTool, typeTool } from "./element.t
 import { navigateBackTool, navigateTool } from "./navigate.ts";
 import { snapshotTool } from "./snapshot.ts";
 import { tabsTool } from "./tabs.ts";
-import type { ToolDef } from "./tool.ts";
+import type { AnyTool } from "./tool.ts";
 import { waitForTool } from "./wait.ts";
 
 /** Every tool, in the order they are listed to clients. */
-export const TOOLS: readonly ToolDef[] = [
+export const TOOLS: readonly AnyTool[] = [
   navigateTool,
   navigateBackTool,
   snapshotTool,
@@ -22,7 +22,14 @@ export const TOOLS: readonly ToolDef[] = [
   pressKeyTool,
   waitForTool,
   tabsTool,
-] as unknown as readonly ToolDef[];
+] as unknown as readonly AnyTool[];
 
-export { defineTool, runTool, type ToolContext, type ToolDef } from "./tool.ts";
+export {
+  type AnyTool,
+  defineTool,
+  runTool,
+  type ToolContext,
+  type ToolDef,
+  type ToolDeps,
+} from "./tool.ts";
 export { ResponseBuilder, type ToolResult } from "./response.ts";

@@ -6,7 +6,8 @@
 import { z } from "zod";
 import { goBack, type LoadOutcome, navigate } from "../browser/navigation.ts";
 import { OmotaiError } from "../errors.ts";
-import { displayUrl } from "../snapshot/outline.ts";
+import { displayUrl } from "../net/display_url.ts";
+import { backFacts, navigateFacts } from "./facts.ts";
 import { defineTool, parseUrlArg, type ToolContext } from "./tool.ts";
 
 /** Adds the outcome of a load to the response; a failed load is an error. */
@@ -25,6 +26,7 @@ export const navigateTool = defineTool({
   kind: "navigate",
   readOnly: false,
   destructive: false,
+  facts: (ctx, { url }) => navigateFacts(ctx, url),
   async handle(ctx, { url }) {
     const target = parseUrlArg(url);
     ctx.response.includeSnapshot();
@@ -41,6 +43,7 @@ export const navigateBackTool = defineTool({
   kind: "back",
   readOnly: false,
   destructive: false,
+  facts: (ctx) => backFacts(ctx),
   async handle(ctx) {
     ctx.response.includeSnapshot();
     const outcome = await goBack(await ctx.session.page());

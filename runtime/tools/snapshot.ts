@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { DEFAULT_MAX_TOKENS } from "../snapshot/page_view.ts";
+import { pageFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 
 export const snapshotTool = defineTool({
@@ -21,6 +22,7 @@ export const snapshotTool = defineTool({
   kind: "snapshot",
   readOnly: true,
   destructive: false,
+  facts: (ctx) => pageFacts(ctx, "snapshot"),
   async handle(ctx, { max_tokens, page }) {
     const snap = await ctx.session.snapshot(page ?? 1, max_tokens ?? DEFAULT_MAX_TOKENS);
     ctx.response.snapshot(snap.text);

@@ -5,7 +5,9 @@
  */
 import { z } from "zod";
 import { InvalidArgumentsError } from "../errors.ts";
-import { displayUrl } from "../snapshot/outline.ts";
+import { displayUrl } from "../net/display_url.ts";
+import { untrustedBlock } from "../snapshot/untrusted.ts";
+import { pageFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 
 export const tabsTool = defineTool({
@@ -20,6 +22,7 @@ export const tabsTool = defineTool({
   kind: "tab",
   readOnly: false,
   destructive: true,
+  facts: (ctx) => pageFacts(ctx, "tab"),
   async handle(ctx, { action, index }) {
     const { session, response } = ctx;
     if (action === "select") {
@@ -40,12 +43,7 @@ export const tabsTool = defineTool({
       }`
     );
     response.result(
-      [
-        `${tabs.length} tab(s)`,
-        `<<<untrusted-tabs nonce=${session.nonce}>>>`,
-        ...lines.map((l) => l.replace(/<<<|>>>/g, "")),
-        `<<<end-untrusted-tabs nonce=${session.nonce}>>>`,
-      ].join("\n"),
+      `${tabs.length} tab(s)\n${untrustedBlock("tabs", session.nonce, lines)}`,
     );
   },
 });

@@ -1,27 +1,29 @@
 /**
- * `defineTool()` and the wrapper every tool call runs through: validate arguments, ask the
- * gate, run the handler, map errors to stable codes, append notices and the snapshot.
+ * `defineTool()` and the pipeline every tool call runs through, in one straight line:
+ * parse → resolve the target once → facts → gate → audit → handle → snapshot → serialize.
+ * Nothing runs before its audit row is written, and every failure ends in a stable code.
  *
  * @module
  */
 import type { z } from "zod";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import { InvalidArgumentsError, OmotaiError } from "../errors.ts";
-import { type ActionKind, decide, type Gate, type Verdict } from "../gate/gate.ts";
+import { actionRow } from "../gate/audit_rows.ts";
+import { decide, type Gate, type GateVerdict } from "../gate/gate.ts";
+import type { ActionKind, Facts } from "../policy/facts.ts";
 import { ResponseBuilder, type ToolResult } from "./response.ts";
-import { readFacts } from "../browser/facts_reader.ts";
 
 /** Kinds that count against `max_actions`. */
 const COUNTED = new Set<ActionKind>(["navigate", "back", "click", "type", "select", "key"]);
 
-/** What a handler gets. */
+/** What a tool's functions get. */
 export interface ToolContext {
   session: BrowserSession;
   response: ResponseBuilder;
 }
 
-/** A browser tool. */
-export interface ToolDef<S extends z.ZodObject = z.ZodObject> {
+/** A browser tool: its schema, its facts and its handler, declared together. */
+export interface ToolDef<S extends z.ZodObject = z.ZodObject, T = undefined> {
   name: string;
   title: string;
   description: string;
@@ -30,20 +32,37 @@ export interface ToolDef<S extends z.ZodObject = z.ZodObject> {
   /** Honest MCP hints: does it only read, can it change or destroy state? */
   readOnly: boolean;
   destructive: boolean;
-  handle(ctx: ToolContext, args: z.infer<S>): Promise<void>;
+  /** Finds what the call acts on (an element by ref), once for facts and handler alike. */
+  resolve?(ctx: ToolContext, args: z.infer<S>): Promise<T>;
+  /** The facts the gate judges, read from the browser. */
+  facts(ctx: ToolContext, args: z.infer<S>, target: T): Promise<Facts>;
+  /** Runs the allowed action and fills the response. */
+  handle(ctx: ToolContext, args: z.infer<S>, target: T): Promise<void>;
 }
 
-/** Declares a tool; exists for type inference of `args`. */
-export function defineTool<S extends z.ZodObject>(def: ToolDef<S>): ToolDef<S> {
+/** Any tool, as the registry holds them. */
+export type AnyTool = ToolDef<z.ZodObject, unknown>;
+
+/** Declares a tool; exists for type inference of `args` and the resolved target. */
+export function defineTool<S extends z.ZodObject, T = undefined>(
+  def: ToolDef<S, T>,
+): ToolDef<S, T> {
   return def;
+}
+
+/** What a call runs against. */
+export interface ToolDeps {
+  session: BrowserSession;
+  gate: Gate;
+  /** Aborts when the client cancels the call or goes away. */
+  signal?: AbortSignal;
 }
 
 /** Runs one tool call end to end; never throws. */
 export async function runTool(
-  tool: ToolDef,
+  tool: AnyTool,
   rawArgs: unknown,
-  session: BrowserSession,
-  gate: Gate,
+  { session, gate, signal }: ToolDeps,
 ): Promise<ToolResult> {
   const response = new ResponseBuilder();
   const parsed = tool.schema.safeParse(rawArgs ?? {});
@@ -53,56 +72,70 @@ export async function runTool(
       .join("; ");
     return response.error("INVALID_ARGUMENTS", `${tool.name}: ${message}`).serialize();
   }
-  const args = parsed.data as Record<string, unknown>;
+  const args = parsed.data;
+  const ctx: ToolContext = { session, response };
   return await session.exclusive(async () => {
-    let verdict: Verdict;
+    let target: unknown;
+    let facts: Facts;
     try {
-      verdict = await decide(gate, {
-        tool: tool.name,
-        kind: tool.kind,
-        args,
-        facts: () => readFacts(session, tool.kind, args, session.counters()),
-      });
+      target = await tool.resolve?.(ctx, args);
+      facts = await tool.facts(ctx, args, target);
     } catch (err) {
-      reportError(response, session.translateError(err), tool.name);
-      for (const n of session.takeNotices()) response.notice(n);
-      return response.serialize();
+      // Nothing to judge, so nothing runs; the row says why (a code, never the error text).
+      const e = session.translateError(err);
+      const reason = e instanceof OmotaiError ? e.code : "FACTS_UNAVAILABLE";
+      if (recorded(session, actionRow(tool.kind, undefined, { decision: "deny", reason }))) {
+        reportError(response, e, tool.name);
+      } else response.denied("AUDIT_UNAVAILABLE");
+      return finish(session, response);
     }
-    try {
-      // Recorded before anything runs: an action that cannot be audited does not run.
-      session.audit({
-        kind: tool.kind,
-        source: "action",
-        origin: verdict.about?.origin,
-        method: verdict.about?.method,
-        decision: verdict.decision,
-        reason: verdict.decision === "allow" ? "OK" : verdict.reason,
-        module: verdict.about?.module,
-        rule: verdict.about?.rule,
-      });
-    } catch {
+    let verdict: GateVerdict = await decide(gate, {
+      tool: tool.name,
+      kind: tool.kind,
+      facts,
+      session: { id: session.id, agent: session.agent },
+    }, signal);
+    // Recorded before anything runs: an action that cannot be audited does not run.
+    if (!recorded(session, actionRow(tool.kind, facts, verdict))) {
       verdict = { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
     }
     if (verdict.decision !== "allow") {
       response.denied(verdict.reason, verdict.detail);
-    } else {
-      if (COUNTED.has(tool.kind)) session.countAction();
+      return finish(session, response);
+    }
+    if (COUNTED.has(tool.kind)) session.state.countAction();
+    if (verdict.approved) session.state.countConfirmation();
+    const closeWindow = verdict.approved?.openWindow();
+    try {
+      await tool.handle(ctx, args, target);
+    } catch (err) {
+      reportError(response, session.translateError(err), tool.name);
+    } finally {
+      closeWindow?.();
+    }
+    if (response.wantsSnapshot) {
       try {
-        await tool.handle({ session, response }, args);
+        response.snapshot((await session.snapshot()).text);
       } catch (err) {
-        reportError(response, session.translateError(err), tool.name);
-      }
-      if (response.wantsSnapshot) {
-        try {
-          response.snapshot((await session.snapshot()).text);
-        } catch (err) {
-          if (!response.failed) reportError(response, session.translateError(err), tool.name);
-        }
+        if (!response.failed) reportError(response, session.translateError(err), tool.name);
       }
     }
-    for (const n of session.takeNotices()) response.notice(n);
-    return response.serialize();
+    return finish(session, response);
   });
+}
+
+function recorded(session: BrowserSession, row: ReturnType<typeof actionRow>): boolean {
+  try {
+    session.audit(row);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function finish(session: BrowserSession, response: ResponseBuilder): ToolResult {
+  for (const n of session.takeNotices()) response.notice(n);
+  return response.serialize();
 }
 
 function reportError(response: ResponseBuilder, err: unknown, tool: string): void {

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { InvalidArgumentsError, OmotaiError } from "../errors.ts";
+import { pageFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 
 /** Longest wait a single call may ask for. */
@@ -24,6 +25,7 @@ export const waitForTool = defineTool({
   kind: "wait",
   readOnly: true,
   destructive: false,
+  facts: (ctx) => pageFacts(ctx, "wait"),
   async handle(ctx, { text, textGone, time }) {
     if (text === undefined && textGone === undefined && time === undefined) {
       throw new InvalidArgumentsError("browser_wait_for needs text, textGone or time");

@@ -1,0 +1,39 @@
+/**
+ * The seams through which the layers above shape a browser session without this layer
+ * importing them: egress (proxy flags, request interception) enters as hooks built in
+ * `cli/start.ts`, audit rows leave through a sink.
+ *
+ * @module
+ */
+import type { TrackedTarget } from "../../cdp/mod.ts";
+import type { BlockedRequests } from "./blocked_notice.ts";
+import type { SessionState } from "./session_state.ts";
+
+/** What hooks may know of their session. */
+export interface SessionHandle {
+  /** Session id in audit rows. */
+  readonly id: string;
+  /** The agent's name, once known. */
+  readonly agent: string | null;
+  readonly state: SessionState;
+  /** Where requests blocked on the page are collected for the next snapshot. */
+  readonly blocked: BlockedRequests;
+}
+
+/** Extra launch arguments and what to release when that browser is gone. */
+export interface LaunchExtras {
+  args: string[];
+  /** Called once the browser it was made for has exited or failed to start. */
+  release(): void;
+}
+
+/** Per-session hooks. */
+export interface BrowserHooks {
+  /** Runs before each browser launch (a restart after a crash included). */
+  beforeLaunch?(): Promise<LaunchExtras>;
+  /** Runs on every new target while it is paused, before any of its requests can leave. */
+  prepareTarget?(target: TrackedTarget): Promise<void>;
+}
+
+/** Builds the hooks of one session. */
+export type BrowserHooksFactory = (session: SessionHandle) => BrowserHooks;

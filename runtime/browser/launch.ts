@@ -1,0 +1,84 @@
+/**
+ * Starting one browser of a session: a fresh profile, the hooks' launch flags, Chromium
+ * over the pipe, downloads refused, every target prepared while paused, the first tab
+ * adopted. Whatever fails on the way releases what was made before it.
+ *
+ * @module
+ */
+import {
+  type BrowserProcess,
+  launchBrowser,
+  type ProfileStore,
+  type TargetEvent,
+  TargetTracker,
+  type TrackedTarget,
+} from "../../cdp/mod.ts";
+import { OmotaiError } from "../errors.ts";
+import type { BrowserHooks, LaunchExtras } from "./hooks.ts";
+import type { Live } from "./live.ts";
+import type { Tabs } from "./tabs.ts";
+
+/** What one launch needs. */
+export interface LaunchDeps {
+  profiles: ProfileStore;
+  executable: string;
+  headful?: boolean;
+  extraArgs?: string[];
+  hooks: BrowserHooks;
+  generation: number;
+  tabs: Tabs;
+  /** Called once the process runs, before its first tab is adopted. */
+  onStarted(live: Live): void;
+  onTargetChange(live: Live, event: TargetEvent, target: TrackedTarget): void;
+}
+
+/** Launches a browser; its profile and the hooks' extras go when the process exits. */
+export async function launchLive(deps: LaunchDeps): Promise<Live> {
+  const profileDir = await deps.profiles.create();
+  let extras: LaunchExtras | undefined;
+  let browser: BrowserProcess;
+  try {
+    extras = await deps.hooks.beforeLaunch?.();
+    browser = await launchBrowser({
+      executable: deps.executable,
+      profileDir,
+      headful: deps.headful,
+      extraArgs: [...(deps.extraArgs ?? []), ...(extras?.args ?? [])],
+    });
+  } catch (err) {
+    extras?.release();
+    await deps.profiles.remove(profileDir).catch(() => {});
+    if (err instanceof OmotaiError) throw err;
+    throw new OmotaiError("BROWSER_LAUNCH_FAILED", (err as Error).message);
+  }
+  browser.exited.then(async () => {
+    extras?.release();
+    // The profile goes with the process, however it ended.
+    await deps.profiles.remove(profileDir).catch((e) =>
+      console.error("omotai: could not remove profile dir:", e)
+    );
+  });
+  return await deps.tabs.opening(async () => {
+    // Downloads would write page-chosen bytes to disk and bypass snapshots: refused.
+    await browser.connection.root.send("Browser.setDownloadBehavior", { behavior: "deny" });
+    const tracker = await TargetTracker.start(browser.connection, (t) => prepare(deps.hooks, t));
+    const live: Live = { browser, tracker, generation: deps.generation };
+    tracker.onChange((event, t) => deps.onTargetChange(live, event, t));
+    deps.onStarted(live);
+    await deps.tabs.adoptFirst(live);
+    return live;
+  });
+}
+
+function prepare(hooks: BrowserHooks, t: TrackedTarget): Promise<void> {
+  // Everything is sent before the tracker resumes the target (see AttachHook).
+  const setup: Promise<unknown>[] = [];
+  if (t.info.type === "page" || t.info.type === "iframe") {
+    setup.push(
+      t.session.send("Page.enable"),
+      t.session.send("Page.setLifecycleEventsEnabled", { enabled: true }),
+    );
+  }
+  if (hooks.prepareTarget) setup.push(hooks.prepareTarget(t));
+  return Promise.all(setup).then(() => {});
+}

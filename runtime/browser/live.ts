@@ -1,0 +1,14 @@
+/**
+ * One running browser of a session: the process, its target tracker and the generation
+ * number that tells its events from those of a browser that came before.
+ *
+ * @module
+ */
+import type { BrowserProcess, TargetTracker } from "../../cdp/mod.ts";
+
+/** A launched browser. */
+export interface Live {
+  browser: BrowserProcess;
+  tracker: TargetTracker;
+  generation: number;
+}

@@ -1,0 +1,133 @@
+/**
+ * Snapshots of a tab and the refs they issue: captures the accessibility trees, numbers
+ * documents (`d3`), binds every ref to its document, and resolves a ref back to a live
+ * element of the same document (or refuses it as stale).
+ *
+ * @module
+ */
+import type { CdpSession, Protocol, TrackedTarget } from "../../cdp/mod.ts";
+import { displayUrl } from "../net/display_url.ts";
+import { StaleRefError } from "../errors.ts";
+import { buildOutline } from "../snapshot/outline.ts";
+import type { PageView } from "../snapshot/page_view.ts";
+import { captureTab } from "./capture.ts";
+import type { Element } from "./element_ops.ts";
+import type { Live } from "./live.ts";
+import { RefTable } from "./ref_table.ts";
+
+/** A captured view of a tab plus its count of interactive elements. */
+export interface CapturedView {
+  view: PageView;
+  interactive: number;
+}
+
+/** Snapshots and refs of one session. */
+export class PageSnapshots {
+  readonly #nonce: string;
+  #refs = new RefTable();
+  #docIds = new Map<string, string>();
+  #docSeq = 0;
+
+  constructor(nonce: string) {
+    this.#nonce = nonce;
+  }
+
+  /** Captures `tab` and issues refs for its elements. */
+  async capture(live: Live, tab: TrackedTarget, pages: TrackedTarget[]): Promise<CapturedView> {
+    const capture = await captureTab(tab.session, live.tracker);
+    const docId = this.#docId(capture.mainLoaderId);
+    const { lines, brief, stats } = buildOutline(capture.root, (frame, backendNodeId) => {
+      const f = capture.frames.get(frame.key)!;
+      return this.#refs.issue({
+        sessionId: f.session.id!,
+        tabId: tab.info.targetId,
+        frameId: f.frameId,
+        loaderId: f.loaderId,
+        docId,
+        backendNodeId,
+      });
+    });
+    const view: PageView = {
+      nonce: this.#nonce,
+      origin: originLabel(capture.url),
+      // The origin is on the untrusted-page marker; the path is enough here.
+      path: displayUrl(capture.url, capture.url),
+      title: capture.title || tab.info.title,
+      docId,
+      tabIndex: pages.indexOf(tab),
+      tabCount: pages.length,
+      lines,
+      brief,
+    };
+    return { view, interactive: stats.interactive };
+  }
+
+  /**
+   * Resolves a ref to a live element of the document `tab` shows now, or throws `STALE_REF`.
+   * One frame-tree read of the tab serves the staleness check, the facts (main frame, page
+   * URL) and the handler; an out-of-process frame costs one more.
+   */
+  async resolve(live: Live, tab: TrackedTarget, ref: string): Promise<Element> {
+    const target = this.#refs.lookup(ref);
+    if (target.tabId !== tab.info.targetId) {
+      throw new StaleRefError(
+        `ref ${ref} belongs to another tab; select that tab or take a new snapshot`,
+      );
+    }
+    const session = live.browser.connection.session(target.sessionId);
+    if (!session) {
+      throw new StaleRefError(`ref ${ref} belongs to a frame that is gone; take a new snapshot`);
+    }
+    const { frameTree } = await frameTreeOf(tab.session);
+    const current = this.#docId(frameTree.frame.loaderId);
+    const frameLoader = session.id === tab.session.id
+      ? loaderIn(frameTree, target.frameId)
+      : loaderIn((await frameTreeOf(session)).frameTree, target.frameId);
+    if (current !== target.docId || frameLoader !== target.loaderId || target.backendNodeId < 0) {
+      throw new StaleRefError(
+        `ref ${ref} belongs to document ${target.docId}, but the tab now shows ${current}; take a new snapshot`,
+      );
+    }
+    return {
+      session,
+      page: tab.session,
+      frameId: target.frameId,
+      backendNodeId: target.backendNodeId,
+      ref,
+      mainFrame: { id: frameTree.frame.id, url: frameTree.frame.url },
+    };
+  }
+
+  #docId(loaderId: string): string {
+    let id = this.#docIds.get(loaderId);
+    if (!id) {
+      id = `d${++this.#docSeq}`;
+      this.#docIds.set(loaderId, id);
+    }
+    return id;
+  }
+}
+
+function frameTreeOf(session: CdpSession): Promise<Protocol.Page.GetFrameTreeResponse> {
+  return session.send("Page.getFrameTree", undefined, { timeoutMs: 5_000 });
+}
+
+function loaderIn(tree: Protocol.Page.FrameTree, frameId: string): string {
+  const stack = [tree];
+  while (stack.length > 0) {
+    const t = stack.pop()!;
+    if (t.frame.id === frameId) return t.frame.loaderId;
+    stack.push(...(t.childFrames ?? []));
+  }
+  return "";
+}
+
+/** The origin on the untrusted-page marker: `null` origins show their scheme. */
+function originLabel(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.origin === "null" ? u.protocol : u.origin;
+  } catch {
+    return "unknown";
+  }
+}

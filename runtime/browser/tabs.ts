@@ -1,0 +1,174 @@
+/**
+ * The tabs of a session's browser: which one the agent acts on, which one Chromium shows in
+ * front, and which pages a page opened by itself (popups are news to the agent, once each).
+ *
+ * @module
+ */
+import type { TrackedTarget } from "../../cdp/mod.ts";
+import { OmotaiError } from "../errors.ts";
+import type { Live } from "./live.ts";
+import type { Notices } from "./notices.ts";
+
+/** A tab as the tools list it. */
+export interface TabInfo {
+  index: number;
+  targetId: string;
+  url: string;
+  title: string;
+  current: boolean;
+}
+
+const CURRENT_CLOSED = "the current tab closed";
+
+/** Tab bookkeeping of one session. */
+export class Tabs {
+  readonly #notices: Notices;
+  #currentId: string | undefined;
+  /** The tab Chromium shows in front; input to a background tab stalls until it times out. */
+  #frontId: string | undefined;
+  /** >0 while the runtime itself opens a tab, so that tab is not announced as a popup. */
+  #opening = 0;
+  /** Tabs the runtime opened itself (their attach may be announced after `#opening` drops). */
+  #ownIds = new Set<string>();
+  /** Pages already announced (or known to be the runtime's own). */
+  #announced = new Set<string>();
+
+  constructor(notices: Notices) {
+    this.#notices = notices;
+  }
+
+  /** Page targets in the order they opened. */
+  pages(live: Live | undefined): TrackedTarget[] {
+    return live?.tracker.targets().filter((t) => t.info.type === "page") ?? [];
+  }
+
+  /** Runs `fn` while tabs that appear count as the runtime's own, not as popups. */
+  async opening<T>(fn: () => Promise<T>): Promise<T> {
+    this.#opening++;
+    try {
+      return await fn();
+    } finally {
+      this.#opening--;
+    }
+  }
+
+  /** Follows the tracker: announces popups, notices the current tab closing. */
+  onTargetChange(live: Live, event: string, t: TrackedTarget): void {
+    if (t.info.type !== "page") return;
+    if (event === "attached") this.announceNew(live);
+    if (event === "detached" && t.info.targetId === this.#currentId) {
+      this.#currentId = undefined;
+      this.#notices.push(CURRENT_CLOSED);
+    }
+  }
+
+  /** Notices pages opened by a page (popups, target=_blank): news to the agent, once each. */
+  announceNew(live: Live | undefined): void {
+    this.pages(live).forEach((p, index) => {
+      const id = p.info.targetId;
+      if (this.#announced.has(id)) return;
+      this.#announced.add(id);
+      // The newest page is in front: input to a background tab would stall.
+      this.#frontId = id;
+      if (this.#opening > 0 || this.#ownIds.has(id)) return;
+      this.#notices.push(`a new tab opened as tab ${index}; use browser_tabs to select it`);
+    });
+  }
+
+  /** Adopts the first tab of a freshly launched browser (or opens one). */
+  async adoptFirst(live: Live): Promise<void> {
+    this.#currentId = undefined;
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      const pages = this.pages(live);
+      if (pages.length > 0) {
+        this.#currentId = pages[0].info.targetId;
+        this.#ownIds.add(pages[0].info.targetId);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const { targetId } = await live.browser.connection.root.send("Target.createTarget", {
+      url: "about:blank",
+    });
+    this.#ownIds.add(targetId);
+    this.#currentId = targetId;
+  }
+
+  /** The current tab; picks the newest remaining one if it closed, opens one if none. */
+  async current(live: Live): Promise<TrackedTarget> {
+    const pages = this.pages(live);
+    const current = pages.find((p) => p.info.targetId === this.#currentId);
+    if (current) return current;
+    if (pages.length > 0) {
+      this.#currentId = pages.at(-1)!.info.targetId;
+      return pages.at(-1)!;
+    }
+    return await this.opening(async () => {
+      const { targetId } = await live.browser.connection.root.send("Target.createTarget", {
+        url: "about:blank",
+      });
+      this.#ownIds.add(targetId);
+      this.#currentId = targetId;
+      for (let i = 0; i < 100; i++) {
+        const t = live.tracker.get(targetId);
+        if (t) return t;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new OmotaiError("NO_TAB", "could not open a tab");
+    });
+  }
+
+  /** The tabs with fresh titles and URLs (tracked infos lag behind title changes). */
+  async list(live: Live): Promise<TabInfo[]> {
+    const current = await this.current(live);
+    const { targetInfos } = await live.browser.connection.root.send("Target.getTargets");
+    const fresh = new Map(targetInfos.map((i) => [i.targetId, i]));
+    return this.pages(live).map((t, index) => {
+      const info = fresh.get(t.info.targetId) ?? t.info;
+      return {
+        index,
+        targetId: info.targetId,
+        url: info.url,
+        title: info.title,
+        current: t === current,
+      };
+    });
+  }
+
+  /** Makes tab `index` current. */
+  async select(live: Live, index: number): Promise<TrackedTarget> {
+    const pages = this.pages(live);
+    const t = pages[index];
+    if (!t) throw noSuchTab(index, pages.length);
+    this.#currentId = t.info.targetId;
+    await live.browser.connection.root.send("Target.activateTarget", {
+      targetId: t.info.targetId,
+    }).catch(() => {});
+    return t;
+  }
+
+  /** Closes tab `index` (the current one when omitted). */
+  async close(live: Live, index?: number): Promise<void> {
+    const pages = this.pages(live);
+    const t = index === undefined ? await this.current(live) : pages[index];
+    if (!t) throw noSuchTab(index ?? 0, pages.length);
+    const detached = new Promise<void>((r) => t.session.onDetach(r));
+    await live.browser.connection.root.send("Target.closeTarget", { targetId: t.info.targetId });
+    await Promise.race([detached, new Promise((r) => setTimeout(r, 2_000))]);
+    if (this.#currentId === t.info.targetId) this.#currentId = undefined;
+    // The agent closed it itself: no notice about it.
+    this.#notices.drop(CURRENT_CLOSED);
+  }
+
+  /** Brings `tab` to the front before input is sent to it. */
+  async bringToFront(tab: TrackedTarget): Promise<void> {
+    if (this.#frontId === tab.info.targetId) return;
+    await tab.session.send("Page.bringToFront").catch(() => {});
+    this.#frontId = tab.info.targetId;
+  }
+}
+
+function noSuchTab(index: number, open: number): OmotaiError {
+  return new OmotaiError("NO_SUCH_TAB", `there is no tab ${index} (${open} open)`);
+}

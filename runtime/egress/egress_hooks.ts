@@ -1,0 +1,52 @@
+/**
+ * The egress boundary as browser hooks: each launch gets its own proxy listener and the
+ * flags that leave it the browser's only way out; each target gets request interception
+ * before it runs. Built in `cli/start.ts`, so the browser layer never imports egress.
+ *
+ * @module
+ */
+import type { BrowserHooksFactory } from "../browser/hooks.ts";
+import type { Boundary } from "../gate/boundary.ts";
+import type { EgressProxy } from "./egress_proxy.ts";
+import { proxyJudge } from "./proxy_judge.ts";
+import { RequestGuard } from "./request_guard.ts";
+
+/** What the hooks need. */
+export interface EgressDeps {
+  boundary: Boundary;
+  proxy: EgressProxy;
+}
+
+/** Hooks that put every session's browser behind the request guard and the proxy. */
+export function egressHooks({ boundary, proxy }: EgressDeps): BrowserHooksFactory {
+  return (s) => {
+    const who = () => ({ id: s.id, agent: s.agent });
+    const counters = () => s.state.counters();
+    const guard = new RequestGuard({
+      boundary,
+      session: who,
+      counters,
+      onBlocked: (r) => s.blocked.add(r),
+    });
+    return {
+      async beforeLaunch() {
+        const listener = await proxy.listen(proxyJudge({ boundary, session: who, counters }));
+        return { args: egressArgs(listener.port), release: () => listener[Symbol.dispose]() };
+      },
+      prepareTarget: (t) => guard.install(t),
+    };
+  };
+}
+
+/**
+ * Chromium flags that leave the proxy as the only way out: loopback is not bypassed, and
+ * WebRTC may not send UDP outside the proxy (which speaks TCP only).
+ */
+export function egressArgs(port: number): string[] {
+  return [
+    `--proxy-server=http://127.0.0.1:${port}`,
+    "--proxy-bypass-list=<-loopback>",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--dns-prefetch-disable",
+  ];
+}

@@ -1,0 +1,9 @@
+import assert from "node:assert/strict";
+import { displayUrl } from "./display_url.ts";
+
+Deno.test("displayUrl() shows origin+path and hides queries", () => {
+  assert.equal(displayUrl("http://a.test/x?q=1#f", "http://a.test/"), "/x");
+  assert.equal(displayUrl("https://b.test/x?q=1", "http://a.test/"), "https://b.test/x");
+  assert.equal(displayUrl("javascript:alert(1)", "http://a.test/"), "javascript:");
+  assert.equal(displayUrl("mailto:a@b.c", undefined), "mailto:");
+});

@@ -1,0 +1,133 @@
+/**
+ * The facts of each kind of agent action, read from the browser (never from the model's
+ * words, except the URL it asks to open, which is parsed and normalized here). Tools name
+ * the builder they need beside their handler.
+ *
+ * @module
+ */
+import type { CdpSession, Protocol } from "../../cdp/mod.ts";
+import type { Element } from "../browser/element_ops.ts";
+import { type ElementInfo, readElementInfo, readFocusedInfo } from "../browser/element_info.ts";
+import { InvalidArgumentsError } from "../errors.ts";
+import { normalizeOrigin } from "../net/origin.ts";
+import { baseFacts, targetOf } from "../policy/fact_builders.ts";
+import type { ActionKind, Facts } from "../policy/facts.ts";
+import type { ToolContext } from "./tool.ts";
+
+/** Fields listed in form facts at most. */
+const MAX_FIELDS = 200;
+
+/** The current tab's page session and main frame. */
+async function mainFrame(
+  ctx: ToolContext,
+): Promise<{ page: CdpSession; frame: Protocol.Page.Frame }> {
+  const page = await ctx.session.page();
+  const { frameTree } = await page.send("Page.getFrameTree");
+  return { page, frame: frameTree.frame };
+}
+
+function start(ctx: ToolContext, kind: ActionKind, pageUrl: string): Facts {
+  const facts = baseFacts(kind, ctx.session.state.counters());
+  facts.frame = { top: true, origin: normalizeOrigin(pageUrl) ?? null };
+  return facts;
+}
+
+/** Facts of an action that stays on the current page (snapshot, wait, tabs). */
+export async function pageFacts(ctx: ToolContext, kind: ActionKind): Promise<Facts> {
+  return start(ctx, kind, (await mainFrame(ctx)).frame.url);
+}
+
+/** Facts of opening `url` in the current tab. */
+export async function navigateFacts(ctx: ToolContext, url: string): Promise<Facts> {
+  const target = targetOf(url);
+  if (!target) throw new InvalidArgumentsError(`"${url.slice(0, 200)}" is not an absolute URL`);
+  const facts = start(ctx, "navigate", (await mainFrame(ctx)).frame.url);
+  return { ...facts, target, resource_type: "document" };
+}
+
+/** Facts of going back: judged as opening the previous entry (or staying, without one). */
+export async function backFacts(ctx: ToolContext): Promise<Facts> {
+  const { page, frame } = await mainFrame(ctx);
+  const h = await page.send("Page.getNavigationHistory");
+  const prev = h.currentIndex > 0 ? h.entries[h.currentIndex - 1] : undefined;
+  // The blank page a tab starts on is not somewhere to go back to (see goBack()).
+  const hasPrevious = prev && !(h.currentIndex === 1 && prev.url === "about:blank");
+  const facts = start(ctx, "back", frame.url);
+  return {
+    ...facts,
+    target: targetOf(hasPrevious ? prev.url : frame.url),
+    resource_type: "document",
+  };
+}
+
+/** Facts of clicking, typing into or selecting in `el`; `submits` for typing with Enter. */
+export async function elementFacts(
+  ctx: ToolContext,
+  kind: "click" | "type" | "select",
+  el: Element,
+  typeSubmits = false,
+): Promise<Facts> {
+  const info = await readElementInfo(el);
+  const link = targetOf(info.href);
+  const facts = start(ctx, kind, el.mainFrame.url);
+  facts.frame = {
+    top: el.session === el.page && el.frameId === el.mainFrame.id,
+    origin: normalizeOrigin(info.frameOrigin) ?? null,
+  };
+  facts.element = {
+    tag: info.tag,
+    type: info.type,
+    role: info.role,
+    link_scheme: link?.scheme ?? null,
+    link_origin: link?.origin ?? null,
+    link_path: link?.path ?? null,
+  };
+  if (info.form) {
+    const submits = kind === "click" ? info.submitter : kind === "type" ? typeSubmits : false;
+    facts.form = formFacts(info.form, submits);
+    if (submits) facts.method = facts.form.method;
+  }
+  if (!facts.form && link && kind === "click") facts.target = link;
+  return facts;
+}
+
+/**
+ * Facts of pressing `key`. Enter may submit the form of the focused element: read it in the
+ * main frame. Focus inside a child frame cannot be inspected here, so it counts as
+ * submitting a form to an unknown destination (which no policy allows).
+ */
+export async function keyFacts(ctx: ToolContext, key: string): Promise<Facts> {
+  const { page, frame } = await mainFrame(ctx);
+  const facts = start(ctx, "key", frame.url);
+  if (!/(^|\+)Enter$/.test(key)) return facts;
+  const info = await readFocusedInfo(page, frame.id);
+  if (!info || info.isFrame) {
+    facts.form = {
+      method: "POST",
+      action_origin: null,
+      action_path: null,
+      submits: true,
+      fields: [],
+    };
+    return facts;
+  }
+  if (info.form && info.enterSubmits) {
+    facts.form = formFacts(info.form, true);
+    facts.method = info.form.method;
+  }
+  return facts;
+}
+
+function formFacts(
+  form: NonNullable<ElementInfo["form"]>,
+  submits: boolean,
+): NonNullable<Facts["form"]> {
+  const action = targetOf(form.action);
+  return {
+    method: form.method,
+    action_origin: action?.origin ?? null,
+    action_path: action?.path ?? null,
+    submits,
+    fields: form.fields.slice(0, MAX_FIELDS),
+  };
+}

@@ -1,0 +1,215 @@
+/**
+ * The project's layers and the check that keeps them: reads every import of every source
+ * file (tests and benchmarks aside) and reports imports that run up a layer or cross a
+ * permission boundary, and import circles. `deno task layers` prints the folder graph.
+ *
+ * @module
+ */
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** A folder's allowed imports (folders, relative to the repository root). */
+export interface LayerRule {
+  folder: string;
+  /** What the folder is for, as docs/architecture.md says it. */
+  job: string;
+  may: readonly string[];
+  /** Only `import type` from these (interfaces handed in by cli/start.ts). */
+  typesOnly?: readonly string[];
+}
+
+const ROOT = "runtime";
+const BASE = [ROOT];
+
+/** Bottom to top: a folder may import only folders listed before it, and only these. */
+export const LAYERS: readonly LayerRule[] = [
+  { folder: "cdp", job: "typed CDP client, launcher, profiles, targets", may: [] },
+  { folder: "vault", job: "encrypted secrets (a leaf like cdp/)", may: [] },
+  { folder: "runtime/net", job: "origins, paths, addresses, hosts, URL display", may: [] },
+  {
+    folder: "runtime/proxy",
+    job: "the egress proxy child (--allow-net only)",
+    may: ["runtime/net"],
+  },
+  { folder: ROOT, job: "errors, log, version (main.ts is the entry)", may: [] },
+  { folder: "runtime/store", job: "SQLite database and migrations", may: BASE },
+  { folder: "runtime/audit", job: "hash-chained audit log, mirror, verify", may: BASE },
+  {
+    folder: "runtime/policy",
+    job: "facts, decisions, policy file, signed WASM engine",
+    may: [...BASE, "runtime/net"],
+  },
+  {
+    folder: "runtime/snapshot",
+    job: "outline and page rendering",
+    may: [...BASE, "cdp", "runtime/net"],
+  },
+  {
+    folder: "runtime/browser",
+    job: "one session's Chromium: tabs, snapshots, refs, element ops, state",
+    may: [...BASE, "cdp", "runtime/net", "runtime/audit", "runtime/policy", "runtime/snapshot"],
+  },
+  {
+    folder: "runtime/gate",
+    job: "the gate, boundary, approver port, domain rules, audit rows",
+    may: [...BASE, "runtime/net", "runtime/audit", "runtime/policy"],
+  },
+  {
+    folder: "runtime/egress",
+    job: "request guard, proxy judge, proxy parent, egress hooks",
+    may: [
+      ...BASE,
+      "cdp",
+      "runtime/net",
+      "runtime/policy",
+      "runtime/browser",
+      "runtime/gate",
+      "runtime/proxy",
+    ],
+  },
+  {
+    folder: "runtime/tools",
+    job: "tool definitions, their facts, the pipeline, the response",
+    may: [
+      ...BASE,
+      "cdp",
+      "runtime/net",
+      "runtime/policy",
+      "runtime/snapshot",
+      "runtime/browser",
+      "runtime/gate",
+    ],
+  },
+  {
+    folder: "runtime/mcp",
+    job: "MCP server per connection, HTTP app, transports",
+    may: [...BASE, "runtime/net", "runtime/browser", "runtime/gate", "runtime/tools"],
+  },
+  { folder: "runtime/demo", job: "the demo shop of `task start`", may: [] },
+  { folder: "ui", job: "operator console", may: [], typesOnly: ["runtime", "cdp", "vault"] },
+  { folder: "runtime/cli", job: "commands; wires every layer together", may: ["*"] },
+];
+
+/** Files that may import beyond their folder's rule. */
+const ENTRY_POINTS: Record<string, readonly string[]> = { "runtime/main.ts": ["runtime/cli"] };
+
+/** One import of one file. */
+export interface ImportEdge {
+  from: string;
+  to: string;
+  typeOnly: boolean;
+}
+
+const IMPORT_RE =
+  /(?:^|\n)\s*(import|export)\s+(type\s+)?(?:[\s\S]*?\s+from\s+)?"(\.{1,2}\/[^"]+)"|new URL\("(\.{1,2}\/[^"]+)", import\.meta\.url\)|import\("(\.{1,2}\/[^"]+)"\)/g;
+
+/** Source files of the layered folders (tests, benchmarks and fixtures excluded). */
+export async function sourceFiles(root: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const e of Deno.readDir(join(root, dir))) {
+      const path = `${dir}/${e.name}`;
+      if (e.isDirectory) await walk(path);
+      else if (e.name.endsWith(".ts") && !e.name.endsWith("_test.ts")) out.push(path);
+    }
+  };
+  for (const top of ["cdp", "vault", "runtime", "ui"]) {
+    try {
+      await walk(top);
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+  }
+  return out.sort();
+}
+
+/** Every relative import of `files`, resolved to repository paths. */
+export async function readImports(root: string, files: string[]): Promise<ImportEdge[]> {
+  const edges: ImportEdge[] = [];
+  for (const from of files) {
+    const text = await Deno.readTextFile(join(root, from));
+    for (const m of text.matchAll(IMPORT_RE)) {
+      const spec = m[3] ?? m[4] ?? m[5];
+      // A URL of a data folder (bundled modules) is a path, not an import.
+      if (!spec.endsWith(".ts")) continue;
+      const to = relative(root, resolve(root, dirname(from), spec));
+      edges.push({ from, to, typeOnly: m[2] !== undefined });
+    }
+  }
+  return edges;
+}
+
+/** The layer folder a file belongs to (the deepest rule folder containing it). */
+export function folderOf(file: string): string | undefined {
+  let best: string | undefined;
+  for (const { folder } of LAYERS) {
+    const inside = folder === ROOT ? dirname(file) === ROOT : file.startsWith(`${folder}/`);
+    if (inside && (!best || folder.length > best.length)) best = folder;
+  }
+  return best;
+}
+
+/** Imports no rule allows, one line each. */
+export function forbiddenImports(edges: readonly ImportEdge[]): string[] {
+  const rules = new Map(LAYERS.map((r) => [r.folder, r]));
+  const problems: string[] = [];
+  for (const e of edges) {
+    const from = folderOf(e.from);
+    const to = folderOf(e.to) ?? dirname(e.to);
+    if (!from || from === to) continue;
+    const rule = rules.get(from)!;
+    const allowed = rule.may.includes("*") || rule.may.includes(to) ||
+      ENTRY_POINTS[e.from]?.includes(to) ||
+      (e.typeOnly && rule.typesOnly?.some((t) => to === t || to.startsWith(`${t}/`)));
+    if (!allowed) problems.push(`${e.from} imports ${e.to} (${from}/ may not import ${to}/)`);
+  }
+  return problems;
+}
+
+/** Import circles between files, each as the files it passes through. */
+export function importCircles(edges: readonly ImportEdge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const e of edges) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  const circles: string[][] = [];
+  const state = new Map<string, "open" | "done">();
+  const stack: string[] = [];
+  const visit = (f: string) => {
+    state.set(f, "open");
+    stack.push(f);
+    for (const t of next.get(f) ?? []) {
+      if (state.get(t) === "open") circles.push([...stack.slice(stack.indexOf(t)), t]);
+      else if (!state.has(t)) visit(t);
+    }
+    stack.pop();
+    state.set(f, "done");
+  };
+  for (const f of [...next.keys()].sort()) if (!state.has(f)) visit(f);
+  return circles;
+}
+
+/** Folder-level graph: which folder imports which, with counts. */
+export function folderGraph(edges: readonly ImportEdge[]): Map<string, Map<string, number>> {
+  const graph = new Map<string, Map<string, number>>();
+  for (const e of edges) {
+    const from = folderOf(e.from);
+    const to = folderOf(e.to) ?? dirname(e.to);
+    if (!from || from === to) continue;
+    const row = graph.get(from) ?? new Map<string, number>();
+    row.set(to, (row.get(to) ?? 0) + 1);
+    graph.set(from, row);
+  }
+  return graph;
+}
+
+if (import.meta.main) {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+  const edges = await readImports(root, await sourceFiles(root));
+  const graph = folderGraph(edges);
+  for (const rule of LAYERS) {
+    const row = [...(graph.get(rule.folder) ?? [])].map(([to, n]) => `${to} (${n})`);
+    console.log(`${rule.folder}/  ${rule.job}\n    imports: ${row.join(", ") || "nothing"}`);
+  }
+  const problems = [...forbiddenImports(edges), ...importCircles(edges).map((c) => c.join(" -> "))];
+  for (const p of problems) console.log(`FORBIDDEN ${p}`);
+  if (problems.length > 0) Deno.exit(1);
+}
