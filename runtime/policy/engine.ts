@@ -9,10 +9,11 @@
  * @module
  */
 import { OmotaiError } from "../errors.ts";
-import { type Facts, FACTS_ABI_VERSION } from "./facts.ts";
+import { baseFacts, FRESH_SESSION } from "./fact_builders.ts";
+import type { Facts } from "./facts.ts";
 import { type CallResult, KernelModule } from "./kernel_host.ts";
 import { sha256Hex } from "./signing.ts";
-import { WasmReader, wasmSections } from "./wasm_reader.ts";
+import { checkWasmSandbox } from "./wasm_sandbox.ts";
 import {
   combine,
   type ModuleKind,
@@ -190,16 +191,10 @@ function warmUp(modules: readonly KernelModule[]): void {
 function warmUpFacts(): Facts[] {
   const origin = "http://warm-up.invalid";
   const base: Facts = {
-    abi: FACTS_ABI_VERSION,
-    kind: "request",
+    ...baseFacts("request", { ...FRESH_SESSION, actionsUsed: 1, secondsElapsed: 1 }),
     target: { scheme: "http", origin, path: "/a/b" },
-    method: "GET",
     resource_type: "image",
-    initiator: "page",
     frame: { top: true, origin },
-    form: null,
-    element: null,
-    session: { tainted: false, actions_used: 1, seconds_elapsed: 1, confirmations_used: 0 },
   };
   return [
     base,
@@ -227,47 +222,4 @@ function warmUpFacts(): Facts[] {
       },
     },
   ];
-}
-
-/** The only import namespace a module may use: Extism's own host functions. */
-export const ALLOWED_IMPORT_MODULE = "extism:host/env";
-
-/**
- * Refuses a module that imports anything but Extism's host functions, imports its memory,
- * or declares no memory maximum or one above `maxPages` (the engine enforces the declared
- * maximum, so this is the memory cap).
- */
-export function checkWasmSandbox(wasm: Uint8Array, maxPages: number, name: string): void {
-  let memoryMax: number | undefined;
-  let memories = 0;
-  const fail = (why: string) => new WasmReader(wasm, 0, name).fail(why);
-  for (const section of wasmSections(wasm, name)) {
-    const r = new WasmReader(wasm, section.bodyStart, name);
-    if (section.id === 2) {
-      const count = r.u32();
-      for (let i = 0; i < count; i++) {
-        const mod = r.name_();
-        r.name_();
-        const kind = r.byte();
-        if (mod !== ALLOWED_IMPORT_MODULE) {
-          fail(`imports from "${mod}", only ${ALLOWED_IMPORT_MODULE} is allowed`);
-        }
-        if (kind === 0) r.u32();
-        else fail("imports a table, memory or global");
-      }
-    } else if (section.id === 5) {
-      const count = r.u32();
-      memories += count;
-      for (let i = 0; i < count; i++) {
-        const flags = r.u32();
-        r.u32();
-        if (flags & 1) memoryMax = r.u32();
-        else fail("declares no memory maximum");
-      }
-    }
-  }
-  if (memories > 1) fail("declares more than one memory");
-  if (memoryMax !== undefined && memoryMax > maxPages) {
-    fail(`may grow to ${memoryMax} pages; the cap is ${maxPages}`);
-  }
 }

@@ -79,7 +79,7 @@ Deno.test("PolicyEngine gives the same verdict for the same facts", async () => 
 });
 
 Deno.test("checkWasmSandbox() refuses foreign imports and missing memory caps", async () => {
-  const { checkWasmSandbox } = await import("./engine.ts");
+  const { checkWasmSandbox } = await import("./wasm_sandbox.ts");
   const base = await Deno.readFile(
     new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
   );

@@ -70,6 +70,8 @@ export async function runTool(
     const message = parsed.error.issues
       .map((i) => `${i.path.length ? i.path.join(".") : "arguments"}: ${i.message}`)
       .join("; ");
+    const row = actionRow(tool.kind, undefined, { decision: "deny", reason: "INVALID_ARGUMENTS" });
+    if (!recorded(session, row)) return response.denied("AUDIT_UNAVAILABLE").serialize();
     return response.error("INVALID_ARGUMENTS", `${tool.name}: ${message}`).serialize();
   }
   const args = parsed.data;

@@ -1,0 +1,228 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { ProfileStore } from "../../cdp/mod.ts";
+import type { AuditEvent } from "../audit/audit_row.ts";
+import { BrowserSession } from "../browser/browser_session.ts";
+import { OmotaiError, StaleRefError } from "../errors.ts";
+import { allowAllGate, type Gate } from "../gate/gate.ts";
+import { baseFacts } from "../policy/fact_builders.ts";
+import type { ActionKind } from "../policy/facts.ts";
+import { type AnyTool, defineTool, runTool } from "./tool.ts";
+
+/** A session that is never launched, with a sink the test can read or break. */
+async function world() {
+  const dir = await Deno.makeTempDir({ prefix: "omotai-tool-test-" });
+  const profiles = await ProfileStore.open(dir);
+  const rows: AuditEvent[] = [];
+  let broken = false;
+  const session = new BrowserSession({
+    profiles,
+    executable: "/nonexistent",
+    audit: {
+      append(e) {
+        if (broken) throw new OmotaiError("AUDIT_UNAVAILABLE", "the audit cannot be written");
+        rows.push(e);
+      },
+    },
+  });
+  return {
+    session,
+    rows,
+    breakAudit: () => broken = true,
+    async [Symbol.asyncDispose]() {
+      await session[Symbol.asyncDispose]();
+      await profiles[Symbol.asyncDispose]();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+const actionRows = (rows: AuditEvent[]) => rows.filter((r) => r.source === "action");
+
+/** A tool whose steps log what they see, in order. */
+function probe(kind: ActionKind, log: string[], rows?: AuditEvent[]): AnyTool {
+  return defineTool({
+    name: `probe_${kind}`,
+    title: "probe",
+    description: "test",
+    schema: z.strictObject({ n: z.int().optional() }),
+    kind,
+    readOnly: false,
+    destructive: false,
+    resolve: () => {
+      log.push("resolve");
+      return Promise.resolve("target-1");
+    },
+    facts: (ctx, _args, target) => {
+      log.push(`facts:${target}`);
+      const facts = baseFacts(kind, ctx.session.state.counters());
+      facts.target = { scheme: "https", origin: "https://a.test", path: "/x" };
+      return Promise.resolve(facts);
+    },
+    handle: (ctx, _args, target) => {
+      log.push(`handle:${target}:rows=${rows ? actionRows(rows).length : "?"}`);
+      ctx.response.result("done");
+      return Promise.resolve();
+    },
+  }) as unknown as AnyTool;
+}
+
+Deno.test("runTool() resolves once, reads facts, audits, then runs the handler", async () => {
+  await using w = await world();
+  const log: string[] = [];
+  const r = await runTool(probe("navigate", log, w.rows), {}, {
+    session: w.session,
+    gate: allowAllGate,
+  });
+  assert.deepEqual(log, ["resolve", "facts:target-1", "handle:target-1:rows=1"]);
+  assert.equal(r.content[0].text, "done");
+  assert.deepEqual(actionRows(w.rows), [{
+    kind: "navigate",
+    source: "action",
+    origin: "https://a.test",
+    method: "GET",
+    decision: "allow",
+    reason: "OK",
+    module: undefined,
+    rule: undefined,
+    session: w.session.id,
+    agent: null,
+  }]);
+});
+
+Deno.test("runTool() does not run an action whose audit row cannot be written", async () => {
+  await using w = await world();
+  const log: string[] = [];
+  w.breakAudit();
+  const r = await runTool(probe("click", log), {}, { session: w.session, gate: allowAllGate });
+  assert.equal(r.isError, true);
+  assert.match(r.content[0].text, /^denied: AUDIT_UNAVAILABLE$/m);
+  assert.ok(!log.some((l) => l.startsWith("handle")), log.join());
+  assert.equal(w.session.state.counters().actionsUsed, 0);
+});
+
+Deno.test("runTool() counts allowed actions of counted kinds only", async () => {
+  await using w = await world();
+  const log: string[] = [];
+  const deps = { session: w.session, gate: allowAllGate };
+  await runTool(probe("navigate", log), {}, deps);
+  await runTool(probe("click", log), {}, deps);
+  await runTool(probe("snapshot", log), {}, deps);
+  await runTool(probe("wait", log), {}, deps);
+  assert.equal(w.session.state.counters().actionsUsed, 2);
+  const denyAll: Gate = { check: () => Promise.resolve({ decision: "deny", reason: "NOPE" }) };
+  const r = await runTool(probe("navigate", log), {}, { session: w.session, gate: denyAll });
+  assert.match(r.content[0].text, /^denied: NOPE$/m);
+  assert.equal(w.session.state.counters().actionsUsed, 2);
+  assert.deepEqual(actionRows(w.rows).map((row) => row.decision), [
+    "allow",
+    "allow",
+    "allow",
+    "allow",
+    "deny",
+  ]);
+});
+
+Deno.test("runTool() hands the gate the facts it read and the session's identity", async () => {
+  await using w = await world();
+  w.session.agent = "agent-7";
+  let seen: unknown;
+  const gate: Gate = {
+    check: (action) => {
+      seen = {
+        tool: action.tool,
+        kind: action.kind,
+        origin: action.facts.target?.origin,
+        who: action.session,
+      };
+      return Promise.resolve({ decision: "allow", reason: "OK" });
+    },
+  };
+  await runTool(probe("click", []), {}, { session: w.session, gate });
+  assert.deepEqual(seen, {
+    tool: "probe_click",
+    kind: "click",
+    origin: "https://a.test",
+    who: { id: w.session.id, agent: "agent-7" },
+  });
+});
+
+Deno.test("runTool() denies and audits when facts cannot be read; the handler never runs", async () => {
+  await using w = await world();
+  let handled = false;
+  const stale = defineTool({
+    name: "stale",
+    title: "stale",
+    description: "test",
+    schema: z.strictObject({}),
+    kind: "click",
+    readOnly: false,
+    destructive: true,
+    facts: () => Promise.reject(new StaleRefError("ref e1 is stale; take a new snapshot")),
+    handle: () => {
+      handled = true;
+      return Promise.resolve();
+    },
+  }) as unknown as AnyTool;
+  const r = await runTool(stale, {}, { session: w.session, gate: allowAllGate });
+  assert.match(r.content[0].text, /^error: STALE_REF/);
+  assert.equal(handled, false);
+  assert.deepEqual(actionRows(w.rows).map((row) => [row.decision, row.reason]), [[
+    "deny",
+    "STALE_REF",
+  ]]);
+  // An unknown error is audited as FACTS_UNAVAILABLE and told to the model as a code only.
+  const boom = { ...stale, facts: () => Promise.reject(new Error("secret page text")) };
+  const r2 = await runTool(boom, {}, { session: w.session, gate: allowAllGate });
+  assert.equal(r2.content[0].text, "error: INTERNAL_ERROR (the action failed unexpectedly)");
+  assert.equal(actionRows(w.rows).at(-1)?.reason, "FACTS_UNAVAILABLE");
+});
+
+Deno.test("runTool() refuses malformed arguments with INVALID_ARGUMENTS and an audit row", async () => {
+  await using w = await world();
+  const log: string[] = [];
+  const r = await runTool(probe("click", log), { n: "x" }, {
+    session: w.session,
+    gate: allowAllGate,
+  });
+  assert.match(r.content[0].text, /^error: INVALID_ARGUMENTS \(probe_click: n: /);
+  assert.deepEqual(log, []);
+  assert.equal(actionRows(w.rows)[0].reason, "INVALID_ARGUMENTS");
+});
+
+Deno.test("runTool() opens an approval's write window around the handler and counts it", async () => {
+  await using w = await world();
+  const events: string[] = [];
+  const gate: Gate = {
+    check: () =>
+      Promise.resolve({
+        decision: "allow",
+        reason: "APPROVED",
+        module: "approval",
+        approved: {
+          openWindow: () => {
+            events.push("open");
+            return () => events.push("close");
+          },
+        },
+      }),
+  };
+  const tool = defineTool({
+    name: "submit",
+    title: "submit",
+    description: "test",
+    schema: z.strictObject({}),
+    kind: "click",
+    readOnly: false,
+    destructive: true,
+    facts: (ctx) => Promise.resolve(baseFacts("click", ctx.session.state.counters())),
+    handle: () => {
+      events.push("handle");
+      return Promise.reject(new Error("the click failed"));
+    },
+  }) as unknown as AnyTool;
+  await runTool(tool, {}, { session: w.session, gate });
+  assert.deepEqual(events, ["open", "handle", "close"]);
+  assert.equal(w.session.state.counters().confirmationsUsed, 1);
+  assert.equal(actionRows(w.rows)[0].reason, "APPROVED");
+});
