@@ -15,7 +15,7 @@ import { z } from "zod";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import type { Gate } from "../gate/gate.ts";
 import { log } from "../log.ts";
-import { type AnyTool, ResponseBuilder, runTool, TOOLS } from "../tools/mod.ts";
+import { type AnyTool, ResponseBuilder, runTool, TOOLS, type ToolSettings } from "../tools/mod.ts";
 import { VERSION } from "../version.ts";
 
 /** Told to every client at initialize. */
@@ -30,10 +30,11 @@ export const INSTRUCTIONS = "Omotai is a security runtime around a real browser.
 export interface ConnectionDeps {
   session: BrowserSession;
   gate: Gate;
+  settings?: Readonly<ToolSettings>;
 }
 
 /** Builds the MCP server of one connection. Closing it disposes the browser session. */
-export function createMcpServer({ session, gate }: ConnectionDeps): Server {
+export function createMcpServer({ session, gate, settings }: ConnectionDeps): Server {
   const server = new Server(
     { name: "omotai", version: VERSION },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
@@ -48,7 +49,12 @@ export function createMcpServer({ session, gate }: ConnectionDeps): Server {
         .error("UNKNOWN_TOOL", `there is no tool named ${JSON.stringify(request.params.name)}`)
         .serialize();
     }
-    return await runTool(tool, request.params.arguments, { session, gate, signal: extra.signal });
+    return await runTool(tool, request.params.arguments, {
+      session,
+      gate,
+      settings,
+      signal: extra.signal,
+    });
   });
   server.oninitialized = () => {
     // Until agent keys exist, the client's self-declared name labels its audit rows.

@@ -26,10 +26,12 @@ export const TOOLS: readonly AnyTool[] = [
 
 export {
   type AnyTool,
+  DEFAULT_TOOL_SETTINGS,
   defineTool,
   runTool,
   type ToolContext,
   type ToolDef,
   type ToolDeps,
+  type ToolSettings,
 } from "./tool.ts";
 export { ResponseBuilder, type ToolResult } from "./response.ts";

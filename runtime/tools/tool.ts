@@ -16,10 +16,22 @@ import { ResponseBuilder, type ToolResult } from "./response.ts";
 /** Kinds that count against `max_actions`. */
 const COUNTED = new Set<ActionKind>(["navigate", "back", "click", "type", "select", "key"]);
 
+/** Operator settings tools obey (from the policy file); the model cannot change them. */
+export interface ToolSettings {
+  /** Absolute directory files may be uploaded from; none means uploads are refused. */
+  uploadDir?: string;
+  /** Whether `browser_take_screenshot` may run at all. */
+  screenshots: boolean;
+}
+
+/** Settings of a runtime whose policy says nothing: no uploads, no screenshots. */
+export const DEFAULT_TOOL_SETTINGS: Readonly<ToolSettings> = { screenshots: false };
+
 /** What a tool's functions get. */
 export interface ToolContext {
   session: BrowserSession;
   response: ResponseBuilder;
+  settings: Readonly<ToolSettings>;
 }
 
 /** A browser tool: its schema, its facts and its handler, declared together. */
@@ -34,8 +46,12 @@ export interface ToolDef<S extends z.ZodObject = z.ZodObject, T = undefined> {
   destructive: boolean;
   /** Finds what the call acts on (an element by ref), once for facts and handler alike. */
   resolve?(ctx: ToolContext, args: z.infer<S>): Promise<T>;
-  /** The facts the gate judges, read from the browser. */
-  facts(ctx: ToolContext, args: z.infer<S>, target: T): Promise<Facts>;
+  /**
+   * The facts the gate judges, read from the browser. A call acting on several elements
+   * (a form of fields) gives one set per element: each is judged and audited, and the call
+   * runs only if every one is allowed.
+   */
+  facts(ctx: ToolContext, args: z.infer<S>, target: T): Promise<Facts | Facts[]>;
   /** Runs the allowed action and fills the response. */
   handle(ctx: ToolContext, args: z.infer<S>, target: T): Promise<void>;
 }
@@ -54,6 +70,7 @@ export function defineTool<S extends z.ZodObject, T = undefined>(
 export interface ToolDeps {
   session: BrowserSession;
   gate: Gate;
+  settings?: Readonly<ToolSettings>;
   /** Aborts when the client cancels the call or goes away. */
   signal?: AbortSignal;
 }
@@ -62,7 +79,7 @@ export interface ToolDeps {
 export async function runTool(
   tool: AnyTool,
   rawArgs: unknown,
-  { session, gate, signal }: ToolDeps,
+  { session, gate, signal, settings = DEFAULT_TOOL_SETTINGS }: ToolDeps,
 ): Promise<ToolResult> {
   const response = new ResponseBuilder();
   const parsed = tool.schema.safeParse(rawArgs ?? {});
@@ -75,13 +92,15 @@ export async function runTool(
     return response.error("INVALID_ARGUMENTS", `${tool.name}: ${message}`).serialize();
   }
   const args = parsed.data;
-  const ctx: ToolContext = { session, response };
+  const ctx: ToolContext = { session, response, settings };
   return await session.exclusive(async () => {
     let target: unknown;
-    let facts: Facts;
+    let judged: Facts[];
     try {
       target = await tool.resolve?.(ctx, args);
-      facts = await tool.facts(ctx, args, target);
+      const facts = await tool.facts(ctx, args, target);
+      judged = Array.isArray(facts) ? facts : [facts];
+      if (judged.length === 0) throw new OmotaiError("FACTS_UNAVAILABLE", "nothing to judge");
     } catch (err) {
       // Nothing to judge, so nothing runs; the row says why (a code, never the error text).
       const e = session.translateError(err);
@@ -91,29 +110,35 @@ export async function runTool(
       } else response.denied("AUDIT_UNAVAILABLE");
       return finish(session, response);
     }
-    let verdict: GateVerdict = await decide(gate, {
-      tool: tool.name,
-      kind: tool.kind,
-      facts,
-      session: { id: session.id, agent: session.agent },
-    }, signal);
-    // Recorded before anything runs: an action that cannot be audited does not run.
-    if (!recorded(session, actionRow(tool.kind, facts, verdict))) {
-      verdict = { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
+    let verdict: GateVerdict = { decision: "deny", reason: "GATE_ERROR" };
+    const approvals: NonNullable<GateVerdict["approved"]>[] = [];
+    for (const facts of judged) {
+      verdict = await decide(gate, {
+        tool: tool.name,
+        kind: tool.kind,
+        facts,
+        session: { id: session.id, agent: session.agent },
+      }, signal);
+      // Recorded before anything runs: an action that cannot be audited does not run.
+      if (!recorded(session, actionRow(tool.kind, facts, verdict))) {
+        verdict = { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
+      }
+      if (verdict.decision !== "allow") break;
+      if (verdict.approved) approvals.push(verdict.approved);
     }
     if (verdict.decision !== "allow") {
       response.denied(verdict.reason, verdict.detail);
       return finish(session, response);
     }
     if (COUNTED.has(tool.kind)) session.state.countAction();
-    if (verdict.approved) session.state.countConfirmation();
-    const closeWindow = verdict.approved?.openWindow();
+    for (const _ of approvals) session.state.countConfirmation();
+    const closers = approvals.map((a) => a.openWindow());
     try {
       await tool.handle(ctx, args, target);
     } catch (err) {
       reportError(response, session.translateError(err), tool.name);
     } finally {
-      closeWindow?.();
+      for (const close of closers) close();
     }
     if (response.wantsSnapshot) {
       try {

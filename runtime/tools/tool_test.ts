@@ -226,3 +226,45 @@ Deno.test("runTool() opens an approval's write window around the handler and cou
   assert.equal(w.session.state.counters().confirmationsUsed, 1);
   assert.equal(actionRows(w.rows)[0].reason, "APPROVED");
 });
+
+Deno.test("runTool() judges every fact set of a multi-element call and runs only if all allow", async () => {
+  await using w = await world();
+  let handled = 0;
+  const two = defineTool({
+    name: "fill",
+    title: "fill",
+    description: "test",
+    schema: z.strictObject({}),
+    kind: "type",
+    readOnly: false,
+    destructive: true,
+    facts: (ctx) =>
+      Promise.resolve(["https://a.test", "https://b.test", "https://c.test"].map((origin) => ({
+        ...baseFacts("type", ctx.session.state.counters()),
+        target: { scheme: "https", origin, path: "/" },
+      }))),
+    handle: () => {
+      handled++;
+      return Promise.resolve();
+    },
+  }) as unknown as AnyTool;
+  const denyB: Gate = {
+    check: (a) =>
+      Promise.resolve(
+        a.facts.target?.origin === "https://b.test"
+          ? { decision: "deny", reason: "NOT_B" }
+          : { decision: "allow", reason: "OK" },
+      ),
+  };
+  const r = await runTool(two, {}, { session: w.session, gate: denyB });
+  assert.match(r.content[0].text, /^denied: NOT_B$/m);
+  assert.equal(handled, 0);
+  // Judging stops at the first refusal; each judged set has its row.
+  assert.deepEqual(actionRows(w.rows).map((row) => [row.origin, row.reason]), [
+    ["https://a.test", "OK"],
+    ["https://b.test", "NOT_B"],
+  ]);
+  await runTool(two, {}, { session: w.session, gate: allowAllGate });
+  assert.equal(handled, 1);
+  assert.equal(w.session.state.counters().actionsUsed, 1);
+});
