@@ -132,7 +132,16 @@ export class BrowserProcess implements AsyncDisposable {
 
   /** Sends a signal (tests use it to simulate a crash). */
   kill(signal: "SIGTERM" | "SIGKILL" = "SIGKILL"): void {
-    if (!this.#hasExited) this.#child.kill(signal);
+    if (this.#hasExited) return;
+    // Deno's child_process sends only the first signal of a child and ignores later ones
+    // once `killed` is set, so a SIGKILL after an ignored SIGTERM would never leave (a
+    // frozen browser survived the runtime). Killing by pid instead needs unscoped --allow-run.
+    Object.defineProperty(this.#child, "killed", {
+      value: false,
+      writable: true,
+      configurable: true,
+    });
+    this.#child.kill(signal);
   }
 
   /** Stops the browser: polite `Browser.close`, then SIGTERM, then SIGKILL. */

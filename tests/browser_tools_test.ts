@@ -174,6 +174,7 @@ Deno.test("no tool reads script, raw HTML or screenshots; hints are honest", asy
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, [
     "browser_click",
+    "browser_handle_dialog",
     "browser_navigate",
     "browser_navigate_back",
     "browser_press_key",

@@ -16,15 +16,18 @@ import type { AuditEvent, AuditSink } from "../audit/audit_row.ts";
 import { BrowserLostError, OmotaiError } from "../errors.ts";
 import { type RenderedPage, renderPage } from "../snapshot/page_view.ts";
 import { BlockedRequests } from "./blocked_notice.ts";
+import { ConsoleLog } from "./console_log.ts";
 import type { Element } from "./element_ops.ts";
-import type { BrowserHooks, BrowserHooksFactory } from "./hooks.ts";
+import type { BrowserHooks, BrowserHooksFactory, TargetWatcher } from "./hooks.ts";
 import { launchLive } from "./launch.ts";
 import type { Live } from "./live.ts";
+import { NetworkLog } from "./network_log.ts";
 import { Notices } from "./notices.ts";
 import { PageSnapshots } from "./page_snapshot.ts";
 import { SessionState } from "./session_state.ts";
 import { type TabInfo, Tabs } from "./tabs.ts";
 import { translateBrowserError } from "./translate_error.ts";
+import { WedgeGuard } from "./wedge_guard.ts";
 
 /** How a session starts its browser. */
 export interface BrowserSessionOptions {
@@ -61,6 +64,19 @@ export class BrowserSession implements AsyncDisposable {
   readonly #notices = new Notices();
   readonly #tabs = new Tabs(this.#notices);
   readonly #snapshots = new PageSnapshots(this.nonce);
+  /** Dialogs, call watches and recovery from pages that would wedge the session. */
+  readonly guard: WedgeGuard = new WedgeGuard({
+    tabs: this.#tabs,
+    notices: this.#notices,
+    live: () => this.#live,
+    lifecycle: (kind, reason) => this.#lifecycle(kind, reason),
+  });
+  /** Followers of every target, in the order they are set up. */
+  /** Console output of every tab (bounded), for browser_console_messages. */
+  readonly console: ConsoleLog = new ConsoleLog();
+  /** Requests of every tab since its page loaded (bounded), with block reasons. */
+  readonly network: NetworkLog = new NetworkLog();
+  readonly #watchers: TargetWatcher[] = [this.guard.dialogs, this.console, this.network];
   #live: Live | undefined;
   #starting: Promise<Live> | undefined;
   #generation = 0;
@@ -141,6 +157,7 @@ export class BrowserSession implements AsyncDisposable {
     return await launchLive({
       ...this.#options,
       hooks: this.#hooks,
+      watchers: this.#watchers,
       generation,
       tabs: this.#tabs,
       onStarted: (live) => {

@@ -6,7 +6,7 @@
  * @module
  */
 import type { TrackedTarget } from "../../cdp/mod.ts";
-import type { BlockedRequests } from "./blocked_notice.ts";
+import type { BlockedRequest, BlockedRequests } from "./blocked_notice.ts";
 import type { SessionState } from "./session_state.ts";
 
 /** What hooks may know of their session. */
@@ -18,6 +18,8 @@ export interface SessionHandle {
   readonly state: SessionState;
   /** Where requests blocked on the page are collected for the next snapshot. */
   readonly blocked: BlockedRequests;
+  /** The session's request log, told which requests were refused and why. */
+  readonly network?: { blocked(r: BlockedRequest): void };
 }
 
 /** Extra launch arguments and what to release when that browser is gone. */
@@ -37,3 +39,11 @@ export interface BrowserHooks {
 
 /** Builds the hooks of one session. */
 export type BrowserHooksFactory = (session: SessionHandle) => BrowserHooks;
+
+/**
+ * Something of the session's own that follows every target (dialogs, console, network):
+ * `watch` runs while the target is paused, so it misses none of its events.
+ */
+export interface TargetWatcher {
+  watch(target: TrackedTarget): Promise<void> | void;
+}

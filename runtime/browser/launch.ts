@@ -14,7 +14,7 @@ import {
   type TrackedTarget,
 } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
-import type { BrowserHooks, LaunchExtras } from "./hooks.ts";
+import type { BrowserHooks, LaunchExtras, TargetWatcher } from "./hooks.ts";
 import type { Live } from "./live.ts";
 import type { Tabs } from "./tabs.ts";
 
@@ -25,6 +25,8 @@ export interface LaunchDeps {
   headful?: boolean;
   extraArgs?: string[];
   hooks: BrowserHooks;
+  /** The session's own followers of every target. */
+  watchers: readonly TargetWatcher[];
   generation: number;
   tabs: Tabs;
   /** Called once the process runs, before its first tab is adopted. */
@@ -61,7 +63,7 @@ export async function launchLive(deps: LaunchDeps): Promise<Live> {
   return await deps.tabs.opening(async () => {
     // Downloads would write page-chosen bytes to disk and bypass snapshots: refused.
     await browser.connection.root.send("Browser.setDownloadBehavior", { behavior: "deny" });
-    const tracker = await TargetTracker.start(browser.connection, (t) => prepare(deps.hooks, t));
+    const tracker = await TargetTracker.start(browser.connection, (t) => prepare(deps, t));
     const live: Live = { browser, tracker, generation: deps.generation };
     tracker.onChange((event, t) => deps.onTargetChange(live, event, t));
     deps.onStarted(live);
@@ -70,7 +72,7 @@ export async function launchLive(deps: LaunchDeps): Promise<Live> {
   });
 }
 
-function prepare(hooks: BrowserHooks, t: TrackedTarget): Promise<void> {
+function prepare(deps: LaunchDeps, t: TrackedTarget): Promise<void> {
   // Everything is sent before the tracker resumes the target (see AttachHook).
   const setup: Promise<unknown>[] = [];
   if (t.info.type === "page" || t.info.type === "iframe") {
@@ -79,6 +81,7 @@ function prepare(hooks: BrowserHooks, t: TrackedTarget): Promise<void> {
       t.session.send("Page.setLifecycleEventsEnabled", { enabled: true }),
     );
   }
-  if (hooks.prepareTarget) setup.push(hooks.prepareTarget(t));
+  for (const w of deps.watchers) setup.push(Promise.resolve(w.watch(t)));
+  if (deps.hooks.prepareTarget) setup.push(deps.hooks.prepareTarget(t));
   return Promise.all(setup).then(() => {});
 }

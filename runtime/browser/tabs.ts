@@ -95,6 +95,16 @@ export class Tabs {
     this.#currentId = targetId;
   }
 
+  /** The current tab if it is still open (never opens one). */
+  peek(live: Live | undefined): TrackedTarget | undefined {
+    return this.pages(live).find((p) => p.info.targetId === this.#currentId);
+  }
+
+  /** The index of tab `targetId`, or -1. */
+  indexOf(live: Live | undefined, targetId: string): number {
+    return this.pages(live).findIndex((p) => p.info.targetId === targetId);
+  }
+
   /** The current tab; picks the newest remaining one if it closed, opens one if none. */
   async current(live: Live): Promise<TrackedTarget> {
     const pages = this.pages(live);
@@ -153,12 +163,27 @@ export class Tabs {
     const pages = this.pages(live);
     const t = index === undefined ? await this.current(live) : pages[index];
     if (!t) throw noSuchTab(index ?? 0, pages.length);
+    await this.closeTarget(live, t);
+  }
+
+  /** Closes `t`, waiting a bounded time for it to go. */
+  async closeTarget(live: Live, t: TrackedTarget): Promise<void> {
     const detached = new Promise<void>((r) => t.session.onDetach(r));
     await live.browser.connection.root.send("Target.closeTarget", { targetId: t.info.targetId });
     await Promise.race([detached, new Promise((r) => setTimeout(r, 2_000))]);
     if (this.#currentId === t.info.targetId) this.#currentId = undefined;
     // The agent closed it itself: no notice about it.
     this.#notices.drop(CURRENT_CLOSED);
+  }
+
+  /**
+   * Ends a tab whose page will not let go (a script that never yields, dialogs in a loop):
+   * its renderer is crashed from the IO thread, which answers whatever the main thread
+   * does, then the tab is closed.
+   */
+  async kill(live: Live, t: TrackedTarget): Promise<void> {
+    t.session.send("Page.crash", undefined, { timeoutMs: 2_000 }).catch(() => {});
+    await this.closeTarget(live, t);
   }
 
   /** Brings `tab` to the front before input is sent to it. */

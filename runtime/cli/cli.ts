@@ -10,6 +10,7 @@ import { VERSION } from "../version.ts";
 import { auditCommand } from "./audit_cmd.ts";
 import { domainCommand } from "./domain_cmd.ts";
 import { policyCommand } from "./policy_cmd.ts";
+import { serveUntilStopped } from "./shutdown.ts";
 import { banner, type StartOptions, startRuntime } from "./start.ts";
 
 const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a real browser
@@ -17,7 +18,7 @@ const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a r
 Usage:
   omotai start [--mode stdio|sse] [--policy FILE] [--host 127.0.0.1] [--port 8080]
                [--data-dir runs] [--audit FILE.jsonl] [--demo-site] [--demo-port PORT]
-               [--headful]
+               [--headful] [--idle-timeout SECONDS]
   omotai policy keygen|sign|verify|test|build ...
   omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list   [--data-dir runs]
   omotai audit verify [--jsonl FILE] | prune --older-than 90d   [--data-dir runs]
@@ -26,6 +27,9 @@ Usage:
 
 start     Serve the browser tools over MCP. stdio (default) is for clients that spawn
           the runtime; sse serves legacy SSE (/sse) and Streamable HTTP (/mcp).
+          Ends, closing every browser, when stdin closes or the parent process dies
+          (stdio), or on SIGTERM, SIGINT or SIGHUP. --idle-timeout (sse, default 1800)
+          closes a Streamable HTTP session that sent nothing for that many seconds.
 policy    Build, sign, verify and test policy modules.
 domain    Allow or deny origins while the runtime runs (applies to the next action).
 audit     Check the audit chain, or prune old rows keeping it verifiable.
@@ -93,6 +97,7 @@ export function parseStartOptions(args: string[]): StartOptions {
       "demo-site": { type: "boolean", default: false },
       "demo-port": { type: "string" },
       headful: { type: "boolean", default: false },
+      "idle-timeout": { type: "string", default: "1800" },
     },
   });
   if (values.mode !== "stdio" && values.mode !== "sse") {
@@ -111,7 +116,19 @@ export function parseStartOptions(args: string[]): StartOptions {
       ? parsePort(values["demo-port"], "--demo-port")
       : undefined,
     headful: values.headful || Deno.env.get("OMOTAI_HEADFUL") === "1",
+    idleTimeoutMs: parseSeconds(values["idle-timeout"], "--idle-timeout") * 1000,
   };
+}
+
+function parseSeconds(value: string, flag: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
+    throw new OmotaiError(
+      "BAD_OPTION",
+      `${flag} must be a positive number of seconds, not "${value}"`,
+    );
+  }
+  return n;
 }
 
 function parsePort(value: string, flag: string): number {
@@ -125,15 +142,12 @@ function parsePort(value: string, flag: string): number {
 async function startCommand(args: string[]): Promise<number> {
   const options = parseStartOptions(args);
   const runtime = await startRuntime(options);
-  const stop = async () => {
-    await runtime[Symbol.asyncDispose]();
-    Deno.exit(0);
-  };
-  Deno.addSignalListener("SIGINT", stop);
-  Deno.addSignalListener("SIGTERM", stop);
   if (options.mode === "sse") console.log(banner(runtime, VERSION));
   else console.error(`omotai ${VERSION}: serving MCP on stdio`);
-  await runtime.done;
-  await runtime[Symbol.asyncDispose]();
-  return 0;
+  return await serveUntilStopped({
+    done: runtime.done,
+    dispose: () => runtime[Symbol.asyncDispose](),
+    // In stdio mode the parent is the client; an sse runtime may outlive whoever started it.
+    watchParent: options.mode === "stdio",
+  });
 }

@@ -26,6 +26,7 @@ import { allowedHostsFor } from "../mcp/host_guard.ts";
 import { createHttpApp, type HttpApp } from "../mcp/http_app.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { loadPolicyFile, parsePolicy, type PolicyFile } from "../policy/policy_file.ts";
+import { stdinEnded, Teardowns } from "./shutdown.ts";
 
 /** Options of `omotai start`. */
 export interface StartOptions {
@@ -41,6 +42,8 @@ export interface StartOptions {
   browser?: string;
   /** JSONL file mirroring every audit row (`--audit`). */
   audit?: string;
+  /** sse mode: a Streamable HTTP session idle this long is closed (`--idle-timeout`). */
+  idleTimeoutMs?: number;
 }
 
 /** A running runtime. */
@@ -55,7 +58,7 @@ export interface Runtime extends AsyncDisposable {
   /** Base URL of the demo site, when served. */
   demoUrl?: string;
   http?: HttpApp;
-  /** Resolves when a stdio client disconnects. */
+  /** Resolves when a stdio client disconnects (its transport closed or stdin ended). */
   done: Promise<void>;
 }
 
@@ -97,41 +100,55 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   });
   const gate: Gate = new PolicyGate(boundary);
   const hooks = egressHooks({ boundary, proxy });
+  // Shutdown waits for every session's browser and profile, not just for its server's close.
+  const sessions = new Teardowns();
   const newServer = () =>
     createMcpServer({
-      session: new BrowserSession({
-        profiles,
-        executable,
-        audit,
-        headful: options.headful,
-        hooks,
-      }),
+      session: sessions.track(
+        new BrowserSession({
+          profiles,
+          executable,
+          audit,
+          headful: options.headful,
+          hooks,
+        }),
+      ),
       gate,
     });
 
   const closers: (() => Promise<void>)[] = [];
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => resolveDone = r);
-  let disposed = false;
+  let disposing: Promise<void> | undefined;
+  const dispose = async () => {
+    // Browsers first: a server or transport that hangs on close must not keep them alive.
+    await sessions.disposeAll();
+    for (const close of closers.reverse()) await close().catch(logShutdownError);
+    // A connection that arrived while the servers closed.
+    await sessions.disposeAll();
+    // Each step runs even if an earlier one failed: a stuck proxy must not keep the
+    // profile directories on disk.
+    await proxy[Symbol.asyncDispose]().catch(logShutdownError);
+    await engine[Symbol.asyncDispose]().catch(logShutdownError);
+    await profiles[Symbol.asyncDispose]().catch(logShutdownError);
+    try {
+      audit.append({ kind: "runtime_stopped", source: "lifecycle", decision: "event" });
+    } catch { /* the database may be gone; nothing else to do */ }
+    try {
+      mirror?.[Symbol.dispose]();
+      db.close();
+    } catch (err) {
+      logShutdownError(err);
+    }
+    resolveDone();
+  };
   const runtime: Runtime = {
     policy,
     audit,
     domains,
     done,
-    async [Symbol.asyncDispose]() {
-      if (disposed) return;
-      disposed = true;
-      for (const close of closers.reverse()) await close().catch(() => {});
-      await proxy[Symbol.asyncDispose]();
-      await engine[Symbol.asyncDispose]();
-      await profiles[Symbol.asyncDispose]();
-      try {
-        audit.append({ kind: "runtime_stopped", source: "lifecycle", decision: "event" });
-      } catch { /* the database may be gone; nothing else to do */ }
-      mirror?.[Symbol.dispose]();
-      db.close();
-      resolveDone();
-    },
+    // Concurrent callers (a signal during a stdin-close shutdown) all wait for the same run.
+    [Symbol.asyncDispose]: () => disposing ??= dispose(),
   };
 
   if (options.demoSite) {
@@ -154,6 +171,9 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       resolveDone();
     };
     await server.connect(transport);
+    // The SDK's transport does not report the end of stdin: a client that closes the pipe
+    // without killing us has left all the same.
+    stdinEnded().then(resolveDone);
     closers.push(() => server.close());
     return runtime;
   }
@@ -165,7 +185,11 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     (req) => fetchHandler(req),
   );
   const port = server.addr.port;
-  const http = createHttpApp({ allowedHosts: allowedHostsFor(options.host, port), newServer });
+  const http = createHttpApp({
+    allowedHosts: allowedHostsFor(options.host, port),
+    newServer,
+    idleTimeoutMs: options.idleTimeoutMs,
+  });
   fetchHandler = (req) => http.app.fetch(req);
   closers.push(() => server.shutdown(), () => http.closeAll());
   runtime.url = `http://${bracketHost(options.host)}:${port}`;

@@ -21,7 +21,11 @@ export interface HttpAppOptions {
   allowedHosts: readonly string[];
   /** Builds the MCP server of a new connection. */
   newServer: () => Server;
-  /** Streamable HTTP sessions idle this long are closed; default 30 minutes. */
+  /**
+   * Streamable HTTP sessions idle this long are closed, their browser with them; default 30
+   * minutes. Idle means no request and no POST answer still streaming (a long tool call is
+   * not idleness). A legacy SSE session needs none: it ends when its stream's connection does.
+   */
   idleTimeoutMs?: number;
 }
 
@@ -38,6 +42,8 @@ interface StreamEntry {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   lastSeen: number;
+  /** POST answers still streaming. */
+  busy: number;
 }
 
 /** Builds the MCP HTTP app. */
@@ -100,7 +106,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         );
       }
       entry.lastSeen = Date.now();
-      return await entry.transport.handleRequest(c.req.raw);
+      const res = await entry.transport.handleRequest(c.req.raw);
+      // A GET stream only waits for notifications, so it does not count as activity: a
+      // client that vanished while holding one must still time out.
+      return c.req.method === "POST" ? busyWhileStreaming(res, entry) : res;
     }
     if (c.req.method !== "POST") {
       throw new HTTPException(400, { message: "start a session with an initialize POST" });
@@ -109,7 +118,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (sid) => {
-        streams.set(sid, { transport, server, lastSeen: Date.now() });
+        streams.set(sid, { transport, server, lastSeen: Date.now(), busy: 0 });
       },
     });
     transport.onclose = () => {
@@ -125,12 +134,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const sweeper = setInterval(() => {
     const now = Date.now();
     for (const [sid, entry] of streams) {
-      if (now - entry.lastSeen < idleMs) continue;
+      if (entry.busy > 0 || now - entry.lastSeen < idleMs) continue;
       streams.delete(sid);
       log("closing an idle Streamable HTTP session");
       entry.server.close().catch(() => {});
     }
-  }, Math.min(idleMs, 60_000));
+  }, Math.max(50, Math.min(idleMs / 4, 60_000)));
   Deno.unrefTimer(sweeper);
 
   return {
@@ -144,4 +153,41 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       await Promise.all(all.map((e) => e.server.close().catch(() => {})));
     },
   };
+}
+
+/** `res` with its body passed through, `entry` counted busy until the body ends. */
+function busyWhileStreaming(res: Response, entry: StreamEntry): Response {
+  if (!res.body) return res;
+  entry.busy++;
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    entry.busy--;
+    entry.lastSeen = Date.now();
+  };
+  const reader = res.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { value, done } = await reader.read();
+        if (done) {
+          finish();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (err) {
+        finish();
+        controller.error(err);
+      }
+    },
+    cancel(reason) {
+      finish();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
 }

@@ -6,8 +6,8 @@
  * @module
  */
 
-/** What a block holds: a page outline or the tab list (titles and URLs). */
-export type UntrustedKind = "page" | "tabs";
+/** What a block holds: a page outline, the tab list (titles and URLs), a dialog's text. */
+export type UntrustedKind = "page" | "tabs" | "dialog";
 
 /** Keeps page text from imitating the block markers (`<<<` → `‹‹‹`, `>>>` → `›››`). */
 export function neutralize(text: string): string {

@@ -6,6 +6,7 @@
  * @module
  */
 import type { CdpSession, Protocol } from "../../cdp/mod.ts";
+import type { OpenDialog } from "../browser/dialogs.ts";
 import type { Element } from "../browser/element_ops.ts";
 import { type ElementInfo, readElementInfo, readFocusedInfo } from "../browser/element_info.ts";
 import { InvalidArgumentsError } from "../errors.ts";
@@ -130,4 +131,31 @@ function formFacts(
     submits,
     fields: form.fields.slice(0, MAX_FIELDS),
   };
+}
+
+/**
+ * Facts of answering a dialog. Accepting a `beforeunload` lets the page go: a navigation,
+ * judged on the page being left (where it goes was judged when the navigation started, and
+ * its request is judged by the egress guard). Answering a prompt types text into the page.
+ * Anything else is a click on the page's own button: what the page's script does next
+ * (a fetch, a form post) is judged as its own request.
+ */
+export function dialogFacts(ctx: ToolContext, d: OpenDialog, accept: boolean): Facts {
+  const kind = accept && d.type === "beforeunload"
+    ? "navigate"
+    : accept && d.type === "prompt"
+    ? "type"
+    : "click";
+  const facts = start(ctx, kind, d.url);
+  facts.frame.top = d.session.targetInfo?.type !== "iframe";
+  if (kind === "navigate") return { ...facts, target: targetOf(d.url), resource_type: "document" };
+  facts.element = {
+    tag: "dialog",
+    type: d.type,
+    role: "button",
+    link_scheme: null,
+    link_origin: null,
+    link_path: null,
+  };
+  return facts;
 }

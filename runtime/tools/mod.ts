@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { handleDialogTool } from "./dialog.ts";
 import { clickTool, pressKeyTool, selectOptionTool, typeTool } from "./element.ts";
 import { navigateBackTool, navigateTool } from "./navigate.ts";
 import { snapshotTool } from "./snapshot.ts";
@@ -22,6 +23,7 @@ export const TOOLS: readonly AnyTool[] = [
   pressKeyTool,
   waitForTool,
   tabsTool,
+  handleDialogTool,
 ] as unknown as readonly AnyTool[];
 
 export {

@@ -12,6 +12,9 @@ import { actionRow } from "../gate/audit_rows.ts";
 import { decide, type Gate, type GateVerdict } from "../gate/gate.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
 import { ResponseBuilder, type ToolResult } from "./response.ts";
+import type { Interruption } from "../browser/call_watch.ts";
+import type { OpenDialog } from "../browser/dialogs.ts";
+import { renderDialog } from "../snapshot/dialog_view.ts";
 
 /** Kinds that count against `max_actions`. */
 const COUNTED = new Set<ActionKind>(["navigate", "back", "click", "type", "select", "key"]);
@@ -52,6 +55,8 @@ export interface ToolDef<S extends z.ZodObject = z.ZodObject, T = undefined> {
    * runs only if every one is allowed.
    */
   facts(ctx: ToolContext, args: z.infer<S>, target: T): Promise<Facts | Facts[]>;
+  /** Whether the tool answers an open dialog (every other tool is refused while one is). */
+  answersDialog?: boolean;
   /** Runs the allowed action and fills the response. */
   handle(ctx: ToolContext, args: z.infer<S>, target: T): Promise<void>;
 }
@@ -94,61 +99,115 @@ export async function runTool(
   const args = parsed.data;
   const ctx: ToolContext = { session, response, settings };
   return await session.exclusive(async () => {
-    let target: unknown;
-    let judged: Facts[];
-    try {
-      target = await tool.resolve?.(ctx, args);
-      const facts = await tool.facts(ctx, args, target);
-      judged = Array.isArray(facts) ? facts : [facts];
-      if (judged.length === 0) throw new OmotaiError("FACTS_UNAVAILABLE", "nothing to judge");
-    } catch (err) {
-      // Nothing to judge, so nothing runs; the row says why (a code, never the error text).
-      const e = session.translateError(err);
-      const reason = e instanceof OmotaiError ? e.code : "FACTS_UNAVAILABLE";
-      if (recorded(session, actionRow(tool.kind, undefined, { decision: "deny", reason }))) {
-        reportError(response, e, tool.name);
-      } else response.denied("AUDIT_UNAVAILABLE");
+    const dialog = tool.answersDialog ? undefined : session.guard.openDialog();
+    if (dialog) {
+      // The page's renderer waits on the dialog: nothing else can act on that tab.
+      const row = actionRow(tool.kind, undefined, { decision: "deny", reason: "DIALOG_OPEN" });
+      if (!recorded(session, row)) return response.denied("AUDIT_UNAVAILABLE").serialize();
+      response.error("DIALOG_OPEN", "a dialog is open on the current tab; answer it first");
+      response.result(dialogText(session, dialog));
       return finish(session, response);
     }
-    let verdict: GateVerdict = { decision: "deny", reason: "GATE_ERROR" };
-    const approvals: NonNullable<GateVerdict["approved"]>[] = [];
-    for (const facts of judged) {
-      verdict = await decide(gate, {
-        tool: tool.name,
-        kind: tool.kind,
-        facts,
-        session: { id: session.id, agent: session.agent },
-      }, signal);
-      // Recorded before anything runs: an action that cannot be audited does not run.
-      if (!recorded(session, actionRow(tool.kind, facts, verdict))) {
-        verdict = { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
+    const abandon = new AbortController();
+    const watch = session.guard.watch();
+    try {
+      const steps = runSteps(tool, args, ctx, gate, signal, abandon.signal);
+      const cut = await Promise.race([steps.then(() => undefined), watch.interrupted]);
+      if (cut) {
+        // The steps go on in the background until their browser call returns; they may no
+        // longer touch the response or start anything new.
+        abandon.abort();
+        await reportInterruption(ctx, cut);
       }
-      if (verdict.decision !== "allow") break;
-      if (verdict.approved) approvals.push(verdict.approved);
-    }
-    if (verdict.decision !== "allow") {
-      response.denied(verdict.reason, verdict.detail);
-      return finish(session, response);
-    }
-    if (COUNTED.has(tool.kind)) session.state.countAction();
-    for (const _ of approvals) session.state.countConfirmation();
-    const closers = approvals.map((a) => a.openWindow());
-    try {
-      await tool.handle(ctx, args, target);
-    } catch (err) {
-      reportError(response, session.translateError(err), tool.name);
     } finally {
-      for (const close of closers) close();
-    }
-    if (response.wantsSnapshot) {
-      try {
-        response.snapshot((await session.snapshot()).text);
-      } catch (err) {
-        if (!response.failed) reportError(response, session.translateError(err), tool.name);
-      }
+      watch.dispose();
     }
     return finish(session, response);
   });
+}
+
+/** resolve → facts → gate → audit → handle → snapshot, filling `ctx.response`; never throws. */
+async function runSteps(
+  tool: AnyTool,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+  gate: Gate,
+  signal: AbortSignal | undefined,
+  abandoned: AbortSignal,
+): Promise<void> {
+  const { session, response } = ctx;
+  let target: unknown;
+  let judged: Facts[];
+  try {
+    target = await tool.resolve?.(ctx, args);
+    const facts = await tool.facts(ctx, args, target);
+    judged = Array.isArray(facts) ? facts : [facts];
+    if (judged.length === 0) throw new OmotaiError("FACTS_UNAVAILABLE", "nothing to judge");
+  } catch (err) {
+    if (abandoned.aborted) return;
+    // Nothing to judge, so nothing runs; the row says why (a code, never the error text).
+    const e = session.translateError(err);
+    const reason = e instanceof OmotaiError ? e.code : "FACTS_UNAVAILABLE";
+    if (recorded(session, actionRow(tool.kind, undefined, { decision: "deny", reason }))) {
+      reportError(response, e, tool.name);
+    } else response.denied("AUDIT_UNAVAILABLE");
+    return;
+  }
+  let verdict: GateVerdict = { decision: "deny", reason: "GATE_ERROR" };
+  const approvals: NonNullable<GateVerdict["approved"]>[] = [];
+  for (const facts of judged) {
+    if (abandoned.aborted) return;
+    verdict = await decide(gate, {
+      tool: tool.name,
+      kind: tool.kind,
+      facts,
+      session: { id: session.id, agent: session.agent },
+    }, signal);
+    // Recorded before anything runs: an action that cannot be audited does not run.
+    if (!recorded(session, actionRow(tool.kind, facts, verdict))) {
+      verdict = { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
+    }
+    if (verdict.decision !== "allow") break;
+    if (verdict.approved) approvals.push(verdict.approved);
+  }
+  if (verdict.decision !== "allow") {
+    response.denied(verdict.reason, verdict.detail);
+    return;
+  }
+  if (abandoned.aborted) return;
+  if (COUNTED.has(tool.kind)) session.state.countAction();
+  for (const _ of approvals) session.state.countConfirmation();
+  const closers = approvals.map((a) => a.openWindow());
+  try {
+    await tool.handle(ctx, args, target);
+  } catch (err) {
+    if (!abandoned.aborted) reportError(response, session.translateError(err), tool.name);
+  } finally {
+    for (const close of closers) close();
+  }
+  if (response.wantsSnapshot && !abandoned.aborted) {
+    try {
+      response.snapshot((await session.snapshot()).text);
+    } catch (err) {
+      if (!response.failed && !abandoned.aborted) {
+        reportError(response, session.translateError(err), tool.name);
+      }
+    }
+  }
+}
+
+/** What the model hears when a dialog or a hung renderer cut its call short. */
+async function reportInterruption(ctx: ToolContext, cut: Interruption): Promise<void> {
+  if (cut.kind === "dialog") {
+    ctx.response.result(dialogText(ctx.session, cut.dialog));
+    return;
+  }
+  const e = await ctx.session.guard.recover(cut);
+  ctx.response.error(e.code, e.message);
+}
+
+function dialogText(session: BrowserSession, d: OpenDialog): string {
+  return renderDialog({ ...d, tabIndex: session.guard.tabIndex(d.tabId), nonce: session.nonce });
 }
 
 function recorded(session: BrowserSession, row: ReturnType<typeof actionRow>): boolean {

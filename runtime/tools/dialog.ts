@@ -1,0 +1,55 @@
+/**
+ * browser_handle_dialog.
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { OpenDialog } from "../browser/dialogs.ts";
+import { LOAD_TIMEOUT_MS, runAndSettle } from "../browser/navigation.ts";
+import { OmotaiError } from "../errors.ts";
+import { dialogFacts } from "./facts.ts";
+import { defineTool } from "./tool.ts";
+
+export const handleDialogTool = defineTool({
+  name: "browser_handle_dialog",
+  title: "Handle a dialog",
+  description:
+    "Accept or dismiss the dialog (alert, confirm, prompt, beforeunload) open on the current tab. Returns the page snapshot.",
+  schema: z.strictObject({
+    accept: z.boolean().describe("Whether to accept the dialog"),
+    promptText: z.string().max(10_000).optional().describe("Text to enter into a prompt"),
+  }),
+  kind: "click",
+  readOnly: false,
+  destructive: true,
+  answersDialog: true,
+  resolve(ctx): Promise<OpenDialog> {
+    const dialog = ctx.session.guard.openDialog();
+    if (!dialog) {
+      return Promise.reject(new OmotaiError("NO_DIALOG", "no dialog is open on the current tab"));
+    }
+    return Promise.resolve(dialog);
+  },
+  facts: (ctx, args, dialog) => Promise.resolve(dialogFacts(ctx, dialog, args.accept)),
+  async handle(ctx, args, dialog) {
+    ctx.response.includeSnapshot();
+    const tab = await ctx.session.currentTab();
+    // The page may go on to navigate (a beforeunload accepted, a confirm that submits). Its
+    // renderer waits on the dialog, so the main frame's id is the tab's own (as in Chromium)
+    // rather than read from the page.
+    const outcome = await runAndSettle(
+      tab.session,
+      () => ctx.session.guard.dialogs.answer(dialog.tabId, args.accept, args.promptText),
+      LOAD_TIMEOUT_MS,
+      tab.info.targetId,
+    );
+    const typed = args.accept && dialog.type === "prompt" && args.promptText !== undefined
+      ? ` with ${[...args.promptText].length} characters`
+      : "";
+    ctx.response.result(
+      `${args.accept ? "accepted" : "dismissed"} the ${dialog.type} dialog${typed}${
+        outcome.navigated ? "; a new page loaded" : ""
+      }`,
+    );
+  },
+});

@@ -1,0 +1,138 @@
+import assert from "node:assert/strict";
+import { refOf, startHarness } from "./helpers/harness.ts";
+import { serveWedgeSite } from "./fixtures/wedge_site.ts";
+
+async function world(policyExtra = "") {
+  const site = serveWedgeSite();
+  const h = await startHarness(() => `allowed_origins: [${site.origin}]\n${policyExtra}`);
+  const c = await h.connect();
+  return {
+    site,
+    h,
+    c,
+    async [Symbol.asyncDispose]() {
+      await c[Symbol.asyncDispose]();
+      await h[Symbol.asyncDispose]();
+      await site[Symbol.asyncDispose]();
+    },
+  };
+}
+
+Deno.test("a confirm() opened by a click returns at once; browser_handle_dialog answers it", async () => {
+  await using w = await world("read_only: false\n");
+  const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/confirm` });
+  const t0 = performance.now();
+  const click = await w.c.call("browser_click", { ref: refOf(home.text, /button "Delete order"/) });
+  assert.ok(performance.now() - t0 < 5_000, `click took ${performance.now() - t0} ms`);
+  assert.equal(click.isError, false, click.text);
+  assert.match(click.text, /^dialog open: confirm on tab 0/m);
+  assert.match(click.text, /<<<untrusted-dialog nonce=\w+>>>\nmessage: "Delete order 4471\?"/);
+  // Anything else is refused while it is open, and says why.
+  const snap = await w.c.call("browser_snapshot");
+  assert.match(snap.text, /^error: DIALOG_OPEN/);
+  assert.match(snap.text, /dialog open: confirm/);
+  const dismissed = await w.c.call("browser_handle_dialog", { accept: false });
+  assert.equal(dismissed.isError, false, dismissed.text);
+  assert.match(dismissed.text, /dismissed the confirm dialog/);
+  assert.match(dismissed.text, /order 4471 kept/);
+  assert.deepEqual(w.site.posts, []);
+  const again = await w.c.call("browser_click", {
+    ref: refOf(dismissed.text, /button "Delete order"/),
+  });
+  assert.match(again.text, /dialog open: confirm/);
+  const accepted = await w.c.call("browser_handle_dialog", { accept: true });
+  assert.match(accepted.text, /accepted the confirm dialog/);
+  assert.match(
+    (await w.c.call("browser_wait_for", { text: "deleted" })).text,
+    /order 4471 deleted/,
+  );
+  assert.deepEqual(w.site.posts, ["/orders/delete"]);
+  const none = await w.c.call("browser_handle_dialog", { accept: true });
+  assert.match(none.text, /^error: NO_DIALOG/);
+});
+
+Deno.test("a confirm accepted under read_only cannot write: the script's POST is refused", async () => {
+  await using w = await world("read_only: true\n");
+  const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/confirm` });
+  await w.c.call("browser_click", { ref: refOf(home.text, /button "Delete order"/) });
+  const accepted = await w.c.call("browser_handle_dialog", { accept: true });
+  assert.equal(accepted.isError, false, accepted.text);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.deepEqual(w.site.posts, []);
+  const snap = await w.c.call("browser_snapshot");
+  assert.match(accepted.text + snap.text, /blocked 1 request .*READ_ONLY_WRITE: POST http/);
+});
+
+Deno.test("prompt, alert on load and beforeunload dialogs are shown and answered", async () => {
+  await using w = await world("read_only: false\n");
+  const p = await w.c.call("browser_navigate", { url: `${w.site.origin}/prompt` });
+  const asked = await w.c.call("browser_click", { ref: refOf(p.text, /button "Ask name"/) });
+  assert.match(asked.text, /dialog open: prompt/);
+  assert.match(asked.text, /default: "Bob"/);
+  const answered = await w.c.call("browser_handle_dialog", { accept: true, promptText: "Alice" });
+  assert.match(answered.text, /accepted the prompt dialog with 5 characters/);
+  assert.match(answered.text, /name: 5 chars/);
+  assert.ok(!answered.text.includes("Alice"), "the typed text is never echoed");
+
+  const onload = await w.c.call("browser_navigate", { url: `${w.site.origin}/alert-onload` });
+  assert.match(onload.text, /dialog open: alert/);
+  // The page's text cannot close the block early.
+  assert.equal(onload.text.split("<<<end-untrusted-dialog").length, 2, onload.text);
+  const ok = await w.c.call("browser_handle_dialog", { accept: true });
+  assert.match(ok.text, /# Greeting/);
+
+  const ed = await w.c.call("browser_navigate", { url: `${w.site.origin}/beforeunload` });
+  // Chromium asks before unload only after the user interacted with the page.
+  await w.c.call("browser_type", { ref: refOf(ed.text, /textbox "Draft"/), text: "draft" });
+  const leave = await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
+  assert.match(leave.text, /dialog open: beforeunload/);
+  const stay = await w.c.call("browser_handle_dialog", { accept: false });
+  assert.match(stay.text, /# Editor/);
+  await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
+  const left = await w.c.call("browser_handle_dialog", { accept: true });
+  assert.match(left.text, /accepted the beforeunload dialog/);
+  assert.match((await w.c.call("browser_snapshot")).text, /# Safe page/);
+});
+
+Deno.test("a page that opens dialogs in a loop loses its tab; the session goes on", async () => {
+  await using w = await world();
+  const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/alert-loop` });
+  let r = await w.c.call("browser_click", { ref: refOf(home.text, /button "Start"/) });
+  for (let i = 0; i < 10 && /dialog open: alert/.test(r.text); i++) {
+    r = await w.c.call("browser_handle_dialog", { accept: true });
+  }
+  const after = await w.c.call("browser_snapshot");
+  const all = r.text + "\n" + after.text;
+  assert.match(all, /opened 5 dialogs within 30 s; the runtime closed it \(dialog loop\)/, all);
+  const nav = await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
+  assert.equal(nav.isError, false, nav.text);
+  assert.match(nav.text, /# Safe page/);
+});
+
+Deno.test("a script that never yields is detected in seconds; PAGE_UNRESPONSIVE names the tab to go on in", async () => {
+  await using w = await world();
+  const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/script-loop` });
+  const t0 = performance.now();
+  const spin = await w.c.call("browser_click", { ref: refOf(home.text, /button "Spin"/) });
+  const ms = performance.now() - t0;
+  assert.match(
+    spin.text,
+    /^error: PAGE_UNRESPONSIVE \(tab 0 stopped answering .* Go on in tab 0 \(about:blank\)/,
+  );
+  assert.ok(ms < 12_000, `detected after ${Math.round(ms)} ms`);
+  console.log(`  script loop detected after ${Math.round(ms)} ms`);
+  const nav = await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
+  assert.equal(nav.isError, false, nav.text);
+  assert.match(nav.text, /# Safe page/);
+  // A page that starts spinning on its own is caught by the next call.
+  await w.c.call("browser_navigate", { url: `${w.site.origin}/spin-later` });
+  await new Promise((r) => setTimeout(r, 500));
+  const t1 = performance.now();
+  const snap = await w.c.call("browser_snapshot");
+  assert.match(snap.text, /^error: PAGE_UNRESPONSIVE/);
+  assert.ok(performance.now() - t1 < 12_000);
+  assert.match(
+    (await w.c.call("browser_navigate", { url: `${w.site.origin}/` })).text,
+    /# Safe page/,
+  );
+});
