@@ -16,12 +16,10 @@ import type { AuditEvent, AuditSink } from "../audit/audit_row.ts";
 import { BrowserLostError, OmotaiError } from "../errors.ts";
 import { type RenderedPage, renderPage } from "../snapshot/page_view.ts";
 import { BlockedRequests } from "./blocked_notice.ts";
-import { ConsoleLog } from "./console_log.ts";
 import type { Element } from "./element_ops.ts";
 import type { BrowserHooks, BrowserHooksFactory, TargetWatcher } from "./hooks.ts";
 import { launchLive } from "./launch.ts";
 import type { Live } from "./live.ts";
-import { NetworkLog } from "./network_log.ts";
 import { Notices } from "./notices.ts";
 import { PageSnapshots } from "./page_snapshot.ts";
 import { SessionState } from "./session_state.ts";
@@ -72,11 +70,8 @@ export class BrowserSession implements AsyncDisposable {
     lifecycle: (kind, reason) => this.#lifecycle(kind, reason),
   });
   /** Followers of every target, in the order they are set up. */
-  /** Console output of every tab (bounded), for browser_console_messages. */
-  readonly console: ConsoleLog = new ConsoleLog();
   /** Requests of every tab since its page loaded (bounded), with block reasons. */
-  readonly network: NetworkLog = new NetworkLog();
-  readonly #watchers: TargetWatcher[] = [this.guard.dialogs, this.console, this.network];
+  readonly #watchers: TargetWatcher[] = [this.guard.dialogs];
   #live: Live | undefined;
   #starting: Promise<Live> | undefined;
   #generation = 0;

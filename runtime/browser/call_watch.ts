@@ -79,7 +79,10 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
 }
 
 /** Whether the page's renderer evaluates a constant in time. */
-export async function probe(session: CdpSession, timeoutMs: number = PROBE_TIMEOUT_MS) {
+export async function probe(
+  session: CdpSession,
+  timeoutMs: number = PROBE_TIMEOUT_MS,
+): Promise<boolean> {
   try {
     await session.send("Runtime.evaluate", { expression: "0", returnByValue: true }, {
       timeoutMs,
