@@ -167,26 +167,41 @@ Deno.test("bad arguments and unknown refs get clear errors and the session keeps
   assert.equal(ok.isError, false, ok.text);
 });
 
-Deno.test("no tool reads script, raw HTML or screenshots; hints are honest", async () => {
+Deno.test("no tool runs page script or reads raw HTML; hints are honest", async () => {
   await using h = await startHarness();
   await using c = await h.connect();
   const { tools } = await c.client.listTools();
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, [
     "browser_click",
+    "browser_close",
+    "browser_console_messages",
+    "browser_drag",
+    "browser_file_upload",
+    "browser_fill_form",
     "browser_handle_dialog",
+    "browser_hover",
     "browser_navigate",
     "browser_navigate_back",
+    "browser_network_requests",
     "browser_press_key",
+    "browser_resize",
     "browser_select_option",
     "browser_snapshot",
     "browser_tabs",
+    "browser_take_screenshot",
     "browser_type",
     "browser_wait_for",
   ]);
+  // Never: a tool that runs page script, reads raw HTML or installs a browser.
+  for (const absent of ["browser_evaluate", "browser_run_code", "browser_install"]) {
+    assert.ok(!names.includes(absent), absent);
+  }
   const hint = (n: string) => tools.find((t) => t.name === n)!.annotations!;
   assert.equal(hint("browser_snapshot").readOnlyHint, true);
   assert.equal(hint("browser_wait_for").readOnlyHint, true);
+  assert.equal(hint("browser_console_messages").readOnlyHint, true);
+  assert.equal(hint("browser_network_requests").readOnlyHint, true);
   for (const n of ["browser_click", "browser_type", "browser_select_option", "browser_press_key"]) {
     assert.equal(hint(n).readOnlyHint, false, n);
     assert.equal(hint(n).destructiveHint, true, n);
@@ -250,7 +265,8 @@ Deno.test("a covered element is not clicked (CLICK_INTERCEPTED)", async () => {
   const page = await c.call("browser_navigate", { url: `${h.site.origin}/overlay` });
   const r = await c.call("browser_click", { ref: refOf(page.text, /button "Hidden target"/) });
   assert.match(r.text, /error: CLICK_INTERCEPTED/);
-  assert.match(r.text, /title: Overlay/);
+  // Nothing was clicked: the page the agent saw is unchanged.
+  assert.match(r.text, /no changes since your last view \(doc d1\)/);
 });
 
 Deno.test("page text cannot forge the end of the untrusted block", async () => {

@@ -42,10 +42,9 @@ Deno.test("a confirm() opened by a click returns at once; browser_handle_dialog 
   assert.match(again.text, /dialog open: confirm/);
   const accepted = await w.c.call("browser_handle_dialog", { accept: true });
   assert.match(accepted.text, /accepted the confirm dialog/);
-  assert.match(
-    (await w.c.call("browser_wait_for", { text: "deleted" })).text,
-    /order 4471 deleted/,
-  );
+  const waited = await w.c.call("browser_wait_for", { text: "deleted" });
+  // The change shows in whichever result came after it (a diff of the page the agent saw).
+  assert.match(accepted.text + waited.text, /order 4471 deleted/);
   assert.deepEqual(w.site.posts, ["/orders/delete"]);
   const none = await w.c.call("browser_handle_dialog", { accept: true });
   assert.match(none.text, /^error: NO_DIALOG/);
@@ -87,7 +86,9 @@ Deno.test("prompt, alert on load and beforeunload dialogs are shown and answered
   const leave = await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
   assert.match(leave.text, /dialog open: beforeunload/);
   const stay = await w.c.call("browser_handle_dialog", { accept: false });
-  assert.match(stay.text, /# Editor/);
+  // Still on the editor the agent saw: nothing changed.
+  assert.match(stay.text, /no changes since your last view/);
+  assert.doesNotMatch(stay.text, /# Safe page/);
   await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
   const left = await w.c.call("browser_handle_dialog", { accept: true });
   assert.match(left.text, /accepted the beforeunload dialog/);
@@ -135,4 +136,18 @@ Deno.test("a script that never yields is detected in seconds; PAGE_UNRESPONSIVE 
     (await w.c.call("browser_navigate", { url: `${w.site.origin}/` })).text,
     /# Safe page/,
   );
+});
+
+Deno.test("a page that never finishes loading returns what is there after a bounded wait", async () => {
+  await using w = await world();
+  const t0 = performance.now();
+  const r = await w.c.call("browser_navigate", { url: `${w.site.origin}/endless` });
+  const ms = performance.now() - t0;
+  console.log(`  endless page returned after ${Math.round(ms)} ms`);
+  assert.equal(r.isError, false, r.text);
+  assert.match(r.text, /\(the page is still loading\)/);
+  assert.match(r.text, /# Still coming/);
+  assert.ok(ms < 15_000, `${Math.round(ms)} ms`);
+  const back = await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
+  assert.match(back.text, /# Safe page/);
 });

@@ -12,6 +12,8 @@ export interface BlockedRequest {
   /** Origin only (or `scheme:`), never a path or query. */
   origin: string;
   reason: string;
+  /** The request's CDP `Network` id (`Fetch.requestPaused` `networkId`), for the network log. */
+  networkId?: string;
 }
 
 /** Distinct method/origin entries a notice lists before it says how many more. */

@@ -14,18 +14,20 @@ import type {
 } from "../../cdp/mod.ts";
 import type { AuditEvent, AuditSink } from "../audit/audit_row.ts";
 import { BrowserLostError, OmotaiError } from "../errors.ts";
-import { type RenderedPage, renderPage } from "../snapshot/page_view.ts";
 import { BlockedRequests } from "./blocked_notice.ts";
 import type { Element } from "./element_ops.ts";
 import type { BrowserHooks, BrowserHooksFactory, TargetWatcher } from "./hooks.ts";
 import { launchLive } from "./launch.ts";
 import type { Live } from "./live.ts";
 import { Notices } from "./notices.ts";
-import { PageSnapshots } from "./page_snapshot.ts";
+import { PageSnapshots, type Presented, type SnapshotMode } from "./page_snapshot.ts";
 import { SessionState } from "./session_state.ts";
 import { type TabInfo, Tabs } from "./tabs.ts";
 import { translateBrowserError } from "./translate_error.ts";
 import { WedgeGuard } from "./wedge_guard.ts";
+import { ConsoleLog } from "./console_log.ts";
+import { FileChoosers } from "./file_choosers.ts";
+import { NetworkLog } from "./network_log.ts";
 
 /** How a session starts its browser. */
 export interface BrowserSessionOptions {
@@ -40,7 +42,7 @@ export interface BrowserSessionOptions {
 }
 
 /** A captured snapshot plus counts. */
-export interface SnapshotResult extends RenderedPage {
+export interface SnapshotResult extends Presented {
   docId: string;
   interactive: number;
 }
@@ -68,10 +70,27 @@ export class BrowserSession implements AsyncDisposable {
     notices: this.#notices,
     live: () => this.#live,
     lifecycle: (kind, reason) => this.#lifecycle(kind, reason),
+    capturing: () => this.#snapshots.capturing,
   });
-  /** Followers of every target, in the order they are set up. */
+  /** Console output of every tab (bounded), for browser_console_messages. */
+  readonly console: ConsoleLog = new ConsoleLog();
   /** Requests of every tab since its page loaded (bounded), with block reasons. */
-  readonly #watchers: TargetWatcher[] = [this.guard.dialogs];
+  readonly network: NetworkLog = new NetworkLog();
+  /** File choosers waiting for `browser_file_upload`. */
+  readonly choosers: FileChoosers = new FileChoosers((c) =>
+    this.#notices.push(
+      `a file chooser opened on tab ${
+        this.guard.tabIndex(c.tabId)
+      }; answer it with browser_file_upload {"paths": [...]}`,
+    )
+  );
+  /** Followers of every target, in the order they are set up. */
+  readonly #watchers: TargetWatcher[] = [
+    this.guard.dialogs,
+    this.choosers,
+    this.console,
+    this.network,
+  ];
   #live: Live | undefined;
   #starting: Promise<Live> | undefined;
   #generation = 0;
@@ -198,12 +217,20 @@ export class BrowserSession implements AsyncDisposable {
     return (await this.currentTab()).session;
   }
 
-  /** Captures the current tab and renders page `page` of its outline. */
-  async snapshot(page = 1, maxTokens?: number): Promise<SnapshotResult> {
-    const { view, interactive } = await this.#capture();
+  /**
+   * Captures the current tab and renders page `page` of its outline, or in `changes` mode
+   * what changed since the agent's last view of the same document.
+   */
+  async snapshot(
+    page = 1,
+    maxTokens?: number,
+    mode: SnapshotMode = "full",
+  ): Promise<SnapshotResult> {
+    const captured = await this.#capture();
     const blocked = this.blocked.take();
     if (blocked) this.#notices.push(blocked);
-    return { ...renderPage(view, page, maxTokens), docId: view.docId, interactive };
+    const shown = this.#snapshots.present(captured, mode, page, maxTokens);
+    return { ...shown, docId: captured.view.docId, interactive: captured.interactive };
   }
 
   /** The current tab's outline as plain text (all pages), for text waits. */

@@ -36,6 +36,11 @@ export interface CallWatchDeps {
   /** The tab the call acts on now (without opening one). */
   currentTab(): TrackedTarget | undefined;
   dialogs: Dialogs;
+  /**
+   * Whether the runtime itself holds the renderer (a snapshot of a huge page can keep it
+   * busy for seconds): probes then wait, since they would only queue behind it.
+   */
+  busy(): boolean;
   probeAfterMs?: number;
   probeTimeoutMs?: number;
 }
@@ -56,11 +61,16 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
     if (disposed) return;
     const tab = deps.currentTab();
     // A renderer waiting on a dialog does not answer either: that is the dialog's case.
-    if (tab && !tab.session.detached && !deps.dialogs.openOn(tab.info.targetId)) {
+    if (
+      tab && !tab.session.detached && !deps.dialogs.openOn(tab.info.targetId) && !deps.busy()
+    ) {
       const answered = await probe(tab.session, timeoutMs) ||
         (!disposed && await probe(tab.session, timeoutMs));
       if (disposed) return;
-      if (!answered && !tab.session.detached && !deps.dialogs.openOn(tab.info.targetId)) {
+      if (
+        !answered && !tab.session.detached && !deps.dialogs.openOn(tab.info.targetId) &&
+        !deps.busy()
+      ) {
         resolve({ kind: "unresponsive", tabId: tab.info.targetId });
         return;
       }

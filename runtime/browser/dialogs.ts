@@ -8,6 +8,7 @@
  */
 import type { CdpSession, Protocol, TrackedTarget } from "../../cdp/mod.ts";
 import type { TargetWatcher } from "./hooks.ts";
+import { tabOf } from "./tab_of.ts";
 
 /** Dialogs one tab may open within `LOOP_WINDOW_MS` before the runtime closes the tab. */
 export const LOOP_DIALOGS = 5;
@@ -52,13 +53,16 @@ export class Dialogs implements TargetWatcher {
     const type = target.info.type;
     if (type !== "page" && type !== "iframe") return;
     const session = target.session;
-    session.on("Page.javascriptDialogOpening", (e) => this.#opening(tabOf(target), session, e));
+    session.on(
+      "Page.javascriptDialogOpening",
+      (e) => this.#opening(tabOf(target) ?? target.info.targetId, session, e),
+    );
     session.on("Page.javascriptDialogClosed", () => {
-      const tabId = tabOf(target);
+      const tabId = tabOf(target) ?? target.info.targetId;
       if (this.#open.get(tabId)?.session === session) this.#open.delete(tabId);
     });
     session.onDetach(() => {
-      const tabId = tabOf(target);
+      const tabId = tabOf(target) ?? target.info.targetId;
       if (this.#open.get(tabId)?.session === session) this.#open.delete(tabId);
       if (type === "page") this.#looping.delete(tabId);
     });
@@ -114,11 +118,4 @@ export class Dialogs implements TargetWatcher {
     }
     for (const l of [...this.#listeners]) l(dialog);
   }
-}
-
-/** The tab a target belongs to: itself for a page, its page for an out-of-process frame. */
-function tabOf(target: TrackedTarget): string {
-  let s: CdpSession | undefined = target.session;
-  while (s && s.targetInfo?.type !== "page") s = s.parent;
-  return s?.targetInfo?.targetId ?? target.info.targetId;
 }

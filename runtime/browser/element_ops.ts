@@ -84,10 +84,27 @@ async function frameOffset(session: CdpSession): Promise<{ x: number; y: number 
   return { x, y };
 }
 
-/** Clicks the element's center after checking that nothing covers it. */
-export async function clickElement(el: Element): Promise<void> {
-  const noBox = () =>
-    new ElementActionError("NOT_VISIBLE", `${el.ref} has no visible box to click`);
+/** A rectangle in the tab's top-level viewport, in CSS pixels. */
+export interface ViewportBox {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** An element's place on screen: its bounding box and center. */
+export interface ElementPlace {
+  /** Bounding box in the tab's top-level viewport (where screenshots are addressed). */
+  box: ViewportBox;
+  /** Center in the tab's top-level viewport (where input events are addressed). */
+  center: { x: number; y: number };
+  /** Center in the element's own frame viewport (where hit tests run). */
+  local: { x: number; y: number };
+}
+
+/** Scrolls `el` into view and finds its place on screen; `NOT_VISIBLE` when it has no box. */
+export async function elementPlace(el: Element): Promise<ElementPlace> {
+  const noBox = () => new ElementActionError("NOT_VISIBLE", `${el.ref} has no visible box`);
   try {
     await el.session.send("DOM.scrollIntoViewIfNeeded", { backendNodeId: el.backendNodeId });
   } catch (err) {
@@ -99,21 +116,43 @@ export async function clickElement(el: Element): Promise<void> {
   }).catch(() => ({ quads: [] as number[][] }));
   const quad = quads.find((q) => area(q) > 1);
   if (!quad) throw noBox();
-  const local = {
-    x: (quad[0] + quad[2] + quad[4] + quad[6]) / 4,
-    y: (quad[1] + quad[3] + quad[5] + quad[7]) / 4,
-  };
-  await assertHitTarget(el, local);
+  const xs = [quad[0], quad[2], quad[4], quad[6]];
+  const ys = [quad[1], quad[3], quad[5], quad[7]];
+  const local = { x: (xs[0] + xs[1] + xs[2] + xs[3]) / 4, y: (ys[0] + ys[1] + ys[2] + ys[3]) / 4 };
   const offset = await frameOffset(el.session);
-  const x = local.x + offset.x;
-  const y = local.y + offset.y;
+  return {
+    box: {
+      x: Math.min(...xs) + offset.x,
+      y: Math.min(...ys) + offset.y,
+      width: Math.max(...xs) - Math.min(...xs),
+      height: Math.max(...ys) - Math.min(...ys),
+    },
+    center: { x: local.x + offset.x, y: local.y + offset.y },
+    local,
+  };
+}
+
+/**
+ * Where a pointer acting on `el` lands, in the tab's top-level viewport: its center, after
+ * checking that nothing covers it there (`CLICK_INTERCEPTED`), so input reaches only the
+ * element the gate judged.
+ */
+export async function pointerPoint(el: Element): Promise<{ x: number; y: number }> {
+  const place = await elementPlace(el);
+  await assertHitTarget(el, place.local);
+  return place.center;
+}
+
+/** Clicks the element's center after checking that nothing covers it. */
+export async function clickElement(el: Element): Promise<void> {
+  const { x, y } = await pointerPoint(el);
   const base = { x, y, button: "left" as const, clickCount: 1 };
   await el.page.send("Input.dispatchMouseEvent", { type: "mouseMoved", x, y });
   await el.page.send("Input.dispatchMouseEvent", { type: "mousePressed", ...base, buttons: 1 });
   await el.page.send("Input.dispatchMouseEvent", { type: "mouseReleased", ...base, buttons: 0 });
 }
 
-/** Refuses a click that would land on another element (an overlay, a clickjacking layer). */
+/** Refuses input that would land on another element (an overlay, a clickjacking layer). */
 async function assertHitTarget(el: Element, p: { x: number; y: number }): Promise<void> {
   const hit = await el.session.send("DOM.getNodeForLocation", {
     x: Math.round(p.x),
@@ -141,7 +180,7 @@ async function assertHitTarget(el: Element, p: { x: number; y: number }): Promis
   if (!inside) {
     throw new ElementActionError(
       "CLICK_INTERCEPTED",
-      `another element covers ${el.ref} at its center; the click was not sent`,
+      `another element covers ${el.ref} at its center; nothing was sent`,
     );
   }
 }

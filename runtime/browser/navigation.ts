@@ -5,8 +5,11 @@
  */
 import type { CdpSession, Protocol } from "../../cdp/mod.ts";
 
-/** How long an action may wait for the page it started to be parsed (DOMContentLoaded). */
-export const LOAD_TIMEOUT_MS = 30_000;
+/**
+ * How long an action may wait for the page it started to be parsed (DOMContentLoaded);
+ * after that the agent gets what is there, told the page is still loading.
+ */
+export const LOAD_TIMEOUT_MS = 10_000;
 /** After DOMContentLoaded, how long to wait for `load` (slow images, dead third parties). */
 export const LOAD_GRACE_MS = 300;
 /** How long after an action we watch for a navigation it may have started. */

@@ -9,7 +9,8 @@ import type { CdpSession, Protocol, TrackedTarget } from "../../cdp/mod.ts";
 import { displayUrl } from "../net/display_url.ts";
 import { StaleRefError } from "../errors.ts";
 import { buildOutline } from "../snapshot/outline.ts";
-import type { PageView } from "../snapshot/page_view.ts";
+import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_view.ts";
+import { renderDiff } from "../snapshot/diff.ts";
 import { captureTab } from "./capture.ts";
 import type { Element } from "./element_ops.ts";
 import type { Live } from "./live.ts";
@@ -19,6 +20,15 @@ import { RefTable } from "./ref_table.ts";
 export interface CapturedView {
   view: PageView;
   interactive: number;
+  tabId: string;
+}
+
+/** Whole pages, or only what changed since the agent's last view of the same document. */
+export type SnapshotMode = "full" | "changes";
+
+/** What the agent is sent, and whether it is a diff. */
+export interface Presented extends RenderedPage {
+  diff: boolean;
 }
 
 /** Snapshots and refs of one session. */
@@ -27,13 +37,30 @@ export class PageSnapshots {
   #refs = new RefTable();
   #docIds = new Map<string, string>();
   #docSeq = 0;
+  /** The last view the agent was sent of each tab (full page or diff). */
+  #lastSent = new Map<string, PageView>();
+  #capturing = 0;
 
   constructor(nonce: string) {
     this.#nonce = nonce;
   }
 
+  /** Whether a capture holds a renderer right now (the call watch then does not probe). */
+  get capturing(): boolean {
+    return this.#capturing > 0;
+  }
+
   /** Captures `tab` and issues refs for its elements. */
   async capture(live: Live, tab: TrackedTarget, pages: TrackedTarget[]): Promise<CapturedView> {
+    this.#capturing++;
+    try {
+      return await this.#capture(live, tab, pages);
+    } finally {
+      this.#capturing--;
+    }
+  }
+
+  async #capture(live: Live, tab: TrackedTarget, pages: TrackedTarget[]): Promise<CapturedView> {
     const capture = await captureTab(tab.session, live.tracker);
     const docId = this.#docId(capture.mainLoaderId);
     const { lines, brief, stats } = buildOutline(capture.root, (frame, backendNodeId) => {
@@ -59,7 +86,22 @@ export class PageSnapshots {
       lines,
       brief,
     };
-    return { view, interactive: stats.interactive };
+    return { view, interactive: stats.interactive, tabId: tab.info.targetId };
+  }
+
+  /**
+   * Renders a capture for the agent and remembers it as the agent's last view of the tab.
+   * In `changes` mode a view of the document the agent last saw becomes a diff when that
+   * is smaller than the first page; a new document always gets a whole first page.
+   */
+  present(c: CapturedView, mode: SnapshotMode, page = 1, maxTokens?: number): Presented {
+    const before = this.#lastSent.get(c.tabId);
+    this.#lastSent.set(c.tabId, c.view);
+    if (mode === "changes" && before && page === 1) {
+      const text = renderDiff(before, c.view, maxTokens);
+      if (text !== undefined) return { text, page: 1, pages: 1, diff: true };
+    }
+    return { ...renderPage(c.view, page, maxTokens), diff: false };
   }
 
   /**

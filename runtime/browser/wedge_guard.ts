@@ -20,6 +20,8 @@ export interface WedgeGuardDeps {
   live(): Live | undefined;
   /** Appends a lifecycle audit row (never throws). */
   lifecycle(kind: string, reason?: string): void;
+  /** Whether the runtime's own capture holds the renderer right now. */
+  capturing(): boolean;
 }
 
 /** Dialogs, call watches and recovery of one session. */
@@ -48,6 +50,7 @@ export class WedgeGuard {
     return watchCall({
       currentTab: () => this.#deps.tabs.peek(this.#deps.live()),
       dialogs: this.dialogs,
+      busy: () => this.#deps.capturing(),
     });
   }
 

@@ -25,6 +25,7 @@ import { bracketHost } from "../net/host.ts";
 import { allowedHostsFor } from "../mcp/host_guard.ts";
 import { createHttpApp, type HttpApp } from "../mcp/http_app.ts";
 import { createMcpServer } from "../mcp/server.ts";
+import { toolSettingsFrom } from "../tools/settings.ts";
 import { loadPolicyFile, parsePolicy, type PolicyFile } from "../policy/policy_file.ts";
 import { stdinEnded, Teardowns } from "./shutdown.ts";
 
@@ -99,6 +100,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     reason: engine.modules.map((m) => m.name).join(","),
   });
   const gate: Gate = new PolicyGate(boundary);
+  const settings = toolSettingsFrom(policy);
   const hooks = egressHooks({ boundary, proxy });
   // Shutdown waits for every session's browser and profile, not just for its server's close.
   const sessions = new Teardowns();
@@ -114,6 +116,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
         }),
       ),
       gate,
+      settings,
     });
 
   const closers: (() => Promise<void>)[] = [];

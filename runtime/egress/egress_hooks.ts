@@ -26,7 +26,10 @@ export function egressHooks({ boundary, proxy }: EgressDeps): BrowserHooksFactor
       boundary,
       session: who,
       counters,
-      onBlocked: (r) => s.blocked.add(r),
+      onBlocked: (r) => {
+        s.blocked.add(r);
+        s.network?.blocked(r);
+      },
     });
     return {
       async beforeLaunch() {

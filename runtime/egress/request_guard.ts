@@ -101,6 +101,8 @@ export class RequestGuard {
       method: facts.method,
       origin: facts.target?.origin ?? `${facts.target?.scheme ?? "unknown"}:`,
       reason,
+      // Lets the session's network log put the reason on the request it lists.
+      ...(e.networkId ? { networkId: e.networkId } : {}),
     });
     await session.send("Fetch.failRequest", {
       requestId: e.requestId,

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isAbsolute } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { PolicyFileError } from "../errors.ts";
@@ -37,6 +38,11 @@ const moduleSchema = z.strictObject({
   config: z.record(z.string(), z.unknown()).optional(),
 });
 
+const absoluteDirSchema = z.string().min(1).refine(
+  (p) => isAbsolute(p) && !p.includes("\0"),
+  "must be an absolute path",
+);
+
 /** Schema of the policy file. */
 export const PolicyFileSchema = z.strictObject({
   /** Origins the agent may browse. */
@@ -65,6 +71,10 @@ export const PolicyFileSchema = z.strictObject({
     .optional(),
   /** Policy modules to load; default: the bundled baseline. */
   modules: z.array(moduleSchema).min(1).optional(),
+  /** Whether browser_take_screenshot may run (never in a tainted session). */
+  screenshots: z.boolean().default(false),
+  /** Absolute directory files may be uploaded from; without it uploads are refused. */
+  upload_dir: absoluteDirSchema.optional(),
 });
 
 /** A validated policy. */

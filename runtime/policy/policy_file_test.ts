@@ -59,3 +59,31 @@ Deno.test("parsePolicy() canonicalizes denied path prefixes and checks every key
   assert.throws(() => parsePolicy("trusted_keys: [abc]\n", "p.yaml"), /trusted_keys.0/);
   assert.throws(() => parsePolicy("max_actions: -1\n", "p.yaml"), /max_actions/);
 });
+
+Deno.test("parsePolicy() reads screenshots and upload_dir, off and absent by default", () => {
+  const empty = parsePolicy("");
+  assert.equal(empty.screenshots, false);
+  assert.equal(empty.upload_dir, undefined);
+  const p = parsePolicy("screenshots: true\nupload_dir: /srv/uploads\n");
+  assert.equal(p.screenshots, true);
+  assert.equal(p.upload_dir, "/srv/uploads");
+});
+
+Deno.test("parsePolicy() refuses a relative upload_dir and a non-boolean screenshots with file and line", () => {
+  assert.throws(
+    () => parsePolicy("allowed_origins: []\nupload_dir: uploads\n", "p.yaml"),
+    (e: unknown) =>
+      e instanceof PolicyFileError &&
+      /p\.yaml:2: "upload_dir": must be an absolute path/.test(e.message),
+  );
+  assert.throws(() => parsePolicy("upload_dir: ''\n", "p.yaml"), /p\.yaml:1: "upload_dir"/);
+  assert.throws(() => parsePolicy("upload_dir: [/a]\n", "p.yaml"), /p\.yaml:1: "upload_dir"/);
+  assert.throws(
+    () => parsePolicy("screenshots: sometimes\n", "p.yaml"),
+    /p\.yaml:1: "screenshots"/,
+  );
+  assert.throws(
+    () => parsePolicy("screenshot: true\n", "p.yaml"),
+    /p\.yaml:1: unknown key "screenshot"/,
+  );
+});

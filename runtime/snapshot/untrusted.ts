@@ -6,8 +6,11 @@
  * @module
  */
 
-/** What a block holds: a page outline, the tab list (titles and URLs), a dialog's text. */
-export type UntrustedKind = "page" | "tabs" | "dialog";
+/**
+ * What a block holds: a page outline, the tab list (titles and URLs), a dialog's text, the
+ * console output of a tab, or its requests (URLs and status texts).
+ */
+export type UntrustedKind = "page" | "tabs" | "dialog" | "console" | "network";
 
 /** Keeps page text from imitating the block markers (`<<<` → `‹‹‹`, `>>>` → `›››`). */
 export function neutralize(text: string): string {

@@ -1,12 +1,17 @@
 /**
- * The browser tools the model gets. There is deliberately no evaluate, raw-HTML or
- * screenshot tool.
+ * The browser tools the model gets. There is deliberately no evaluate or raw-HTML tool, and
+ * screenshots run only when the operator's policy enables them.
  *
  * @module
  */
 import { handleDialogTool } from "./dialog.ts";
 import { clickTool, pressKeyTool, selectOptionTool, typeTool } from "./element.ts";
+import { fillFormTool } from "./form.ts";
+import { fileUploadTool } from "./upload.ts";
 import { navigateBackTool, navigateTool } from "./navigate.ts";
+import { consoleMessagesTool, networkRequestsTool } from "./observe.ts";
+import { closeTool, resizeTool, takeScreenshotTool } from "./page.ts";
+import { dragTool, hoverTool } from "./pointer.ts";
 import { snapshotTool } from "./snapshot.ts";
 import { tabsTool } from "./tabs.ts";
 import type { AnyTool } from "./tool.ts";
@@ -24,6 +29,16 @@ export const TOOLS: readonly AnyTool[] = [
   waitForTool,
   tabsTool,
   handleDialogTool,
+  // In the order Playwright MCP documents them.
+  closeTool,
+  consoleMessagesTool,
+  dragTool,
+  fileUploadTool,
+  fillFormTool,
+  hoverTool,
+  networkRequestsTool,
+  resizeTool,
+  takeScreenshotTool,
 ] as unknown as readonly AnyTool[];
 
 export {
@@ -36,4 +51,12 @@ export {
   type ToolDeps,
   type ToolSettings,
 } from "./tool.ts";
-export { ResponseBuilder, type ToolResult } from "./response.ts";
+export {
+  type ContentBlock,
+  type ImageContent,
+  ResponseBuilder,
+  type TextContent,
+  type ToolResult,
+} from "./response.ts";
+export { toolSettingsFrom } from "./settings.ts";
+export { resolveUploadPaths } from "./upload_paths.ts";

@@ -4,10 +4,26 @@
  * @module
  */
 
-/** The MCP tool result shape we produce. */
+/** An MCP text content block. */
+export interface TextContent {
+  type: "text";
+  text: string;
+}
+
+/** An MCP image content block: base64 bytes and their type. */
+export interface ImageContent {
+  type: "image";
+  data: string;
+  mimeType: string;
+}
+
+/** One MCP content block of a tool result. */
+export type ContentBlock = TextContent | ImageContent;
+
+/** The MCP tool result shape we produce: the runtime's text first, then any images. */
 export interface ToolResult {
   [key: string]: unknown;
-  content: { type: "text"; text: string }[];
+  content: [TextContent, ...ContentBlock[]];
   isError?: boolean;
 }
 
@@ -19,6 +35,7 @@ export class ResponseBuilder {
   #denied: { reason: string; detail?: string } | undefined;
   #snapshot: string | undefined;
   #wantsSnapshot = false;
+  #images: ImageContent[] = [];
 
   /** Adds a one-line account of what happened. */
   result(line: string): this {
@@ -61,12 +78,18 @@ export class ResponseBuilder {
     return this;
   }
 
+  /** Attaches an image (base64 `data` of `mimeType`) after the text. */
+  image(data: string, mimeType: string): this {
+    this.#images.push({ type: "image", data, mimeType });
+    return this;
+  }
+
   /** Whether the call failed or was denied. */
   get failed(): boolean {
     return this.#error !== undefined || this.#denied !== undefined;
   }
 
-  /** The text the model receives. */
+  /** What the model receives: the text, then any images. */
   serialize(): ToolResult {
     const lines: string[] = [];
     if (this.#denied) {
@@ -79,7 +102,9 @@ export class ResponseBuilder {
     for (const n of this.#notices) lines.push(`notice: ${n}`);
     if (this.#snapshot !== undefined) lines.push("", this.#snapshot);
     const out: ToolResult = { content: [{ type: "text", text: lines.join("\n") }] };
+    // A call that failed half-way shows no pixels it may have captured before failing.
     if (this.failed) out.isError = true;
+    else out.content.push(...this.#images);
     return out;
   }
 }

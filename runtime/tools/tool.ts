@@ -187,7 +187,8 @@ async function runSteps(
   }
   if (response.wantsSnapshot && !abandoned.aborted) {
     try {
-      response.snapshot((await session.snapshot()).text);
+      // After an action the agent gets what changed on a page it has seen, not the page again.
+      response.snapshot((await session.snapshot(1, undefined, "changes")).text);
     } catch (err) {
       if (!response.failed && !abandoned.aborted) {
         reportError(response, session.translateError(err), tool.name);

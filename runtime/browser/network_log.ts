@@ -1,0 +1,283 @@
+/**
+ * The requests of a session's tabs since each tab's page loaded: method, origin and path,
+ * status or failure, and for a request the egress guard refused, its reason code. Kept per
+ * tab in a bounded ring and shown by `browser_network_requests`. `Network` is enabled with
+ * no body buffers and headers are never kept: a URL is reduced to origin and path the
+ * moment it arrives, so no query, fragment, header, body or cookie is ever stored.
+ *
+ * @module
+ */
+import type { Protocol, TrackedTarget } from "../../cdp/mod.ts";
+import { displayUrl } from "../net/display_url.ts";
+import { untrustedBlock } from "../snapshot/untrusted.ts";
+import type { BlockedRequest } from "./blocked_notice.ts";
+import type { TargetWatcher } from "./hooks.ts";
+import { tabOf } from "./tab_of.ts";
+
+/** The bounds of the log; each caps memory or output a page could otherwise grow. */
+export interface NetworkLimits {
+  /** Requests kept per tab (the oldest go first). */
+  perTab: number;
+  /** Tabs with a log; the least recently written one goes first. */
+  tabs: number;
+  /** Requests one answer lists (the newest). */
+  listed: number;
+  /** Characters of a shown URL (origin and path). */
+  url: number;
+  /** Block reasons waiting for their request's `Network` event. */
+  pending: number;
+}
+
+/** The defaults: 500 requests kept per tab, 300 listed. */
+export const NETWORK_LIMITS: Readonly<NetworkLimits> = {
+  perTab: 500,
+  tabs: 16,
+  listed: 300,
+  url: 200,
+  pending: 256,
+};
+
+/**
+ * `Network.enable` without buffers: bodies are never needed, and Chromium would otherwise
+ * keep up to 100 MB of them per target for a client that asks.
+ */
+const NETWORK_ENABLE: Protocol.Network.EnableRequest = {
+  maxTotalBufferSize: 0,
+  maxResourceBufferSize: 0,
+  maxPostDataSize: 0,
+};
+
+/** Resource types that are not static (Playwright lists them even when they succeed). */
+const FETCHES = new Set(["XHR", "Fetch"]);
+
+/** One request as kept: nothing the page could hide a secret in beyond origin and path. */
+export interface NetworkEntry {
+  /** CDP `Network` request id (the egress guard's `networkId`). */
+  requestId: string;
+  /** The document it belongs to (`Network` loader id). */
+  loaderId: string;
+  method: string;
+  /** Origin and path, never a query or fragment (`scheme:` for non-HTTP URLs). */
+  url: string;
+  /** CDP resource type (`Document`, `Fetch`, `Image`, …). */
+  type: string;
+  status?: number;
+  /** The server's reason phrase (page-controlled, cut short). */
+  statusText?: string;
+  /** Chromium's error text for a request that failed (`net::ERR_…`). */
+  failure?: string;
+  /** The egress guard's reason code for a request it refused. */
+  blocked?: string;
+}
+
+/** What a call asks for. */
+export interface NetworkQuery {
+  /** List successful static resources too (images, scripts, styles, documents). */
+  static?: boolean;
+  /** Keeps only requests whose shown URL (origin and path) passes. */
+  match?: (url: string) => boolean;
+}
+
+interface TabLog {
+  entries: NetworkEntry[];
+  dropped: number;
+}
+
+/** Collects requests per tab; a `TargetWatcher` of the session, told of blocks by egress. */
+export class NetworkLog implements TargetWatcher {
+  readonly #limits: NetworkLimits;
+  /** Insertion order is recency: a write moves its tab to the end. */
+  #tabs = new Map<string, TabLog>();
+  /** The latest entry of each request id still in a ring, for responses and blocks. */
+  #byId = new Map<string, NetworkEntry>();
+  /** Reasons of blocked requests whose `requestWillBeSent` has not arrived yet. */
+  #pending = new Map<string, string>();
+
+  constructor(limits: Partial<NetworkLimits> = {}) {
+    this.#limits = { ...NETWORK_LIMITS, ...limits };
+  }
+
+  /**
+   * Enables `Network` on pages, frames and dedicated workers of a tab. Sent before the
+   * tracker resumes the target, never awaited: a target whose requests cannot be listed
+   * still runs (listing is not guarding; the egress guard is).
+   */
+  watch(target: TrackedTarget): void {
+    const type = target.info.type;
+    if (type !== "page" && type !== "iframe" && type !== "worker") return;
+    const tabId = tabOf(target);
+    if (tabId === undefined) return;
+    const session = target.session;
+    session.on("Network.requestWillBeSent", (e) => this.#sent(tabId, e));
+    session.on("Network.responseReceived", (e) => {
+      const entry = this.#byId.get(e.requestId);
+      if (!entry) return;
+      entry.status = e.response.status;
+      entry.statusText = cut(oneLine(e.response.statusText ?? ""), 60);
+    });
+    session.on("Network.loadingFailed", (e) => {
+      const entry = this.#byId.get(e.requestId);
+      if (entry) entry.failure = cut(oneLine(e.errorText), 80);
+    });
+    if (type === "page") {
+      session.on("Page.frameNavigated", ({ frame }) => {
+        if (frame.parentId === undefined) this.#navigated(tabId, frame.loaderId);
+      });
+      session.onDetach(() => this.#forget(tabId));
+    }
+    session.send("Network.enable", NETWORK_ENABLE).catch(() => {});
+  }
+
+  /** Attaches the egress guard's reason to the request it refused (by `networkId`). */
+  blocked(r: BlockedRequest): void {
+    if (!r.networkId) return;
+    const entry = this.#byId.get(r.networkId);
+    if (entry) {
+      entry.blocked = r.reason;
+      return;
+    }
+    // The guard may judge a request before its `Network` event reaches us.
+    if (this.#pending.size >= this.#limits.pending) {
+      this.#pending.delete(this.#pending.keys().next().value!);
+    }
+    this.#pending.set(r.networkId, r.reason);
+  }
+
+  /** The requests of tab `tabId` since its page loaded, oldest first (copies). */
+  list(tabId: string): { entries: NetworkEntry[]; dropped: number } {
+    const log = this.#tabs.get(tabId);
+    return { entries: (log?.entries ?? []).map((e) => ({ ...e })), dropped: log?.dropped ?? 0 };
+  }
+
+  /**
+   * The answer of `browser_network_requests` for tab `tabId`: counts, then one numbered
+   * line per request inside an untrusted block (URLs are page-controlled).
+   */
+  render(tabId: string, query: NetworkQuery, nonce: string): string {
+    const { entries, dropped } = this.list(tabId);
+    const lines: string[] = [];
+    let hiddenStatic = 0;
+    entries.forEach((e, i) => {
+      if (!query.static && isStaticSuccess(e)) {
+        hiddenStatic++;
+        return;
+      }
+      if (query.match && !query.match(e.url)) return;
+      lines.push(`${i + 1}. ${requestLine(e)}`);
+    });
+    const blocked = entries.filter((e) => e.blocked).length;
+    const failed = entries.filter((e) => !e.blocked && e.failure).length;
+    const head = [
+      `${entries.length} request${entries.length === 1 ? "" : "s"} since the page loaded` +
+      ` (${blocked} blocked, ${failed} failed)`,
+    ];
+    if (dropped > 0) {
+      head.push(
+        `${dropped} earlier requests were dropped (the log keeps the last ${this.#limits.perTab})`,
+      );
+    }
+    const shown = lines.slice(-this.#limits.listed);
+    if (lines.length > shown.length) {
+      head.push(`${lines.length - shown.length} more requests not listed (the oldest)`);
+    }
+    const tail = hiddenStatic > 0
+      ? [
+        `Note: ${hiddenStatic} static request${hiddenStatic === 1 ? "" : "s"} not shown, ` +
+        `run with "static": true to see ${hiddenStatic === 1 ? "it" : "them"}.`,
+      ]
+      : [];
+    const body = shown.length > 0 ? [untrustedBlock("network", nonce, shown)] : [];
+    return [...head, ...body, ...tail].join("\n");
+  }
+
+  #sent(tabId: string, e: Protocol.Network.RequestWillBeSentEvent): void {
+    const previous = this.#byId.get(e.requestId);
+    // A redirect reuses the request id: the hop before it ends with the redirect status.
+    if (previous && e.redirectResponse) {
+      previous.status = e.redirectResponse.status;
+      previous.statusText = cut(oneLine(e.redirectResponse.statusText ?? ""), 60);
+    }
+    const entry: NetworkEntry = {
+      requestId: e.requestId,
+      loaderId: e.loaderId,
+      method: cut(e.request.method.toUpperCase(), 16),
+      url: cut(displayUrl(e.request.url, undefined), this.#limits.url),
+      type: e.type ?? "Other",
+    };
+    const reason = this.#pending.get(e.requestId);
+    if (reason !== undefined) {
+      this.#pending.delete(e.requestId);
+      entry.blocked = reason;
+    }
+    const log = this.#tab(tabId);
+    log.entries.push(entry);
+    this.#byId.set(e.requestId, entry);
+    if (log.entries.length > this.#limits.perTab) {
+      this.#unindex(log.entries.shift()!);
+      log.dropped++;
+    }
+  }
+
+  /** A new document in the tab's main frame: only its own requests stay. */
+  #navigated(tabId: string, loaderId: string): void {
+    const log = this.#tabs.get(tabId);
+    if (!log) return;
+    const kept: NetworkEntry[] = [];
+    for (const e of log.entries) {
+      if (e.loaderId === loaderId) kept.push(e);
+      else this.#unindex(e);
+    }
+    log.entries = kept;
+    log.dropped = 0;
+  }
+
+  #tab(tabId: string): TabLog {
+    let log = this.#tabs.get(tabId);
+    if (log) {
+      this.#tabs.delete(tabId);
+    } else {
+      log = { entries: [], dropped: 0 };
+      if (this.#tabs.size >= this.#limits.tabs) this.#forget(this.#tabs.keys().next().value!);
+    }
+    this.#tabs.set(tabId, log);
+    return log;
+  }
+
+  #forget(tabId: string): void {
+    const log = this.#tabs.get(tabId);
+    if (!log) return;
+    for (const e of log.entries) this.#unindex(e);
+    this.#tabs.delete(tabId);
+  }
+
+  #unindex(e: NetworkEntry): void {
+    if (this.#byId.get(e.requestId) === e) this.#byId.delete(e.requestId);
+  }
+}
+
+/** Playwright's rule: a successful request that is not a fetch is a static resource. */
+function isStaticSuccess(e: NetworkEntry): boolean {
+  return !FETCHES.has(e.type) && !e.failure && !e.blocked && e.status !== undefined &&
+    e.status < 400;
+}
+
+/** `[GET] origin/path => [200] OK`, `=> [BLOCKED] REASON` or `=> [FAILED] net::…`. */
+function requestLine(e: NetworkEntry): string {
+  const line = `[${e.method}] ${e.url}`;
+  if (e.blocked) return `${line} => [BLOCKED] ${e.blocked}`;
+  if (e.status !== undefined) {
+    return `${line} => [${e.status}]${e.statusText ? ` ${e.statusText}` : ""}`;
+  }
+  if (e.failure) return `${line} => [FAILED] ${e.failure}`;
+  return line;
+}
+
+function oneLine(text: string): string {
+  // Status texts and error texts are one line of the answer each.
+  // deno-lint-ignore no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, " ");
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}

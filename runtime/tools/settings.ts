@@ -1,0 +1,14 @@
+/**
+ * The tool settings an operator's policy file sets: what tools may do beyond browsing.
+ *
+ * @module
+ */
+import type { PolicyFile } from "../policy/policy_file.ts";
+import type { ToolSettings } from "./tool.ts";
+
+/** The tool settings of `policy`: screenshots only when enabled, uploads only from its dir. */
+export function toolSettingsFrom(policy: PolicyFile): ToolSettings {
+  const settings: ToolSettings = { screenshots: policy.screenshots };
+  if (policy.upload_dir !== undefined) settings.uploadDir = policy.upload_dir;
+  return settings;
+}
