@@ -288,3 +288,15 @@ Deno.test("visible controls under aria-hidden are listed and clickable; invisibl
   const r = await c.call("browser_click", { ref: refOf(page.text, /link "Hidden nav link"/) });
   assert.match(r.text, /# Next page/);
 });
+
+Deno.test("element arguments take Playwright MCP 0.0.83's `target` name as well as `ref`", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+  const link = refOf(home.text, /link "Next page"/);
+  const r = await c.call("browser_click", { target: link, element: "Next page link" });
+  assert.equal(r.isError, false, r.text);
+  assert.match(r.text, /path: \/next/);
+  const both = await c.call("browser_click", { target: link, ref: link });
+  assert.match(both.text, /^error: INVALID_ARGUMENTS/);
+});

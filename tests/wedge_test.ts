@@ -30,6 +30,9 @@ Deno.test("a confirm() opened by a click returns at once; browser_handle_dialog 
   // Anything else is refused while it is open, and says why.
   const snap = await w.c.call("browser_snapshot");
   assert.match(snap.text, /^error: DIALOG_OPEN/);
+  // Tabs can still be listed (they do not ask the waiting renderer).
+  const tabs = await w.c.call("browser_tabs", { action: "list" });
+  assert.match(tabs.text, /^1 tab\(s\)/);
   assert.match(snap.text, /dialog open: confirm/);
   const dismissed = await w.c.call("browser_handle_dialog", { accept: false });
   assert.equal(dismissed.isError, false, dismissed.text);

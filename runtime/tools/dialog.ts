@@ -22,7 +22,7 @@ export const handleDialogTool = defineTool({
   kind: "click",
   readOnly: false,
   destructive: true,
-  answersDialog: true,
+  runsBesideDialog: true,
   resolve(ctx): Promise<OpenDialog> {
     const dialog = ctx.session.guard.openDialog();
     if (!dialog) {

@@ -38,6 +38,15 @@ export async function pageFacts(ctx: ToolContext, kind: ActionKind): Promise<Fac
   return start(ctx, kind, (await mainFrame(ctx)).frame.url);
 }
 
+/**
+ * Facts of a tab action (list, select, close, resize): it does not touch the page, so the
+ * page's origin is the tab's as Chromium last reported it (a renderer waiting on a dialog
+ * is never asked).
+ */
+export async function tabFacts(ctx: ToolContext): Promise<Facts> {
+  return start(ctx, "tab", (await ctx.session.currentTab()).info.url);
+}
+
 /** Facts of opening `url` in the current tab. */
 export async function navigateFacts(ctx: ToolContext, url: string): Promise<Facts> {
   const target = targetOf(url);

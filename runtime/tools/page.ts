@@ -11,7 +11,7 @@ import { visibleBox } from "../browser/pointer_ops.ts";
 import { OmotaiError } from "../errors.ts";
 import { normalizeOrigin } from "../net/origin.ts";
 import type { Facts } from "../policy/facts.ts";
-import { pageFacts } from "./facts.ts";
+import { pageFacts, tabFacts } from "./facts.ts";
 import { elementArg, refArg } from "./pointer.ts";
 import { defineTool, type ToolContext } from "./tool.ts";
 
@@ -34,7 +34,7 @@ export const closeTool = defineTool({
   kind: "tab",
   readOnly: false,
   destructive: true,
-  facts: (ctx) => pageFacts(ctx, "tab"),
+  facts: (ctx) => tabFacts(ctx),
   async handle(ctx) {
     await ctx.session.closeTab();
     ctx.response.result("closed the current tab");
@@ -53,7 +53,7 @@ export const resizeTool = defineTool({
   kind: "tab",
   readOnly: false,
   destructive: false,
-  facts: (ctx) => pageFacts(ctx, "tab"),
+  facts: (ctx) => tabFacts(ctx),
   async handle(ctx, { width, height }) {
     const page = await ctx.session.page();
     // deviceScaleFactor 0 keeps the browser's own: only the viewport changes.

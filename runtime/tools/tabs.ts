@@ -7,7 +7,7 @@ import { z } from "zod";
 import { InvalidArgumentsError } from "../errors.ts";
 import { displayUrl } from "../net/display_url.ts";
 import { untrustedBlock } from "../snapshot/untrusted.ts";
-import { pageFacts } from "./facts.ts";
+import { tabFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 
 export const tabsTool = defineTool({
@@ -22,7 +22,9 @@ export const tabsTool = defineTool({
   kind: "tab",
   readOnly: false,
   destructive: true,
-  facts: (ctx) => pageFacts(ctx, "tab"),
+  // Another tab can be listed, selected or closed while one waits on a dialog.
+  runsBesideDialog: true,
+  facts: (ctx) => tabFacts(ctx),
   async handle(ctx, { action, index }) {
     const { session, response } = ctx;
     if (action === "select") {

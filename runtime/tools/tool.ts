@@ -11,6 +11,7 @@ import { InvalidArgumentsError, OmotaiError } from "../errors.ts";
 import { actionRow } from "../gate/audit_rows.ts";
 import { decide, type Gate, type GateVerdict } from "../gate/gate.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
+import { normalizeArgs } from "./arg_aliases.ts";
 import { ResponseBuilder, type ToolResult } from "./response.ts";
 import type { Interruption } from "../browser/call_watch.ts";
 import type { OpenDialog } from "../browser/dialogs.ts";
@@ -55,8 +56,8 @@ export interface ToolDef<S extends z.ZodObject = z.ZodObject, T = undefined> {
    * runs only if every one is allowed.
    */
   facts(ctx: ToolContext, args: z.infer<S>, target: T): Promise<Facts | Facts[]>;
-  /** Whether the tool answers an open dialog (every other tool is refused while one is). */
-  answersDialog?: boolean;
+  /** Whether the tool may run while a dialog is open (others are refused with DIALOG_OPEN). */
+  runsBesideDialog?: boolean;
   /** Runs the allowed action and fills the response. */
   handle(ctx: ToolContext, args: z.infer<S>, target: T): Promise<void>;
 }
@@ -87,7 +88,7 @@ export async function runTool(
   { session, gate, signal, settings = DEFAULT_TOOL_SETTINGS }: ToolDeps,
 ): Promise<ToolResult> {
   const response = new ResponseBuilder();
-  const parsed = tool.schema.safeParse(rawArgs ?? {});
+  const parsed = tool.schema.safeParse(normalizeArgs(rawArgs ?? {}));
   if (!parsed.success) {
     const message = parsed.error.issues
       .map((i) => `${i.path.length ? i.path.join(".") : "arguments"}: ${i.message}`)
@@ -99,7 +100,7 @@ export async function runTool(
   const args = parsed.data;
   const ctx: ToolContext = { session, response, settings };
   return await session.exclusive(async () => {
-    const dialog = tool.answersDialog ? undefined : session.guard.openDialog();
+    const dialog = tool.runsBesideDialog ? undefined : session.guard.openDialog();
     if (dialog) {
       // The page's renderer waits on the dialog: nothing else can act on that tab.
       const row = actionRow(tool.kind, undefined, { decision: "deny", reason: "DIALOG_OPEN" });
