@@ -154,3 +154,27 @@ Deno.test("a page that never finishes loading returns what is there after a boun
   const back = await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
   assert.match(back.text, /# Safe page/);
 });
+
+Deno.test("browser_handle_dialog is judged: refused past max_actions, and a write it lets start is judged too", async () => {
+  await using w = await world("read_only: false\nmax_actions: 2\n");
+  const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/confirm` });
+  await w.c.call("browser_click", { ref: refOf(home.text, /button "Delete order"/) });
+  const r = await w.c.call("browser_handle_dialog", { accept: true });
+  assert.match(r.text, /^denied: LIMIT_ACTIONS \(2 actions used\)/);
+  assert.deepEqual(w.site.posts, []);
+  // The dialog is still there, and the tab can still be closed to go on.
+  assert.match((await w.c.call("browser_snapshot")).text, /^error: DIALOG_OPEN/);
+  const closed = await w.c.call("browser_tabs", { action: "close" });
+  assert.equal(closed.isError, false, closed.text);
+  assert.deepEqual(w.site.posts, []);
+
+  await using w2 = await world("read_only: false\n");
+  const page = await w2.c.call("browser_navigate", { url: `${w2.site.origin}/confirm` });
+  await w2.c.call("browser_click", { ref: refOf(page.text, /button "Delete order"/) });
+  // The operator denies the origin while the dialog is open: accepting lets the page's
+  // script run, and its POST is refused on its own.
+  w2.h.runtime.domains.add(w2.site.origin, "deny");
+  const accepted = await w2.c.call("browser_handle_dialog", { accept: true });
+  assert.match(accepted.text, /blocked 1 request .*DOMAIN_DENIED: POST http/);
+  assert.deepEqual(w2.site.posts, []);
+});
