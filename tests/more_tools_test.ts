@@ -10,7 +10,7 @@ import { snapshotTool } from "../runtime/tools/snapshot.ts";
 import { tabsTool } from "../runtime/tools/tabs.ts";
 import { toolSettingsFrom } from "../runtime/tools/settings.ts";
 import type { AnyTool, ToolResult, ToolSettings } from "../runtime/tools/mod.ts";
-import { runTool } from "../runtime/tools/tool.ts";
+import { DEFAULT_TOOL_SETTINGS, runTool } from "../runtime/tools/tool.ts";
 import { FILLED, serveToolsSite, type ToolsSite } from "./fixtures/tools_site.ts";
 import { type CallOutcome, refOf, startHarness, type TestClient } from "./helpers/harness.ts";
 
@@ -473,7 +473,7 @@ Deno.test("browser_take_screenshot returns a capped JPEG of the viewport or an e
 
 Deno.test("browser_take_screenshot shrinks a noisy page under the size cap", async () => {
   await using d = await direct();
-  const on: ToolSettings = { screenshots: true };
+  const on: ToolSettings = { ...DEFAULT_TOOL_SETTINGS, screenshots: true };
   await d.call(navigateTool, { url: `${d.site.origin}/noise` });
   const [width] = await viewportOf(d.session);
   const shot = await d.call(takeScreenshotTool, {}, on);
@@ -488,7 +488,7 @@ Deno.test("browser_take_screenshot is refused without the setting and in a taint
   await d.call(navigateTool, { url: `${d.site.origin}/shot` });
   assert.match(text(await d.call(takeScreenshotTool)), /^error: SCREENSHOTS_DISABLED/);
   d.session.state.taint("login");
-  const r = await d.call(takeScreenshotTool, {}, { screenshots: true });
+  const r = await d.call(takeScreenshotTool, {}, { ...DEFAULT_TOOL_SETTINGS, screenshots: true });
   assert.match(
     text(r),
     /^error: SESSION_TAINTED \(no screenshots in a session that used a credential/,
@@ -518,9 +518,12 @@ Deno.test("browser_close, browser_resize and browser_hover run nothing when the 
 });
 
 Deno.test("toolSettingsFrom() carries screenshots and upload_dir from the policy file", () => {
-  assert.deepEqual(toolSettingsFrom(parsePolicy("")), { screenshots: false });
+  assert.deepEqual(toolSettingsFrom(parsePolicy("")), {
+    screenshots: false,
+    askTimeoutMs: 120_000,
+  });
   assert.deepEqual(
     toolSettingsFrom(parsePolicy("screenshots: true\nupload_dir: /srv/up\n")),
-    { screenshots: true, uploadDir: "/srv/up" },
+    { screenshots: true, uploadDir: "/srv/up", askTimeoutMs: 120_000 },
   );
 });

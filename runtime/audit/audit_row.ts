@@ -15,8 +15,11 @@ export interface AuditEvent {
   agent?: string | null;
   /** Action kind (navigate, click...), `request`, or a lifecycle event name. */
   kind: string;
-  /** Which layer decided: an agent action, the request guard, the egress proxy, or none. */
-  source: "action" | "request" | "proxy" | "lifecycle";
+  /**
+   * Which layer decided: an agent action, the request guard, the egress proxy, the operator
+   * (an approval, a key added or removed), or none.
+   */
+  source: "action" | "request" | "proxy" | "operator" | "lifecycle";
   /** Origin only; anything longer is cut to its origin before it is stored. */
   origin?: string | null;
   method?: string | null;

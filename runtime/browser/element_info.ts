@@ -83,3 +83,45 @@ export async function readFocusedInfo(
   });
   return res.result.value as ElementInfo | undefined;
 }
+
+/** A form as a human approving its submission is shown it. */
+export interface FormValues {
+  method: string;
+  action: string;
+  /** `self` marks the element the action is on. */
+  fields: { name: string; type: string; value: string; self: boolean }[];
+}
+
+// Prototype getters again (DOM clobbering); password values never leave the page.
+const FORM_VALUES = `function () {
+  const get = (proto, name, obj) => Object.getOwnPropertyDescriptor(proto, name).get.call(obj);
+  const el = this;
+  let form = null;
+  if ("form" in el && el.form instanceof HTMLFormElement) form = el.form;
+  else if (el.closest) form = el.closest("form");
+  if (!form) return null;
+  const isSubmitter = (el instanceof HTMLButtonElement && get(HTMLButtonElement.prototype, "type", el) === "submit") ||
+    (el instanceof HTMLInputElement && ["submit", "image"].includes(get(HTMLInputElement.prototype, "type", el)));
+  let method = get(HTMLFormElement.prototype, "method", form);
+  let action = get(HTMLFormElement.prototype, "action", form);
+  if (isSubmitter && el.hasAttribute("formmethod")) method = el.getAttribute("formmethod");
+  if (isSubmitter && el.hasAttribute("formaction")) action = new URL(el.getAttribute("formaction"), document.baseURI).href;
+  const fields = [];
+  for (const e of [...get(HTMLFormElement.prototype, "elements", form)].slice(0, 200)) {
+    if (!e.name) continue;
+    const type = String(e.type || e.tagName).toLowerCase();
+    let value;
+    if (type === "password") value = "[redacted]";
+    else if (type === "checkbox" || type === "radio") { if (!e.checked) continue; value = String(e.value); }
+    else if (type === "file") value = [...(e.files || [])].map((f) => f.name).join(", ");
+    else if (type === "submit" || type === "button" || type === "reset" || type === "image") { if (e !== el) continue; value = String(e.value); }
+    else value = String(e.value);
+    fields.push({ name: String(e.name).slice(0, 200), type, value: value.slice(0, 2000), self: e === el });
+  }
+  return { method: String(method || "get").toUpperCase(), action: String(action), fields };
+}`;
+
+/** Reads the form `el` belongs to with its current values (password values redacted). */
+export function readFormValues(el: Element): Promise<FormValues | null> {
+  return callOnElement<FormValues | null>(el, FORM_VALUES);
+}

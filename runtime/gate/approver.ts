@@ -7,6 +7,19 @@
  */
 import type { Facts } from "../policy/facts.ts";
 
+/**
+ * What the operator is shown: read from the page by the runtime when the approval is
+ * created. `url` is the form's whole action URL (the operator is trusted; it never goes into
+ * the audit); password fields and stored secrets are redacted before they get here.
+ */
+export interface ApprovalDetails {
+  method: string;
+  url: string;
+  /** The page's origin (as read from CDP). */
+  origin: string;
+  fields: { name: string; value: string }[];
+}
+
 /** What waits for a decision: built from facts only, never from the model's words. */
 export interface PendingApproval {
   session: string;
@@ -15,6 +28,10 @@ export interface PendingApproval {
   facts: Facts;
   /** The deny-detail line of the action (e.g. `POST form to https://a.test/pay`). */
   detail?: string;
+  /** What the operator sees; missing when the action has no form to show. */
+  details?: ApprovalDetails;
+  /** How long the approval may wait (the policy's `confirm_timeout_seconds`). */
+  timeoutMs: number;
 }
 
 /** A human's answer. */

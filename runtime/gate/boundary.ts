@@ -39,9 +39,19 @@ export class Boundary {
   #deps: BoundaryDeps;
   #domainGeneration = -1;
   #windows = new Map<string, WriteWindow>();
+  /** The runtime's own origins (console, MCP): never reachable from the browser. */
+  #reserved = new Set<string>();
 
   constructor(deps: BoundaryDeps) {
     this.#deps = deps;
+  }
+
+  /**
+   * Reserves the runtime's own origins (its console and MCP endpoint): every action and
+   * request to one is denied `RUNTIME_ORIGIN`, whatever a policy or domain rule says.
+   */
+  reserve(origins: readonly string[]): void {
+    for (const o of origins) this.#reserved.add(o);
   }
 
   /** The audit log, when there is one. */
@@ -160,6 +170,11 @@ export class Boundary {
         });
       }
       this.#domainGeneration = rules.generation;
+    }
+    for (const origin of originsOf(facts)) {
+      if (this.#reserved.has(origin)) {
+        return { decision: "deny", reason: "RUNTIME_ORIGIN", module: "runtime", rule: origin };
+      }
     }
     for (const origin of originsOf(facts)) {
       if (rules?.deny.has(origin)) {

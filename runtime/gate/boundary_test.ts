@@ -161,3 +161,21 @@ Deno.test("proxyJudge().refused() audits what the proxy refused on its own, even
     ["proxy", "deny", "UPSTREAM_UNREACHABLE", "https://portal.test", "CONNECT"],
   ]);
 });
+
+Deno.test("Boundary.reserve() denies the runtime's own origins whatever the policy allows", async () => {
+  await using b = await boundaryWith(true, ["http://127.0.0.1:8080"]);
+  assert.equal(
+    (await b.boundary.judgeRequest(request("http://127.0.0.1:8080/api"), ctx)).decision,
+    "allow",
+  );
+  b.boundary.reserve(["http://127.0.0.1:8080", "http://localhost:8080"]);
+  for (const url of ["http://127.0.0.1:8080/api/approvals", "http://localhost:8080/"]) {
+    const j = await b.boundary.judgeRequest(request(url, "POST"), ctx);
+    assert.deepEqual([j.decision, j.reason], ["deny", "RUNTIME_ORIGIN"], url);
+  }
+  const action = await b.boundary.judge({ ...request("http://127.0.0.1:8080/"), kind: "navigate" });
+  assert.equal(action.reason, "RUNTIME_ORIGIN");
+  // Another port of the same host is not the runtime's (it is judged as ever).
+  const other = await b.boundary.judgeRequest(request("http://127.0.0.1:8081/"), ctx);
+  assert.notEqual(other.reason, "RUNTIME_ORIGIN");
+});

@@ -6,6 +6,7 @@
  */
 import { type Decision, deny } from "../policy/decision.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
+import type { ApprovalDetails } from "./approver.ts";
 
 /** A tool call as the gate sees it: its facts, read from the browser. */
 export interface ProposedAction {
@@ -13,6 +14,18 @@ export interface ProposedAction {
   kind: ActionKind;
   facts: Facts;
   session: { id: string; agent: string | null };
+  /**
+   * Reads what a human approving this action is shown, and a fingerprint of the page it
+   * acts on (document and form). Read again after an approval: a different fingerprint means
+   * the page changed while the human decided.
+   */
+  approval?: () => Promise<ApprovalView>;
+}
+
+/** What an approval shows, and what it was shown of. */
+export interface ApprovalView {
+  details: ApprovalDetails;
+  fingerprint: string;
 }
 
 /** The gate's answer: a decision, plus the write window of an approved confirmation. */

@@ -11,14 +11,27 @@ import type { Boundary } from "./boundary.ts";
 import { denyDetail } from "./deny_detail.ts";
 import type { Gate, GateVerdict, ProposedAction } from "./gate.ts";
 
+/** How confirmations are resolved. */
+export interface PolicyGateOptions {
+  approver?: Approver;
+  /** How long one approval may wait (`confirm_timeout_seconds`). */
+  confirmTimeoutMs?: number;
+  /** Approvals a session may use (`max_confirmations`). */
+  maxConfirmations?: number;
+}
+
 /** A gate that asks the boundary, and a human for `confirm`. */
 export class PolicyGate implements Gate {
   readonly #boundary: Boundary;
   readonly #approver: Approver;
+  readonly #timeoutMs: number;
+  readonly #maxConfirmations: number;
 
-  constructor(boundary: Boundary, approver: Approver = unavailableApprover) {
+  constructor(boundary: Boundary, options: PolicyGateOptions = {}) {
     this.#boundary = boundary;
-    this.#approver = approver;
+    this.#approver = options.approver ?? unavailableApprover;
+    this.#timeoutMs = options.confirmTimeoutMs ?? 120_000;
+    this.#maxConfirmations = options.maxConfirmations ?? 10;
   }
 
   async check(action: ProposedAction, signal?: AbortSignal): Promise<GateVerdict> {
@@ -26,16 +39,27 @@ export class PolicyGate implements Gate {
     const d = await this.#boundary.judge(facts);
     const detail = d.decision === "allow" ? undefined : denyDetail(d.reason, facts);
     if (d.decision !== "confirm") return detail ? { ...d, detail } : d;
+    const by = { detail, module: d.module, rule: d.rule };
+    if (facts.session.confirmations_used >= this.#maxConfirmations) {
+      return deny("CONFIRM_LIMIT", by);
+    }
+    // What the human sees is read now, from the page; unreadable means nothing to approve.
+    const before = await action.approval?.().catch(() => undefined);
     const answer = await this.#approver.request({
       session: action.session.id,
       agent: action.session.agent,
       tool: action.tool,
       facts,
       detail,
+      details: before?.details,
+      timeoutMs: this.#timeoutMs,
     }, signal);
-    const by = { detail, module: d.module, rule: d.rule };
     if (answer.outcome === "timeout") return deny("CONFIRM_TIMEOUT", by);
     if (answer.outcome !== "approved") return deny(answer.reason, by);
+    if (before) {
+      const after = await action.approval?.().catch(() => undefined);
+      if (after?.fingerprint !== before.fingerprint) return deny("CONFIRM_STALE", by);
+    }
     const form = facts.form;
     return {
       decision: "allow",

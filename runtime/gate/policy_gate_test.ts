@@ -80,7 +80,7 @@ Deno.test("PolicyGate denies with a fact-built detail and never asks for a plain
       return Promise.resolve({ outcome: "approved" });
     },
   };
-  const v = await new PolicyGate(w.boundary, approver).check(submit());
+  const v = await new PolicyGate(w.boundary, { approver }).check(submit());
   assert.equal(v.decision, "deny");
   assert.equal(v.reason, "READ_ONLY_SUBMIT");
   assert.equal(v.detail, `POST form to ${ORIGIN}/transfer`);
@@ -110,7 +110,7 @@ Deno.test("PolicyGate asks the approver with facts only and passes the call's si
     },
   };
   const controller = new AbortController();
-  const v = await new PolicyGate(w.boundary, approver).check(submit(), controller.signal);
+  const v = await new PolicyGate(w.boundary, { approver }).check(submit(), controller.signal);
   assert.equal(v.reason, "CONFIRM_DENIED");
   assert.equal(signal, controller.signal);
   assert.equal(pending?.session, "s-1");
@@ -122,14 +122,14 @@ Deno.test("PolicyGate asks the approver with facts only and passes the call's si
 Deno.test("PolicyGate maps an unanswered approval to CONFIRM_TIMEOUT", async () => {
   await using w = await world({ read_only: true, confirm_writes: true });
   const approver: Approver = { request: () => Promise.resolve({ outcome: "timeout" }) };
-  const v = await new PolicyGate(w.boundary, approver).check(submit());
+  const v = await new PolicyGate(w.boundary, { approver }).check(submit());
   assert.deepEqual([v.decision, v.reason], ["deny", "CONFIRM_TIMEOUT"]);
 });
 
 Deno.test("PolicyGate's approval opens a write window for exactly the approved submit", async () => {
   await using w = await world({ read_only: true, confirm_writes: true });
   const approver: Approver = { request: () => Promise.resolve({ outcome: "approved" }) };
-  const v = await new PolicyGate(w.boundary, approver).check(submit());
+  const v = await new PolicyGate(w.boundary, { approver }).check(submit());
   assert.deepEqual([v.decision, v.reason], ["allow", "APPROVED"]);
   assert.equal((await w.boundary.judgeRequest(post, ctx)).reason, "READ_ONLY_WRITE");
   const close = v.approved!.openWindow();
@@ -138,4 +138,57 @@ Deno.test("PolicyGate's approval opens a write window for exactly the approved s
   assert.equal((await w.boundary.judgeRequest(other, ctx)).decision, "deny");
   close();
   assert.equal((await w.boundary.judgeRequest(post, ctx)).reason, "READ_ONLY_WRITE");
+});
+
+Deno.test("PolicyGate refuses past max_confirmations with CONFIRM_LIMIT and never asks", async () => {
+  await using w = await world({ read_only: true, confirm_writes: true });
+  let asked = 0;
+  const approver: Approver = {
+    request: () => {
+      asked++;
+      return Promise.resolve({ outcome: "approved" });
+    },
+  };
+  const gate = new PolicyGate(w.boundary, { approver, maxConfirmations: 2 });
+  const used = submit();
+  used.facts.session.confirmations_used = 2;
+  const v = await gate.check(used);
+  assert.deepEqual([v.decision, v.reason], ["deny", "CONFIRM_LIMIT"]);
+  assert.equal(asked, 0);
+  assert.equal((await gate.check(submit())).reason, "APPROVED");
+});
+
+Deno.test("PolicyGate shows the page's details, passes the timeout, and refuses a page that changed", async () => {
+  await using w = await world({ read_only: true, confirm_writes: true });
+  let seen: PendingApproval | undefined;
+  const approver: Approver = {
+    request: (p) => {
+      seen = p;
+      return Promise.resolve({ outcome: "approved" });
+    },
+  };
+  const gate = new PolicyGate(w.boundary, { approver, confirmTimeoutMs: 4_000 });
+  const details = {
+    method: "POST",
+    url: `${ORIGIN}/transfer?to=bob`,
+    origin: ORIGIN,
+    fields: [{ name: "amount", value: "10" }],
+  };
+  let fingerprint = "d1:form-a";
+  const action = { ...submit(), approval: () => Promise.resolve({ details, fingerprint }) };
+  assert.equal((await gate.check(action)).reason, "APPROVED");
+  assert.deepEqual(seen?.details, details);
+  assert.equal(seen?.timeoutMs, 4_000);
+  // The page changes while the human decides: the approval is void.
+  const changing = {
+    ...submit(),
+    approval: () => {
+      const view = { details, fingerprint };
+      fingerprint = "d2:form-a";
+      return Promise.resolve(view);
+    },
+  };
+  const v = await gate.check(changing);
+  assert.deepEqual([v.decision, v.reason], ["deny", "CONFIRM_STALE"]);
+  assert.equal(v.approved, undefined);
 });

@@ -15,6 +15,7 @@ import { z } from "zod";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import type { Gate } from "../gate/gate.ts";
 import { log } from "../log.ts";
+import { withProgress } from "./progress.ts";
 import { type AnyTool, ResponseBuilder, runTool, TOOLS, type ToolSettings } from "../tools/mod.ts";
 import { VERSION } from "../version.ts";
 
@@ -49,12 +50,13 @@ export function createMcpServer({ session, gate, settings }: ConnectionDeps): Se
         .error("UNKNOWN_TOOL", `there is no tool named ${JSON.stringify(request.params.name)}`)
         .serialize();
     }
-    return await runTool(tool, request.params.arguments, {
-      session,
-      gate,
-      settings,
-      signal: extra.signal,
-    });
+    const token = request.params._meta?.progressToken;
+    return await withProgress(
+      token,
+      (params) => extra.sendNotification({ method: "notifications/progress", params }),
+      () =>
+        runTool(tool, request.params.arguments, { session, gate, settings, signal: extra.signal }),
+    );
   });
   server.oninitialized = () => {
     // Until agent keys exist, the client's self-declared name labels its audit rows.

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { askHumanTool } from "./ask.ts";
 import { handleDialogTool } from "./dialog.ts";
 import { clickTool, pressKeyTool, selectOptionTool, typeTool } from "./element.ts";
 import { fillFormTool } from "./form.ts";
@@ -39,12 +40,14 @@ export const TOOLS: readonly AnyTool[] = [
   networkRequestsTool,
   resizeTool,
   takeScreenshotTool,
+  askHumanTool,
 ] as unknown as readonly AnyTool[];
 
 export {
   type AnyTool,
   DEFAULT_TOOL_SETTINGS,
   defineTool,
+  type HumanChannel,
   runTool,
   type ToolContext,
   type ToolDef,

@@ -8,7 +8,10 @@ import type { ToolSettings } from "./tool.ts";
 
 /** The tool settings of `policy`: screenshots only when enabled, uploads only from its dir. */
 export function toolSettingsFrom(policy: PolicyFile): ToolSettings {
-  const settings: ToolSettings = { screenshots: policy.screenshots };
+  const settings: ToolSettings = {
+    screenshots: policy.screenshots,
+    askTimeoutMs: policy.confirm_timeout_seconds * 1000,
+  };
   if (policy.upload_dir !== undefined) settings.uploadDir = policy.upload_dir;
   return settings;
 }

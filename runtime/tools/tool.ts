@@ -9,7 +9,7 @@ import type { z } from "zod";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import { InvalidArgumentsError, OmotaiError } from "../errors.ts";
 import { actionRow } from "../gate/audit_rows.ts";
-import { decide, type Gate, type GateVerdict } from "../gate/gate.ts";
+import { type ApprovalView, decide, type Gate, type GateVerdict } from "../gate/gate.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
 import { normalizeArgs } from "./arg_aliases.ts";
 import { ResponseBuilder, type ToolResult } from "./response.ts";
@@ -26,16 +26,33 @@ export interface ToolSettings {
   uploadDir?: string;
   /** Whether `browser_take_screenshot` may run at all. */
   screenshots: boolean;
+  /** How long `ask_human` waits for the operator (the policy's `confirm_timeout_seconds`). */
+  askTimeoutMs: number;
 }
 
 /** Settings of a runtime whose policy says nothing: no uploads, no screenshots. */
-export const DEFAULT_TOOL_SETTINGS: Readonly<ToolSettings> = { screenshots: false };
+export const DEFAULT_TOOL_SETTINGS: Readonly<ToolSettings> = {
+  screenshots: false,
+  askTimeoutMs: 120_000,
+};
+
+/** Where `ask_human` reaches the operator (the console); none in a runtime without one. */
+export interface HumanChannel {
+  ask(
+    q: { question: string; agent: string | null; session: string },
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<{ answer: string } | { timeout: true }>;
+}
 
 /** What a tool's functions get. */
 export interface ToolContext {
   session: BrowserSession;
   response: ResponseBuilder;
   settings: Readonly<ToolSettings>;
+  human?: HumanChannel;
+  /** Aborts when the client cancels the call or goes away. */
+  signal?: AbortSignal;
 }
 
 /** A browser tool: its schema, its facts and its handler, declared together. */
@@ -56,6 +73,11 @@ export interface ToolDef<S extends z.ZodObject = z.ZodObject, T = undefined> {
    * runs only if every one is allowed.
    */
   facts(ctx: ToolContext, args: z.infer<S>, target: T): Promise<Facts | Facts[]>;
+  /**
+   * What a human approving this call is shown (read only when the policy says `confirm`);
+   * without it a `confirm` cannot be approved.
+   */
+  approval?(ctx: ToolContext, args: z.infer<S>, target: T): Promise<ApprovalView>;
   /** Whether the tool may run while a dialog is open (others are refused with DIALOG_OPEN). */
   runsBesideDialog?: boolean;
   /** Runs the allowed action and fills the response. */
@@ -77,6 +99,7 @@ export interface ToolDeps {
   session: BrowserSession;
   gate: Gate;
   settings?: Readonly<ToolSettings>;
+  human?: HumanChannel;
   /** Aborts when the client cancels the call or goes away. */
   signal?: AbortSignal;
 }
@@ -85,7 +108,7 @@ export interface ToolDeps {
 export async function runTool(
   tool: AnyTool,
   rawArgs: unknown,
-  { session, gate, signal, settings = DEFAULT_TOOL_SETTINGS }: ToolDeps,
+  { session, gate, signal, human, settings = DEFAULT_TOOL_SETTINGS }: ToolDeps,
 ): Promise<ToolResult> {
   const response = new ResponseBuilder();
   const parsed = tool.schema.safeParse(normalizeArgs(rawArgs ?? {}));
@@ -98,7 +121,7 @@ export async function runTool(
     return response.error("INVALID_ARGUMENTS", `${tool.name}: ${message}`).serialize();
   }
   const args = parsed.data;
-  const ctx: ToolContext = { session, response, settings };
+  const ctx: ToolContext = { session, response, settings, human, signal };
   return await session.exclusive(async () => {
     const dialog = tool.runsBesideDialog ? undefined : session.guard.openDialog();
     if (dialog) {
@@ -163,6 +186,7 @@ async function runSteps(
       kind: tool.kind,
       facts,
       session: { id: session.id, agent: session.agent },
+      approval: tool.approval && (() => tool.approval!(ctx, args, target)),
     }, signal);
     // Recorded before anything runs: an action that cannot be audited does not run.
     if (!recorded(session, actionRow(tool.kind, facts, verdict))) {

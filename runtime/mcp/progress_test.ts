@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { withProgress } from "./progress.ts";
+
+Deno.test("withProgress() notifies while work runs and stops when it settles", async () => {
+  const sent: number[] = [];
+  const result = await withProgress(
+    "tok-1",
+    (p) => {
+      assert.equal(p.progressToken, "tok-1");
+      sent.push(p.progress);
+      return Promise.resolve();
+    },
+    () => new Promise<string>((r) => setTimeout(() => r("done"), 130)),
+    30,
+  );
+  assert.equal(result, "done");
+  assert.ok(sent.length >= 3, `only ${sent.length} notifications`);
+  assert.deepEqual(sent, sent.map((_, i) => i + 1), "progress only grows");
+  const count = sent.length;
+  await new Promise((r) => setTimeout(r, 80));
+  assert.equal(sent.length, count, "nothing after the work settled");
+});
+
+Deno.test("withProgress() sends nothing without a token and survives a failing sender", async () => {
+  let calls = 0;
+  await withProgress(
+    undefined,
+    () => {
+      calls++;
+      return Promise.resolve();
+    },
+    () => new Promise((r) => setTimeout(r, 60)),
+    10,
+  );
+  assert.equal(calls, 0);
+  const v = await withProgress(
+    7,
+    () => Promise.reject(new Error("client gone")),
+    () => new Promise<number>((r) => setTimeout(() => r(1), 40)),
+    10,
+  );
+  assert.equal(v, 1);
+});
