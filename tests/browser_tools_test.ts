@@ -270,6 +270,20 @@ Deno.test("a covered element is not clicked (CLICK_INTERCEPTED)", async () => {
   assert.match(r.text, /no changes since your last view \(doc d1\)/);
 });
 
+Deno.test("a click far down a scrolled page lands; an overlay there is still caught", async () => {
+  await using h = await startHarness();
+  await using c = await h.connect();
+  const page = await c.call("browser_navigate", { url: `${h.site.origin}/scrolled` });
+  const r = await c.call("browser_click", { ref: refOf(page.text, /button "Far down"/) });
+  assert.equal(r.isError, false, r.text);
+  assert.match(r.text, /far button clicked/);
+  const covered = await c.call("browser_navigate", { url: `${h.site.origin}/scrolled-overlay` });
+  const hit = await c.call("browser_click", { ref: refOf(covered.text, /button "Far target"/) });
+  assert.match(hit.text, /^error: CLICK_INTERCEPTED/);
+  const tabs = await c.call("browser_tabs", { action: "list" });
+  assert.match(tabs.text, /"Overlay far"/, "neither the target nor the overlay got the click");
+});
+
 Deno.test("page text cannot forge the end of the untrusted block", async () => {
   await using h = await startHarness();
   await using c = await h.connect();

@@ -152,15 +152,25 @@ export async function clickElement(el: Element): Promise<void> {
   await el.page.send("Input.dispatchMouseEvent", { type: "mouseReleased", ...base, buttons: 0 });
 }
 
-/** Refuses input that would land on another element (an overlay, a clickjacking layer). */
+/**
+ * Refuses input that would land on another element (an overlay, a clickjacking layer). A
+ * point that cannot be checked is refused too: an unverified click could land anywhere.
+ */
 async function assertHitTarget(el: Element, p: { x: number; y: number }): Promise<void> {
+  const intercepted = (why: string) =>
+    new ElementActionError("CLICK_INTERCEPTED", `${why} ${el.ref} at its center; nothing was sent`);
+  // Quads are in viewport coordinates, the hit test wants the document's: add the scroll
+  // offset as the renderer reports it (page script cannot fake it).
+  const metrics = await el.session.send("Page.getLayoutMetrics").catch(() => undefined);
+  if (!metrics) throw intercepted("could not check what is at");
   const hit = await el.session.send("DOM.getNodeForLocation", {
-    x: Math.round(p.x),
-    y: Math.round(p.y),
+    x: Math.round(p.x + metrics.cssLayoutViewport.pageX),
+    y: Math.round(p.y + metrics.cssLayoutViewport.pageY),
     includeUserAgentShadowDOM: true,
     ignorePointerEventsNone: true,
   }).catch(() => undefined);
-  if (!hit || hit.backendNodeId === el.backendNodeId) return;
+  if (!hit) throw intercepted("could not check what is at");
+  if (hit.backendNodeId === el.backendNodeId) return;
   const world = await el.session.send("Page.createIsolatedWorld", {
     frameId: el.frameId,
     worldName: WORLD,
@@ -169,7 +179,7 @@ async function assertHitTarget(el: Element, p: { x: number; y: number }): Promis
     backendNodeId: hit.backendNodeId,
     executionContextId: world.executionContextId,
   }).catch(() => undefined);
-  if (!hitObject?.object.objectId) return;
+  if (!hitObject?.object.objectId) throw intercepted("could not check what is at");
   const inside = await callOnElementWithObject(
     el,
     world.executionContextId,

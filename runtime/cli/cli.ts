@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { CdpLayerError } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { agentCommand } from "./agent_cmd.ts";
 import { auditCommand } from "./audit_cmd.ts";
 import { domainCommand } from "./domain_cmd.ts";
 import { policyCommand } from "./policy_cmd.ts";
@@ -21,6 +22,7 @@ Usage:
                [--headful] [--idle-timeout SECONDS]
   omotai policy keygen|sign|verify|test|build ...
   omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list   [--data-dir runs]
+  omotai agent add NAME [--policy FILE] | rm NAME | list       [--data-dir runs]
   omotai audit verify [--jsonl FILE] | prune --older-than 90d   [--data-dir runs]
   omotai --version
   omotai help
@@ -32,6 +34,7 @@ start     Serve the browser tools over MCP. stdio (default) is for clients that 
           closes a Streamable HTTP session that sent nothing for that many seconds.
 policy    Build, sign, verify and test policy modules.
 domain    Allow or deny origins while the runtime runs (applies to the next action).
+agent     Give an agent its own key (printed once, on the last line) or take it away.
 audit     Check the audit chain, or prune old rows keeping it verifiable.
 `;
 
@@ -46,6 +49,8 @@ export async function main(args: string[]): Promise<number> {
         return await policyCommand(rest);
       case "domain":
         return domainCommand(rest);
+      case "agent":
+        return agentCommand(rest);
       case "audit":
         return auditCommand(rest);
       case "--version":

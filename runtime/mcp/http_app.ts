@@ -1,6 +1,8 @@
 /**
  * The HTTP face of the runtime: legacy SSE (`GET /sse`, `POST /messages`) and Streamable
  * HTTP (`/mcp`) from one Hono app. Each connection gets its own MCP server and browser.
+ * With `authenticate`, every request to those paths needs an agent key, checked anew each
+ * time, and a session belongs to the agent whose key opened it.
  *
  * @module
  */
@@ -11,7 +13,9 @@ import { streamSSE } from "hono/streaming";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { AgentInfo } from "../agents/agent_keys.ts";
 import { log } from "../log.ts";
+import { type AgentEnv, agentGuard, type Authenticate, sameAgent } from "./agent_guard.ts";
 import { hostGuard } from "./host_guard.ts";
 import { SseServerTransport } from "./sse_transport.ts";
 
@@ -19,8 +23,19 @@ import { SseServerTransport } from "./sse_transport.ts";
 export interface HttpAppOptions {
   /** Host header values the app answers to (see `allowedHostsFor`). */
   allowedHosts: readonly string[];
-  /** Builds the MCP server of a new connection. */
-  newServer: () => Server;
+  /**
+   * Builds the MCP server of a new connection, for the agent whose key opened it (undefined
+   * without `authenticate`): its identity comes from the key, never from the client's
+   * self-declared name.
+   */
+  newServer: (agent: AgentInfo | undefined) => Server;
+  /**
+   * When set, `/mcp`, `/sse` and `/messages` answer only requests with
+   * `Authorization: Bearer <token>` for which this returns an agent (typically
+   * `AgentKeys.verify`); anything else gets 401. Called on every request, so a removed key
+   * stops working at once. The admin token is not an agent key: it fails here like any other.
+   */
+  authenticate?: Authenticate;
   /**
    * Streamable HTTP sessions idle this long are closed, their browser with them; default 30
    * minutes. Idle means no request and no POST answer still streaming (a long tool call is
@@ -31,9 +46,15 @@ export interface HttpAppOptions {
 
 /** The app plus a way to close every open connection. */
 export interface HttpApp {
-  app: Hono;
+  app: Hono<AgentEnv>;
   /** Number of open MCP connections (both transports). */
   connectionCount(): number;
+  /**
+   * Closes every open connection (both transports) of the agent `name`, their browsers with
+   * them; returns how many. For a removed agent: its key is refused already, this ends its
+   * streams too.
+   */
+  closeAgent(name: string): Promise<number>;
   /** Closes every connection (their browsers stop). */
   closeAll(): Promise<void>;
 }
@@ -41,6 +62,7 @@ export interface HttpApp {
 interface StreamEntry {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
+  agent: AgentInfo | undefined;
   lastSeen: number;
   /** POST answers still streaming. */
   busy: number;
@@ -48,8 +70,11 @@ interface StreamEntry {
 
 /** Builds the MCP HTTP app. */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
-  const app = new Hono();
-  const sse = new Map<string, { transport: SseServerTransport; server: Server }>();
+  const app = new Hono<AgentEnv>();
+  const sse = new Map<
+    string,
+    { transport: SseServerTransport; server: Server; agent: AgentInfo | undefined }
+  >();
   const streams = new Map<string, StreamEntry>();
   const idleMs = options.idleTimeoutMs ?? 30 * 60_000;
 
@@ -59,6 +84,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     return c.text("internal error", 500);
   });
   app.use("*", hostGuard(options.allowedHosts));
+  if (options.authenticate) {
+    const guard = agentGuard(options.authenticate);
+    for (const path of ["/mcp", "/sse", "/messages"]) app.use(path, guard);
+  }
 
   app.get("/", (c) =>
     c.text(
@@ -68,8 +97,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.get("/sse", (c) =>
     streamSSE(c, async (stream) => {
       const transport = new SseServerTransport(stream, "/messages");
-      const server = options.newServer();
-      sse.set(transport.sessionId, { transport, server });
+      const agent = c.get("agent");
+      const server = options.newServer(agent);
+      sse.set(transport.sessionId, { transport, server, agent });
       try {
         await server.connect(transport);
         // The stream must stay open until the client leaves.
@@ -83,7 +113,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.post("/messages", async (c) => {
     const id = c.req.query("sessionId") ?? "";
     const entry = sse.get(id);
-    if (!entry) throw new HTTPException(404, { message: "unknown or closed SSE session" });
+    // Another agent's session is answered as if it did not exist.
+    if (!entry || !sameAgent(entry.agent, c.get("agent"))) {
+      throw new HTTPException(404, { message: "unknown or closed SSE session" });
+    }
     let body: unknown;
     try {
       body = await c.req.json();
@@ -99,7 +132,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const id = c.req.header("mcp-session-id");
     if (id) {
       const entry = streams.get(id);
-      if (!entry) {
+      if (!entry || !sameAgent(entry.agent, c.get("agent"))) {
         return c.json(
           { jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null },
           404,
@@ -114,11 +147,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     if (c.req.method !== "POST") {
       throw new HTTPException(400, { message: "start a session with an initialize POST" });
     }
-    const server = options.newServer();
+    const agent = c.get("agent");
+    const server = options.newServer(agent);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (sid) => {
-        streams.set(sid, { transport, server, lastSeen: Date.now(), busy: 0 });
+        streams.set(sid, { transport, server, agent, lastSeen: Date.now(), busy: 0 });
       },
     });
     transport.onclose = () => {
@@ -145,6 +179,19 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   return {
     app,
     connectionCount: () => sse.size + streams.size,
+    async closeAgent(name) {
+      const closing: Server[] = [];
+      for (const map of [sse, streams]) {
+        for (const [sid, entry] of map) {
+          if (entry.agent?.name !== name) continue;
+          // Out of the map first: a request racing the close finds no session.
+          map.delete(sid);
+          closing.push(entry.server);
+        }
+      }
+      await Promise.all(closing.map((s) => s.close().catch(() => {})));
+      return closing.length;
+    },
     async closeAll() {
       clearInterval(sweeper);
       const all = [...sse.values(), ...streams.values()];

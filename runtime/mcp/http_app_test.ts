@@ -3,6 +3,9 @@ import assert from "node:assert/strict";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { type AgentInfo, AgentKeys } from "../agents/agent_keys.ts";
+import { adminToken } from "../cli/admin_token.ts";
+import { openDatabase } from "../store/database.ts";
 import { createHttpApp, type HttpApp } from "./http_app.ts";
 import { allowedHostsFor } from "./host_guard.ts";
 
@@ -14,8 +17,11 @@ const PROTOCOL = "2025-06-18";
 class Servers {
   built = 0;
   closed = 0;
+  /** The agent each server was built for, in order. */
+  agents: (AgentInfo | undefined)[] = [];
 
-  newServer = (): Server => {
+  newServer = (agent?: AgentInfo): Server => {
+    this.agents.push(agent);
     const server = new Server(
       { name: "test-server", version: "0.0.1" },
       { capabilities: { tools: {} } },
@@ -84,9 +90,9 @@ async function messages(res: Response): Promise<Record<string, unknown>[]> {
     .map((line) => JSON.parse(line.slice(5)));
 }
 
-/** Opens a Streamable HTTP session; returns its id. */
-async function initialize(http: HttpApp): Promise<string> {
-  const res = await post(http, INITIALIZE);
+/** Opens a Streamable HTTP session (sending `headers` with every request); returns its id. */
+async function initialize(http: HttpApp, headers: Record<string, string> = {}): Promise<string> {
+  const res = await post(http, INITIALIZE, headers);
   assert.equal(res.status, 200);
   const id = res.headers.get("mcp-session-id");
   assert.ok(id, "initialize answers with an Mcp-Session-Id header");
@@ -99,7 +105,7 @@ async function initialize(http: HttpApp): Promise<string> {
   const ack = await post(
     http,
     { jsonrpc: "2.0", method: "notifications/initialized" },
-    { "mcp-session-id": id, "mcp-protocol-version": PROTOCOL },
+    { ...headers, "mcp-session-id": id, "mcp-protocol-version": PROTOCOL },
   );
   assert.equal(ack.status, 202);
   await ack.body?.cancel();
@@ -341,4 +347,278 @@ Deno.test("createHttpApp() serves legacy SSE: endpoint event, /messages, unknown
   }
   assert.equal(h.http.connectionCount(), 0);
   assert.equal(h.servers.closed, 1);
+});
+
+/** An app whose door is locked with real agent keys (an in-memory database). */
+interface KeyedHarness extends AsyncDisposable {
+  http: HttpApp;
+  servers: Servers;
+  keys: AgentKeys;
+  /** `Authorization` header of an agent's key. */
+  bearer(key: string): Record<string, string>;
+}
+
+function keyedHarness(authenticate?: (token: string) => AgentInfo | undefined): KeyedHarness {
+  const db = openDatabase(":memory:");
+  const keys = new AgentKeys(db);
+  const servers = new Servers();
+  const http = createHttpApp({
+    allowedHosts: allowedHostsFor("127.0.0.1", 8080),
+    newServer: servers.newServer,
+    authenticate: authenticate ?? ((token) => keys.verify(token)),
+  });
+  return {
+    http,
+    servers,
+    keys,
+    bearer: (key) => ({ authorization: `Bearer ${key}` }),
+    async [Symbol.asyncDispose]() {
+      await http.closeAll();
+      db.close();
+    },
+  };
+}
+
+/** tools/list in session `id`; returns the response. */
+function listTools(
+  http: HttpApp,
+  id: string,
+  headers: Record<string, string>,
+): Promise<Response> {
+  return post(
+    http,
+    { jsonrpc: "2.0", id: 7, method: "tools/list" },
+    { ...headers, "mcp-session-id": id, "mcp-protocol-version": PROTOCOL },
+  );
+}
+
+/** Asserts the one refusal every bad credential gets: 401, challenge, fixed body. */
+async function assertUnauthorized(res: Response, what: string): Promise<void> {
+  assert.equal(res.status, 401, what);
+  assert.equal(res.headers.get("www-authenticate"), 'Bearer realm="omotai"', what);
+  assert.equal(res.headers.get("mcp-session-id"), null, what);
+  assert.deepEqual(await res.json(), { error: "UNAUTHORIZED" }, what);
+}
+
+/** Opens a legacy SSE stream; returns its /messages endpoint and a way to read events. */
+async function openSse(http: HttpApp, headers: Record<string, string>) {
+  const res = await http.app.request("/sse", { headers: { host: HOST, ...headers } });
+  assert.equal(res.status, 200);
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  /** The next event's data, or undefined when the stream ended. */
+  const next = async (): Promise<string | undefined> => {
+    while (!buffer.includes("\n\n")) {
+      const { value, done } = await reader.read();
+      if (done) return undefined;
+      buffer += value;
+    }
+    const end = buffer.indexOf("\n\n");
+    const block = buffer.slice(0, end);
+    buffer = buffer.slice(end + 2);
+    return block.split("\n").find((l) => l.startsWith("data:"))?.slice(5).trim() ?? "";
+  };
+  const endpoint = await next();
+  assert.match(endpoint ?? "", /^\/messages\?sessionId=/);
+  return { endpoint: endpoint!, next, cancel: () => reader.cancel().catch(() => {}) };
+}
+
+function sendSse(
+  http: HttpApp,
+  endpoint: string,
+  headers: Record<string, string>,
+): Promise<Response> {
+  return Promise.resolve(http.app.request(endpoint, {
+    method: "POST",
+    headers: { host: HOST, "content-type": "application/json", ...headers },
+    body: JSON.stringify(INITIALIZE),
+  }));
+}
+
+Deno.test("createHttpApp() with authenticate answers 401 on /mcp, /sse and /messages without a valid agent key", async () => {
+  await using h = keyedHarness();
+  const { key } = h.keys.add("alice");
+  const revoked = h.keys.add("gone");
+  h.keys.remove("gone");
+  const admin = adminToken(undefined).token;
+  const wrongLast = key.slice(0, -1) + (key.endsWith("A") ? "B" : "A");
+  const credentials: [string, Record<string, string>][] = [
+    ["no header", {}],
+    ["a wrong key", h.bearer(`omk_${"A".repeat(43)}`)],
+    ["a key wrong in its last character", h.bearer(wrongLast)],
+    ["a removed key", h.bearer(revoked.key)],
+    ["the admin token", h.bearer(admin)],
+    ["the key without the Bearer scheme", { authorization: key }],
+    ["the key as Basic", { authorization: `Basic ${key}` }],
+    ["an empty bearer", { authorization: "Bearer " }],
+  ];
+  for (const [what, headers] of credentials) {
+    await assertUnauthorized(await post(h.http, INITIALIZE, headers), `POST /mcp, ${what}`);
+    for (const method of ["GET", "DELETE"]) {
+      const res = await h.http.app.request("/mcp", {
+        method,
+        headers: { host: HOST, accept: ACCEPT, ...headers },
+      });
+      await assertUnauthorized(res, `${method} /mcp, ${what}`);
+    }
+    const sse = await h.http.app.request("/sse", { headers: { host: HOST, ...headers } });
+    await assertUnauthorized(sse, `GET /sse, ${what}`);
+    await assertUnauthorized(
+      await sendSse(h.http, "/messages?sessionId=x", headers),
+      `POST /messages, ${what}`,
+    );
+  }
+  assert.equal(h.servers.built, 0, "no refused request builds a server");
+  assert.equal(h.http.connectionCount(), 0);
+  // The index says nothing secret and stays open; the DNS-rebinding check still comes first.
+  assert.equal((await h.http.app.request("/", { headers: { host: HOST } })).status, 200);
+  const rebound = await post(h.http, INITIALIZE, { host: "evil.test:8080", ...h.bearer(key) });
+  assert.equal(rebound.status, 403);
+  await rebound.body?.cancel();
+  const foreign = await post(h.http, INITIALIZE, { origin: "http://evil.test" });
+  assert.equal(foreign.status, 403, "a foreign Origin is refused before the key is asked for");
+  await foreign.body?.cancel();
+});
+
+Deno.test("createHttpApp() with authenticate: the right key initializes and lists tools, newServer gets its agent", async () => {
+  await using h = keyedHarness();
+  const { key } = h.keys.add("alice");
+  h.keys.add("bob");
+  // The client calls itself bob: the identity comes from the key, not from clientInfo.
+  const claimsBob = await post(
+    h.http,
+    { ...INITIALIZE, params: { ...INITIALIZE.params, clientInfo: { name: "bob", version: "0" } } },
+    h.bearer(key),
+  );
+  assert.equal(claimsBob.status, 200);
+  await claimsBob.body?.cancel();
+  assert.equal(h.servers.agents[0]?.name, "alice");
+  h.servers.agents.length = 0;
+  const id = await initialize(h.http, h.bearer(key));
+  const res = await listTools(h.http, id, h.bearer(key));
+  assert.equal(res.status, 200);
+  const [reply] = await messages(res);
+  assert.deepEqual(
+    (reply.result as { tools: { name: string }[] }).tools.map((t) => t.name),
+    ["echo"],
+  );
+  const sse = await openSse(h.http, h.bearer(key));
+  try {
+    assert.deepEqual(h.servers.agents.map((a) => a?.name), ["alice", "alice"]);
+    assert.equal(h.servers.agents[0]?.createdAt, h.keys.list()[0].createdAt);
+    const accepted = await sendSse(h.http, sse.endpoint, h.bearer(key));
+    assert.equal(accepted.status, 202);
+    await accepted.body?.cancel();
+    assert.equal(JSON.parse((await sse.next())!).id, 1);
+  } finally {
+    await sse.cancel();
+  }
+});
+
+Deno.test("createHttpApp() with authenticate checks the key on every request: a removed key stops its open session", async () => {
+  await using h = keyedHarness();
+  const alice = h.keys.add("alice");
+  const bob = h.keys.add("bob");
+  const id = await initialize(h.http, h.bearer(alice.key));
+  const keep = await initialize(h.http, h.bearer(bob.key));
+  const first = await listTools(h.http, id, h.bearer(alice.key));
+  assert.equal(first.status, 200);
+  await first.body?.cancel();
+  h.keys.remove("alice");
+  await assertUnauthorized(await listTools(h.http, id, h.bearer(alice.key)), "revoked");
+  // The agent is added again: the new key does not take over the old key's session.
+  const again = h.keys.add("alice");
+  const stolen = await listTools(h.http, id, h.bearer(again.key));
+  assert.equal(stolen.status, 404);
+  await stolen.body?.cancel();
+  const other = await listTools(h.http, keep, h.bearer(bob.key));
+  assert.equal(other.status, 200, "other agents go on");
+  await other.body?.cancel();
+});
+
+Deno.test("createHttpApp() with authenticate refuses a session id used with another agent's key", async () => {
+  await using h = keyedHarness();
+  const alice = h.keys.add("alice");
+  const bob = h.keys.add("bob");
+  const id = await initialize(h.http, h.bearer(alice.key));
+  for (const method of ["POST", "GET", "DELETE"]) {
+    const res = await h.http.app.request("/mcp", {
+      method,
+      headers: {
+        host: HOST,
+        accept: ACCEPT,
+        "content-type": "application/json",
+        "mcp-session-id": id,
+        "mcp-protocol-version": PROTOCOL,
+        ...h.bearer(bob.key),
+      },
+      body: method === "POST"
+        ? JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/list" })
+        : undefined,
+    });
+    // Answered as an unknown session: bob learns nothing about alice's.
+    assert.equal(res.status, 404, method);
+    assert.deepEqual((await res.json()).error, { code: -32001, message: "Session not found" });
+  }
+  const sse = await openSse(h.http, h.bearer(alice.key));
+  try {
+    const hijack = await sendSse(h.http, sse.endpoint, h.bearer(bob.key));
+    assert.equal(hijack.status, 404);
+    await hijack.body?.cancel();
+    const own = await sendSse(h.http, sse.endpoint, h.bearer(alice.key));
+    assert.equal(own.status, 202);
+    await own.body?.cancel();
+    const mine = await listTools(h.http, id, h.bearer(alice.key));
+    assert.equal(mine.status, 200, "the session survived the attempts");
+    await mine.body?.cancel();
+    assert.equal(h.servers.closed, 0, "no attempt closed a session");
+  } finally {
+    await sse.cancel();
+  }
+});
+
+Deno.test("createHttpApp().closeAgent() closes that agent's sessions on both transports, and only those", async () => {
+  await using h = keyedHarness();
+  const alice = h.keys.add("alice");
+  const bob = h.keys.add("bob");
+  const aliceIds = [
+    await initialize(h.http, h.bearer(alice.key)),
+    await initialize(h.http, h.bearer(alice.key)),
+  ];
+  const aliceSse = await openSse(h.http, h.bearer(alice.key));
+  const bobId = await initialize(h.http, h.bearer(bob.key));
+  const bobSse = await openSse(h.http, h.bearer(bob.key));
+  try {
+    assert.equal(h.http.connectionCount(), 5);
+    assert.equal(await h.http.closeAgent("alice"), 3);
+    assert.equal(h.http.connectionCount(), 2);
+    assert.equal(h.servers.closed, 3);
+    assert.equal(await aliceSse.next(), undefined, "alice's SSE stream ended");
+    for (const id of aliceIds) {
+      const gone = await listTools(h.http, id, h.bearer(alice.key));
+      assert.equal(gone.status, 404, "alice's key still works, her sessions are gone");
+      await gone.body?.cancel();
+    }
+    const kept = await listTools(h.http, bobId, h.bearer(bob.key));
+    assert.equal(kept.status, 200);
+    await kept.body?.cancel();
+    const accepted = await sendSse(h.http, bobSse.endpoint, h.bearer(bob.key));
+    assert.equal(accepted.status, 202, "bob's SSE session goes on");
+    await accepted.body?.cancel();
+    assert.equal(await h.http.closeAgent("alice"), 0);
+    assert.equal(await h.http.closeAgent("nobody"), 0);
+  } finally {
+    await aliceSse.cancel();
+    await bobSse.cancel();
+  }
+});
+
+Deno.test("createHttpApp() with authenticate stays shut (503) when the key store cannot be read", async () => {
+  await using h = keyedHarness(() => {
+    throw new Error("database is locked");
+  });
+  const res = await post(h.http, INITIALIZE, h.bearer(`omk_${"A".repeat(43)}`));
+  assert.equal(res.status, 503);
+  assert.deepEqual(await res.json(), { error: "AUTH_UNAVAILABLE" });
+  assert.equal(h.servers.built, 0);
 });

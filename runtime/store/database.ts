@@ -1,7 +1,8 @@
 /**
- * The runtime's SQLite database (`runs/omotai.db`, `OMOTAI_DB` overrides): the audit log
- * and the dynamic domain rules. Opened in WAL mode so the CLI can change domain rules while
- * a runtime reads them; schema changes are numbered migrations tracked in `user_version`.
+ * The runtime's SQLite database (`runs/omotai.db`, `OMOTAI_DB` overrides): the audit log,
+ * the dynamic domain rules and the agents' key hashes. Opened in WAL mode so the CLI can
+ * change domain rules and agents while a runtime reads them; schema changes are numbered
+ * migrations tracked in `user_version`.
  *
  * @module
  */
@@ -52,6 +53,15 @@ const MIGRATIONS: readonly string[] = [
     origin TEXT PRIMARY KEY,
     rule TEXT NOT NULL CHECK (rule IN ('allow', 'deny')),
     added_at TEXT NOT NULL
+  );
+  `,
+  // Agent keys: only the SHA-256 of a key is kept, so a copied database opens no door.
+  `
+  CREATE TABLE agents (
+    name TEXT PRIMARY KEY,
+    key_hash TEXT NOT NULL UNIQUE,
+    policy TEXT,
+    created_at TEXT NOT NULL
   );
   `,
 ];

@@ -33,6 +33,11 @@ export const LAYERS: readonly LayerRule[] = [
   },
   { folder: ROOT, job: "errors, log, version (main.ts is the entry)", may: [] },
   { folder: "runtime/store", job: "SQLite database and migrations", may: BASE },
+  {
+    folder: "runtime/agents",
+    job: "agent keys: add, verify, list, remove",
+    may: [...BASE, "runtime/store"],
+  },
   { folder: "runtime/audit", job: "hash-chained audit log, mirror, verify", may: BASE },
   {
     folder: "runtime/policy",
@@ -83,7 +88,21 @@ export const LAYERS: readonly LayerRule[] = [
   {
     folder: "runtime/mcp",
     job: "MCP server per connection, HTTP app, transports",
-    may: [...BASE, "runtime/net", "runtime/browser", "runtime/gate", "runtime/tools"],
+    may: [
+      ...BASE,
+      "runtime/net",
+      "runtime/agents",
+      "runtime/browser",
+      "runtime/gate",
+      "runtime/tools",
+    ],
+  },
+  {
+    folder: "runtime/approvals",
+    job: "pending approvals and operator questions",
+    may: [...BASE, "runtime/audit", "runtime/net"],
+    // Only the Approver port and its types: the gate calls the queue, never the reverse.
+    typesOnly: ["runtime/gate"],
   },
   { folder: "runtime/demo", job: "the demo shop of `task start`", may: [] },
   { folder: "ui", job: "operator console", may: [], typesOnly: ["runtime", "cdp", "vault"] },

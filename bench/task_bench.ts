@@ -1,0 +1,652 @@
+/**
+ * Multi-step task benchmark: five scripted tasks on local pages (bench/task_site.ts), each run
+ * through Omotai and through Playwright MCP in the same run. Per task it reports the total
+ * characters the agent receives (the text of every tool result of every call of the task) and
+ * the wall time, side by side.
+ *
+ * Omotai runs in-process (tests/helpers/harness.ts `startTestRuntime`, sse mode, Streamable
+ * HTTP client); the peer is Playwright MCP from bench/.peer over stdio with the system
+ * Chromium, as in bench/peer.ts.
+ *
+ * Run: deno run -A bench/task_bench.ts [--write]   (`--write` replaces the "Multi-step tasks"
+ * section of docs/bench-results.md; OMOTAI_TASK_ROUNDS sets the rounds of tasks 1-4, default 3;
+ * OMOTAI_TASK_DUMP=DIR writes every tool result of the first round there, to read what each
+ * side was sent)
+ *
+ * @module
+ */
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { findBrowser, runningAsRoot } from "../cdp/mod.ts";
+import { startTestRuntime } from "../tests/helpers/harness.ts";
+import { median } from "./compare.ts";
+import { PLAYWRIGHT_MCP_VERSION } from "./peer.ts";
+import {
+  DIALOG_ORDER,
+  FORM_FIELDS,
+  type FormField,
+  HUGE_LINKS,
+  invoiceRows,
+  SEARCH_QUERIES,
+  searchCatalog,
+  serveTaskSite,
+  submissionMismatches,
+  TABLE_PAGES,
+  type TaskSite,
+} from "./task_site.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Pure helpers (bench/task_bench_test.ts)
+
+/** Whose snapshot text a string is. */
+export type SnapshotFormat = "omotai" | "peer";
+
+/** An element line of a snapshot: its ref, role and accessible name. */
+export interface RefLine {
+  ref: string;
+  role: string;
+  name: string;
+}
+
+// Omotai: `[e12] button "Sign in"`, optionally a list item (`- [e12] …`), or in a diff with
+// its mark (`+ [e12] …`, `~ [e12] …`, context `  [e12] …`).
+const OMOTAI_LINE = /^(?:[+~] )?\s*(?:- )?\[(e\d+)\] ([\w-]+)(?: "((?:[^"\\]|\\.)*)")?/;
+// Playwright MCP: `- button "Sign in" [ref=e12]`, attributes such as `[level=1]` or
+// `[checked]` may sit between name and ref; refs of later pages carry a frame prefix (f1e12).
+const PEER_LINE =
+  /^\s*- ([\w-]+)(?: "((?:[^"\\]|\\.)*)")?(?: \[[^\]\n]*\])*? \[ref=((?:f\d+)?e\d+)\]/;
+
+const unescapeName = (s: string) => s.replace(/\\(.)/g, "$1");
+
+/** Every element line of `text` that carries a ref still valid after it. */
+export function parseRefs(text: string, format: SnapshotFormat): RefLine[] {
+  const isDiff = format === "omotai" && /changes since your last view/.test(text);
+  const out: RefLine[] = [];
+  for (const line of text.split("\n")) {
+    if (format === "omotai") {
+      // In a diff a line opening with "- " was removed: its element is gone.
+      if (isDiff && line.startsWith("- ")) continue;
+      const m = line.match(OMOTAI_LINE);
+      if (m) out.push({ ref: m[1], role: m[2], name: unescapeName(m[3] ?? "") });
+    } else {
+      const m = line.match(PEER_LINE);
+      if (m) out.push({ ref: m[3], role: m[1], name: unescapeName(m[2] ?? "") });
+    }
+  }
+  return out;
+}
+
+/** The ref of the first element of `role` named exactly `name`; throws if there is none. */
+export function findRef(text: string, format: SnapshotFormat, role: string, name: string): string {
+  const hit = parseRefs(text, format).find((r) => r.role === role && r.name === name);
+  if (!hit) {
+    throw new Error(`${format}: no ${role} "${name}" in:\n${text.slice(0, 2_000)}`);
+  }
+  return hit.ref;
+}
+
+/** Whether a tool result carries a view of the page (a snapshot, a diff or "no changes"). */
+export function hasPageView(text: string, format: SnapshotFormat): boolean {
+  return format === "omotai"
+    ? /<<<untrusted-page nonce=|^no changes since your last view/m.test(text)
+    // 0.0.83 writes an action's snapshot to a file and returns its link (`- [Snapshot](…)`);
+    // only an inline yaml block is something the agent has read.
+    : /### Snapshot\n```yaml\n/.test(text);
+}
+
+/** A JSON schema object as `tools/list` returns it (only what the bench reads). */
+export interface JsonSchemaObject {
+  properties?: Record<string, unknown>;
+}
+
+/**
+ * The name a tool's schema gives its element argument: Playwright MCP 0.0.83 calls it
+ * `target`, older releases and Omotai `ref`.
+ */
+export function refArgName(schema: JsonSchemaObject | undefined): string {
+  const props = schema?.properties ?? {};
+  if ("ref" in props) return "ref";
+  if ("target" in props) return "target";
+  throw new Error(`no ref or target argument in ${JSON.stringify(props)}`);
+}
+
+/** The snapshot role of a form field's control (the same in both formats). */
+export function roleOf(field: FormField): "textbox" | "combobox" | "checkbox" | "radio" {
+  switch (field.control) {
+    case "select":
+      return "combobox";
+    case "checkbox":
+    case "radio":
+      return field.control;
+    default:
+      return "textbox";
+  }
+}
+
+/**
+ * `browser_fill_form` arguments for `fields`, refs looked up in `snapshot`; `refKey` is the
+ * element argument's name in the server's schema. A radio is filled by checking the option
+ * its label names.
+ */
+export function fillFormArgs(
+  fields: readonly FormField[],
+  snapshot: string,
+  format: SnapshotFormat,
+  refKey: string,
+): { fields: Record<string, string>[] } {
+  return {
+    fields: fields.map((f) => ({
+      name: f.label,
+      type: roleOf(f),
+      [refKey]: findRef(snapshot, format, roleOf(f), f.label),
+      value: f.control === "radio" ? "true" : f.value,
+    })),
+  };
+}
+
+/**
+ * `doc` with the `## {heading}` section (up to the next `## ` heading) replaced by `section`,
+ * or `section` appended when there is none. Other sections stay byte for byte.
+ */
+export function replaceSection(doc: string, heading: string, section: string): string {
+  const body = section.endsWith("\n") ? section : section + "\n";
+  const lines = doc.split("\n");
+  const start = lines.findIndex((l) => l.startsWith(`## ${heading}`));
+  if (start < 0) {
+    const base = doc.endsWith("\n") || doc === "" ? doc : doc + "\n";
+    return base + (base === "" ? "" : "\n") + body;
+  }
+  let end = lines.findIndex((l, i) => i > start && l.startsWith("## "));
+  if (end < 0) end = lines.length;
+  const before = lines.slice(0, start).join("\n");
+  const after = lines.slice(end).join("\n");
+  return (before ? before + "\n" : "") + body + (after ? "\n" + after : "");
+}
+
+/** `a / b` as a percentage with one decimal. */
+export function percent(a: number, b: number): string {
+  return `${(a / b * 100).toFixed(1)}%`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The two agents
+
+/** Generous enough for the peer's 60,000-link snapshot; a call over it is a timeout. */
+const CALL_TIMEOUT_MS = 120_000;
+
+/** A tool result that reported an error: the task stops, its figures mean nothing. */
+class ToolFailed extends Error {}
+
+/** A connected MCP server as the task scripts drive it. */
+interface Agent extends AsyncDisposable {
+  name: "omotai" | "peer";
+  format: SnapshotFormat;
+  /** Input schemas by tool name, from `tools/list`. */
+  schemas: Map<string, JsonSchemaObject>;
+  /** Calls a tool; the joined text of its result. Throws `ToolFailed` on an error result. */
+  call(tool: string, args: Record<string, unknown>, timeoutMs?: number): Promise<string>;
+}
+
+async function agentOf(
+  name: Agent["name"],
+  client: Client,
+  cleanup: () => Promise<void>,
+): Promise<Agent> {
+  const schemas = new Map<string, JsonSchemaObject>();
+  for (const t of (await client.listTools()).tools) {
+    schemas.set(t.name, t.inputSchema as JsonSchemaObject);
+  }
+  return {
+    name,
+    format: name,
+    schemas,
+    async call(tool, args, timeoutMs = CALL_TIMEOUT_MS) {
+      const res = await client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: timeoutMs,
+      });
+      const text = ((res.content ?? []) as { text?: string }[]).map((c) => c.text ?? "").join(
+        "\n",
+      );
+      if (res.isError || text.startsWith("### Error")) {
+        throw new ToolFailed(`${name} ${tool}: ${text.slice(0, 400)}`);
+      }
+      return text;
+    },
+    async [Symbol.asyncDispose]() {
+      await client.close().catch(() => {});
+      await cleanup();
+    },
+  };
+}
+
+async function startOmotaiAgent(origin: string): Promise<Agent> {
+  const dataDir = await Deno.makeTempDir({ prefix: "omotai-task-bench-" });
+  const runtime = await startTestRuntime(
+    dataDir,
+    `allowed_origins: [${origin}]\nread_only: false\n`,
+  );
+  const client = new Client({ name: "omotai-task-bench", version: "0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", runtime.url)));
+  return await agentOf("omotai", client, async () => {
+    await runtime[Symbol.asyncDispose]();
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  });
+}
+
+const PEER_DIR = new URL(".peer/", import.meta.url).pathname;
+
+/**
+ * Installs the peer as bench/peer.ts does. The peer is started here rather than through
+ * peer.ts's client because the scripts need its `tools/list` schemas and a per-call timeout
+ * (the SDK's default of 60 s would cut the 60,000-link page short).
+ */
+async function ensurePeer(): Promise<string> {
+  const cli = `${PEER_DIR}node_modules/@playwright/mcp/cli.js`;
+  try {
+    await Deno.stat(cli);
+  } catch {
+    console.error(`bench: installing @playwright/mcp@${PLAYWRIGHT_MCP_VERSION} into bench/.peer`);
+    await Deno.mkdir(PEER_DIR, { recursive: true });
+    const out = await new Deno.Command("npm", {
+      args: ["install", "--prefix", PEER_DIR, `@playwright/mcp@${PLAYWRIGHT_MCP_VERSION}`],
+      stdout: "null",
+      stderr: "inherit",
+    }).output();
+    if (!out.success) throw new Error("npm install @playwright/mcp failed");
+  }
+  return cli;
+}
+
+async function startPeerAgent(): Promise<Agent> {
+  const cli = await ensurePeer();
+  // Playwright MCP writes its snapshot files into its working directory.
+  const cwd = await Deno.makeTempDir({ prefix: "task-bench-peer-" });
+  const client = new Client({ name: "omotai-task-bench", version: "0" });
+  await client.connect(
+    new StdioClientTransport({
+      command: "node",
+      args: [
+        cli,
+        "--executable-path",
+        findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+        "--headless",
+        "--isolated",
+        // Chromium's sandbox cannot start as root; Omotai adds the same flag in that case.
+        ...(runningAsRoot() ? ["--no-sandbox"] : []),
+      ],
+      stderr: "ignore",
+      cwd,
+    }),
+  );
+  return await agentOf("peer", client, async () => {
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Task scripts
+
+/** One call of a task, as measured. */
+interface CallRecord {
+  tool: string;
+  chars: number;
+  ms: number;
+  /** What the agent received (kept for OMOTAI_TASK_DUMP). */
+  text: string;
+}
+
+/** Counts every character and millisecond of one side's run of one task. */
+class Recorder {
+  readonly calls: CallRecord[] = [];
+  constructor(readonly agent: Agent) {}
+
+  get format(): SnapshotFormat {
+    return this.agent.format;
+  }
+
+  /** Calls a tool and records its result's size and time. */
+  async call(tool: string, args: Record<string, unknown>, timeoutMs?: number): Promise<string> {
+    const t0 = performance.now();
+    let text = "";
+    try {
+      text = await this.agent.call(tool, args, timeoutMs);
+      return text;
+    } catch (err) {
+      if (err instanceof ToolFailed) text = err.message;
+      throw err;
+    } finally {
+      this.calls.push({ tool, chars: text.length, ms: performance.now() - t0, text });
+    }
+  }
+
+  /**
+   * What the agent knows of the page after an action whose result was `text`: the result
+   * itself when it carries a view, else a `browser_snapshot`, which the agent would have to
+   * call to see the page (and which therefore counts).
+   */
+  async view(text: string): Promise<string> {
+    return hasPageView(text, this.format) ? text : await this.call("browser_snapshot", {});
+  }
+
+  /** Navigates and returns the agent's view of the new page. */
+  async open(url: string): Promise<string> {
+    return await this.view(await this.call("browser_navigate", { url }));
+  }
+
+  /** The element argument's name of `tool` on this side. */
+  refKey(tool: string): string {
+    return refArgName(this.agent.schemas.get(tool));
+  }
+
+  /** Clicks the element of `role` named `name` in `view`. */
+  async click(view: string, role: string, name: string): Promise<string> {
+    return await this.call("browser_click", {
+      [this.refKey("browser_click")]: findRef(view, this.format, role, name),
+      element: `${role} ${name}`,
+    });
+  }
+}
+
+/** Polls `check` for up to `ms`. */
+async function eventually(check: () => boolean, ms = 5_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  return check();
+}
+
+/** A task: a fixed script of tool calls that throws when the site did not get the job done. */
+interface Task {
+  id: string;
+  title: string;
+  /** Run once whatever the rounds setting. */
+  singleRound?: true;
+  run(r: Recorder, site: TaskSite): Promise<string | void>;
+}
+
+async function formTask(r: Recorder, site: TaskSite): Promise<void> {
+  const before = site.formPosts.length;
+  const page = await r.open(`${site.origin}/form`);
+  if (r.agent.schemas.has("browser_fill_form")) {
+    const fieldKey = refArgName(
+      (r.agent.schemas.get("browser_fill_form")?.properties?.fields as {
+        items?: JsonSchemaObject;
+      })?.items,
+    );
+    await r.call("browser_fill_form", fillFormArgs(FORM_FIELDS, page, r.format, fieldKey));
+  } else {
+    // A server without browser_fill_form: one call per field, as an agent would do.
+    for (const f of FORM_FIELDS) {
+      const ref = findRef(page, r.format, roleOf(f), f.label);
+      const role = roleOf(f);
+      if (role === "textbox") {
+        await r.call("browser_type", { [r.refKey("browser_type")]: ref, text: f.value });
+      } else if (role === "combobox") {
+        await r.call("browser_select_option", {
+          [r.refKey("browser_select_option")]: ref,
+          values: [f.value],
+        });
+      } else if (f.value === "true" || role === "radio") {
+        await r.call("browser_click", { [r.refKey("browser_click")]: ref });
+      }
+    }
+  }
+  const done = await r.view(await r.click(page, "button", "Submit application"));
+  if (!done.includes("Application received")) throw new Error("no confirmation page seen");
+  if (!await eventually(() => site.formPosts.length > before)) {
+    throw new Error("the site received no submission");
+  }
+  const wrong = submissionMismatches(site.formPosts[site.formPosts.length - 1]);
+  if (wrong.length) throw new Error(`submitted values differ: ${wrong.join("; ")}`);
+}
+
+async function tableTask(r: Recorder, site: TaskSite): Promise<void> {
+  let view = await r.open(`${site.origin}/table?page=1`);
+  let seen = view;
+  for (let p = 2; p <= TABLE_PAGES; p++) {
+    view = await r.view(await r.click(view, "link", "Next page"));
+    if (!view.includes(`Page ${p} of ${TABLE_PAGES}`)) throw new Error(`page ${p} not reached`);
+    seen += view;
+  }
+  const missing = invoiceRows().filter((row) => !seen.includes(row.id)).map((row) => row.id);
+  if (missing.length) throw new Error(`rows never seen: ${missing.join(", ")}`);
+}
+
+async function searchTask(r: Recorder, site: TaskSite): Promise<void> {
+  const page = await r.open(`${site.origin}/search`);
+  // The box keeps its ref: every query is typed into the same element of the same document.
+  const box = findRef(page, r.format, "searchbox", "Search products");
+  let view = page;
+  for (const q of SEARCH_QUERIES) {
+    view = await r.view(
+      await r.call("browser_type", { [r.refKey("browser_type")]: box, text: q, submit: true }),
+    );
+    const n = searchCatalog(q).length;
+    if (!view.includes(`${n} results for ${q}`)) {
+      throw new Error(`"${q}": the result count (${n}) was not seen`);
+    }
+  }
+  const last = searchCatalog(SEARCH_QUERIES[SEARCH_QUERIES.length - 1]);
+  const missing = last.filter((p) => !view.includes(p.title));
+  if (missing.length) throw new Error(`final results not seen: ${missing.map((p) => p.title)}`);
+}
+
+async function dialogTask(r: Recorder, site: TaskSite): Promise<void> {
+  const before = site.deletes.length;
+  const page = await r.open(`${site.origin}/dialog`);
+  await r.click(page, "button", `Delete order ${DIALOG_ORDER}`);
+  const view = await r.view(await r.call("browser_handle_dialog", { accept: true }));
+  if (!view.includes(`Order ${DIALOG_ORDER} was deleted.`)) {
+    throw new Error("the page's answer to the accepted dialog was not seen");
+  }
+  if (!await eventually(() => site.deletes.length > before)) {
+    throw new Error("the site received no delete");
+  }
+  if (site.deletes[site.deletes.length - 1] !== DIALOG_ORDER) {
+    throw new Error("wrong order deleted");
+  }
+}
+
+async function hugeTask(r: Recorder, site: TaskSite): Promise<string> {
+  // Time to the first view: one budget for navigate and, for a server whose navigate does not
+  // return the snapshot, the snapshot call.
+  const deadline = performance.now() + CALL_TIMEOUT_MS;
+  const nav = await r.call("browser_navigate", { url: `${site.origin}/huge` }, CALL_TIMEOUT_MS);
+  const view = hasPageView(nav, r.format) ? nav : await r.call(
+    "browser_snapshot",
+    {},
+    Math.max(1, deadline - performance.now()),
+  );
+  if (!view.includes("Item 0")) throw new Error("the first link is not in the first view");
+  if (r.format === "omotai") {
+    const pages = view.match(/ page 1\/(\d+)/)?.[1];
+    return `first of ${pages ?? "?"} pages`;
+  }
+  const links = parseRefs(view, "peer").filter((l) => l.role === "link").length;
+  return `${links.toLocaleString("en-US")} links`;
+}
+
+const TASKS: Task[] = [
+  {
+    id: "form",
+    title: `1. ${FORM_FIELDS.length}-field form filled and submitted`,
+    run: formTask,
+  },
+  {
+    id: "table",
+    title: `2. ${invoiceRows().length}-row table read over ${TABLE_PAGES} pages`,
+    run: tableTask,
+  },
+  {
+    id: "search",
+    title: `3. search refined ${SEARCH_QUERIES.length - 1} times`,
+    run: searchTask,
+  },
+  { id: "dialog", title: "4. confirm() dialog accepted", run: dialogTask },
+  {
+    id: "huge",
+    title: `5. ${HUGE_LINKS.toLocaleString("en-US")}-link page, first view`,
+    // One round: the peer's answer for this page is megabytes, and its time is not noise-bound.
+    singleRound: true,
+    run: hugeTask,
+  },
+];
+
+// ---------------------------------------------------------------------------------------------
+// Running and reporting
+
+/** One side's run of one task. */
+interface SideRun {
+  calls: CallRecord[];
+  ms: number;
+  error?: string;
+  timedOut?: boolean;
+  note?: string;
+}
+
+async function runSide(task: Task, agent: Agent, site: TaskSite): Promise<SideRun> {
+  const r = new Recorder(agent);
+  const t0 = performance.now();
+  try {
+    const note = await task.run(r, site);
+    return { calls: r.calls, ms: performance.now() - t0, note: note ?? undefined };
+  } catch (err) {
+    const msg = (err as Error).message;
+    // The SDK reports a call over its timeout as McpError -32001 "Request timed out".
+    const timedOut = /timed out|-32001/i.test(msg);
+    return { calls: r.calls, ms: performance.now() - t0, error: msg, timedOut };
+  }
+}
+
+const totalChars = (run: SideRun) => run.calls.reduce((s, c) => s + c.chars, 0);
+const toolList = (run: SideRun) => run.calls.map((c) => c.tool.replace(/^browser_/, "")).join(", ");
+const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
+
+/** Per task, both sides' rounds. */
+interface TaskResult {
+  task: Task;
+  omotai: SideRun[];
+  peer: SideRun[];
+}
+
+function cells(runs: SideRun[]): { chars: string; ms: string; ok: boolean; charsN: number } {
+  const failed = runs.find((r) => r.error);
+  if (failed) {
+    const what = failed.timedOut ? `timeout (> ${CALL_TIMEOUT_MS / 1000} s)` : "failed";
+    return { chars: what, ms: what, ok: false, charsN: NaN };
+  }
+  const charsN = median(runs.map(totalChars));
+  return { chars: fmtInt(charsN), ms: fmtInt(median(runs.map((r) => r.ms))), ok: true, charsN };
+}
+
+function report(results: TaskResult[], rounds: number): string {
+  const rows: string[] = [];
+  const scripts: string[] = [];
+  let met = 0;
+  for (const { task, omotai, peer } of results) {
+    const o = cells(omotai);
+    const p = cells(peer);
+    const ok = o.ok && p.ok;
+    const ratio = ok ? percent(o.charsN, p.charsN) : "n/a";
+    const hit = ok && o.charsN <= p.charsN / 4;
+    if (hit) met++;
+    rows.push(
+      `| ${task.title} | ${omotai[0].calls.length} / ${
+        peer[0].calls.length
+      } | ${o.chars} | ${p.chars} | ${ratio} | ${
+        ok ? (hit ? "yes" : "**no**") : "n/a"
+      } | ${o.ms} | ${p.ms} |`,
+    );
+    const notes = (runs: SideRun[]) => {
+      const r = runs[0];
+      const parts = [toolList(r)];
+      if (r.note) parts.push(r.note);
+      if (task.id === "huge") {
+        parts.push(r.calls.map((c) => `${c.tool} ${fmtInt(c.ms)} ms`).join(" + "));
+      }
+      if (r.error) parts.push(`stopped: ${r.error.split("\n")[0].slice(0, 200)}`);
+      return parts.join("; ");
+    };
+    scripts.push(`- ${task.title}: Omotai: ${notes(omotai)}. Peer: ${notes(peer)}.`);
+  }
+  const markdown = [
+    `## Multi-step tasks (Omotai vs Playwright MCP ${PLAYWRIGHT_MCP_VERSION})`,
+    "",
+    "Each task is a fixed script of tool calls on local pages (`bench/task_site.ts`, one site on " +
+    "127.0.0.1 with ordinary header/footer chrome), run through both servers in one run " +
+    "(`deno run -A bench/task_bench.ts`). Characters: the sum of the text of every tool result " +
+    "the agent receives during the task. Time: wall time of the whole script, median of " +
+    `${rounds} rounds (task 5: one round). Each side's result is checked against the site ` +
+    "(values the form server received, rows and results seen, the delete request).",
+    "",
+    `Playwright MCP ${PLAYWRIGHT_MCP_VERSION} writes an action's snapshot to a file and returns ` +
+    "only its link; where the script must see the page after an action (a ref to find, a result " +
+    "to read) it calls `browser_snapshot`, which is what an agent has to do, and that call " +
+    "counts. Omotai's actions return the snapshot (on a page already seen, only the diff).",
+    "",
+    "| task | calls (omotai / peer) | omotai chars | peer chars | omotai / peer | ≤ 1/4 | omotai ms | peer ms |",
+    "|---|---:|---:|---:|---:|:---:|---:|---:|",
+    ...rows,
+    "",
+    `Target (Omotai's characters ≤ 1/4 of the peer's on every task): **${
+      met === results.length ? "met" : "missed"
+    }**, met on ${met} of ${results.length} tasks.`,
+    "",
+    "Calls of each script (first round):",
+    "",
+    ...scripts,
+  ].join("\n");
+  return markdown;
+}
+
+async function dumpRun(dir: string, task: Task, side: string, run: SideRun): Promise<void> {
+  await Deno.mkdir(dir, { recursive: true });
+  for (const [i, c] of run.calls.entries()) {
+    await Deno.writeTextFile(`${dir}/${task.id}-${side}-${i + 1}-${c.tool}.txt`, c.text);
+  }
+}
+
+async function main() {
+  const write = Deno.args.includes("--write");
+  const rounds = Number(Deno.env.get("OMOTAI_TASK_ROUNDS") ?? 3);
+  const dump = Deno.env.get("OMOTAI_TASK_DUMP");
+  await using site = serveTaskSite();
+  await using omotai = await startOmotaiAgent(site.origin);
+  await using peer = await startPeerAgent();
+  // Both browsers start on their first call: a warm-up page keeps that out of task 1.
+  for (const a of [omotai, peer]) await a.call("browser_navigate", { url: `${site.origin}/` });
+
+  const results: TaskResult[] = [];
+  for (const [i, task] of TASKS.entries()) {
+    const res: TaskResult = { task, omotai: [], peer: [] };
+    for (let round = 0; round < (task.singleRound ? 1 : rounds); round++) {
+      // Alternate who goes first so neither profits from a warm cache or a quiet machine.
+      const order = (i + round) % 2 ? [omotai, peer] : [peer, omotai];
+      for (const agent of order) {
+        const run = await runSide(task, agent, site);
+        res[agent.name].push(run);
+        if (dump && round === 0) await dumpRun(dump, task, agent.name, run);
+        console.error(
+          `task ${task.id} round ${round + 1} ${agent.name}: ${fmtInt(totalChars(run))} chars, ${
+            fmtInt(run.ms)
+          } ms${run.error ? ` (${run.error.split("\n")[0].slice(0, 160)})` : ""}`,
+        );
+      }
+    }
+    results.push(res);
+  }
+
+  const markdown = report(results, rounds);
+  console.log(markdown);
+  if (write) {
+    const file = new URL("../docs/bench-results.md", import.meta.url);
+    const doc = await Deno.readTextFile(file);
+    await Deno.writeTextFile(file, replaceSection(doc, "Multi-step tasks", markdown));
+    console.error("bench: wrote the Multi-step tasks section of docs/bench-results.md");
+  }
+}
+
+if (import.meta.main) await main();

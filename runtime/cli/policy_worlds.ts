@@ -1,0 +1,113 @@
+/**
+ * One policy's world: its verified modules in an engine, a boundary over the shared domain
+ * rules and audit, the gate with the operator's approver, the egress hooks and the tool
+ * settings. The runtime's own policy has one; an agent added with `--policy FILE` gets its
+ * own, built the first time it connects and kept for the runtime's life.
+ *
+ * @module
+ */
+import type { AuditLog } from "../audit/audit_log.ts";
+import type { BrowserHooksFactory } from "../browser/hooks.ts";
+import type { EgressProxy } from "../egress/egress_proxy.ts";
+import { egressHooks } from "../egress/egress_hooks.ts";
+import { OmotaiError } from "../errors.ts";
+import type { Approver } from "../gate/approver.ts";
+import { Boundary } from "../gate/boundary.ts";
+import type { DomainRules } from "../gate/domains.ts";
+import { PolicyGate } from "../gate/policy_gate.ts";
+import { PolicyEngine } from "../policy/engine.ts";
+import { loadModules } from "../policy/loader.ts";
+import { loadPolicyFile, parsePolicy, type PolicyFile } from "../policy/policy_file.ts";
+import { toolSettingsFrom } from "../tools/settings.ts";
+import type { Gate } from "../gate/gate.ts";
+import type { ToolSettings } from "../tools/tool.ts";
+
+/** Everything a session of one policy runs under. */
+export interface PolicyWorld {
+  policy: PolicyFile;
+  engine: PolicyEngine;
+  boundary: Boundary;
+  gate: Gate;
+  hooks: BrowserHooksFactory;
+  settings: ToolSettings;
+}
+
+/** What every world shares. */
+export interface PolicyWorldDeps {
+  domains: DomainRules;
+  audit: AuditLog;
+  proxy: EgressProxy;
+  approver: Approver;
+}
+
+/** Builds and caches worlds by policy file. */
+export class PolicyWorlds implements AsyncDisposable {
+  readonly #deps: PolicyWorldDeps;
+  readonly #worlds = new Map<string, Promise<PolicyWorld>>();
+  #reserved: string[] = [];
+
+  constructor(deps: PolicyWorldDeps) {
+    this.#deps = deps;
+  }
+
+  /** The world of `policyFile` (the empty default policy without one). */
+  get(policyFile?: string): Promise<PolicyWorld> {
+    const key = policyFile ?? "";
+    let world = this.#worlds.get(key);
+    if (!world) {
+      world = this.#build(policyFile);
+      // A policy that failed to load is tried again next time (the file may be fixed).
+      world.catch(() => this.#worlds.delete(key));
+      this.#worlds.set(key, world);
+    }
+    return world;
+  }
+
+  /** Reserves the runtime's own origins in every world, present and future. */
+  async reserve(origins: readonly string[]): Promise<void> {
+    this.#reserved = [...this.#reserved, ...origins];
+    for (const w of this.#worlds.values()) {
+      (await w.catch(() => undefined))?.boundary.reserve(origins);
+    }
+  }
+
+  /** The module names of every loaded world (for the console's policies view). */
+  async loaded(): Promise<PolicyWorld[]> {
+    const all = await Promise.all([...this.#worlds.values()].map((w) => w.catch(() => undefined)));
+    return all.filter((w): w is PolicyWorld => w !== undefined);
+  }
+
+  async #build(policyFile?: string): Promise<PolicyWorld> {
+    const policy = policyFile ? await loadPolicyFile(policyFile) : parsePolicy("");
+    // Every module is verified before anything runs under this policy.
+    const specs = await loadModules(policy, policyFile);
+    const engine = await PolicyEngine.create(specs).catch((err) => {
+      throw new OmotaiError("POLICY_ENGINE_FAILED", (err as Error).message);
+    });
+    const { domains, audit, proxy, approver } = this.#deps;
+    const boundary = new Boundary({
+      engine,
+      domains,
+      audit,
+      allowedOrigins: policy.allowed_origins,
+    });
+    boundary.reserve(this.#reserved);
+    const gate = new PolicyGate(boundary, {
+      approver,
+      confirmTimeoutMs: policy.confirm_timeout_seconds * 1000,
+      maxConfirmations: policy.max_confirmations,
+    });
+    return {
+      policy,
+      engine,
+      boundary,
+      gate,
+      hooks: egressHooks({ boundary, proxy }),
+      settings: toolSettingsFrom(policy),
+    };
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    for (const w of await this.loaded()) await w.engine[Symbol.asyncDispose]();
+  }
+}

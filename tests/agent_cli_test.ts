@@ -1,0 +1,122 @@
+import assert from "node:assert/strict";
+import { resolve } from "node:path";
+import { AgentKeys } from "../runtime/agents/agent_keys.ts";
+import { openDatabase } from "../runtime/store/database.ts";
+
+const decoder = new TextDecoder();
+
+/** The `omotai` task's permission flags from deno.json (as tests/cli_test.ts reads them). */
+async function omotaiFlags(): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile("deno.json"));
+  const words: string[] = config.tasks.omotai.replaceAll("$OMOTAI_DENO", Deno.execPath())
+    .split(/\s+/);
+  return words.filter((w) => w.startsWith("--allow-") || w === "-A");
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `omotai ARGS` as the task would, in a process of its own. */
+async function omotai(args: string[]): Promise<Run> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...await omotaiFlags(), "runtime/main.ts", ...args],
+    stdout: "piped",
+    stderr: "piped",
+    // An OMOTAI_DB of the caller's would send the rows elsewhere than --data-dir.
+    env: { OMOTAI_DB: "" },
+  }).output();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
+/** A data dir the task may write (its --allow-write is runs/), removed afterwards. */
+async function withDataDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = `runs/test-agent-cli-${crypto.randomUUID().slice(0, 8)}`;
+  await Deno.mkdir(dir, { recursive: true });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+const count = (text: string, part: string) => text.split(part).length - 1;
+
+Deno.test("omotai agent add prints the key once, alone on the last stdout line; list hides it; rm revokes it", async () => {
+  await withDataDir(async (dir) => {
+    const add = await omotai(["agent", "add", "ci-bot", "--data-dir", dir]);
+    assert.equal(add.code, 0, add.stderr);
+    const lines = add.stdout.trimEnd().split("\n");
+    const key = lines.at(-1)!;
+    assert.match(key, /^omk_[A-Za-z0-9_-]{43}$/);
+    assert.equal(count(add.stdout + add.stderr, key), 1, "the key is printed once");
+    assert.match(add.stderr, /added agent ci-bot/);
+
+    const db = openDatabase(`${dir}/omotai.db`);
+    try {
+      assert.equal(new AgentKeys(db).verify(key)?.name, "ci-bot", "the printed key verifies");
+    } finally {
+      db.close();
+    }
+    for (const f of ["omotai.db", "omotai.db-wal"]) {
+      const bytes = await Deno.readFile(`${dir}/${f}`).catch(() => new Uint8Array());
+      assert.ok(!decoder.decode(bytes).includes(key.slice(4)), `${f} holds the key`);
+    }
+
+    assert.equal((await omotai(["agent", "add", "helper", "--data-dir", dir])).code, 0);
+    const list = await omotai(["agent", "list", "--data-dir", dir]);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(
+      list.stdout,
+      /^ci-bot {2}policy \(runtime --policy\) {2}\(since \d{4}-\d\d-\d\dT/m,
+    );
+    assert.match(list.stdout, /^helper /m);
+    assert.ok(!list.stdout.includes(key.slice(4)) && !list.stdout.includes("omk_"), "no key");
+    assert.ok(!/[0-9a-f]{64}/.test(list.stdout), "no hash");
+
+    const rm = await omotai(["agent", "rm", "ci-bot", "--data-dir", dir]);
+    assert.equal(rm.code, 0, rm.stderr);
+    assert.match(rm.stdout, /removed agent ci-bot/);
+    const again = await omotai(["agent", "rm", "ci-bot", "--data-dir", dir]);
+    assert.equal(again.code, 1);
+    assert.match(again.stdout, /no agent ci-bot/);
+    const after = await omotai(["agent", "list", "--data-dir", dir]);
+    assert.ok(!/^ci-bot /m.test(after.stdout) && /^helper /m.test(after.stdout), after.stdout);
+    const check = openDatabase(`${dir}/omotai.db`);
+    try {
+      assert.equal(new AgentKeys(check).verify(key), undefined, "the removed key is refused");
+    } finally {
+      check.close();
+    }
+  });
+});
+
+Deno.test("omotai agent add resolves --policy against the caller's cwd and refuses bad input with codes", async () => {
+  await withDataDir(async (dir) => {
+    const policy = `${dir}/agent-policy.yaml`;
+    await Deno.writeTextFile(policy, "allowed_origins: [https://example.com]\n");
+    const add = await omotai(["agent", "add", "scoped", "--policy", policy, "--data-dir", dir]);
+    assert.equal(add.code, 0, add.stderr);
+    const list = await omotai(["agent", "list", "--data-dir", dir]);
+    assert.ok(list.stdout.includes(`scoped  policy ${resolve(policy)}  `), list.stdout);
+
+    const refused: [string[], string][] = [
+      [["agent", "add", "Bad Name"], "BAD_AGENT_NAME"],
+      [["agent", "add", "scoped"], "AGENT_EXISTS"],
+      [["agent", "add", "other", "--policy", `${dir}/missing.yaml`], "POLICY_UNREADABLE"],
+      [["agent", "add", "other", "--policy", dir], "BAD_POLICY_PATH"],
+    ];
+    for (const [args, code] of refused) {
+      const res = await omotai([...args, "--data-dir", dir]);
+      assert.equal(res.code, 1, `${args.join(" ")}: ${res.stderr}`);
+      assert.match(res.stderr, new RegExp(`omotai: ${code}: `));
+      assert.equal(res.stdout, "", "no key is printed for a refused add");
+    }
+    const usage = await omotai(["agent", "add", "--data-dir", dir]);
+    assert.equal(usage.code, 1);
+    assert.match(usage.stderr, /BAD_OPTION: agent add takes one name/);
+    assert.equal((await omotai(["agent", "frobnicate", "--data-dir", dir])).code, 2);
+  });
+});
