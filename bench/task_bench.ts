@@ -19,10 +19,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { findBrowser, runningAsRoot } from "../cdp/mod.ts";
-import { startTestRuntime } from "../tests/helpers/harness.ts";
+import { agentTransport, startTestRuntime } from "../tests/helpers/harness.ts";
 import { median } from "./compare.ts";
 import { PLAYWRIGHT_MCP_VERSION } from "./peer.ts";
 import {
@@ -230,7 +228,7 @@ async function startOmotaiAgent(origin: string): Promise<Agent> {
     `allowed_origins: [${origin}]\nread_only: false\n`,
   );
   const client = new Client({ name: "omotai-task-bench", version: "0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", runtime.url)));
+  await client.connect(agentTransport(runtime));
   return await agentOf("omotai", client, async () => {
     await runtime[Symbol.asyncDispose]();
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});

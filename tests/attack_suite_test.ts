@@ -16,9 +16,13 @@ import { type Attacker, startAttacker } from "./fixtures/attacker.ts";
 import { ATTACKS, type HostileSite, serveHostileSite } from "./fixtures/hostile_site.ts";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { eventually, refOf, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import {
+  agentTransport,
+  eventually,
+  refOf,
+  startTestRuntime,
+  TestClient,
+} from "./helpers/harness.ts";
 import type { AuditRow } from "../runtime/audit/audit_row.ts";
 
 interface World extends AsyncDisposable {
@@ -84,7 +88,7 @@ async function guarded(w: World, dataDir: string) {
     { audit: `${dataDir}/audit.jsonl` },
   );
   const client = new Client({ name: "attack-suite", version: "0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", runtime.url)));
+  await client.connect(agentTransport(runtime));
   return { runtime, c: new TestClient(client) };
 }
 

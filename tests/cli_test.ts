@@ -1,13 +1,16 @@
 import assert from "node:assert/strict";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { parseStartOptions } from "../runtime/cli/cli.ts";
 import { startRuntime } from "../runtime/cli/start.ts";
-import { OmotaiError } from "../runtime/errors.ts";
 import { serveFixtureSite } from "./fixtures/site.ts";
-import { connectStdio, refOf, startHarness, TestClient } from "./helpers/harness.ts";
+import {
+  connectStdio,
+  keyedTransport,
+  refOf,
+  startHarness,
+  TestClient,
+} from "./helpers/harness.ts";
 
 /**
  * The `deno run` permission flags of a task in deno.json, with `$OMOTAI_DENO` replaced by
@@ -73,8 +76,14 @@ Deno.test("deno task start serves the demo site and MCP at the printed URL", asy
     assert.match(banner, /SSE: +http:\/\/127\.0\.0\.1:8080\/sse/);
     assert.match(banner, /Demo site: +http:\/\/127\.0\.0\.1:8081\//);
     assert.match(banner, /"url": "http:\/\/127\.0\.0\.1:8080\/mcp"/);
+    // The printed configuration carries a fresh agent key; without it the door is shut.
+    const key = banner.match(/"Authorization": "Bearer (omk_[\w-]+)"/)?.[1];
+    assert.ok(key, banner);
+    const refused = await fetch("http://127.0.0.1:8080/mcp", { method: "POST", body: "{}" });
+    assert.equal(refused.status, 401);
+    await refused.body?.cancel();
     const client = new Client({ name: "readme-check", version: "0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL("http://127.0.0.1:8080/mcp")));
+    await client.connect(keyedTransport("http://127.0.0.1:8080", key));
     await using c = new TestClient(client);
     const home = await c.call("browser_navigate", { url: "http://127.0.0.1:8081/" });
     assert.match(home.text, /# Omotai demo shop/);
@@ -120,12 +129,23 @@ Deno.test("the MCP Inspector CLI (a client nobody here wrote) lists and calls to
     }).output();
     return new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
   };
-  const list = await run([`${h.runtime.url}/sse`, "--transport", "sse", "--method", "tools/list"]);
+  const auth = `Authorization: Bearer ${h.runtime.agents.add("inspector").key}`;
+  const list = await run([
+    `${h.runtime.url}/sse`,
+    "--transport",
+    "sse",
+    "--header",
+    auth,
+    "--method",
+    "tools/list",
+  ]);
   assert.match(list, /"name": "browser_snapshot"/, list);
   const call = await run([
     `${h.runtime.url}/mcp`,
     "--transport",
     "http",
+    "--header",
+    auth,
     "--method",
     "tools/call",
     "--tool-name",
@@ -150,14 +170,25 @@ Deno.test("the HTTP server refuses a DNS-rebinding Host on a real socket", async
     return new TextDecoder().decode(buf.subarray(0, n ?? 0)).split("\r\n")[0];
   };
   assert.equal(await ask(`attacker.test:${port}`), "HTTP/1.1 403 Forbidden");
-  assert.equal(await ask(`127.0.0.1:${port}`), "HTTP/1.1 200 OK");
+  // The right Host gets past the rebinding check, and then needs an agent key.
+  assert.equal(await ask(`127.0.0.1:${port}`), "HTTP/1.1 401 Unauthorized");
 });
 
-Deno.test("startRuntime() refuses a non-loopback host in sse mode", async () => {
-  await assert.rejects(
-    () => startRuntime({ mode: "sse", host: "0.0.0.0", port: 0, dataDir: "runs/never" }),
-    (e: unknown) => e instanceof OmotaiError && e.code === "HOST_NOT_ALLOWED",
-  );
+Deno.test("startRuntime() may bind beyond loopback in sse mode: every MCP request needs a key", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "omotai-bind-" });
+  await using runtime = await startRuntime({ mode: "sse", host: "0.0.0.0", port: 0, dataDir });
+  const port = new URL(runtime.url!).port;
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(port) });
+  await conn.write(new TextEncoder().encode(
+    `POST /mcp HTTP/1.1\r\nHost: 0.0.0.0:${port}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+  ));
+  const buf = new Uint8Array(512);
+  const n = await conn.read(buf);
+  conn.close();
+  const head = new TextDecoder().decode(buf.subarray(0, n ?? 0));
+  assert.match(head, /^HTTP\/1\.1 401 Unauthorized/);
+  assert.match(head, /www-authenticate: Bearer realm="omotai"/i);
+  await Deno.remove(dataDir, { recursive: true }).catch(() => {});
 });
 
 Deno.test("parseStartOptions() validates flags with clear messages", () => {

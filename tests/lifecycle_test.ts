@@ -9,10 +9,6 @@
 import assert from "node:assert/strict";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/sse"
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/shared/stdio"
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/shared/transport"
@@ -26,7 +22,9 @@ import { serveUntilStopped } from "../runtime/cli/shutdown.ts";
 import { OmotaiError } from "../runtime/errors.ts";
 import { allowedHostsFor } from "../runtime/mcp/host_guard.ts";
 import { createHttpApp } from "../runtime/mcp/http_app.ts";
-import { eventually, TestClient } from "./helpers/harness.ts";
+import { eventually, keyedTransport, TestClient } from "./helpers/harness.ts";
+import { AgentKeys } from "../runtime/agents/agent_keys.ts";
+import { databasePath, openDatabase } from "../runtime/store/database.ts";
 
 /** How long a way of leaving may take until everything is gone. */
 const CLEANUP_MS = 10_000;
@@ -443,6 +441,11 @@ Deno.test("omotai start killed hard: Chromium exits by itself, the next start sw
 
 /** A runtime subprocess in sse mode; resolves once it printed its URL. */
 async function spawnSse(f: Fixture, idleSeconds: number) {
+  // The MCP door needs an agent key: made in the runtime's database before it starts.
+  await Deno.mkdir(f.dataDir, { recursive: true });
+  const db = openDatabase(databasePath(f.dataDir));
+  const { key } = new AgentKeys(db).add("lifecycle");
+  db.close();
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -480,7 +483,7 @@ async function spawnSse(f: Fixture, idleSeconds: number) {
     while (!(await reader.read()).done);
   })().catch(() => {});
   const url = banner.match(/Streamable HTTP: (\S+)\/mcp/)![1];
-  return { child, url, stderr: () => stderr };
+  return { child, url, key, stderr: () => stderr };
 }
 
 for (const kind of ["Streamable HTTP", "legacy SSE"] as const) {
@@ -489,11 +492,7 @@ for (const kind of ["Streamable HTTP", "legacy SSE"] as const) {
     const rt = await spawnSse(f, 2);
     try {
       const client = new Client({ name: "omotai-lifecycle-test", version: "0" });
-      await client.connect(
-        kind === "legacy SSE"
-          ? new SSEClientTransport(new URL(`${rt.url}/sse`))
-          : new StreamableHTTPClientTransport(new URL(`${rt.url}/mcp`)),
-      );
+      await client.connect(keyedTransport(rt.url, rt.key, kind === "legacy SSE" ? "sse" : "http"));
       const c = new TestClient(client);
       const runtimeTree = await browse(c, f, rt.stderr);
       const browser = runtimeTree.filter((p) => !p.argv.includes("runtime/main.ts") && !isProxy(p));

@@ -12,7 +12,7 @@ import { auditCommand } from "./audit_cmd.ts";
 import { domainCommand } from "./domain_cmd.ts";
 import { policyCommand } from "./policy_cmd.ts";
 import { serveUntilStopped } from "./shutdown.ts";
-import { banner, type StartOptions, startRuntime } from "./start.ts";
+import { banner, quickstartKey, type StartOptions, startRuntime } from "./start.ts";
 
 const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a real browser
 
@@ -147,8 +147,13 @@ function parsePort(value: string, flag: string): number {
 async function startCommand(args: string[]): Promise<number> {
   const options = parseStartOptions(args);
   const runtime = await startRuntime(options);
-  if (options.mode === "sse") console.log(banner(runtime, VERSION));
-  else console.error(`omotai ${VERSION}: serving MCP on stdio`);
+  if (options.mode === "sse") {
+    console.log(banner(runtime, VERSION, quickstartKey(runtime)));
+  } else {
+    console.error(`omotai ${VERSION}: serving MCP on stdio`);
+    // stdout carries MCP alone; a generated token is shown once, on stderr.
+    if (runtime.adminTokenGenerated) console.error(`admin token: ${runtime.adminToken}`);
+  }
   return await serveUntilStopped({
     done: runtime.done,
     dispose: () => runtime[Symbol.asyncDispose](),

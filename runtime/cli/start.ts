@@ -6,27 +6,24 @@
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/stdio"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { findBrowser, ProfileStore } from "../../cdp/mod.ts";
+import { type AgentInfo, AgentKeys } from "../agents/agent_keys.ts";
 import { AuditLog } from "../audit/audit_log.ts";
 import { JsonlMirror } from "../audit/jsonl_mirror.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
 import { DomainRules } from "../gate/domains.ts";
 import { EgressProxy } from "../egress/egress_proxy.ts";
-import { egressHooks } from "../egress/egress_hooks.ts";
-import { Boundary } from "../gate/boundary.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 import { createDemoSite } from "../demo/site.ts";
-import { OmotaiError } from "../errors.ts";
-import type { Gate } from "../gate/gate.ts";
-import { PolicyEngine } from "../policy/engine.ts";
-import { loadModules } from "../policy/loader.ts";
-import { PolicyGate } from "../gate/policy_gate.ts";
+import { type Approver, unavailableApprover } from "../gate/approver.ts";
 import { log } from "../log.ts";
 import { bracketHost } from "../net/host.ts";
 import { allowedHostsFor } from "../mcp/host_guard.ts";
 import { createHttpApp, type HttpApp } from "../mcp/http_app.ts";
 import { createMcpServer } from "../mcp/server.ts";
-import { toolSettingsFrom } from "../tools/settings.ts";
-import { loadPolicyFile, parsePolicy, type PolicyFile } from "../policy/policy_file.ts";
+import type { PolicyFile } from "../policy/policy_file.ts";
+import type { HumanChannel } from "../tools/tool.ts";
+import { adminToken } from "./admin_token.ts";
+import { PolicyWorlds } from "./policy_worlds.ts";
 import { stdinEnded, Teardowns } from "./shutdown.ts";
 
 /** Options of `omotai start`. */
@@ -54,8 +51,16 @@ export interface Runtime extends AsyncDisposable {
   audit: AuditLog;
   /** The dynamic domain rules. */
   domains: DomainRules;
+  /** Agent keys (sse mode needs one per client). */
+  agents: AgentKeys;
+  /** The admin token of the console and `/api` (from `OMOTAI_ADMIN_TOKEN` or generated). */
+  adminToken: string;
+  /** Whether the admin token was generated here (then it is printed once). */
+  adminTokenGenerated: boolean;
   /** Base URL of the HTTP server (sse mode). */
   url?: string;
+  /** URL of the operator console, when served. */
+  consoleUrl?: string;
   /** Base URL of the demo site, when served. */
   demoUrl?: string;
   http?: HttpApp;
@@ -63,61 +68,55 @@ export interface Runtime extends AsyncDisposable {
   done: Promise<void>;
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "::1", "[::1]", "localhost"]);
-
 /** Starts the runtime; resolves once it is listening. */
 export async function startRuntime(options: StartOptions): Promise<Runtime> {
-  if (options.mode === "sse" && !LOOPBACK.has(options.host.toLowerCase())) {
-    throw new OmotaiError(
-      "HOST_NOT_ALLOWED",
-      `--host ${options.host} is not loopback; until agent API keys exist, sse mode binds only to 127.0.0.1, ::1 or localhost`,
-    );
-  }
-  const policy = options.policy ? await loadPolicyFile(options.policy) : parsePolicy("");
-  // Every module is verified before anything starts: a refused module stops startup.
-  const specs = await loadModules(policy, options.policy);
-  const engine = await PolicyEngine.create(specs).catch((err) => {
-    throw new OmotaiError("POLICY_ENGINE_FAILED", (err as Error).message);
-  });
+  // sse mode needs an agent key on every MCP request, so it may bind beyond loopback.
+  const admin = adminToken(Deno.env.get("OMOTAI_ADMIN_TOKEN"));
   const executable = options.browser ?? findBrowser(Deno.env.get("OMOTAI_BROWSER"));
   await Deno.mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(databasePath(options.dataDir));
   const mirror = options.audit ? new JsonlMirror(options.audit) : undefined;
   const audit = new AuditLog(db, mirror);
   const domains = new DomainRules(db);
-  const boundary = new Boundary({
-    engine,
-    domains,
-    audit,
-    allowedOrigins: policy.allowed_origins,
-  });
+  const agents = new AgentKeys(db);
   const proxy = EgressProxy.start();
+  const approver: Approver = unavailableApprover;
+  const human: HumanChannel | undefined = undefined;
+  const worlds = new PolicyWorlds({ domains, audit, proxy, approver });
+  // The runtime's own policy is verified before anything starts: a refused module stops it.
+  const runtimeWorld = await worlds.get(options.policy).catch(async (err) => {
+    await proxy[Symbol.asyncDispose]();
+    db.close();
+    throw err;
+  });
+  const policy = runtimeWorld.policy;
   const profiles = await ProfileStore.open(options.dataDir);
   audit.append({
     kind: "runtime_started",
     source: "lifecycle",
     decision: "event",
-    reason: engine.modules.map((m) => m.name).join(","),
+    reason: runtimeWorld.engine.modules.map((m) => m.name).join(","),
   });
-  const gate: Gate = new PolicyGate(boundary);
-  const settings = toolSettingsFrom(policy);
-  const hooks = egressHooks({ boundary, proxy });
   // Shutdown waits for every session's browser and profile, not just for its server's close.
   const sessions = new Teardowns();
-  const newServer = () =>
-    createMcpServer({
-      session: sessions.track(
-        new BrowserSession({
-          profiles,
-          executable,
-          audit,
-          headful: options.headful,
-          hooks,
-        }),
-      ),
-      gate,
-      settings,
+  /** A connection's server: its agent's policy (or the runtime's), its identity from its key. */
+  const newServer = async (agent: AgentInfo | undefined) => {
+    const world = agent?.policy ? await worlds.get(agent.policy) : runtimeWorld;
+    const session = new BrowserSession({
+      profiles,
+      executable,
+      audit,
+      headful: options.headful,
+      hooks: world.hooks,
     });
+    session.agent = agent?.name ?? (options.mode === "stdio" ? "stdio" : null);
+    return createMcpServer({
+      session: sessions.track(session),
+      gate: world.gate,
+      settings: world.settings,
+      human,
+    });
+  };
 
   const closers: (() => Promise<void>)[] = [];
   let resolveDone!: () => void;
@@ -132,7 +131,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     // Each step runs even if an earlier one failed: a stuck proxy must not keep the
     // profile directories on disk.
     await proxy[Symbol.asyncDispose]().catch(logShutdownError);
-    await engine[Symbol.asyncDispose]().catch(logShutdownError);
+    await worlds[Symbol.asyncDispose]().catch(logShutdownError);
     await profiles[Symbol.asyncDispose]().catch(logShutdownError);
     try {
       audit.append({ kind: "runtime_stopped", source: "lifecycle", decision: "event" });
@@ -149,6 +148,9 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     policy,
     audit,
     domains,
+    agents,
+    adminToken: admin.token,
+    adminTokenGenerated: admin.generated,
     done,
     // Concurrent callers (a signal during a stdin-close shutdown) all wait for the same run.
     [Symbol.asyncDispose]: () => disposing ??= dispose(),
@@ -166,7 +168,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   }
 
   if (options.mode === "stdio") {
-    const server = newServer();
+    const server = await newServer(undefined);
     const transport = new StdioServerTransport();
     const previous = transport.onclose;
     transport.onclose = () => {
@@ -191,8 +193,12 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   const http = createHttpApp({
     allowedHosts: allowedHostsFor(options.host, port),
     newServer,
+    authenticate: (key) => agents.verify(key),
     idleTimeoutMs: options.idleTimeoutMs,
   });
+  await worlds.reserve(runtimeOrigins(options.host, port));
+  const watch = watchRemovedAgents(agents, (name) => http.closeAgent(name));
+  closers.push(() => Promise.resolve(clearInterval(watch)));
   fetchHandler = (req) => http.app.fetch(req);
   closers.push(() => server.shutdown(), () => http.closeAll());
   runtime.url = `http://${bracketHost(options.host)}:${port}`;
@@ -200,24 +206,83 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   return runtime;
 }
 
-/** The text `omotai start --mode sse` prints once it listens. */
-export function banner(runtime: Runtime, version: string): string {
+/** The origins the runtime answers on: the controlled browser may never reach them. */
+export function runtimeOrigins(host: string, port: number): string[] {
+  const names = new Set(["127.0.0.1", "localhost", "[::1]", bracketHost(host.toLowerCase())]);
+  return [...names].flatMap((n) => [`http://${n}:${port}`, `https://${n}:${port}`]);
+}
+
+/** Closes the live sessions of agents whose key was removed (here or by another process). */
+function watchRemovedAgents(
+  agents: AgentKeys,
+  close: (name: string) => Promise<number>,
+): ReturnType<typeof setInterval> {
+  let generation = agents.generation();
+  let known = agents.list();
+  const timer = setInterval(() => {
+    try {
+      const g = agents.generation();
+      if (g === generation) return;
+      generation = g;
+      const now = agents.list();
+      for (const a of known) {
+        if (!now.some((b) => b.name === a.name && b.createdAt === a.createdAt)) {
+          close(a.name).then((n) => n && log(`closed ${n} session(s) of a removed agent`));
+        }
+      }
+      known = now;
+    } catch {
+      // An unreadable table: verify() already refuses every key.
+    }
+  }, 1_000);
+  Deno.unrefTimer(timer);
+  return timer;
+}
+
+/** The agent a newcomer's client uses: its key is made anew at every sse start. */
+export const QUICKSTART_AGENT = "quickstart";
+
+/** Replaces the quickstart agent's key and returns the new one (printed once, in the banner). */
+export function quickstartKey(runtime: Runtime): string {
+  runtime.agents.remove(QUICKSTART_AGENT);
+  return runtime.agents.add(QUICKSTART_AGENT).key;
+}
+
+/** The text `omotai start --mode sse` prints once it listens; `key` is an agent's key. */
+export function banner(runtime: Runtime, version: string, key: string): string {
   const lines = [
     `Omotai ${version} is running.`,
     `  Streamable HTTP: ${runtime.url}/mcp`,
     `  SSE:             ${runtime.url}/sse`,
   ];
+  if (runtime.consoleUrl) lines.push(`  Console:         ${runtime.consoleUrl}`);
   if (runtime.demoUrl) lines.push(`  Demo site:       ${runtime.demoUrl}`);
+  if (runtime.adminTokenGenerated) {
+    lines.push(
+      "",
+      `Admin token (console and /api; shown only now, set OMOTAI_ADMIN_TOKEN to keep one):`,
+      `  ${runtime.adminToken}`,
+    );
+  }
   lines.push(
     "",
-    "Client configuration (Claude Code, Cursor, VS Code and other MCP clients):",
+    `Client configuration with a fresh key of agent "${QUICKSTART_AGENT}" (more: omotai agent add NAME):`,
     JSON.stringify(
-      { mcpServers: { omotai: { type: "http", url: `${runtime.url}/mcp` } } },
+      {
+        mcpServers: {
+          omotai: {
+            type: "http",
+            url: `${runtime.url}/mcp`,
+            headers: { Authorization: `Bearer ${key}` },
+          },
+        },
+      },
       null,
       2,
     ),
     "",
-    "Or with Claude Code: claude mcp add --transport http omotai " + `${runtime.url}/mcp`,
+    "Or with Claude Code: claude mcp add --transport http omotai " +
+      `${runtime.url}/mcp --header "Authorization: Bearer ${key}"`,
   );
   if (runtime.demoUrl) {
     lines.push(`Then ask your agent: "Open ${runtime.demoUrl} and find the cheapest product."`);

@@ -28,7 +28,7 @@ export interface HttpAppOptions {
    * without `authenticate`): its identity comes from the key, never from the client's
    * self-declared name.
    */
-  newServer: (agent: AgentInfo | undefined) => Server;
+  newServer: (agent: AgentInfo | undefined) => Server | Promise<Server>;
   /**
    * When set, `/mcp`, `/sse` and `/messages` answer only requests with
    * `Authorization: Bearer <token>` for which this returns an agent (typically
@@ -98,7 +98,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     streamSSE(c, async (stream) => {
       const transport = new SseServerTransport(stream, "/messages");
       const agent = c.get("agent");
-      const server = options.newServer(agent);
+      const server = await options.newServer(agent);
       sse.set(transport.sessionId, { transport, server, agent });
       try {
         await server.connect(transport);
@@ -148,7 +148,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       throw new HTTPException(400, { message: "start a session with an initialize POST" });
     }
     const agent = c.get("agent");
-    const server = options.newServer(agent);
+    const server = await options.newServer(agent);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (sid) => {

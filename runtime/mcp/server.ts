@@ -16,7 +16,14 @@ import type { BrowserSession } from "../browser/browser_session.ts";
 import type { Gate } from "../gate/gate.ts";
 import { log } from "../log.ts";
 import { withProgress } from "./progress.ts";
-import { type AnyTool, ResponseBuilder, runTool, TOOLS, type ToolSettings } from "../tools/mod.ts";
+import {
+  type AnyTool,
+  type HumanChannel,
+  ResponseBuilder,
+  runTool,
+  TOOLS,
+  type ToolSettings,
+} from "../tools/mod.ts";
 import { VERSION } from "../version.ts";
 
 /** Told to every client at initialize. */
@@ -32,10 +39,12 @@ export interface ConnectionDeps {
   session: BrowserSession;
   gate: Gate;
   settings?: Readonly<ToolSettings>;
+  /** The operator's console, for ask_human. */
+  human?: HumanChannel;
 }
 
 /** Builds the MCP server of one connection. Closing it disposes the browser session. */
-export function createMcpServer({ session, gate, settings }: ConnectionDeps): Server {
+export function createMcpServer({ session, gate, settings, human }: ConnectionDeps): Server {
   const server = new Server(
     { name: "omotai", version: VERSION },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
@@ -55,14 +64,15 @@ export function createMcpServer({ session, gate, settings }: ConnectionDeps): Se
       token,
       (params) => extra.sendNotification({ method: "notifications/progress", params }),
       () =>
-        runTool(tool, request.params.arguments, { session, gate, settings, signal: extra.signal }),
+        runTool(tool, request.params.arguments, {
+          session,
+          gate,
+          settings,
+          human,
+          signal: extra.signal,
+        }),
     );
   });
-  server.oninitialized = () => {
-    // Until agent keys exist, the client's self-declared name labels its audit rows.
-    const name = server.getClientVersion()?.name;
-    session.agent = typeof name === "string" ? name.slice(0, 100) : null;
-  };
   let closed = false;
   const previous = server.onclose;
   server.onclose = () => {

@@ -15,6 +15,39 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { type Runtime, type StartOptions, startRuntime } from "../../runtime/cli/start.ts";
 import { type FixtureSite, serveFixtureSite } from "../fixtures/site.ts";
 
+let agentSeq = 0;
+
+/**
+ * A client transport to `runtime` carrying a fresh agent key (`name` or a new test agent):
+ * the MCP door refuses any request without one.
+ */
+export function agentTransport(
+  runtime: Runtime,
+  kind: "http" | "sse" = "http",
+  name = `test-${++agentSeq}`,
+): SSEClientTransport | StreamableHTTPClientTransport {
+  const { key } = runtime.agents.add(name);
+  return keyedTransport(runtime.url!, key, kind);
+}
+
+/** A client transport to `baseUrl` that sends `key` on every request. */
+export function keyedTransport(
+  baseUrl: string,
+  key: string,
+  kind: "http" | "sse" = "http",
+): SSEClientTransport | StreamableHTTPClientTransport {
+  const headers = { Authorization: `Bearer ${key}` };
+  const url = new URL(kind === "sse" ? "/sse" : "/mcp", baseUrl);
+  if (kind === "http") return new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+  return new SSEClientTransport(url, {
+    requestInit: { headers },
+    // The SSE stream itself is a GET the transport opens with its own fetch.
+    eventSourceInit: {
+      fetch: (u, init) => fetch(u, { ...init, headers: { ...init?.headers, ...headers } }),
+    },
+  });
+}
+
 /** One tool call's outcome. */
 export interface CallOutcome {
   text: string;
@@ -77,10 +110,7 @@ export async function startHarness(
     dataDir,
     async connect(transport = "http") {
       const client = new Client({ name: "omotai-test", version: "0" });
-      const url = new URL(transport === "sse" ? "/sse" : "/mcp", runtime.url);
-      await client.connect(
-        transport === "sse" ? new SSEClientTransport(url) : new StreamableHTTPClientTransport(url),
-      );
+      await client.connect(agentTransport(runtime, transport === "sse" ? "sse" : "http"));
       const c = new TestClient(client);
       clients.push(c);
       return c;
