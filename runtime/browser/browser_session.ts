@@ -145,6 +145,18 @@ export class BrowserSession implements AsyncDisposable {
     return this.#notices.take();
   }
 
+  /** The origin of the current tab's page as Chromium last reported it (never launches). */
+  currentOrigin(): string | null {
+    const url = this.#tabs.peek(this.#live)?.info.url;
+    if (!url) return null;
+    try {
+      const u = new URL(url);
+      return u.origin === "null" ? u.protocol : u.origin;
+    } catch {
+      return null;
+    }
+  }
+
   /** The running browser process, if any (tests use it to simulate a crash). */
   get browserProcess(): BrowserProcess | undefined {
     return this.#live?.browser;

@@ -17,6 +17,11 @@ export class SessionState {
     this.#startedAt = now;
   }
 
+  /** When the session started (ms since the epoch). */
+  get startedAt(): number {
+    return this.#startedAt;
+  }
+
   /** Whether the session is tainted (a credential was used in it). */
   get tainted(): boolean {
     return this.#taint !== undefined;

@@ -19,7 +19,7 @@ const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a r
 Usage:
   omotai start [--mode stdio|sse] [--policy FILE] [--host 127.0.0.1] [--port 8080]
                [--data-dir runs] [--audit FILE.jsonl] [--demo-site] [--demo-port PORT]
-               [--headful] [--idle-timeout SECONDS]
+               [--headful] [--idle-timeout SECONDS] [--console] [--console-port 8090]
   omotai policy keygen|sign|verify|test|build ...
   omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list   [--data-dir runs]
   omotai agent add NAME [--policy FILE] | rm NAME | list       [--data-dir runs]
@@ -103,6 +103,8 @@ export function parseStartOptions(args: string[]): StartOptions {
       "demo-port": { type: "string" },
       headful: { type: "boolean", default: false },
       "idle-timeout": { type: "string", default: "1800" },
+      console: { type: "boolean", default: false },
+      "console-port": { type: "string", default: "8090" },
     },
   });
   if (values.mode !== "stdio" && values.mode !== "sse") {
@@ -122,6 +124,8 @@ export function parseStartOptions(args: string[]): StartOptions {
       : undefined,
     headful: values.headful || Deno.env.get("OMOTAI_HEADFUL") === "1",
     idleTimeoutMs: parseSeconds(values["idle-timeout"], "--idle-timeout") * 1000,
+    console: values.console,
+    consolePort: parsePort(values["console-port"], "--console-port"),
   };
 }
 

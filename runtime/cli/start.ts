@@ -23,6 +23,11 @@ import { createMcpServer } from "../mcp/server.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
 import type { HumanChannel } from "../tools/tool.ts";
 import { adminToken } from "./admin_token.ts";
+import { ApprovalQueue, HumanQuestions } from "../approvals/mod.ts";
+import type { AuditRow } from "../audit/audit_row.ts";
+import { verifyAudit } from "../audit/verify.ts";
+import type { DatabaseSync } from "node:sqlite";
+import { createConsoleApp, isConsolePath } from "../../ui/console_app.ts";
 import { PolicyWorlds } from "./policy_worlds.ts";
 import { stdinEnded, Teardowns } from "./shutdown.ts";
 
@@ -42,6 +47,9 @@ export interface StartOptions {
   audit?: string;
   /** sse mode: a Streamable HTTP session idle this long is closed (`--idle-timeout`). */
   idleTimeoutMs?: number;
+  /** stdio mode: serve the operator console alone on `consolePort` (`--console`). */
+  console?: boolean;
+  consolePort?: number;
 }
 
 /** A running runtime. */
@@ -80,8 +88,12 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   const domains = new DomainRules(db);
   const agents = new AgentKeys(db);
   const proxy = EgressProxy.start();
-  const approver: Approver = unavailableApprover;
-  const human: HumanChannel | undefined = undefined;
+  const approvals = new ApprovalQueue(audit);
+  const questions = new HumanQuestions(audit);
+  // In stdio mode without --console no human is reachable: confirmations are refused at once.
+  const withConsole = options.mode === "sse" || options.console === true;
+  const approver: Approver = withConsole ? approvals : unavailableApprover;
+  const human: HumanChannel | undefined = withConsole ? questions : undefined;
   const worlds = new PolicyWorlds({ domains, audit, proxy, approver });
   // The runtime's own policy is verified before anything starts: a refused module stops it.
   const runtimeWorld = await worlds.get(options.policy).catch(async (err) => {
@@ -99,6 +111,8 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   });
   // Shutdown waits for every session's browser and profile, not just for its server's close.
   const sessions = new Teardowns();
+  /** Live sessions by id, for the console. */
+  const live = new Map<string, BrowserSession>();
   /** A connection's server: its agent's policy (or the runtime's), its identity from its key. */
   const newServer = async (agent: AgentInfo | undefined) => {
     const world = agent?.policy ? await worlds.get(agent.policy) : runtimeWorld;
@@ -110,6 +124,9 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       hooks: world.hooks,
     });
     session.agent = agent?.name ?? (options.mode === "stdio" ? "stdio" : null);
+    live.set(session.id, session);
+    const dispose = session[Symbol.asyncDispose].bind(session);
+    session[Symbol.asyncDispose] = () => dispose().finally(() => live.delete(session.id));
     return createMcpServer({
       session: sessions.track(session),
       gate: world.gate,
@@ -118,7 +135,57 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     });
   };
 
-  const closers: (() => Promise<void>)[] = [];
+  /** The operator console over this runtime's stores. */
+  const consoleApp = (allowedHosts: readonly string[], http?: HttpApp) =>
+    createConsoleApp({
+      adminToken: admin.token,
+      allowedHosts,
+      approvals,
+      questions,
+      sessions: {
+        list: () =>
+          [...live.values()].map((s) => ({
+            id: s.id,
+            agent: s.agent,
+            origin: s.currentOrigin(),
+            actionsUsed: s.state.counters().actionsUsed,
+            tainted: s.state.tainted,
+            startedAt: new Date(s.state.startedAt).toISOString(),
+          })),
+        kill: async (id) => {
+          const s = live.get(id);
+          if (!s) return false;
+          await s[Symbol.asyncDispose]();
+          return true;
+        },
+      },
+      agents: {
+        list: () => agents.list(),
+        add: (name, policy) => agents.add(name, policy),
+        remove: (name) => {
+          const removed = agents.remove(name);
+          if (removed) http?.closeAgent(name).catch(logShutdownError);
+          return removed;
+        },
+      },
+      domains,
+      audit: auditPort(db, audit),
+      policies: {
+        modules: async () =>
+          (await worlds.loaded()).flatMap((w) =>
+            w.engine.modules.map((m) => ({
+              name: m.name,
+              kind: m.kind,
+              sha256: m.sha256,
+              signer: m.signer ?? "unknown",
+            }))
+          ),
+      },
+    });
+  const closers: (() => Promise<void>)[] = [
+    () => Promise.resolve(approvals.close()),
+    () => Promise.resolve(questions.close()),
+  ];
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => resolveDone = r);
   let disposing: Promise<void> | undefined;
@@ -180,14 +247,29 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     // without killing us has left all the same.
     stdinEnded().then(resolveDone);
     closers.push(() => server.close());
+    if (options.console) {
+      let handle: Deno.ServeHandler<Deno.NetAddr> = () => new Response("starting", { status: 503 });
+      const consoleServer = Deno.serve(
+        { hostname: options.host, port: options.consolePort ?? 8090, onListen: () => {} },
+        (req, info) => handle(req, info),
+      );
+      const bound = consoleServer.addr.port;
+      const operator = consoleApp(allowedHostsFor(options.host, bound));
+      handle = (req, info) => operator.fetch(req, info);
+      await worlds.reserve(runtimeOrigins(options.host, bound));
+      closers.push(() => consoleServer.shutdown());
+      runtime.consoleUrl = `http://${bracketHost(options.host)}:${bound}/`;
+    }
     return runtime;
   }
 
-  let fetchHandler: (req: Request) => Response | Promise<Response> = () =>
-    new Response("starting", { status: 503 });
+  let fetchHandler: (
+    req: Request,
+    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+  ) => Response | Promise<Response> = () => new Response("starting", { status: 503 });
   const server = Deno.serve(
     { hostname: options.host, port: options.port, onListen: () => {} },
-    (req) => fetchHandler(req),
+    (req, info) => fetchHandler(req, info),
   );
   const port = server.addr.port;
   const http = createHttpApp({
@@ -199,11 +281,43 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   await worlds.reserve(runtimeOrigins(options.host, port));
   const watch = watchRemovedAgents(agents, (name) => http.closeAgent(name));
   closers.push(() => Promise.resolve(clearInterval(watch)));
-  fetchHandler = (req) => http.app.fetch(req);
+  const operator = consoleApp(allowedHostsFor(options.host, port), http);
+  // One port: MCP keeps /mcp, /sse and /messages; the console owns its own paths.
+  fetchHandler = (req, info) =>
+    isConsolePath(new URL(req.url).pathname) ? operator.fetch(req, info) : http.app.fetch(req);
+  runtime.consoleUrl = `http://${bracketHost(options.host)}:${port}/`;
   closers.push(() => server.shutdown(), () => http.closeAll());
   runtime.url = `http://${bracketHost(options.host)}:${port}`;
   runtime.http = http;
   return runtime;
+}
+
+/** The audit as the console reads it: newest first with filters, the chain, a JSONL export. */
+function auditPort(db: DatabaseSync, audit: AuditLog) {
+  return {
+    rows: (f: { limit: number; before?: number; session?: string; decision?: string }) =>
+      db.prepare(
+        "SELECT * FROM audit WHERE (?1 IS NULL OR seq < ?1) AND (?2 IS NULL OR session = ?2) " +
+          "AND (?3 IS NULL OR decision = ?3) ORDER BY seq DESC LIMIT ?4",
+      ).all(
+        f.before ?? null,
+        f.session ?? null,
+        f.decision ?? null,
+        f.limit,
+      ) as unknown as AuditRow[],
+    verify: () => {
+      const r = verifyAudit(db);
+      return { ok: r.ok, rows: r.rows, error: r.problems[0] };
+    },
+    *export(): Iterable<AuditRow> {
+      for (let after = 0;;) {
+        const page = audit.rows(after, 1_000);
+        if (page.length === 0) return;
+        yield* page;
+        after = page.at(-1)!.seq;
+      }
+    },
+  };
 }
 
 /** The origins the runtime answers on: the controlled browser may never reach them. */

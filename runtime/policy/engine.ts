@@ -32,6 +32,8 @@ export interface ModuleSpec {
   sha256: string;
   /** JSON handed to the module as its `policy` config. */
   config: string;
+  /** Key id of the trusted key whose signature was verified (the console shows it). */
+  signer?: string;
 }
 
 /** Engine limits. */

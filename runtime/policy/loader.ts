@@ -61,12 +61,13 @@ export async function loadModules(
       signature = undefined;
     }
     try {
-      const { manifest, sha256 } = await verifyModule(wasm, signature, trusted, entry.path);
+      const { manifest, sha256, keyId } = await verifyModule(wasm, signature, trusted, entry.path);
       specs.push({
         name: manifest.name,
         kind: manifest.kind,
         wasm,
         sha256,
+        signer: keyId,
         config: JSON.stringify({ ...moduleConfig(policy), ...(entry.config ?? {}) }),
       });
     } catch (err) {

@@ -110,7 +110,7 @@ export async function verifyModule(
   signatureFile: unknown,
   trustedKeys: readonly string[],
   name = "module",
-): Promise<{ manifest: Manifest; sha256: string }> {
+): Promise<{ manifest: Manifest; sha256: string; keyId: string }> {
   if (signatureFile === undefined || signatureFile === null) {
     throw new PolicySignatureError("SIGNATURE_MISSING", `${name} has no signature`);
   }
@@ -158,7 +158,7 @@ export async function verifyModule(
   if (!ok) {
     throw new PolicySignatureError("SIGNATURE_INVALID", `${name}: the signature does not verify`);
   }
-  return { manifest: sig.manifest, sha256: digest };
+  return { manifest: sig.manifest, sha256: digest, keyId: sig.key_id };
 }
 
 function b64(bytes: Uint8Array): string {

@@ -1,0 +1,237 @@
+import assert from "node:assert/strict";
+import type { AuditEvent, AuditSink } from "../audit/audit_row.ts";
+import type { PendingApproval } from "../gate/approver.ts";
+import { baseFacts, FRESH_SESSION } from "../policy/fact_builders.ts";
+import { type ApprovalEvent, ApprovalQueue } from "./approval_queue.ts";
+
+const SECRET_PATH = "/transfer/acct-777";
+const SECRET_QUERY = "token=q-5ecret";
+const PLANTED = "planted-value-41e9";
+
+/** Keeps rows in memory; `failing` makes every append throw like an unwritable log. */
+class MemorySink implements AuditSink {
+  rows: AuditEvent[] = [];
+  failing = false;
+  append(event: AuditEvent): void {
+    if (this.failing) throw Object.assign(new Error("disk full"), { code: "AUDIT_UNAVAILABLE" });
+    this.rows.push(event);
+  }
+}
+
+function pending(overrides: Partial<PendingApproval> = {}): PendingApproval {
+  return {
+    session: "s-1",
+    agent: "alice",
+    tool: "browser_click",
+    facts: baseFacts("click", FRESH_SESSION),
+    detail: "POST form to https://bank.test/transfer",
+    details: {
+      method: "POST",
+      url: `https://bank.test${SECRET_PATH}?${SECRET_QUERY}`,
+      origin: "https://bank.test",
+      fields: [{ name: "amount", value: PLANTED }, { name: "password", value: "[redacted]" }],
+    },
+    timeoutMs: 60_000,
+    ...overrides,
+  };
+}
+
+/** The only pending approval's id. */
+function onlyId(queue: ApprovalQueue): string {
+  const list = queue.list("pending");
+  assert.equal(list.length, 1);
+  return list[0].id;
+}
+
+Deno.test("ApprovalQueue.request() lists the approval and resolves approved on approve", async () => {
+  const sink = new MemorySink();
+  const queue = new ApprovalQueue(sink);
+  const answer = queue.request(pending());
+  const [listed] = queue.list("pending");
+  assert.match(listed.id, /^[A-Za-z0-9_-]{16,}$/);
+  assert.equal(listed.agent, "alice");
+  assert.equal(listed.session, "s-1");
+  assert.equal(listed.origin, "https://bank.test");
+  assert.equal(listed.method, "POST");
+  assert.equal(listed.url, `https://bank.test${SECRET_PATH}?${SECRET_QUERY}`);
+  assert.deepEqual(listed.fields[0], { name: "amount", value: PLANTED });
+  assert.equal(listed.state, "pending");
+  assert.equal(Date.parse(listed.expires_at) - Date.parse(listed.created_at), 60_000);
+
+  assert.equal(queue.decide(listed.id, "approve", "console"), "ok");
+  assert.deepEqual(await answer, { outcome: "approved" });
+  assert.deepEqual(queue.list("pending"), []);
+  const [decided] = queue.list("decided");
+  assert.equal(decided.state, "approved");
+  assert.equal(decided.decided_by, "console");
+  assert.deepEqual(sink.rows, [{
+    session: "s-1",
+    agent: "alice",
+    kind: "approval",
+    source: "operator",
+    origin: "https://bank.test",
+    method: "POST",
+    decision: "allow",
+    reason: "APPROVED",
+    rule: "console",
+  }]);
+});
+
+Deno.test("ApprovalQueue.decide() deny resolves CONFIRM_DENIED; a second decide is not_pending", async () => {
+  const sink = new MemorySink();
+  const queue = new ApprovalQueue(sink);
+  const answer = queue.request(pending());
+  const id = onlyId(queue);
+  assert.equal(queue.decide(id, "deny", "api"), "ok");
+  assert.deepEqual(await answer, { outcome: "denied", reason: "CONFIRM_DENIED" });
+  assert.equal(queue.decide(id, "approve", "api"), "not_pending");
+  assert.equal(queue.decide(id, "deny", "api"), "not_pending");
+  assert.equal(queue.decide("no-such-id", "approve", "api"), "unknown");
+  assert.equal(queue.list("decided")[0].state, "denied");
+  assert.equal(sink.rows.length, 1, "a refused second decision writes no row");
+  assert.equal(sink.rows[0].decision, "deny");
+  assert.equal(sink.rows[0].reason, "CONFIRM_DENIED");
+  assert.equal(sink.rows[0].rule, "api");
+});
+
+Deno.test("ApprovalQueue.request() times out: outcome timeout, record expired, CONFIRM_TIMEOUT row", async () => {
+  const sink = new MemorySink();
+  const queue = new ApprovalQueue(sink);
+  const events: ApprovalEvent[] = [];
+  queue.subscribe((e) => events.push(e));
+  const outcome = await queue.request(pending({ timeoutMs: 10 }));
+  assert.deepEqual(outcome, { outcome: "timeout" });
+  assert.deepEqual(queue.list("pending"), []);
+  const [expired] = queue.list("decided");
+  assert.equal(expired.state, "expired");
+  assert.equal(queue.decide(expired.id, "approve", "console"), "not_pending");
+  assert.deepEqual(events.map((e) => e.type), ["added", "expired"]);
+  assert.equal(sink.rows.length, 1);
+  assert.equal(sink.rows[0].decision, "deny");
+  assert.equal(sink.rows[0].reason, "CONFIRM_TIMEOUT");
+});
+
+Deno.test("ApprovalQueue.request() aborted by the caller withdraws the approval", async () => {
+  const sink = new MemorySink();
+  const queue = new ApprovalQueue(sink);
+  const events: ApprovalEvent[] = [];
+  queue.subscribe((e) => events.push(e));
+  const controller = new AbortController();
+  const answer = queue.request(pending(), controller.signal);
+  const id = onlyId(queue);
+  controller.abort();
+  assert.deepEqual(await answer, { outcome: "denied", reason: "CONFIRM_WITHDRAWN" });
+  assert.deepEqual(queue.list("pending"), []);
+  assert.equal(queue.list("decided")[0].state, "withdrawn");
+  assert.equal(queue.decide(id, "approve", "console"), "not_pending");
+  assert.deepEqual(events.map((e) => e.type), ["added", "withdrawn"]);
+  assert.equal(sink.rows[0].decision, "event");
+  assert.equal(sink.rows[0].reason, "CONFIRM_WITHDRAWN");
+
+  // Already aborted: answered at once, never listed as pending.
+  const gone = new AbortController();
+  gone.abort();
+  assert.deepEqual(await queue.request(pending(), gone.signal), {
+    outcome: "denied",
+    reason: "CONFIRM_WITHDRAWN",
+  });
+  assert.deepEqual(queue.list("pending"), []);
+});
+
+Deno.test("ApprovalQueue.request() without details answers CONFIRM_UNAVAILABLE and lists nothing", async () => {
+  const sink = new MemorySink();
+  const queue = new ApprovalQueue(sink);
+  const outcome = await queue.request(pending({ details: undefined }));
+  assert.deepEqual(outcome, { outcome: "denied", reason: "CONFIRM_UNAVAILABLE" });
+  assert.deepEqual(queue.list(), []);
+});
+
+Deno.test("ApprovalQueue audit rows carry neither the URL's path or query nor a field value", async () => {
+  const sink = new MemorySink();
+  const queue = new ApprovalQueue(sink);
+  // Every kind of outcome, with a page origin that is (wrongly) a whole URL.
+  const hostile = pending({
+    details: { ...pending().details!, origin: `https://bank.test${SECRET_PATH}?${SECRET_QUERY}` },
+  });
+  const a = queue.request(hostile);
+  queue.decide(onlyId(queue), "approve", "console");
+  const b = queue.request(pending());
+  queue.decide(onlyId(queue), "deny", "console");
+  const c = queue.request(pending({ timeoutMs: 5 }));
+  const controller = new AbortController();
+  const d = queue.request(pending(), controller.signal);
+  controller.abort();
+  await Promise.all([a, b, c, d]);
+  assert.equal(sink.rows.length, 4);
+  const text = JSON.stringify(sink.rows);
+  for (const secret of [SECRET_PATH, SECRET_QUERY, PLANTED, "amount", "acct-777"]) {
+    assert.equal(text.includes(secret), false, `${secret} reached the audit`);
+  }
+  for (const row of sink.rows) assert.equal(row.origin, "https://bank.test");
+});
+
+Deno.test("ApprovalQueue.decide() approve whose audit row fails is a deny", async () => {
+  const sink = new MemorySink();
+  const queue = new ApprovalQueue(sink);
+  const answer = queue.request(pending());
+  sink.failing = true;
+  assert.equal(queue.decide(onlyId(queue), "approve", "console"), "ok");
+  assert.deepEqual(await answer, { outcome: "denied", reason: "AUDIT_UNAVAILABLE" });
+  assert.equal(queue.list("decided")[0].state, "denied");
+});
+
+Deno.test("ApprovalQueue.subscribe() hears added and decided; unsubscribe stops it", async () => {
+  const queue = new ApprovalQueue(new MemorySink());
+  const events: ApprovalEvent[] = [];
+  const stop = queue.subscribe((e) => events.push(e));
+  // A listener that throws does not stop the others or the decision.
+  queue.subscribe(() => {
+    throw new Error("broken tab");
+  });
+  const answer = queue.request(pending());
+  const id = onlyId(queue);
+  queue.decide(id, "approve", "console");
+  await answer;
+  assert.deepEqual(events.map((e) => [e.type, e.approval.id, e.approval.state]), [
+    ["added", id, "pending"],
+    ["decided", id, "approved"],
+  ]);
+  // Listeners get copies: changing one changes nothing.
+  events[0].approval.fields[0].value = "changed";
+  assert.equal(queue.list("decided")[0].fields[0].value, PLANTED);
+  stop();
+  const next = queue.request(pending({ timeoutMs: 1 }));
+  await next;
+  assert.equal(events.length, 2);
+});
+
+Deno.test("ApprovalQueue.list() is newest first and keeps the last finished ones only", async () => {
+  let clock = 1_000_000;
+  const queue = new ApprovalQueue(new MemorySink(), { keepDecided: 3, now: () => clock });
+  const answers = [];
+  for (let i = 0; i < 5; i++) {
+    clock += 1000;
+    answers.push(queue.request(pending({ agent: `agent-${i}` })));
+  }
+  assert.deepEqual(queue.list("pending").map((a) => a.agent), [
+    "agent-4",
+    "agent-3",
+    "agent-2",
+    "agent-1",
+    "agent-0",
+  ]);
+  for (const a of queue.list("pending").reverse()) queue.decide(a.id, "deny", "console");
+  await Promise.all(answers);
+  assert.deepEqual(queue.list("decided").map((a) => a.agent), ["agent-4", "agent-3", "agent-2"]);
+  assert.equal(queue.list().length, 3);
+});
+
+Deno.test("ApprovalQueue.close() withdraws every pending approval", async () => {
+  const queue = new ApprovalQueue(new MemorySink());
+  const answers = [queue.request(pending()), queue.request(pending())];
+  queue.close();
+  for (const outcome of await Promise.all(answers)) {
+    assert.deepEqual(outcome, { outcome: "denied", reason: "CONFIRM_WITHDRAWN" });
+  }
+  assert.deepEqual(queue.list("pending"), []);
+});

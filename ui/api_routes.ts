@@ -1,0 +1,124 @@
+/**
+ * The JSON API under `/api/` (docs/api.md): what the pages show and do, for scripts
+ * (`Authorization: Bearer <admin token>`) and for the console's own script (cookie plus
+ * `X-CSRF-Token`).
+ *
+ * @module
+ */
+import type { Context, Hono } from "hono";
+import { type ConsoleEnv, doorOf } from "./auth.ts";
+import { ConsoleError } from "./console_error.ts";
+import type { ConsoleDeps } from "./console_deps.ts";
+import { jsonBody } from "./request_body.ts";
+import {
+  AgentBody,
+  AgentNameBody,
+  AnswerBody,
+  ApprovalStateQuery,
+  AuditQuery,
+  DecisionBody,
+  DomainBody,
+  DomainOriginBody,
+  parseInput,
+  QuestionStateQuery,
+} from "./schemas.ts";
+import { auditExport } from "./audit_export.ts";
+import { eventStream } from "./event_stream.ts";
+import type { OperatorSessions } from "./operator_sessions.ts";
+
+/** 409 and 404 for the two ways a decision or an answer can miss. */
+function settled(result: "ok" | "not_pending" | "unknown", what: string): void {
+  if (result === "not_pending") {
+    throw new ConsoleError(409, "NOT_PENDING", `the ${what} is no longer pending`);
+  }
+  if (result === "unknown") throw new ConsoleError(404, "NOT_FOUND", `no such ${what}`);
+}
+
+/** The body of a DELETE: JSON, or the query when there is none. */
+async function deleteBody(c: Context<ConsoleEnv>): Promise<unknown> {
+  const query = c.req.query();
+  return Object.keys(query).length > 0 ? query : await jsonBody(c);
+}
+
+/** Registers the `/api/*` routes on `app`. */
+export function apiRoutes(
+  app: Hono<ConsoleEnv>,
+  deps: ConsoleDeps,
+  sessions: OperatorSessions,
+): void {
+  const { approvals, questions } = deps;
+
+  app.get("/api/approvals", (c) => {
+    const state = parseInput(ApprovalStateQuery, c.req.query("state"));
+    return c.json(approvals.list(state));
+  });
+  app.post("/api/approvals/:id", async (c) => {
+    const { decision } = parseInput(DecisionBody, await jsonBody(c));
+    const id = c.req.param("id");
+    settled(approvals.decide(id, decision, doorOf(c.var.auth)), "approval");
+    const record = approvals.list().find((a) => a.id === id);
+    return c.json({ id, state: record?.state ?? (decision === "approve" ? "approved" : "denied") });
+  });
+
+  app.get("/api/questions", (c) => {
+    const state = parseInput(QuestionStateQuery, c.req.query("state"));
+    return c.json(questions.list(state));
+  });
+  app.post("/api/questions/:id", async (c) => {
+    const { answer } = parseInput(AnswerBody, await jsonBody(c));
+    const id = c.req.param("id");
+    settled(questions.answer(id, answer, doorOf(c.var.auth)), "question");
+    return c.json({ id, state: "answered" });
+  });
+
+  app.get("/api/sessions", async (c) => c.json(await deps.sessions.list()));
+  app.post("/api/sessions/:id/kill", async (c) => {
+    if (!await deps.sessions.kill(c.req.param("id"))) {
+      throw new ConsoleError(404, "NOT_FOUND", "no such session");
+    }
+    return c.json({ killed: true });
+  });
+
+  app.get("/api/agents", async (c) => c.json(await deps.agents.list()));
+  app.post("/api/agents", async (c) => {
+    const { name, policy } = parseInput(AgentBody, await jsonBody(c));
+    const made = await deps.agents.add(name, policy);
+    // The only time the key leaves the runtime; Cache-Control: no-store is on every answer.
+    return c.json({ name: made.name, key: made.key }, 201);
+  });
+  app.delete("/api/agents", async (c) => {
+    const { name } = parseInput(AgentNameBody, await deleteBody(c));
+    if (!await deps.agents.remove(name)) throw new ConsoleError(404, "NOT_FOUND", "no such agent");
+    return c.json({ removed: true });
+  });
+
+  app.get("/api/domains", async (c) => c.json(await deps.domains.list()));
+  app.post("/api/domains", async (c) => {
+    const { origin, rule } = parseInput(DomainBody, await jsonBody(c));
+    const normalized = await deps.domains.add(origin, rule);
+    return c.json({ origin: typeof normalized === "string" ? normalized : origin, rule }, 201);
+  });
+  app.delete("/api/domains", async (c) => {
+    const { origin } = parseInput(DomainOriginBody, await deleteBody(c));
+    if (!await deps.domains.remove(origin)) {
+      throw new ConsoleError(404, "NOT_FOUND", "no rule for that origin");
+    }
+    return c.json({ removed: true });
+  });
+
+  app.get("/api/audit", async (c) => {
+    const filter = parseInput(AuditQuery, c.req.query());
+    return c.json(await deps.audit.rows(filter));
+  });
+  app.get("/api/audit/verify", async (c) => c.json(await deps.audit.verify()));
+  app.get("/api/audit/export", () => auditExport(deps.audit));
+
+  app.get("/api/policies", async (c) => c.json(await deps.policies.modules()));
+
+  app.get("/api/events", (c) => {
+    const auth = c.var.auth;
+    // A stream outlives its request: it ends when its session does (logout, idle).
+    const alive = () => auth.kind === "bearer" || sessions.peek(auth.session) !== undefined;
+    return eventStream(c, deps, alive);
+  });
+}

@@ -1,0 +1,111 @@
+import assert from "node:assert/strict";
+import { findBrowser, launchBrowser, ProfileStore } from "../cdp/mod.ts";
+import { ApprovalQueue } from "../runtime/approvals/approval_queue.ts";
+import { HumanQuestions } from "../runtime/approvals/questions.ts";
+import { baseFacts, FRESH_SESSION } from "../runtime/policy/fact_builders.ts";
+import { createConsoleApp } from "./console_app.ts";
+
+const TOKEN = "admin-token-0123456789-abcdefghijklmnop";
+
+/** Polls `check` until it holds or `ms` pass. */
+async function eventually(check: () => Promise<boolean>, ms = 5_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+Deno.test("createConsoleApp() in Chromium: login, a live approval row and title, Approve, no CSP violation", async () => {
+  const approvals = new ApprovalQueue({ append: () => {} });
+  const questions = new HumanQuestions({ append: () => {} });
+  const empty = () => [];
+  // The app needs the port, the server needs the app: requests come only once both exist.
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (req, info) => app.fetch(req, info),
+  );
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  const app = createConsoleApp({
+    adminToken: TOKEN,
+    allowedHosts: [`127.0.0.1:${server.addr.port}`],
+    approvals,
+    questions,
+    sessions: { list: empty, kill: () => Promise.resolve(false) },
+    agents: { list: empty, add: (name) => ({ name, key: "k" }), remove: () => false },
+    domains: { list: empty, add: () => {}, remove: () => false },
+    audit: { rows: empty, verify: () => ({ ok: true, rows: 0 }), export: empty },
+    policies: { modules: empty },
+    heartbeatMs: 1_000,
+  });
+
+  const dir = await Deno.makeTempDir({ prefix: "omotai-console-" });
+  await using profiles = await ProfileStore.open(dir);
+  await using browser = await launchBrowser({
+    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+    profileDir: await profiles.create(),
+  });
+  try {
+    const root = browser.connection.root;
+    const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
+    const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
+    const page = browser.connection.session(sessionId)!;
+    await page.send("Page.enable");
+    await page.send("Log.enable");
+    const problems: string[] = [];
+    page.on("Log.entryAdded", ({ entry }) => {
+      if (/Content Security Policy|Refused to/i.test(entry.text)) problems.push(entry.text);
+    });
+    page.on("Runtime.exceptionThrown", (e) => problems.push(e.exceptionDetails.text));
+    await page.send("Runtime.enable");
+    const evaluate = async (expression: string) =>
+      (await page.send("Runtime.evaluate", { expression, returnByValue: true, userGesture: true }))
+        .result.value;
+    const loaded = () => page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 10_000 });
+
+    let load = loaded();
+    await page.send("Page.navigate", { url: `${base}/login` });
+    await load;
+    load = loaded();
+    await evaluate(
+      `document.querySelector("input[name=token]").value = ${JSON.stringify(TOKEN)};
+       document.querySelector("form").submit();`,
+    );
+    await load;
+    assert.equal(await evaluate("location.pathname"), "/", "the login form logs in");
+    assert.equal(await evaluate("document.title"), "Approvals — Omotai");
+    // The live script is connected once its stream said ready; give it a moment.
+    await new Promise((r) => setTimeout(r, 300));
+
+    const answer = approvals.request({
+      session: "s-1",
+      agent: "alice",
+      tool: "browser_click",
+      facts: baseFacts("click", FRESH_SESSION),
+      details: {
+        method: "POST",
+        url: "https://bank.test/transfer",
+        origin: "https://bank.test",
+        fields: [{ name: "amount", value: "100" }],
+      },
+      timeoutMs: 60_000,
+    });
+    assert.ok(
+      await eventually(async () => await evaluate("document.title") === "(1) Approvals — Omotai"),
+      "the title counts the new approval without a reload",
+    );
+    assert.equal(await evaluate("document.querySelectorAll('[data-pending]').length"), 1);
+
+    load = loaded();
+    await evaluate(`document.querySelector("button.approve").click()`);
+    await load;
+    assert.deepEqual(await answer, { outcome: "approved" });
+    assert.match(String(await evaluate("document.body.innerText")), /approved/);
+    assert.deepEqual(problems, []);
+  } finally {
+    approvals.close();
+    questions.close();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});

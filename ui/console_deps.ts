@@ -1,0 +1,41 @@
+/**
+ * What `createConsoleApp()` is built from: the admin token, the addresses it answers to,
+ * and the runtime's ports.
+ *
+ * @module
+ */
+import type {
+  AgentsPort,
+  ApprovalsPort,
+  AuditPort,
+  DomainsPort,
+  PoliciesPort,
+  QuestionsPort,
+  SessionsPort,
+} from "./ports.ts";
+
+/** The console's dependencies. */
+export interface ConsoleDeps {
+  /** The operator's credential (login form, `Authorization: Bearer` on `/api/*`). */
+  adminToken: string;
+  /**
+   * Host header values the console answers to (`host:port`, as `allowedHostsFor()` of
+   * `runtime/mcp/host_guard.ts` gives them); anything else is refused (DNS rebinding).
+   */
+  allowedHosts: readonly string[];
+  approvals: ApprovalsPort;
+  questions: QuestionsPort;
+  sessions: SessionsPort;
+  agents: AgentsPort;
+  domains: DomainsPort;
+  audit: AuditPort;
+  policies: PoliciesPort;
+  /** Heartbeat of `/api/events`; default 15 s. */
+  heartbeatMs?: number;
+  /** Largest request body; default 64 KiB. */
+  maxBodyBytes?: number;
+  /** The clock of sessions and the login limiter (tests); default `Date.now`. */
+  now?: () => number;
+  /** Where unexpected errors are reported (by name only); default stderr. */
+  log?: (line: string) => void;
+}

@@ -1,0 +1,47 @@
+/**
+ * `GET/POST /login` and `POST /logout`. A good admin token starts a session (HttpOnly,
+ * SameSite=Strict cookie); a wrong one is a 401 and counts against the client, five in a
+ * minute and it gets 429 until the minute has passed, even with the right token.
+ *
+ * @module
+ */
+import type { Hono } from "hono";
+import { deleteCookie, setCookie } from "hono/cookie";
+import { clientOf, type ConsoleEnv, refuseIfLimited, SESSION_COOKIE } from "./auth.ts";
+import { ConsoleError } from "./console_error.ts";
+import type { FailureLimiter } from "./failure_limiter.ts";
+import type { OperatorSessions } from "./operator_sessions.ts";
+import { loginPage } from "./pages/login_page.ts";
+import { sameSecret } from "./secrets.ts";
+
+/** Registers the login routes on `app`. */
+export function loginRoutes(
+  app: Hono<ConsoleEnv>,
+  adminToken: string,
+  sessions: OperatorSessions,
+  limiter: FailureLimiter,
+): void {
+  app.get("/login", (c) => c.html(loginPage().value));
+
+  app.post("/login", async (c) => {
+    const client = clientOf(c);
+    refuseIfLimited(limiter, client);
+    const body = await c.req.parseBody().catch(() => ({} as Record<string, unknown>));
+    const token = typeof body.token === "string" ? body.token : "";
+    if (!sameSecret(token, adminToken)) {
+      limiter.fail(client);
+      throw new ConsoleError(401, "UNAUTHORIZED", "That is not the admin token.");
+    }
+    const session = sessions.create();
+    // No Max-Age: the browser forgets it when it closes; the server ends it after 12 h idle.
+    setCookie(c, SESSION_COOKIE, session.id, { httpOnly: true, sameSite: "Strict", path: "/" });
+    return c.redirect("/", 303);
+  });
+
+  app.post("/logout", (c) => {
+    const auth = c.var.auth;
+    if (auth.kind === "cookie") sessions.delete(auth.session);
+    deleteCookie(c, SESSION_COOKIE, { path: "/" });
+    return c.redirect("/login", 303);
+  });
+}

@@ -1,0 +1,73 @@
+/**
+ * The console's pages (GET) and the fragments the live script refreshes.
+ *
+ * @module
+ */
+import type { Hono } from "hono";
+import { type ConsoleEnv, csrfOf } from "./auth.ts";
+import type { ConsoleDeps } from "./console_deps.ts";
+import type { SafeHtml } from "./html.ts";
+import { page, type ViewKey } from "./layout.ts";
+import { agentsBody } from "./pages/agents_page.ts";
+import { approvalsBody, approvalsTable } from "./pages/approvals_page.ts";
+import { auditBody } from "./pages/audit_page.ts";
+import { domainsBody } from "./pages/domains_page.ts";
+import { notice } from "./pages/message_page.ts";
+import { policiesBody } from "./pages/policies_page.ts";
+import { questionsBody, questionsTable } from "./pages/questions_page.ts";
+import { sessionsBody } from "./pages/sessions_page.ts";
+import { AuditQuery, parseInput } from "./schemas.ts";
+
+/** Registers the page routes on `app`. */
+export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps): void {
+  const { approvals, questions } = deps;
+  const show = (title: string, view: ViewKey, csrf: string, body: SafeHtml) =>
+    page({ title, view, csrf, body }).value;
+
+  const approvalsNow = (csrf: string) =>
+    approvalsTable(approvals.list("pending"), approvals.list("decided"), csrf);
+  const questionsNow = (csrf: string) =>
+    questionsTable(questions.list("pending"), questions.list("answered"), csrf);
+
+  app.get("/", (c) => {
+    const csrf = csrfOf(c.var.auth);
+    const body = approvalsBody(approvalsNow(csrf), notice(c.req.query("notice")));
+    return c.html(show("Approvals", "approvals", csrf, body));
+  });
+  app.get("/approvals/table", (c) => c.html(approvalsNow(csrfOf(c.var.auth)).value));
+
+  app.get("/questions", (c) => {
+    const csrf = csrfOf(c.var.auth);
+    const body = questionsBody(questionsNow(csrf), notice(c.req.query("notice")));
+    return c.html(show("Questions", "questions", csrf, body));
+  });
+  app.get("/questions/table", (c) => c.html(questionsNow(csrfOf(c.var.auth)).value));
+
+  app.get("/sessions", async (c) => {
+    const csrf = csrfOf(c.var.auth);
+    const body = sessionsBody(await deps.sessions.list(), csrf);
+    return c.html(show("Sessions", "sessions", csrf, body));
+  });
+
+  app.get("/domains", async (c) => {
+    const csrf = csrfOf(c.var.auth);
+    return c.html(show("Domains", "domains", csrf, domainsBody(await deps.domains.list(), csrf)));
+  });
+
+  app.get("/agents", async (c) => {
+    const csrf = csrfOf(c.var.auth);
+    return c.html(show("Agents", "agents", csrf, agentsBody(await deps.agents.list(), csrf)));
+  });
+
+  app.get("/audit", async (c) => {
+    const csrf = csrfOf(c.var.auth);
+    const filter = parseInput(AuditQuery, c.req.query());
+    const [rows, check] = await Promise.all([deps.audit.rows(filter), deps.audit.verify()]);
+    return c.html(show("Audit", "audit", csrf, auditBody(rows, filter, check)));
+  });
+
+  app.get("/policies", async (c) => {
+    const csrf = csrfOf(c.var.auth);
+    return c.html(show("Policies", "policies", csrf, policiesBody(await deps.policies.modules())));
+  });
+}

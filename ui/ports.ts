@@ -1,0 +1,174 @@
+/**
+ * What the console needs from the runtime, as interfaces: `cli/start.ts` hands in objects
+ * that satisfy them structurally (`ApprovalQueue`, `HumanQuestions`, `DomainRules`, or small
+ * adapters), and `ui/` imports nothing of the runtime but types. A method may answer at once
+ * or with a promise. A port that refuses an input throws an error with a string `code`
+ * (`BAD_ORIGIN`, `BAD_AGENT_NAME`, …): the console answers 400 with it (503 for a code ending
+ * in `_UNAVAILABLE` or `_UNREADABLE`).
+ *
+ * @module
+ */
+import type { AuditRow } from "../runtime/audit/audit_row.ts";
+
+/** A value now or later. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** One form field of an approval; secret values arrive as `[redacted]`. */
+export interface FieldView {
+  readonly name: string;
+  readonly value: string;
+}
+
+/** One approval as the console shows it. */
+export interface ApprovalView {
+  readonly id: string;
+  readonly agent: string | null;
+  readonly session: string;
+  readonly origin: string;
+  readonly method: string;
+  readonly url: string;
+  readonly fields: readonly FieldView[];
+  readonly created_at: string;
+  readonly expires_at: string;
+  /** `pending`, `approved`, `denied`, `expired` or `withdrawn`. */
+  readonly state: string;
+  readonly decided_at?: string;
+  readonly decided_by?: string;
+}
+
+/** A change the live view hears. */
+export interface ApprovalChange {
+  readonly type: string;
+  readonly approval: ApprovalView;
+}
+
+/** The approval queue (`ApprovalQueue`). */
+export interface ApprovalsPort {
+  /** Newest first; no state: pending ones, then finished ones. */
+  list(state?: "pending" | "decided"): readonly ApprovalView[];
+  /** `by` names the door: `console` (cookie) or `api` (bearer). */
+  decide(id: string, decision: "approve" | "deny", by: string): "ok" | "not_pending" | "unknown";
+  subscribe(listener: (event: ApprovalChange) => void): () => void;
+}
+
+/** One `ask_human` question as the console shows it. */
+export interface QuestionView {
+  readonly id: string;
+  readonly agent: string | null;
+  readonly session: string | null;
+  readonly question: string;
+  readonly created_at: string;
+  readonly expires_at: string;
+  /** `pending`, `answered`, `expired` or `withdrawn`. */
+  readonly state: string;
+  readonly answer?: string;
+  readonly answered_at?: string;
+  readonly answered_by?: string;
+}
+
+/** A change the live view hears. */
+export interface QuestionChange {
+  readonly type: string;
+  readonly question: QuestionView;
+}
+
+/** The operator questions (`HumanQuestions`). */
+export interface QuestionsPort {
+  list(state?: "pending" | "answered"): readonly QuestionView[];
+  answer(id: string, text: string, by: string): "ok" | "not_pending" | "unknown";
+  subscribe(listener: (event: QuestionChange) => void): () => void;
+}
+
+/** One live agent session (one MCP connection and its browser). */
+export interface SessionInfo {
+  readonly id: string;
+  readonly agent: string | null;
+  /** The origin of its current page, if any. */
+  readonly origin: string | null;
+  readonly actionsUsed: number;
+  readonly tainted: boolean;
+  /** ISO time. */
+  readonly startedAt: string;
+}
+
+/** The live sessions. */
+export interface SessionsPort {
+  list(): MaybePromise<readonly SessionInfo[]>;
+  /** Ends the session and its browser; false when there is no such session. */
+  kill(id: string): Promise<boolean>;
+}
+
+/** One agent (never its key). */
+export interface AgentView {
+  readonly name: string;
+  /** Its policy file; absent: the runtime's. */
+  readonly policy?: string;
+  /** ISO time it was added. */
+  readonly createdAt?: string;
+}
+
+/** The agent keys (`AgentKeys`, with `remove` also closing the agent's connections). */
+export interface AgentsPort {
+  list(): MaybePromise<readonly AgentView[]>;
+  /** Makes an agent and its key; the key is shown once and never again. */
+  add(name: string, policy?: string): MaybePromise<{ readonly name: string; readonly key: string }>;
+  remove(name: string): MaybePromise<boolean>;
+}
+
+/** One dynamic domain rule. */
+export interface DomainView {
+  readonly origin: string;
+  readonly rule: string;
+  readonly added_at?: string;
+}
+
+/** The dynamic domain rules (`DomainRules`). */
+export interface DomainsPort {
+  list(): MaybePromise<readonly DomainView[]>;
+  /** Adds or replaces; may answer the normalized origin. */
+  add(origin: string, rule: "allow" | "deny"): MaybePromise<unknown>;
+  remove(origin: string): MaybePromise<boolean>;
+}
+
+/** Which audit rows to list. */
+export interface AuditFilter {
+  /** At most this many (1–1000). */
+  readonly limit: number;
+  /** Only rows with `seq` below this (paging back). */
+  readonly before?: number;
+  readonly session?: string;
+  /** `allow`, `deny`, `confirm` or `event`. */
+  readonly decision?: string;
+}
+
+/** What a chain verification found. */
+export interface AuditCheck {
+  readonly ok: boolean;
+  readonly rows: number;
+  /** The first problem, when not ok. */
+  readonly error?: string;
+}
+
+/** The audit log, read-only. */
+export interface AuditPort {
+  /** Rows newest first. */
+  rows(filter: AuditFilter): MaybePromise<readonly AuditRow[]>;
+  verify(): MaybePromise<AuditCheck>;
+  /** Every row oldest first (chain order), for the JSONL export; read lazily. */
+  export(): Iterable<AuditRow> | AsyncIterable<AuditRow>;
+}
+
+/** One loaded policy module. */
+export interface PolicyModuleView {
+  readonly name: string;
+  /** `policy` or `classifier`, as the runtime loaded it. */
+  readonly kind: string;
+  readonly sha256: string;
+  /** Key id of the key that signed it. */
+  readonly signer: string;
+}
+
+/** The loaded policy modules. */
+export interface PoliciesPort {
+  modules(): MaybePromise<readonly PolicyModuleView[]>;
+}

@@ -1,0 +1,61 @@
+/**
+ * The shapes of what the console accepts (JSON bodies, forms, queries), checked with zod
+ * before anything reaches a port. A refused input is a 400 naming the bad keys, never
+ * echoing their values.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { ConsoleError } from "./console_error.ts";
+
+/** The longest answer to an agent's question, in characters (as the runtime caps it). */
+export const ANSWER_MAX_CHARS = 2_000;
+
+/** `POST /api/approvals/{id}` and the approval form. */
+export const DecisionBody = z.strictObject({ decision: z.enum(["approve", "deny"]) });
+
+/** `POST /api/questions/{id}` and the answer form. */
+export const AnswerBody = z.strictObject({
+  answer: z.string().trim().min(1).max(ANSWER_MAX_CHARS),
+});
+
+/** `POST /api/agents` and the add-agent form (the port checks the name's alphabet). */
+export const AgentBody = z.strictObject({
+  name: z.string().trim().min(1).max(64),
+  policy: z.string().trim().max(500).optional(),
+});
+
+/** `DELETE /api/agents` and the remove form. */
+export const AgentNameBody = z.strictObject({ name: z.string().trim().min(1).max(64) });
+
+/** `POST /api/domains` and the add-rule form (the port normalizes the origin). */
+export const DomainBody = z.strictObject({
+  origin: z.string().trim().min(1).max(300),
+  rule: z.enum(["allow", "deny"]),
+});
+
+/** `DELETE /api/domains` and the remove form. */
+export const DomainOriginBody = z.strictObject({ origin: z.string().trim().min(1).max(300) });
+
+/** `?state=` of the approval list. */
+export const ApprovalStateQuery = z.enum(["pending", "decided"]).optional();
+
+/** `?state=` of the question list. */
+export const QuestionStateQuery = z.enum(["pending", "answered"]).optional();
+
+/** `GET /api/audit` and `/audit` queries. */
+export const AuditQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  before: z.coerce.number().int().min(1).optional(),
+  session: z.string().trim().max(100).optional().transform((s) => s || undefined),
+  decision: z.enum(["allow", "deny", "confirm", "event", ""]).optional()
+    .transform((d) => d || undefined),
+});
+
+/** `value` parsed by `schema`, or a 400 `BAD_REQUEST` naming the keys that failed. */
+export function parseInput<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const keys = [...new Set(result.error.issues.map((i) => i.path.join(".") || "body"))];
+  throw new ConsoleError(400, "BAD_REQUEST", `invalid or missing: ${keys.join(", ")}`);
+}

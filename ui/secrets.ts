@@ -1,0 +1,23 @@
+/**
+ * Random tokens and constant-time comparison for the console's credentials (admin token,
+ * session ids, CSRF tokens).
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { createHash, timingSafeEqual } from "node:crypto";
+
+/** `bytes` random bytes as base64url (URL- and cookie-safe). */
+export function randomToken(bytes = 32): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64url");
+}
+
+/**
+ * True when `given` equals `expected`, in time that depends on neither: both are hashed
+ * first, so lengths differ without showing and `timingSafeEqual` compares equal sizes.
+ */
+export function sameSecret(given: string, expected: string): boolean {
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(expected).digest();
+  return timingSafeEqual(a, b) && expected.length > 0;
+}
