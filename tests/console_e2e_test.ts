@@ -1,0 +1,123 @@
+/**
+ * The operator console end to end: an agent's write waits for a human, who approves one
+ * and denies another in a separate Chromium, while the agent's MCP call waits (with
+ * progress). Set OMOTAI_CONSOLE_SCREENSHOT=docs/console.png to keep a picture of the page.
+ */
+import assert from "node:assert/strict";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { findBrowser, launchBrowser, ProfileStore } from "../cdp/mod.ts";
+import { agentTransport, eventually, refOf, startTestRuntime } from "./helpers/harness.ts";
+import { serveFixtureSite } from "./fixtures/site.ts";
+
+Deno.test("console: a human approves one write and denies another while the agent waits", async () => {
+  await using site = serveFixtureSite();
+  const dataDir = await Deno.makeTempDir({ prefix: "omotai-console-e2e-" });
+  await using runtime = await startTestRuntime(
+    dataDir,
+    `allowed_origins: [${site.origin}]\nread_only: true\nconfirm_writes: true\nconfirm_timeout_seconds: 60\n`,
+  );
+  const client = new Client({ name: "agent", version: "0" });
+  await client.connect(agentTransport(runtime, "http", "clerk"));
+  const call = async (name: string, args: Record<string, unknown>, onprogress?: () => void) => {
+    const r = await client.callTool({ name, arguments: args }, undefined, {
+      onprogress,
+      timeout: 90_000,
+    });
+    const content = (r.content ?? []) as { text?: string }[];
+    return { text: content.map((c) => c.text ?? "").join("\n"), isError: r.isError === true };
+  };
+
+  const profiles = await ProfileStore.open(`${dataDir}/operator`);
+  const browser = await launchBrowser({
+    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+    profileDir: await profiles.create(),
+  });
+  try {
+    const root = browser.connection.root;
+    const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
+    const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
+    const page = browser.connection.session(sessionId)!;
+    await page.send("Page.enable");
+    const evaluate = async (expression: string) =>
+      (await page.send("Runtime.evaluate", { expression, returnByValue: true, userGesture: true }))
+        .result.value;
+    const loaded = () => page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 10_000 });
+    let load = loaded();
+    await page.send("Page.navigate", { url: `${runtime.url}/login` });
+    await load;
+    load = loaded();
+    await evaluate(
+      `document.querySelector("input[name=token]").value = ${JSON.stringify(runtime.adminToken)};
+       document.querySelector("form").submit();`,
+    );
+    await load;
+    assert.equal(await evaluate("location.pathname"), "/");
+
+    // The agent's write: read_only + confirm_writes makes it wait for the operator.
+    const home = await call("browser_navigate", { url: `${site.origin}/` });
+    let progress = 0;
+    const first = call(
+      "browser_click",
+      { ref: refOf(home.text, /button "Sign in"/) },
+      () => progress++,
+    );
+    assert.ok(
+      await eventually(
+        async () =>
+          Number(await evaluate("document.querySelectorAll('[data-pending]').length")) === 1,
+        10_000,
+      ),
+      "the approval shows up on the console without a reload",
+    );
+    const shown = String(await evaluate("document.body.innerText"));
+    assert.match(shown, /clerk/);
+    assert.match(shown, /\/login/);
+    assert.match(shown, /alice/);
+    assert.doesNotMatch(shown, /planted-prefill/, "password values are never shown");
+    const shot = Deno.env.get("OMOTAI_CONSOLE_SCREENSHOT");
+    if (shot) {
+      const { data } = await page.send("Page.captureScreenshot", { format: "png" });
+      await Deno.writeFile(shot, Uint8Array.from(atob(data), (c) => c.charCodeAt(0)));
+    }
+    // Long enough for the waiting client to hear progress.
+    await new Promise((r) => setTimeout(r, 5_600));
+    assert.equal(site.posts.get("/login"), undefined, "nothing is sent before the approval");
+    load = loaded();
+    await evaluate(`document.querySelector("button.approve").click()`);
+    await load;
+    const approved = await first;
+    assert.equal(approved.isError, false, approved.text);
+    assert.match(approved.text, /clicked e\d+/);
+    assert.ok(progress >= 1, "the waiting client got progress notifications");
+    assert.equal(site.posts.get("/login")?.length, 1, "the approved POST went out once");
+
+    // A second write: the operator denies it.
+    const again = await call("browser_navigate", { url: `${site.origin}/` });
+    const second = call("browser_click", { ref: refOf(again.text, /button "Sign in"/) });
+    assert.ok(
+      await eventually(async () => {
+        await evaluate("location.reload()");
+        await new Promise((r) => setTimeout(r, 200));
+        return Number(await evaluate("document.querySelectorAll('[data-pending]').length")) === 1;
+      }, 10_000),
+    );
+    load = loaded();
+    await evaluate(
+      `[...document.querySelectorAll("button")].find((b) => b.textContent === "Deny").click()`,
+    );
+    await load;
+    const denied = await second;
+    assert.match(denied.text, /^denied: CONFIRM_DENIED/);
+    assert.equal(site.posts.get("/login")?.length, 1, "the denied POST never left");
+
+    const rows = runtime.audit.rows().filter((r) => r.kind === "approval");
+    assert.deepEqual(rows.map((r) => r.reason), ["APPROVED", "CONFIRM_DENIED"]);
+    for (const r of rows) assert.ok(!JSON.stringify(r).includes("/login"), "no path in the audit");
+  } finally {
+    await client.close().catch(() => {});
+    await browser.close();
+    await profiles[Symbol.asyncDispose]();
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  }
+});
