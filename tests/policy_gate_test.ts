@@ -67,14 +67,16 @@ Deno.test("the policy gate denies foreign links, foreign forms and read-only sub
   assert.match(search.text, /You searched for: ok/);
 });
 
-Deno.test("confirm_writes turns a read-only submit into CONFIRM_UNAVAILABLE until approvals exist", async () => {
+Deno.test("confirm_writes: a read-only submit waits for the operator; unanswered it is CONFIRM_TIMEOUT", async () => {
   await using h = await startHarness((site) =>
-    `allowed_origins: [${site.origin}]\nconfirm_writes: true\n`
+    `allowed_origins: [${site.origin}]\nconfirm_writes: true\nconfirm_timeout_seconds: 1\n`
   );
   await using c = await h.connect();
   const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+  const t0 = performance.now();
   const r = await c.call("browser_click", { ref: refOf(home.text, /button "Sign in"/) });
-  assert.match(r.text, /^denied: CONFIRM_UNAVAILABLE \(POST form to /);
+  assert.match(r.text, /^denied: CONFIRM_TIMEOUT \(POST form to /);
+  assert.ok(performance.now() - t0 >= 900, "it waited for the operator");
   assert.equal(h.site.posts.get("/login"), undefined);
 });
 
