@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { eventually, startHarness } from "./helpers/harness.ts";
+import { eventually, refOf, startHarness } from "./helpers/harness.ts";
 
 Deno.test("ask_human waits for the operator's answer through the API, and times out without one", async () => {
   await using h = await startHarness((site) =>
@@ -49,4 +49,32 @@ Deno.test("ask_human waits for the operator's answer through the API, and times 
   const rows = JSON.stringify(h.runtime.audit.rows().filter((row) => row.kind === "ask_human"));
   assert.match(rows, /ANSWERED/);
   assert.doesNotMatch(rows, /INV-1013|Which invoice/);
+});
+
+Deno.test("an approval the agent's client cancels is withdrawn from the console", async () => {
+  await using h = await startHarness((site) =>
+    `allowed_origins: [${site.origin}]\nread_only: true\nconfirm_writes: true\n`
+  );
+  await using c = await h.connect();
+  const pending = async () =>
+    await (await fetch(`${h.runtime.url}/api/approvals?state=pending`, {
+      headers: { Authorization: `Bearer ${h.runtime.adminToken}` },
+    })).json() as unknown[];
+  const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+  const controller = new AbortController();
+  const click = c.client.callTool(
+    { name: "browser_click", arguments: { ref: refOf(home.text, /button "Sign in"/) } },
+    undefined,
+    { signal: controller.signal },
+  ).catch((err: Error) => err);
+  assert.ok(await eventually(async () => (await pending()).length === 1));
+  controller.abort();
+  assert.ok((await click) instanceof Error, "the call was cancelled");
+  assert.ok(await eventually(async () => (await pending()).length === 0), "withdrawn");
+  assert.ok(
+    await eventually(() =>
+      h.runtime.audit.rows().some((r) => r.kind === "approval" && r.reason === "CONFIRM_WITHDRAWN")
+    ),
+  );
+  assert.equal(h.site.posts.get("/login"), undefined);
 });
