@@ -10,7 +10,8 @@ import { snapshotTool } from "../runtime/tools/snapshot.ts";
 import { tabsTool } from "../runtime/tools/tabs.ts";
 import { toolSettingsFrom } from "../runtime/tools/settings.ts";
 import type { AnyTool, ToolResult, ToolSettings } from "../runtime/tools/mod.ts";
-import { DEFAULT_TOOL_SETTINGS, runTool } from "../runtime/tools/tool.ts";
+import { runTool } from "../runtime/tools/pipeline.ts";
+import { DEFAULT_TOOL_SETTINGS } from "../runtime/tools/tool.ts";
 import { FILLED, serveToolsSite, type ToolsSite } from "./fixtures/tools_site.ts";
 import { type CallOutcome, refOf, startHarness, type TestClient } from "./helpers/harness.ts";
 

@@ -12,7 +12,8 @@ import { auditCommand } from "./audit_cmd.ts";
 import { domainCommand } from "./domain_cmd.ts";
 import { policyCommand } from "./policy_cmd.ts";
 import { serveUntilStopped } from "./shutdown.ts";
-import { banner, quickstartKey, type StartOptions, startRuntime } from "./start.ts";
+import { banner, quickstartKey } from "./banner.ts";
+import { type StartOptions, startRuntime } from "./start.ts";
 
 const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a real browser
 

@@ -24,10 +24,9 @@ import type { PolicyFile } from "../policy/policy_file.ts";
 import type { HumanChannel } from "../tools/tool.ts";
 import { adminToken } from "./admin_token.ts";
 import { ApprovalQueue, HumanQuestions } from "../approvals/mod.ts";
-import type { AuditRow } from "../audit/audit_row.ts";
-import { verifyAudit } from "../audit/verify.ts";
-import type { DatabaseSync } from "node:sqlite";
-import { createConsoleApp, isConsolePath } from "../../ui/console_app.ts";
+import { isConsolePath } from "../../ui/console_app.ts";
+import { watchRemovedAgents } from "./agent_watch.ts";
+import { operatorConsole } from "./operator_console.ts";
 import { PolicyWorlds } from "./policy_worlds.ts";
 import { stdinEnded, Teardowns } from "./shutdown.ts";
 
@@ -137,50 +136,18 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
 
   /** The operator console over this runtime's stores. */
   const consoleApp = (allowedHosts: readonly string[], http?: HttpApp) =>
-    createConsoleApp({
+    operatorConsole({
       adminToken: admin.token,
       allowedHosts,
       approvals,
       questions,
-      sessions: {
-        list: () =>
-          [...live.values()].map((s) => ({
-            id: s.id,
-            agent: s.agent,
-            origin: s.currentOrigin(),
-            actionsUsed: s.state.counters().actionsUsed,
-            tainted: s.state.tainted,
-            startedAt: new Date(s.state.startedAt).toISOString(),
-          })),
-        kill: async (id) => {
-          const s = live.get(id);
-          if (!s) return false;
-          await s[Symbol.asyncDispose]();
-          return true;
-        },
-      },
-      agents: {
-        list: () => agents.list(),
-        add: (name, policy) => agents.add(name, policy),
-        remove: (name) => {
-          const removed = agents.remove(name);
-          if (removed) http?.closeAgent(name).catch(logShutdownError);
-          return removed;
-        },
-      },
+      live,
+      agents,
       domains,
-      audit: auditPort(db, audit),
-      policies: {
-        modules: async () =>
-          (await worlds.loaded()).flatMap((w) =>
-            w.engine.modules.map((m) => ({
-              name: m.name,
-              kind: m.kind,
-              sha256: m.sha256,
-              signer: m.signer ?? "unknown",
-            }))
-          ),
-      },
+      db,
+      audit,
+      worlds,
+      closeAgent: (name) => http?.closeAgent(name) ?? Promise.resolve(0),
     });
   const closers: (() => Promise<void>)[] = [
     () => Promise.resolve(approvals.close()),
@@ -292,117 +259,10 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   return runtime;
 }
 
-/** The audit as the console reads it: newest first with filters, the chain, a JSONL export. */
-function auditPort(db: DatabaseSync, audit: AuditLog) {
-  return {
-    rows: (f: { limit: number; before?: number; session?: string; decision?: string }) =>
-      db.prepare(
-        "SELECT * FROM audit WHERE (?1 IS NULL OR seq < ?1) AND (?2 IS NULL OR session = ?2) " +
-          "AND (?3 IS NULL OR decision = ?3) ORDER BY seq DESC LIMIT ?4",
-      ).all(
-        f.before ?? null,
-        f.session ?? null,
-        f.decision ?? null,
-        f.limit,
-      ) as unknown as AuditRow[],
-    verify: () => {
-      const r = verifyAudit(db);
-      return { ok: r.ok, rows: r.rows, error: r.problems[0] };
-    },
-    *export(): Iterable<AuditRow> {
-      for (let after = 0;;) {
-        const page = audit.rows(after, 1_000);
-        if (page.length === 0) return;
-        yield* page;
-        after = page.at(-1)!.seq;
-      }
-    },
-  };
-}
-
 /** The origins the runtime answers on: the controlled browser may never reach them. */
 export function runtimeOrigins(host: string, port: number): string[] {
   const names = new Set(["127.0.0.1", "localhost", "[::1]", bracketHost(host.toLowerCase())]);
   return [...names].flatMap((n) => [`http://${n}:${port}`, `https://${n}:${port}`]);
-}
-
-/** Closes the live sessions of agents whose key was removed (here or by another process). */
-function watchRemovedAgents(
-  agents: AgentKeys,
-  close: (name: string) => Promise<number>,
-): ReturnType<typeof setInterval> {
-  let generation = agents.generation();
-  let known = agents.list();
-  const timer = setInterval(() => {
-    try {
-      const g = agents.generation();
-      if (g === generation) return;
-      generation = g;
-      const now = agents.list();
-      for (const a of known) {
-        if (!now.some((b) => b.name === a.name && b.createdAt === a.createdAt)) {
-          close(a.name).then((n) => n && log(`closed ${n} session(s) of a removed agent`));
-        }
-      }
-      known = now;
-    } catch {
-      // An unreadable table: verify() already refuses every key.
-    }
-  }, 1_000);
-  Deno.unrefTimer(timer);
-  return timer;
-}
-
-/** The agent a newcomer's client uses: its key is made anew at every sse start. */
-export const QUICKSTART_AGENT = "quickstart";
-
-/** Replaces the quickstart agent's key and returns the new one (printed once, in the banner). */
-export function quickstartKey(runtime: Runtime): string {
-  runtime.agents.remove(QUICKSTART_AGENT);
-  return runtime.agents.add(QUICKSTART_AGENT).key;
-}
-
-/** The text `omotai start --mode sse` prints once it listens; `key` is an agent's key. */
-export function banner(runtime: Runtime, version: string, key: string): string {
-  const lines = [
-    `Omotai ${version} is running.`,
-    `  Streamable HTTP: ${runtime.url}/mcp`,
-    `  SSE:             ${runtime.url}/sse`,
-  ];
-  if (runtime.consoleUrl) lines.push(`  Console:         ${runtime.consoleUrl}`);
-  if (runtime.demoUrl) lines.push(`  Demo site:       ${runtime.demoUrl}`);
-  if (runtime.adminTokenGenerated) {
-    lines.push(
-      "",
-      `Admin token (console and /api; shown only now, set OMOTAI_ADMIN_TOKEN to keep one):`,
-      `  ${runtime.adminToken}`,
-    );
-  }
-  lines.push(
-    "",
-    `Client configuration with a fresh key of agent "${QUICKSTART_AGENT}" (more: omotai agent add NAME):`,
-    JSON.stringify(
-      {
-        mcpServers: {
-          omotai: {
-            type: "http",
-            url: `${runtime.url}/mcp`,
-            headers: { Authorization: `Bearer ${key}` },
-          },
-        },
-      },
-      null,
-      2,
-    ),
-    "",
-    "Or with Claude Code: claude mcp add --transport http omotai " +
-      `${runtime.url}/mcp --header "Authorization: Bearer ${key}"`,
-  );
-  if (runtime.demoUrl) {
-    lines.push(`Then ask your agent: "Open ${runtime.demoUrl} and find the cheapest product."`);
-  }
-  lines.push("Press Ctrl+C to stop.");
-  return lines.join("\n");
 }
 
 /** Logs and swallows errors of a shutdown path. */

@@ -43,15 +43,14 @@ export const TOOLS: readonly AnyTool[] = [
   askHumanTool,
 ] as unknown as readonly AnyTool[];
 
+export { runTool, type ToolDeps } from "./pipeline.ts";
 export {
   type AnyTool,
   DEFAULT_TOOL_SETTINGS,
   defineTool,
   type HumanChannel,
-  runTool,
   type ToolContext,
   type ToolDef,
-  type ToolDeps,
   type ToolSettings,
 } from "./tool.ts";
 export {

@@ -1,24 +1,16 @@
 /**
- * `defineTool()` and the pipeline every tool call runs through, in one straight line:
- * parse → resolve the target once → facts → gate → audit → handle → snapshot → serialize.
- * Nothing runs before its audit row is written, and every failure ends in a stable code.
+ * `defineTool()` and what a tool declares together: its schema, how it finds its target,
+ * the facts the gate judges, what a human approving it is shown, and its handler. The
+ * pipeline that runs them is `pipeline.ts`.
  *
  * @module
  */
 import type { z } from "zod";
 import type { BrowserSession } from "../browser/browser_session.ts";
-import { InvalidArgumentsError, OmotaiError } from "../errors.ts";
-import { actionRow } from "../gate/audit_rows.ts";
-import { type ApprovalView, decide, type Gate, type GateVerdict } from "../gate/gate.ts";
+import { InvalidArgumentsError } from "../errors.ts";
+import type { ApprovalView } from "../gate/gate.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
-import { normalizeArgs } from "./arg_aliases.ts";
-import { ResponseBuilder, type ToolResult } from "./response.ts";
-import type { Interruption } from "../browser/call_watch.ts";
-import type { OpenDialog } from "../browser/dialogs.ts";
-import { renderDialog } from "../snapshot/dialog_view.ts";
-
-/** Kinds that count against `max_actions`. */
-const COUNTED = new Set<ActionKind>(["navigate", "back", "click", "type", "select", "key"]);
+import type { ResponseBuilder } from "./response.ts";
 
 /** Operator settings tools obey (from the policy file); the model cannot change them. */
 export interface ToolSettings {
@@ -92,173 +84,6 @@ export function defineTool<S extends z.ZodObject, T = undefined>(
   def: ToolDef<S, T>,
 ): ToolDef<S, T> {
   return def;
-}
-
-/** What a call runs against. */
-export interface ToolDeps {
-  session: BrowserSession;
-  gate: Gate;
-  settings?: Readonly<ToolSettings>;
-  human?: HumanChannel;
-  /** Aborts when the client cancels the call or goes away. */
-  signal?: AbortSignal;
-}
-
-/** Runs one tool call end to end; never throws. */
-export async function runTool(
-  tool: AnyTool,
-  rawArgs: unknown,
-  { session, gate, signal, human, settings = DEFAULT_TOOL_SETTINGS }: ToolDeps,
-): Promise<ToolResult> {
-  const response = new ResponseBuilder();
-  const parsed = tool.schema.safeParse(normalizeArgs(rawArgs ?? {}));
-  if (!parsed.success) {
-    const message = parsed.error.issues
-      .map((i) => `${i.path.length ? i.path.join(".") : "arguments"}: ${i.message}`)
-      .join("; ");
-    const row = actionRow(tool.kind, undefined, { decision: "deny", reason: "INVALID_ARGUMENTS" });
-    if (!recorded(session, row)) return response.denied("AUDIT_UNAVAILABLE").serialize();
-    return response.error("INVALID_ARGUMENTS", `${tool.name}: ${message}`).serialize();
-  }
-  const args = parsed.data;
-  const ctx: ToolContext = { session, response, settings, human, signal };
-  return await session.exclusive(async () => {
-    const dialog = tool.runsBesideDialog ? undefined : session.guard.openDialog();
-    if (dialog) {
-      // The page's renderer waits on the dialog: nothing else can act on that tab.
-      const row = actionRow(tool.kind, undefined, { decision: "deny", reason: "DIALOG_OPEN" });
-      if (!recorded(session, row)) return response.denied("AUDIT_UNAVAILABLE").serialize();
-      response.error("DIALOG_OPEN", "a dialog is open on the current tab; answer it first");
-      response.result(dialogText(session, dialog));
-      return finish(session, response);
-    }
-    const abandon = new AbortController();
-    const watch = session.guard.watch();
-    try {
-      const steps = runSteps(tool, args, ctx, gate, signal, abandon.signal);
-      const cut = await Promise.race([steps.then(() => undefined), watch.interrupted]);
-      if (cut) {
-        // The steps go on in the background until their browser call returns; they may no
-        // longer touch the response or start anything new.
-        abandon.abort();
-        await reportInterruption(ctx, cut);
-      }
-    } finally {
-      watch.dispose();
-    }
-    return finish(session, response);
-  });
-}
-
-/** resolve → facts → gate → audit → handle → snapshot, filling `ctx.response`; never throws. */
-async function runSteps(
-  tool: AnyTool,
-  args: Record<string, unknown>,
-  ctx: ToolContext,
-  gate: Gate,
-  signal: AbortSignal | undefined,
-  abandoned: AbortSignal,
-): Promise<void> {
-  const { session, response } = ctx;
-  let target: unknown;
-  let judged: Facts[];
-  try {
-    target = await tool.resolve?.(ctx, args);
-    const facts = await tool.facts(ctx, args, target);
-    judged = Array.isArray(facts) ? facts : [facts];
-    if (judged.length === 0) throw new OmotaiError("FACTS_UNAVAILABLE", "nothing to judge");
-  } catch (err) {
-    if (abandoned.aborted) return;
-    // Nothing to judge, so nothing runs; the row says why (a code, never the error text).
-    const e = session.translateError(err);
-    const reason = e instanceof OmotaiError ? e.code : "FACTS_UNAVAILABLE";
-    if (recorded(session, actionRow(tool.kind, undefined, { decision: "deny", reason }))) {
-      reportError(response, e, tool.name);
-    } else response.denied("AUDIT_UNAVAILABLE");
-    return;
-  }
-  let verdict: GateVerdict = { decision: "deny", reason: "GATE_ERROR" };
-  const approvals: NonNullable<GateVerdict["approved"]>[] = [];
-  for (const facts of judged) {
-    if (abandoned.aborted) return;
-    verdict = await decide(gate, {
-      tool: tool.name,
-      kind: tool.kind,
-      facts,
-      session: { id: session.id, agent: session.agent },
-      approval: tool.approval && (() => tool.approval!(ctx, args, target)),
-    }, signal);
-    // Recorded before anything runs: an action that cannot be audited does not run.
-    if (!recorded(session, actionRow(tool.kind, facts, verdict))) {
-      verdict = { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
-    }
-    if (verdict.decision !== "allow") break;
-    if (verdict.approved) approvals.push(verdict.approved);
-  }
-  if (verdict.decision !== "allow") {
-    response.denied(verdict.reason, verdict.detail);
-    return;
-  }
-  if (abandoned.aborted) return;
-  if (COUNTED.has(tool.kind)) session.state.countAction();
-  for (const _ of approvals) session.state.countConfirmation();
-  const closers = approvals.map((a) => a.openWindow());
-  try {
-    await tool.handle(ctx, args, target);
-  } catch (err) {
-    if (!abandoned.aborted) reportError(response, session.translateError(err), tool.name);
-  } finally {
-    for (const close of closers) close();
-  }
-  if (response.wantsSnapshot && !abandoned.aborted) {
-    try {
-      // After an action the agent gets what changed on a page it has seen, not the page again.
-      response.snapshot((await session.snapshot(1, undefined, "changes")).text);
-    } catch (err) {
-      if (!response.failed && !abandoned.aborted) {
-        reportError(response, session.translateError(err), tool.name);
-      }
-    }
-  }
-}
-
-/** What the model hears when a dialog or a hung renderer cut its call short. */
-async function reportInterruption(ctx: ToolContext, cut: Interruption): Promise<void> {
-  if (cut.kind === "dialog") {
-    ctx.response.result(dialogText(ctx.session, cut.dialog));
-    return;
-  }
-  const e = await ctx.session.guard.recover(cut);
-  ctx.response.error(e.code, e.message);
-}
-
-function dialogText(session: BrowserSession, d: OpenDialog): string {
-  return renderDialog({ ...d, tabIndex: session.guard.tabIndex(d.tabId), nonce: session.nonce });
-}
-
-function recorded(session: BrowserSession, row: ReturnType<typeof actionRow>): boolean {
-  try {
-    session.audit(row);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function finish(session: BrowserSession, response: ResponseBuilder): ToolResult {
-  for (const n of session.takeNotices()) response.notice(n);
-  return response.serialize();
-}
-
-function reportError(response: ResponseBuilder, err: unknown, tool: string): void {
-  if (err instanceof OmotaiError) {
-    response.error(err.code, err.message);
-    return;
-  }
-  // Unknown errors may carry page or argument data: log the type, tell the model only a code.
-  const where = err instanceof Error ? (err.stack ?? "").split("\n").slice(1, 4).join(" ") : "";
-  console.error(`omotai: ${tool} failed: ${err instanceof Error ? err.name : typeof err} ${where}`);
-  response.error("INTERNAL_ERROR", "the action failed unexpectedly");
 }
 
 /** Parses a URL argument; throws `InvalidArgumentsError` for junk. */

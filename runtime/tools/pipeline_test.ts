@@ -7,7 +7,8 @@ import { OmotaiError, StaleRefError } from "../errors.ts";
 import { allowAllGate, type Gate } from "../gate/gate.ts";
 import { baseFacts } from "../policy/fact_builders.ts";
 import type { ActionKind } from "../policy/facts.ts";
-import { type AnyTool, defineTool, runTool } from "./tool.ts";
+import { runTool } from "./pipeline.ts";
+import { type AnyTool, defineTool } from "./tool.ts";
 
 /** A session that is never launched, with a sink the test can read or break. */
 async function world() {

@@ -1,0 +1,112 @@
+/**
+ * The operator console over one runtime's stores: its approval queue and questions, live
+ * sessions, agent keys, domain rules, audit and loaded policies, adapted to the console's
+ * ports.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import type { AgentKeys } from "../agents/agent_keys.ts";
+import type { ApprovalQueue, HumanQuestions } from "../approvals/mod.ts";
+import type { AuditLog } from "../audit/audit_log.ts";
+import type { AuditRow } from "../audit/audit_row.ts";
+import { verifyAudit } from "../audit/verify.ts";
+import type { BrowserSession } from "../browser/browser_session.ts";
+import type { DomainRules } from "../gate/domains.ts";
+import { log } from "../log.ts";
+import { createConsoleApp } from "../../ui/console_app.ts";
+import type { PolicyWorlds } from "./policy_worlds.ts";
+
+/** What the console is built over. */
+export interface OperatorConsoleDeps {
+  adminToken: string;
+  allowedHosts: readonly string[];
+  approvals: ApprovalQueue;
+  questions: HumanQuestions;
+  /** Live sessions by id. */
+  live: ReadonlyMap<string, BrowserSession>;
+  agents: AgentKeys;
+  domains: DomainRules;
+  db: DatabaseSync;
+  audit: AuditLog;
+  worlds: PolicyWorlds;
+  /** Closes the live sessions of an agent whose key the operator removed. */
+  closeAgent(name: string): Promise<number>;
+}
+
+/** Builds the console app. */
+export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof createConsoleApp> {
+  return createConsoleApp({
+    adminToken: d.adminToken,
+    allowedHosts: d.allowedHosts,
+    approvals: d.approvals,
+    questions: d.questions,
+    sessions: {
+      list: () =>
+        [...d.live.values()].map((s) => ({
+          id: s.id,
+          agent: s.agent,
+          origin: s.currentOrigin(),
+          actionsUsed: s.state.counters().actionsUsed,
+          tainted: s.state.tainted,
+          startedAt: new Date(s.state.startedAt).toISOString(),
+        })),
+      kill: async (id) => {
+        const s = d.live.get(id);
+        if (!s) return false;
+        await s[Symbol.asyncDispose]();
+        return true;
+      },
+    },
+    agents: {
+      list: () => d.agents.list(),
+      add: (name, policy) => d.agents.add(name, policy),
+      remove: (name) => {
+        const removed = d.agents.remove(name);
+        if (removed) d.closeAgent(name).catch((e) => log(`closing sessions: ${(e as Error).name}`));
+        return removed;
+      },
+    },
+    domains: d.domains,
+    audit: auditPort(d.db, d.audit),
+    policies: {
+      modules: async () =>
+        (await d.worlds.loaded()).flatMap((w) =>
+          w.engine.modules.map((m) => ({
+            name: m.name,
+            kind: m.kind,
+            sha256: m.sha256,
+            signer: m.signer ?? "unknown",
+          }))
+        ),
+    },
+  });
+}
+
+/** The audit as the console reads it: newest first with filters, the chain, a JSONL export. */
+function auditPort(db: DatabaseSync, audit: AuditLog) {
+  return {
+    rows: (f: { limit: number; before?: number; session?: string; decision?: string }) =>
+      db.prepare(
+        "SELECT * FROM audit WHERE (?1 IS NULL OR seq < ?1) AND (?2 IS NULL OR session = ?2) " +
+          "AND (?3 IS NULL OR decision = ?3) ORDER BY seq DESC LIMIT ?4",
+      ).all(
+        f.before ?? null,
+        f.session ?? null,
+        f.decision ?? null,
+        f.limit,
+      ) as unknown as AuditRow[],
+    verify: () => {
+      const r = verifyAudit(db);
+      return { ok: r.ok, rows: r.rows, error: r.problems[0] };
+    },
+    *export(): Iterable<AuditRow> {
+      for (let after = 0;;) {
+        const page = audit.rows(after, 1_000);
+        if (page.length === 0) return;
+        yield* page;
+        after = page.at(-1)!.seq;
+      }
+    },
+  };
+}
