@@ -10,7 +10,7 @@ import { log } from "../log.ts";
 /** Watches `agents`; returns the timer (cleared at shutdown). */
 export function watchRemovedAgents(
   agents: AgentKeys,
-  close: (name: string) => Promise<number>,
+  close: (name: string, createdAt: string) => Promise<number>,
 ): ReturnType<typeof setInterval> {
   let generation = agents.generation();
   let known = agents.list();
@@ -22,7 +22,9 @@ export function watchRemovedAgents(
       const now = agents.list();
       for (const a of known) {
         if (!now.some((b) => b.name === a.name && b.createdAt === a.createdAt)) {
-          close(a.name).then((n) => n && log(`closed ${n} session(s) of a removed agent`));
+          close(a.name, a.createdAt).then((n) =>
+            n && log(`closed ${n} session(s) of a removed agent`)
+          );
         }
       }
       known = now;

@@ -246,7 +246,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     idleTimeoutMs: options.idleTimeoutMs,
   });
   await worlds.reserve(runtimeOrigins(options.host, port));
-  const watch = watchRemovedAgents(agents, (name) => http.closeAgent(name));
+  const watch = watchRemovedAgents(agents, (name, at) => http.closeAgent(name, at));
   closers.push(() => Promise.resolve(clearInterval(watch)));
   const operator = consoleApp(allowedHostsFor(options.host, port), http);
   // One port: MCP keeps /mcp, /sse and /messages; the console owns its own paths.

@@ -54,7 +54,11 @@ export interface HttpApp {
    * them; returns how many. For a removed agent: its key is refused already, this ends its
    * streams too.
    */
-  closeAgent(name: string): Promise<number>;
+  /**
+   * Closes the live sessions of agent `name`; with `createdAt`, only those opened with the
+   * key made then (a removed key's, not a re-added one's).
+   */
+  closeAgent(name: string, createdAt?: string): Promise<number>;
   /** Closes every connection (their browsers stop). */
   closeAll(): Promise<void>;
 }
@@ -179,11 +183,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   return {
     app,
     connectionCount: () => sse.size + streams.size,
-    async closeAgent(name) {
+    async closeAgent(name, createdAt) {
       const closing: Server[] = [];
       for (const map of [sse, streams]) {
         for (const [sid, entry] of map) {
           if (entry.agent?.name !== name) continue;
+          if (createdAt !== undefined && entry.agent.createdAt !== createdAt) continue;
           // Out of the map first: a request racing the close finds no session.
           map.delete(sid);
           closing.push(entry.server);

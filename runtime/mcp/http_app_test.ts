@@ -613,6 +613,23 @@ Deno.test("createHttpApp().closeAgent() closes that agent's sessions on both tra
   }
 });
 
+Deno.test("createHttpApp().closeAgent(name, createdAt) spares the sessions of a re-added key", async () => {
+  await using h = keyedHarness();
+  const old = h.keys.add("quickstart");
+  const oldInfo = h.keys.list().find((a) => a.name === "quickstart")!;
+  const oldId = await initialize(h.http, h.bearer(old.key));
+  h.keys.remove("quickstart");
+  // Re-added within the same millisecond would share createdAt: wait one.
+  await new Promise((r) => setTimeout(r, 5));
+  const fresh = h.keys.add("quickstart");
+  const freshId = await initialize(h.http, h.bearer(fresh.key));
+  assert.notEqual(oldId, freshId);
+  assert.equal(await h.http.closeAgent("quickstart", oldInfo.createdAt), 1);
+  const kept = await listTools(h.http, freshId, h.bearer(fresh.key));
+  assert.equal(kept.status, 200, "the new key's session goes on");
+  await kept.body?.cancel();
+});
+
 Deno.test("createHttpApp() with authenticate stays shut (503) when the key store cannot be read", async () => {
   await using h = keyedHarness(() => {
     throw new Error("database is locked");
