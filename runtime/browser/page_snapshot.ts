@@ -11,7 +11,8 @@ import { StaleRefError } from "../errors.ts";
 import { buildOutline } from "../snapshot/outline.ts";
 import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_view.ts";
 import { renderDiff } from "../snapshot/diff.ts";
-import { captureTab } from "./capture.ts";
+import { buildLiteOutline } from "../snapshot/lite_outline.ts";
+import { captureTab, FAST_MODE_MIN_NODES } from "./capture.ts";
 import type { Element } from "./element_ops.ts";
 import type { Live } from "./live.ts";
 import { RefTable } from "./ref_table.ts";
@@ -50,7 +51,10 @@ export class PageSnapshots {
     return this.#capturing > 0;
   }
 
-  /** Captures `tab` and issues refs for its elements. */
+  /**
+   * Captures `tab` and issues refs for its elements. A huge tab is read in fast mode (from
+   * DOM snapshots): its view says so in a note, as roles, names and text may differ.
+   */
   async capture(live: Live, tab: TrackedTarget, pages: TrackedTarget[]): Promise<CapturedView> {
     this.#capturing++;
     try {
@@ -63,8 +67,8 @@ export class PageSnapshots {
   async #capture(live: Live, tab: TrackedTarget, pages: TrackedTarget[]): Promise<CapturedView> {
     const capture = await captureTab(tab.session, live.tracker);
     const docId = this.#docId(capture.mainLoaderId);
-    const { lines, brief, stats } = buildOutline(capture.root, (frame, backendNodeId) => {
-      const f = capture.frames.get(frame.key)!;
+    const issue = (key: string, backendNodeId: number): string => {
+      const f = capture.frames.get(key)!;
       return this.#refs.issue({
         sessionId: f.session.id!,
         tabId: tab.info.targetId,
@@ -73,7 +77,17 @@ export class PageSnapshots {
         docId,
         backendNodeId,
       });
-    });
+    };
+    let note: string | undefined;
+    let outline: { lines: string[]; brief: string[]; stats: { interactive: number } };
+    if (capture.mode === "fast") {
+      const lite = buildLiteOutline(capture.root, (frame, id) => issue(frame.key, id));
+      outline = lite;
+      note = fastModeNote(lite.truncated ? lite.lines.length : undefined);
+    } else {
+      outline = buildOutline(capture.root, (frame, id) => issue(frame.key, id));
+    }
+    const { lines, brief, stats } = outline;
     const view: PageView = {
       nonce: this.#nonce,
       origin: originLabel(capture.url),
@@ -85,6 +99,7 @@ export class PageSnapshots {
       tabCount: pages.length,
       lines,
       brief,
+      ...(note ? { note } : {}),
     };
     return { view, interactive: stats.interactive, tabId: tab.info.targetId };
   }
@@ -162,6 +177,15 @@ function loaderIn(tree: Protocol.Page.FrameTree, frameId: string): string {
     stack.push(...(t.childFrames ?? []));
   }
   return "";
+}
+
+/** The runtime's line on a fast-mode view: counts only, nothing the page wrote. */
+function fastModeNote(cutAt: number | undefined): string {
+  return `note: large page (over ${
+    FAST_MODE_MIN_NODES.toLocaleString("en-US")
+  } nodes) read in fast mode from the DOM, not the accessibility tree: roles, names and text may differ slightly${
+    cutAt === undefined ? "" : `; cut after ${cutAt.toLocaleString("en-US")} lines`
+  }`;
 }
 
 /** The origin on the untrusted-page marker: `null` origins show their scheme. */

@@ -27,6 +27,11 @@ export interface PageView {
   lines: string[];
   /** Overview form of each line (aligned with `lines`); empty entries are left out. */
   brief?: string[];
+  /**
+   * A runtime line about how the page was read (fast mode), shown under the status line of
+   * every page, outside the untrusted block. Never page text.
+   */
+  note?: string;
 }
 
 /** One rendered page of a snapshot. */
@@ -81,7 +86,7 @@ export function renderPage(view: PageView, page = 1, maxTokens = DEFAULT_MAX_TOK
   const status = `doc ${view.docId} · tab ${view.tabIndex} of ${view.tabCount} · page ${
     index + 1
   }/${pages.length}${kind}`;
-  const parts = [status, open, ...head, ...pages[index], close];
+  const parts = [status, ...(view.note ? [view.note] : []), open, ...head, ...pages[index], close];
   if (overview.length > 0 && index === 0) {
     parts.push(
       `more: pages ${

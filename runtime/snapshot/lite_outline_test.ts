@@ -1,0 +1,563 @@
+import assert from "node:assert/strict";
+import type { Protocol } from "../../cdp/mod.ts";
+import {
+  buildLiteOutline,
+  LITE_LIMITS,
+  type LiteFrame,
+  liteFrames,
+  liteTitle,
+} from "./lite_outline.ts";
+import { type PageView, renderPage } from "./page_view.ts";
+
+type CaptureSnapshotResponse = Protocol.DOMSnapshot.CaptureSnapshotResponse;
+
+/** An element of a synthetic page; a string is a text node. */
+interface El {
+  tag: string;
+  attrs?: Record<string, string>;
+  kids?: Node[];
+  /** No layout object (display:none and everything under it). */
+  none?: boolean;
+  display?: string;
+  visibility?: string;
+  inputValue?: string;
+  textValue?: string;
+  checked?: boolean;
+  selected?: boolean;
+  /** Index of the document (in the same snapshot) this frame owner shows. */
+  contentDocument?: number;
+  shadowRoot?: { type: string; kids: Node[] };
+}
+type Node = El | string;
+
+const BLOCKS = new Set(["DIV", "P", "UL", "LI", "BODY", "HTML", "H1", "H2", "TABLE", "TR"]);
+
+/** Builds DOMSnapshot documents as Chromium lays them out (pre-order, one string table). */
+class SnapshotBuilder {
+  strings: string[] = [];
+  documents: Protocol.DOMSnapshot.DocumentSnapshot[] = [];
+  #index = new Map<string, number>();
+  #nextBackend = 1;
+
+  str(s: string): number {
+    let i = this.#index.get(s);
+    if (i === undefined) {
+      i = this.strings.length;
+      this.strings.push(s);
+      this.#index.set(s, i);
+    }
+    return i;
+  }
+
+  /** Adds a document of frame `frameId` whose body holds `body`; returns its index. */
+  document(frameId: string, url: string, body: Node[], title = "T"): number {
+    const nodes: Required<
+      Pick<
+        Protocol.DOMSnapshot.NodeTreeSnapshot,
+        "parentIndex" | "nodeType" | "nodeName" | "nodeValue" | "backendNodeId" | "attributes"
+      >
+    > = {
+      parentIndex: [],
+      nodeType: [],
+      nodeName: [],
+      nodeValue: [],
+      backendNodeId: [],
+      attributes: [],
+    };
+    const rare = {
+      inputValue: { index: [] as number[], value: [] as number[] },
+      textValue: { index: [] as number[], value: [] as number[] },
+      inputChecked: { index: [] as number[] },
+      optionSelected: { index: [] as number[] },
+      contentDocumentIndex: { index: [] as number[], value: [] as number[] },
+      shadowRootType: { index: [] as number[], value: [] as number[] },
+    };
+    const layout = { nodeIndex: [] as number[], styles: [] as number[][] };
+    const add = (
+      parent: number,
+      type: number,
+      name: string,
+      value: string,
+      attrs: Record<string, string>,
+      style?: { display: string; visibility: string },
+    ): number => {
+      const i = nodes.parentIndex.length;
+      nodes.parentIndex.push(parent);
+      nodes.nodeType.push(type);
+      nodes.nodeName.push(this.str(name));
+      nodes.nodeValue.push(this.str(value));
+      nodes.backendNodeId.push(this.#nextBackend++);
+      nodes.attributes.push(Object.entries(attrs).flatMap(([k, v]) => [this.str(k), this.str(v)]));
+      if (style) {
+        layout.nodeIndex.push(i);
+        layout.styles.push([this.str(style.display), this.str(style.visibility)]);
+      }
+      return i;
+    };
+    // Iterative, so that tests of very deep pages do not depend on this builder's stack.
+    const stack: { node: Node; parent: number; shown: boolean; visibility: string }[] = [];
+    const doc = add(-1, 9, "#document", "", {});
+    const html = add(doc, 1, "HTML", "", {}, { display: "block", visibility: "visible" });
+    const bodyIndex = add(html, 1, "BODY", "", {}, { display: "block", visibility: "visible" });
+    for (let k = body.length - 1; k >= 0; k--) {
+      stack.push({ node: body[k], parent: bodyIndex, shown: true, visibility: "visible" });
+    }
+    while (stack.length > 0) {
+      const { node, parent, shown, visibility } = stack.pop()!;
+      if (typeof node === "string") {
+        add(parent, 3, "#text", node, {}, shown ? { display: "inline", visibility } : undefined);
+        continue;
+      }
+      const isShown = shown && !node.none;
+      const vis = node.visibility ?? visibility;
+      const display = node.display ?? (BLOCKS.has(node.tag) ? "block" : "inline");
+      const i = add(
+        parent,
+        1,
+        node.tag,
+        "",
+        node.attrs ?? {},
+        isShown ? { display, visibility: vis } : undefined,
+      );
+      if (node.inputValue !== undefined) {
+        rare.inputValue.index.push(i);
+        rare.inputValue.value.push(this.str(node.inputValue));
+      }
+      if (node.textValue !== undefined) {
+        rare.textValue.index.push(i);
+        rare.textValue.value.push(this.str(node.textValue));
+      }
+      if (node.checked) rare.inputChecked.index.push(i);
+      if (node.selected) rare.optionSelected.index.push(i);
+      if (node.contentDocument !== undefined) {
+        rare.contentDocumentIndex.index.push(i);
+        rare.contentDocumentIndex.value.push(node.contentDocument);
+      }
+      const kids = node.kids ?? [];
+      // Options of a closed select are not laid out.
+      const kidsShown = isShown && node.tag !== "SELECT";
+      for (let k = kids.length - 1; k >= 0; k--) {
+        stack.push({ node: kids[k], parent: i, shown: kidsShown, visibility: vis });
+      }
+      if (node.shadowRoot) {
+        const root = add(i, 11, "#document-fragment", "", {});
+        rare.shadowRootType.index.push(root);
+        rare.shadowRootType.value.push(this.str(node.shadowRoot.type));
+        const sk = node.shadowRoot.kids;
+        for (let k = sk.length - 1; k >= 0; k--) {
+          stack.push({ node: sk[k], parent: root, shown: isShown, visibility: vis });
+        }
+      }
+    }
+    this.documents.push({
+      documentURL: this.str(url),
+      title: this.str(title),
+      baseURL: this.str(url),
+      contentLanguage: -1,
+      encodingName: -1,
+      publicId: -1,
+      systemId: -1,
+      frameId: this.str(frameId),
+      nodes: { ...nodes, ...rare },
+      layout: { ...layout, bounds: [], text: [], stackingContexts: { index: [] } },
+      textBoxes: { layoutIndex: [], bounds: [], start: [], length: [] },
+    });
+    return this.documents.length - 1;
+  }
+
+  snapshot(): CaptureSnapshotResponse {
+    return { documents: this.documents, strings: this.strings };
+  }
+}
+
+const URL0 = "http://127.0.0.1:8000/page";
+
+/**
+ * One frame of `body` (plus same-process child documents added by `more`); `known` says
+ * which frames the caller's frame tree holds (all by default).
+ */
+function page(
+  body: Node[],
+  more?: (b: SnapshotBuilder) => void,
+  known: (frameId: string) => boolean = () => true,
+): LiteFrame {
+  const b = new SnapshotBuilder();
+  b.document("F", URL0, body, "Page title");
+  more?.(b);
+  const urls = new Map(b.documents.map((d) => [b.strings[d.frameId], b.strings[d.documentURL]]));
+  return liteFrames(b.snapshot(), (id) => known(id) ? urls.get(id) : undefined).frames.get("F")!;
+}
+
+/** Refs numbered in issue order, recording which frame and node each was for. */
+function issuer() {
+  const issued: { ref: string; frame: string; backendNodeId: number }[] = [];
+  const issue = (frame: LiteFrame, backendNodeId: number) => {
+    const ref = `e${issued.length + 1}`;
+    issued.push({ ref, frame: frame.key, backendNodeId });
+    return ref;
+  };
+  return { issued, issue };
+}
+
+const outline = (root: LiteFrame) => buildLiteOutline(root, issuer().issue);
+const a = (href: string, text: string, attrs: Record<string, string> = {}): El => ({
+  tag: "A",
+  attrs: { href, ...attrs },
+  kids: [text],
+});
+
+Deno.test("buildLiteOutline() writes the accessibility outline's lines: headings, text, links", () => {
+  const root = page([
+    { tag: "H1", kids: ["Huge"] },
+    a("/item/0", "Item 0"),
+    " ",
+    a("/item/1?token=s3cr3t#x", "Item 1"),
+    " ",
+    a("https://other.test/far/away?q=1", "Away"),
+    {
+      tag: "P",
+      kids: ["Some ", { tag: "B", kids: ["bold"] }, " text and ", a("/in", "a link"), "."],
+    },
+    { tag: "DIV", kids: ["div one"] },
+    { tag: "DIV", kids: ["div two"] },
+    {
+      tag: "UL",
+      kids: [{ tag: "LI", kids: ["first"] }, { tag: "LI", kids: [a("/l2", "second")] }],
+    },
+    {
+      tag: "TABLE",
+      kids: [{ tag: "TR", kids: [{ tag: "TD", kids: ["a"] }, { tag: "TD", kids: ["b"] }] }],
+    },
+    { tag: "P", kids: ["line", { tag: "BR" }, "break"] },
+    { tag: "P", kids: ["one ", { tag: "SPAN", kids: [" "] }, "  two"] },
+    { tag: "H2", attrs: { "aria-level": "3" }, kids: ["Sub ", { tag: "SMALL", kids: ["part"] }] },
+  ]);
+  const { lines, brief, stats, truncated } = outline(root);
+  assert.deepEqual(lines, [
+    "# Huge",
+    '[e1] link "Item 0" -> /item/0',
+    '[e2] link "Item 1" -> /item/1',
+    '[e3] link "Away" -> https://other.test/far/away',
+    "Some bold text and",
+    '[e4] link "a link" -> /in',
+    "div one div two",
+    "- first",
+    '- [e5] link "second" -> /l2',
+    "a | b",
+    "line",
+    "break",
+    "one two",
+    "### Sub part",
+  ]);
+  assert.equal(brief[1], '[e1] link "Item 0"', "the overview leaves same-origin paths out");
+  assert.equal(brief[3], '[e3] link "Away" -> https://other.test');
+  assert.equal(brief.length, lines.length);
+  assert.deepEqual(stats, { interactive: 5, frames: 1 });
+  assert.equal(truncated, false);
+  assert.equal(liteTitle(root), "Page title");
+});
+
+Deno.test("buildLiteOutline() issues refs with each element's backend node id", () => {
+  const root = page([a("/a", "A"), { tag: "BUTTON", kids: ["B"] }]);
+  const { issued, issue } = issuer();
+  buildLiteOutline(root, issue);
+  const ids = root.document.nodes.backendNodeId!;
+  const names = root.document.nodes.nodeName!.map((n) => root.strings[n]);
+  assert.deepEqual(issued, [
+    { ref: "e1", frame: "F", backendNodeId: ids[names.indexOf("A")] },
+    { ref: "e2", frame: "F", backendNodeId: ids[names.indexOf("BUTTON")] },
+  ]);
+});
+
+Deno.test("buildLiteOutline() never shows a password value, not even its length", () => {
+  const secret = "hunter2-planted";
+  const root = page([
+    { tag: "LABEL", attrs: { for: "pw" }, kids: ["Secret"] },
+    { tag: "INPUT", attrs: { id: "pw", type: "password", value: secret }, inputValue: secret },
+    { tag: "INPUT", attrs: { type: " PassWord ", value: secret }, inputValue: secret },
+    { tag: "INPUT", attrs: { type: "password", "aria-label": "Other" }, inputValue: secret },
+  ]);
+  const { lines, brief } = outline(root);
+  assert.deepEqual(lines, [
+    "Secret",
+    '[e1] password "Secret"',
+    "[e2] password",
+    '[e3] password "Other"',
+  ]);
+  for (const l of [...lines, ...brief]) {
+    assert.ok(!l.includes(secret) && !l.includes("•") && !l.includes("="), l);
+  }
+});
+
+Deno.test("buildLiteOutline() lists controls with role, name, value and state", () => {
+  const root = page([
+    { tag: "LABEL", kids: ["User ", { tag: "INPUT", attrs: { value: "x" }, inputValue: "alice" }] },
+    { tag: "INPUT", attrs: { type: "search", placeholder: "Search here" } },
+    { tag: "TEXTAREA", attrs: { "aria-label": "Notes" }, textValue: "typed notes" },
+    {
+      tag: "SELECT",
+      attrs: { "aria-label": "Size" },
+      kids: [
+        { tag: "OPTION", kids: ["Small"] },
+        { tag: "OPTION", kids: ["Medium"], selected: true },
+      ],
+    },
+    {
+      tag: "SELECT",
+      attrs: { "aria-label": "Multi", multiple: "" },
+      kids: [
+        { tag: "OPTION", kids: ["A"], selected: true },
+        {
+          tag: "OPTGROUP",
+          kids: [{ tag: "OPTION", kids: ["B"] }, { tag: "OPTION", kids: ["C"], selected: true }],
+        },
+      ],
+    },
+    {
+      tag: "LABEL",
+      kids: [{ tag: "INPUT", attrs: { type: "checkbox" }, checked: true }, " I agree"],
+    },
+    { tag: "INPUT", attrs: { type: "radio", "aria-label": "rd" } },
+    { tag: "INPUT", attrs: { type: "submit" } },
+    { tag: "INPUT", attrs: { type: "button", value: "Go" } },
+    { tag: "INPUT", attrs: { type: "range", "aria-label": "Vol" }, inputValue: "30" },
+    { tag: "INPUT", attrs: { type: "hidden", value: "tok" } },
+    { tag: "BUTTON", attrs: { disabled: "" }, kids: ["Off"] },
+    { tag: "DIV", attrs: { role: "button", "aria-pressed": "true" }, kids: ["Toggle"] },
+    { tag: "DIV", attrs: { role: "tab", "aria-selected": "true" }, kids: ["Tab A"] },
+    { tag: "BUTTON", attrs: { "aria-expanded": "true", "aria-disabled": "true" }, kids: ["Menu"] },
+    { tag: "A", attrs: { href: "/img" }, kids: [{ tag: "IMG", attrs: { alt: "Logo" } }] },
+    { tag: "BUTTON", attrs: { title: "Close" }, kids: [{ tag: "svg" }] },
+    { tag: "SPAN", attrs: { id: "lbl" }, kids: ["Named elsewhere"] },
+    { tag: "BUTTON", attrs: { "aria-labelledby": "lbl" }, kids: ["x"] },
+    {
+      tag: "DIV",
+      attrs: { contenteditable: "true" },
+      kids: ["rich ", { tag: "B", kids: ["text"] }],
+    },
+    { tag: "A", kids: ["no href, just text"] },
+  ]);
+  assert.deepEqual(outline(root).lines, [
+    "User",
+    '[e1] textbox "User" = "alice"',
+    '[e2] searchbox "Search here"',
+    '[e3] textbox "Notes" = "typed notes"',
+    '[e4] combobox "Size" = "Medium" options: "Small", "Medium"',
+    '[e5] listbox "Multi" = "A", "C" options: "A", "B", "C"',
+    '[e6] checkbox "I agree" [checked]',
+    '[e7] radio "rd"',
+    '[e8] button "Submit"',
+    '[e9] button "Go"',
+    '[e10] slider "Vol" = "30"',
+    '[e11] button "Off" [disabled]',
+    '[e12] button "Toggle" [checked]',
+    '[e13] tab "Tab A" [selected]',
+    '[e14] button "Menu" [expanded] [disabled]',
+    '[e15] link "Logo" -> /img',
+    '[e16] button "Close"',
+    "Named elsewhere",
+    '[e17] button "Named elsewhere"',
+    '[e18] editable = "rich text"',
+    "no href, just text",
+  ]);
+});
+
+Deno.test("buildLiteOutline() leaves out what is not rendered, and text under aria-hidden", () => {
+  const root = page([
+    { tag: "DIV", none: true, kids: ["none text", a("/none", "none link")] },
+    {
+      tag: "DIV",
+      visibility: "hidden",
+      kids: ["invisible", a("/vh", "vh link"), {
+        tag: "SPAN",
+        visibility: "visible",
+        kids: ["shown again"],
+      }],
+    },
+    { tag: "DIV", attrs: { "aria-hidden": "true" }, kids: ["hidden text ", a("/ah", "ah link")] },
+    { tag: "SCRIPT", kids: ["var leaked = 1"] },
+    { tag: "P", kids: ["Visible"] },
+  ]);
+  assert.deepEqual(outline(root).lines, [
+    "shown again",
+    '[e1] link "ah link" -> /ah',
+    "Visible",
+  ]);
+});
+
+Deno.test("buildLiteOutline() reads open shadow roots but not the browser's own", () => {
+  const root = page([
+    { tag: "DIV", shadowRoot: { type: "open", kids: [{ tag: "BUTTON", kids: ["Shadow btn"] }] } },
+    {
+      tag: "INPUT",
+      attrs: { "aria-label": "Date" },
+      shadowRoot: { type: "user-agent", kids: [{ tag: "DIV", kids: ["ua text"] }] },
+    },
+    { tag: "DIV", shadowRoot: { type: "user-agent", kids: ["ua only"] } },
+  ]);
+  assert.deepEqual(outline(root).lines, ['[e1] button "Shadow btn"', '[e2] textbox "Date"']);
+});
+
+Deno.test("buildLiteOutline() shows same-process frames in place and drops empty and error frames", () => {
+  const root = page(
+    [
+      { tag: "P", kids: ["before"] },
+      { tag: "IFRAME", contentDocument: 1 },
+      { tag: "IFRAME", contentDocument: 2 },
+      { tag: "IFRAME", contentDocument: 3 },
+      { tag: "IFRAME", contentDocument: 4 },
+      { tag: "P", kids: ["after"] },
+    ],
+    (b) => {
+      b.document("C1", "http://127.0.0.2:9000/widget?x=1", [{ tag: "BUTTON", kids: ["In frame"] }]);
+      b.document("C2", "http://127.0.0.1:8000/empty", []);
+      b.document("C3", "chrome-error://chromewebdata/", [{ tag: "P", kids: ["error page"] }]);
+      b.document("C4", "http://127.0.0.1:8000/unknown", [{ tag: "P", kids: ["unknown frame"] }]);
+    },
+    // C4 appeared after the caller read its frame tree: its refs could not be bound.
+    (id) => id !== "C4",
+  );
+  const { issued, issue } = issuer();
+  const { lines, stats } = buildLiteOutline(root, issue);
+  assert.deepEqual(lines, [
+    "before",
+    "[frame http://127.0.0.2:9000/widget]",
+    '[e1] button "In frame"',
+    "[/frame]",
+    "after",
+  ]);
+  assert.equal(issued[0].frame, "C1");
+  assert.equal(stats.frames, 3, "the empty frame was read, the error page was not");
+});
+
+Deno.test("liteFrames() binds only documents of frames the caller knows", () => {
+  const b = new SnapshotBuilder();
+  b.document("F", URL0, [{ tag: "IFRAME", contentDocument: 1 }, {
+    tag: "IFRAME",
+    contentDocument: 2,
+  }]);
+  b.document("K", "http://127.0.0.1:8000/k", ["known"]);
+  b.document("U", "http://127.0.0.1:8000/u", ["unknown"]);
+  const urls: Record<string, string> = { F: URL0, K: "http://127.0.0.1:8000/k-from-tree" };
+  const { frames, childFrames } = liteFrames(b.snapshot(), (id) => urls[id]);
+  assert.deepEqual([...frames.keys()], ["F", "K"]);
+  assert.equal(frames.get("K")!.url, "http://127.0.0.1:8000/k-from-tree", "the frame tree's URL");
+  assert.deepEqual([...childFrames.values()].map((f) => f.key), ["K"]);
+  assert.equal(frames.get("F")!.childFrames, frames.get("K")!.childFrames, "one owner map");
+});
+
+Deno.test("buildLiteOutline() walks a page nested 200,000 deep without recursion", () => {
+  let node: El = { tag: "DIV", kids: [a("/bottom", "Bottom link")] };
+  for (let i = 0; i < 200_000; i++) node = { tag: i % 2 ? "DIV" : "SPAN", kids: [node] };
+  const started = performance.now();
+  const { lines } = outline(page([node, { tag: "P", kids: ["end"] }]));
+  assert.deepEqual(lines, ['[e1] link "Bottom link" -> /bottom', "end"]);
+  assert.ok(performance.now() - started < 5_000);
+});
+
+Deno.test("buildLiteOutline() cuts giant names, values and targets before reading them", () => {
+  const giant = "x".repeat(5_000_000);
+  const root = page([
+    a("/a", "text", { "aria-label": `  ${giant}` }),
+    a(`/${giant}`, "long href"),
+    { tag: "INPUT", attrs: { "aria-label": "Field" }, inputValue: giant },
+    { tag: "H1", kids: [giant] },
+  ]);
+  const started = performance.now();
+  const { lines } = outline(root);
+  assert.ok(performance.now() - started < 2_000);
+  assert.equal(lines[0], `[e1] link "${"x".repeat(119)}…" -> /a`);
+  assert.ok(lines[1].startsWith('[e2] link "long href" -> /xxx') && lines[1].endsWith("…"));
+  assert.ok(lines[1].length < 1_100, `${lines[1].length}`);
+  assert.equal(lines[2], `[e3] textbox "Field" = "${"x".repeat(119)}…"`);
+  assert.equal(lines[3], `# ${"x".repeat(999)}…`);
+});
+
+Deno.test("buildLiteOutline() bounds the names of nested controls", () => {
+  // 3,000 nested buttons over 100,000 words: each name visits a bounded number of nodes.
+  let node: El = { tag: "DIV", kids: Array.from({ length: 100_000 }, (_, i) => `w${i} `) };
+  for (let i = 0; i < 3_000; i++) node = { tag: "DIV", attrs: { role: "button" }, kids: [node] };
+  const root = page([node]);
+  const started = performance.now();
+  const { lines } = outline(root);
+  assert.equal(lines.length, 3_000);
+  assert.ok(lines.every((l) => /^\[e\d+\] button( "[^"]*")?$/.test(l)), lines[0]);
+  assert.ok(performance.now() - started < 5_000, `${performance.now() - started} ms`);
+});
+
+Deno.test("buildLiteOutline() stops at its line and character budget", () => {
+  const links = Array.from({ length: 1_000 }, (_, i) => a(`/i/${i}`, `Item ${i}`));
+  const byLines = buildLiteOutline(page(links), issuer().issue, { maxLines: 100, maxChars: 1e9 });
+  assert.equal(byLines.lines.length, 100);
+  assert.equal(byLines.brief.length, 100);
+  assert.equal(byLines.truncated, true);
+  const byChars = buildLiteOutline(
+    page([{ tag: "P", kids: ["y".repeat(50_000)] }]),
+    issuer().issue,
+    {
+      maxLines: 1e9,
+      maxChars: 10_000,
+    },
+  );
+  assert.ok(byChars.lines.join("\n").length <= 10_000);
+  assert.equal(byChars.truncated, true);
+  const all = buildLiteOutline(page(links), issuer().issue);
+  assert.equal(all.truncated, false);
+  assert.ok(LITE_LIMITS.maxLines > 60_001, "a page of 60,000 links fits");
+});
+
+Deno.test("buildLiteOutline() caps a page of 250,000 paragraphs at its default line budget", () => {
+  const root = page(Array.from({ length: 250_000 }, (_, i): El => ({ tag: "P", kids: [`p${i}`] })));
+  const started = performance.now();
+  const { lines, truncated } = outline(root);
+  assert.equal(lines.length, LITE_LIMITS.maxLines);
+  assert.equal(lines.at(-1), `p${LITE_LIMITS.maxLines - 1}`);
+  assert.equal(truncated, true);
+  assert.ok(performance.now() - started < 5_000, `${performance.now() - started} ms`);
+});
+
+Deno.test("buildLiteOutline() keeps a frame's closing line when the budget ends inside it", () => {
+  const root = page([{ tag: "IFRAME", contentDocument: 1 }], (b) => {
+    b.document(
+      "C1",
+      "http://127.0.0.1:8000/c",
+      Array.from({ length: 50 }, (_, i) => a(`/c${i}`, `C${i}`)),
+    );
+  });
+  const { lines, truncated } = buildLiteOutline(root, issuer().issue, {
+    maxLines: 10,
+    maxChars: 1e9,
+  });
+  assert.equal(truncated, true);
+  assert.equal(lines.at(-1), "[/frame]");
+  // A budget that ends before the frame opens writes no closing line either.
+  const before = page(
+    [{ tag: "P", kids: ["first"] }, { tag: "IFRAME", contentDocument: 1 }],
+    (b) => {
+      b.document("C1", "http://127.0.0.1:8000/c", [a("/c", "C")]);
+    },
+  );
+  const cut = buildLiteOutline(before, issuer().issue, { maxLines: 1, maxChars: 1e9 });
+  assert.deepEqual(cut.lines, ["first"]);
+  assert.equal(cut.truncated, true);
+});
+
+const view = (note?: string): PageView => ({
+  nonce: "n0nce",
+  origin: "http://127.0.0.1:1",
+  path: "/",
+  title: "T",
+  docId: "d1",
+  tabIndex: 0,
+  tabCount: 1,
+  lines: ["# Hello", '[e1] link "A" -> /a'],
+  ...(note ? { note } : {}),
+});
+
+Deno.test("renderPage() shows a view's note under the status line, outside the untrusted block", () => {
+  const plain = renderPage(view()).text;
+  const noted = renderPage(view("note: read in fast mode")).text.split("\n");
+  assert.deepEqual(noted.filter((l) => l !== "note: read in fast mode"), plain.split("\n"));
+  assert.equal(noted[1], "note: read in fast mode");
+  assert.match(noted[2], /^<<<untrusted-page /);
+});

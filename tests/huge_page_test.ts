@@ -1,0 +1,135 @@
+import assert from "node:assert/strict";
+import { findBrowser, launchBrowser, ProfileStore, TargetTracker } from "../cdp/mod.ts";
+import { captureTab } from "../runtime/browser/capture.ts";
+import { buildLiteOutline, type LiteFrame } from "../runtime/snapshot/lite_outline.ts";
+import { PLANTED, serveFixtureSite } from "./fixtures/site.ts";
+import { HUGE_LINKS, serveWedgeSite } from "./fixtures/wedge_site.ts";
+import { refOf, startHarness } from "./helpers/harness.ts";
+
+/** The first snapshot page of the huge page must arrive within this (measured ~2–3 s). */
+const FIRST_PAGE_BUDGET_MS = 5_000;
+/** A page of the budget the agent may ask for (`max_tokens` at most 100,000). */
+const WIDE_PAGE_TOKENS = 100_000;
+
+Deno.test("captureTab() reads a page of 60,000 links in fast mode: first page in budget, every link reachable and clickable", async () => {
+  await using site = serveWedgeSite();
+  await using h = await startHarness(() => `allowed_origins: [${site.origin}]\n`);
+  await using c = await h.connect();
+
+  let t0 = performance.now();
+  const nav = await c.call("browser_navigate", { url: `${site.origin}/huge` });
+  const navMs = performance.now() - t0;
+  assert.equal(nav.isError, false, nav.text.slice(0, 2_000));
+  assert.match(nav.text, /note: large page \(over 20,000 nodes\) read in fast mode/);
+  assert.match(nav.text, /# Huge/);
+  assert.match(nav.text, /\[e\d+\] link "Item 0"/);
+  assert.ok(nav.text.length < 26_000, `first page is ${nav.text.length} chars`);
+
+  // The snapshot alone (no load): the time the agent waits for a first page of this page.
+  t0 = performance.now();
+  const first = await c.call("browser_snapshot");
+  const firstMs = performance.now() - t0;
+  assert.equal(first.isError, false, first.text.slice(0, 2_000));
+  const pages = Number(first.text.match(/page 1\/(\d+)/)?.[1]);
+  assert.ok(pages > 1, "the first page says more exist");
+  console.log(
+    `huge page: navigate ${Math.round(navMs)} ms (load included), first page ${
+      Math.round(firstMs)
+    } ms, ${pages} pages of the default budget`,
+  );
+  assert.ok(firstMs < FIRST_PAGE_BUDGET_MS, `first page took ${Math.round(firstMs)} ms`);
+
+  // A later page of the default budget costs one capture too.
+  t0 = performance.now();
+  const last = await c.call("browser_snapshot", { page: pages });
+  console.log(`huge page: page ${pages}/${pages} ${Math.round(performance.now() - t0)} ms`);
+  assert.match(last.text, new RegExp(`page ${pages}/${pages} \\(full text\\)`));
+  assert.match(last.text, new RegExp(`link "Item ${HUGE_LINKS - 1}" -> /item/${HUGE_LINKS - 1}`));
+
+  // Every link through the pages (wide pages: the default budget would take ~190 captures).
+  const refs = new Map<number, string>();
+  let wide = Infinity;
+  for (let p = 1; p <= wide; p++) {
+    t0 = performance.now();
+    const r = await c.call("browser_snapshot", { page: p, max_tokens: WIDE_PAGE_TOKENS });
+    const ms = performance.now() - t0;
+    assert.equal(r.isError, false, r.text.slice(0, 2_000));
+    wide = Number(r.text.match(/page \d+\/(\d+)/)?.[1]);
+    console.log(`huge page: wide page ${p}/${wide} ${Math.round(ms)} ms`);
+    for (const m of r.text.matchAll(/\[(e\d+)\] link "Item (\d+)" -> \/item\/(\d+)/g)) {
+      assert.equal(m[2], m[3], "each link shows its own target");
+      const prev = refs.get(Number(m[2]));
+      assert.ok(prev === undefined || prev === m[1], `item ${m[2]} keeps one ref`);
+      refs.set(Number(m[2]), m[1]);
+    }
+  }
+  for (let i = 0; i < HUGE_LINKS; i++) assert.ok(refs.has(i), `item ${i} is reachable`);
+  assert.equal(new Set(refs.values()).size, HUGE_LINKS, "every link has its own ref");
+
+  // A ref far down clicks the right element.
+  const far = HUGE_LINKS - 1;
+  assert.equal(refOf(last.text, new RegExp(`link "Item ${far}"`)), refs.get(far));
+  t0 = performance.now();
+  const click = await c.call("browser_click", { ref: refs.get(far)!, element: `Item ${far}` });
+  console.log(`huge page: click on item ${far} ${Math.round(performance.now() - t0)} ms`);
+  assert.equal(click.isError, false, click.text.slice(0, 2_000));
+  assert.match(click.text, /a new page loaded/);
+  assert.match(click.text, new RegExp(`path: /item/${far}\\n`));
+  assert.doesNotMatch(click.text, /fast mode/, "a small page is read from the accessibility tree");
+});
+
+Deno.test("captureTab() in fast mode reads same-process and out-of-process frames and never a password", async () => {
+  await using site = serveFixtureSite();
+  const data = await Deno.makeTempDir();
+  await using store = await ProfileStore.open(data);
+  await using browser = await launchBrowser({
+    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+    profileDir: await store.create(),
+  });
+  const tracker = await TargetTracker.start(browser.connection, async (t) => {
+    if (t.info.type === "page" || t.info.type === "iframe") await t.session.send("Page.enable");
+  });
+  const deadline = Date.now() + 10_000;
+  while (!tracker.targets().some((t) => t.info.type === "page") && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const page = tracker.targets().find((t) => t.info.type === "page")!.session;
+  const loaded = page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 20_000 });
+  await page.send("Page.navigate", { url: `${site.origin}/` });
+  await loaded;
+  const oopif = () =>
+    tracker.targets().some((t) => t.info.type === "iframe" && t.info.url.includes("127.0.0.2"));
+  while (!oopif() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+
+  // The accessibility path for this small page, and fast mode forced by a bound of 0 nodes.
+  const normal = await captureTab(page, tracker);
+  assert.equal(normal.mode, "accessibility");
+  const fast = await captureTab(page, tracker, 0);
+  assert.equal(fast.mode, "fast");
+  assert.equal(fast.title, "Fixture home");
+  assert.equal(fast.mainLoaderId, normal.mainLoaderId);
+  const issued: { key: string; id: number }[] = [];
+  const { lines } = buildLiteOutline(fast.root as LiteFrame, (f, id) => {
+    issued.push({ key: f.key, id });
+    return `e${issued.length}`;
+  });
+  const text = lines.join("\n");
+  assert.doesNotMatch(text, new RegExp(PLANTED.prefilledPassword));
+  assert.match(text, /\[e\d+\] password "Password"\n/);
+  assert.match(text, /\[e\d+\] textbox "User" = "alice"/);
+  assert.match(text, /\[e\d+\] combobox "Size" = "Medium" options: "Small", "Medium", "Large"/);
+  assert.match(text, /\[e\d+\] link "Next page" -> \/next\n/);
+  assert.match(text, /\[frame http:\/\/127\.0\.0\.1:\d+\/frame\]\nFrame text from 127\.0\.0\.1\n/);
+  assert.match(text, /\[frame http:\/\/127\.0\.0\.2:\d+\/frame\]\nFrame text from 127\.0\.0\.2\n/);
+  // Every ref is bound to a frame the capture knows, in the session that holds it.
+  const buttons = issued.slice(-2).map((r) => fast.frames.get(r.key)!);
+  assert.equal(buttons.length, 2);
+  assert.notEqual(buttons[0].session, buttons[1].session, "the cross-site frame has its own");
+  for (const r of issued) assert.ok(fast.frames.has(r.key), r.key);
+  // The backend id of the cross-site frame's button resolves in that frame's session.
+  const last = issued.at(-1)!;
+  const node = await fast.frames.get(last.key)!.session.send("DOM.describeNode", {
+    backendNodeId: last.id,
+  });
+  assert.equal(node.node.nodeName, "BUTTON");
+});
