@@ -12,7 +12,7 @@ import { findBrowser, runningAsRoot } from "../cdp/mod.ts";
 
 /** Pinned peer version. */
 export const PLAYWRIGHT_MCP_VERSION = "0.0.83";
-const PEER_DIR = new URL(".peer", import.meta.url).pathname;
+const PEER_DIR = new URL(".peer/", import.meta.url).pathname;
 
 /** A connected MCP client plus a text-returning call helper. */
 export interface BenchClient extends AsyncDisposable {
@@ -20,11 +20,11 @@ export interface BenchClient extends AsyncDisposable {
   call(tool: string, args: Record<string, unknown>): Promise<string>;
 }
 
-async function ensurePeerInstalled(): Promise<string> {
+/** Installs the pinned peer into bench/.peer unless it is there; returns the path of its CLI. */
+export async function ensurePeerInstalled(): Promise<string> {
   const cli = `${PEER_DIR}node_modules/@playwright/mcp/cli.js`;
   try {
     await Deno.stat(cli);
-    return cli;
   } catch {
     console.error(`bench: installing @playwright/mcp@${PLAYWRIGHT_MCP_VERSION} into bench/.peer`);
     await Deno.mkdir(PEER_DIR, { recursive: true });
@@ -34,8 +34,24 @@ async function ensurePeerInstalled(): Promise<string> {
       stderr: "inherit",
     }).output();
     if (!out.success) throw new Error("npm install @playwright/mcp failed");
-    return cli;
   }
+  return cli;
+}
+
+/** The command that runs the peer's CLI at `cli` on the system Chromium, headless, isolated. */
+export function peerCommand(cli: string): { command: string; args: string[] } {
+  return {
+    command: "node",
+    args: [
+      cli,
+      "--executable-path",
+      findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+      "--headless",
+      "--isolated",
+      // Chromium's sandbox cannot start as root; Omotai adds the same flag in that case.
+      ...(runningAsRoot() ? ["--no-sandbox"] : []),
+    ],
+  };
 }
 
 async function connect(name: string, command: string, args: string[]): Promise<BenchClient> {
@@ -63,16 +79,8 @@ async function connect(name: string, command: string, args: string[]): Promise<B
 
 /** Starts Playwright MCP over stdio. */
 export async function startPlaywrightMcp(): Promise<BenchClient> {
-  const cli = await ensurePeerInstalled();
-  return await connect("playwright-mcp", "node", [
-    cli,
-    "--executable-path",
-    findBrowser(Deno.env.get("OMOTAI_BROWSER")),
-    "--headless",
-    "--isolated",
-    // Chromium's sandbox cannot start as root; Omotai adds the same flag in that case.
-    ...(runningAsRoot() ? ["--no-sandbox"] : []),
-  ]);
+  const { command, args } = peerCommand(await ensurePeerInstalled());
+  return await connect("playwright-mcp", command, args);
 }
 
 /** Starts Omotai over stdio, the same transport as the peer, allowing `origins`. */

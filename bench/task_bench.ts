@@ -19,10 +19,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { findBrowser, runningAsRoot } from "../cdp/mod.ts";
 import { agentTransport, startTestRuntime } from "../tests/helpers/harness.ts";
 import { median } from "./compare.ts";
-import { PLAYWRIGHT_MCP_VERSION } from "./peer.ts";
+import { ensurePeerInstalled, peerCommand, PLAYWRIGHT_MCP_VERSION } from "./peer.ts";
 import {
   DIALOG_ORDER,
   FORM_FIELDS,
@@ -235,51 +234,17 @@ async function startOmotaiAgent(origin: string): Promise<Agent> {
   });
 }
 
-const PEER_DIR = new URL(".peer/", import.meta.url).pathname;
-
 /**
- * Installs the peer as bench/peer.ts does. The peer is started here rather than through
- * peer.ts's client because the scripts need its `tools/list` schemas and a per-call timeout
- * (the SDK's default of 60 s would cut the 60,000-link page short).
+ * The peer is started here rather than through bench/peer.ts's client because the scripts
+ * need its `tools/list` schemas and a per-call timeout (the SDK's default of 60 s would cut the
+ * 60,000-link page short).
  */
-async function ensurePeer(): Promise<string> {
-  const cli = `${PEER_DIR}node_modules/@playwright/mcp/cli.js`;
-  try {
-    await Deno.stat(cli);
-  } catch {
-    console.error(`bench: installing @playwright/mcp@${PLAYWRIGHT_MCP_VERSION} into bench/.peer`);
-    await Deno.mkdir(PEER_DIR, { recursive: true });
-    const out = await new Deno.Command("npm", {
-      args: ["install", "--prefix", PEER_DIR, `@playwright/mcp@${PLAYWRIGHT_MCP_VERSION}`],
-      stdout: "null",
-      stderr: "inherit",
-    }).output();
-    if (!out.success) throw new Error("npm install @playwright/mcp failed");
-  }
-  return cli;
-}
-
 async function startPeerAgent(): Promise<Agent> {
-  const cli = await ensurePeer();
+  const { command, args } = peerCommand(await ensurePeerInstalled());
   // Playwright MCP writes its snapshot files into its working directory.
   const cwd = await Deno.makeTempDir({ prefix: "task-bench-peer-" });
   const client = new Client({ name: "omotai-task-bench", version: "0" });
-  await client.connect(
-    new StdioClientTransport({
-      command: "node",
-      args: [
-        cli,
-        "--executable-path",
-        findBrowser(Deno.env.get("OMOTAI_BROWSER")),
-        "--headless",
-        "--isolated",
-        // Chromium's sandbox cannot start as root; Omotai adds the same flag in that case.
-        ...(runningAsRoot() ? ["--no-sandbox"] : []),
-      ],
-      stderr: "ignore",
-      cwd,
-    }),
-  );
+  await client.connect(new StdioClientTransport({ command, args, stderr: "ignore", cwd }));
   return await agentOf("peer", client, async () => {
     await Deno.remove(cwd, { recursive: true }).catch(() => {});
   });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { PLANTED } from "./fixtures/site.ts";
-import { eventually, refOf, startHarness } from "./helpers/harness.ts";
+import { crossFrameText, eventually, refOf, startHarness } from "./helpers/harness.ts";
 
 Deno.test("browser_navigate returns an outline with text, controls and both iframes", async () => {
   await using h = await startHarness();
@@ -81,14 +81,10 @@ Deno.test("browser_click checks a checkbox and clicks inside an out-of-process i
   const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
   const checked = await c.call("browser_click", { ref: refOf(home.text, /checkbox "I agree"/) });
   assert.match(checked.text, /checkbox "I agree" \[checked\]/);
-  const lines = home.text.split("\n");
-  const crossStart = lines.findIndex((l) => /\[frame http:\/\/127\.0\.0\.2/.test(l));
-  const frameButton = refOf(lines.slice(crossStart).join("\n"), /button "Frame button"/);
+  const frameButton = refOf(crossFrameText(home.text), /button "Frame button"/);
   const r = await c.call("browser_click", { ref: frameButton });
   assert.equal(r.isError, false, r.text);
-  const after = r.text.split("\n");
-  const idx = after.findIndex((l) => /\[frame http:\/\/127\.0\.0\.2/.test(l));
-  assert.match(after.slice(idx).join("\n"), /button "Frame clicked"/);
+  assert.match(crossFrameText(r.text), /button "Frame clicked"/);
 });
 
 Deno.test("a popup opens as a new tab that browser_tabs lists and selects", async () => {

@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { findBrowser, launchBrowser, ProfileStore } from "../cdp/mod.ts";
 import { agentTransport, eventually, refOf, startTestRuntime } from "./helpers/harness.ts";
 import { serveFixtureSite } from "./fixtures/site.ts";
+import { operatorBrowser } from "./helpers/operator_browser.ts";
 
 Deno.test("console: a human approves one write and denies another while the agent waits", async () => {
   await using site = serveFixtureSite();
@@ -28,30 +28,10 @@ Deno.test("console: a human approves one write and denies another while the agen
     return { text: content.map((c) => c.text ?? "").join("\n"), isError: r.isError === true };
   };
 
-  const profiles = await ProfileStore.open(`${dataDir}/operator`);
-  const browser = await launchBrowser({
-    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
-    profileDir: await profiles.create(),
-  });
+  const operator = await operatorBrowser(`${dataDir}/operator`);
+  const { evaluate, evaluateAndLoad } = operator;
   try {
-    const root = browser.connection.root;
-    const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
-    const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
-    const page = browser.connection.session(sessionId)!;
-    await page.send("Page.enable");
-    const evaluate = async (expression: string) =>
-      (await page.send("Runtime.evaluate", { expression, returnByValue: true, userGesture: true }))
-        .result.value;
-    const loaded = () => page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 10_000 });
-    let load = loaded();
-    await page.send("Page.navigate", { url: `${runtime.url}/login` });
-    await load;
-    load = loaded();
-    await evaluate(
-      `document.querySelector("input[name=token]").value = ${JSON.stringify(runtime.adminToken)};
-       document.querySelector("form").submit();`,
-    );
-    await load;
+    await operator.login(runtime.url!, runtime.adminToken);
     assert.equal(await evaluate("location.pathname"), "/");
 
     // The agent's write: read_only + confirm_writes makes it wait for the operator.
@@ -77,15 +57,13 @@ Deno.test("console: a human approves one write and denies another while the agen
     assert.doesNotMatch(shown, /planted-prefill/, "password values are never shown");
     const shot = Deno.env.get("OMOTAI_CONSOLE_SCREENSHOT");
     if (shot) {
-      const { data } = await page.send("Page.captureScreenshot", { format: "png" });
+      const { data } = await operator.page.send("Page.captureScreenshot", { format: "png" });
       await Deno.writeFile(shot, Uint8Array.from(atob(data), (c) => c.charCodeAt(0)));
     }
     // Long enough for the waiting client to hear progress.
     await new Promise((r) => setTimeout(r, 5_600));
     assert.equal(site.posts.get("/login"), undefined, "nothing is sent before the approval");
-    load = loaded();
-    await evaluate(`document.querySelector("button.approve").click()`);
-    await load;
+    await evaluateAndLoad(`document.querySelector("button.approve").click()`);
     const approved = await first;
     assert.equal(approved.isError, false, approved.text);
     assert.match(approved.text, /clicked e\d+/);
@@ -102,11 +80,9 @@ Deno.test("console: a human approves one write and denies another while the agen
         return Number(await evaluate("document.querySelectorAll('[data-pending]').length")) === 1;
       }, 10_000),
     );
-    load = loaded();
-    await evaluate(
+    await evaluateAndLoad(
       `[...document.querySelectorAll("button")].find((b) => b.textContent === "Deny").click()`,
     );
-    await load;
     const denied = await second;
     assert.match(denied.text, /^denied: CONFIRM_DENIED/);
     assert.equal(site.posts.get("/login")?.length, 1, "the denied POST never left");
@@ -116,8 +92,7 @@ Deno.test("console: a human approves one write and denies another while the agen
     for (const r of rows) assert.ok(!JSON.stringify(r).includes("/login"), "no path in the audit");
   } finally {
     await client.close().catch(() => {});
-    await browser.close();
-    await profiles[Symbol.asyncDispose]();
+    await operator[Symbol.asyncDispose]();
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});
   }
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { eventually, refOf, startHarness } from "./helpers/harness.ts";
+import { crossFrameText, eventually, refOf, startHarness } from "./helpers/harness.ts";
 
 /** Every secret the site plants in a query; none may reach any output. */
 const SECRETS = /SECRET\d*|token=/;
@@ -183,14 +183,10 @@ Deno.test("browser_network_requests follows out-of-process frames and popups, an
   await using c = await h.connect();
   const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
   assert.equal(home.isError, false, home.text);
-  const lines = home.text.split("\n");
-  const crossStart = lines.findIndex((l) => /\[frame http:\/\/127\.0\.0\.2/.test(l));
-  const frameButton = refOf(lines.slice(crossStart).join("\n"), /button "Frame button"/);
+  const frameButton = refOf(crossFrameText(home.text), /button "Frame button"/);
   const r = await c.call("browser_click", { ref: frameButton });
   assert.equal(r.isError, false, r.text);
-  const after = r.text.split("\n");
-  const idx = after.findIndex((l) => /\[frame http:\/\/127\.0\.0\.2/.test(l));
-  assert.match(after.slice(idx).join("\n"), /button "Frame clicked"/);
+  assert.match(crossFrameText(r.text), /button "Frame clicked"/);
   const net = await c.call("browser_network_requests", { static: true });
   assert.match(net.text, /^\d+\. \[GET\] http:\/\/127\.0\.0\.2:\d+\/frame => \[200\] OK$/m);
   assert.match(net.text, /^\d+\. \[GET\] http:\/\/127\.0\.0\.1:\d+\/frame => \[200\] OK$/m);

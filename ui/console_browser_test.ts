@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { findBrowser, launchBrowser, ProfileStore } from "../cdp/mod.ts";
 import { ApprovalQueue } from "../runtime/approvals/approval_queue.ts";
 import { HumanQuestions } from "../runtime/approvals/questions.ts";
 import { baseFacts, FRESH_SESSION } from "../runtime/policy/fact_builders.ts";
+import { operatorBrowser } from "../tests/helpers/operator_browser.ts";
 import { createConsoleApp } from "./console_app.ts";
 
 const TOKEN = "admin-token-0123456789-abcdefghijklmnop";
@@ -41,17 +41,9 @@ Deno.test("createConsoleApp() in Chromium: login, a live approval row and title,
   });
 
   const dir = await Deno.makeTempDir({ prefix: "omotai-console-" });
-  await using profiles = await ProfileStore.open(dir);
-  await using browser = await launchBrowser({
-    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
-    profileDir: await profiles.create(),
-  });
+  await using operator = await operatorBrowser(dir);
+  const { page, evaluate, evaluateAndLoad } = operator;
   try {
-    const root = browser.connection.root;
-    const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
-    const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
-    const page = browser.connection.session(sessionId)!;
-    await page.send("Page.enable");
     await page.send("Log.enable");
     const problems: string[] = [];
     page.on("Log.entryAdded", ({ entry }) => {
@@ -59,20 +51,8 @@ Deno.test("createConsoleApp() in Chromium: login, a live approval row and title,
     });
     page.on("Runtime.exceptionThrown", (e) => problems.push(e.exceptionDetails.text));
     await page.send("Runtime.enable");
-    const evaluate = async (expression: string) =>
-      (await page.send("Runtime.evaluate", { expression, returnByValue: true, userGesture: true }))
-        .result.value;
-    const loaded = () => page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 10_000 });
 
-    let load = loaded();
-    await page.send("Page.navigate", { url: `${base}/login` });
-    await load;
-    load = loaded();
-    await evaluate(
-      `document.querySelector("input[name=token]").value = ${JSON.stringify(TOKEN)};
-       document.querySelector("form").submit();`,
-    );
-    await load;
+    await operator.login(base, TOKEN);
     assert.equal(await evaluate("location.pathname"), "/", "the login form logs in");
     assert.equal(await evaluate("document.title"), "Approvals — Omotai");
     // The live script is connected once its stream said ready; give it a moment.
@@ -97,9 +77,7 @@ Deno.test("createConsoleApp() in Chromium: login, a live approval row and title,
     );
     assert.equal(await evaluate("document.querySelectorAll('[data-pending]').length"), 1);
 
-    load = loaded();
-    await evaluate(`document.querySelector("button.approve").click()`);
-    await load;
+    await evaluateAndLoad(`document.querySelector("button.approve").click()`);
     assert.deepEqual(await answer, { outcome: "approved" });
     assert.match(String(await evaluate("document.body.innerText")), /approved/);
     assert.deepEqual(problems, []);

@@ -12,7 +12,7 @@ import type { Protocol, TrackedTarget } from "../../cdp/mod.ts";
 import { displayUrl } from "../net/display_url.ts";
 import { untrustedBlock } from "../snapshot/untrusted.ts";
 import type { TargetWatcher } from "./hooks.ts";
-import { tabOf } from "./tab_of.ts";
+import { tabTargetOf } from "./tab_of.ts";
 
 /** Playwright's console levels, most severe first; each level includes those before it. */
 export const CONSOLE_LEVELS = ["error", "warning", "info", "debug"] as const;
@@ -124,11 +124,9 @@ export class ConsoleLog implements TargetWatcher {
    * (observing is not guarding).
    */
   watch(target: TrackedTarget): void {
-    const type = target.info.type;
-    if (type !== "page" && type !== "iframe" && type !== "worker") return;
-    const tabId = tabOf(target);
+    const tabId = tabTargetOf(target);
     if (tabId === undefined) return;
-    const session = target.session;
+    const { session, info: { type } } = target;
     const isolated = new Set<number>();
     const recent: { at: number; chars: number }[] = [];
     let recentChars = 0;

@@ -1,43 +1,9 @@
 import assert from "node:assert/strict";
-import type { Protocol, TrackedTarget } from "../../cdp/mod.ts";
-import { CdpSession, type SessionHost } from "../../cdp/session.ts";
+import type { Protocol } from "../../cdp/mod.ts";
+import { FakeHost, fakeTarget } from "../../tests/helpers/fake_target.ts";
 import { CONSOLE_LIMITS, ConsoleLog, formatArgs, renderValue, scrubUrls } from "./console_log.ts";
 
 const NONCE = "0123456789abcdef";
-
-/** A CDP connection stand-in: records every command and answers `{}`. */
-class FakeHost implements SessionHost {
-  calls: { sessionId: string | undefined; method: string; params: unknown }[] = [];
-
-  sendRaw(sessionId: string | undefined, method: string, params: unknown): Promise<unknown> {
-    this.calls.push({ sessionId, method, params });
-    return Promise.resolve({});
-  }
-
-  methods(sessionId?: string): string[] {
-    return this.calls.filter((c) => sessionId === undefined || c.sessionId === sessionId)
-      .map((c) => c.method);
-  }
-}
-
-function info(type: string, id: string): Protocol.Target.TargetInfo {
-  return {
-    targetId: id,
-    type,
-    title: "",
-    url: "https://portal.test/",
-    attached: true,
-    canAccessOpener: false,
-  };
-}
-
-/** A target of `type` with a real `CdpSession` (a child of `parent` when given). */
-function fakeTarget(host: FakeHost, type: string, id: string, parent?: CdpSession) {
-  const i = info(type, id);
-  const session = new CdpSession(host, `session-${id}`, i, parent);
-  const target: TrackedTarget = { session, info: i, seq: 1 };
-  return { target, session };
-}
 
 function str(value: string): Protocol.Runtime.RemoteObject {
   return { type: "string", value };

@@ -12,7 +12,7 @@ import { displayUrl } from "../net/display_url.ts";
 import { untrustedBlock } from "../snapshot/untrusted.ts";
 import type { BlockedRequest } from "./blocked_notice.ts";
 import type { TargetWatcher } from "./hooks.ts";
-import { tabOf } from "./tab_of.ts";
+import { tabTargetOf } from "./tab_of.ts";
 
 /** The bounds of the log; each caps memory or output a page could otherwise grow. */
 export interface NetworkLimits {
@@ -103,11 +103,9 @@ export class NetworkLog implements TargetWatcher {
    * still runs (listing is not guarding; the egress guard is).
    */
   watch(target: TrackedTarget): void {
-    const type = target.info.type;
-    if (type !== "page" && type !== "iframe" && type !== "worker") return;
-    const tabId = tabOf(target);
+    const tabId = tabTargetOf(target);
     if (tabId === undefined) return;
-    const session = target.session;
+    const { session, info: { type } } = target;
     session.on("Network.requestWillBeSent", (e) => this.#sent(tabId, e));
     session.on("Network.responseReceived", (e) => {
       const entry = this.#byId.get(e.requestId);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { Protocol, TrackedTarget } from "../../cdp/mod.ts";
-import { CdpSession, type SessionHost } from "../../cdp/session.ts";
+import type { Protocol } from "../../cdp/mod.ts";
+import { FakeHost, fakeTarget } from "../../tests/helpers/fake_target.ts";
 import { spec } from "../../tests/helpers/policies.ts";
 import { AuditLog } from "../audit/audit_log.ts";
 import { RequestGuard } from "../egress/request_guard.ts";
@@ -10,47 +10,6 @@ import { openDatabase } from "../store/database.ts";
 import { NETWORK_LIMITS, NetworkLog } from "./network_log.ts";
 
 const NONCE = "0123456789abcdef";
-
-/** A CDP connection stand-in: records every command, answers `{}`. */
-class FakeHost implements SessionHost {
-  calls: { sessionId: string | undefined; method: string; params: unknown }[] = [];
-  #waiters: { method: string; resolve: () => void }[] = [];
-
-  sendRaw(sessionId: string | undefined, method: string, params: unknown): Promise<unknown> {
-    this.calls.push({ sessionId, method, params });
-    for (const w of this.#waiters.filter((w) => w.method === method)) w.resolve();
-    this.#waiters = this.#waiters.filter((w) => w.method !== method);
-    return Promise.resolve({});
-  }
-
-  /** Resolves at the next command `method` (bounded). */
-  next(method: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${method} within 5 s`)), 5_000);
-      this.#waiters.push({
-        method,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      });
-    });
-  }
-}
-
-function fakeTarget(host: FakeHost, type: string, id: string, parent?: CdpSession) {
-  const info: Protocol.Target.TargetInfo = {
-    targetId: id,
-    type,
-    title: "",
-    url: "https://portal.test/",
-    attached: true,
-    canAccessOpener: false,
-  };
-  const session = new CdpSession(host, `session-${id}`, info, parent);
-  const target: TrackedTarget = { session, info, seq: 1 };
-  return { target, session };
-}
 
 function page(log = new NetworkLog()) {
   const host = new FakeHost();

@@ -14,3 +14,13 @@ export function tabOf(target: TrackedTarget): string | undefined {
   while (s && s.targetInfo?.type !== "page") s = s.parent;
   return s?.targetInfo?.targetId;
 }
+
+/**
+ * The tab of a page, an out-of-process frame or a dedicated worker: the targets whose output
+ * the per-tab logs follow. Undefined for any other target, or for one below no page.
+ */
+export function tabTargetOf(target: TrackedTarget): string | undefined {
+  const type = target.info.type;
+  if (type !== "page" && type !== "iframe" && type !== "worker") return undefined;
+  return tabOf(target);
+}

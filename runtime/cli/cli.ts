@@ -157,6 +157,7 @@ async function startCommand(args: string[]): Promise<number> {
   } else {
     console.error(`omotai ${VERSION}: serving MCP on stdio`);
     // stdout carries MCP alone; a generated token is shown once, on stderr.
+    if (runtime.consoleUrl) console.error(`console: ${runtime.consoleUrl}`);
     if (runtime.adminTokenGenerated) console.error(`admin token: ${runtime.adminToken}`);
   }
   return await serveUntilStopped({

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
+import { FakeHost, targetInfo } from "../../tests/helpers/fake_target.ts";
 import { spec } from "../../tests/helpers/policies.ts";
 import type { Protocol, TrackedTarget } from "../../cdp/mod.ts";
-import { CdpSession, type SessionHost } from "../../cdp/session.ts";
+import { CdpSession } from "../../cdp/session.ts";
 import { AuditLog } from "../audit/audit_log.ts";
 import { Boundary } from "../gate/boundary.ts";
 import { PolicyEngine } from "../policy/engine.ts";
@@ -123,58 +124,13 @@ Deno.test("requestFacts() upper-cases the method, lower-cases the type and canon
   assert.deepEqual(data.target, { scheme: "data", origin: null, path: null });
 });
 
-/** A CDP connection stand-in: records every command, answers `{}` (or rejects). */
-class FakeHost implements SessionHost {
-  calls: { sessionId: string | undefined; method: string; params: unknown }[] = [];
-  #waiters: { methods: readonly string[]; resolve: () => void }[] = [];
-  failing = new Set<string>();
-
-  sendRaw(sessionId: string | undefined, method: string, params: unknown): Promise<unknown> {
-    this.calls.push({ sessionId, method, params });
-    const [hit, rest] = [
-      this.#waiters.filter((w) => w.methods.includes(method)),
-      this.#waiters.filter((w) => !w.methods.includes(method)),
-    ];
-    this.#waiters = rest;
-    for (const w of hit) w.resolve();
-    return this.failing.has(method)
-      ? Promise.reject(new Error(`${method} failed`))
-      : Promise.resolve({});
-  }
-
-  /** Resolves at the next command among `methods` (bounded). */
-  next(...methods: string[]): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${methods} within 5 s`)), 5_000);
-      this.#waiters.push({
-        methods,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      });
-    });
-  }
-
-  methods(): string[] {
-    return this.calls.map((c) => c.method);
-  }
-}
-
 function fakeTarget(type: string, url = "https://portal.test/"): {
   target: TrackedTarget;
   host: FakeHost;
   session: CdpSession;
 } {
   const host = new FakeHost();
-  const info: Protocol.Target.TargetInfo = {
-    targetId: `target-${type}`,
-    type,
-    title: "",
-    url,
-    attached: true,
-    canAccessOpener: false,
-  };
+  const info = targetInfo(type, `target-${type}`, url);
   const session = new CdpSession(host, `session-${type}`, info);
   return { target: { session, info, seq: 1 }, host, session };
 }

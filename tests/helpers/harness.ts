@@ -181,6 +181,16 @@ export function refOf(snapshot: string, pattern: RegExp): string {
   throw new Error(`no ref for ${pattern} in:\n${snapshot}`);
 }
 
+/**
+ * A snapshot from the fixture site's out-of-process frame (the one on 127.0.0.2) on, to find
+ * what is inside that frame rather than in the same-origin one.
+ */
+export function crossFrameText(snapshot: string): string {
+  const lines = snapshot.split("\n");
+  const start = lines.findIndex((l) => /\[frame http:\/\/127\.0\.0\.2/.test(l));
+  return lines.slice(start).join("\n");
+}
+
 /** Polls `check` until it returns true or `ms` pass. */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
