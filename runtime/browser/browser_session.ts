@@ -15,6 +15,7 @@ import type {
 import type { AuditEvent, AuditSink } from "../audit/audit_row.ts";
 import { BrowserLostError, OmotaiError } from "../errors.ts";
 import { BlockedRequests } from "./blocked_notice.ts";
+import { CallQueue } from "./call_queue.ts";
 import type { Element } from "./element_ops.ts";
 import type { BrowserHooks, BrowserHooksFactory, TargetWatcher } from "./hooks.ts";
 import { launchLive } from "./launch.ts";
@@ -94,7 +95,7 @@ export class BrowserSession implements AsyncDisposable {
   #live: Live | undefined;
   #starting: Promise<Live> | undefined;
   #generation = 0;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #calls = new CallQueue();
   #disposed = false;
   #callGeneration: number | undefined;
 
@@ -133,9 +134,7 @@ export class BrowserSession implements AsyncDisposable {
         this.#callGeneration = undefined;
       }
     };
-    const run = this.#queue.then(call, call);
-    this.#queue = run.catch(() => {});
-    return run;
+    return this.#calls.run(call);
   }
 
   /** Notices gathered since the last call (new tabs, a lost browser); clears them. */
@@ -147,14 +146,7 @@ export class BrowserSession implements AsyncDisposable {
 
   /** The origin of the current tab's page as Chromium last reported it (never launches). */
   currentOrigin(): string | null {
-    const url = this.#tabs.peek(this.#live)?.info.url;
-    if (!url) return null;
-    try {
-      const u = new URL(url);
-      return u.origin === "null" ? u.protocol : u.origin;
-    } catch {
-      return null;
-    }
+    return this.#tabs.originOf(this.#live);
   }
 
   /** The running browser process, if any (tests use it to simulate a crash). */

@@ -100,6 +100,18 @@ export class Tabs {
     return this.pages(live).find((p) => p.info.targetId === this.#currentId);
   }
 
+  /** The origin of the current tab's page as Chromium last reported it, if any. */
+  originOf(live: Live | undefined): string | null {
+    const url = this.peek(live)?.info.url;
+    if (!url) return null;
+    try {
+      const u = new URL(url);
+      return u.origin === "null" ? u.protocol : u.origin;
+    } catch {
+      return null;
+    }
+  }
+
   /** The index of tab `targetId`, or -1. */
   indexOf(live: Live | undefined, targetId: string): number {
     return this.pages(live).findIndex((p) => p.info.targetId === targetId);
