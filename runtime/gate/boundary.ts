@@ -34,11 +34,16 @@ export interface WriteWindow {
   path: string;
 }
 
+/** A window while it is open: which layers have let its request through. */
+interface OpenWindow extends WriteWindow {
+  used: Set<RequestContext["source"]>;
+}
+
 /** Judges facts for actions and requests. */
 export class Boundary {
   #deps: BoundaryDeps;
   #domainGeneration = -1;
-  #windows = new Map<string, WriteWindow>();
+  #windows = new Map<string, OpenWindow>();
   /** The runtime's own origins (console, MCP): never reachable from the browser. */
   #reserved = new Set<string>();
 
@@ -95,7 +100,7 @@ export class Boundary {
       }
       if (r.decision === "allow") break;
     }
-    if (j.decision !== "allow" && this.#inWindow(ctx.session, facts)) {
+    if (j.decision !== "allow" && this.#useWindow(ctx, facts)) {
       j = { decision: "allow", reason: "WRITE_WINDOW", module: "approval" };
     }
     if (j.decision === "confirm") j = { ...j, decision: "deny", reason: "CONFIRM_UNAVAILABLE" };
@@ -139,21 +144,32 @@ export class Boundary {
 
   /**
    * Opens the write window of an approved submit: during the action, exactly this method
-   * and URL may be written even under `read_only`. Returns the function that closes it.
+   * and URL may be written once even under `read_only`. Returns the function that closes it.
    */
   openWriteWindow(session: string, approved: WriteWindow): () => void {
-    const window = { ...approved, method: approved.method.toUpperCase() };
+    const window: OpenWindow = {
+      ...approved,
+      method: approved.method.toUpperCase(),
+      used: new Set(),
+    };
     this.#windows.set(session, window);
     return () => {
       if (this.#windows.get(session) === window) this.#windows.delete(session);
     };
   }
 
-  #inWindow(session: string, facts: Facts): boolean {
-    const w = this.#windows.get(session);
+  /**
+   * Whether `facts` is the approved write, which each layer lets through once: the request
+   * guard and the proxy judge the same request (a second one of either is refused).
+   */
+  #useWindow(ctx: RequestContext, facts: Facts): boolean {
+    const w = this.#windows.get(ctx.session);
     if (!w || !facts.target?.origin || facts.target.path === null) return false;
-    return w.method === facts.method && w.origin === facts.target.origin &&
+    const matches = w.method === facts.method && w.origin === facts.target.origin &&
       w.path === facts.target.path;
+    if (!matches || w.used.has(ctx.source)) return false;
+    w.used.add(ctx.source);
+    return true;
   }
 
   async #judge(facts: Facts): Promise<Decision> {

@@ -89,6 +89,16 @@ Deno.test("Boundary write window lets exactly one approved method and URL throug
     path: "/transfer",
   });
   assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "WRITE_WINDOW");
+  // Once per layer: the proxy sees the same request, a second one is refused.
+  assert.equal(
+    (await b.boundary.judgeRequest(post, { ...ctx, source: "proxy" })).reason,
+    "WRITE_WINDOW",
+  );
+  assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "READ_ONLY_WRITE");
+  assert.equal(
+    (await b.boundary.judgeRequest(post, { ...ctx, source: "proxy" })).reason,
+    "READ_ONLY_WRITE",
+  );
   assert.equal((await b.boundary.judgeRequest(post, { ...ctx, session: "s-2" })).decision, "deny");
   assert.equal(
     (await b.boundary.judgeRequest(request("https://portal.test/other", "POST"), ctx)).decision,
