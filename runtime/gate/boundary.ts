@@ -168,6 +168,9 @@ export class Boundary {
     const matches = w.method === facts.method && w.origin === facts.target.origin &&
       w.path === facts.target.path;
     if (!matches || w.used.has(ctx.source)) return false;
+    // The request guard sees what made the request: only a document (the approved form's
+    // submission) may use the window, never a script's fetch, XHR or beacon to that URL.
+    if (ctx.source === "request" && facts.resource_type !== "document") return false;
     w.used.add(ctx.source);
     return true;
   }

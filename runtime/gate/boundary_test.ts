@@ -81,13 +81,21 @@ Deno.test("Boundary.judgeRequest() needs the exact origin for private addresses,
 
 Deno.test("Boundary write window lets exactly one approved method and URL through read_only", async () => {
   await using b = await boundaryWith(false, ["https://portal.test"]);
-  const post = request("https://portal.test/transfer", "POST");
+  // The form's own submission: a document request (what the approved click sends).
+  const post = {
+    ...request("https://portal.test/transfer", "POST"),
+    resource_type: "document",
+    initiator: "form" as const,
+  };
+  const scripted = request("https://portal.test/transfer", "POST");
   assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "READ_ONLY_WRITE");
   const close = b.boundary.openWriteWindow("s-1", {
     method: "post",
     origin: "https://portal.test",
     path: "/transfer",
   });
+  // A script's fetch to the same URL is not the form the human approved.
+  assert.equal((await b.boundary.judgeRequest(scripted, ctx)).reason, "READ_ONLY_WRITE");
   assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "WRITE_WINDOW");
   // Once per layer: the proxy sees the same request, a second one is refused.
   assert.equal(
