@@ -5,12 +5,14 @@
  */
 import { parseArgs } from "node:util";
 import { CdpLayerError } from "../../cdp/mod.ts";
+import { VaultError } from "../../vault/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { agentCommand } from "./agent_cmd.ts";
 import { auditCommand } from "./audit_cmd.ts";
 import { domainCommand } from "./domain_cmd.ts";
 import { policyCommand } from "./policy_cmd.ts";
+import { secretCommand, vaultCommand } from "./secret_cmd.ts";
 import { serveUntilStopped } from "./shutdown.ts";
 import { banner, quickstartKey } from "./banner.ts";
 import { type StartOptions, startRuntime } from "./start.ts";
@@ -25,6 +27,8 @@ Usage:
   omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list   [--data-dir runs]
   omotai agent add NAME [--policy FILE] | rm NAME | list       [--data-dir runs]
   omotai audit verify [--jsonl FILE] | prune --older-than 90d   [--data-dir runs]
+  omotai secret add ID --kind password|username|totp|generic | rm ID | list   [--data-dir runs]
+  omotai vault rekey                                            [--data-dir runs]
   omotai --version
   omotai help
 
@@ -37,6 +41,11 @@ policy    Build, sign, verify and test policy modules.
 domain    Allow or deny origins while the runtime runs (applies to the next action).
 agent     Give an agent its own key (printed once, on the last line) or take it away.
 audit     Check the audit chain, or prune old rows keeping it verifiable.
+secret    Keep credentials in the encrypted vault. add reads the value from stdin
+          (never from argv) and no command prints it. The vault key comes from
+          OMOTAI_VAULT_KEY (32 bytes, base64) or OMOTAI_VAULT_PASSPHRASE.
+vault     rekey re-seals every secret under OMOTAI_VAULT_NEW_KEY or
+          OMOTAI_VAULT_NEW_PASSPHRASE.
 `;
 
 /** Runs the CLI; returns the exit code. */
@@ -54,6 +63,10 @@ export async function main(args: string[]): Promise<number> {
         return agentCommand(rest);
       case "audit":
         return auditCommand(rest);
+      case "secret":
+        return await secretCommand(rest);
+      case "vault":
+        return await vaultCommand(rest);
       case "--version":
       case "version":
         console.log(VERSION);
@@ -69,7 +82,7 @@ export async function main(args: string[]): Promise<number> {
         return 2;
     }
   } catch (err) {
-    if (err instanceof OmotaiError || err instanceof CdpLayerError) {
+    if (err instanceof OmotaiError || err instanceof CdpLayerError || err instanceof VaultError) {
       console.error(`omotai: ${err.code}: ${err.message}`);
       return 1;
     }

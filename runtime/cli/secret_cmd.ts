@@ -1,0 +1,214 @@
+/**
+ * `omotai secret add|rm|list` and `omotai vault rekey`: the operator's side of the credential
+ * vault. A value is read from stdin, never from argv (a hidden prompt on a terminal, the whole
+ * input from a pipe, one trailing newline dropped) and is never printed. The vault key comes
+ * from `OMOTAI_VAULT_KEY` (32 bytes, base64) or `OMOTAI_VAULT_PASSPHRASE`; `vault rekey` takes
+ * the new one from `OMOTAI_VAULT_NEW_KEY` or `OMOTAI_VAULT_NEW_PASSPHRASE`.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { parseArgs } from "node:util";
+import {
+  keySourceFrom,
+  SECRET_KINDS,
+  type SecretKind,
+  Vault,
+  VaultError,
+  type VaultKeySource,
+} from "../../vault/mod.ts";
+import { OmotaiError } from "../errors.ts";
+import { databasePath, openDatabase } from "../store/database.ts";
+
+/** Usage of `omotai secret` and `omotai vault`. */
+export const SECRET_USAGE =
+  `omotai secret add ID --kind password|username|totp|generic [--data-dir runs]   (value on stdin)
+omotai secret rm ID [--data-dir runs]
+omotai secret list [--data-dir runs]
+omotai vault rekey [--data-dir runs]   (new key in OMOTAI_VAULT_NEW_KEY or OMOTAI_VAULT_NEW_PASSPHRASE)
+The vault key: OMOTAI_VAULT_KEY (32 bytes, base64) or OMOTAI_VAULT_PASSPHRASE.`;
+
+/** The longest value `secret add` accepts, in bytes. */
+const MAX_VALUE_BYTES = 64 * 1024;
+
+/** Runs a secret subcommand; returns the exit code. */
+export async function secretCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      kind: { type: "string" },
+      "data-dir": { type: "string", default: "runs" },
+    },
+  });
+  if (sub !== "add" && values.kind !== undefined) {
+    throw new OmotaiError("BAD_OPTION", `--kind belongs to secret add\n${SECRET_USAGE}`);
+  }
+  switch (sub) {
+    case "add": {
+      const kind = values.kind;
+      if (positionals.length !== 1 || kind === undefined) {
+        throw new OmotaiError(
+          "BAD_OPTION",
+          `secret add takes one id and --kind (the value comes on stdin)\n${SECRET_USAGE}`,
+        );
+      }
+      if (!(SECRET_KINDS as readonly string[]).includes(kind)) {
+        throw new VaultError("BAD_SECRET_KIND", `--kind must be one of ${SECRET_KINDS.join(", ")}`);
+      }
+      const id = positionals[0];
+      // Key and id first, so a wrong key or a taken id fails before the value is typed.
+      await withVault(values["data-dir"], async (vault) => {
+        if (vault.list().some((s) => s.id === id)) {
+          throw new VaultError("SECRET_EXISTS", `a secret ${id} already exists`);
+        }
+        const value = await readValue(`value for ${id} (hidden): `);
+        if (value.length === 0) {
+          throw new OmotaiError("BAD_OPTION", "secret add got an empty value on stdin");
+        }
+        await vault.add(id, kind as SecretKind, value);
+      });
+      console.log(`added secret ${id} (${kind})`);
+      return 0;
+    }
+    case "rm": {
+      if (positionals.length !== 1) {
+        throw new OmotaiError("BAD_OPTION", `secret rm takes one id\n${SECRET_USAGE}`);
+      }
+      const removed = await withVault(values["data-dir"], (vault) => vault.remove(positionals[0]));
+      console.log(removed ? `removed secret ${positionals[0]}` : `no secret ${positionals[0]}`);
+      return removed ? 0 : 1;
+    }
+    case "list": {
+      if (positionals.length !== 0) {
+        throw new OmotaiError("BAD_OPTION", `secret list takes no id\n${SECRET_USAGE}`);
+      }
+      const secrets = await withVault(values["data-dir"], (vault) => vault.list());
+      if (secrets.length === 0) console.log("no secrets");
+      for (const s of secrets) {
+        console.log(
+          `${s.id}  ${s.kind}  (since ${s.createdAt}, last used ${s.lastUsedAt ?? "never"})`,
+        );
+      }
+      return 0;
+    }
+    default:
+      console.error(SECRET_USAGE);
+      return 2;
+  }
+}
+
+/** Runs a vault subcommand (`rekey`); returns the exit code. */
+export async function vaultCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { "data-dir": { type: "string", default: "runs" } },
+  });
+  if (sub !== "rekey") {
+    console.error(SECRET_USAGE);
+    return 2;
+  }
+  if (positionals.length !== 0) {
+    throw new OmotaiError("BAD_OPTION", `vault rekey takes no argument\n${SECRET_USAGE}`);
+  }
+  const next = keySourceFrom(
+    {
+      key: Deno.env.get("OMOTAI_VAULT_NEW_KEY"),
+      passphrase: Deno.env.get("OMOTAI_VAULT_NEW_PASSPHRASE"),
+    },
+    { key: "OMOTAI_VAULT_NEW_KEY", passphrase: "OMOTAI_VAULT_NEW_PASSPHRASE" },
+  );
+  const count = await withVault(values["data-dir"], (vault) => vault.rekey(next));
+  console.log(
+    `rekeyed the vault (${count} secret${count === 1 ? "" : "s"}); ` +
+      "from now on open it with the new key",
+  );
+  return 0;
+}
+
+/** The current key from the environment. */
+function currentKey(): VaultKeySource {
+  return keySourceFrom(
+    {
+      key: Deno.env.get("OMOTAI_VAULT_KEY"),
+      passphrase: Deno.env.get("OMOTAI_VAULT_PASSPHRASE"),
+    },
+    { key: "OMOTAI_VAULT_KEY", passphrase: "OMOTAI_VAULT_PASSPHRASE" },
+  );
+}
+
+async function withVault<T>(dataDir: string, fn: (vault: Vault) => T | Promise<T>): Promise<T> {
+  const source = currentKey();
+  Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const db: DatabaseSync = openDatabase(databasePath(dataDir));
+  try {
+    let vault: Vault;
+    try {
+      vault = await Vault.open(db, source);
+    } catch (err) {
+      if (err instanceof VaultError && err.code === "VAULT_KEY_MISMATCH") {
+        throw new VaultError(
+          err.code,
+          `${err.message}: check OMOTAI_VAULT_KEY or OMOTAI_VAULT_PASSPHRASE`,
+        );
+      }
+      throw err;
+    }
+    using open = vault;
+    return await fn(open);
+  } finally {
+    db.close();
+  }
+}
+
+/** The value: a hidden prompt on a terminal, else all of stdin less one trailing newline. */
+async function readValue(prompt: string): Promise<string> {
+  if (Deno.stdin.isTerminal()) return await readHidden(prompt);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of Deno.stdin.readable) {
+    size += chunk.length;
+    if (size > MAX_VALUE_BYTES) {
+      throw new OmotaiError("BAD_OPTION", `a secret value is at most ${MAX_VALUE_BYTES} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.length;
+  }
+  return new TextDecoder().decode(bytes).replace(/\r?\n$/, "");
+}
+
+/** Reads one line from the terminal without echo. */
+async function readHidden(prompt: string): Promise<string> {
+  const encoder = new TextEncoder();
+  await Deno.stderr.write(encoder.encode(prompt));
+  Deno.stdin.setRaw(true);
+  const bytes: number[] = [];
+  try {
+    const buf = new Uint8Array(256);
+    read: while (true) {
+      const n = await Deno.stdin.read(buf);
+      if (n === null) break;
+      for (const b of buf.subarray(0, n)) {
+        if (b === 0x0d || b === 0x0a) break read;
+        if (b === 0x03) throw new OmotaiError("BAD_OPTION", "secret add was interrupted");
+        if (b === 0x7f || b === 0x08) bytes.pop();
+        else bytes.push(b);
+        if (bytes.length > MAX_VALUE_BYTES) {
+          throw new OmotaiError("BAD_OPTION", `a secret value is at most ${MAX_VALUE_BYTES} bytes`);
+        }
+      }
+    }
+  } finally {
+    Deno.stdin.setRaw(false);
+    await Deno.stderr.write(encoder.encode("\n"));
+  }
+  return new TextDecoder().decode(new Uint8Array(bytes));
+}

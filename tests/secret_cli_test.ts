@@ -1,0 +1,183 @@
+import assert from "node:assert/strict";
+
+const decoder = new TextDecoder();
+
+/** The `omotai` task's permission flags from deno.json (as tests/agent_cli_test.ts reads them). */
+async function omotaiFlags(): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile("deno.json"));
+  const words: string[] = config.tasks.omotai.replaceAll("$OMOTAI_DENO", Deno.execPath())
+    .split(/\s+/);
+  return words.filter((w) => w.startsWith("--allow-") || w === "-A");
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `omotai ARGS` as the task would, with `stdin` piped in and `env` on top of a clean slate. */
+async function omotai(args: string[], env: Record<string, string>, stdin = ""): Promise<Run> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...await omotaiFlags(), "runtime/main.ts", ...args],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    // The caller's own vault variables or OMOTAI_DB must not leak into the run.
+    env: {
+      OMOTAI_DB: "",
+      OMOTAI_VAULT_KEY: "",
+      OMOTAI_VAULT_PASSPHRASE: "",
+      OMOTAI_VAULT_NEW_KEY: "",
+      OMOTAI_VAULT_NEW_PASSPHRASE: "",
+      ...env,
+    },
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(stdin));
+  await writer.close();
+  const out = await child.output();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
+/** A data dir the task may write (its --allow-write is runs/), removed afterwards. */
+async function withDataDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = `runs/test-secret-cli-${crypto.randomUUID().slice(0, 8)}`;
+  await Deno.mkdir(dir, { recursive: true });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+const newKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+
+async function dbText(dir: string): Promise<string> {
+  let text = "";
+  for (const f of ["omotai.db", "omotai.db-wal"]) {
+    const bytes = await Deno.readFile(`${dir}/${f}`).catch(() => new Uint8Array());
+    text += new TextDecoder("latin1").decode(bytes);
+  }
+  return text;
+}
+
+Deno.test("omotai secret add reads stdin, list shows id and kind only, rm removes; the value is never printed or stored in clear", async () => {
+  await withDataDir(async (dir) => {
+    const env = { OMOTAI_VAULT_KEY: newKey() };
+    const value = `pw-${crypto.randomUUID()}`;
+    const outputs: string[] = [];
+    const run = async (args: string[], stdin = "") => {
+      const res = await omotai([...args, "--data-dir", dir], env, stdin);
+      outputs.push(res.stdout, res.stderr);
+      return res;
+    };
+
+    const add = await run(["secret", "add", "shop.password", "--kind", "password"], `${value}\n`);
+    assert.equal(add.code, 0, add.stderr);
+    assert.match(add.stdout, /added secret shop.password \(password\)/);
+    assert.equal(
+      (await run(["secret", "add", "shop.user", "--kind", "username"], "alice")).code,
+      0,
+    );
+
+    const list = await run(["secret", "list"]);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(
+      list.stdout,
+      /^shop\.password {2}password {2}\(since \d{4}-\d\d-\d\dT.*last used never\)$/m,
+    );
+    assert.match(list.stdout, /^shop\.user {2}username /m);
+
+    const dup = await run(["secret", "add", "shop.user", "--kind", "username"], "bob");
+    assert.equal(dup.code, 1);
+    assert.match(dup.stderr, /omotai: SECRET_EXISTS: /);
+    const badKind = await run(["secret", "add", "x", "--kind", "ssh"], "v");
+    assert.equal(badKind.code, 1);
+    assert.match(badKind.stderr, /omotai: BAD_SECRET_KIND: /);
+    const badId = await run(["secret", "add", "Bad Id", "--kind", "generic"], "v");
+    assert.match(badId.stderr, /omotai: BAD_SECRET_ID: /);
+    const empty = await run(["secret", "add", "empty", "--kind", "generic"], "");
+    assert.equal(empty.code, 1);
+    assert.match(empty.stderr, /BAD_OPTION: secret add got an empty value/);
+
+    const rm = await run(["secret", "rm", "shop.user"]);
+    assert.equal(rm.code, 0, rm.stderr);
+    assert.match(rm.stdout, /removed secret shop.user/);
+    const again = await run(["secret", "rm", "shop.user"]);
+    assert.equal(again.code, 1);
+    assert.match(again.stdout, /no secret shop.user/);
+    const after = await run(["secret", "list"]);
+    assert.ok(/^shop\.password /m.test(after.stdout) && !/shop\.user/.test(after.stdout));
+
+    for (const text of outputs) assert.ok(!text.includes(value), "a value was printed");
+    assert.ok(!(await dbText(dir)).includes(value), "the database holds the value in clear");
+    assert.ok(!(await dbText(dir)).includes("alice"), "the database holds a removed value");
+  });
+});
+
+Deno.test("omotai secret with a wrong key fails with VAULT_KEY_MISMATCH and a clear message; no key fails with VAULT_KEY_INVALID", async () => {
+  await withDataDir(async (dir) => {
+    const key = newKey();
+    const wrong = newKey();
+    const added = await omotai(
+      ["secret", "add", "a", "--kind", "generic", "--data-dir", dir],
+      { OMOTAI_VAULT_KEY: key },
+      "value-a",
+    );
+    assert.equal(added.code, 0, added.stderr);
+    for (const args of [["secret", "list"], ["secret", "add", "b", "--kind", "generic"]]) {
+      const res = await omotai([...args, "--data-dir", dir], { OMOTAI_VAULT_KEY: wrong }, "v");
+      assert.equal(res.code, 1, res.stderr);
+      assert.match(
+        res.stderr,
+        /^omotai: VAULT_KEY_MISMATCH: the key does not open this vault \(it was set up with a raw key\): check OMOTAI_VAULT_KEY or OMOTAI_VAULT_PASSPHRASE$/m,
+      );
+      assert.ok(!res.stderr.includes(wrong) && !res.stderr.includes(key), "no key in the message");
+      assert.equal(res.stdout, "");
+    }
+    const none = await omotai(["secret", "list", "--data-dir", dir], {});
+    assert.equal(none.code, 1);
+    assert.match(
+      none.stderr,
+      /VAULT_KEY_INVALID: no vault key: set OMOTAI_VAULT_KEY or OMOTAI_VAULT_PASSPHRASE/,
+    );
+    const short = await omotai(["secret", "list", "--data-dir", dir], {
+      OMOTAI_VAULT_KEY: "c2hvcnQ=",
+    });
+    assert.match(short.stderr, /VAULT_KEY_INVALID: /);
+    assert.ok(!short.stderr.includes("c2hvcnQ="));
+  });
+});
+
+Deno.test("omotai vault rekey moves the vault to a new passphrase; the old key then fails", async () => {
+  await withDataDir(async (dir) => {
+    const key = newKey();
+    const add = await omotai(
+      ["secret", "add", "kept", "--kind", "totp", "--data-dir", dir],
+      { OMOTAI_VAULT_KEY: key },
+      "JBSWY3DPEHPK3PXP",
+    );
+    assert.equal(add.code, 0, add.stderr);
+    const rekey = await omotai(["vault", "rekey", "--data-dir", dir], {
+      OMOTAI_VAULT_KEY: key,
+      OMOTAI_VAULT_NEW_PASSPHRASE: "a new passphrase for the rekey test",
+    });
+    assert.equal(rekey.code, 0, rekey.stderr);
+    assert.match(rekey.stdout, /rekeyed the vault \(1 secret\)/);
+    const old = await omotai(["secret", "list", "--data-dir", dir], { OMOTAI_VAULT_KEY: key });
+    assert.match(old.stderr, /VAULT_KEY_MISMATCH: .*set up with a passphrase/);
+    const list = await omotai(["secret", "list", "--data-dir", dir], {
+      OMOTAI_VAULT_PASSPHRASE: "a new passphrase for the rekey test",
+    });
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /^kept {2}totp /m);
+    const noNew = await omotai(["vault", "rekey", "--data-dir", dir], {
+      OMOTAI_VAULT_PASSPHRASE: "a new passphrase for the rekey test",
+    });
+    assert.match(
+      noNew.stderr,
+      /VAULT_KEY_INVALID: no vault key: set OMOTAI_VAULT_NEW_KEY or OMOTAI_VAULT_NEW_PASSPHRASE/,
+    );
+  });
+});

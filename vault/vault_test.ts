@@ -1,0 +1,171 @@
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { join } from "node:path";
+import { passphraseKeySource, rawKeySource, type VaultKeySource } from "./key.ts";
+import { Vault } from "./vault.ts";
+import { VaultError } from "./errors.ts";
+
+const code = (c: string) => (err: unknown) => err instanceof VaultError && err.code === c;
+const randomKey = (): VaultKeySource =>
+  rawKeySource(btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32)))));
+
+/** A WAL-mode database file in a temporary directory, as the runtime opens it. */
+async function withDb(fn: (db: DatabaseSync, path: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "omotai-vault-" });
+  const path = join(dir, "omotai.db");
+  const db = new DatabaseSync(path);
+  db.exec("PRAGMA journal_mode = WAL");
+  try {
+    await fn(db, path);
+  } finally {
+    db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function flipByte(db: DatabaseSync, id: string, at: number): void {
+  const row = db.prepare("SELECT sealed FROM vault_secrets WHERE id = ?").get(id) as {
+    sealed: Uint8Array;
+  };
+  const sealed = row.sealed.slice();
+  sealed[at < 0 ? sealed.length + at : at] ^= 0x80;
+  db.prepare("UPDATE vault_secrets SET sealed = ? WHERE id = ?").run(sealed, id);
+}
+
+Deno.test("Vault.open creates its tables, add/reveal round-trip and reveal records the use", async () => {
+  await withDb(async (db) => {
+    const key = randomKey();
+    using vault = await Vault.open(db, key);
+    await vault.add("shop.password", "password", "s3cret-ünïcode");
+    await vault.add("shop.user", "username", "alice");
+    assert.equal(await vault.reveal("shop.password"), "s3cret-ünïcode");
+    const listed = vault.list();
+    assert.deepEqual(listed.map((s) => [s.id, s.kind]), [
+      ["shop.password", "password"],
+      ["shop.user", "username"],
+    ]);
+    assert.match(listed[0].lastUsedAt ?? "", /^\d{4}-\d\d-\d\dT/);
+    assert.equal(listed[1].lastUsedAt, null);
+    using again = await Vault.open(db, key);
+    assert.equal(await again.reveal("shop.user"), "alice");
+  });
+});
+
+Deno.test("Vault.open with a wrong key fails with VAULT_KEY_MISMATCH, before any secret is read", async () => {
+  await withDb(async (db) => {
+    (await Vault.open(db, randomKey()))[Symbol.dispose]();
+    await assert.rejects(Vault.open(db, randomKey()), code("VAULT_KEY_MISMATCH"));
+    await assert.rejects(Vault.open(db, passphraseKeySource("guess")), (err) => {
+      assert.ok(code("VAULT_KEY_MISMATCH")(err));
+      assert.match((err as Error).message, /set up with a raw key/);
+      return true;
+    });
+  });
+});
+
+Deno.test("Vault.reveal refuses a ciphertext with one flipped byte with VAULT_TAMPERED", async () => {
+  await withDb(async (db) => {
+    using vault = await Vault.open(db, randomKey());
+    await vault.add("a", "generic", "value-a");
+    // The version byte, the nonce, the ciphertext and the tag.
+    for (const at of [0, 5, 15, -1]) {
+      const before = db.prepare("SELECT sealed FROM vault_secrets WHERE id = 'a'").get();
+      flipByte(db, "a", at);
+      await assert.rejects(vault.reveal("a"), code("VAULT_TAMPERED"), `byte ${at}`);
+      db.prepare("UPDATE vault_secrets SET sealed = ? WHERE id = 'a'").run(
+        (before as { sealed: Uint8Array }).sealed,
+      );
+    }
+    assert.equal(await vault.reveal("a"), "value-a");
+  });
+});
+
+Deno.test("Vault.reveal refuses a ciphertext moved onto another id or kind with VAULT_TAMPERED", async () => {
+  await withDb(async (db) => {
+    using vault = await Vault.open(db, randomKey());
+    await vault.add("bank.password", "password", "bank-secret");
+    await vault.add("blog.password", "password", "blog-secret");
+    db.exec(
+      "UPDATE vault_secrets SET sealed = (SELECT sealed FROM vault_secrets WHERE id = 'bank.password') WHERE id = 'blog.password'",
+    );
+    await assert.rejects(vault.reveal("blog.password"), (err) => {
+      assert.ok(code("VAULT_TAMPERED")(err));
+      assert.ok(!(err as Error).message.includes("secret"), "no value in the message");
+      return true;
+    });
+    db.exec("UPDATE vault_secrets SET kind = 'generic' WHERE id = 'bank.password'");
+    await assert.rejects(vault.reveal("bank.password"), code("VAULT_TAMPERED"));
+  });
+});
+
+Deno.test("Vault leaves no planted value in the database file or its WAL", async () => {
+  await withDb(async (db, path) => {
+    const planted = `planted-${crypto.randomUUID()}`;
+    using vault = await Vault.open(db, passphraseKeySource("a passphrase for the plant test"));
+    await vault.add("planted", "password", planted);
+    await vault.add("other", "generic", planted.toUpperCase());
+    assert.equal(await vault.reveal("planted"), planted);
+    const needles = [planted, planted.toUpperCase(), planted.slice(8, 24)];
+    for (const file of [path, `${path}-wal`]) {
+      const text = new TextDecoder("latin1").decode(await Deno.readFile(file));
+      for (const n of needles) assert.ok(!text.includes(n), `${file} holds the value`);
+    }
+    assert.ok((await Deno.stat(`${path}-wal`)).size > 0, "the WAL was written");
+  });
+});
+
+Deno.test("Vault.rekey keeps every value and the old key then fails with VAULT_KEY_MISMATCH", async () => {
+  await withDb(async (db) => {
+    const oldKey = randomKey();
+    const newKey = passphraseKeySource("the new vault passphrase");
+    const stale = await Vault.open(db, oldKey);
+    {
+      using vault = await Vault.open(db, oldKey);
+      await vault.add("one", "password", "value-one");
+      await vault.add("two", "totp", "JBSWY3DPEHPK3PXP");
+      assert.equal(await vault.rekey(newKey), 2);
+      assert.equal(await vault.reveal("one"), "value-one", "the same instance goes on");
+    }
+    await assert.rejects(Vault.open(db, oldKey), code("VAULT_KEY_MISMATCH"));
+    await assert.rejects(stale.reveal("one"), code("VAULT_KEY_MISMATCH"), "an open old vault");
+    using fresh = await Vault.open(db, newKey);
+    assert.equal(await fresh.reveal("one"), "value-one");
+    assert.equal(await fresh.reveal("two"), "JBSWY3DPEHPK3PXP");
+    // Back to a raw key: a passphrase gets a fresh salt each rekey, a raw key ignores it.
+    const raw = randomKey();
+    assert.equal(await fresh.rekey(raw), 2);
+    await assert.rejects(Vault.open(db, newKey), code("VAULT_KEY_MISMATCH"));
+    using last = await Vault.open(db, raw);
+    assert.equal(await last.reveal("two"), "JBSWY3DPEHPK3PXP");
+  });
+});
+
+Deno.test("Vault.list never contains values; bad ids, kinds, duplicates and unknown ids have codes", async () => {
+  await withDb(async (db) => {
+    const vault = await Vault.open(db, randomKey());
+    const value = `value-${crypto.randomUUID()}`;
+    await vault.add("x.login", "password", value);
+    const shown = JSON.stringify(vault.list());
+    assert.ok(!shown.includes(value), shown);
+    assert.deepEqual(Object.keys(vault.list()[0]).sort(), [
+      "createdAt",
+      "id",
+      "kind",
+      "lastUsedAt",
+    ]);
+    await assert.rejects(vault.add("x.login", "password", "again"), code("SECRET_EXISTS"));
+    for (const id of ["", "Upper", "-lead", "a/b", "a".repeat(65), "spa ce"]) {
+      await assert.rejects(vault.add(id, "generic", value), code("BAD_SECRET_ID"), id);
+    }
+    await assert.rejects(
+      vault.add("y", "ssh-key" as "generic", value),
+      code("BAD_SECRET_KIND"),
+    );
+    await assert.rejects(vault.reveal("nope"), code("SECRET_NOT_FOUND"));
+    assert.equal(vault.remove("x.login"), true);
+    assert.equal(vault.remove("x.login"), false);
+    assert.deepEqual(vault.list(), []);
+    vault[Symbol.dispose]();
+    assert.throws(() => vault.list(), code("VAULT_CLOSED"));
+  });
+});
