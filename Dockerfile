@@ -10,7 +10,8 @@ WORKDIR /app
 COPY --chown=omotai:omotai . .
 USER omotai
 RUN deno install && deno cache runtime/main.ts && deno cache --no-config runtime/proxy/proxy_main.ts
-# stdio by default; sse binds only to loopback until agent API keys exist. Mount your policy:
+# stdio by default; sse mode needs an agent key on every MCP request (omotai agent add NAME)
+# and may bind beyond loopback with --host. Mount your policy:
 #   docker run -i --rm -v $PWD/policy.yaml:/app/policy.yaml:ro omotai
 # (without one, the bundled demo policy allows only the demo site's origin).
 ENTRYPOINT ["deno", "task", "omotai"]
