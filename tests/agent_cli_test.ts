@@ -2,16 +2,9 @@ import assert from "node:assert/strict";
 import { resolve } from "node:path";
 import { AgentKeys } from "../runtime/agents/agent_keys.ts";
 import { openDatabase } from "../runtime/store/database.ts";
+import { omotaiFlags } from "./helpers/harness.ts";
 
 const decoder = new TextDecoder();
-
-/** The `omotai` task's permission flags from deno.json (as tests/cli_test.ts reads them). */
-async function omotaiFlags(): Promise<string[]> {
-  const config = JSON.parse(await Deno.readTextFile("deno.json"));
-  const words: string[] = config.tasks.omotai.replaceAll("$OMOTAI_DENO", Deno.execPath())
-    .split(/\s+/);
-  return words.filter((w) => w.startsWith("--allow-") || w === "-A");
-}
 
 interface Run {
   code: number;

@@ -22,20 +22,12 @@ import { serveUntilStopped } from "../runtime/cli/shutdown.ts";
 import { OmotaiError } from "../runtime/errors.ts";
 import { allowedHostsFor } from "../runtime/mcp/host_guard.ts";
 import { createHttpApp } from "../runtime/mcp/http_app.ts";
-import { eventually, keyedTransport, TestClient } from "./helpers/harness.ts";
+import { eventually, keyedTransport, omotaiFlags, TestClient } from "./helpers/harness.ts";
 import { AgentKeys } from "../runtime/agents/agent_keys.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 
 /** How long a way of leaving may take until everything is gone. */
 const CLEANUP_MS = 10_000;
-
-/** The `deno run` permission flags of the `omotai` task, `$OMOTAI_DENO` resolved. */
-async function omotaiFlags(): Promise<string[]> {
-  const config = JSON.parse(await Deno.readTextFile("deno.json"));
-  const words: string[] = config.tasks.omotai.replaceAll("$OMOTAI_DENO", Deno.execPath())
-    .split(/\s+/);
-  return words.filter((w) => w.startsWith("--allow-"));
-}
 
 interface Proc {
   pid: number;

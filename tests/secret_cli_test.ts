@@ -1,14 +1,7 @@
 import assert from "node:assert/strict";
+import { omotaiFlags } from "./helpers/harness.ts";
 
 const decoder = new TextDecoder();
-
-/** The `omotai` task's permission flags from deno.json (as tests/agent_cli_test.ts reads them). */
-async function omotaiFlags(): Promise<string[]> {
-  const config = JSON.parse(await Deno.readTextFile("deno.json"));
-  const words: string[] = config.tasks.omotai.replaceAll("$OMOTAI_DENO", Deno.execPath())
-    .split(/\s+/);
-  return words.filter((w) => w.startsWith("--allow-") || w === "-A");
-}
 
 interface Run {
   code: number;

@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
+import { omotaiFlags } from "./helpers/harness.ts";
 
 Deno.test("omotai start --console in stdio mode serves the console alone, behind the admin token", async () => {
   const dataDir = `runs/test-console-${crypto.randomUUID().slice(0, 8)}`;
   const token = "stdio-console-admin-token-0123456789abcdef";
-  const flags = JSON.parse(await Deno.readTextFile("deno.json")).tasks.omotai as string;
-  const permissions = flags.split(" ").filter((f: string) => f.startsWith("--allow-"))
-    .map((f: string) => f.replace("$OMOTAI_DENO", Deno.execPath()));
+  const permissions = await omotaiFlags();
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",

@@ -15,6 +15,17 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { type Runtime, type StartOptions, startRuntime } from "../../runtime/cli/start.ts";
 import { type FixtureSite, serveFixtureSite } from "../fixtures/site.ts";
 
+/**
+ * The `deno run` permission flags of the `omotai` task in deno.json, `$OMOTAI_DENO`
+ * resolved: subprocess tests run the runtime exactly as the task does.
+ */
+export async function omotaiFlags(): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile("deno.json"));
+  const task: string = config.tasks.omotai;
+  return task.replaceAll("$OMOTAI_DENO", Deno.execPath()).split(/\s+/)
+    .filter((w) => w.startsWith("--allow-"));
+}
+
 let agentSeq = 0;
 
 /**
