@@ -15,7 +15,7 @@
  */
 import type { Protocol } from "../../cdp/mod.ts";
 import { displayUrl } from "../net/display_url.ts";
-import { BRIEF_TEXT_CHARS, type OutlineStats } from "./outline.ts";
+import { ARIA_CONTROL_ROLES, BRIEF_TEXT_CHARS, type OutlineStats } from "./outline.ts";
 
 type DocumentSnapshot = Protocol.DOMSnapshot.DocumentSnapshot;
 type CaptureSnapshotResponse = Protocol.DOMSnapshot.CaptureSnapshotResponse;
@@ -128,24 +128,7 @@ const TEXT = 3;
 const DOCUMENT_FRAGMENT = 11;
 
 /** ARIA roles listed as controls, as the accessibility outline lists them. */
-const CONTROL_ROLES = new Set([
-  "link",
-  "button",
-  "textbox",
-  "searchbox",
-  "combobox",
-  "listbox",
-  "checkbox",
-  "radio",
-  "switch",
-  "slider",
-  "spinbutton",
-  "menuitem",
-  "menuitemcheckbox",
-  "menuitemradio",
-  "tab",
-  "treeitem",
-]);
+const CONTROL_ROLES = new Set(ARIA_CONTROL_ROLES);
 /** Input types and the role Chromium gives them; absent types are text boxes. */
 const INPUT_ROLES: Record<string, string> = {
   button: "button",

@@ -45,7 +45,8 @@ export interface OutlineStats {
   frames: number;
 }
 
-const CONTROL_ROLES = new Set([
+/** ARIA roles of controls: what an element's `role` attribute can make a control. */
+export const ARIA_CONTROL_ROLES: readonly string[] = [
   "link",
   "button",
   "textbox",
@@ -62,6 +63,10 @@ const CONTROL_ROLES = new Set([
   "menuitemradio",
   "tab",
   "treeitem",
+];
+/** Controls as Chromium's accessibility tree names them: the ARIA ones and its own. */
+const CONTROL_ROLES = new Set([
+  ...ARIA_CONTROL_ROLES,
   "option",
   "ColorWell",
   "Date",
