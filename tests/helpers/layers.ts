@@ -38,7 +38,21 @@ export const LAYERS: readonly LayerRule[] = [
     job: "agent keys: add, verify, list, remove",
     may: [...BASE, "runtime/store"],
   },
-  { folder: "runtime/audit", job: "hash-chained audit log, mirror, verify", may: BASE },
+  {
+    folder: "runtime/redact",
+    job: "secret values and their encodings turned into [redacted]",
+    may: BASE,
+  },
+  {
+    folder: "runtime/audit",
+    job: "hash-chained audit log, mirror, verify",
+    may: [...BASE, "runtime/redact"],
+  },
+  {
+    folder: "runtime/grants",
+    job: "grants: a secret bound to an agent, a use and origins; redemption",
+    may: [...BASE, "runtime/net", "runtime/store"],
+  },
   {
     folder: "runtime/policy",
     job: "facts, decisions, policy file, signed WASM engine",
@@ -47,12 +61,20 @@ export const LAYERS: readonly LayerRule[] = [
   {
     folder: "runtime/snapshot",
     job: "outline and page rendering",
-    may: [...BASE, "cdp", "runtime/net"],
+    may: [...BASE, "cdp", "runtime/net", "runtime/redact"],
   },
   {
     folder: "runtime/browser",
     job: "one session's Chromium: tabs, snapshots, refs, element ops, state",
-    may: [...BASE, "cdp", "runtime/net", "runtime/audit", "runtime/policy", "runtime/snapshot"],
+    may: [
+      ...BASE,
+      "cdp",
+      "runtime/net",
+      "runtime/redact",
+      "runtime/audit",
+      "runtime/policy",
+      "runtime/snapshot",
+    ],
   },
   {
     folder: "runtime/gate",
@@ -73,6 +95,19 @@ export const LAYERS: readonly LayerRule[] = [
     ],
   },
   {
+    folder: "runtime/login",
+    job: "runtime-performed login: credential fields, TOTP, push challenges",
+    may: [
+      ...BASE,
+      "cdp",
+      "vault",
+      "runtime/net",
+      "runtime/redact",
+      "runtime/grants",
+      "runtime/browser",
+    ],
+  },
+  {
     folder: "runtime/tools",
     job: "tool definitions, their facts, the pipeline, the response",
     may: [
@@ -83,6 +118,9 @@ export const LAYERS: readonly LayerRule[] = [
       "runtime/snapshot",
       "runtime/browser",
       "runtime/gate",
+      "runtime/redact",
+      "runtime/grants",
+      "runtime/login",
     ],
   },
   {
@@ -94,6 +132,7 @@ export const LAYERS: readonly LayerRule[] = [
       "runtime/agents",
       "runtime/browser",
       "runtime/gate",
+      "runtime/redact",
       "runtime/tools",
     ],
   },
