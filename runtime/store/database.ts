@@ -1,8 +1,8 @@
 /**
  * The runtime's SQLite database (`runs/omotai.db`, `OMOTAI_DB` overrides): the audit log,
- * the dynamic domain rules and the agents' key hashes. Opened in WAL mode so the CLI can
- * change domain rules and agents while a runtime reads them; schema changes are numbered
- * migrations tracked in `user_version`.
+ * the dynamic domain rules, the agents' key hashes and the grants. Opened in WAL mode so the
+ * CLI can change domain rules, agents and grants while a runtime reads them; schema changes
+ * are numbered migrations tracked in `user_version`.
  *
  * @module
  */
@@ -63,6 +63,34 @@ const MIGRATIONS: readonly string[] = [
     policy TEXT,
     created_at TEXT NOT NULL
   );
+  `,
+  // Grants (runtime/grants): a vault secret bound to an agent, a mode, an expiry and uses.
+  // No foreign key to vault_secrets: the vault creates its tables itself, after migrations;
+  // removing a secret revokes its grants in code (omotai secret rm) and at redemption.
+  // Rows are revoked, never deleted, so a grant's id keeps meaning one grant in the audit.
+  `
+  CREATE TABLE grants (
+    id TEXT PRIMARY KEY,
+    secret_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    mode TEXT NOT NULL CHECK (mode IN ('once', 'session', 'standing')),
+    uses TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    approved_at TEXT,
+    approved_by TEXT,
+    revoked_at TEXT,
+    revoked_by TEXT,
+    revoke_reason TEXT,
+    session_id TEXT,
+    used_at TEXT,
+    last_redeemed_at TEXT,
+    redemptions INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX grants_secret ON grants(secret_id);
+  CREATE INDEX grants_agent ON grants(agent);
   `,
 ];
 

@@ -1,0 +1,51 @@
+/**
+ * The errors of grants: one class, one stable UPPER_SNAKE `code` per way a grant operation or
+ * a redemption can be refused. Messages name grant ids, agents, origins and modes, never a
+ * secret value (a grant never holds one).
+ *
+ * @module
+ */
+import { OmotaiError } from "../errors.ts";
+
+/**
+ * Codes of `GrantError`. Redemption refusals (`GRANT_NOT_FOUND` … `GRANT_WRONG_SESSION`) are
+ * also the `reason` of their `grant_redeem` audit row.
+ */
+export type GrantErrorCode =
+  /** The operator's input does not describe a grant (the message names the field). */
+  | "GRANT_INVALID"
+  /** `add` names a secret the vault does not hold. */
+  | "SECRET_NOT_FOUND"
+  /** No grant with that id (or, without ids, no grant of that agent at all). */
+  | "GRANT_NOT_FOUND"
+  /** `approve` on a grant that is not pending (already approved). */
+  | "GRANT_NOT_PENDING"
+  /** Redemption of a grant no operator approved yet. */
+  | "GRANT_PENDING"
+  /** The grant was revoked (by an operator, or because its secret was removed). */
+  | "GRANT_REVOKED"
+  /** The grant's expiry has passed. */
+  | "GRANT_EXPIRED"
+  /** A `once` grant that was redeemed already. */
+  | "GRANT_USED"
+  /** The grant belongs to another agent. */
+  | "GRANT_WRONG_AGENT"
+  /** The grant has no use of the asked kind (a fill grant never captures, and back). */
+  | "GRANT_WRONG_USE"
+  /** The document's origin is not one the use allows (exact match after normalizing). */
+  | "GRANT_WRONG_ORIGIN"
+  /** A `session` grant already bound to another session. */
+  | "GRANT_WRONG_SESSION"
+  /** The grants table cannot be read or written. */
+  | "GRANTS_UNAVAILABLE"
+  /** The audit row of an operation could not be written; the operation did not take effect
+   * (a redemption's consumption and a revocation stay: both fail closed). */
+  | "AUDIT_UNAVAILABLE";
+
+/** A refused grant operation or redemption. */
+export class GrantError extends OmotaiError {
+  declare readonly code: GrantErrorCode;
+  constructor(code: GrantErrorCode, message: string, options?: ErrorOptions) {
+    super(code, message, options);
+  }
+}

@@ -1,0 +1,631 @@
+/**
+ * The grants table and the one place a grant is redeemed. Operators add (pending, or
+ * approved at once when they say so), approve and revoke grants; removing a secret revokes
+ * its grants; the runtime redeems them for an agent's fill or capture on the document origin it
+ * read from CDP, never one the model named.
+ *
+ * Every operator change and every redemption or refusal is one audit row without values:
+ * grant id, agent, session, origin (origin only) and the reason code. The store keeps no cache:
+ * every call reads the table, so a grant revoked by another process (`omotai grant rm`) is
+ * refused at the next redemption.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { z } from "zod";
+import { normalizeOrigin } from "../net/origin.ts";
+import { GrantError, type GrantErrorCode } from "./errors.ts";
+import {
+  type Grant,
+  GRANT_ID_RE,
+  GRANT_MODES,
+  type GrantMode,
+  grantState,
+  type GrantUse,
+  newGrantId,
+  parseGrantInput,
+  USE_KINDS,
+  type UseKind,
+} from "./grant.ts";
+
+/**
+ * One audit row of a grant, shaped like `AuditEvent` (`runtime/audit/audit_row.ts`) so an
+ * `AuditLog` is a sink as it is; declared here because grants sit below the audit layer.
+ *
+ * - operator rows: `kind` `grant_add` | `grant_approve` | `grant_revoke`, `source` `operator`,
+ *   `module` the door (`cli`, `console`, `api`, `vault` when a removed secret revoked it).
+ * - redemption rows: `kind` `grant_redeem`, `source` `action`, `decision` `allow` (reason
+ *   `GRANT_REDEEMED`) or `deny` (reason the refusal's code), `origin` the document's origin,
+ *   `method` the use kind (`fill`, `capture`).
+ *
+ * `rule` is the grant id in both, so one grant's history is one filter.
+ */
+export interface GrantAuditEvent {
+  session: string | null;
+  agent: string | null;
+  kind: "grant_add" | "grant_approve" | "grant_revoke" | "grant_redeem";
+  source: "operator" | "action";
+  origin: string | null;
+  method: string | null;
+  decision: "allow" | "deny" | "event";
+  reason: string;
+  module: string | null;
+  rule: string | null;
+}
+
+/** Where grant rows go (an `AuditLog`, or a test's memory). Throws when a row cannot be kept. */
+export interface GrantAuditSink {
+  append(event: GrantAuditEvent): void;
+}
+
+/** What a `GrantStore` is built with. */
+export interface GrantStoreOptions {
+  audit: GrantAuditSink;
+  /** The clock (tests); default `Date.now`. */
+  now?: () => number;
+}
+
+/** Who made an operator change: the door (`cli`, `console`, `api`). */
+export interface OperatorOptions {
+  by?: string;
+}
+
+/** One redemption: who asks, for what, where. */
+export interface RedeemRequest {
+  /** The agent of the session (its key's name; `stdio` for a stdio runtime). */
+  agent: string | null;
+  useKind: UseKind;
+  /** The document's origin as read from CDP (a URL is cut to its origin); never the model's. */
+  origin: string;
+  sessionId: string;
+  /**
+   * The grants to redeem, all or none. Absent: every grant of the agent that passes every
+   * check is redeemed (and, for `once`, used up), so a caller that knows its grants names them.
+   */
+  grantIds?: readonly string[];
+  /** The clock (tests); default the store's. */
+  now?: number;
+}
+
+/** The reason of an allowed redemption's audit row. */
+export const GRANT_REDEEMED = "GRANT_REDEEMED";
+
+/** Why a grant was revoked because its secret left the vault. */
+export const SECRET_REMOVED = "SECRET_REMOVED";
+
+/** Refusals in the order the checks run; a later one means the grant came closer to passing. */
+const CHECK_ORDER: readonly GrantErrorCode[] = [
+  "GRANT_NOT_FOUND",
+  "GRANT_WRONG_AGENT",
+  "GRANT_REVOKED",
+  "GRANT_EXPIRED",
+  "GRANT_PENDING",
+  "GRANT_USED",
+  "GRANT_WRONG_USE",
+  "GRANT_WRONG_ORIGIN",
+  "GRANT_WRONG_SESSION",
+];
+
+const REFUSAL_TEXT: Partial<Record<GrantErrorCode, string>> = {
+  GRANT_NOT_FOUND: "no such grant",
+  GRANT_WRONG_AGENT: "the grant belongs to another agent",
+  GRANT_REVOKED: "the grant was revoked",
+  GRANT_EXPIRED: "the grant has expired",
+  GRANT_PENDING: "the grant waits for an operator's approval",
+  GRANT_USED: "the once grant was used already",
+  GRANT_WRONG_USE: "the grant does not allow this use",
+  GRANT_WRONG_ORIGIN: "the grant does not allow this origin",
+  GRANT_WRONG_SESSION: "the session grant is bound to another session",
+};
+
+interface GrantRow {
+  id: string;
+  secret_id: string;
+  agent: string;
+  purpose: string;
+  mode: string;
+  uses: string;
+  expires_at: string;
+  created_at: string;
+  created_by: string;
+  approved_at: string | null;
+  approved_by: string | null;
+  revoked_at: string | null;
+  revoked_by: string | null;
+  revoke_reason: string | null;
+  session_id: string | null;
+  used_at: string | null;
+  last_redeemed_at: string | null;
+  redemptions: number;
+}
+
+const StoredUses = z.array(z.object({
+  kind: z.enum(USE_KINDS),
+  allowed_origins: z.array(z.string()),
+}));
+
+/** One redemption candidate and why it failed, if it did. */
+interface Verdict {
+  id: string | null;
+  grant?: Grant;
+  refusal?: GrantErrorCode;
+  /** Its secret left the vault: revoked as part of this redemption. */
+  secretGone?: boolean;
+}
+
+/** Reads and writes the `grants` table (migration 3 of `runtime/store/database.ts`). */
+export class GrantStore {
+  #db: DatabaseSync;
+  #audit: GrantAuditSink;
+  #now: () => number;
+
+  constructor(db: DatabaseSync, options: GrantStoreOptions) {
+    this.#db = db;
+    this.#audit = options.audit;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * Adds a grant from untrusted `input` (see `GrantInputSchema`). It starts `pending` unless
+   * `approve` is set (an operator creating and approving in one step). The secret must be in
+   * the vault's `vault_secrets` table; only its id is looked at, so no vault key is needed.
+   * Audited as `grant_add` (and `grant_approve`). Throws `GRANT_INVALID`, `SECRET_NOT_FOUND`,
+   * `GRANTS_UNAVAILABLE` or `AUDIT_UNAVAILABLE` (then the grant is not kept).
+   */
+  add(input: unknown, options: OperatorOptions & { approve?: boolean } = {}): Grant {
+    const now = this.#now();
+    const g = parseGrantInput(input, now);
+    const by = options.by ?? "operator";
+    const at = new Date(now).toISOString();
+    const id = newGrantId();
+    this.#guard(() => {
+      if (!this.#secretExists(g.secret_id)) {
+        throw new GrantError("SECRET_NOT_FOUND", `the vault holds no secret ${g.secret_id}`);
+      }
+      this.#db.prepare(
+        `INSERT INTO grants (id, secret_id, agent, purpose, mode, uses, expires_at, created_at,
+          created_by, approved_at, approved_by) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+      ).run(
+        id,
+        g.secret_id,
+        g.agent,
+        g.purpose,
+        g.mode,
+        JSON.stringify(g.uses),
+        g.expires_at,
+        at,
+        by,
+        options.approve ? at : null,
+        options.approve ? by : null,
+      );
+    });
+    const grant = this.#mustGet(id, now);
+    try {
+      this.#audit.append(operatorRow("grant_add", grant, by, "event", "GRANT_ADDED"));
+      if (options.approve) {
+        this.#audit.append(operatorRow("grant_approve", grant, by, "allow", "GRANT_APPROVED"));
+      }
+    } catch (err) {
+      // An unaudited grant must not exist: a half-written pair leaves it revoked, never live.
+      this.#guard(() =>
+        this.#db.prepare(
+          "UPDATE grants SET revoked_at = ?, revoked_by = ?, revoke_reason = ? WHERE id = ?",
+        ).run(at, by, "AUDIT_UNAVAILABLE", id)
+      );
+      throw auditUnavailable(err, "the grant was not added");
+    }
+    return grant;
+  }
+
+  /**
+   * Approves a pending grant. Audited as `grant_approve`. Throws `GRANT_NOT_FOUND`,
+   * `GRANT_NOT_PENDING` (already approved), `GRANT_REVOKED`, `GRANT_EXPIRED`,
+   * `GRANTS_UNAVAILABLE` or `AUDIT_UNAVAILABLE` (then the grant is revoked, never left live
+   * without its row).
+   */
+  approve(id: string, options: OperatorOptions = {}): Grant {
+    const now = this.#now();
+    const by = options.by ?? "operator";
+    const at = new Date(now).toISOString();
+    const before = this.#mustGet(id, now);
+    if (before.state === "revoked") throw refusal("GRANT_REVOKED", id);
+    if (before.state === "expired") throw refusal("GRANT_EXPIRED", id);
+    if (before.state !== "pending") {
+      throw new GrantError("GRANT_NOT_PENDING", `grant ${id} is not pending (${before.state})`);
+    }
+    const changed = this.#guard(() =>
+      Number(
+        this.#db.prepare(
+          `UPDATE grants SET approved_at = ?, approved_by = ?
+            WHERE id = ? AND approved_at IS NULL AND revoked_at IS NULL`,
+        ).run(at, by, id).changes,
+      )
+    );
+    // Another process approved or revoked it between the read and the write.
+    if (changed !== 1) {
+      throw new GrantError("GRANT_NOT_PENDING", `grant ${id} changed while approving; list again`);
+    }
+    const grant = this.#mustGet(id, now);
+    try {
+      this.#audit.append(operatorRow("grant_approve", grant, by, "allow", "GRANT_APPROVED"));
+    } catch (err) {
+      this.#guard(() =>
+        this.#db.prepare(
+          "UPDATE grants SET revoked_at = ?, revoked_by = ?, revoke_reason = ? WHERE id = ?",
+        ).run(at, by, "AUDIT_UNAVAILABLE", id)
+      );
+      throw auditUnavailable(err, "the grant was revoked instead of approved");
+    }
+    return grant;
+  }
+
+  /**
+   * Revokes a grant (pending or approved, expired or not): no redemption passes it again.
+   * Audited as `grant_revoke`. Throws `GRANT_NOT_FOUND`, `GRANT_REVOKED` (already),
+   * `GRANTS_UNAVAILABLE`, or `AUDIT_UNAVAILABLE` (the revocation stands all the same).
+   */
+  revoke(id: string, options: OperatorOptions = {}): Grant {
+    const now = this.#now();
+    const by = options.by ?? "operator";
+    const before = this.#mustGet(id, now);
+    if (before.revoked_at !== null) throw refusal("GRANT_REVOKED", id);
+    return this.#revoke([id], by, "GRANT_REVOKED", now)[0];
+  }
+
+  /**
+   * Revokes every grant of `secretId` that is not revoked yet (its secret is being removed
+   * from the vault); returns how many. Audited as one `grant_revoke` row each, reason
+   * `SECRET_REMOVED`. Throws `GRANTS_UNAVAILABLE`, or `AUDIT_UNAVAILABLE` (the revocations
+   * stand).
+   */
+  revokeForSecret(secretId: string, options: OperatorOptions = {}): number {
+    const now = this.#now();
+    const ids = this.#guard(() =>
+      this.#db.prepare("SELECT id FROM grants WHERE secret_id = ? AND revoked_at IS NULL")
+        .all(secretId) as unknown as { id: string }[]
+    ).map((r) => r.id);
+    if (ids.length === 0) return 0;
+    return this.#revoke(ids, options.by ?? "operator", SECRET_REMOVED, now).length;
+  }
+
+  /** Every grant (optionally of one secret or agent), newest first. */
+  list(filter: { secretId?: string; agent?: string } = {}): Grant[] {
+    const now = this.#now();
+    const rows = this.#guard(() =>
+      this.#db.prepare(
+        `SELECT * FROM grants WHERE (?1 IS NULL OR secret_id = ?1) AND (?2 IS NULL OR agent = ?2)
+          ORDER BY created_at DESC, rowid DESC`,
+      ).all(filter.secretId ?? null, filter.agent ?? null) as unknown as GrantRow[]
+    );
+    return rows.map((r) => toGrant(r, now));
+  }
+
+  /** The grant `id`, or undefined. */
+  get(id: string): Grant | undefined {
+    return this.#get(id, this.#now());
+  }
+
+  /**
+   * Redeems grants for one fill or capture: each must belong to `agent`, be approved, not
+   * revoked, not expired, have a use of `useKind` whose origins include the normalized
+   * `origin` exactly, not be a used `once` grant, and not be a `session` grant bound to
+   * another session. All named grants pass or none is redeemed. On success a `once` grant is
+   * used up and a `session` grant bound to `sessionId`, atomically (one write transaction, so
+   * two racing redemptions of a `once` grant cannot both pass). A grant whose secret left the
+   * vault is revoked here and refused.
+   *
+   * Returns the redeemed grants (in the order named). Throws `GrantError` with the refusal's
+   * code (the first named grant's, or without ids the one that came closest to passing);
+   * `AUDIT_UNAVAILABLE` when the allow rows cannot be written (the grants stay consumed:
+   * fail closed). Each redeemed grant is one `allow` row; a refusal is one `deny` row per
+   * refused named grant (without ids: the closest one, or one `GRANT_NOT_FOUND` row).
+   */
+  redeem(request: RedeemRequest): Grant[] {
+    const now = request.now ?? this.#now();
+    const origin = typeof request.origin === "string" ? normalizeOrigin(request.origin) : undefined;
+    const useKind = (USE_KINDS as readonly string[]).includes(request.useKind)
+      ? request.useKind
+      : undefined;
+    if (typeof request.sessionId !== "string" || request.sessionId === "") {
+      throw new GrantError("GRANT_INVALID", "a redemption needs the session id");
+    }
+    const at = new Date(now).toISOString();
+    const row = (
+      v: Verdict,
+      decision: "allow" | "deny",
+      reason: string,
+    ): GrantAuditEvent => ({
+      session: request.sessionId,
+      agent: request.agent,
+      kind: "grant_redeem",
+      source: "action",
+      origin: origin ?? null,
+      method: useKind ?? null,
+      decision,
+      reason,
+      module: null,
+      rule: v.id,
+    });
+
+    let verdicts: Verdict[] = [];
+    let redeemed: Grant[] = [];
+    this.#transaction(() => {
+      verdicts = request.grantIds !== undefined
+        ? [...new Set(request.grantIds)].map((id) => this.#judge(id, request, origin, useKind, now))
+        : this.#candidates(request.agent, now).map((g) =>
+          this.#judge(g.id, request, origin, useKind, now, g)
+        );
+      for (const v of verdicts) {
+        if (v.secretGone) this.#markRevoked(v.id!, "vault", SECRET_REMOVED, at);
+      }
+      const failed = verdicts.some((v) => v.refusal);
+      const passing = verdicts.filter((v) => !v.refusal);
+      if (request.grantIds !== undefined ? failed || passing.length === 0 : passing.length === 0) {
+        return;
+      }
+      for (const v of passing) this.#consume(v.grant!, request.sessionId, at);
+      redeemed = passing.map((v) => this.#mustGet(v.id!, now));
+    });
+
+    const gone = verdicts.filter((v) => v.secretGone && v.grant);
+    for (const v of gone) {
+      this.#tryAudit(operatorRow("grant_revoke", v.grant!, "vault", "event", SECRET_REMOVED));
+    }
+    if (redeemed.length === 0) {
+      const refused = verdicts.filter((v) => v.refusal);
+      const shown = request.grantIds !== undefined ? refused : closest(refused);
+      if (shown.length === 0) shown.push({ id: null, refusal: "GRANT_NOT_FOUND" });
+      for (const v of shown) this.#tryAudit(row(v, "deny", v.refusal!));
+      const first = shown[0];
+      throw refusal(first.refusal!, first.id ?? undefined);
+    }
+    try {
+      for (const g of redeemed) this.#audit.append(row({ id: g.id }, "allow", GRANT_REDEEMED));
+    } catch (err) {
+      throw auditUnavailable(err, "the redemption is refused (the grants stay consumed)");
+    }
+    return redeemed;
+  }
+
+  /** The agent's grants, oldest first (the order a search reports them in). */
+  #candidates(agent: string | null, now: number): Grant[] {
+    if (agent === null) return [];
+    const rows = this.#db.prepare(
+      "SELECT * FROM grants WHERE agent = ? ORDER BY created_at, rowid",
+    ).all(agent) as unknown as GrantRow[];
+    return rows.map((r) => toGrant(r, now));
+  }
+
+  /** The checks of one grant, in `CHECK_ORDER`. */
+  #judge(
+    id: string,
+    request: RedeemRequest,
+    origin: string | undefined,
+    useKind: UseKind | undefined,
+    now: number,
+    known?: Grant,
+  ): Verdict {
+    // A model-supplied id that is not id-shaped is not written to the audit.
+    const shownId = typeof id === "string" && GRANT_ID_RE.test(id) ? id : null;
+    const grant = known ?? (shownId ? this.#get(shownId, now) : undefined);
+    if (!grant) return { id: shownId, refusal: "GRANT_NOT_FOUND" };
+    const verdict = (refusal?: GrantErrorCode, secretGone?: boolean): Verdict => ({
+      id: grant.id,
+      grant,
+      refusal,
+      secretGone,
+    });
+    if (request.agent === null || grant.agent !== request.agent) {
+      return verdict("GRANT_WRONG_AGENT");
+    }
+    if (grant.state === "revoked") return verdict("GRANT_REVOKED");
+    if (!this.#secretExists(grant.secret_id)) return verdict("GRANT_REVOKED", true);
+    if (grant.state === "expired") return verdict("GRANT_EXPIRED");
+    if (grant.state === "pending") return verdict("GRANT_PENDING");
+    if (grant.state === "used") return verdict("GRANT_USED");
+    const use = grant.uses.find((u) => u.kind === useKind);
+    if (!use) return verdict("GRANT_WRONG_USE");
+    // Exact string equality of normalized origins: 127.0.0.2, another port or scheme, a
+    // trailing dot or a longer host are all other origins.
+    if (origin === undefined || !use.allowed_origins.includes(origin)) {
+      return verdict("GRANT_WRONG_ORIGIN");
+    }
+    if (
+      grant.mode === "session" && grant.session_id !== null &&
+      grant.session_id !== request.sessionId
+    ) {
+      return verdict("GRANT_WRONG_SESSION");
+    }
+    return verdict();
+  }
+
+  /** Marks one passing grant redeemed; the conditions repeat the checks inside the write. */
+  #consume(grant: Grant, sessionId: string, at: string): void {
+    const sql = grant.mode === "once"
+      ? `UPDATE grants SET used_at = ?1, last_redeemed_at = ?1, redemptions = redemptions + 1
+          WHERE id = ?2 AND used_at IS NULL AND revoked_at IS NULL`
+      : grant.mode === "session"
+      ? `UPDATE grants SET session_id = COALESCE(session_id, ?3), used_at = COALESCE(used_at, ?1),
+          last_redeemed_at = ?1, redemptions = redemptions + 1
+          WHERE id = ?2 AND revoked_at IS NULL AND (session_id IS NULL OR session_id = ?3)`
+      : `UPDATE grants SET used_at = COALESCE(used_at, ?1), last_redeemed_at = ?1,
+          redemptions = redemptions + 1 WHERE id = ?2 AND revoked_at IS NULL`;
+    // SQLite refuses a parameter the statement does not name.
+    const args = grant.mode === "session" ? [at, grant.id, sessionId] : [at, grant.id];
+    const changes = Number(this.#db.prepare(sql).run(...args).changes);
+    if (changes !== 1) {
+      throw new GrantError("GRANTS_UNAVAILABLE", `grant ${grant.id} changed while redeeming`);
+    }
+  }
+
+  /** Revokes `ids`, then writes their rows. */
+  #revoke(ids: readonly string[], by: string, reason: string, now: number): Grant[] {
+    const at = new Date(now).toISOString();
+    this.#guard(() => {
+      for (const id of ids) this.#markRevoked(id, by, reason, at);
+    });
+    const grants = ids.map((id) => this.#mustGet(id, now));
+    try {
+      for (const g of grants) {
+        this.#audit.append(operatorRow("grant_revoke", g, by, "event", reason));
+      }
+    } catch (err) {
+      throw auditUnavailable(err, "the grant is revoked all the same");
+    }
+    return grants;
+  }
+
+  #markRevoked(id: string, by: string, reason: string, at: string): void {
+    this.#db.prepare(
+      `UPDATE grants SET revoked_at = ?, revoked_by = ?, revoke_reason = ?
+        WHERE id = ? AND revoked_at IS NULL`,
+    ).run(at, by, reason, id);
+  }
+
+  /** Whether the vault's table holds `secretId` (no table: no secrets). */
+  #secretExists(secretId: string): boolean {
+    const table = this.#db.prepare(
+      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vault_secrets'",
+    ).get();
+    if (!table) return false;
+    return this.#db.prepare("SELECT 1 FROM vault_secrets WHERE id = ?").get(secretId) !==
+      undefined;
+  }
+
+  #get(id: string, now: number): Grant | undefined {
+    if (typeof id !== "string" || !GRANT_ID_RE.test(id)) return undefined;
+    const row = this.#guard(() =>
+      this.#db.prepare("SELECT * FROM grants WHERE id = ?").get(id) as GrantRow | undefined
+    );
+    return row ? toGrant(row, now) : undefined;
+  }
+
+  #mustGet(id: string, now: number): Grant {
+    const grant = this.#get(id, now);
+    if (!grant) throw refusal("GRANT_NOT_FOUND", GRANT_ID_RE.test(id) ? id : undefined);
+    return grant;
+  }
+
+  /** A write transaction (IMMEDIATE: the check and the write see the same table). */
+  #transaction(fn: () => void): void {
+    this.#guard(() => {
+      this.#db.exec("BEGIN IMMEDIATE");
+      try {
+        fn();
+        this.#db.exec("COMMIT");
+      } catch (err) {
+        this.#db.exec("ROLLBACK");
+        throw err;
+      }
+    });
+  }
+
+  /** Runs `fn`; a database failure becomes `GRANTS_UNAVAILABLE`. */
+  #guard<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof GrantError) throw err;
+      throw new GrantError(
+        "GRANTS_UNAVAILABLE",
+        `the grants cannot be read or written: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+  }
+
+  /** A refusal's row: written if it can be; the refusal stands either way. */
+  #tryAudit(event: GrantAuditEvent): void {
+    try {
+      this.#audit.append(event);
+    } catch {
+      // Nothing was granted, so there is nothing to undo; the caller still gets the refusal.
+    }
+  }
+}
+
+/** The refusals that came furthest in `CHECK_ORDER` (the first such, oldest grant first). */
+function closest(refused: readonly Verdict[]): Verdict[] {
+  let best: Verdict | undefined;
+  for (const v of refused) {
+    if (!best || CHECK_ORDER.indexOf(v.refusal!) > CHECK_ORDER.indexOf(best.refusal!)) best = v;
+  }
+  return best ? [best] : [];
+}
+
+function refusal(code: GrantErrorCode, id?: string): GrantError {
+  const text = REFUSAL_TEXT[code] ?? code;
+  return new GrantError(code, id ? `${text} (${id})` : text);
+}
+
+function auditUnavailable(err: unknown, what: string): GrantError {
+  return new GrantError("AUDIT_UNAVAILABLE", `the audit row could not be written: ${what}`, {
+    cause: err,
+  });
+}
+
+function operatorRow(
+  kind: "grant_add" | "grant_approve" | "grant_revoke",
+  grant: Grant,
+  by: string,
+  decision: "allow" | "event",
+  reason: string,
+): GrantAuditEvent {
+  return {
+    session: null,
+    agent: grant.agent,
+    kind,
+    source: "operator",
+    origin: null,
+    method: null,
+    decision,
+    reason,
+    module: by,
+    rule: grant.id,
+  };
+}
+
+function toGrant(r: GrantRow, now: number): Grant {
+  const parsed = StoredUses.safeParse(safeJson(r.uses));
+  // A damaged uses column matches nothing: the grant lists but never redeems.
+  const uses: GrantUse[] = parsed.success ? parsed.data : [];
+  const mode: GrantMode = (GRANT_MODES as readonly string[]).includes(r.mode)
+    ? r.mode as GrantMode
+    : "once";
+  const fields = {
+    mode,
+    expires_at: r.expires_at,
+    approved_at: r.approved_at,
+    revoked_at: r.revoked_at,
+    used_at: r.used_at,
+  };
+  return {
+    id: r.id,
+    secret_id: r.secret_id,
+    agent: r.agent,
+    purpose: r.purpose,
+    mode,
+    uses,
+    state: grantState(fields, now),
+    expires_at: r.expires_at,
+    created_at: r.created_at,
+    created_by: r.created_by,
+    approved_at: r.approved_at,
+    approved_by: r.approved_by,
+    revoked_at: r.revoked_at,
+    revoked_by: r.revoked_by,
+    revoke_reason: r.revoke_reason,
+    session_id: r.session_id,
+    used_at: r.used_at,
+    last_redeemed_at: r.last_redeemed_at,
+    redemptions: Number(r.redemptions),
+  };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,511 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { DatabaseSync } from "node:sqlite";
+import { rawKeySource, Vault } from "../../vault/mod.ts";
+import { AuditLog } from "../audit/audit_log.ts";
+import { verifyAudit } from "../audit/verify.ts";
+import { openDatabase } from "../store/database.ts";
+import { GrantError } from "./errors.ts";
+import type { Grant } from "./grant.ts";
+import {
+  type GrantAuditEvent,
+  type GrantAuditSink,
+  GrantStore,
+  type RedeemRequest,
+} from "./grant_store.ts";
+
+const NOW = Date.parse("2026-06-01T12:00:00.000Z");
+const SHOP = "http://127.0.0.1:8081";
+const VALUE = `pw-${crypto.randomUUID()}`;
+const code = (c: string) => (err: unknown) => err instanceof GrantError && err.code === c;
+
+class MemorySink implements GrantAuditSink {
+  rows: GrantAuditEvent[] = [];
+  failing = false;
+  append(event: GrantAuditEvent): void {
+    if (this.failing) throw new Error("disk full");
+    this.rows.push(event);
+  }
+}
+
+interface World extends AsyncDisposable {
+  db: DatabaseSync;
+  vault: Vault;
+  sink: MemorySink;
+  store: GrantStore;
+  advance(ms: number): void;
+  /** A grant of shop.password for ci-bot (fill on SHOP), approved unless told otherwise. */
+  grant(overrides?: Record<string, unknown>, approve?: boolean): Grant;
+  redeem(overrides?: Partial<RedeemRequest>): Grant[];
+}
+
+/** A real database file (migrated), a vault holding two secrets, a store on a fake clock. */
+async function world(): Promise<World> {
+  const dir = await Deno.makeTempDir({ prefix: "omotai-grants-" });
+  const db = openDatabase(join(dir, "omotai.db"));
+  const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+  const vault = await Vault.open(db, rawKeySource(key));
+  await vault.add("shop.password", "password", VALUE);
+  await vault.add("shop.user", "username", "alice");
+  let clock = NOW;
+  const sink = new MemorySink();
+  const store = new GrantStore(db, { audit: sink, now: () => clock });
+  return {
+    db,
+    vault,
+    sink,
+    store,
+    advance: (ms) => clock += ms,
+    grant: (overrides = {}, approve = true) =>
+      store.add({
+        secret_id: "shop.password",
+        agent: "ci-bot",
+        purpose: "log in to the shop",
+        mode: "standing",
+        uses: [{ kind: "fill", allowed_origins: [SHOP] }],
+        ...overrides,
+      }, { approve, by: "cli" }),
+    redeem: (overrides = {}) =>
+      store.redeem({
+        agent: "ci-bot",
+        useKind: "fill",
+        origin: SHOP,
+        sessionId: "s-1",
+        ...overrides,
+      }),
+    async [Symbol.asyncDispose]() {
+      vault[Symbol.dispose]();
+      db.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+Deno.test("GrantStore.add() starts pending and audits grant_add with the door, no values", async () => {
+  await using w = await world();
+  const g = w.grant({ mode: "once", expires: "2h" }, false);
+  assert.match(g.id, /^g_[a-z2-7]{16}$/);
+  assert.equal(g.state, "pending");
+  assert.equal(g.approved_at, null);
+  assert.equal(g.created_by, "cli");
+  assert.equal(g.expires_at, "2026-06-01T14:00:00.000Z");
+  assert.deepEqual(g.uses, [{ kind: "fill", allowed_origins: [SHOP] }]);
+  assert.deepEqual(w.store.get(g.id), g);
+  assert.deepEqual(w.sink.rows, [{
+    session: null,
+    agent: "ci-bot",
+    kind: "grant_add",
+    source: "operator",
+    origin: null,
+    method: null,
+    decision: "event",
+    reason: "GRANT_ADDED",
+    module: "cli",
+    rule: g.id,
+  }]);
+  assert.throws(() => w.redeem({ grantIds: [g.id] }), code("GRANT_PENDING"));
+});
+
+Deno.test("GrantStore.add() with approve is active at once and writes add and approve rows", async () => {
+  await using w = await world();
+  const g = w.grant({}, true);
+  assert.equal(g.state, "active");
+  assert.equal(g.approved_by, "cli");
+  assert.deepEqual(w.sink.rows.map((r) => [r.kind, r.decision, r.reason]), [
+    ["grant_add", "event", "GRANT_ADDED"],
+    ["grant_approve", "allow", "GRANT_APPROVED"],
+  ]);
+  assert.equal(w.redeem({ grantIds: [g.id] })[0].id, g.id);
+});
+
+Deno.test("GrantStore.add() refuses a secret the vault does not hold and bad input", async () => {
+  await using w = await world();
+  assert.throws(() => w.grant({ secret_id: "nope" }), code("SECRET_NOT_FOUND"));
+  assert.throws(() => w.grant({ mode: "forever" }), code("GRANT_INVALID"));
+  assert.throws(
+    () => w.grant({ uses: [{ kind: "fill", allowed_origins: [`${SHOP}/login`] }] }),
+    code("GRANT_INVALID"),
+  );
+  assert.deepEqual(w.store.list(), []);
+  assert.deepEqual(w.sink.rows, []);
+  // A database the vault never opened has no secrets at all.
+  const dir = await Deno.makeTempDir({ prefix: "omotai-grants-" });
+  const bare = openDatabase(join(dir, "omotai.db"));
+  try {
+    const store = new GrantStore(bare, { audit: new MemorySink() });
+    assert.throws(
+      () =>
+        store.add({
+          secret_id: "shop.password",
+          agent: "ci-bot",
+          purpose: "p",
+          mode: "once",
+          uses: [{ kind: "fill", allowed_origins: [SHOP] }],
+        }),
+      code("SECRET_NOT_FOUND"),
+    );
+  } finally {
+    bare.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("GrantStore.approve() approves once; unknown, approved, expired and revoked are refused", async () => {
+  await using w = await world();
+  const g = w.grant({}, false);
+  const approved = w.store.approve(g.id, { by: "console" });
+  assert.equal(approved.state, "active");
+  assert.equal(approved.approved_by, "console");
+  assert.deepEqual(w.sink.rows.at(-1), {
+    session: null,
+    agent: "ci-bot",
+    kind: "grant_approve",
+    source: "operator",
+    origin: null,
+    method: null,
+    decision: "allow",
+    reason: "GRANT_APPROVED",
+    module: "console",
+    rule: g.id,
+  });
+  assert.throws(() => w.store.approve(g.id), code("GRANT_NOT_PENDING"));
+  assert.throws(() => w.store.approve("g_aaaaaaaaaaaaaaaa"), code("GRANT_NOT_FOUND"));
+  assert.throws(() => w.store.approve("not-an-id"), code("GRANT_NOT_FOUND"));
+  const late = w.grant({ expires: "1h" }, false);
+  w.advance(3_600_000);
+  assert.throws(() => w.store.approve(late.id), code("GRANT_EXPIRED"));
+  const gone = w.grant({}, false);
+  w.store.revoke(gone.id);
+  assert.throws(() => w.store.approve(gone.id), code("GRANT_REVOKED"));
+});
+
+Deno.test("GrantStore.redeem() allows the agent's fill on the exact origin and audits the origin only", async () => {
+  await using w = await world();
+  const g = w.grant();
+  w.sink.rows = [];
+  const [redeemed] = w.redeem({ grantIds: [g.id], origin: `${SHOP}/login?next=/account#top` });
+  assert.equal(redeemed.id, g.id);
+  assert.equal(redeemed.secret_id, "shop.password");
+  assert.equal(redeemed.redemptions, 1);
+  assert.equal(redeemed.used_at, "2026-06-01T12:00:00.000Z");
+  assert.deepEqual(w.sink.rows, [{
+    session: "s-1",
+    agent: "ci-bot",
+    kind: "grant_redeem",
+    source: "action",
+    origin: SHOP,
+    method: "fill",
+    decision: "allow",
+    reason: "GRANT_REDEEMED",
+    module: null,
+    rule: g.id,
+  }]);
+  const text = JSON.stringify(w.sink.rows);
+  assert.equal(text.includes("login"), false, "no path in a row");
+  assert.equal(text.includes("next="), false, "no query in a row");
+  assert.equal(text.includes(VALUE), false, "no value in a row");
+});
+
+Deno.test("GrantStore.redeem() refuses a look-alike origin", async () => {
+  await using w = await world();
+  const g = w.grant({
+    uses: [{ kind: "fill", allowed_origins: [SHOP, "https://shop.test"] }],
+  });
+  for (
+    const origin of [
+      "http://127.0.0.2:8081",
+      "http://127.0.0.1:8082",
+      "http://127.0.0.1",
+      "https://127.0.0.1:8081",
+      "http://shop.test",
+      "https://shop.test.",
+      "https://shop.test.evil.test",
+      "https://login.shop.test",
+      "https://shop.test:8443",
+      "null",
+      "about:blank",
+      "",
+    ]
+  ) {
+    w.sink.rows = [];
+    assert.throws(() => w.redeem({ grantIds: [g.id], origin }), code("GRANT_WRONG_ORIGIN"), origin);
+    assert.equal(w.sink.rows.length, 1, origin);
+    assert.equal(w.sink.rows[0].decision, "deny");
+    assert.equal(w.sink.rows[0].reason, "GRANT_WRONG_ORIGIN");
+    assert.equal(w.sink.rows[0].rule, g.id);
+  }
+  assert.equal(w.store.get(g.id)!.redemptions, 0, "no refusal counts as a redemption");
+  // Case and the default port normalize to the same origin.
+  assert.equal(w.redeem({ grantIds: [g.id], origin: "HTTPS://SHOP.TEST:443/x" }).length, 1);
+});
+
+Deno.test("GrantStore.redeem() refuses another agent, another use kind, pending, revoked and expired", async () => {
+  await using w = await world();
+  const g = w.grant({ expires: "1h" });
+  assert.throws(
+    () => w.redeem({ grantIds: [g.id], agent: "other-bot" }),
+    code("GRANT_WRONG_AGENT"),
+  );
+  assert.throws(() => w.redeem({ grantIds: [g.id], agent: null }), code("GRANT_WRONG_AGENT"));
+  assert.throws(() => w.redeem({ grantIds: [g.id], useKind: "capture" }), code("GRANT_WRONG_USE"));
+  const pending = w.grant({}, false);
+  assert.throws(() => w.redeem({ grantIds: [pending.id] }), code("GRANT_PENDING"));
+  const revoked = w.grant();
+  w.store.revoke(revoked.id, { by: "api" });
+  assert.throws(() => w.redeem({ grantIds: [revoked.id] }), code("GRANT_REVOKED"));
+  assert.throws(() => w.redeem({ grantIds: ["g_aaaaaaaaaaaaaaaa"] }), code("GRANT_NOT_FOUND"));
+  w.advance(3_600_000);
+  assert.throws(() => w.redeem({ grantIds: [g.id] }), code("GRANT_EXPIRED"));
+  assert.deepEqual(
+    w.sink.rows.filter((r) => r.kind === "grant_redeem").map((r) => [r.reason, r.agent]),
+    [
+      ["GRANT_WRONG_AGENT", "other-bot"],
+      ["GRANT_WRONG_AGENT", null],
+      ["GRANT_WRONG_USE", "ci-bot"],
+      ["GRANT_PENDING", "ci-bot"],
+      ["GRANT_REVOKED", "ci-bot"],
+      ["GRANT_NOT_FOUND", "ci-bot"],
+      ["GRANT_EXPIRED", "ci-bot"],
+    ],
+  );
+});
+
+Deno.test("GrantStore.redeem() a once grant redeems exactly once, also across two connections", async () => {
+  await using w = await world();
+  const g = w.grant({ mode: "once" });
+  assert.equal(w.redeem({ grantIds: [g.id] }).length, 1);
+  assert.equal(w.store.get(g.id)!.state, "used");
+  assert.throws(() => w.redeem({ grantIds: [g.id] }), code("GRANT_USED"));
+  assert.throws(() => w.redeem({ grantIds: [g.id], sessionId: "s-2" }), code("GRANT_USED"));
+
+  // A second runtime on the same file sees the use at once (no cache).
+  const other = w.grant({ mode: "once" });
+  const path = (w.db.prepare("PRAGMA database_list").get() as { file: string }).file;
+  const db2 = openDatabase(path);
+  try {
+    const store2 = new GrantStore(db2, { audit: new MemorySink(), now: () => NOW });
+    assert.equal(
+      store2.redeem({
+        agent: "ci-bot",
+        useKind: "fill",
+        origin: SHOP,
+        sessionId: "s-9",
+        grantIds: [other.id],
+      })
+        .length,
+      1,
+    );
+    assert.throws(() => w.redeem({ grantIds: [other.id] }), code("GRANT_USED"));
+  } finally {
+    db2.close();
+  }
+  assert.equal(w.store.get(other.id)!.redemptions, 1);
+});
+
+Deno.test("GrantStore.redeem() a session grant binds to the first session and refuses every other", async () => {
+  await using w = await world();
+  const g = w.grant({ mode: "session" });
+  assert.equal(w.redeem({ grantIds: [g.id], sessionId: "s-a" })[0].session_id, "s-a");
+  assert.equal(w.redeem({ grantIds: [g.id], sessionId: "s-a" })[0].redemptions, 2);
+  assert.throws(
+    () => w.redeem({ grantIds: [g.id], sessionId: "s-b" }),
+    code("GRANT_WRONG_SESSION"),
+  );
+  assert.equal(w.store.get(g.id)!.session_id, "s-a");
+  assert.equal(w.store.get(g.id)!.state, "active");
+  assert.throws(() => w.redeem({ grantIds: [g.id], sessionId: "" }), code("GRANT_INVALID"));
+});
+
+Deno.test("GrantStore.redeem() a standing grant serves every session until expiry or revocation", async () => {
+  await using w = await world();
+  const g = w.grant({ mode: "standing", expires: "1d" });
+  for (const s of ["s-1", "s-2", "s-3"]) w.redeem({ grantIds: [g.id], sessionId: s });
+  assert.equal(w.store.get(g.id)!.redemptions, 3);
+  assert.equal(w.store.get(g.id)!.session_id, null);
+  w.advance(24 * 3_600_000 - 1);
+  assert.equal(w.redeem({ grantIds: [g.id] }).length, 1);
+  w.advance(1);
+  assert.throws(() => w.redeem({ grantIds: [g.id] }), code("GRANT_EXPIRED"));
+  const h = w.grant({ mode: "standing" });
+  w.redeem({ grantIds: [h.id] });
+  w.store.revoke(h.id);
+  assert.throws(() => w.redeem({ grantIds: [h.id] }), code("GRANT_REVOKED"));
+});
+
+Deno.test("GrantStore.redeem() named grants pass all or none: a refused one leaves a once grant unused", async () => {
+  await using w = await world();
+  const user = w.grant({ secret_id: "shop.user", mode: "once" });
+  const password = w.grant({
+    mode: "once",
+    uses: [{ kind: "fill", allowed_origins: ["https://other.test"] }],
+  });
+  w.sink.rows = [];
+  assert.throws(() => w.redeem({ grantIds: [user.id, password.id] }), code("GRANT_WRONG_ORIGIN"));
+  assert.equal(w.store.get(user.id)!.state, "active", "the passing once grant was not consumed");
+  assert.equal(w.store.get(user.id)!.redemptions, 0);
+  assert.deepEqual(w.sink.rows.map((r) => [r.decision, r.reason, r.rule]), [
+    ["deny", "GRANT_WRONG_ORIGIN", password.id],
+  ]);
+  assert.throws(() => w.redeem({ grantIds: [] }), code("GRANT_NOT_FOUND"));
+  // The same id twice is one grant.
+  assert.equal(w.redeem({ grantIds: [user.id, user.id] }).length, 1);
+});
+
+Deno.test("GrantStore.redeem() without ids returns every passing grant, or the closest refusal", async () => {
+  await using w = await world();
+  assert.throws(() => w.redeem(), code("GRANT_NOT_FOUND"));
+  assert.equal(w.sink.rows.at(-1)!.rule, null);
+  w.grant({}, false);
+  const wrongOrigin = w.grant({
+    uses: [{ kind: "fill", allowed_origins: ["https://other.test"] }],
+  });
+  w.sink.rows = [];
+  // Pending comes before the origin check: the origin mismatch came closer.
+  assert.throws(() => w.redeem(), code("GRANT_WRONG_ORIGIN"));
+  assert.deepEqual(w.sink.rows.map((r) => r.rule), [wrongOrigin.id]);
+  const a = w.grant();
+  const b = w.grant({
+    secret_id: "shop.user",
+    uses: [{ kind: "capture", allowed_origins: [SHOP] }],
+  });
+  assert.deepEqual(w.redeem().map((g) => g.id), [a.id]);
+  assert.deepEqual(w.redeem({ useKind: "capture" }).map((g) => g.id), [b.id]);
+  // Another agent's grants are not even candidates.
+  assert.throws(() => w.redeem({ agent: "other-bot" }), code("GRANT_NOT_FOUND"));
+});
+
+Deno.test("GrantStore.redeem() writes no model-supplied junk id into the audit", async () => {
+  await using w = await world();
+  assert.throws(
+    () => w.redeem({ grantIds: ["<script>steal()</script>"] }),
+    code("GRANT_NOT_FOUND"),
+  );
+  assert.equal(w.sink.rows.at(-1)!.rule, null);
+  assert.equal(JSON.stringify(w.sink.rows).includes("steal"), false);
+});
+
+Deno.test("GrantStore.revokeForSecret() revokes the secret's grants only, with SECRET_REMOVED rows", async () => {
+  await using w = await world();
+  const a = w.grant();
+  const b = w.grant({ mode: "once" }, false);
+  const already = w.grant();
+  w.store.revoke(already.id);
+  const other = w.grant({ secret_id: "shop.user" });
+  w.sink.rows = [];
+  assert.equal(w.store.revokeForSecret("shop.password", { by: "cli" }), 2);
+  for (const id of [a.id, b.id]) {
+    const g = w.store.get(id)!;
+    assert.equal(g.state, "revoked");
+    assert.equal(g.revoke_reason, "SECRET_REMOVED");
+    assert.equal(g.revoked_by, "cli");
+  }
+  assert.equal(w.store.get(already.id)!.revoke_reason, "GRANT_REVOKED");
+  assert.equal(w.store.get(other.id)!.state, "active");
+  assert.deepEqual(
+    w.sink.rows.map((r) => [r.kind, r.reason, r.rule, r.module]).sort(),
+    [["grant_revoke", "SECRET_REMOVED", a.id, "cli"], [
+      "grant_revoke",
+      "SECRET_REMOVED",
+      b.id,
+      "cli",
+    ]]
+      .sort(),
+  );
+  assert.equal(w.store.revokeForSecret("shop.password"), 0);
+  assert.throws(() => w.redeem({ grantIds: [a.id] }), code("GRANT_REVOKED"));
+});
+
+Deno.test("GrantStore.redeem() revokes and refuses a grant whose secret left the vault", async () => {
+  await using w = await world();
+  const g = w.grant();
+  assert.equal(w.vault.remove("shop.password"), true);
+  w.sink.rows = [];
+  assert.throws(() => w.redeem({ grantIds: [g.id] }), code("GRANT_REVOKED"));
+  const after = w.store.get(g.id)!;
+  assert.equal(after.state, "revoked");
+  assert.equal(after.revoke_reason, "SECRET_REMOVED");
+  assert.equal(after.revoked_by, "vault");
+  assert.deepEqual(w.sink.rows.map((r) => [r.kind, r.reason, r.module]), [
+    ["grant_revoke", "SECRET_REMOVED", "vault"],
+    ["grant_redeem", "GRANT_REVOKED", null],
+  ]);
+});
+
+Deno.test("GrantStore.revoke() refuses an unknown or already revoked grant", async () => {
+  await using w = await world();
+  const g = w.grant();
+  const revoked = w.store.revoke(g.id, { by: "api" });
+  assert.equal(revoked.state, "revoked");
+  assert.equal(revoked.revoked_by, "api");
+  assert.equal(revoked.revoke_reason, "GRANT_REVOKED");
+  assert.throws(() => w.store.revoke(g.id), code("GRANT_REVOKED"));
+  assert.throws(() => w.store.revoke("g_bbbbbbbbbbbbbbbb"), code("GRANT_NOT_FOUND"));
+});
+
+Deno.test("GrantStore audit failures: an unaudited add or approve never stays live; a consumed once grant stays used", async () => {
+  await using w = await world();
+  w.sink.failing = true;
+  assert.throws(() => w.grant(), code("AUDIT_UNAVAILABLE"));
+  const [added] = w.store.list();
+  assert.equal(added.state, "revoked");
+  assert.equal(added.revoke_reason, "AUDIT_UNAVAILABLE");
+  w.sink.failing = false;
+  const pending = w.grant({}, false);
+  w.sink.failing = true;
+  assert.throws(() => w.store.approve(pending.id), code("AUDIT_UNAVAILABLE"));
+  assert.equal(w.store.get(pending.id)!.state, "revoked");
+  w.sink.failing = false;
+  const once = w.grant({ mode: "once" });
+  w.sink.failing = true;
+  assert.throws(() => w.redeem({ grantIds: [once.id] }), code("AUDIT_UNAVAILABLE"));
+  assert.equal(w.store.get(once.id)!.state, "used", "fail closed: the use is spent");
+  // A refusal stays a refusal when its row cannot be written.
+  assert.throws(() => w.redeem({ grantIds: [once.id] }), code("GRANT_USED"));
+  // A revocation stands even when its row cannot be written.
+  w.sink.failing = false;
+  const standing = w.grant();
+  w.sink.failing = true;
+  assert.throws(() => w.store.revoke(standing.id), code("AUDIT_UNAVAILABLE"));
+  assert.equal(w.store.get(standing.id)!.state, "revoked");
+});
+
+Deno.test("GrantStore.list() is newest first and filters by secret and agent", async () => {
+  await using w = await world();
+  const a = w.grant();
+  w.advance(1_000);
+  const b = w.grant({ secret_id: "shop.user", agent: "helper" });
+  w.advance(1_000);
+  const c = w.grant({ agent: "helper" });
+  assert.deepEqual(w.store.list().map((g) => g.id), [c.id, b.id, a.id]);
+  assert.deepEqual(w.store.list({ secretId: "shop.password" }).map((g) => g.id), [c.id, a.id]);
+  assert.deepEqual(w.store.list({ agent: "helper" }).map((g) => g.id), [c.id, b.id]);
+  assert.equal(w.store.get("g_cccccccccccccccc"), undefined);
+});
+
+Deno.test("GrantStore over a real AuditLog: rows chain and verify, and hold no value", async () => {
+  await using w = await world();
+  const audit = new AuditLog(w.db);
+  const store = new GrantStore(w.db, { audit, now: () => NOW });
+  const g = store.add({
+    secret_id: "shop.password",
+    agent: "ci-bot",
+    purpose: "log in",
+    mode: "once",
+    uses: [{ kind: "fill", allowed_origins: [SHOP] }],
+  }, { by: "cli" });
+  store.approve(g.id, { by: "console" });
+  store.redeem({ agent: "ci-bot", useKind: "fill", origin: `${SHOP}/a?b=c`, sessionId: "s-1" });
+  assert.throws(
+    () => store.redeem({ agent: "ci-bot", useKind: "fill", origin: SHOP, sessionId: "s-1" }),
+    code("GRANT_USED"),
+  );
+  const rows = audit.rows(0, 100);
+  assert.deepEqual(rows.map((r) => [r.kind, r.source, r.decision, r.reason, r.origin]), [
+    ["grant_add", "operator", "event", "GRANT_ADDED", null],
+    ["grant_approve", "operator", "allow", "GRANT_APPROVED", null],
+    ["grant_redeem", "action", "allow", "GRANT_REDEEMED", SHOP],
+    ["grant_redeem", "action", "deny", "GRANT_USED", SHOP],
+  ]);
+  assert.equal(verifyAudit(w.db).ok, true);
+  assert.equal(JSON.stringify(rows).includes(VALUE), false);
+});

@@ -1,0 +1,10 @@
+/**
+ * Grants: which agent may use which vault secret, for what, how often, until when and on which
+ * exact origins; the operator's add, approve and revoke, and the runtime's redemption
+ * ([docs/grants.md](../../docs/grants.md)).
+ *
+ * @module
+ */
+export * from "./errors.ts";
+export * from "./grant.ts";
+export * from "./grant_store.ts";
