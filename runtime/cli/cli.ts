@@ -11,6 +11,7 @@ import { VERSION } from "../version.ts";
 import { agentCommand } from "./agent_cmd.ts";
 import { auditCommand } from "./audit_cmd.ts";
 import { domainCommand } from "./domain_cmd.ts";
+import { grantCommand } from "./grant_cmd.ts";
 import { policyCommand } from "./policy_cmd.ts";
 import { secretCommand, vaultCommand } from "./secret_cmd.ts";
 import { serveUntilStopped } from "./shutdown.ts";
@@ -29,6 +30,9 @@ Usage:
   omotai audit verify [--jsonl FILE] | prune --older-than 90d   [--data-dir runs]
   omotai secret add ID --kind password|username|totp|generic | rm ID | list   [--data-dir runs]
   omotai vault rekey                                            [--data-dir runs]
+  omotai grant add SECRET_ID --agent NAME --purpose TEXT --mode once|session|standing
+               [--expires 24h|ISO] --fill ORIGIN[,ORIGIN] | --capture ORIGIN[,ORIGIN]
+               [--approve] | approve ID | rm ID | list         [--data-dir runs]
   omotai --version
   omotai help
 
@@ -46,6 +50,9 @@ secret    Keep credentials in the encrypted vault. add reads the value from stdi
           OMOTAI_VAULT_KEY (32 bytes, base64) or OMOTAI_VAULT_PASSPHRASE.
 vault     rekey re-seals every secret under OMOTAI_VAULT_NEW_KEY or
           OMOTAI_VAULT_NEW_PASSPHRASE.
+grant     Let an agent use a secret: fill and/or capture on exact origins, once, for
+          one session or standing, until an expiry (default 24h). Pending until
+          approved (approve, or --approve at add); rm revokes. No vault key needed.
 `;
 
 /** Runs the CLI; returns the exit code. */
@@ -67,6 +74,8 @@ export async function main(args: string[]): Promise<number> {
         return await secretCommand(rest);
       case "vault":
         return await vaultCommand(rest);
+      case "grant":
+        return grantCommand(rest);
       case "--version":
       case "version":
         console.log(VERSION);

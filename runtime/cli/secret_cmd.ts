@@ -3,7 +3,8 @@
  * vault. A value is read from stdin, never from argv (a hidden prompt on a terminal, the whole
  * input from a pipe, one trailing newline dropped) and is never printed. The vault key comes
  * from `OMOTAI_VAULT_KEY` (32 bytes, base64) or `OMOTAI_VAULT_PASSPHRASE`; `vault rekey` takes
- * the new one from `OMOTAI_VAULT_NEW_KEY` or `OMOTAI_VAULT_NEW_PASSPHRASE`.
+ * the new one from `OMOTAI_VAULT_NEW_KEY` or `OMOTAI_VAULT_NEW_PASSPHRASE`. `secret rm` revokes
+ * the secret's grants (audited, `SECRET_REMOVED`) before it removes the value.
  *
  * @module
  */
@@ -17,13 +18,15 @@ import {
   VaultError,
   type VaultKeySource,
 } from "../../vault/mod.ts";
+import { AuditLog } from "../audit/audit_log.ts";
 import { OmotaiError } from "../errors.ts";
+import { GrantStore } from "../grants/mod.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 
 /** Usage of `omotai secret` and `omotai vault`. */
 export const SECRET_USAGE =
   `omotai secret add ID --kind password|username|totp|generic [--data-dir runs]   (value on stdin)
-omotai secret rm ID [--data-dir runs]
+omotai secret rm ID [--data-dir runs]   (also revokes the secret's grants)
 omotai secret list [--data-dir runs]
 omotai vault rekey [--data-dir runs]   (new key in OMOTAI_VAULT_NEW_KEY or OMOTAI_VAULT_NEW_PASSPHRASE)
 The vault key: OMOTAI_VAULT_KEY (32 bytes, base64) or OMOTAI_VAULT_PASSPHRASE.`;
@@ -76,8 +79,16 @@ export async function secretCommand(args: string[]): Promise<number> {
       if (positionals.length !== 1) {
         throw new OmotaiError("BAD_OPTION", `secret rm takes one id\n${SECRET_USAGE}`);
       }
-      const removed = await withVault(values["data-dir"], (vault) => vault.remove(positionals[0]));
-      console.log(removed ? `removed secret ${positionals[0]}` : `no secret ${positionals[0]}`);
+      const id = positionals[0];
+      const [removed, revoked] = await withVault(values["data-dir"], (vault, db) => {
+        // Grants first: if removing the value then fails, the grants are gone all the same
+        // (fail closed), never live for a secret that is half removed.
+        const revoked = new GrantStore(db, { audit: new AuditLog(db) })
+          .revokeForSecret(id, { by: "cli" });
+        return [vault.remove(id), revoked] as const;
+      });
+      const grants = revoked > 0 ? ` and revoked ${revoked} grant${revoked === 1 ? "" : "s"}` : "";
+      console.log(removed ? `removed secret ${id}${grants}` : `no secret ${id}${grants}`);
       return removed ? 0 : 1;
     }
     case "list": {
@@ -140,7 +151,10 @@ function currentKey(): VaultKeySource {
   );
 }
 
-async function withVault<T>(dataDir: string, fn: (vault: Vault) => T | Promise<T>): Promise<T> {
+async function withVault<T>(
+  dataDir: string,
+  fn: (vault: Vault, db: DatabaseSync) => T | Promise<T>,
+): Promise<T> {
   const source = currentKey();
   Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const db: DatabaseSync = openDatabase(databasePath(dataDir));
@@ -158,7 +172,7 @@ async function withVault<T>(dataDir: string, fn: (vault: Vault) => T | Promise<T
       throw err;
     }
     using open = vault;
-    return await fn(open);
+    return await fn(open, db);
   } finally {
     db.close();
   }

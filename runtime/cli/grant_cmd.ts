@@ -1,0 +1,144 @@
+/**
+ * `omotai grant add|approve|rm|list`: the operator's grants of vault secrets to agents
+ * (docs/grants.md). `add` needs no vault key: it checks only that the secret's id is in the
+ * vault's table, and a grant never holds a value. A grant starts pending unless `--approve` is
+ * given; every change is an audit row (`module: cli`) in the same database, and a running
+ * runtime sees it at its next redemption.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { parseArgs } from "node:util";
+import { AuditLog } from "../audit/audit_log.ts";
+import { OmotaiError } from "../errors.ts";
+import { type Grant, GrantStore } from "../grants/mod.ts";
+import { databasePath, openDatabase } from "../store/database.ts";
+
+/** Usage of `omotai grant`. */
+export const GRANT_USAGE =
+  `omotai grant add SECRET_ID --agent NAME --purpose TEXT --mode once|session|standing
+                 [--expires 24h|7d|ISO] [--fill ORIGIN[,ORIGIN]] [--capture ORIGIN[,ORIGIN]]
+                 [--approve] [--data-dir runs]
+omotai grant approve ID [--data-dir runs]
+omotai grant rm ID [--data-dir runs]        (revokes; the grant stays listed)
+omotai grant list [--data-dir runs]
+At least one of --fill and --capture; --expires defaults to 24h; without --approve the grant
+waits pending until an operator approves it.`;
+
+const ADD_ONLY = ["agent", "purpose", "mode", "expires", "fill", "capture", "approve"] as const;
+
+/** Runs a grant subcommand; returns the exit code. */
+export function grantCommand(args: string[]): number {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      agent: { type: "string" },
+      purpose: { type: "string" },
+      mode: { type: "string" },
+      expires: { type: "string" },
+      fill: { type: "string", multiple: true },
+      capture: { type: "string", multiple: true },
+      approve: { type: "boolean" },
+      "data-dir": { type: "string", default: "runs" },
+    },
+  });
+  if (sub !== "add") {
+    const stray = ADD_ONLY.find((k) => values[k] !== undefined);
+    if (stray) {
+      throw new OmotaiError("BAD_OPTION", `--${stray} belongs to grant add\n${GRANT_USAGE}`);
+    }
+  }
+  const withStore = <T>(fn: (store: GrantStore) => T): T => {
+    Deno.mkdirSync(values["data-dir"], { recursive: true, mode: 0o700 });
+    const db: DatabaseSync = openDatabase(databasePath(values["data-dir"]));
+    try {
+      return fn(new GrantStore(db, { audit: new AuditLog(db) }));
+    } finally {
+      db.close();
+    }
+  };
+  const oneId = (what: string) => {
+    if (positionals.length !== 1) {
+      throw new OmotaiError("BAD_OPTION", `grant ${what} takes one grant id\n${GRANT_USAGE}`);
+    }
+    return positionals[0];
+  };
+  switch (sub) {
+    case "add": {
+      if (positionals.length !== 1) {
+        throw new OmotaiError("BAD_OPTION", `grant add takes one secret id\n${GRANT_USAGE}`);
+      }
+      for (const k of ["agent", "purpose", "mode"] as const) {
+        if (values[k] === undefined) {
+          throw new OmotaiError("BAD_OPTION", `grant add needs --${k}\n${GRANT_USAGE}`);
+        }
+      }
+      const uses = [
+        ...(values.fill ? [{ kind: "fill", allowed_origins: origins(values.fill) }] : []),
+        ...(values.capture ? [{ kind: "capture", allowed_origins: origins(values.capture) }] : []),
+      ];
+      if (uses.length === 0) {
+        throw new OmotaiError(
+          "BAD_OPTION",
+          `grant add needs --fill or --capture (or both)\n${GRANT_USAGE}`,
+        );
+      }
+      const grant = withStore((store) =>
+        store.add({
+          secret_id: positionals[0],
+          agent: values.agent,
+          purpose: values.purpose,
+          mode: values.mode,
+          ...(values.expires !== undefined ? { expires: values.expires } : {}),
+          uses,
+        }, { approve: values.approve === true, by: "cli" })
+      );
+      console.log(
+        `added grant ${grant.id} (${grant.state}): ${grant.secret_id} for ${grant.agent}, ` +
+          `${grant.mode}, until ${grant.expires_at}`,
+      );
+      if (grant.state === "pending") {
+        console.log(`approve it with: omotai grant approve ${grant.id}`);
+      }
+      return 0;
+    }
+    case "approve": {
+      const id = oneId("approve");
+      const grant = withStore((store) => store.approve(id, { by: "cli" }));
+      console.log(`approved grant ${grant.id} (until ${grant.expires_at})`);
+      return 0;
+    }
+    case "rm": {
+      const id = oneId("rm");
+      withStore((store) => store.revoke(id, { by: "cli" }));
+      console.log(`revoked grant ${id}`);
+      return 0;
+    }
+    case "list": {
+      if (positionals.length !== 0) {
+        throw new OmotaiError("BAD_OPTION", `grant list takes no argument\n${GRANT_USAGE}`);
+      }
+      const grants = withStore((store) => store.list());
+      if (grants.length === 0) console.log("no grants");
+      for (const g of grants) console.log(grantLine(g));
+      return 0;
+    }
+    default:
+      console.error(GRANT_USAGE);
+      return 2;
+  }
+}
+
+/** `--fill a,b --fill c` as one list (the store checks each origin). */
+function origins(flags: string[]): string[] {
+  return flags.flatMap((f) => f.split(",")).map((o) => o.trim()).filter((o) => o !== "");
+}
+
+/** One grant, one line (the purpose is plain text: control characters never got in). */
+function grantLine(g: Grant): string {
+  const uses = g.uses.map((u) => `${u.kind} ${u.allowed_origins.join(",")}`).join("  ");
+  return `${g.id}  ${g.state}  ${g.secret_id}  agent ${g.agent}  ${g.mode}  ` +
+    `until ${g.expires_at}  ${uses}  redeemed ${g.redemptions}x  "${g.purpose}"`;
+}

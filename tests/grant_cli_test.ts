@@ -1,0 +1,239 @@
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { omotaiFlags } from "./helpers/harness.ts";
+
+const decoder = new TextDecoder();
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `omotai ARGS` as the task would, with `stdin` piped in and `env` on top of a clean slate. */
+async function omotai(args: string[], env: Record<string, string>, stdin = ""): Promise<Run> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...await omotaiFlags(), "runtime/main.ts", ...args],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    // The caller's own vault variables or OMOTAI_DB must not leak into the run.
+    env: { OMOTAI_DB: "", OMOTAI_VAULT_KEY: "", OMOTAI_VAULT_PASSPHRASE: "", ...env },
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(stdin));
+  await writer.close();
+  const out = await child.output();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
+/** A data dir the task may write (its --allow-write is runs/), removed afterwards. */
+async function withDataDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = `runs/test-grant-cli-${crypto.randomUUID().slice(0, 8)}`;
+  await Deno.mkdir(dir, { recursive: true });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+const newKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+const SHOP = "http://127.0.0.1:8081";
+
+function idOf(run: Run): string {
+  const id = /added grant (g_[a-z2-7]{16}) /.exec(run.stdout)?.[1];
+  assert.ok(id, `no grant id in ${run.stdout}${run.stderr}`);
+  return id;
+}
+
+Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault key needed, every change audited", async () => {
+  await withDataDir(async (dir) => {
+    const key = newKey();
+    const value = `pw-${crypto.randomUUID()}`;
+    const added = await omotai(
+      ["secret", "add", "shop.password", "--kind", "password", "--data-dir", dir],
+      { OMOTAI_VAULT_KEY: key },
+      value,
+    );
+    assert.equal(added.code, 0, added.stderr);
+    const outputs: string[] = [];
+    // No OMOTAI_VAULT_KEY: grants look only at the secret's id.
+    const run = async (args: string[]) => {
+      const res = await omotai(["grant", ...args, "--data-dir", dir], {});
+      outputs.push(res.stdout, res.stderr);
+      return res;
+    };
+
+    const pending = await run([
+      "add",
+      "shop.password",
+      "--agent",
+      "ci-bot",
+      "--purpose",
+      "log in to the shop",
+      "--mode",
+      "once",
+      "--expires",
+      "2h",
+      "--fill",
+      `${SHOP},HTTPS://Shop.TEST:443`,
+    ]);
+    assert.equal(pending.code, 0, pending.stderr);
+    const id = idOf(pending);
+    assert.match(
+      pending.stdout,
+      new RegExp(
+        `^added grant ${id} \\(pending\\): shop\\.password for ci-bot, once, until \\d{4}-`,
+        "m",
+      ),
+    );
+    assert.match(pending.stdout, new RegExp(`approve it with: omotai grant approve ${id}`));
+
+    const list = await run(["list"]);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(
+      list.stdout,
+      new RegExp(
+        `^${id}  pending  shop\\.password  agent ci-bot  once  until \\S+  fill ${SHOP},https://shop\\.test  redeemed 0x  "log in to the shop"$`,
+        "m",
+      ),
+    );
+
+    const approve = await run(["approve", id]);
+    assert.equal(approve.code, 0, approve.stderr);
+    assert.match(approve.stdout, new RegExp(`approved grant ${id}`));
+    const twice = await run(["approve", id]);
+    assert.equal(twice.code, 1);
+    assert.match(twice.stderr, /omotai: GRANT_NOT_PENDING: /);
+
+    const standing = await run([
+      "add",
+      "shop.password",
+      "--agent",
+      "helper",
+      "--purpose",
+      "capture",
+      "--mode",
+      "standing",
+      "--capture",
+      SHOP,
+      "--approve",
+    ]);
+    assert.equal(standing.code, 0, standing.stderr);
+    const standingId = idOf(standing);
+    assert.match(standing.stdout, /\(active\)/);
+    assert.doesNotMatch(standing.stdout, /approve it with/);
+
+    const revoke = await run(["rm", id]);
+    assert.equal(revoke.code, 0, revoke.stderr);
+    assert.match(revoke.stdout, new RegExp(`revoked grant ${id}`));
+    const again = await run(["rm", id]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /omotai: GRANT_REVOKED: /);
+    const unknown = await run(["approve", "g_aaaaaaaaaaaaaaaa"]);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /omotai: GRANT_NOT_FOUND: /);
+
+    const after = await run(["list"]);
+    assert.match(after.stdout, new RegExp(`^${id}  revoked `, "m"));
+    assert.match(after.stdout, new RegExp(`^${standingId}  active .* capture ${SHOP} `, "m"));
+
+    // Deleting the secret revokes its remaining grants.
+    const rm = await omotai(["secret", "rm", "shop.password", "--data-dir", dir], {
+      OMOTAI_VAULT_KEY: key,
+    });
+    assert.equal(rm.code, 0, rm.stderr);
+    assert.match(rm.stdout, /removed secret shop\.password and revoked 1 grant$/m);
+    const last = await run(["list"]);
+    assert.match(last.stdout, new RegExp(`^${standingId}  revoked `, "m"));
+
+    const db = new DatabaseSync(`${dir}/omotai.db`, { readOnly: true });
+    try {
+      const rows = db.prepare(
+        "SELECT kind, source, decision, reason, module, rule, origin FROM audit WHERE kind LIKE 'grant_%' ORDER BY seq",
+      ).all() as Record<string, string | null>[];
+      assert.deepEqual(rows.map((r) => [r.kind, r.reason, r.module, r.rule]), [
+        ["grant_add", "GRANT_ADDED", "cli", id],
+        ["grant_approve", "GRANT_APPROVED", "cli", id],
+        ["grant_add", "GRANT_ADDED", "cli", standingId],
+        ["grant_approve", "GRANT_APPROVED", "cli", standingId],
+        ["grant_revoke", "GRANT_REVOKED", "cli", id],
+        ["grant_revoke", "SECRET_REMOVED", "cli", standingId],
+      ]);
+      assert.ok(rows.every((r) => r.source === "operator" && r.origin === null));
+    } finally {
+      db.close();
+    }
+    for (const text of outputs) assert.ok(!text.includes(value), "a value was printed");
+    const verify = await omotai(["audit", "verify", "--data-dir", dir], {});
+    assert.equal(verify.code, 0, verify.stderr + verify.stdout);
+  });
+});
+
+Deno.test("omotai grant add refuses a missing secret, an origin with a path, a bad expiry and missing flags", async () => {
+  await withDataDir(async (dir) => {
+    const key = newKey();
+    const added = await omotai(
+      ["secret", "add", "shop.user", "--kind", "username", "--data-dir", dir],
+      { OMOTAI_VAULT_KEY: key },
+      "alice",
+    );
+    assert.equal(added.code, 0, added.stderr);
+    const base = ["--agent", "ci-bot", "--purpose", "p", "--mode", "session", "--data-dir", dir];
+    const cases: [string[], RegExp][] = [
+      [
+        ["add", "nope", ...base, "--fill", SHOP],
+        /omotai: SECRET_NOT_FOUND: the vault holds no secret nope/,
+      ],
+      [
+        ["add", "shop.user", ...base, "--fill", `${SHOP}/login`],
+        /omotai: GRANT_INVALID: .*not an http\(s\) origin/,
+      ],
+      [["add", "shop.user", ...base, "--fill", "*.shop.test"], /omotai: GRANT_INVALID: /],
+      [["add", "shop.user", ...base], /omotai: BAD_OPTION: grant add needs --fill or --capture/],
+      [
+        ["add", "shop.user", ...base, "--fill", SHOP, "--expires", "1y"],
+        /omotai: GRANT_INVALID: the expiry/,
+      ],
+      [[
+        "add",
+        "shop.user",
+        "--agent",
+        "ci-bot",
+        "--mode",
+        "once",
+        "--fill",
+        SHOP,
+        "--data-dir",
+        dir,
+      ], /omotai: BAD_OPTION: grant add needs --purpose/],
+      [[
+        "add",
+        "shop.user",
+        ...base.slice(0, 4),
+        "--mode",
+        "forever",
+        "--fill",
+        SHOP,
+        "--data-dir",
+        dir,
+      ], /omotai: GRANT_INVALID: invalid or missing: mode/],
+      [
+        ["list", "--fill", SHOP, "--data-dir", dir],
+        /omotai: BAD_OPTION: --fill belongs to grant add/,
+      ],
+      [["rm", "--data-dir", dir], /omotai: BAD_OPTION: grant rm takes one grant id/],
+    ];
+    for (const [args, expected] of cases) {
+      const res = await omotai(["grant", ...args], {});
+      assert.equal(res.code, 1, `${args.join(" ")}: ${res.stderr}`);
+      assert.match(res.stderr, expected, args.join(" "));
+    }
+    const none = await omotai(["grant", "list", "--data-dir", dir], {});
+    assert.equal(none.stdout.trim(), "no grants");
+    const usage = await omotai(["grant"], {});
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /omotai grant add SECRET_ID --agent NAME/);
+  });
+});
