@@ -19,6 +19,7 @@ import {
   DecisionBody,
   DomainBody,
   DomainOriginBody,
+  GrantBody,
   parseInput,
   QuestionStateQuery,
 } from "./schemas.ts";
@@ -32,6 +33,23 @@ function settled(result: "ok" | "not_pending" | "unknown", what: string): void {
     throw new ConsoleError(409, "NOT_PENDING", `the ${what} is no longer pending`);
   }
   if (result === "unknown") throw new ConsoleError(404, "NOT_FOUND", `no such ${what}`);
+}
+
+/** 404 and 409 for the ways a grant's approval or revocation can miss. */
+export function grantSettled(
+  result: "ok" | "not_pending" | "already_revoked" | "unknown",
+): void {
+  if (result === "unknown") throw new ConsoleError(404, "NOT_FOUND", "no such grant");
+  if (result === "not_pending") {
+    throw new ConsoleError(
+      409,
+      "NOT_PENDING",
+      "the grant is not pending: approved, expired or revoked",
+    );
+  }
+  if (result === "already_revoked") {
+    throw new ConsoleError(409, "ALREADY_REVOKED", "the grant was revoked already");
+  }
 }
 
 /** The body of a DELETE: JSON, or the query when there is none. */
@@ -105,6 +123,25 @@ export function apiRoutes(
     }
     return c.json({ removed: true });
   });
+
+  app.get("/api/grants", async (c) => c.json(await deps.grants.list()));
+  app.post("/api/grants", async (c) => {
+    const { approve, ...request } = parseInput(GrantBody, await jsonBody(c));
+    const grant = await deps.grants.add(request, approve === true, doorOf(c.var.auth));
+    return c.json(grant, 201);
+  });
+  app.post("/api/grants/:id/approve", async (c) => {
+    const id = c.req.param("id");
+    grantSettled(await deps.grants.approve(id, doorOf(c.var.auth)));
+    return c.json({ id, state: "active" });
+  });
+  const revoke = async (c: Context<ConsoleEnv>) => {
+    const id = c.req.param("id") ?? "";
+    grantSettled(await deps.grants.revoke(id, doorOf(c.var.auth)));
+    return c.json({ id, state: "revoked" });
+  };
+  app.post("/api/grants/:id/revoke", revoke);
+  app.delete("/api/grants/:id", revoke);
 
   app.get("/api/audit", async (c) => {
     const filter = parseInput(AuditQuery, c.req.query());

@@ -1,7 +1,7 @@
 /**
  * The operator console: server-rendered pages and a JSON API to approve or deny pending
- * writes, answer agents' questions, watch and kill sessions, manage domain rules and agent
- * keys, and read the audit. One Hono app; `cli/start.ts` serves it beside the MCP app and
+ * writes, answer agents' questions, watch and kill sessions, manage domain rules, agent keys
+ * and grants, and read the audit. One Hono app; `cli/start.ts` serves it beside the MCP app and
  * sends it the paths `isConsolePath()` names.
  *
  * Every response carries the secure headers; the Host (and Origin) must be the console's
@@ -42,12 +42,21 @@ const EXACT = new Set([
   "/sessions",
   "/domains",
   "/agents",
+  "/grants",
   "/audit",
   "/policies",
 ]);
 
 /** Path prefixes of the console. */
-const PREFIXES = ["/api/", "/approvals/", "/questions/", "/sessions/", "/domains/", "/agents/"];
+const PREFIXES = [
+  "/api/",
+  "/approvals/",
+  "/questions/",
+  "/sessions/",
+  "/domains/",
+  "/agents/",
+  "/grants/",
+];
 
 /** True for the paths the console owns; the server sends the rest to the MCP app. */
 export function isConsolePath(pathname: string): boolean {

@@ -13,6 +13,8 @@ import type {
   AuditPort,
   DomainsPort,
   DomainView,
+  GrantsPort,
+  GrantView,
   PoliciesPort,
   PolicyModuleView,
   QuestionsPort,
@@ -86,6 +88,23 @@ class FakeDomains implements DomainsPort {
   }
 }
 
+/** Lists what a test puts in; the real store and its adapter are in console_grants_test.ts. */
+class FakeGrants implements GrantsPort {
+  grants: GrantView[] = [];
+  list(): GrantView[] {
+    return this.grants;
+  }
+  add(): GrantView {
+    throw Object.assign(new Error("no such secret"), { code: "SECRET_NOT_FOUND" });
+  }
+  approve(): "unknown" {
+    return "unknown";
+  }
+  revoke(): "unknown" {
+    return "unknown";
+  }
+}
+
 function auditRow(seq: number, overrides: Partial<AuditRow> = {}): AuditRow {
   return {
     seq,
@@ -145,6 +164,7 @@ function harness(options: { heartbeatMs?: number } = {}) {
   const sessions = new FakeSessions();
   const agents = new FakeAgents();
   const domains = new FakeDomains();
+  const grants = new FakeGrants();
   const audit = new FakeAudit();
   const policies = new FakePolicies();
   // The real queue and question list satisfy their ports structurally.
@@ -156,6 +176,7 @@ function harness(options: { heartbeatMs?: number } = {}) {
     sessions,
     agents,
     domains,
+    grants,
     audit,
     policies,
     heartbeatMs: options.heartbeatMs,
@@ -170,6 +191,7 @@ function harness(options: { heartbeatMs?: number } = {}) {
     sessions,
     agents,
     domains,
+    grants,
     audit,
     policies,
     advance(ms: number) {
@@ -677,6 +699,27 @@ Deno.test("createConsoleApp() escapes hostile values on every page", async () =>
   }];
   h.agents.agents = [{ name: hostile, policy: hostile }];
   h.domains.rules = [{ origin: hostile, rule: "allow" }];
+  h.grants.grants = [{
+    id: hostile,
+    secret_id: hostile,
+    agent: hostile,
+    purpose: hostile,
+    mode: "session",
+    uses: [{ kind: hostile, allowed_origins: [hostile] }],
+    state: "revoked",
+    expires_at: hostile,
+    created_at: hostile,
+    created_by: hostile,
+    approved_at: null,
+    approved_by: null,
+    revoked_at: hostile,
+    revoked_by: hostile,
+    revoke_reason: hostile,
+    session_id: hostile,
+    used_at: null,
+    last_redeemed_at: hostile,
+    redemptions: 1,
+  }];
   h.audit.all = [
     auditRow(1, { agent: hostile, origin: hostile, session: hostile, reason: hostile }),
   ];
@@ -690,6 +733,7 @@ Deno.test("createConsoleApp() escapes hostile values on every page", async () =>
     "/sessions",
     "/domains",
     "/agents",
+    "/grants",
     "/audit",
     `/audit?session=${encodeURIComponent(hostile)}`,
     "/policies",
@@ -816,10 +860,12 @@ Deno.test("createConsoleApp() audit API filters, verifies and exports JSONL olde
 });
 
 Deno.test("isConsolePath() owns the console's paths and leaves MCP's alone", () => {
-  for (const p of ["/", "/login", "/api/events", "/approvals/x", "/audit", "/console.js"]) {
+  for (
+    const p of ["/", "/login", "/api/events", "/approvals/x", "/audit", "/console.js", "/grants"]
+  ) {
     assert.equal(isConsolePath(p), true, p);
   }
-  for (const p of ["/mcp", "/sse", "/messages", "/favicon.ico", "/apix"]) {
+  for (const p of ["/mcp", "/sse", "/messages", "/favicon.ico", "/apix", "/grantsx"]) {
     assert.equal(isConsolePath(p), false, p);
   }
 });

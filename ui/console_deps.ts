@@ -9,6 +9,7 @@ import type {
   ApprovalsPort,
   AuditPort,
   DomainsPort,
+  GrantsPort,
   PoliciesPort,
   QuestionsPort,
   SessionsPort,
@@ -28,6 +29,7 @@ export interface ConsoleDeps {
   sessions: SessionsPort;
   agents: AgentsPort;
   domains: DomainsPort;
+  grants: GrantsPort;
   audit: AuditPort;
   policies: PoliciesPort;
   /** Heartbeat of `/api/events`; default 15 s. */

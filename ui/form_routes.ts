@@ -18,6 +18,9 @@ import {
   DecisionBody,
   DomainBody,
   DomainOriginBody,
+  GrantBody,
+  GrantForm,
+  grantFormBody,
   parseInput,
 } from "./schemas.ts";
 
@@ -53,6 +56,21 @@ export function formRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps): void {
       throw new ConsoleError(404, "NOT_FOUND", "no rule for that origin");
     }
     return c.redirect("/domains", 303);
+  });
+
+  app.post("/grants", async (c) => {
+    const form = parseInput(GrantForm, await formBody(c));
+    const { approve, ...request } = parseInput(GrantBody, grantFormBody(form));
+    await deps.grants.add(request, approve === true, doorOf(c.var.auth));
+    return c.redirect("/grants", 303);
+  });
+  app.post("/grants/:id/approve", async (c) => {
+    const result = await deps.grants.approve(c.req.param("id"), doorOf(c.var.auth));
+    return c.redirect(result === "ok" ? "/grants" : `/grants?notice=grant_${result}`, 303);
+  });
+  app.post("/grants/:id/revoke", async (c) => {
+    const result = await deps.grants.revoke(c.req.param("id"), doorOf(c.var.auth));
+    return c.redirect(result === "ok" ? "/grants" : `/grants?notice=grant_${result}`, 303);
   });
 
   app.post("/agents", async (c) => {

@@ -13,6 +13,7 @@ export const VIEWS = [
   ["sessions", "/sessions", "Sessions"],
   ["domains", "/domains", "Domains"],
   ["agents", "/agents", "Agents"],
+  ["grants", "/grants", "Grants"],
   ["audit", "/audit", "Audit"],
   ["policies", "/policies", "Policies"],
 ] as const;

@@ -12,6 +12,7 @@ import { agentsBody } from "./pages/agents_page.ts";
 import { approvalsBody, approvalsTable } from "./pages/approvals_page.ts";
 import { auditBody } from "./pages/audit_page.ts";
 import { domainsBody } from "./pages/domains_page.ts";
+import { grantsBody } from "./pages/grants_page.ts";
 import { notice } from "./pages/message_page.ts";
 import { policiesBody } from "./pages/policies_page.ts";
 import { questionsBody, questionsTable } from "./pages/questions_page.ts";
@@ -57,6 +58,12 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps): void {
   app.get("/agents", async (c) => {
     const csrf = csrfOf(c.var.auth);
     return c.html(show("Agents", "agents", csrf, agentsBody(await deps.agents.list(), csrf)));
+  });
+
+  app.get("/grants", async (c) => {
+    const csrf = csrfOf(c.var.auth);
+    const body = grantsBody(await deps.grants.list(), csrf, notice(c.req.query("notice")));
+    return c.html(show("Grants", "grants", csrf, body));
   });
 
   app.get("/audit", async (c) => {

@@ -1,7 +1,7 @@
 /**
  * What the console needs from the runtime, as interfaces: `cli/start.ts` hands in objects
  * that satisfy them structurally (`ApprovalQueue`, `HumanQuestions`, `DomainRules`, or small
- * adapters), and `ui/` imports nothing of the runtime but types. A method may answer at once
+ * adapters such as the grants'), and `ui/` imports nothing of the runtime but types. A method may answer at once
  * or with a promise. A port that refuses an input throws an error with a string `code`
  * (`BAD_ORIGIN`, `BAD_AGENT_NAME`, …): the console answers 400 with it (503 for a code ending
  * in `_UNAVAILABLE` or `_UNREADABLE`).
@@ -128,6 +128,59 @@ export interface DomainsPort {
   /** Adds or replaces; may answer the normalized origin. */
   add(origin: string, rule: "allow" | "deny"): MaybePromise<unknown>;
   remove(origin: string): MaybePromise<boolean>;
+}
+
+/** One use of a grant: `fill` or `capture`, on exact origins. */
+export interface GrantUseView {
+  readonly kind: string;
+  readonly allowed_origins: readonly string[];
+}
+
+/** One grant as the console shows it (a grant holds no secret value, only its id). */
+export interface GrantView {
+  readonly id: string;
+  readonly secret_id: string;
+  readonly agent: string;
+  readonly purpose: string;
+  /** `once`, `session` or `standing`. */
+  readonly mode: string;
+  readonly uses: readonly GrantUseView[];
+  /** `pending`, `active`, `used`, `expired` or `revoked`. */
+  readonly state: string;
+  readonly expires_at: string;
+  readonly created_at: string;
+  readonly created_by: string;
+  readonly approved_at: string | null;
+  readonly approved_by: string | null;
+  readonly revoked_at: string | null;
+  readonly revoked_by: string | null;
+  readonly revoke_reason: string | null;
+  readonly session_id: string | null;
+  readonly used_at: string | null;
+  readonly last_redeemed_at: string | null;
+  readonly redemptions: number;
+}
+
+/** What the operator asks for; the port checks it again (secret, origins, expiry). */
+export interface GrantRequest {
+  readonly secret_id: string;
+  readonly agent: string;
+  readonly purpose: string;
+  readonly mode: string;
+  /** A duration (`30m`, `24h`, `7d`) or an ISO time; absent: the port's default. */
+  readonly expires?: string;
+  readonly uses: readonly GrantUseView[];
+}
+
+/** The grants (`GrantStore`, through a small adapter of `cli/operator_console.ts`). */
+export interface GrantsPort {
+  /** Newest first. */
+  list(): MaybePromise<readonly GrantView[]>;
+  /** Adds a grant, pending unless `approve`; `by` names the door (`console`, `api`). */
+  add(request: GrantRequest, approve: boolean, by: string): MaybePromise<GrantView>;
+  /** `not_pending`: approved, expired or revoked already. */
+  approve(id: string, by: string): MaybePromise<"ok" | "not_pending" | "unknown">;
+  revoke(id: string, by: string): MaybePromise<"ok" | "already_revoked" | "unknown">;
 }
 
 /** Which audit rows to list. */

@@ -37,6 +37,60 @@ export const DomainBody = z.strictObject({
 /** `DELETE /api/domains` and the remove form. */
 export const DomainOriginBody = z.strictObject({ origin: z.string().trim().min(1).max(300) });
 
+/** The modes and use kinds of a grant (the port checks everything else again). */
+const GRANT_MODE = z.enum(["once", "session", "standing"]);
+const GRANT_USE = z.strictObject({
+  kind: z.enum(["fill", "capture"]),
+  allowed_origins: z.array(z.string().trim().min(1).max(300)).min(1).max(20),
+});
+
+/** `POST /api/grants`: the grant, and `approve` to approve it in the same step. */
+export const GrantBody = z.strictObject({
+  secret_id: z.string().trim().min(1).max(64),
+  agent: z.string().trim().min(1).max(64),
+  purpose: z.string().trim().min(1).max(200),
+  mode: GRANT_MODE,
+  expires: z.string().trim().max(40).optional(),
+  uses: z.array(GRANT_USE).min(1).max(2),
+  approve: z.boolean().optional(),
+});
+
+/** Comma-separated origins of a form field, as a list. */
+const originList = (text: string | undefined) =>
+  (text ?? "").split(",").map((o) => o.trim()).filter((o) => o !== "");
+
+/** The add-grant form: `fill` and `capture` are comma-separated origins, `approve` a checkbox. */
+export const GrantForm = z.strictObject({
+  secret_id: z.string(),
+  agent: z.string(),
+  purpose: z.string(),
+  mode: z.string(),
+  expires: z.string().optional(),
+  fill: z.string().max(3_000).optional(),
+  capture: z.string().max(3_000).optional(),
+  approve: z.literal("on").optional(),
+});
+
+/**
+ * The add-grant form in the shape of `GrantBody` (parse it with that next): neither origin
+ * field filled leaves `uses` empty, a 400 naming `uses`.
+ */
+export function grantFormBody(f: z.infer<typeof GrantForm>): unknown {
+  const uses = [
+    { kind: "fill", allowed_origins: originList(f.fill) },
+    { kind: "capture", allowed_origins: originList(f.capture) },
+  ].filter((u) => u.allowed_origins.length > 0);
+  return {
+    secret_id: f.secret_id,
+    agent: f.agent,
+    purpose: f.purpose,
+    mode: f.mode,
+    ...(f.expires !== undefined ? { expires: f.expires } : {}),
+    uses,
+    approve: f.approve === "on",
+  };
+}
+
 /** `?state=` of the approval list. */
 export const ApprovalStateQuery = z.enum(["pending", "decided"]).optional();
 

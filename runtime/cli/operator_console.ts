@@ -1,7 +1,7 @@
 /**
  * The operator console over one runtime's stores: its approval queue and questions, live
- * sessions, agent keys, domain rules, audit and loaded policies, adapted to the console's
- * ports.
+ * sessions, agent keys, domain rules, grants, audit and loaded policies, adapted to the
+ * console's ports.
  *
  * @module
  */
@@ -13,8 +13,10 @@ import type { AuditRow } from "../audit/audit_row.ts";
 import { verifyAudit } from "../audit/verify.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import type { DomainRules } from "../gate/domains.ts";
+import { GrantError, GrantStore } from "../grants/mod.ts";
 import { log } from "../log.ts";
 import { createConsoleApp } from "../../ui/console_app.ts";
+import type { GrantsPort } from "../../ui/ports.ts";
 import type { PolicyWorlds } from "./policy_worlds.ts";
 
 /** What the console is built over. */
@@ -30,6 +32,8 @@ export interface OperatorConsoleDeps {
   db: DatabaseSync;
   audit: AuditLog;
   worlds: PolicyWorlds;
+  /** The grants; default: a `GrantStore` over `db` auditing to `audit`. */
+  grants?: GrantStore;
   /** Closes the live sessions of an agent whose key the operator removed. */
   closeAgent(name: string): Promise<number>;
 }
@@ -68,6 +72,7 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
       },
     },
     domains: d.domains,
+    grants: grantsPort(d.grants ?? new GrantStore(d.db, { audit: d.audit })),
     audit: auditPort(d.db, d.audit),
     policies: {
       modules: async () =>
@@ -81,6 +86,43 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
         ),
     },
   });
+}
+
+/**
+ * The grants as the console uses them: a refused approval or revocation of a grant that is
+ * unknown or no longer in that state is an answer (404, 409), not an error; anything else
+ * (`GRANT_INVALID`, `SECRET_NOT_FOUND`, `AUDIT_UNAVAILABLE`, …) goes up with its code.
+ */
+export function grantsPort(store: GrantStore): GrantsPort {
+  const codeOf = (err: unknown) => err instanceof GrantError ? err.code : undefined;
+  return {
+    list: () => store.list(),
+    add: (request, approve, by) => store.add(request, { approve, by }),
+    approve: (id, by) => {
+      try {
+        store.approve(id, { by });
+        return "ok";
+      } catch (err) {
+        const code = codeOf(err);
+        if (code === "GRANT_NOT_FOUND") return "unknown";
+        if (code === "GRANT_NOT_PENDING" || code === "GRANT_REVOKED" || code === "GRANT_EXPIRED") {
+          return "not_pending";
+        }
+        throw err;
+      }
+    },
+    revoke: (id, by) => {
+      try {
+        store.revoke(id, { by });
+        return "ok";
+      } catch (err) {
+        const code = codeOf(err);
+        if (code === "GRANT_NOT_FOUND") return "unknown";
+        if (code === "GRANT_REVOKED") return "already_revoked";
+        throw err;
+      }
+    },
+  };
 }
 
 /** The audit as the console reads it: newest first with filters, the chain, a JSONL export. */

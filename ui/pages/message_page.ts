@@ -10,6 +10,9 @@ import { page } from "../layout.ts";
 const NOTICES: Record<string, string> = {
   not_pending: "That request was no longer waiting: it was decided, expired or withdrawn.",
   unknown: "That request is not known (any more).",
+  grant_not_pending: "That grant was no longer pending: it was approved, expired or revoked.",
+  grant_already_revoked: "That grant was revoked already.",
+  grant_unknown: "That grant is not known.",
 };
 
 /** The notice for `code` (a query parameter), or nothing for an unknown code. */
