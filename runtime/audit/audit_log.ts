@@ -3,11 +3,15 @@
  * requests) and every lifecycle event is one row; each row's hash covers its fields and
  * the previous row's hash, so an edited, inserted or removed row breaks the chain that
  * `verifyAudit()` walks. Rows name an origin, never a path or query: those can carry secrets.
+ * Every free-text field passes through the redactor before it is hashed and stored, so a
+ * secret that reached a reason, a rule or an agent name is `[redacted]` in the database, in
+ * the JSONL mirror and in the console that reads them, and the chain covers what is stored.
  *
  * @module
  */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { OmotaiError } from "../errors.ts";
+import { processRedactor, type Redactor } from "../redact/mod.ts";
 import type { JsonlMirror } from "./jsonl_mirror.ts";
 import {
   AUDIT_FIELDS,
@@ -24,10 +28,13 @@ export class AuditLog implements AuditSink {
   #mirror: JsonlMirror | undefined;
   #head: StatementSync;
   #insert: StatementSync;
+  #redactor: Redactor;
 
-  constructor(db: DatabaseSync, mirror?: JsonlMirror) {
+  /** `redactor` defaults to the process's one (tests pass their own). */
+  constructor(db: DatabaseSync, mirror?: JsonlMirror, redactor: Redactor = processRedactor()) {
     this.#db = db;
     this.#mirror = mirror;
+    this.#redactor = redactor;
     this.#head = db.prepare("SELECT head_seq, head_hash FROM audit_state WHERE id = 1");
     this.#insert = db.prepare(
       `INSERT INTO audit (seq, ts, session, agent, kind, source, origin, method, decision,
@@ -80,20 +87,22 @@ export class AuditLog implements AuditSink {
         let seq = head.head_seq;
         let prev = head.head_hash;
         const ts = new Date().toISOString();
+        const r = (v: string | null | undefined) => v == null ? null : this.#redactor.redact(v);
         for (const event of events) {
+          // `source` and `decision` are the runtime's own closed sets and stay as they are.
           const base: Omit<AuditRow, "hash"> = {
             seq: ++seq,
             ts,
-            session: event.session ?? null,
-            agent: event.agent ?? null,
-            kind: event.kind,
+            session: r(event.session),
+            agent: r(event.agent),
+            kind: this.#redactor.redact(event.kind),
             source: event.source,
-            origin: auditOrigin(event.origin),
-            method: event.method ?? null,
+            origin: r(auditOrigin(event.origin)),
+            method: r(event.method),
             decision: event.decision,
-            reason: event.reason ?? null,
-            module: event.module ?? null,
-            rule: event.rule ?? null,
+            reason: r(event.reason),
+            module: r(event.module),
+            rule: r(event.rule),
             prev_hash: prev,
           };
           const row = { ...base, hash: rowHash(base) };
@@ -111,7 +120,7 @@ export class AuditLog implements AuditSink {
     } catch (err) {
       throw new OmotaiError(
         "AUDIT_UNAVAILABLE",
-        `audit row not written: ${(err as Error).message}`,
+        this.#redactor.redact(`audit row not written: ${(err as Error).message}`),
       );
     }
   }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { processRedactor, REDACTED, Redactor, secretForms } from "../redact/mod.ts";
 import { openDatabase } from "../store/database.ts";
 import { AuditLog } from "./audit_log.ts";
 import { auditOrigin, GENESIS_HASH } from "./audit_row.ts";
@@ -188,4 +189,110 @@ Deno.test("AuditLog.appendSoon() commits a burst in one transaction, chained, be
     assert.equal((r as PromiseRejectedResult).reason.code, "AUDIT_UNAVAILABLE");
   }
   await Deno.remove(dir, { recursive: true });
+});
+
+/** Every way the planted value can appear in a stored row or a mirror line. */
+function leaks(text: string, value: string): string[] {
+  return secretForms(value).filter((f) => text.includes(f));
+}
+
+Deno.test("AuditLog.append() redacts secret forms in every field before hashing and storing", async () => {
+  const dir = await Deno.makeTempDir();
+  const db = openDatabase(`${dir}/omotai.db`);
+  const secret = "s3cr3t-Pa55 w/ord";
+  const redactor = new Redactor();
+  redactor.add([secret]);
+  const forms = secretForms(secret);
+  try {
+    using mirror = new JsonlMirror(`${dir}/audit.jsonl`, { redactor });
+    const log = new AuditLog(db, mirror, redactor);
+    for (let i = 0; i < forms.length; i++) {
+      const f = forms[i];
+      log.append({
+        kind: `login ${f}`,
+        source: "action",
+        session: `s-${f}`,
+        agent: `agent ${f}`,
+        origin: `https://bank.test/?q=${f}`,
+        method: `POST ${f}`,
+        decision: "deny",
+        reason: `FORM_FIELD (${f})`,
+        module: `mod-${f}`,
+        rule: `rule: ${f}`,
+      });
+    }
+    const rows = log.rows();
+    assert.equal(rows.length, forms.length);
+    assert.deepEqual(leaks(JSON.stringify(rows), secret), []);
+    for (const [field, value] of Object.entries(rows[0])) {
+      if (["kind", "session", "agent", "method", "reason", "module", "rule"].includes(field)) {
+        assert.ok(String(value).includes(REDACTED), `${field}: ${value}`);
+      }
+    }
+    assert.equal(rows[0].reason, `FORM_FIELD (${REDACTED})`);
+    assert.equal(rows[0].decision, "deny");
+    // The chain covers what is stored, in the database and in the mirror.
+    assert.deepEqual(verifyAudit(db).problems, []);
+    const jsonl = Deno.readTextFileSync(`${dir}/audit.jsonl`);
+    assert.deepEqual(leaks(jsonl, secret), []);
+    assert.deepEqual(verifyJsonl([`${dir}/audit.jsonl`]).problems, []);
+  } finally {
+    db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("AuditLog uses the process redactor by default, and JsonlMirror redacts its lines", async () => {
+  const dir = await Deno.makeTempDir();
+  const db = openDatabase(`${dir}/omotai.db`);
+  const secret = `audit-${crypto.randomUUID()}`;
+  try {
+    using mirror = new JsonlMirror(`${dir}/audit.jsonl`);
+    const log = new AuditLog(db, mirror);
+    const event = {
+      kind: "request",
+      source: "request" as const,
+      decision: "deny" as const,
+      reason: `saw ${btoa(`user:${secret}`)}`,
+    };
+    log.append(event);
+    assert.equal(log.rows()[0].reason, event.reason, "nothing to redact yet");
+    processRedactor().add([secret]);
+    await log.appendSoon(event);
+    assert.match(log.rows()[1].reason!, /^saw dXNlcj.\[redacted\]/);
+    // A row written before the value was known is redacted on its way into the mirror.
+    mirror.write(log.rows()[0]);
+    const lines = Deno.readTextFileSync(`${dir}/audit.jsonl`).trim().split("\n");
+    assert.equal(lines.length, 3);
+    // The first line went out before the value was known: nothing can take it back.
+    assert.notDeepEqual(leaks(lines[0], secret), []);
+    assert.deepEqual(leaks(lines.slice(1).join("\n"), secret), []);
+    assert.match(lines[2], /"reason":"saw dXNlcj.\[redacted\]"/);
+  } finally {
+    db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("AuditLog.append() redacts the message of an AUDIT_UNAVAILABLE error", async () => {
+  const dir = await Deno.makeTempDir();
+  const db = openDatabase(`${dir}/omotai.db`);
+  const redactor = new Redactor();
+  // The driver's message is passed on: pretend it carries a secret.
+  redactor.add(["is not open"]);
+  const log = new AuditLog(db, undefined, redactor);
+  db.close();
+  try {
+    assert.throws(
+      () => log.append({ kind: "request", source: "request", decision: "allow" }),
+      (err: Error & { code?: string }) => {
+        assert.equal(err.code, "AUDIT_UNAVAILABLE");
+        assert.ok(!err.message.includes("is not open"), err.message);
+        assert.ok(err.message.includes(REDACTED), err.message);
+        return true;
+      },
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -2,10 +2,14 @@
  * Mirrors audit rows to a JSONL file (`--audit FILE.jsonl`), one row per line with its
  * hashes, so a copy outside the database can be checked with `omotai audit verify --jsonl`.
  * When the file reaches its size limit it is rotated to `FILE.1` (older ones shift up);
- * rows keep their chain hashes, so the rotated files together still verify.
+ * rows keep their chain hashes, so the rotated files together still verify. Each line passes
+ * through the redactor once more: the rows `AuditLog` hands over are redacted already, and a
+ * line that still changes (a secret added in between) is written redacted, breaking that
+ * row's hash rather than keeping the value.
  *
  * @module
  */
+import { processRedactor, type Redactor } from "../redact/mod.ts";
 import type { AuditRow } from "./audit_row.ts";
 
 /** Rotation settings. */
@@ -14,6 +18,8 @@ export interface MirrorOptions {
   maxBytes?: number;
   /** How many rotated files to keep; default 5. */
   keep?: number;
+  /** Default: the process's redactor. */
+  redactor?: Redactor;
 }
 
 /** Appends rows to a JSONL file. */
@@ -24,18 +30,20 @@ export class JsonlMirror implements Disposable {
   #maxBytes: number;
   #keep: number;
   #encoder = new TextEncoder();
+  #redactor: Redactor;
 
   constructor(path: string, options: MirrorOptions = {}) {
     this.path = path;
     this.#maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
     this.#keep = options.keep ?? 5;
+    this.#redactor = options.redactor ?? processRedactor();
     this.#file = Deno.openSync(path, { append: true, create: true, mode: 0o600 });
     this.#size = this.#file.statSync().size;
   }
 
   /** Writes one row (rotating first when the file is full). */
   write(row: AuditRow): void {
-    const bytes = this.#encoder.encode(JSON.stringify(row) + "\n");
+    const bytes = this.#encoder.encode(this.#redactor.redact(JSON.stringify(row)) + "\n");
     if (this.#size > 0 && this.#size + bytes.length > this.#maxBytes) this.#rotate();
     let off = 0;
     while (off < bytes.length) off += this.#file.writeSync(bytes.subarray(off));

@@ -14,6 +14,7 @@ import { type RequestContext, requestRow } from "./audit_rows.ts";
 import { isPrivateHost } from "../net/addresses.ts";
 import type { DomainRules } from "./domains.ts";
 import { OmotaiError } from "../errors.ts";
+import { log } from "../log.ts";
 import type { Decision } from "../policy/decision.ts";
 import type { PolicyEngine } from "../policy/engine.ts";
 import type { Facts } from "../policy/facts.ts";
@@ -133,7 +134,8 @@ export class Boundary {
     try {
       this.record(requestRow(facts, ctx, { decision: "deny", reason, module: "runtime" }));
     } catch (err) {
-      console.error(`omotai: audit: ${(err as Error).message.slice(0, 200)}`);
+      // Through log(), so the line is redacted like every other.
+      log(`audit: ${(err as Error).message.slice(0, 200)}`);
     }
   }
 

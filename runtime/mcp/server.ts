@@ -1,6 +1,10 @@
 /**
  * One MCP server per connection, bound to that connection's own browser session.
  *
+ * Everything a tool call sends the model (the result's text, a thrown error's message, a
+ * progress message) passes through the redactor as the last step. The tools do not put
+ * secrets in what they return; this is the net under them.
+ *
  * @module
  */
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
@@ -15,12 +19,14 @@ import { z } from "zod";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import type { Gate } from "../gate/gate.ts";
 import { log } from "../log.ts";
+import { processRedactor, type Redactor } from "../redact/mod.ts";
 import { withProgress } from "./progress.ts";
 import {
   type AnyTool,
   type HumanChannel,
   ResponseBuilder,
   runTool,
+  type ToolResult,
   TOOLS,
   type ToolSettings,
 } from "../tools/mod.ts";
@@ -41,10 +47,14 @@ export interface ConnectionDeps {
   settings?: Readonly<ToolSettings>;
   /** The operator's console, for ask_human. */
   human?: HumanChannel;
+  /** What the model's text passes through last; default: the process's redactor. */
+  redactor?: Redactor;
 }
 
 /** Builds the MCP server of one connection. Closing it disposes the browser session. */
-export function createMcpServer({ session, gate, settings, human }: ConnectionDeps): Server {
+export function createMcpServer(
+  { session, gate, settings, human, redactor = processRedactor() }: ConnectionDeps,
+): Server {
   const server = new Server(
     { name: "omotai", version: VERSION },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
@@ -55,23 +65,34 @@ export function createMcpServer({ session, gate, settings, human }: ConnectionDe
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
     if (!tool) {
-      return new ResponseBuilder()
+      const unknown = new ResponseBuilder()
         .error("UNKNOWN_TOOL", `there is no tool named ${JSON.stringify(request.params.name)}`)
         .serialize();
+      return redactResult(unknown, redactor);
     }
     const token = request.params._meta?.progressToken;
-    return await withProgress(
-      token,
-      (params) => extra.sendNotification({ method: "notifications/progress", params }),
-      () =>
-        runTool(tool, request.params.arguments, {
-          session,
-          gate,
-          settings,
-          human,
-          signal: extra.signal,
-        }),
-    );
+    try {
+      const result = await withProgress(
+        token,
+        (params) =>
+          extra.sendNotification({
+            method: "notifications/progress",
+            params: { ...params, message: redactor.redact(params.message) },
+          }),
+        () =>
+          runTool(tool, request.params.arguments, {
+            session,
+            gate,
+            settings,
+            human,
+            signal: extra.signal,
+          }),
+      );
+      return redactResult(result, redactor);
+    } catch (err) {
+      // runTool never throws; anything that does anyway reaches the client as its message.
+      throw redactThrown(err, redactor);
+    }
   });
   let closed = false;
   const previous = server.onclose;
@@ -84,6 +105,27 @@ export function createMcpServer({ session, gate, settings, human }: ConnectionDe
     );
   };
   return server;
+}
+
+/** `result` with every text block redacted; images are pixels, left as they are. */
+function redactResult(result: ToolResult, redactor: Redactor): ToolResult {
+  if (redactor.empty) return result;
+  const content = result.content.map((c) =>
+    c.type === "text" ? { ...c, text: redactor.redact(c.text) } : c
+  ) as ToolResult["content"];
+  return { ...result, content };
+}
+
+/**
+ * What the SDK sends for a thrown error is its `message` and numeric `code` (and `data`,
+ * which is dropped here: it could carry anything).
+ */
+function redactThrown(err: unknown, redactor: Redactor): unknown {
+  if (redactor.empty || !(err instanceof Error)) return err;
+  const out = new Error(redactor.redact(err.message));
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === "number") Object.assign(out, { code });
+  return out;
 }
 
 function toMcpTool(tool: AnyTool): Tool {
