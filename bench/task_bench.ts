@@ -20,6 +20,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { agentTransport, startTestRuntime } from "../tests/helpers/harness.ts";
+import { expandRefSpan } from "../runtime/snapshot/ref_span.ts";
 import { median } from "./compare.ts";
 import { ensurePeerInstalled, peerCommand, PLAYWRIGHT_MCP_VERSION } from "./peer.ts";
 import {
@@ -84,6 +85,45 @@ export function findRef(text: string, format: SnapshotFormat, role: string, name
     throw new Error(`${format}: no ${role} "${name}" in:\n${text.slice(0, 2_000)}`);
   }
   return hit.ref;
+}
+
+/**
+ * What an agent knows of the page's elements after reading `text`, given what it knew
+ * (`known`, ref → element): a whole snapshot replaces it, except the elements an Omotai fold
+ * marker (`<<<9 lines as before: e1–e9>>>`) says are still there; an Omotai diff adds and
+ * changes `+`/`~` lines and drops the refs of `-` lines and of `- <<<N lines gone: …>>>`.
+ * A result without a page view changes nothing.
+ */
+export function updatePicture(
+  known: ReadonlyMap<string, RefLine>,
+  text: string,
+  format: SnapshotFormat,
+): Map<string, RefLine> {
+  if (!hasPageView(text, format)) return new Map(known);
+  const shown = new Map(parseRefs(text, format).map((r) => [r.ref, r]));
+  if (format === "peer") return shown;
+  if (/changes since your last view/.test(text)) {
+    const next = new Map(known);
+    for (const [ref, line] of shown) next.set(ref, line);
+    for (const line of text.split("\n")) {
+      const gone = /^- <<<\d+ lines gone: (.+)>>>$/.exec(line)?.[1];
+      if (gone) { for (const ref of expandRefSpan(gone)) next.delete(ref); }
+      const one = /^- \s*(?:- )?\[(e\d+)\]/.exec(line)?.[1];
+      if (one) next.delete(one);
+    }
+    return next;
+  }
+  const next = new Map<string, RefLine>();
+  for (const line of text.split("\n")) {
+    const kept = /^<<<\d+ lines as before: (.+)>>>$/.exec(line)?.[1];
+    if (!kept) continue;
+    for (const ref of expandRefSpan(kept)) {
+      const r = known.get(ref);
+      if (r) next.set(ref, r);
+    }
+  }
+  for (const [ref, line] of shown) next.set(ref, line);
+  return next;
 }
 
 /** Whether a tool result carries a view of the page (a snapshot, a diff or "no changes"). */
@@ -265,6 +305,8 @@ interface CallRecord {
 /** Counts every character and millisecond of one side's run of one task. */
 class Recorder {
   readonly calls: CallRecord[] = [];
+  /** The elements the agent knows are on the page now, from everything it has read. */
+  picture = new Map<string, RefLine>();
   constructor(readonly agent: Agent) {}
 
   get format(): SnapshotFormat {
@@ -277,6 +319,7 @@ class Recorder {
     let text = "";
     try {
       text = await this.agent.call(tool, args, timeoutMs);
+      this.picture = updatePicture(this.picture, text, this.format);
       return text;
     } catch (err) {
       if (err instanceof ToolFailed) text = err.message;
@@ -305,10 +348,20 @@ class Recorder {
     return refArgName(this.agent.schemas.get(tool));
   }
 
-  /** Clicks the element of `role` named `name` in `view`. */
+  /**
+   * The ref of the element of `role` named `name` the agent knows of: what it read last
+   * first, then what it read before and was told is still there (a folded line).
+   */
+  ref(view: string, role: string, name: string): string {
+    const known = [...this.picture.values()].find((r) => r.role === role && r.name === name);
+    return parseRefs(view, this.format).find((r) => r.role === role && r.name === name)?.ref ??
+      known?.ref ?? findRef(view, this.format, role, name);
+  }
+
+  /** Clicks the element of `role` named `name` the agent knows of. */
   async click(view: string, role: string, name: string): Promise<string> {
     return await this.call("browser_click", {
-      [this.refKey("browser_click")]: findRef(view, this.format, role, name),
+      [this.refKey("browser_click")]: this.ref(view, role, name),
       element: `${role} ${name}`,
     });
   }
@@ -392,9 +445,15 @@ async function searchTask(r: Recorder, site: TaskSite): Promise<void> {
       throw new Error(`"${q}": the result count (${n}) was not seen`);
     }
   }
-  const last = searchCatalog(SEARCH_QUERIES[SEARCH_QUERIES.length - 1]);
-  const missing = last.filter((p) => !view.includes(p.title));
-  if (missing.length) throw new Error(`final results not seen: ${missing.map((p) => p.title)}`);
+  // The agent's picture of the page (its last view plus what diffs said is still there)
+  // must hold exactly the final results: every one of them, and no product of a wider query.
+  const last = searchCatalog(SEARCH_QUERIES[SEARCH_QUERIES.length - 1]).map((p) => p.title);
+  const links = [...r.picture.values()].filter((l) => l.role === "link").map((l) => l.name);
+  const missing = last.filter((t) => !links.includes(t));
+  if (missing.length) throw new Error(`final results not seen: ${missing}`);
+  const titles = new Set(searchCatalog(SEARCH_QUERIES[0]).map((p) => p.title));
+  const stale = links.filter((t) => titles.has(t) && !last.includes(t));
+  if (stale.length) throw new Error(`results of earlier queries still in view: ${stale}`);
 }
 
 async function dialogTask(r: Recorder, site: TaskSite): Promise<void> {

@@ -8,6 +8,7 @@ import {
   refArgName,
   replaceSection,
   roleOf,
+  updatePicture,
 } from "./task_bench.ts";
 import {
   catalog,
@@ -23,7 +24,7 @@ import {
 // Shapes copied from real results of both servers (bench/task_bench.ts OMOTAI_TASK_DUMP).
 const OMOTAI_PAGE = `navigated to http://127.0.0.1:4000/form
 
-doc d2 · tab 0 of 1 · page 1/1
+doc d2 · tab 0 of 1
 <<<untrusted-page nonce=03262982dc9397f2 origin=http://127.0.0.1:4000>>>
 path: /form
 title: Apply · Acme Portal
@@ -216,4 +217,37 @@ Deno.test("the form page has every field, and the site checks what it receives",
   const del = await fetch(`${site.origin}/orders/delete`, { method: "POST", body: "4471" });
   await del.body?.cancel();
   assert.deepEqual(site.deletes, ["4471"]);
+});
+
+Deno.test("updatePicture() follows folds, diffs and collapsed removals of Omotai views", () => {
+  const open = "<<<untrusted-page nonce=n origin=http://x>>>";
+  const close = "<<<end-untrusted-page nonce=n>>>";
+  const first = [
+    "doc d1 · tab 0 of 1",
+    open,
+    '[e1] link "Home" -> /',
+    '[e2] link "Next page" -> /t',
+    '- [e3] link "Oak lamp" -> /p/1',
+    '- [e4] link "Elm lamp" -> /p/2',
+    '- [e5] link "Ash lamp" -> /p/3',
+    close,
+  ].join("\n");
+  let p = updatePicture(new Map(), first, "omotai");
+  assert.deepEqual([...p.keys()], ["e1", "e2", "e3", "e4", "e5"]);
+  const diff = [
+    "doc d1 · tab 0 of 1 · changes since your last view: 1 added, 3 removed",
+    open,
+    "- <<<2 lines gone: e3, e4>>>",
+    "- [e5] link",
+    '+ - [e6] link "Fir lamp" -> /p/4',
+    close,
+  ].join("\n");
+  p = updatePicture(p, diff, "omotai");
+  assert.deepEqual([...p.keys()].sort(), ["e1", "e2", "e6"]);
+  const folded = ["doc d2 · tab 0 of 1", open, "<<<2 lines as before: e1, e2>>>", "# New", close]
+    .join("\n");
+  p = updatePicture(p, folded, "omotai");
+  assert.deepEqual([...p.keys()], ["e1", "e2"], "a new page keeps only what its folds name");
+  assert.equal(p.get("e2")?.name, "Next page");
+  assert.deepEqual([...updatePicture(p, "clicked e2", "omotai").keys()], ["e1", "e2"]);
 });

@@ -11,10 +11,12 @@ import { StaleRefError } from "../errors.ts";
 import { buildOutline } from "../snapshot/outline.ts";
 import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_view.ts";
 import { renderDiff } from "../snapshot/diff.ts";
+import { renderFolded } from "../snapshot/fold.ts";
 import { buildLiteOutline } from "../snapshot/lite_outline.ts";
 import { captureTab, FAST_MODE_MIN_NODES } from "./capture.ts";
 import type { Element } from "./element_ops.ts";
 import type { Live } from "./live.ts";
+import { carryRefs } from "./ref_carry.ts";
 import { RefTable } from "./ref_table.ts";
 
 /** A captured view of a tab plus its count of interactive elements. */
@@ -38,8 +40,11 @@ export class PageSnapshots {
   #refs = new RefTable();
   #docIds = new Map<string, string>();
   #docSeq = 0;
-  /** The last view the agent was sent of each tab (full page or diff). */
-  #lastSent = new Map<string, PageView>();
+  /**
+   * The last view the agent was sent of each tab (full page or diff), and whether all of
+   * it was sent (one page, or a diff): only then may a new document fold lines against it.
+   */
+  #lastSent = new Map<string, { view: PageView; whole: boolean }>();
   #capturing = 0;
 
   constructor(nonce: string) {
@@ -67,6 +72,7 @@ export class PageSnapshots {
   async #capture(live: Live, tab: TrackedTarget, pages: TrackedTarget[]): Promise<CapturedView> {
     const capture = await captureTab(tab.session, live.tracker);
     const docId = this.#docId(capture.mainLoaderId);
+    const firstFresh = this.#refs.nextNumber;
     const issue = (key: string, backendNodeId: number): string => {
       const f = capture.frames.get(key)!;
       return this.#refs.issue({
@@ -76,6 +82,7 @@ export class PageSnapshots {
         loaderId: f.loaderId,
         docId,
         backendNodeId,
+        mainFrame: key === capture.root.key,
       });
     };
     let note: string | undefined;
@@ -88,9 +95,20 @@ export class PageSnapshots {
       outline = buildOutline(capture.root, (frame, id) => issue(frame.key, id));
     }
     const { lines, brief, stats } = outline;
+    const origin = originLabel(capture.url);
+    const seen = this.#lastSent.get(tab.info.targetId);
+    if (seen && seen.view.origin === origin) {
+      carryRefs(
+        seen.view.lines,
+        lines,
+        brief,
+        firstFresh,
+        (old, fresh) => this.#refs.adopt(old, fresh),
+      );
+    }
     const view: PageView = {
       nonce: this.#nonce,
-      origin: originLabel(capture.url),
+      origin,
       // The origin is on the untrusted-page marker; the path is enough here.
       path: displayUrl(capture.url, capture.url),
       title: capture.title || tab.info.title,
@@ -107,14 +125,30 @@ export class PageSnapshots {
   /**
    * Renders a capture for the agent and remembers it as the agent's last view of the tab.
    * In `changes` mode a view of the document the agent last saw becomes a diff when that
-   * is smaller than the first page; a new document always gets a whole first page.
+   * is smaller than the first page; a new document gets a whole first page, folded where
+   * it repeats word for word what the agent's last whole view of the tab showed.
    */
   present(c: CapturedView, mode: SnapshotMode, page = 1, maxTokens?: number): Presented {
     const before = this.#lastSent.get(c.tabId);
-    this.#lastSent.set(c.tabId, c.view);
+    const shown = this.#render(c, mode, page, maxTokens, before);
+    this.#lastSent.set(c.tabId, { view: c.view, whole: shown.pages === 1 });
+    return shown;
+  }
+
+  #render(
+    c: CapturedView,
+    mode: SnapshotMode,
+    page: number,
+    maxTokens: number | undefined,
+    before: { view: PageView; whole: boolean } | undefined,
+  ): Presented {
     if (mode === "changes" && before && page === 1) {
-      const text = renderDiff(before, c.view, maxTokens);
+      const text = renderDiff(before.view, c.view, maxTokens);
       if (text !== undefined) return { text, page: 1, pages: 1, diff: true };
+      if (before.whole && before.view.docId !== c.view.docId) {
+        const folded = renderFolded(before.view, c.view, maxTokens);
+        if (folded) return { ...folded, diff: false };
+      }
     }
     return { ...renderPage(c.view, page, maxTokens), diff: false };
   }

@@ -15,6 +15,7 @@
  */
 import { BRIEF_TEXT_CHARS } from "./outline.ts";
 import { CHARS_PER_TOKEN, DEFAULT_MAX_TOKENS, type PageView, renderPage } from "./page_view.ts";
+import { refSpan } from "./ref_span.ts";
 import { neutralize, untrustedClose, untrustedOpen } from "./untrusted.ts";
 
 /** What a diff line is: new, gone, the same element with new text or place, or a locator. */
@@ -222,22 +223,48 @@ export function formatDiff(diff: ViewDiff, after: PageView): string {
   if (counts === 0 && diff.title === undefined && diff.path === undefined) {
     return `no changes since your last view (doc ${after.docId})`;
   }
-  let summary = `${diff.added} added, ${diff.removed} removed, ${diff.changed} changed`;
-  if (diff.path !== undefined) summary += ", path changed";
-  if (diff.title !== undefined) summary += ", title changed";
+  const counts_ = [
+    [diff.added, "added"],
+    [diff.removed, "removed"],
+    [diff.changed, "changed"],
+  ] as const;
+  let summary = counts_.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`).join(", ");
+  const more = [
+    ...(diff.path !== undefined ? ["path changed"] : []),
+    ...(diff.title !== undefined ? ["title changed"] : []),
+  ];
+  summary = [...(summary ? [summary] : []), ...more].join(", ");
   const parts = [
     `doc ${after.docId} · tab ${after.tabIndex} of ${after.tabCount} · changes since your last view: ${summary}`,
     untrustedOpen("page", after.nonce, after.origin),
   ];
   if (diff.path !== undefined) parts.push(`~ path: ${shownText(diff.path)}`);
   if (diff.title !== undefined) parts.push(`~ title: ${shownText(diff.title)}`);
+  let lastContext: string | undefined;
   for (const hunk of diff.hunks) {
-    for (const l of hunk) {
-      const shown = l.op === "removed"
-        ? shortenRemoved(l.text)
-        : l.op === "context"
-        ? clipEnd(l.text, CONTEXT_CHARS)
-        : l.text;
+    for (let i = 0; i < hunk.length; i++) {
+      const l = hunk[i];
+      if (l.op === "context") {
+        // Hunks under one heading: the heading once, then a gap mark.
+        const shown = clipEnd(l.text, CONTEXT_CHARS);
+        parts.push(shown === lastContext ? "  …" : `  ${shownText(shown)}`);
+        lastContext = shown;
+        continue;
+      }
+      if (l.op === "removed") {
+        // The agent read removed lines in full already: a run of them is one line naming
+        // the refs that are gone, which is what the agent must stop using.
+        let j = i;
+        while (j + 1 < hunk.length && hunk[j + 1].op === "removed") j++;
+        if (j > i) {
+          const refs = hunk.slice(i, j + 1).flatMap((r) => r.ref ? [r.ref] : []);
+          // In the block's own arrows, which page text cannot produce.
+          parts.push(`- <<<${j - i + 1} lines gone${refs.length ? `: ${refSpan(refs)}` : ""}>>>`);
+          i = j;
+          continue;
+        }
+      }
+      const shown = l.op === "removed" ? shortenRemoved(l.text) : l.text;
       parts.push(`${PREFIX[l.op]} ${shownText(shown)}`);
     }
   }

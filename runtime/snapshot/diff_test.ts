@@ -83,7 +83,7 @@ Deno.test("renderDiff() shows a typed value as one changed line with the same re
   assert.equal(
     renderDiff(before, after),
     [
-      "doc d3 · tab 0 of 1 · changes since your last view: 0 added, 0 removed, 1 changed",
+      "doc d3 · tab 0 of 1 · changes since your last view: 1 changed",
       "<<<untrusted-page nonce=n0nce origin=http://127.0.0.1:1>>>",
       "  # Sign in",
       '~ [e4] textbox "Email" = "bob@example.com"',
@@ -101,7 +101,7 @@ Deno.test("renderDiff() shows a table row added under its heading", () => {
   assert.equal(
     renderDiff(before, after),
     [
-      "doc d3 · tab 0 of 1 · changes since your last view: 2 added, 1 removed, 0 changed",
+      "doc d3 · tab 0 of 1 · changes since your last view: 2 added, 1 removed",
       "<<<untrusted-page nonce=n0nce origin=http://127.0.0.1:1>>>",
       "  # Cart",
       "- Total: $60",
@@ -112,27 +112,50 @@ Deno.test("renderDiff() shows a table row added under its heading", () => {
   );
 });
 
-Deno.test("renderDiff() shows removed lines shortened: ref and role, or the first characters", () => {
+Deno.test("renderDiff() collapses a run of removed lines into one naming the refs gone", () => {
   const before = view([
     "# Messages",
     "Your message from Alice about the quarterly numbers",
     '[e8] button "Delete message from Alice"',
     '[e9] link "Reply" -> /reply/1',
+    '[e10] link "Forward" -> /forward/1',
     "# Archive",
     ...FOOTER,
   ]);
   const after = view(["# Messages", "# Archive", ...FOOTER]);
   const diff = diffViews(before, after)!;
-  assert.deepEqual([diff.added, diff.removed, diff.changed], [0, 3, 0]);
+  assert.deepEqual([diff.added, diff.removed, diff.changed], [0, 4, 0]);
   assert.equal(
     renderDiff(before, after),
     [
-      "doc d3 · tab 0 of 1 · changes since your last view: 0 added, 3 removed, 0 changed",
+      "doc d3 · tab 0 of 1 · changes since your last view: 4 removed",
+      "<<<untrusted-page nonce=n0nce origin=http://127.0.0.1:1>>>",
+      "  # Messages",
+      "- <<<4 lines gone: e8–e10>>>",
+      "<<<end-untrusted-page nonce=n0nce>>>",
+    ].join("\n"),
+  );
+});
+
+Deno.test("renderDiff() shows a lone removed line shortened: ref and role, or the first characters", () => {
+  const lines = [
+    "# Messages",
+    "Your message from Alice about the quarterly numbers",
+    "# Drafts",
+    '[e8] button "Delete message from Alice"',
+    "# Archive",
+    ...FOOTER,
+  ];
+  const after = view(lines.filter((l) => !l.startsWith("Your") && !l.startsWith("[e8]")));
+  assert.equal(
+    renderDiff(view(lines), after),
+    [
+      "doc d3 · tab 0 of 1 · changes since your last view: 2 removed",
       "<<<untrusted-page nonce=n0nce origin=http://127.0.0.1:1>>>",
       "  # Messages",
       "- Your message from A…",
+      "  # Drafts",
       "- [e8] button",
-      "- [e9] link",
       "<<<end-untrusted-page nonce=n0nce>>>",
     ].join("\n"),
   );
@@ -144,14 +167,14 @@ Deno.test("renderDiff() says inside the block when the title or path changed", (
   assert.equal(
     text,
     [
-      "doc d3 · tab 0 of 1 · changes since your last view: 0 added, 0 removed, 0 changed, title changed",
+      "doc d3 · tab 0 of 1 · changes since your last view: title changed",
       "<<<untrusted-page nonce=n0nce origin=http://127.0.0.1:1>>>",
       "~ title: Step 2 of 3",
       "<<<end-untrusted-page nonce=n0nce>>>",
     ].join("\n"),
   );
   const moved = renderDiff(view(lines), view(lines, { path: "/wizard/2" }))!;
-  assert.match(moved, /, path changed\n/);
+  assert.match(moved, /view: path changed\n/);
   assert.match(moved, /\n~ path: \/wizard\/2\n/);
 });
 

@@ -34,6 +34,15 @@ export interface PageView {
   note?: string;
 }
 
+/** How {@link renderPage} treats the view's lines. */
+export interface RenderOptions {
+  /**
+   * The lines are neutralized already and may hold runtime markers inside the block (a
+   * folded page's `<<<… as before>>>`); page text must never be passed this way unneutralized.
+   */
+  neutralized?: boolean;
+}
+
 /** One rendered page of a snapshot. */
 export interface RenderedPage {
   text: string;
@@ -65,16 +74,22 @@ export function paginate(lines: string[], maxChars: number): string[][] {
  * overview pages (every control and heading, text shortened) followed by the full outline,
  * so the first page is small while the pages together lose nothing.
  */
-export function renderPage(view: PageView, page = 1, maxTokens = DEFAULT_MAX_TOKENS): RenderedPage {
+export function renderPage(
+  view: PageView,
+  page = 1,
+  maxTokens = DEFAULT_MAX_TOKENS,
+  options: RenderOptions = {},
+): RenderedPage {
   const open = untrustedOpen("page", view.nonce, view.origin);
   const close = untrustedClose("page", view.nonce);
   const head = [`path: ${neutralize(view.path)}`, `title: ${neutralize(view.title)}`];
   const overhead = open.length + close.length + head.join("\n").length + 300;
   const budget = Math.max(maxTokens * CHARS_PER_TOKEN - overhead, 200);
-  const lines = view.lines.map(neutralize);
+  const keep = (l: string) => l;
+  const lines = view.lines.map(options.neutralized ? keep : neutralize);
   const fullPages = paginate(lines, budget);
   const size = lines.reduce((n, l) => n + l.length + 1, 0);
-  const brief = view.brief?.filter((l) => l !== "").map(neutralize);
+  const brief = view.brief?.filter((l) => l !== "").map(options.neutralized ? keep : neutralize);
   const overview = size > OVERVIEW_MIN_CHARS && brief ? paginate(brief, budget) : [];
   const pages = [...overview, ...fullPages];
   const index = Math.min(Math.max(page, 1), pages.length) - 1;
@@ -83,9 +98,9 @@ export function renderPage(view: PageView, page = 1, maxTokens = DEFAULT_MAX_TOK
     : index < overview.length
     ? " (overview: text shortened)"
     : " (full text)";
-  const status = `doc ${view.docId} · tab ${view.tabIndex} of ${view.tabCount} · page ${
-    index + 1
-  }/${pages.length}${kind}`;
+  // A one-page view says nothing of pages: "page 1/1" would be sent with most results.
+  const paging = pages.length === 1 ? "" : ` · page ${index + 1}/${pages.length}${kind}`;
+  const status = `doc ${view.docId} · tab ${view.tabIndex} of ${view.tabCount}${paging}`;
   const parts = [status, ...(view.note ? [view.note] : []), open, ...head, ...pages[index], close];
   if (overview.length > 0 && index === 0) {
     parts.push(
