@@ -183,6 +183,7 @@ Deno.test("no tool runs page script or reads raw HTML; hints are honest", async 
     "browser_fill_form",
     "browser_handle_dialog",
     "browser_hover",
+    "browser_login",
     "browser_navigate",
     "browser_navigate_back",
     "browser_network_requests",

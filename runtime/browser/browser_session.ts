@@ -230,6 +230,13 @@ export class BrowserSession implements AsyncDisposable {
     maxTokens?: number,
     mode: SnapshotMode = "full",
   ): Promise<SnapshotResult> {
+    if (this.state.tainted) {
+      // A credential was typed here: the page is never read, so nothing it echoes (the
+      // password in its text, reversed, in its title) can reach the model.
+      const text = `status only: this session is tainted (${this.state.taintReason}); ` +
+        `the page on ${this.currentOrigin() ?? "an unknown origin"} is not shown`;
+      return { text, page: 1, pages: 1, diff: false, docId: "", interactive: 0 };
+    }
     const captured = await this.#capture();
     const blocked = this.blocked.take();
     if (blocked) this.#notices.push(blocked);

@@ -20,6 +20,11 @@ import { bracketHost } from "../net/host.ts";
 import { allowedHostsFor } from "../mcp/host_guard.ts";
 import { createHttpApp, type HttpApp } from "../mcp/http_app.ts";
 import { createMcpServer } from "../mcp/server.ts";
+import type { DatabaseSync } from "node:sqlite";
+import { keySourceFrom, Vault } from "../../vault/mod.ts";
+import { GrantStore } from "../grants/mod.ts";
+import { processRedactor } from "../redact/mod.ts";
+import { grantLoginService } from "./login_service.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
 import type { HumanChannel } from "../tools/tool.ts";
 import { adminToken } from "./admin_token.ts";
@@ -49,6 +54,11 @@ export interface StartOptions {
   /** stdio mode: serve the operator console alone on `consolePort` (`--console`). */
   console?: boolean;
   consolePort?: number;
+  /**
+   * The vault key; defaults to `OMOTAI_VAULT_KEY` / `OMOTAI_VAULT_PASSPHRASE` (in-process
+   * tests pass it here, since the environment is shared by every test of the process).
+   */
+  vaultKey?: { key?: string; passphrase?: string };
 }
 
 /** A running runtime. */
@@ -94,6 +104,15 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   const approver: Approver = withConsole ? approvals : unavailableApprover;
   const human: HumanChannel | undefined = withConsole ? questions : undefined;
   const worlds = new PolicyWorlds({ domains, audit, proxy, approver });
+  // The vault opens here or not at all: a wrong key stops the start (VAULT_KEY_MISMATCH)
+  // instead of failing at the first login, and every value is known to the redactor
+  // before any page can echo it.
+  const vault = await openVault(db, options.vaultKey).catch(async (err) => {
+    await proxy[Symbol.asyncDispose]();
+    db.close();
+    throw err;
+  });
+  const grants = new GrantStore(db, { audit });
   // The runtime's own policy is verified before anything starts: a refused module stops it.
   const runtimeWorld = await worlds.get(options.policy).catch(async (err) => {
     await proxy[Symbol.asyncDispose]();
@@ -131,6 +150,13 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       gate: world.gate,
       settings: world.settings,
       human,
+      login: grantLoginService({
+        grants,
+        vault,
+        redactor: processRedactor(),
+        taintAfterLogin: world.policy.taint_after_login,
+        boundary: world.boundary,
+      }),
     });
   };
 
@@ -268,4 +294,26 @@ export function runtimeOrigins(host: string, port: number): string[] {
 /** Logs and swallows errors of a shutdown path. */
 export function logShutdownError(err: unknown): void {
   log(`shutdown: ${(err as Error).name}`);
+}
+
+/**
+ * The vault, when `OMOTAI_VAULT_KEY` or `OMOTAI_VAULT_PASSPHRASE` is set; its values go into
+ * the process redactor at once.
+ */
+async function openVault(
+  db: DatabaseSync,
+  given?: { key?: string; passphrase?: string },
+): Promise<Vault | undefined> {
+  const key = given ? given.key : Deno.env.get("OMOTAI_VAULT_KEY");
+  const passphrase = given ? given.passphrase : Deno.env.get("OMOTAI_VAULT_PASSPHRASE");
+  if (!key && !passphrase) return undefined;
+  const vault = await Vault.open(
+    db,
+    keySourceFrom({ key, passphrase }, {
+      key: "OMOTAI_VAULT_KEY",
+      passphrase: "OMOTAI_VAULT_PASSPHRASE",
+    }),
+  );
+  for (const s of vault.list()) processRedactor().add([await vault.reveal(s.id)]);
+  return vault;
 }

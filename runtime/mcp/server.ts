@@ -24,6 +24,7 @@ import { withProgress } from "./progress.ts";
 import {
   type AnyTool,
   type HumanChannel,
+  type LoginService,
   ResponseBuilder,
   runTool,
   type ToolResult,
@@ -49,13 +50,15 @@ export interface ConnectionDeps {
   settings?: Readonly<ToolSettings>;
   /** The operator's console, for ask_human. */
   human?: HumanChannel;
+  /** Granted credentials for browser_login. */
+  login?: LoginService;
   /** What the model's text passes through last; default: the process's redactor. */
   redactor?: Redactor;
 }
 
 /** Builds the MCP server of one connection. Closing it disposes the browser session. */
 export function createMcpServer(
-  { session, gate, settings, human, redactor = processRedactor() }: ConnectionDeps,
+  { session, gate, settings, human, login, redactor = processRedactor() }: ConnectionDeps,
 ): Server {
   const server = new Server(
     { name: "omotai", version: VERSION },
@@ -87,6 +90,7 @@ export function createMcpServer(
             gate,
             settings,
             human,
+            login,
             signal: extra.signal,
           }),
       );

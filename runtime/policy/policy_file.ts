@@ -71,6 +71,11 @@ export const PolicyFileSchema = z.strictObject({
     .optional(),
   /** Policy modules to load; default: the bundled baseline. */
   modules: z.array(moduleSchema).min(1).optional(),
+  /**
+   * Whether browser_login taints the session (then only status-only snapshots and
+   * browser_close run until it ends): `session` (the default) or `none`.
+   */
+  taint_after_login: z.enum(["session", "none"]).default("session"),
   /** Whether browser_take_screenshot may run (never in a tainted session). */
   screenshots: z.boolean().default(false),
   /** Absolute directory files may be uploaded from; without it uploads are refused. */

@@ -8,6 +8,7 @@ import { askHumanTool } from "./ask.ts";
 import { handleDialogTool } from "./dialog.ts";
 import { clickTool, pressKeyTool, selectOptionTool, typeTool } from "./element.ts";
 import { fillFormTool } from "./form.ts";
+import { loginTool } from "./login.ts";
 import { fileUploadTool } from "./upload.ts";
 import { navigateBackTool, navigateTool } from "./navigate.ts";
 import { consoleMessagesTool, networkRequestsTool } from "./observe.ts";
@@ -41,6 +42,7 @@ export const TOOLS: readonly AnyTool[] = [
   resizeTool,
   takeScreenshotTool,
   askHumanTool,
+  loginTool,
 ] as unknown as readonly AnyTool[];
 
 export { runTool, type ToolDeps } from "./pipeline.ts";
@@ -49,6 +51,7 @@ export {
   DEFAULT_TOOL_SETTINGS,
   defineTool,
   type HumanChannel,
+  type LoginService,
   type ToolContext,
   type ToolDef,
   type ToolSettings,

@@ -13,6 +13,7 @@ import { OmotaiError } from "../errors.ts";
 import { actionRow } from "../gate/audit_rows.ts";
 import { decide, type Gate, type GateVerdict } from "../gate/gate.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
+import { processRedactor } from "../redact/mod.ts";
 import { renderDialog } from "../snapshot/dialog_view.ts";
 import { normalizeArgs } from "./arg_aliases.ts";
 import { ResponseBuilder, type ToolResult } from "./response.ts";
@@ -20,6 +21,7 @@ import {
   type AnyTool,
   DEFAULT_TOOL_SETTINGS,
   type HumanChannel,
+  type LoginService,
   type ToolContext,
   type ToolSettings,
 } from "./tool.ts";
@@ -33,15 +35,28 @@ export interface ToolDeps {
   gate: Gate;
   settings?: Readonly<ToolSettings>;
   human?: HumanChannel;
+  login?: LoginService;
   /** Aborts when the client cancels the call or goes away. */
   signal?: AbortSignal;
 }
+
+/**
+ * What a tainted session may still call: status-only snapshots, the login itself, closing,
+ * and the operator. Everything else (navigation, clicks, typing, tabs, page output) is
+ * refused with SESSION_TAINTED until teardown.
+ */
+export const TAINT_ALLOWED: ReadonlySet<string> = new Set([
+  "browser_snapshot",
+  "browser_login",
+  "browser_close",
+  "ask_human",
+]);
 
 /** Runs one tool call end to end; never throws. */
 export async function runTool(
   tool: AnyTool,
   rawArgs: unknown,
-  { session, gate, signal, human, settings = DEFAULT_TOOL_SETTINGS }: ToolDeps,
+  { session, gate, signal, human, login, settings = DEFAULT_TOOL_SETTINGS }: ToolDeps,
 ): Promise<ToolResult> {
   const response = new ResponseBuilder();
   const parsed = tool.schema.safeParse(normalizeArgs(rawArgs ?? {}));
@@ -54,8 +69,25 @@ export async function runTool(
     return response.error("INVALID_ARGUMENTS", `${tool.name}: ${message}`).serialize();
   }
   const args = parsed.data;
-  const ctx: ToolContext = { session, response, settings, human, signal };
+  if (carriesSecret(args)) {
+    // The model typing a stored secret (it may have learned one from a leak elsewhere) is
+    // refused whatever the field: credentials are typed by browser_login only.
+    const row = actionRow(tool.kind, undefined, { decision: "deny", reason: "SECRET_VALUE" });
+    if (!recorded(session, row)) return response.denied("AUDIT_UNAVAILABLE").serialize();
+    return response.denied("SECRET_VALUE", "the arguments hold a stored secret's value")
+      .serialize();
+  }
+  const ctx: ToolContext = { session, response, settings, human, login, signal };
   return await session.exclusive(async () => {
+    if (session.state.tainted && !TAINT_ALLOWED.has(tool.name)) {
+      const row = actionRow(tool.kind, undefined, { decision: "deny", reason: "SESSION_TAINTED" });
+      if (!recorded(session, row)) return response.denied("AUDIT_UNAVAILABLE").serialize();
+      response.denied(
+        "SESSION_TAINTED",
+        "a credential was used in this session; until it ends only browser_snapshot (status only), browser_login and browser_close run",
+      );
+      return finish(session, response);
+    }
     const dialog = tool.runsBesideDialog ? undefined : session.guard.openDialog();
     if (dialog) {
       // The page's renderer waits on the dialog: nothing else can act on that tab.
@@ -192,4 +224,15 @@ function reportError(response: ResponseBuilder, err: unknown, tool: string): voi
   const where = err instanceof Error ? (err.stack ?? "").split("\n").slice(1, 4).join(" ") : "";
   console.error(`omotai: ${tool} failed: ${err instanceof Error ? err.name : typeof err} ${where}`);
   response.error("INTERNAL_ERROR", "the action failed unexpectedly");
+}
+
+/** Whether any string in the arguments holds a stored secret's value (in any encoded form). */
+function carriesSecret(value: unknown, redactor = processRedactor()): boolean {
+  if (redactor.empty) return false;
+  if (typeof value === "string") return redactor.redact(value) !== value;
+  if (Array.isArray(value)) return value.some((v) => carriesSecret(v, redactor));
+  if (value && typeof value === "object") {
+    return Object.values(value).some((v) => carriesSecret(v, redactor));
+  }
+  return false;
 }

@@ -9,6 +9,7 @@ import type { z } from "zod";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import { InvalidArgumentsError } from "../errors.ts";
 import type { ApprovalView } from "../gate/gate.ts";
+import type { LoginPlan, LoginSecrets, PushChannel } from "../login/login_flow.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
 import type { ResponseBuilder } from "./response.ts";
 
@@ -37,12 +38,33 @@ export interface HumanChannel {
   ): Promise<{ answer: string } | { timeout: true }>;
 }
 
+/**
+ * The runtime's side of `browser_login` (built in `cli/start.ts` from the grant store and the
+ * vault): redeems the grants bound to an agent for an origin read from CDP, and hands back
+ * the values with the plan that limits where they may be typed. Refusals throw coded errors
+ * (`GRANT_EXPIRED`, `GRANT_WRONG_ORIGIN`, `VAULT_UNAVAILABLE`...).
+ */
+export interface LoginService {
+  redeem(req: {
+    agent: string | null;
+    sessionId: string;
+    origin: string;
+    grantIds?: readonly string[];
+  }): Promise<{ plan: LoginPlan; secrets: LoginSecrets }>;
+  /** The operator's console for push challenges, if there is one. */
+  push?(session: { id: string; agent: string | null }): PushChannel | undefined;
+  /** `session`: a browser_login taints the session first, whatever its outcome. */
+  taintAfterLogin: "session" | "none";
+}
+
 /** What a tool's functions get. */
 export interface ToolContext {
   session: BrowserSession;
   response: ResponseBuilder;
   settings: Readonly<ToolSettings>;
   human?: HumanChannel;
+  /** Credentials for browser_login; none in a runtime without a vault. */
+  login?: LoginService;
   /** Aborts when the client cancels the call or goes away. */
   signal?: AbortSignal;
 }

@@ -1,0 +1,58 @@
+/**
+ * The runtime's credential broker for `browser_login`: redeems the grants bound to an agent
+ * for the page's origin (read from CDP by the tool), opens their secrets from the vault,
+ * and puts every value it hands out into the process redactor before anything can echo it.
+ * The model never reaches this: it gets the login's status only.
+ *
+ * @module
+ */
+import type { Vault } from "../../vault/mod.ts";
+import { OmotaiError } from "../errors.ts";
+import type { GrantStore } from "../grants/mod.ts";
+import type { LoginPlan, LoginSecrets, LoginWrite } from "../login/login_flow.ts";
+import { parseTotpSeed } from "../login/totp.ts";
+import type { Redactor } from "../redact/mod.ts";
+import type { LoginService } from "../tools/mod.ts";
+
+/** What the broker is built from. */
+export interface LoginServiceDeps {
+  grants: GrantStore;
+  /** The open vault; none when the runtime was started without a vault key. */
+  vault?: Vault;
+  redactor: Redactor;
+  taintAfterLogin: "session" | "none";
+  /** The policy world's boundary: a login submit opens its write window there. */
+  boundary: { openWriteWindow(session: string, w: LoginWrite): () => void };
+}
+
+/** The LoginService of a runtime. */
+export function grantLoginService(deps: LoginServiceDeps): LoginService {
+  return {
+    taintAfterLogin: deps.taintAfterLogin,
+    async redeem({ agent, sessionId, origin, grantIds }) {
+      const vault = deps.vault;
+      if (!vault) {
+        throw new OmotaiError(
+          "VAULT_UNAVAILABLE",
+          "the runtime was started without OMOTAI_VAULT_KEY or OMOTAI_VAULT_PASSPHRASE",
+        );
+      }
+      const granted = deps.grants.redeem({ agent, useKind: "fill", origin, sessionId, grantIds });
+      const kinds = new Map(vault.list().map((s) => [s.id, s.kind]));
+      const secrets: LoginSecrets = {};
+      for (const g of granted) {
+        const kind = kinds.get(g.secret_id);
+        const value = await vault.reveal(g.secret_id);
+        deps.redactor.add([value]);
+        if (kind === "username") secrets.username = value;
+        else if (kind === "password") secrets.password = value;
+        else if (kind === "totp") secrets.totp = parseTotpSeed(value);
+      }
+      const plan: LoginPlan = {
+        origins: [origin],
+        openWrite: (w) => deps.boundary.openWriteWindow(sessionId, w),
+      };
+      return { plan, secrets };
+    },
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * A login the runtime performs: on each page of the flow (one page, or username, password
+ * and code pages one after another) it reads the credential fields over CDP, checks the
+ * document's origin against the origins the credentials are bound to, types each value
+ * through CDP input events (never page script), submits with Enter, and waits for the next
+ * page. A push challenge goes to the operator. The outcome is a status code and counts:
+ * nothing of a value, a code or the page's text.
+ *
+ * @module
+ */
+import type { CdpSession } from "../../cdp/mod.ts";
+import { keyEvents } from "../browser/keys.ts";
+import { runAndSettle } from "../browser/navigation.ts";
+import { type CredentialField, readCredentialFields } from "./credential_fields.ts";
+import { totpCode, type TotpSeed } from "./totp.ts";
+
+/** The values a login may type; each used only in its own kind of field. */
+export interface LoginSecrets {
+  username?: string;
+  password?: string;
+  totp?: TotpSeed;
+}
+
+/** Where a push challenge's vendor and match number are on the page (the operator's). */
+export interface PushSelectors {
+  vendor: string;
+  number: string;
+}
+
+/** What the operator is asked when a page shows a push challenge. */
+export interface PushChannel {
+  ask(challenge: { vendor: string; number: string; origin: string }): Promise<
+    "approved" | "denied" | "timeout"
+  >;
+}
+
+/** The one request a login submit may write (opened like an approval's write window). */
+export interface LoginWrite {
+  method: string;
+  origin: string;
+  path: string;
+}
+
+/** What the login may do, from the policy or the grants, never from the model. */
+export interface LoginPlan {
+  /** Origins the values may be typed on (exact). */
+  origins: readonly string[];
+  usernameSelector?: string;
+  push?: PushSelectors;
+  /**
+   * Lets exactly the login form's own submission through the egress guard while the runtime
+   * submits it (under `read_only` too); returns the function that closes the window.
+   */
+  openWrite?: (write: LoginWrite) => () => void;
+}
+
+/** How a login ended. */
+export type LoginStatus =
+  | "LOGIN_SUBMITTED"
+  | "LOGIN_REJECTED"
+  | "NO_CREDENTIAL_FIELDS"
+  | "FILL_TARGET_REJECTED"
+  | "OTP_UNAVAILABLE"
+  | "PUSH_DENIED"
+  | "PUSH_TIMEOUT"
+  | "LOGIN_FAILED";
+
+/** The outcome the agent and the audit see. */
+export interface LoginOutcome {
+  ok: boolean;
+  status: LoginStatus;
+  /** Pages on which values were typed. */
+  steps: number;
+  /** Fields filled, by kind. */
+  filled: number;
+  message: string;
+}
+
+/** Pages a login may take before it counts as stuck. */
+export const MAX_LOGIN_STEPS = 5;
+/** How long a push challenge may wait for the page to move on after the operator answered. */
+const PUSH_SETTLE_MS = 15_000;
+
+/** Performs a login on the tab `page` shows now. Never throws: failures are a status. */
+export async function performLogin(
+  page: CdpSession,
+  plan: LoginPlan,
+  secrets: LoginSecrets,
+  push?: PushChannel,
+): Promise<LoginOutcome> {
+  let steps = 0;
+  let filled = 0;
+  let last = "";
+  const out = (ok: boolean, status: LoginStatus, message: string): LoginOutcome => ({
+    ok,
+    status,
+    steps,
+    filled,
+    message,
+  });
+  try {
+    for (let round = 0; round < MAX_LOGIN_STEPS; round++) {
+      const here = await readCredentialFields(page, plan.usernameSelector);
+      if (!plan.origins.includes(here.origin)) {
+        if (steps > 0) return out(true, "LOGIN_SUBMITTED", `signed in; now on ${here.origin}`);
+        return out(
+          false,
+          "FILL_TARGET_REJECTED",
+          `this page's origin ${here.origin} is not one the credentials are bound to`,
+        );
+      }
+      if (here.fields.length === 0) {
+        const challenge = plan.push ? await readPush(page, plan.push) : undefined;
+        if (challenge && push) {
+          const answer = await push.ask({ ...challenge, origin: here.origin });
+          if (answer === "denied") return out(false, "PUSH_DENIED", "the operator denied the push");
+          if (answer === "timeout") {
+            return out(false, "PUSH_TIMEOUT", "the operator did not answer the push in time");
+          }
+          await waitForUrlChange(page, here.url, PUSH_SETTLE_MS);
+          continue;
+        }
+        if (steps === 0) {
+          return out(false, "NO_CREDENTIAL_FIELDS", "this page has no credential fields");
+        }
+        return out(true, "LOGIN_SUBMITTED", `signed in after ${steps} page(s)`);
+      }
+      const plan_: { field: CredentialField; value: () => Promise<string> }[] = [];
+      for (const f of here.fields) {
+        if (f.kind === "username" && secrets.username !== undefined) {
+          const v = secrets.username;
+          plan_.push({ field: f, value: () => Promise.resolve(v) });
+        } else if (f.kind === "password" && secrets.password !== undefined) {
+          const v = secrets.password;
+          plan_.push({ field: f, value: () => Promise.resolve(v) });
+        } else if (f.kind === "otp") {
+          const seed = secrets.totp;
+          if (!seed) {
+            return out(
+              false,
+              "OTP_UNAVAILABLE",
+              "the page asks for a one-time code and no TOTP secret is bound (SMS codes, passkeys and hardware keys are not supported)",
+            );
+          }
+          plan_.push({ field: f, value: () => totpCode(seed, Date.now()) });
+        }
+      }
+      if (plan_.length === 0) {
+        return out(false, "FILL_TARGET_REJECTED", "no credential field here takes a bound value");
+      }
+      // The same form on the same page again: the site refused what was typed.
+      const signature = `${here.url}|${here.fields.map((f) => f.kind).join(",")}`;
+      if (signature === last) return out(false, "LOGIN_REJECTED", "the site asked again");
+      last = signature;
+      const last_ = plan_[plan_.length - 1].field;
+      const target = here.forms.get(last_.form);
+      let write: LoginWrite | undefined;
+      if (target) {
+        // Credentials go only to the page's own origin: a form that submits elsewhere is
+        // how a page would carry them off.
+        const action = target.action ? new URL(target.action) : undefined;
+        if (!action || action.origin !== here.origin) {
+          return out(false, "FILL_TARGET_REJECTED", "the login form submits to another origin");
+        }
+        write = { method: target.method, origin: action.origin, path: action.pathname };
+      }
+      for (const p of plan_) {
+        await typeValue(page, p.field.backendNodeId, await p.value());
+        filled++;
+      }
+      steps++;
+      const close = write && plan.openWrite ? plan.openWrite(write) : () => {};
+      try {
+        await runAndSettle(page, async () => {
+          await page.send("DOM.focus", { backendNodeId: last_.backendNodeId });
+          for (const ev of keyEvents("Enter")) await page.send("Input.dispatchKeyEvent", ev);
+        });
+      } finally {
+        close();
+      }
+    }
+    return out(false, "LOGIN_FAILED", `still on a login page after ${MAX_LOGIN_STEPS} pages`);
+  } catch (err) {
+    // Only the error's code or name: a CDP message could quote what was being typed.
+    const code = (err as { code?: unknown })?.code;
+    return out(
+      false,
+      "LOGIN_FAILED",
+      `the login stopped: ${typeof code === "string" ? code : "browser error"}`,
+    );
+  }
+}
+
+/** Replaces a field's text with `value`: focus, select all, then one CDP text insertion. */
+async function typeValue(page: CdpSession, backendNodeId: number, value: string): Promise<void> {
+  await page.send("DOM.focus", { backendNodeId });
+  for (const ev of keyEvents("Control+a")) await page.send("Input.dispatchKeyEvent", ev);
+  await page.send("Input.insertText", { text: value });
+}
+
+/** The vendor and match number a push page shows, or undefined. */
+async function readPush(
+  page: CdpSession,
+  sel: PushSelectors,
+): Promise<{ vendor: string; number: string } | undefined> {
+  const { root } = await page.send("DOM.getDocument", { depth: 0 });
+  const text = async (selector: string) => {
+    const { nodeId } = await page.send("DOM.querySelector", { nodeId: root.nodeId, selector });
+    if (!nodeId) return undefined;
+    const { outerHTML } = await page.send("DOM.getOuterHTML", { nodeId });
+    return outerHTML.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim().slice(0, 80);
+  };
+  const vendor = await text(sel.vendor);
+  const number = await text(sel.number);
+  return vendor && number ? { vendor, number } : undefined;
+}
+
+async function waitForUrlChange(page: CdpSession, from: string, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const { frameTree } = await page.send("Page.getFrameTree");
+    if (frameTree.frame.url !== from) {
+      // Let the new document finish loading before its fields are read.
+      await new Promise((r) => setTimeout(r, 300));
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

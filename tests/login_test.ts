@@ -1,0 +1,186 @@
+/**
+ * browser_login end to end: grants redeemed for the page's origin, values typed by the
+ * runtime through CDP, taint, status-only snapshots, and a search of every output for the
+ * planted values.
+ */
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { DatabaseSync } from "node:sqlite";
+import { rawKeySource, Vault } from "../vault/mod.ts";
+import { GrantStore } from "../runtime/grants/mod.ts";
+import { databasePath, openDatabase } from "../runtime/store/database.ts";
+import { secretForms } from "../runtime/redact/mod.ts";
+import { keyedTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import { serveLoginSite } from "./fixtures/login_site.ts";
+
+const KEY = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+const USER = "ada.lovelace@example.test";
+const PASSWORD = "Pl4nted-Passw0rd-7f3a9c";
+
+interface Setup {
+  site: ReturnType<typeof serveLoginSite>;
+  dataDir: string;
+  grant(opts: { agent: string; origin?: string; mode?: string; expires?: string }): string[];
+}
+
+async function setup(totp = false): Promise<Setup> {
+  const site = serveLoginSite({ user: USER, password: PASSWORD });
+  const dataDir = await Deno.makeTempDir({ prefix: "omotai-login-" });
+  const db = openDatabase(databasePath(dataDir));
+  {
+    using vault = await Vault.open(db, rawKeySource(KEY));
+    await vault.add("site-user", "username", USER);
+    await vault.add("site-pass", "password", PASSWORD);
+    if (totp) await vault.add("site-totp", "totp", site.totpUri);
+  }
+  const grants = new GrantStore(db, { audit: { append() {} } });
+  return {
+    site,
+    dataDir,
+    grant({ agent, origin = site.origin, mode = "session", expires = "1h" }) {
+      const ids = ["site-user", "site-pass", ...(totp ? ["site-totp"] : [])];
+      return ids.map((secret_id) =>
+        grants.add({
+          secret_id,
+          agent,
+          purpose: "test login",
+          mode,
+          expires,
+          uses: [{ kind: "fill", allowed_origins: [origin] }],
+        }, { approve: true }).id
+      );
+    },
+  };
+}
+
+function policy(s: Setup, extra = ""): string {
+  return `allowed_origins:\n  - ${s.site.origin}\n  - ${s.site.otherOrigin}\n${extra}`;
+}
+
+const keys = new Map<string, string>();
+
+async function connect(runtime: Awaited<ReturnType<typeof startTestRuntime>>, agent: string) {
+  const client = new Client({ name: "login-test", version: "0" });
+  const id = `${runtime.url}|${agent}`;
+  const key = keys.get(id) ?? runtime.agents.add(agent).key;
+  keys.set(id, key);
+  await client.connect(keyedTransport(runtime.url!, key));
+  return new TestClient(client);
+}
+
+/** Every place a value could surface: the MCP stream, the audit rows, the database bytes. */
+async function assertNoLeak(c: TestClient, dataDir: string, extra: string[] = []) {
+  const forms = [...secretForms(PASSWORD), ...secretForms(USER).filter((f) => f.length > 6)];
+  const db = new DatabaseSync(databasePath(dataDir), { readOnly: true });
+  const rows = JSON.stringify(db.prepare("SELECT * FROM audit").all());
+  db.close();
+  const bytes = new TextDecoder("latin1").decode(await Deno.readFile(databasePath(dataDir)));
+  const outputs = [...c.outputs, rows, ...extra];
+  for (const form of forms) {
+    for (const text of outputs) assert.ok(!text.includes(form), `a form of a secret leaked`);
+    assert.ok(!bytes.includes(form), "a form of a secret is in the database file");
+  }
+}
+
+Deno.test("browser_login signs in with granted values, taints the session, and leaks nothing", async () => {
+  const s = await setup();
+  await using _site = s.site;
+  const runtime = await startTestRuntime(s.dataDir, policy(s), { vaultKey: { key: KEY } });
+  await using _rt = runtime;
+  s.grant({ agent: "alice" });
+  await using c = await connect(runtime, "alice");
+  await c.call("browser_navigate", { url: `${s.site.origin}/login` });
+  const login = await c.call("browser_login");
+  assert.equal(login.isError, false, login.text);
+  assert.match(login.text, /^login: LOGIN_SUBMITTED \(/);
+  assert.match(login.text, /the session is tainted/);
+  assert.deepEqual(s.site.signIns.map((x) => x.user), [USER]);
+  // The values reached the site once, on the login POST of the granted origin only.
+  const carrying = s.site.requestsCarrying(PASSWORD);
+  assert.deepEqual(carrying.map((r) => `${r.origin} ${r.method} ${r.path}`), [
+    `${s.site.origin} POST /login`,
+  ]);
+  // Taint: no more navigation or clicks; snapshots are status only.
+  const nav = await c.call("browser_navigate", { url: `${s.site.origin}/` });
+  assert.match(nav.text, /^denied: SESSION_TAINTED/);
+  const snap = await c.call("browser_snapshot");
+  assert.match(snap.text, /^\s*status only: this session is tainted \(login\)/);
+  assert.doesNotMatch(snap.text, /Signed in as/);
+  await assertNoLeak(c, s.dataDir);
+});
+
+Deno.test("browser_login refuses a look-alike origin and another agent's grant, audited", async () => {
+  const s = await setup();
+  await using _site = s.site;
+  const runtime = await startTestRuntime(s.dataDir, policy(s), { vaultKey: { key: KEY } });
+  await using _rt = runtime;
+  s.grant({ agent: "alice" });
+  await using c = await connect(runtime, "alice");
+  // 127.0.0.2 serves the same login page: the grant names 127.0.0.1 only.
+  await c.call("browser_navigate", { url: `${s.site.otherOrigin}/login` });
+  const wrong = await c.call("browser_login");
+  assert.equal(wrong.isError, true);
+  assert.match(wrong.text, /GRANT_WRONG_ORIGIN/);
+  await using b = await connect(runtime, "bob");
+  await b.call("browser_navigate", { url: `${s.site.origin}/login` });
+  const other = await b.call("browser_login");
+  assert.match(other.text, /GRANT_/);
+  assert.equal(s.site.signIns.length, 0);
+  // The model typing the stored password itself is refused, in any field.
+  const typed = await b.call("browser_type", { ref: "e1", text: `x${PASSWORD}y` });
+  assert.match(typed.text, /^denied: SECRET_VALUE/);
+  assert.equal(s.site.requestsCarrying(PASSWORD).length, 0);
+  const db = new DatabaseSync(databasePath(s.dataDir), { readOnly: true });
+  const refused = db.prepare(
+    "SELECT reason FROM audit WHERE kind = 'grant_redeem' AND decision = 'deny'",
+  ).all().map((r) => String(r.reason));
+  db.close();
+  assert.ok(refused.includes("GRANT_WRONG_ORIGIN"), refused.join(","));
+  await assertNoLeak(c, s.dataDir, b.outputs);
+});
+
+Deno.test("browser_login fills nothing in a cross-origin frame and a once grant is used once", async () => {
+  const s = await setup();
+  await using _site = s.site;
+  const runtime = await startTestRuntime(s.dataDir, policy(s), { vaultKey: { key: KEY } });
+  await using _rt = runtime;
+  s.grant({ agent: "alice", mode: "once" });
+  await using c = await connect(runtime, "alice");
+  await c.call("browser_navigate", { url: `${s.site.origin}/login-iframe` });
+  const framed = await c.call("browser_login");
+  assert.match(framed.text, /NO_CREDENTIAL_FIELDS|FILL_TARGET_REJECTED/);
+  assert.equal(s.site.requestsCarrying(PASSWORD).length, 0, "nothing typed into the frame");
+  // The once grants were redeemed by that attempt: a second login is refused.
+  await using c2 = await connect(runtime, "alice");
+  await c2.call("browser_navigate", { url: `${s.site.origin}/login` });
+  const again = await c2.call("browser_login");
+  assert.match(again.text, /GRANT_USED/);
+  await assertNoLeak(c, s.dataDir, c2.outputs);
+});
+
+Deno.test("browser_login: a page that echoes the password (plain, reversed) shows nothing of it", async () => {
+  for (const mode of ["plain", "reversed"]) {
+    const s = await setup();
+    await using _site = s.site;
+    const runtime = await startTestRuntime(
+      s.dataDir,
+      policy(s, "taint_after_login: none\n"),
+      { vaultKey: { key: KEY } },
+    );
+    await using _rt = runtime;
+    s.grant({ agent: "alice" });
+    await using c = await connect(runtime, "alice");
+    await c.call("browser_navigate", {
+      url: `${s.site.origin}/login-leak?mode=${mode}&hold=1`,
+    });
+    await c.call("browser_login");
+    // Untainted by policy: the agent may look at the page, whose script wrote the value
+    // into its text and its title.
+    const snap = await c.call("browser_snapshot");
+    assert.doesNotMatch(snap.text, /^status only/, mode);
+    assert.match(snap.text, /\[redacted\]/, `${mode}: the echo is shown redacted`);
+    const tabs = await c.call("browser_tabs", { action: "list" });
+    assert.equal(tabs.isError, false, tabs.text);
+    await assertNoLeak(c, s.dataDir);
+  }
+});
