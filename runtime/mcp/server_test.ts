@@ -97,12 +97,16 @@ Deno.test("createMcpServer() passes text through unchanged while nothing is to b
 Deno.test("createMcpServer() uses the process redactor by default", async () => {
   const secret = `mcp-${crypto.randomUUID()}`;
   await using c = await connection();
-  const before = await c.call("browser_navigate", { url: `a ${encodeURIComponent(secret)}` });
-  assert.ok(before.text.includes(secret));
+  // An unknown tool's name is echoed in its error (arguments holding a stored secret are
+  // refused before any echo: SECRET_VALUE, tested with the pipeline).
+  const before = await c.call(`tool ${secret}`, {});
+  assert.ok(before.text.includes(secret), before.text);
   processRedactor().add([secret]);
-  const after = await c.call("browser_navigate", { url: `a ${encodeURIComponent(secret)}` });
+  const after = await c.call(`tool ${secret}`, {});
   assert.deepEqual(leaks(after.text, secret), [], after.text);
   assert.ok(after.text.includes(REDACTED));
+  const refused = await c.call("browser_navigate", { url: `a ${encodeURIComponent(secret)}` });
+  assert.match(refused.text, /^denied: SECRET_VALUE/);
 });
 
 Deno.test({
