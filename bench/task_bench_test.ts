@@ -24,7 +24,7 @@ import {
 // Shapes copied from real results of both servers (bench/task_bench.ts OMOTAI_TASK_DUMP).
 const OMOTAI_PAGE = `navigated to http://127.0.0.1:4000/form
 
-doc d2 · tab 0 of 1
+doc d2
 <<<untrusted-page nonce=03262982dc9397f2 origin=http://127.0.0.1:4000>>>
 path: /form
 title: Apply · Acme Portal
@@ -41,7 +41,7 @@ First name
 
 const OMOTAI_DIFF = `typed 24 characters into e137 and pressed Enter
 
-doc d8 · tab 0 of 1 · changes since your last view: 2 added, 5 removed, 1 changed
+doc d8 · changes since your last view: 2 added, 5 removed, 1 changed
 <<<untrusted-page nonce=03262982dc9397f2 origin=http://127.0.0.1:4000>>>
   # Product search
 ~ [e137] searchbox "Search products" = "brass desk lamp dimmable"

@@ -6,8 +6,12 @@ import { PLANTED, serveFixtureSite } from "./fixtures/site.ts";
 import { HUGE_LINKS, serveWedgeSite } from "./fixtures/wedge_site.ts";
 import { refOf, startHarness } from "./helpers/harness.ts";
 
-/** The first snapshot page of the huge page must arrive within this (measured ~2–3 s). */
-const FIRST_PAGE_BUDGET_MS = 5_000;
+/**
+ * Not a speed target (bench/task_bench.ts measures that, beside the peer): a bound that only
+ * a return to the accessibility-tree path (15–17 s) breaks. Measured 2–3 s alone, 5.2 s with
+ * the whole suite running beside it.
+ */
+const FIRST_PAGE_BUDGET_MS = 12_000;
 /** A page of the budget the agent may ask for (`max_tokens` at most 100,000). */
 const WIDE_PAGE_TOKENS = 100_000;
 

@@ -184,3 +184,108 @@ Deno.test("browser_login: a page that echoes the password (plain, reversed) show
     await assertNoLeak(c, s.dataDir);
   }
 });
+
+Deno.test("startup login: username, password and TOTP pages one after another, before the first call", async () => {
+  const s = await setup(true);
+  await using _site = s.site;
+  const login = [
+    "login:",
+    `  url: ${s.site.origin}/login2/user`,
+    "  username_secret: site-user",
+    "  password_secret: site-pass",
+    "  totp_secret: site-totp",
+    '  username_selector: "input[autocomplete=username]"',
+  ].join("\n");
+  const runtime = await startTestRuntime(s.dataDir, policy(s, `${login}\n`), {
+    vaultKey: { key: KEY },
+  });
+  await using _rt = runtime;
+  await using c = await connect(runtime, "alice");
+  const first = await c.call("browser_snapshot");
+  assert.match(first.text, new RegExp(`startup login on ${s.site.origin}: LOGIN_SUBMITTED`));
+  assert.deepEqual(s.site.signIns.map((x) => `${x.flow} ${x.user}`), [`login2 ${USER}`]);
+  // Untainted (the startup default): the agent browses the signed-in site.
+  assert.match(first.text, /Signed in as/);
+  const next = await c.call("browser_navigate", { url: `${s.site.origin}/account` });
+  assert.doesNotMatch(next.text, /SESSION_TAINTED|startup login/);
+  await assertNoLeak(c, s.dataDir);
+});
+
+Deno.test("startup login: a push challenge goes to the console; the agent sees a status only", async () => {
+  const s = await setup();
+  await using _site = s.site;
+  const login = [
+    "login:",
+    `  url: ${s.site.origin}/login-push`,
+    "  username_secret: site-user",
+    "  password_secret: site-pass",
+    "  push:",
+    "    vendor_selector: .push-vendor",
+    "    number_selector: .push-number",
+  ].join("\n");
+  const runtime = await startTestRuntime(s.dataDir, policy(s, `${login}\n`), {
+    vaultKey: { key: KEY },
+  });
+  await using _rt = runtime;
+  await using c = await connect(runtime, "alice");
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(new URL(path, runtime.url), {
+      ...init,
+      headers: {
+        Authorization: `Bearer ${runtime.adminToken}`,
+        "Content-Type": "application/json",
+      },
+    });
+  const operator = (async () => {
+    const challenge = await s.site.waitForPush(20_000);
+    for (let i = 0; i < 200; i++) {
+      const open = await (await api("/api/questions")).json() as {
+        id: string;
+        question: string;
+        state: string;
+      }[];
+      const q = open.find((x) => x.state === "pending" && x.question.includes("Login push"));
+      if (q) {
+        assert.match(
+          q.question,
+          new RegExp(`${challenge.vendor} shows the number ${challenge.number}`),
+        );
+        s.site.approvePush(challenge.number);
+        const r = await api(`/api/questions/${q.id}`, {
+          method: "POST",
+          body: JSON.stringify({ answer: "approved" }),
+        });
+        assert.equal(r.status, 200, await r.text());
+        return challenge.number;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error("no push question on the console");
+  })();
+  const first = await c.call("browser_snapshot");
+  const number = await operator;
+  assert.match(first.text, new RegExp(`startup login on ${s.site.origin}: LOGIN_SUBMITTED`));
+  assert.deepEqual(s.site.signIns.map((x) => x.flow), ["push"]);
+  assert.doesNotMatch(first.text.split("<<<untrusted-page")[0], new RegExp(`\\b${number}\\b`));
+  await assertNoLeak(c, s.dataDir);
+});
+
+Deno.test("browser_login under taint_after_login: session shows an echoing page as status only", async () => {
+  const s = await setup();
+  await using _site = s.site;
+  const runtime = await startTestRuntime(s.dataDir, policy(s), { vaultKey: { key: KEY } });
+  await using _rt = runtime;
+  s.grant({ agent: "alice" });
+  await using c = await connect(runtime, "alice");
+  const page = await c.call("browser_navigate", {
+    url: `${s.site.origin}/login-leak?mode=reversed&hold=1`,
+  });
+  const button = /\[(e\d+)\] button "Sign in"/.exec(page.text)?.[1];
+  assert.ok(button, page.text);
+  await c.call("browser_login");
+  const snap = await c.call("browser_snapshot");
+  assert.match(snap.text, /^\s*status only/);
+  assert.match((await c.call("browser_click", { ref: button })).text, /^denied: SESSION_TAINTED/);
+  assert.match((await c.call("browser_tabs", { action: "list" })).text, /SESSION_TAINTED/);
+  await assertNoLeak(c, s.dataDir);
+});

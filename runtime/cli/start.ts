@@ -25,6 +25,8 @@ import { keySourceFrom, Vault } from "../../vault/mod.ts";
 import { GrantStore } from "../grants/mod.ts";
 import { processRedactor } from "../redact/mod.ts";
 import { grantLoginService } from "./login_service.ts";
+import { consolePushChannel } from "./push_channel.ts";
+import { startupLogin } from "./startup_login.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
 import type { HumanChannel } from "../tools/tool.ts";
 import { adminToken } from "./admin_token.ts";
@@ -150,13 +152,24 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       gate: world.gate,
       settings: world.settings,
       human,
-      login: grantLoginService({
-        grants,
-        vault,
-        redactor: processRedactor(),
-        taintAfterLogin: world.policy.taint_after_login,
-        boundary: world.boundary,
-      }),
+      login: {
+        ...grantLoginService({
+          grants,
+          vault,
+          redactor: processRedactor(),
+          taintAfterLogin: world.policy.taint_after_login,
+          boundary: world.boundary,
+        }),
+        push: human ? (s) => consolePushChannel(human, s) : undefined,
+        startup: world.policy.login
+          ? startupLogin(world.policy.login, {
+            vault,
+            redactor: processRedactor(),
+            boundary: world.boundary,
+            push: human ? (s) => consolePushChannel(human, s) : undefined,
+          })
+          : undefined,
+      },
     });
   };
 

@@ -38,6 +38,8 @@ const moduleSchema = z.strictObject({
   config: z.record(z.string(), z.unknown()).optional(),
 });
 
+const secretIdSchema = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "a vault secret id");
+
 const absoluteDirSchema = z.string().min(1).refine(
   (p) => isAbsolute(p) && !p.includes("\0"),
   "must be an absolute path",
@@ -61,10 +63,28 @@ export const PolicyFileSchema = z.strictObject({
   max_actions: z.int().min(0).default(0),
   /** Seconds a session may act (0: unlimited). */
   max_seconds: z.int().min(0).default(0),
-  /** Runtime login (used by the vault milestone). */
+  /**
+   * A login the runtime performs at the start of every session, before the agent's first
+   * action (docs/login.md): values from the vault, typed by the runtime on `url`'s origin.
+   */
   login: z.strictObject({
-    secret_id: z.string().min(1),
-    url: z.url().optional(),
+    url: z.url(),
+    /** A literal username, or `username_secret`, a vault secret id (not both). */
+    username: z.string().min(1).max(256).optional(),
+    username_secret: secretIdSchema.optional(),
+    password_secret: secretIdSchema,
+    totp_secret: secretIdSchema.optional(),
+    /** The username field on sites without autocomplete hints (the operator's, never the model's). */
+    username_selector: z.string().min(1).max(500).optional(),
+    /** Where a push challenge shows its vendor and match number. */
+    push: z.strictObject({
+      vendor_selector: z.string().min(1).max(500),
+      number_selector: z.string().min(1).max(500),
+    }).optional(),
+    /** Whether the startup login taints the session: `none` (the default) or `session`. */
+    taint_after_login: z.enum(["session", "none"]).default("none"),
+  }).refine((l) => !(l.username && l.username_secret), {
+    message: "give username or username_secret, not both",
   }).optional(),
   /** Base64 Ed25519 public keys whose signatures are trusted; default: the project key. */
   trusted_keys: z.array(z.string().regex(/^[A-Za-z0-9+/]{43}=$/, "a base64 Ed25519 public key"))

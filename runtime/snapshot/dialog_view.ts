@@ -27,7 +27,7 @@ export function renderDialog(d: DialogView): string {
     lines.push(`default: ${JSON.stringify(d.defaultPrompt)}`);
   }
   return [
-    `dialog open: ${d.type} on tab ${d.tabIndex}; the tab waits for ${answer}`,
+    `dialog open: ${d.type} on tab ${d.tabIndex}; answer with ${answer}`,
     untrustedBlock("dialog", d.nonce, lines),
   ].join("\n");
 }

@@ -14,7 +14,13 @@
  * @module
  */
 import { BRIEF_TEXT_CHARS } from "./outline.ts";
-import { CHARS_PER_TOKEN, DEFAULT_MAX_TOKENS, type PageView, renderPage } from "./page_view.ts";
+import {
+  CHARS_PER_TOKEN,
+  DEFAULT_MAX_TOKENS,
+  type PageView,
+  renderPage,
+  tabLabel,
+} from "./page_view.ts";
 import { refSpan } from "./ref_span.ts";
 import { neutralize, untrustedClose, untrustedOpen } from "./untrusted.ts";
 
@@ -218,7 +224,8 @@ export function renderDiff(
  * Formats a diff of `after` (its nonce, origin, doc and tab go on the markers and status
  * line). It applies no size rule: use {@link renderDiff} unless the caller checks sizes.
  */
-export function formatDiff(diff: ViewDiff, after: PageView): string {
+export function formatDiff(given: ViewDiff, after: PageView): string {
+  const diff = withReplacedText(given);
   const counts = diff.added + diff.removed + diff.changed;
   if (counts === 0 && diff.title === undefined && diff.path === undefined) {
     return `no changes since your last view (doc ${after.docId})`;
@@ -235,8 +242,10 @@ export function formatDiff(diff: ViewDiff, after: PageView): string {
   ];
   summary = [...(summary ? [summary] : []), ...more].join(", ");
   const parts = [
-    `doc ${after.docId} · tab ${after.tabIndex} of ${after.tabCount} · changes since your last view: ${summary}`,
-    untrustedOpen("page", after.nonce, after.origin),
+    `doc ${after.docId}${tabLabel(after)} · changes since your last view: ${summary}`,
+    // The same document as the view it changes, so the same origin: the marker of that view
+    // named it already.
+    untrustedOpen("page", after.nonce),
   ];
   if (diff.path !== undefined) parts.push(`~ path: ${shownText(diff.path)}`);
   if (diff.title !== undefined) parts.push(`~ title: ${shownText(diff.title)}`);
@@ -270,6 +279,41 @@ export function formatDiff(diff: ViewDiff, after: PageView): string {
   }
   parts.push(untrustedClose("page", after.nonce));
   return parts.join("\n");
+}
+
+/**
+ * One text line replaced by one other in the same place (a status line, a count) reads as
+ * one changed line, `~ new text`: the agent has read the old one, and a `-`/`+` pair would
+ * send it again.
+ */
+function withReplacedText(diff: ViewDiff): ViewDiff {
+  let replaced = 0;
+  const hunks = diff.hunks.map((hunk) => {
+    const out: DiffLine[] = [];
+    for (let i = 0; i < hunk.length; i++) {
+      const l = hunk[i];
+      const next = hunk[i + 1];
+      if (
+        l.op === "removed" && !l.ref && next?.op === "added" && !next.ref &&
+        hunk[i - 1]?.op !== "removed" && hunk[i + 2]?.op !== "added"
+      ) {
+        out.push({ op: "changed", text: next.text });
+        replaced++;
+        i++;
+        continue;
+      }
+      out.push(l);
+    }
+    return out;
+  });
+  if (replaced === 0) return diff;
+  return {
+    ...diff,
+    hunks,
+    added: diff.added - replaced,
+    removed: diff.removed - replaced,
+    changed: diff.changed + replaced,
+  };
 }
 
 /**

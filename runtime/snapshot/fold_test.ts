@@ -35,7 +35,7 @@ Deno.test("renderFolded() folds runs the last view showed, naming their refs, in
   assert.equal(
     page.text,
     [
-      "doc d2 · tab 0 of 1",
+      "doc d2",
       "<<<untrusted-page nonce=n0nce origin=http://127.0.0.1:1>>>",
       "path: /b",
       "title: B",

@@ -34,6 +34,14 @@ export interface PageView {
   note?: string;
 }
 
+/**
+ * ` · tab I of N` when the session has more than one tab; nothing for the one tab most
+ * sessions have (a new tab is announced by a notice when it opens).
+ */
+export function tabLabel(view: Pick<PageView, "tabIndex" | "tabCount">): string {
+  return view.tabCount > 1 ? ` · tab ${view.tabIndex} of ${view.tabCount}` : "";
+}
+
 /** How {@link renderPage} treats the view's lines. */
 export interface RenderOptions {
   /**
@@ -100,7 +108,7 @@ export function renderPage(
     : " (full text)";
   // A one-page view says nothing of pages: "page 1/1" would be sent with most results.
   const paging = pages.length === 1 ? "" : ` · page ${index + 1}/${pages.length}${kind}`;
-  const status = `doc ${view.docId} · tab ${view.tabIndex} of ${view.tabCount}${paging}`;
+  const status = `doc ${view.docId}${tabLabel(view)}${paging}`;
   const parts = [status, ...(view.note ? [view.note] : []), open, ...head, ...pages[index], close];
   if (overview.length > 0 && index === 0) {
     parts.push(

@@ -79,6 +79,9 @@ export async function runTool(
   }
   const ctx: ToolContext = { session, response, settings, human, login, signal };
   return await session.exclusive(async () => {
+    // The operator's startup login comes before the agent's first action, whatever it is.
+    const signedIn = await login?.startup?.(session).catch(() => "startup login: LOGIN_FAILED");
+    if (signedIn) response.notice(signedIn);
     if (session.state.tainted && !TAINT_ALLOWED.has(tool.name)) {
       const row = actionRow(tool.kind, undefined, { decision: "deny", reason: "SESSION_TAINTED" });
       if (!recorded(session, row)) return response.denied("AUDIT_UNAVAILABLE").serialize();

@@ -55,6 +55,11 @@ export interface LoginService {
   push?(session: { id: string; agent: string | null }): PushChannel | undefined;
   /** `session`: a browser_login taints the session first, whatever its outcome. */
   taintAfterLogin: "session" | "none";
+  /**
+   * The policy's startup login, run before a session's first call: its status line for the
+   * agent the first time, undefined after.
+   */
+  startup?(session: BrowserSession): Promise<string | undefined>;
 }
 
 /** What a tool's functions get. */

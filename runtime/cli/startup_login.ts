@@ -1,0 +1,84 @@
+/**
+ * The policy's `login:` block, performed by the runtime at the start of every session before
+ * the agent's first action (the first seed's startup login): it opens `url`, types the
+ * vault's values into that origin's credential fields and reports one status line. The
+ * operator's policy is the grant here: no grant is redeemed, and `taint_after_login` defaults
+ * to `none`, since the agent is meant to browse the signed-in site.
+ *
+ * @module
+ */
+import type { Vault } from "../../vault/mod.ts";
+import type { BrowserSession } from "../browser/browser_session.ts";
+import { navigate } from "../browser/navigation.ts";
+import { type LoginWrite, performLogin, type PushChannel } from "../login/login_flow.ts";
+import { parseTotpSeed } from "../login/totp.ts";
+import type { PolicyFile } from "../policy/policy_file.ts";
+import type { Redactor } from "../redact/mod.ts";
+
+/** What a startup login needs besides its policy block. */
+export interface StartupLoginDeps {
+  vault?: Vault;
+  redactor: Redactor;
+  boundary: { openWriteWindow(session: string, w: LoginWrite): () => void };
+  push?: (session: { id: string; agent: string | null }) => PushChannel | undefined;
+}
+
+/**
+ * The startup login of `login`: a function run before each session's first call that logs
+ * in once and returns the status line for the agent (undefined on later calls).
+ */
+export function startupLogin(
+  login: NonNullable<PolicyFile["login"]>,
+  deps: StartupLoginDeps,
+): (session: BrowserSession) => Promise<string | undefined> {
+  const done = new WeakSet<BrowserSession>();
+  return async (session) => {
+    if (done.has(session)) return undefined;
+    done.add(session);
+    const origin = new URL(login.url).origin;
+    const status = await run(session).catch((err) => {
+      const code = (err as { code?: unknown }).code;
+      return { ok: false, status: typeof code === "string" ? code : "LOGIN_FAILED" };
+    });
+    session.audit({
+      kind: "startup_login",
+      source: "action",
+      origin,
+      decision: status.ok ? "allow" : "deny",
+      reason: status.status,
+    });
+    if (login.taint_after_login === "session") session.state.taint("login");
+    return `startup login on ${origin}: ${status.status}`;
+  };
+
+  async function run(session: BrowserSession): Promise<{ ok: boolean; status: string }> {
+    const vault = deps.vault;
+    if (!vault) return { ok: false, status: "VAULT_UNAVAILABLE" };
+    const reveal = async (id: string) => {
+      const value = await vault.reveal(id);
+      deps.redactor.add([value]);
+      return value;
+    };
+    const username = login.username_secret ? await reveal(login.username_secret) : login.username;
+    const password = await reveal(login.password_secret);
+    using totp = login.totp_secret ? parseTotpSeed(await reveal(login.totp_secret)) : undefined;
+    const page = await session.page();
+    const loaded = await navigate(page, login.url);
+    if (loaded.error) return { ok: false, status: "LOGIN_PAGE_UNREACHABLE" };
+    const origin = new URL(login.url).origin;
+    const outcome = await performLogin(
+      page,
+      {
+        origins: [origin],
+        usernameSelector: login.username_selector,
+        push: login.push
+          ? { vendor: login.push.vendor_selector, number: login.push.number_selector }
+          : undefined,
+        openWrite: (w) => deps.boundary.openWriteWindow(session.id, w),
+      },
+      { username, password, totp },
+      deps.push?.({ id: session.id, agent: session.agent }),
+    );
+    return { ok: outcome.ok, status: outcome.status };
+  }
+}
