@@ -44,12 +44,12 @@ export function playwrightControls(text: string): Control[] {
   return out;
 }
 
-/** Controls in an Omotai outline (`[e5] link "Name" -> /x`). */
+/** Controls in an Omotai outline (`[e5] "Name" -> /x` for a link, `[e6] button "Go"`). */
 export function omotaiControls(text: string): Control[] {
   const out: Control[] = [];
-  const re = /^(?:- )?\[e\d+\] (\w+)(?: "((?:[^"\\]|\\.)*)")?/gm;
+  const re = /^(?:- )?\[e\d+\](?: (\w+))?(?: "((?:[^"\\]|\\.)*)")?( -> )?/gm;
   for (const m of text.matchAll(re)) {
-    const cls = CLASS_OF[m[1]];
+    const cls = CLASS_OF[m[1] ?? (m[3] ? "link" : "")];
     if (cls) out.push({ cls, name: norm(m[2] ?? "") });
   }
   return out;

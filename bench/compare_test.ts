@@ -16,7 +16,7 @@ Deno.test("playwrightControls() reads roles and names from an aria snapshot", ()
 });
 
 Deno.test("omotaiControls() and coverage() match controls as multisets", () => {
-  const ours = omotaiControls('[e1] link "Home" -> /\n- [e2] button "Go"\n[e3] password "PW"');
+  const ours = omotaiControls('[e1] "Home" -> /\n- [e2] button "Go"\n[e3] password "PW"');
   assert.equal(ours.length, 3);
   const ref = [
     { cls: "link" as const, name: "home" },

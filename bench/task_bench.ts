@@ -50,9 +50,9 @@ export interface RefLine {
   name: string;
 }
 
-// Omotai: `[e12] button "Sign in"`, optionally a list item (`- [e12] …`), or in a diff with
-// its mark (`+ [e12] …`, `~ [e12] …`, context `  [e12] …`).
-const OMOTAI_LINE = /^(?:[+~] )?\s*(?:- )?\[(e\d+)\] ([\w-]+)(?: "((?:[^"\\]|\\.)*)")?/;
+// Omotai: `[e12] button "Sign in"`, a link by its arrow alone (`[e3] "Home" -> /`), optionally
+// a list item (`- [e12] …`), or in a diff with its mark (`+ [e12] …`, `~ [e12] …`).
+const OMOTAI_LINE = /^(?:[+~] )?\s*(?:- )?\[(e\d+)\](?: ([\w-]+))?(?: "((?:[^"\\]|\\.)*)")?( -> )?/;
 // Playwright MCP: `- button "Sign in" [ref=e12]`, attributes such as `[level=1]` or
 // `[checked]` may sit between name and ref; refs of later pages carry a frame prefix (f1e12).
 const PEER_LINE =
@@ -69,7 +69,8 @@ export function parseRefs(text: string, format: SnapshotFormat): RefLine[] {
       // In a diff a line opening with "- " was removed: its element is gone.
       if (isDiff && line.startsWith("- ")) continue;
       const m = line.match(OMOTAI_LINE);
-      if (m) out.push({ ref: m[1], role: m[2], name: unescapeName(m[3] ?? "") });
+      const role = m?.[2] ?? (m?.[4] ? "link" : undefined);
+      if (m && role) out.push({ ref: m[1], role, name: unescapeName(m[3] ?? "") });
     } else {
       const m = line.match(PEER_LINE);
       if (m) out.push({ ref: m[3], role: m[1], name: unescapeName(m[2] ?? "") });

@@ -115,7 +115,7 @@ Deno.test("attack suite: nothing reaches the attacker through Omotai, every bloc
     const other = await c.call("browser_navigate", { url: `${w.att2.origin}/x` });
     assert.match(other.text, /^denied: ORIGIN_NOT_ALLOWED/);
     const click = await c.call("browser_click", {
-      ref: refOf(home.text, /link "Claim your prize"/),
+      ref: refOf(home.text, /"Claim your prize" ->/),
     });
     assert.match(click.text, /^denied: LINK_ORIGIN_NOT_ALLOWED/);
 
@@ -204,7 +204,7 @@ Deno.test("benign browsing works behind the guard; read_only keeps every write o
   const { runtime, c } = await guarded(w, dataDir);
   try {
     const home = await c.call("browser_navigate", { url: `${w.site.origin}/` });
-    const first = await c.call("browser_click", { ref: refOf(home.text, /link "First results"/) });
+    const first = await c.call("browser_click", { ref: refOf(home.text, /"First results" ->/) });
     assert.match(first.text, /# Results for first/);
     const back = await c.call("browser_navigate_back");
     assert.match(back.text, /# Hostile home/);

@@ -88,8 +88,8 @@ Deno.test("deno task start serves the demo site and MCP at the printed URL", asy
     const home = await c.call("browser_navigate", { url: "http://127.0.0.1:8081/" });
     assert.match(home.text, /# Omotai demo shop/);
     assert.match(home.text, /\[frame http:\/\/127\.0\.0\.1:8081\/widget\]/);
-    const products = await c.call("browser_click", { ref: refOf(home.text, /link "Products"/) });
-    assert.match(products.text, /link "Water filter" -> \/products\/3/);
+    const products = await c.call("browser_click", { ref: refOf(home.text, /"Products" ->/) });
+    assert.match(products.text, /"Water filter" -> \/products\/3/);
   } finally {
     child.kill("SIGTERM");
     await reader.cancel().catch(() => {});
@@ -110,7 +110,7 @@ Deno.test("stdio mode under the omotai task's permissions: MCP on stdout, tools 
     const r = await c.call("browser_navigate", { url: `${site.origin}/` });
     assert.equal(r.isError, false, r.text);
     assert.match(r.text, /# Fixture home/);
-    const next = await c.call("browser_click", { ref: refOf(r.text, /link "Next page"/) });
+    const next = await c.call("browser_click", { ref: refOf(r.text, /"Next page" ->/) });
     assert.match(next.text, /# Next page/);
   } finally {
     await c[Symbol.asyncDispose]();

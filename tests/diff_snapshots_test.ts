@@ -29,7 +29,7 @@ Deno.test("actions on a page the agent saw return only what changed; refs stay s
   // browser_snapshot is always the whole page, and a new document again gets one.
   const snap = await c.call("browser_snapshot");
   assert.match(snap.text, /# Fixture home/);
-  const next = await c.call("browser_click", { ref: refOf(snap.text, /link "Next page"/) });
+  const next = await c.call("browser_click", { ref: refOf(snap.text, /"Next page" ->/) });
   assert.match(next.text, /<<<untrusted-page nonce=\w+ origin=.*\npath: \/next/);
   const none = await c.call("browser_wait_for", { time: 0.1 });
   assert.match(none.text, /no changes since your last view \(doc d\d+\)/);

@@ -289,3 +289,18 @@ Deno.test("browser_login under taint_after_login: session shows an echoing page 
   assert.match((await c.call("browser_tabs", { action: "list" })).text, /SESSION_TAINTED/);
   await assertNoLeak(c, s.dataDir);
 });
+
+Deno.test("browser_login fills no username page whose only password field is an off-screen trap", async () => {
+  const s = await setup();
+  await using _site = s.site;
+  const runtime = await startTestRuntime(s.dataDir, policy(s), { vaultKey: { key: KEY } });
+  await using _rt = runtime;
+  s.grant({ agent: "alice" });
+  await using c = await connect(runtime, "alice");
+  await c.call("browser_navigate", { url: `${s.site.origin}/login2/user?variant=hidden-password` });
+  const r = await c.call("browser_login");
+  assert.match(r.text, /NO_CREDENTIAL_FIELDS/);
+  assert.equal(s.site.requestsCarrying(PASSWORD).length, 0);
+  assert.equal(s.site.requestsCarrying(USER).length, 0, "the username was not typed either");
+  await assertNoLeak(c, s.dataDir);
+});

@@ -190,7 +190,7 @@ Deno.test("browser_network_requests follows out-of-process frames and popups, an
   const net = await c.call("browser_network_requests", { static: true });
   assert.match(net.text, /^\d+\. \[GET\] http:\/\/127\.0\.0\.2:\d+\/frame => \[200\] OK$/m);
   assert.match(net.text, /^\d+\. \[GET\] http:\/\/127\.0\.0\.1:\d+\/frame => \[200\] OK$/m);
-  const popup = await c.call("browser_click", { ref: refOf(home.text, /link "Open popup"/) });
+  const popup = await c.call("browser_click", { ref: refOf(home.text, /"Open popup" ->/) });
   assert.match(popup.text, /notice: a new tab opened as tab 1/);
   await c.call("browser_tabs", { action: "select", index: 1 });
   let popupNet = "";

@@ -39,9 +39,9 @@ Deno.test("the policy gate denies foreign links, foreign forms and read-only sub
   await using h = await startHarness(strict);
   await using c = await h.connect();
   const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
-  const away = await c.call("browser_click", { ref: refOf(home.text, /link "Away link"/) });
+  const away = await c.call("browser_click", { ref: refOf(home.text, /"Away link" ->/) });
   assert.match(away.text, /^denied: LINK_ORIGIN_NOT_ALLOWED \(link to http:\/\/127\.0\.0\.3:9\)/);
-  const admin = await c.call("browser_click", { ref: refOf(home.text, /link "Admin link"/) });
+  const admin = await c.call("browser_click", { ref: refOf(home.text, /"Admin link" ->/) });
   assert.match(admin.text, /^denied: PATH_DENIED/);
   const foreign = await c.call("browser_type", {
     ref: refOf(home.text, /textbox "Foreign"/),

@@ -88,7 +88,7 @@ Deno.test("each transport drives the same flow: SSE and Streamable HTTP", async 
   for (const kind of ["sse", "http"] as const) {
     await using c = await h.connect(kind);
     const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
-    const next = await c.call("browser_click", { ref: refOf(home.text, /link "Next page"/) });
+    const next = await c.call("browser_click", { ref: refOf(home.text, /"Next page" ->/) });
     assert.match(next.text, /# Next page/, kind);
   }
 });

@@ -63,6 +63,7 @@ export type LoginStatus =
   | "OTP_UNAVAILABLE"
   | "PUSH_DENIED"
   | "PUSH_TIMEOUT"
+  | "PUSH_UNAVAILABLE"
   | "LOGIN_FAILED";
 
 /** The outcome the agent and the audit see. */
@@ -119,6 +120,13 @@ export async function performLogin(
           }
           await waitForUrlChange(page, here.url, PUSH_SETTLE_MS);
           continue;
+        }
+        if (challenge) {
+          return out(
+            false,
+            "PUSH_UNAVAILABLE",
+            "the page shows a push challenge and no operator console is reachable to answer it",
+          );
         }
         if (steps === 0) {
           return out(false, "NO_CREDENTIAL_FIELDS", "this page has no credential fields");

@@ -254,6 +254,10 @@ export function formatDiff(given: ViewDiff, after: PageView): string {
     for (let i = 0; i < hunk.length; i++) {
       const l = hunk[i];
       if (l.op === "context") {
+        // An element line that changed is located by its ref; it needs no context, unless
+        // the context says which frame it is in.
+        const frame = l.text.trimStart().startsWith("[frame ");
+        if (i === 0 && !frame && hunk[1]?.op === "changed" && hunk[1].ref) continue;
         // Hunks under one heading: the heading once, then a gap mark.
         const shown = clipEnd(l.text, CONTEXT_CHARS);
         parts.push(shown === lastContext ? "  …" : `  ${shownText(shown)}`);
@@ -282,9 +286,9 @@ export function formatDiff(given: ViewDiff, after: PageView): string {
 }
 
 /**
- * One text line replaced by one other in the same place (a status line, a count) reads as
- * one changed line, `~ new text`: the agent has read the old one, and a `-`/`+` pair would
- * send it again.
+ * One text line replaced in the same place (a status line, a count; what is added after it
+ * follows as `+`) reads as one changed line, `~ new text`: the agent has read the old one,
+ * and a `-`/`+` pair would send it again.
  */
 function withReplacedText(diff: ViewDiff): ViewDiff {
   let replaced = 0;
@@ -295,7 +299,7 @@ function withReplacedText(diff: ViewDiff): ViewDiff {
       const next = hunk[i + 1];
       if (
         l.op === "removed" && !l.ref && next?.op === "added" && !next.ref &&
-        hunk[i - 1]?.op !== "removed" && hunk[i + 2]?.op !== "added"
+        hunk[i - 1]?.op !== "removed"
       ) {
         out.push({ op: "changed", text: next.text });
         replaced++;

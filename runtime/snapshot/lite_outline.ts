@@ -2,7 +2,7 @@
  * The fast-mode outline of a huge page, built from `DOMSnapshot.captureSnapshot` instead of
  * the accessibility tree (which costs Chromium ~50 µs per node, 15 s and more for a page of
  * 60,000 links, while a DOM snapshot of it takes about one second). Same line shapes as
- * `outline.ts` (`[e12] link "Item 7" -> /item/7`, `# Heading`, text lines), so paging, the
+ * `outline.ts` (`[e12] "Item 7" -> /item/7`, `# Heading`, text lines), so paging, the
  * overview pages and diffs work unchanged; roles and names are computed from the DOM
  * (aria-label, labels, text, alt, title, value), so they may differ slightly from the
  * accessibility tree's. Pure: no CDP here, so it is tested on canned snapshots.
@@ -729,7 +729,9 @@ function controlLine(
   if (nativeDisabled || doc.attr(i, "aria-disabled")?.trim().toLowerCase() === "true") {
     line += " [disabled]";
   }
-  return [head + target + line, head + briefTarget + line];
+  // As in outline.ts: a link's arrow says what it is.
+  const full = target ? `[${ref}]${name ? ` ${JSON.stringify(name)}` : ""}` : head;
+  return [full + target + line, head + briefTarget + line];
 }
 
 /** The accessible name, computed the short way: ARIA, labels, content, then attributes. */

@@ -235,14 +235,14 @@ Deno.test("buildLiteOutline() writes the accessibility outline's lines: headings
   const { lines, brief, stats, truncated } = outline(root);
   assert.deepEqual(lines, [
     "# Huge",
-    '[e1] link "Item 0" -> /item/0',
-    '[e2] link "Item 1" -> /item/1',
-    '[e3] link "Away" -> https://other.test/far/away',
+    '[e1] "Item 0" -> /item/0',
+    '[e2] "Item 1" -> /item/1',
+    '[e3] "Away" -> https://other.test/far/away',
     "Some bold text and",
-    '[e4] link "a link" -> /in',
+    '[e4] "a link" -> /in',
     "div one div two",
     "- first",
-    '- [e5] link "second" -> /l2',
+    '- [e5] "second" -> /l2',
     "a | b",
     "line",
     "break",
@@ -250,7 +250,11 @@ Deno.test("buildLiteOutline() writes the accessibility outline's lines: headings
     "### Sub part",
   ]);
   assert.equal(brief[1], '[e1] link "Item 0"', "the overview leaves same-origin paths out");
-  assert.equal(brief[3], '[e3] link "Away" -> https://other.test');
+  assert.equal(
+    brief[3],
+    '[e3] link "Away" -> https://other.test',
+    "the overview keeps the role word",
+  );
   assert.equal(brief.length, lines.length);
   assert.deepEqual(stats, { interactive: 5, frames: 1 });
   assert.equal(truncated, false);
@@ -353,7 +357,7 @@ Deno.test("buildLiteOutline() lists controls with role, name, value and state", 
     '[e12] button "Toggle" [checked]',
     '[e13] tab "Tab A" [selected]',
     '[e14] button "Menu" [expanded] [disabled]',
-    '[e15] link "Logo" -> /img',
+    '[e15] "Logo" -> /img',
     '[e16] button "Close"',
     "Named elsewhere",
     '[e17] button "Named elsewhere"',
@@ -380,7 +384,7 @@ Deno.test("buildLiteOutline() leaves out what is not rendered, and text under ar
   ]);
   assert.deepEqual(outline(root).lines, [
     "shown again",
-    '[e1] link "ah link" -> /ah',
+    '[e1] "ah link" -> /ah',
     "Visible",
   ]);
 });
@@ -451,7 +455,7 @@ Deno.test("buildLiteOutline() walks a page nested 200,000 deep without recursion
   for (let i = 0; i < 200_000; i++) node = { tag: i % 2 ? "DIV" : "SPAN", kids: [node] };
   const started = performance.now();
   const { lines } = outline(page([node, { tag: "P", kids: ["end"] }]));
-  assert.deepEqual(lines, ['[e1] link "Bottom link" -> /bottom', "end"]);
+  assert.deepEqual(lines, ['[e1] "Bottom link" -> /bottom', "end"]);
   assert.ok(performance.now() - started < 5_000);
 });
 
@@ -466,8 +470,8 @@ Deno.test("buildLiteOutline() cuts giant names, values and targets before readin
   const started = performance.now();
   const { lines } = outline(root);
   assert.ok(performance.now() - started < 2_000);
-  assert.equal(lines[0], `[e1] link "${"x".repeat(119)}…" -> /a`);
-  assert.ok(lines[1].startsWith('[e2] link "long href" -> /xxx') && lines[1].endsWith("…"));
+  assert.equal(lines[0], `[e1] "${"x".repeat(119)}…" -> /a`);
+  assert.ok(lines[1].startsWith('[e2] "long href" -> /xxx') && lines[1].endsWith("…"));
   assert.ok(lines[1].length < 1_100, `${lines[1].length}`);
   assert.equal(lines[2], `[e3] textbox "Field" = "${"x".repeat(119)}…"`);
   assert.equal(lines[3], `# ${"x".repeat(999)}…`);
@@ -550,7 +554,7 @@ const view = (note?: string): PageView => ({
   docId: "d1",
   tabIndex: 0,
   tabCount: 1,
-  lines: ["# Hello", '[e1] link "A" -> /a'],
+  lines: ["# Hello", '[e1] "A" -> /a'],
   ...(note ? { note } : {}),
 });
 

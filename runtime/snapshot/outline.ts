@@ -211,8 +211,10 @@ function renderFrame(
         h.name ? ` ${JSON.stringify(clip(h.name, NAME_MAX))}` : ""
       }`;
       const target = h.url ? displayUrl(h.url, frame.url) : "";
+      // A link by its arrow, as for every other control line.
+      const bare = `[${ref}]${h.name ? ` ${JSON.stringify(clip(h.name, NAME_MAX))}` : ""}`;
       out.line(
-        target ? `${head} -> ${target}` : head,
+        target ? `${h.role === "link" ? bare : head} -> ${target}` : head,
         target && !target.startsWith("/")
           ? `${head} -> ${target.replace(/^(https?:\/\/[^/]+).*$/, "$1")}`
           : head,
@@ -374,7 +376,10 @@ function controlLine(
   const expanded = prop(node, "expanded");
   if (expanded === true) line += " [expanded]";
   if (prop(node, "disabled") === true) line += " [disabled]";
-  return [head + target + line, head + briefTarget + line];
+  // A link's arrow says what it is: the full line drops the role word (`[e3] "Home" -> /`);
+  // the overview, which shows most targets not at all, keeps it.
+  const full = target ? `[${ref}]${name ? ` ${JSON.stringify(name)}` : ""}` : head;
+  return [full + target + line, head + briefTarget + line];
 }
 
 function collectOptions(

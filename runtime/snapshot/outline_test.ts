@@ -69,7 +69,7 @@ Deno.test("buildOutline() shows headings, text and controls with refs", () => {
   assert.deepEqual(lines, [
     "# Welcome",
     "Some text",
-    '[e1] link "Next" -> /next',
+    '[e1] "Next" -> /next',
     '[e2] textbox "User" = "bob"',
     '[e3] password "Pass"',
     '[e4] checkbox "Remember" [checked]',

@@ -81,9 +81,9 @@ export const typeTool = defineTool({
       if (args.submit) await pressKey(el.page, "Enter");
     });
     // The text itself is never echoed: the field may be a password.
-    const what = `typed ${[...args.text].length} characters into ${args.ref}${
-      field === "password" ? " (password field)" : ""
-    }${args.submit ? " and pressed Enter" : ""}`;
+    const what = `typed into ${args.ref}${field === "password" ? " (password field)" : ""}${
+      args.submit ? " and pressed Enter" : ""
+    }`;
     settled(ctx, what, outcome);
   },
 });

@@ -181,7 +181,7 @@ export async function connectStdio(
   return new TestClient(client);
 }
 
-/** The ref of the first snapshot line matching `pattern` (e.g. /link "Next page"/). */
+/** The ref of the first snapshot line matching `pattern` (e.g. /"Next page" ->/). */
 export function refOf(snapshot: string, pattern: RegExp): string {
   for (const line of snapshot.split("\n")) {
     if (pattern.test(line)) {
