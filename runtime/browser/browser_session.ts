@@ -229,6 +229,7 @@ export class BrowserSession implements AsyncDisposable {
     page = 1,
     maxTokens?: number,
     mode: SnapshotMode = "full",
+    typed: readonly { ref: string; value: string }[] = [],
   ): Promise<SnapshotResult> {
     if (this.state.tainted) {
       // A credential was typed here: the page is never read, so nothing it echoes (the
@@ -240,7 +241,7 @@ export class BrowserSession implements AsyncDisposable {
     const captured = await this.#capture();
     const blocked = this.blocked.take();
     if (blocked) this.#notices.push(blocked);
-    const shown = this.#snapshots.present(captured, mode, page, maxTokens);
+    const shown = this.#snapshots.present(captured, mode, page, maxTokens, typed);
     return { ...shown, docId: captured.view.docId, interactive: captured.interactive };
   }
 

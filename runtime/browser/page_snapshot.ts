@@ -10,7 +10,7 @@ import { displayUrl } from "../net/display_url.ts";
 import { StaleRefError } from "../errors.ts";
 import { buildOutline } from "../snapshot/outline.ts";
 import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_view.ts";
-import { renderDiff } from "../snapshot/diff.ts";
+import { renderDiff, type TypedValue } from "../snapshot/diff.ts";
 import { renderFolded } from "../snapshot/fold.ts";
 import { buildLiteOutline } from "../snapshot/lite_outline.ts";
 import { captureTab, FAST_MODE_MIN_NODES } from "./capture.ts";
@@ -128,9 +128,15 @@ export class PageSnapshots {
    * is smaller than the first page; a new document gets a whole first page, folded where
    * it repeats word for word what the agent's last whole view of the tab showed.
    */
-  present(c: CapturedView, mode: SnapshotMode, page = 1, maxTokens?: number): Presented {
+  present(
+    c: CapturedView,
+    mode: SnapshotMode,
+    page = 1,
+    maxTokens?: number,
+    typed: readonly TypedValue[] = [],
+  ): Presented {
     const before = this.#lastSent.get(c.tabId);
-    const shown = this.#render(c, mode, page, maxTokens, before);
+    const shown = this.#render(c, mode, page, maxTokens, before, typed);
     this.#lastSent.set(c.tabId, { view: c.view, whole: shown.pages === 1 });
     return shown;
   }
@@ -141,9 +147,10 @@ export class PageSnapshots {
     page: number,
     maxTokens: number | undefined,
     before: { view: PageView; whole: boolean } | undefined,
+    typed: readonly TypedValue[],
   ): Presented {
     if (mode === "changes" && before && page === 1) {
-      const text = renderDiff(before.view, c.view, maxTokens);
+      const text = renderDiff(before.view, c.view, maxTokens, typed);
       if (text !== undefined) return { text, page: 1, pages: 1, diff: true };
       if (before.whole && before.view.docId !== c.view.docId) {
         const folded = renderFolded(before.view, c.view, maxTokens);

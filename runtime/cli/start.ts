@@ -94,6 +94,13 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   const executable = options.browser ?? findBrowser(Deno.env.get("OMOTAI_BROWSER"));
   await Deno.mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(databasePath(options.dataDir));
+  // The vault opens here or not at all: a wrong key stops the start (VAULT_KEY_MISMATCH)
+  // before anything else runs, never at the first login, and every value is known to the
+  // redactor before any page can echo it.
+  const vault = await openVault(db, options.vaultKey).catch((err) => {
+    db.close();
+    throw err;
+  });
   const mirror = options.audit ? new JsonlMirror(options.audit) : undefined;
   const audit = new AuditLog(db, mirror);
   const domains = new DomainRules(db);
@@ -106,14 +113,6 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   const approver: Approver = withConsole ? approvals : unavailableApprover;
   const human: HumanChannel | undefined = withConsole ? questions : undefined;
   const worlds = new PolicyWorlds({ domains, audit, proxy, approver });
-  // The vault opens here or not at all: a wrong key stops the start (VAULT_KEY_MISMATCH)
-  // instead of failing at the first login, and every value is known to the redactor
-  // before any page can echo it.
-  const vault = await openVault(db, options.vaultKey).catch(async (err) => {
-    await proxy[Symbol.asyncDispose]();
-    db.close();
-    throw err;
-  });
   const grants = new GrantStore(db, { audit });
   // The runtime's own policy is verified before anything starts: a refused module stops it.
   const runtimeWorld = await worlds.get(options.policy).catch(async (err) => {

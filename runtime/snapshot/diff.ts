@@ -207,6 +207,7 @@ export function renderDiff(
   before: PageView,
   after: PageView,
   maxTokens: number = DEFAULT_MAX_TOKENS,
+  typed: readonly TypedValue[] = [],
 ): string | undefined {
   const maxChars = maxTokens * CHARS_PER_TOKEN;
   // A shown change costs at least 4 characters ("+ x\n"), so this cap refuses (almost)
@@ -214,7 +215,7 @@ export function renderDiff(
   const maxChanges = Math.min(DIFF_MAX_CHANGES, Math.floor(maxChars / 4));
   const diff = diffViews(before, after, { maxChanges });
   if (!diff) return undefined;
-  const text = formatDiff(diff, after);
+  const text = formatDiff(diff, after, typed);
   if (text.length > maxChars) return undefined;
   if (text.length > renderPage(after, 1, maxTokens).text.length) return undefined;
   return text;
@@ -224,11 +225,17 @@ export function renderDiff(
  * Formats a diff of `after` (its nonce, origin, doc and tab go on the markers and status
  * line). It applies no size rule: use {@link renderDiff} unless the caller checks sizes.
  */
-export function formatDiff(given: ViewDiff, after: PageView): string {
-  const diff = withReplacedText(given);
+export function formatDiff(
+  given: ViewDiff,
+  after: PageView,
+  typed: readonly TypedValue[] = [],
+): string {
+  const replaced = withReplacedText(given);
+  const diff = withoutTyped(replaced, typed);
   const counts = diff.added + diff.removed + diff.changed;
   if (counts === 0 && diff.title === undefined && diff.path === undefined) {
-    return `no changes since your last view (doc ${after.docId})`;
+    const other = diff.changed !== replaced.changed ? " other" : "";
+    return `no${other} changes since your last view (doc ${after.docId})`;
   }
   const counts_ = [
     [diff.added, "added"],
@@ -283,6 +290,34 @@ export function formatDiff(given: ViewDiff, after: PageView): string {
   }
   parts.push(untrustedClose("page", after.nonce));
   return parts.join("\n");
+}
+
+/** A value the action itself typed into an element (see {@link renderDiff}). */
+export interface TypedValue {
+  ref: string;
+  value: string;
+}
+
+/**
+ * Leaves out the changed line of a field the action typed into when it now reads exactly the
+ * typed value and nothing else changed on it: the action's result line says so already.
+ */
+function withoutTyped(diff: ViewDiff, typed: readonly TypedValue[]): ViewDiff {
+  if (typed.length === 0) return diff;
+  const expected = new Map(typed.map((t) => [t.ref, ` = ${JSON.stringify(t.value)}`]));
+  let dropped = 0;
+  const hunks = diff.hunks.map((hunk) => {
+    const kept = hunk.filter((l) => {
+      const tail = l.op === "changed" && l.ref ? expected.get(l.ref) : undefined;
+      const drop = tail !== undefined && l.text.endsWith(tail);
+      if (drop) dropped++;
+      return !drop;
+    });
+    // A hunk left with its context line alone locates nothing.
+    return kept.every((l) => l.op === "context") ? [] : kept;
+  }).filter((h) => h.length > 0);
+  if (dropped === 0) return diff;
+  return { ...diff, hunks, changed: diff.changed - dropped };
 }
 
 /**

@@ -464,3 +464,19 @@ Deno.test("renderDiff() shows one text line replaced in place as one changed lin
     ].join("\n"),
   );
 });
+
+Deno.test("renderDiff() leaves out the field the action typed into when it holds what was typed", () => {
+  const before = view(["# Search", '[e4] searchbox "Query"', "No results.", ...FOOTER]);
+  const typed = view(["# Search", '[e4] searchbox "Query" = "lamp"', "No results.", ...FOOTER]);
+  assert.equal(
+    renderDiff(before, typed, undefined, [{ ref: "e4", value: "lamp" }]),
+    "no other changes since your last view (doc d3)",
+  );
+  const results = view(["# Search", '[e4] searchbox "Query" = "lamp"', "2 results.", ...FOOTER]);
+  const text = renderDiff(before, results, undefined, [{ ref: "e4", value: "lamp" }])!;
+  assert.doesNotMatch(text, /searchbox/);
+  assert.match(text, /changes since your last view: 1 changed\n/);
+  // A page that changed what was typed (uppercased it) shows the field.
+  const upper = view(["# Search", '[e4] searchbox "Query" = "LAMP"', "No results.", ...FOOTER]);
+  assert.match(renderDiff(before, upper, undefined, [{ ref: "e4", value: "lamp" }])!, /= "LAMP"/);
+});

@@ -80,6 +80,7 @@ export const typeTool = defineTool({
       field = await typeInto(el, args.text);
       if (args.submit) await pressKey(el.page, "Enter");
     });
+    if (field !== "password") ctx.response.typed(args.ref, args.text);
     // The text itself is never echoed: the field may be a password.
     const what = `typed into ${args.ref}${field === "password" ? " (password field)" : ""}${
       args.submit ? " and pressed Enter" : ""

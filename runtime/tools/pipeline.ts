@@ -181,7 +181,9 @@ async function runSteps(
   if (response.wantsSnapshot && !abandoned.aborted) {
     try {
       // After an action the agent gets what changed on a page it has seen, not the page again.
-      response.snapshot((await session.snapshot(1, undefined, "changes")).text);
+      response.snapshot(
+        (await session.snapshot(1, undefined, "changes", response.typedFields)).text,
+      );
     } catch (err) {
       if (!response.failed && !abandoned.aborted) {
         reportError(response, session.translateError(err), tool.name);

@@ -28,6 +28,12 @@ export interface ToolResult {
 }
 
 /** Collects a tool's outcome. */
+/** A value an action typed into an element. */
+export interface TypedValue {
+  ref: string;
+  value: string;
+}
+
 export class ResponseBuilder {
   #results: string[] = [];
   #notices: string[] = [];
@@ -36,6 +42,7 @@ export class ResponseBuilder {
   #snapshot: string | undefined;
   #wantsSnapshot = false;
   #images: ImageContent[] = [];
+  #typed: TypedValue[] = [];
 
   /** Adds a one-line account of what happened. */
   result(line: string): this {
@@ -59,6 +66,21 @@ export class ResponseBuilder {
   denied(reason: string, detail?: string): this {
     this.#denied = { reason, detail };
     return this;
+  }
+
+  /**
+   * Says the action typed `value` into `ref`: the diff after it leaves out that field's line
+   * when it reads exactly that (the result line already says what was typed). A page that
+   * changed the value (uppercased, cut) still shows it.
+   */
+  typed(ref: string, value: string): this {
+    this.#typed.push({ ref, value });
+    return this;
+  }
+
+  /** The fields the action typed into, for the diff. */
+  get typedFields(): readonly TypedValue[] {
+    return this.#typed;
   }
 
   /** Asks for a fresh snapshot at the end of the response. */
