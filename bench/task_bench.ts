@@ -227,6 +227,11 @@ interface Agent extends AsyncDisposable {
   schemas: Map<string, JsonSchemaObject>;
   /** Calls a tool; the joined text of its result. Throws `ToolFailed` on an error result. */
   call(tool: string, args: Record<string, unknown>, timeoutMs?: number): Promise<string>;
+  /**
+   * The elements the agent knows are on its page now, from everything it has read in this
+   * conversation (every call of every task and round: one client, one session).
+   */
+  picture: Map<string, RefLine>;
 }
 
 async function agentOf(
@@ -238,10 +243,11 @@ async function agentOf(
   for (const t of (await client.listTools()).tools) {
     schemas.set(t.name, t.inputSchema as JsonSchemaObject);
   }
-  return {
+  const agent: Agent = {
     name,
     format: name,
     schemas,
+    picture: new Map(),
     async call(tool, args, timeoutMs = CALL_TIMEOUT_MS) {
       const res = await client.callTool({ name: tool, arguments: args }, undefined, {
         timeout: timeoutMs,
@@ -249,6 +255,7 @@ async function agentOf(
       const text = ((res.content ?? []) as { text?: string }[]).map((c) => c.text ?? "").join(
         "\n",
       );
+      agent.picture = updatePicture(agent.picture, text, name);
       if (res.isError || text.startsWith("### Error")) {
         throw new ToolFailed(`${name} ${tool}: ${text.slice(0, 400)}`);
       }
@@ -259,6 +266,7 @@ async function agentOf(
       await cleanup();
     },
   };
+  return agent;
 }
 
 async function startOmotaiAgent(origin: string): Promise<Agent> {
@@ -306,9 +314,12 @@ interface CallRecord {
 /** Counts every character and millisecond of one side's run of one task. */
 class Recorder {
   readonly calls: CallRecord[] = [];
-  /** The elements the agent knows are on the page now, from everything it has read. */
-  picture = new Map<string, RefLine>();
   constructor(readonly agent: Agent) {}
+
+  /** What the agent knows of its page (kept by the agent across tasks and rounds). */
+  get picture(): ReadonlyMap<string, RefLine> {
+    return this.agent.picture;
+  }
 
   get format(): SnapshotFormat {
     return this.agent.format;
@@ -320,7 +331,6 @@ class Recorder {
     let text = "";
     try {
       text = await this.agent.call(tool, args, timeoutMs);
-      this.picture = updatePicture(this.picture, text, this.format);
       return text;
     } catch (err) {
       if (err instanceof ToolFailed) text = err.message;

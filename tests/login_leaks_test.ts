@@ -101,8 +101,10 @@ Deno.test("a stdio runtime's stderr and MCP stream hold no form of a login's val
 Deno.test("no console page or API answer holds a form of a login's values", async () => {
   await using site = serveLoginSite({ user: USER, password: PASSWORD });
   const { dataDir, policy } = await prepare(site, "carol");
+  const mirror = `${dataDir}/audit.jsonl`;
   const runtime = await startTestRuntime(dataDir, await Deno.readTextFile(policy), {
     vaultKey: { key: KEY },
+    audit: mirror,
   });
   await using _rt = runtime;
   const { key } = runtime.agents.add("carol");
@@ -139,4 +141,12 @@ Deno.test("no console page or API answer holds a form of a login's values", asyn
   assert.ok(answers.some((a) => a.startsWith("/api/grants 200")));
   assertClean(answers, "a console answer");
   assertClean(c.outputs, "the MCP stream");
+  const jsonl = await Deno.readTextFile(mirror);
+  assert.match(jsonl, /grant_redeem/, "the mirror holds the login's rows");
+  assertClean([jsonl], "the JSONL audit mirror");
+  // The database and its write-ahead log, as bytes.
+  for (const file of [databasePath(dataDir), `${databasePath(dataDir)}-wal`]) {
+    const bytes = await Deno.readFile(file).catch(() => new Uint8Array());
+    assertClean([new TextDecoder("latin1").decode(bytes)], file);
+  }
 });

@@ -103,7 +103,9 @@ export async function performLogin(
     for (let round = 0; round < MAX_LOGIN_STEPS; round++) {
       const here = await readCredentialFields(page, plan.usernameSelector);
       if (!plan.origins.includes(here.origin)) {
-        if (steps > 0) return out(true, "LOGIN_SUBMITTED", `signed in; now on ${here.origin}`);
+        if (steps > 0) {
+          return out(true, "LOGIN_SUBMITTED", `submitted; the site moved on to ${here.origin}`);
+        }
         return out(
           false,
           "FILL_TARGET_REJECTED",
@@ -131,7 +133,14 @@ export async function performLogin(
         if (steps === 0) {
           return out(false, "NO_CREDENTIAL_FIELDS", "this page has no credential fields");
         }
-        return out(true, "LOGIN_SUBMITTED", `signed in after ${steps} page(s)`);
+        // Honest about what the runtime knows: it submitted, and no field is left. Whether
+        // the site accepted it (or now wants a passkey or a hardware key, which the runtime
+        // does not do) is the page's to say.
+        return out(
+          true,
+          "LOGIN_SUBMITTED",
+          `submitted on ${steps} page(s) and no credential field remains; passkeys, hardware keys and SMS codes are not done by the runtime`,
+        );
       }
       const plan_: { field: CredentialField; value: () => Promise<string> }[] = [];
       for (const f of here.fields) {
