@@ -102,7 +102,11 @@ export class PolicyWorlds implements AsyncDisposable {
       engine,
       boundary,
       gate,
-      hooks: egressHooks({ boundary, proxy }),
+      hooks: egressHooks({
+        boundary,
+        proxy,
+        websockets: { readOnly: policy.read_only, allowed: policy.websockets },
+      }),
       settings: toolSettingsFrom(policy),
     };
   }

@@ -12,6 +12,7 @@ import { JsonlMirror } from "../audit/jsonl_mirror.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
 import { DomainRules } from "../gate/domains.ts";
 import { EgressProxy } from "../egress/egress_proxy.ts";
+import { TlsAuthority } from "../egress/tls_authority.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 import { createDemoSite } from "../demo/site.ts";
 import { type Approver, unavailableApprover } from "../gate/approver.ts";
@@ -61,6 +62,11 @@ export interface StartOptions {
    * tests pass it here, since the environment is shared by every test of the process).
    */
   vaultKey?: { key?: string; passphrase?: string };
+  /**
+   * Extra roots the proxy trusts for upstream TLS (tests' own CA); the system roots and
+   * `DENO_CERT` always apply.
+   */
+  upstreamCa?: string[];
 }
 
 /** A running runtime. */
@@ -105,7 +111,9 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   const audit = new AuditLog(db, mirror);
   const domains = new DomainRules(db);
   const agents = new AgentKeys(db);
-  const proxy = EgressProxy.start();
+  // A fresh authority per start, in the data dir (0600): the proxy terminates TLS with it.
+  const authority = await TlsAuthority.create(`${options.dataDir}/proxy-ca`);
+  const proxy = EgressProxy.start({ authority, upstreamCa: options.upstreamCa });
   const approvals = new ApprovalQueue(audit);
   const questions = new HumanQuestions(audit);
   // In stdio mode without --console no human is reachable: confirmations are refused at once.
@@ -205,6 +213,8 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     await proxy[Symbol.asyncDispose]().catch(logShutdownError);
     await worlds[Symbol.asyncDispose]().catch(logShutdownError);
     await profiles[Symbol.asyncDispose]().catch(logShutdownError);
+    // The authority's key is of no use after this start: it does not outlive it on disk.
+    await Deno.remove(`${options.dataDir}/proxy-ca`, { recursive: true }).catch(() => {});
     try {
       audit.append({ kind: "runtime_stopped", source: "lifecycle", decision: "event" });
     } catch { /* the database may be gone; nothing else to do */ }

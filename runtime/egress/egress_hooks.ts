@@ -8,17 +8,19 @@
 import type { BrowserHooksFactory } from "../browser/hooks.ts";
 import type { Boundary } from "../gate/boundary.ts";
 import type { EgressProxy } from "./egress_proxy.ts";
-import { proxyJudge } from "./proxy_judge.ts";
+import { proxyJudge, type WebSocketRule } from "./proxy_judge.ts";
 import { RequestGuard } from "./request_guard.ts";
 
 /** What the hooks need. */
 export interface EgressDeps {
   boundary: Boundary;
   proxy: EgressProxy;
+  /** The policy's WebSocket rule (see `proxyJudge`). */
+  websockets?: WebSocketRule;
 }
 
 /** Hooks that put every session's browser behind the request guard and the proxy. */
-export function egressHooks({ boundary, proxy }: EgressDeps): BrowserHooksFactory {
+export function egressHooks({ boundary, proxy, websockets }: EgressDeps): BrowserHooksFactory {
   return (s) => {
     const who = () => ({ id: s.id, agent: s.agent });
     const counters = () => s.state.counters();
@@ -33,8 +35,13 @@ export function egressHooks({ boundary, proxy }: EgressDeps): BrowserHooksFactor
     });
     return {
       async beforeLaunch() {
-        const listener = await proxy.listen(proxyJudge({ boundary, session: who, counters }));
-        return { args: egressArgs(listener.port), release: () => listener[Symbol.dispose]() };
+        const listener = await proxy.listen(
+          proxyJudge({ boundary, session: who, counters, websockets }),
+        );
+        return {
+          args: egressArgs(listener.port, proxy.authority?.spkiPin),
+          release: () => listener[Symbol.dispose](),
+        };
       },
       prepareTarget: (t) => guard.install(t),
     };
@@ -45,11 +52,14 @@ export function egressHooks({ boundary, proxy }: EgressDeps): BrowserHooksFactor
  * Chromium flags that leave the proxy as the only way out: loopback is not bypassed, and
  * WebRTC may not send UDP outside the proxy (which speaks TCP only).
  */
-export function egressArgs(port: number): string[] {
+export function egressArgs(port: number, spkiPin?: string): string[] {
   return [
     `--proxy-server=http://127.0.0.1:${port}`,
     "--proxy-bypass-list=<-loopback>",
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--dns-prefetch-disable",
+    // The proxy's authority, trusted by this profile only and by its key alone: no other
+    // certificate check is relaxed.
+    ...(spkiPin ? [`--ignore-certificate-errors-spki-list=${spkiPin}`] : []),
   ];
 }

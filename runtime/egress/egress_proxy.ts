@@ -9,6 +9,18 @@
 import { fileURLToPath } from "node:url";
 import { OmotaiError } from "../errors.ts";
 import type { FromProxy, ProxyAnswer, ProxyQuestion, ToProxy } from "../proxy/proxy_protocol.ts";
+import type { TlsAuthority } from "./tls_authority.ts";
+
+/** How the proxy process runs. */
+export interface EgressProxyOptions {
+  /**
+   * With an authority, the proxy terminates TLS inside every CONNECT tunnel (leaves minted
+   * here) and judges each request whole; without one, tunnels are judged by host and port.
+   */
+  authority?: TlsAuthority;
+  /** Extra roots for upstream TLS (tests' own CA); the system roots and `DENO_CERT` apply. */
+  upstreamCa?: string[];
+}
 
 /** Decides a session's proxy questions and hears about refusals after lookup. */
 export interface ProxyJudge {
@@ -31,19 +43,30 @@ export class EgressProxy implements AsyncDisposable {
   #waiting = new Map<number, (port: number) => void>();
   #next = 1;
   #closed = false;
+  readonly #authority: TlsAuthority | undefined;
   readonly exited: Promise<void>;
 
-  private constructor(child: Deno.ChildProcess) {
+  private constructor(child: Deno.ChildProcess, options: EgressProxyOptions) {
     this.#child = child;
+    this.#authority = options.authority;
     this.#writer = child.stdin.getWriter();
     this.exited = child.status.then(() => {
       this.#closed = true;
     });
     this.#read().catch(() => {});
+    if (options.authority) {
+      this.#send({ op: "configure", terminateTls: true, upstreamCa: options.upstreamCa })
+        .catch(() => {});
+    }
+  }
+
+  /** The authority whose leaves the proxy presents, if it terminates TLS. */
+  get authority(): TlsAuthority | undefined {
+    return this.#authority;
   }
 
   /** Starts the proxy process (`deno run --allow-net` and nothing else). */
-  static start(): EgressProxy {
+  static start(options: EgressProxyOptions = {}): EgressProxy {
     let child: Deno.ChildProcess;
     try {
       child = new Deno.Command(Deno.execPath(), {
@@ -67,7 +90,7 @@ export class EgressProxy implements AsyncDisposable {
         `cannot start the egress proxy: ${(err as Error).message}`,
       );
     }
-    return new EgressProxy(child);
+    return new EgressProxy(child, options);
   }
 
   /** Opens a listener for one session; every question on it goes to `judge`. */
@@ -144,6 +167,12 @@ export class EgressProxy implements AsyncDisposable {
         ? judge.ask(message.question).catch(() => denied("GATE_ERROR"))
         : Promise.resolve(denied("SESSION_CLOSED"));
       answer.then((a) => this.#send({ op: "answer", qid: message.qid, ...a })).catch(() => {});
+    } else if (message.op === "leaf") {
+      const leaf = this.#authority?.leafFor(message.host) ?? Promise.resolve(undefined);
+      leaf.then(
+        (l) => this.#send({ op: "leaf", lid: message.lid, ...(l ?? {}) }),
+        () => this.#send({ op: "leaf", lid: message.lid }),
+      ).catch(() => {});
     } else if (message.op === "refused") {
       this.#judges.get(message.listener)?.refused(message.question, message.reason);
     } else if (message.op === "error") {

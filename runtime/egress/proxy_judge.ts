@@ -19,6 +19,29 @@ export interface ProxyJudgeOptions {
   boundary: Boundary;
   session: () => { id: string; agent: string | null };
   counters: () => SessionCounters;
+  websockets?: WebSocketRule;
+}
+
+/**
+ * The policy's WebSocket rule: under `read_only`, an upgrade to `websocket` is refused
+ * (WEBSOCKET_REFUSED) unless its origin is listed, since what a socket carries after the
+ * handshake cannot be told apart into reads and writes. A runtime rule that only ever makes
+ * the modules' verdict stricter.
+ */
+export interface WebSocketRule {
+  readOnly: boolean;
+  allowed: readonly string[];
+}
+
+/** The origin of a ws/wss/http(s) URL as the `websockets` key lists it (ws → http). */
+function socketOrigin(url: string): string | null {
+  try {
+    const u = new URL(url);
+    const scheme = u.protocol === "wss:" ? "https:" : u.protocol === "ws:" ? "http:" : u.protocol;
+    return normalizeOrigin(`${scheme}//${u.host}`) ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /** The facts a question stands for (alternatives for a tunnel). */
@@ -58,6 +81,16 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
   return {
     async ask(question) {
       const facts = proxyFacts(question, options.counters());
+      const rule = options.websockets;
+      if (question.type === "http" && question.upgrade === "websocket" && rule?.readOnly) {
+        const origin = socketOrigin(question.url);
+        const listed = origin !== null &&
+          rule.allowed.some((o) => normalizeOrigin(o) === origin);
+        if (!listed) {
+          options.boundary.recordRefusal(facts[0], context(), "WEBSOCKET_REFUSED");
+          return { allow: false, reason: "WEBSOCKET_REFUSED", exact: false };
+        }
+      }
       const j = await options.boundary.judgeRequest(facts, context());
       // Not listed in snapshots: the page requests the proxy sees were listed by the
       // request guard already, and the rest is mostly Chromium's own traffic. All of it is

@@ -53,6 +53,11 @@ export const PolicyFileSchema = z.strictObject({
   denied_paths: z.array(deniedPathSchema).default([]),
   /** Refuse writes (non-GET form submits, non-GET/HEAD requests). */
   read_only: z.boolean().default(true),
+  /**
+   * Origins a page may open a WebSocket to under `read_only` (a socket carries writes the
+   * proxy cannot tell from reads); elsewhere every upgrade is refused with WEBSOCKET_REFUSED.
+   */
+  websockets: z.array(originSchema).default([]),
   /** With read_only, ask a human instead of refusing a form submit. */
   confirm_writes: z.boolean().default(false),
   /** How long an approval may take before it counts as denied. */

@@ -7,7 +7,7 @@
  * @module
  */
 import type { FromProxy, ProxyAnswer, ProxyQuestion, ToProxy } from "./proxy_protocol.ts";
-import { serveProxy } from "./proxy_server.ts";
+import { type ServeOptions, serveProxy } from "./proxy_server.ts";
 
 const ANSWER_TIMEOUT_MS = 10_000;
 
@@ -15,6 +15,25 @@ const encoder = new TextEncoder();
 const listeners = new Map<number, Deno.Listener>();
 const pending = new Map<number, (a: ProxyAnswer) => void>();
 let nextQid = 1;
+const leaves = new Map<number, (leaf: { cert: string; key: string } | undefined) => void>();
+let nextLid = 1;
+let serveOptions: ServeOptions = {};
+
+/** Asks the runtime for a host's leaf; none after the answer timeout. */
+function leafFor(host: string): Promise<{ cert: string; key: string } | undefined> {
+  const lid = nextLid++;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      leaves.delete(lid);
+      resolve(undefined);
+    }, ANSWER_TIMEOUT_MS);
+    leaves.set(lid, (leaf) => {
+      clearTimeout(timer);
+      resolve(leaf);
+    });
+    send({ op: "leaf", lid, host });
+  });
+}
 
 let outgoing: string[] = [];
 
@@ -48,6 +67,22 @@ function ask(listener: number, question: ProxyQuestion): Promise<ProxyAnswer> {
 
 function handle(message: ToProxy): void {
   switch (message.op) {
+    case "configure": {
+      serveOptions = message.terminateTls
+        ? { tls: { leaf: leafFor, upstreamCa: message.upstreamCa } }
+        : {};
+      return;
+    }
+    case "leaf": {
+      const done = leaves.get(message.lid);
+      leaves.delete(message.lid);
+      done?.(
+        typeof message.cert === "string" && typeof message.key === "string"
+          ? { cert: message.cert, key: message.key }
+          : undefined,
+      );
+      return;
+    }
     case "listen": {
       const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
       listeners.set(message.listener, l);
@@ -55,6 +90,8 @@ function handle(message: ToProxy): void {
         l,
         (q) => ask(message.listener, q),
         (question, reason) => send({ op: "refused", listener: message.listener, question, reason }),
+        undefined,
+        serveOptions,
       ).catch(() => {});
       send({ op: "listening", listener: message.listener, port: (l.addr as Deno.NetAddr).port });
       return;

@@ -9,7 +9,11 @@
 /** What the proxy asks about one connection or plain-HTTP request. */
 export type ProxyQuestion =
   | { type: "connect"; host: string; port: number }
-  | { type: "http"; method: string; url: string }
+  /**
+   * One request: plain HTTP, or read inside a tunnel (https and wss after TLS termination,
+   * ws: as is), with the protocol it asks to upgrade to (`websocket`).
+   */
+  | { type: "http"; method: string; url: string; upgrade?: string }
   /** A request the proxy could not read; only ever reported as refused, never asked. */
   | { type: "malformed" };
 
@@ -33,6 +37,10 @@ export interface ProxyAnswer {
 
 /** Runtime → proxy. */
 export type ToProxy =
+  /** Terminate TLS in tunnels (leaves come from the runtime), trusting these extra roots. */
+  | { op: "configure"; terminateTls: boolean; upstreamCa?: string[] }
+  /** The leaf for a host the proxy asked for (none: it could not be made). */
+  | { op: "leaf"; lid: number; cert?: string; key?: string }
   | { op: "listen"; listener: number }
   | { op: "close"; listener: number }
   | ({ op: "answer"; qid: number } & ProxyAnswer);
@@ -40,6 +48,8 @@ export type ToProxy =
 /** Proxy → runtime. */
 export type FromProxy =
   | { op: "listening"; listener: number; port: number }
+  /** A leaf certificate for a host the proxy terminates TLS for. */
+  | { op: "leaf"; lid: number; host: string }
   | { op: "ask"; qid: number; listener: number; question: ProxyQuestion }
   /**
    * A request the proxy refused on its own (unreadable, chunked upload) or an allowed one it

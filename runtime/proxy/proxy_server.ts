@@ -13,6 +13,7 @@
  */
 import { isIpLiteral, isPrivateHost } from "../net/addresses.ts";
 import type { ProxyAnswer, ProxyQuestion, Resolution } from "./proxy_protocol.ts";
+import { type ByteConn, terminateTls, upstreamTlsReason } from "./tls_terminate.ts";
 
 /** Asks the runtime about a question. */
 export type AskFn = (question: ProxyQuestion) => Promise<ProxyAnswer>;
@@ -27,15 +28,40 @@ const MAX_HEAD = 64 * 1024;
 const HEAD_TIMEOUT_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 
+/**
+ * TLS termination inside CONNECT tunnels: the leaf to present for a host (minted by the
+ * runtime), and extra roots for verifying upstreams (tests; production uses the system
+ * roots and Deno's `DENO_CERT`).
+ */
+export interface TlsTermination {
+  leaf(host: string): Promise<{ cert: string; key: string } | undefined>;
+  upstreamCa?: string[];
+}
+
+/** How a proxy listener serves. */
+export interface ServeOptions {
+  /** Without it, a CONNECT tunnel is piped through unread (judged by host and port only). */
+  tls?: TlsTermination;
+}
+
+interface Ctx {
+  ask: AskFn;
+  refused: RefusedFn;
+  resolve: ResolveFn;
+  options: ServeOptions;
+}
+
 /** Accepts connections on `listener` until it closes. */
 export async function serveProxy(
   listener: Deno.Listener,
   ask: AskFn,
   refused: RefusedFn = () => {},
   resolve: ResolveFn = defaultResolve,
+  options: ServeOptions = {},
 ): Promise<void> {
+  const ctx: Ctx = { ask, refused, resolve, options };
   for await (const conn of listener) {
-    handle(conn, ask, refused, resolve).catch(() => {}).finally(() => closeQuietly(conn));
+    handle(conn, ctx).catch(() => {}).finally(() => closeQuietly(conn));
   }
 }
 
@@ -98,12 +124,8 @@ interface Head {
   rest: Uint8Array;
 }
 
-async function handle(
-  client: Deno.Conn,
-  ask: AskFn,
-  refused: RefusedFn,
-  resolve: ResolveFn,
-): Promise<void> {
+async function handle(client: ByteConn, ctx: Ctx): Promise<void> {
+  const { ask, refused, resolve } = ctx;
   // Every refusal is reported (the runtime audits it), except a connection that closed
   // before sending a byte: Chromium opens and drops spare sockets, and those carry nothing.
   const malformed = async () => {
@@ -121,6 +143,7 @@ async function handle(
     const question = { type: "connect" as const, host, port };
     const verdict = await decide(question, host, ask, refused, resolve);
     if (!verdict.address) return await reply(client, 403, verdict.reason);
+    if (ctx.options.tls) return await openTunnel(client, head, host, port, ctx);
     const upstream = await dial(verdict.address, port);
     if (!upstream) {
       refused(question, "UPSTREAM_UNREACHABLE");
@@ -141,13 +164,34 @@ async function handle(
   } catch {
     return await malformed();
   }
-  const question = { type: "http" as const, method: head.method, url: url.href };
   if (url.protocol !== "http:" && url.protocol !== "ws:") {
-    refused(question, "BAD_REQUEST");
+    refused({ type: "http", method: head.method, url: url.href }, "BAD_REQUEST");
     return await reply(client, 400, "BAD_REQUEST");
   }
+  await forward(client, head, url, false, ctx);
+}
+
+/**
+ * Judges one request whole (method, full URL, upgrade) and forwards it: over TLS verified
+ * against the upstream's name when `secure`, with `Connection: close` both ways (a
+ * WebSocket upgrade is piped after it is allowed).
+ */
+async function forward(
+  client: ByteConn,
+  head: Head,
+  url: URL,
+  secure: boolean,
+  ctx: Ctx,
+): Promise<void> {
+  const { ask, refused, resolve } = ctx;
   const header = (name: string) =>
     head.headers.find(([k]) => k.toLowerCase() === name)?.[1]?.trim();
+  const question: ProxyQuestion = {
+    type: "http",
+    method: head.method,
+    url: url.href,
+    ...(header("upgrade") ? { upgrade: header("upgrade")!.toLowerCase().slice(0, 32) } : {}),
+  };
   // Streaming uploads would let bytes after the judged request reach the upstream.
   if (header("transfer-encoding")) {
     refused(question, "CHUNKED_REFUSED");
@@ -161,11 +205,29 @@ async function handle(
   const upgrade = (header("upgrade") ?? "") !== "";
   const verdict = await decide(question, url.hostname, ask, refused, resolve);
   if (!verdict.address) return await reply(client, 403, verdict.reason);
-  const port = Number(url.port || 80);
-  const upstream = await dial(verdict.address, port);
-  if (!upstream) {
+  const port = Number(url.port || (secure ? 443 : 80));
+  const tcp = await dial(verdict.address, port);
+  if (!tcp) {
     refused(question, "UPSTREAM_UNREACHABLE");
     return await reply(client, 502, "UPSTREAM_UNREACHABLE");
+  }
+  let upstream: ByteConn = tcp;
+  if (secure) {
+    try {
+      // Verified against the name the browser asked for, on the address that was judged.
+      const conn = await Deno.startTls(tcp, {
+        hostname: url.hostname.replace(/^\[|\]$/g, ""),
+        caCerts: ctx.options.tls?.upstreamCa,
+        alpnProtocols: ["http/1.1"],
+      });
+      await conn.handshake();
+      upstream = conn;
+    } catch (err) {
+      closeQuietly(tcp);
+      const reason = upstreamTlsReason(err);
+      refused(question, reason);
+      return await reply(client, 502, reason);
+    }
   }
   try {
     const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`];
@@ -189,9 +251,93 @@ async function handle(
   }
 }
 
+/** The first byte of a TLS handshake record. */
+const TLS_HANDSHAKE = 0x16;
+
+/**
+ * The inside of an allowed CONNECT tunnel, read instead of piped: TLS (https, wss) is
+ * terminated with the runtime's leaf for the host, plain HTTP (ws: over a tunnel) is read as
+ * is, and every request in it is judged whole by {@link forward}. Anything else (a protocol
+ * that is not HTTP) is refused: the proxy does not carry what it cannot read.
+ */
+async function openTunnel(
+  client: ByteConn,
+  head: Head,
+  host: string,
+  port: number,
+  ctx: Ctx,
+): Promise<void> {
+  await writeAll(client, "HTTP/1.1 200 Connection Established\r\n\r\n");
+  let first = head.rest;
+  if (first.length === 0) {
+    const buf = new Uint8Array(16 * 1024);
+    const n = await client.read(buf).catch(() => null);
+    if (n === null) return;
+    first = buf.slice(0, n);
+  }
+  let inner: ByteConn;
+  let secure = false;
+  if (first[0] === TLS_HANDSHAKE) {
+    const leaf = await ctx.options.tls!.leaf(host).catch(() => undefined);
+    if (!leaf) {
+      ctx.refused({ type: "connect", host, port }, "PROXY_CERT_FAILED");
+      return;
+    }
+    try {
+      inner = await terminateTls(client, first, leaf.cert, leaf.key);
+    } catch {
+      return; // the browser refused the leaf or went away: nothing was sent upstream
+    }
+    secure = true;
+  } else if (/^[A-Z]{3,10} \//.test(latin1.decode(first.subarray(0, 12)))) {
+    inner = prefixed(client, first);
+  } else {
+    ctx.refused({ type: "connect", host, port }, "TUNNEL_NOT_HTTP");
+    return;
+  }
+  try {
+    const req = await readHead(inner);
+    if (req === "empty") return;
+    if (!req || !req.target.startsWith("/")) {
+      ctx.refused({ type: "malformed" }, "BAD_REQUEST");
+      return await reply(inner, 400, "BAD_REQUEST");
+    }
+    const scheme = secure ? "https" : "http";
+    const shownHost = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+    let url: URL;
+    try {
+      url = new URL(`${scheme}://${shownHost}:${port}${req.target}`);
+    } catch {
+      ctx.refused({ type: "malformed" }, "BAD_REQUEST");
+      return await reply(inner, 400, "BAD_REQUEST");
+    }
+    await forward(inner, req, url, secure, ctx);
+  } finally {
+    closeQuietly(inner);
+  }
+}
+
+/** `conn` with `first` read back in front of it. */
+function prefixed(conn: ByteConn, first: Uint8Array): ByteConn {
+  let pending: Uint8Array | null = first;
+  return {
+    read(p) {
+      if (pending) {
+        const n = Math.min(p.length, pending.length);
+        p.set(pending.subarray(0, n));
+        pending = n === pending.length ? null : pending.subarray(n);
+        return Promise.resolve(n);
+      }
+      return conn.read(p);
+    },
+    write: (p) => conn.write(p),
+    close: () => conn.close(),
+  };
+}
+
 async function forwardBody(
-  client: Deno.Conn,
-  upstream: Deno.Conn,
+  client: ByteConn,
+  upstream: ByteConn,
   already: Uint8Array,
   length: number,
 ): Promise<void> {
@@ -209,7 +355,7 @@ async function forwardBody(
 }
 
 /** Copies the response, forcing `Connection: close` so the browser never reuses the socket. */
-async function forwardResponse(upstream: Deno.Conn, client: Deno.Conn): Promise<void> {
+async function forwardResponse(upstream: ByteConn, client: ByteConn): Promise<void> {
   const head = await readHead(upstream);
   if (!head || head === "empty") return;
   const lines = [`${head.method} ${head.target}${head.version ? ` ${head.version}` : ""}`];
@@ -234,7 +380,7 @@ async function forwardResponse(upstream: Deno.Conn, client: Deno.Conn): Promise<
  * status. `"empty"` when the peer closed (or timed out) before sending a byte, `undefined`
  * when what it sent is not a head.
  */
-async function readHead(conn: Deno.Conn): Promise<Head | "empty" | undefined> {
+async function readHead(conn: ByteConn): Promise<Head | "empty" | undefined> {
   // Most heads fit in a few KiB: start small (one per request adds up), grow to the cap.
   let buf = new Uint8Array(4096);
   let len = 0;
@@ -296,8 +442,8 @@ async function dial(address: string, port: number): Promise<Deno.TcpConn | undef
   }
 }
 
-async function pipeBoth(a: Deno.Conn, b: Deno.Conn): Promise<void> {
-  const copy = async (from: Deno.Conn, to: Deno.Conn) => {
+async function pipeBoth(a: ByteConn, b: ByteConn): Promise<void> {
+  const copy = async (from: ByteConn, to: ByteConn) => {
     const buf = new Uint8Array(64 * 1024);
     try {
       for (;;) {
@@ -312,7 +458,7 @@ async function pipeBoth(a: Deno.Conn, b: Deno.Conn): Promise<void> {
   await Promise.all([copy(a, b), copy(b, a)]);
 }
 
-async function reply(conn: Deno.Conn, status: number, reason: string): Promise<void> {
+async function reply(conn: ByteConn, status: number, reason: string): Promise<void> {
   const text = { 400: "Bad Request", 403: "Forbidden", 411: "Length Required", 502: "Bad Gateway" }[
     status
   ] ?? "Error";
@@ -323,16 +469,16 @@ async function reply(conn: Deno.Conn, status: number, reason: string): Promise<v
   ).catch(() => {});
 }
 
-function writeAll(conn: Deno.Conn, text: string): Promise<void> {
+function writeAll(conn: ByteConn, text: string): Promise<void> {
   return writeAllBytes(conn, new TextEncoder().encode(text));
 }
 
-async function writeAllBytes(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+async function writeAllBytes(conn: ByteConn, bytes: Uint8Array): Promise<void> {
   let off = 0;
   while (off < bytes.length) off += await conn.write(bytes.subarray(off));
 }
 
-function closeQuietly(conn: Deno.Conn): void {
+function closeQuietly(conn: ByteConn): void {
   try {
     conn.close();
   } catch { /* already closed */ }

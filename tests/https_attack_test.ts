@@ -1,0 +1,157 @@
+/**
+ * The attack suite over HTTPS: the egress proxy terminates TLS, so what travels inside an
+ * allowed origin's tunnel is judged request by request. Under `read_only`, a WebSocket to the
+ * allowed origin (wss: and ws:) carries no write, a WebSocket to the attacker carries nothing,
+ * a service worker's POST never leaves, and benign HTTPS browsing still works.
+ */
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { DatabaseSync } from "node:sqlite";
+import { databasePath } from "../runtime/store/database.ts";
+import { keyedTransport, refOf, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import { type HttpsSite, serveHttpsSite } from "./fixtures/https_site.ts";
+
+interface World extends AsyncDisposable {
+  c: TestClient;
+  site: HttpsSite;
+  attackerHits: string[];
+  refusals(): string[];
+}
+
+async function world(extra: (site: HttpsSite) => string = () => ""): Promise<World> {
+  const attackerHits: string[] = [];
+  const attacker = Deno.serve({ hostname: "127.0.0.2", port: 0, onListen: () => {} }, (req) => {
+    attackerHits.push(`${req.method} ${new URL(req.url).pathname}`);
+    return new Response("ok");
+  });
+  const site = await serveHttpsSite(`wss://127.0.0.2:${attacker.addr.port}`);
+  const dataDir = await Deno.makeTempDir({ prefix: "omotai-https-" });
+  const runtime = await startTestRuntime(
+    dataDir,
+    `allowed_origins:\n  - ${site.origin}\n  - ${site.plainOrigin}\nread_only: true\n${
+      extra(site)
+    }`,
+    { upstreamCa: [site.caPem] },
+  );
+  const client = new Client({ name: "https-test", version: "0" });
+  await client.connect(keyedTransport(runtime.url!, runtime.agents.add("tls-agent").key));
+  const c = new TestClient(client);
+  return {
+    c,
+    site,
+    attackerHits,
+    refusals() {
+      const db = new DatabaseSync(databasePath(dataDir), { readOnly: true });
+      try {
+        return db.prepare("SELECT source, reason FROM audit WHERE decision = 'deny'").all()
+          .map((r) => `${r.source} ${r.reason}`);
+      } finally {
+        db.close();
+      }
+    },
+    async [Symbol.asyncDispose]() {
+      await c[Symbol.asyncDispose]();
+      await runtime[Symbol.asyncDispose]();
+      await site[Symbol.asyncDispose]();
+      await attacker.shutdown();
+    },
+  };
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+Deno.test("benign HTTPS browsing works through the TLS-terminating proxy: links, GET search, back", async () => {
+  await using w = await world();
+  const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
+  assert.match(home.text, /# HTTPS home/, home.text);
+  const next = await w.c.call("browser_click", { ref: refOf(home.text, /"Next page" ->/) });
+  assert.match(next.text, /Next over TLS/, next.text);
+  const back = await w.c.call("browser_navigate_back");
+  assert.match(back.text, /HTTPS home/);
+  const query = refOf(back.text, /textbox "Query"/);
+  const found = await w.c.call("browser_type", { ref: query, text: "lamp", submit: true });
+  assert.match(found.text, /Results for lamp/, found.text);
+  assert.ok(w.site.requests.includes("GET /search?q=lamp"), w.site.requests.join(", "));
+});
+
+Deno.test("under read_only a WebSocket write to the allowed origin is refused over wss: and ws:", async () => {
+  await using w = await world();
+  for (const origin of [w.site.origin, w.site.plainOrigin]) {
+    const scheme = origin.startsWith("https") ? "wss" : "ws";
+    await w.c.call("browser_navigate", { url: `${origin}/ws-write?scheme=${scheme}` });
+    await pause(1_500);
+    const snap = await w.c.call("browser_snapshot");
+    assert.doesNotMatch(snap.text, /\bsent\b/, `${scheme}: the socket never opened`);
+  }
+  assert.deepEqual(w.site.socketMessages, [], "no write reached the site");
+  assert.ok(!w.site.requests.some((r) => r.startsWith("GET /ws/orders")), "no handshake either");
+  const refused = w.refusals().filter((r) => r === "proxy WEBSOCKET_REFUSED");
+  assert.ok(refused.length >= 2, w.refusals().join(", "));
+});
+
+Deno.test("a WebSocket the policy lists (websockets:) opens and carries its message over TLS", async () => {
+  await using w = await world((site) => `websockets: [${site.origin}]\n`);
+  await w.c.call("browser_navigate", { url: `${w.site.origin}/ws-write?scheme=wss` });
+  for (let i = 0; i < 40 && w.site.socketMessages.length === 0; i++) await pause(100);
+  assert.deepEqual(w.site.socketMessages, ['{"op":"cancel","order":4471}']);
+  // The plain origin is not listed: still refused.
+  await w.c.call("browser_navigate", { url: `${w.site.plainOrigin}/ws-write?scheme=ws` });
+  await pause(1_000);
+  assert.equal(w.site.socketMessages.length, 1);
+});
+
+Deno.test("a WebSocket leak to the attacker and a service worker's POST never leave", async () => {
+  await using w = await world();
+  await w.c.call("browser_navigate", { url: `${w.site.origin}/ws-leak` });
+  await w.c.call("browser_navigate", { url: `${w.site.origin}/sw` });
+  await pause(2_000);
+  const snap = await w.c.call("browser_snapshot");
+  assert.match(snap.text, /Service worker/);
+  assert.deepEqual(w.attackerHits, [], "nothing reached the attacker");
+  assert.ok(w.site.requests.includes("GET /sw.js"), "the worker was fetched and installed");
+  assert.ok(
+    w.refusals().some((r) => /READ_ONLY_WRITE|READ_ONLY/.test(r)),
+    `the worker's POST was refused: ${w.refusals().join(", ")}`,
+  );
+  assert.ok(
+    !w.site.requests.some((r) => r.startsWith("POST")),
+    `no POST reached the site: ${w.site.requests.join(", ")}`,
+  );
+});
+
+Deno.test("an allowed origin whose certificate is for another name is refused with its reason; the CA key is 0600 and gone after", async () => {
+  await using site = await serveHttpsSite();
+  const wrong = await site.ca.leafFor("other.test");
+  const seen: string[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, cert: wrong.cert, key: wrong.key, onListen: () => {} },
+    (req) => {
+      seen.push(req.url);
+      return new Response("should not be read");
+    },
+  );
+  const origin = `https://127.0.0.1:${server.addr.port}`;
+  const dataDir = await Deno.makeTempDir({ prefix: "omotai-https-name-" });
+  const runtime = await startTestRuntime(dataDir, `allowed_origins: [${origin}]\n`, {
+    upstreamCa: [site.caPem],
+  });
+  try {
+    const key = await Deno.stat(`${dataDir}/proxy-ca/ca.key`);
+    assert.equal((key.mode ?? 0) & 0o777, 0o600);
+    const client = new Client({ name: "https-name", version: "0" });
+    await client.connect(keyedTransport(runtime.url!, runtime.agents.add("name-agent").key));
+    await using c = new TestClient(client);
+    const r = await c.call("browser_navigate", { url: `${origin}/` });
+    assert.doesNotMatch(r.text, /should not be read/);
+    assert.deepEqual(seen, [], "nothing was sent to a server the proxy could not verify");
+    const db = new DatabaseSync(databasePath(dataDir), { readOnly: true });
+    const reasons = db.prepare("SELECT reason FROM audit WHERE source = 'proxy'").all()
+      .map((x) => String(x.reason));
+    db.close();
+    assert.ok(reasons.includes("UPSTREAM_CERT_NAME"), reasons.join(", "));
+  } finally {
+    await runtime[Symbol.asyncDispose]();
+    await server.shutdown();
+  }
+  await assert.rejects(Deno.stat(`${dataDir}/proxy-ca/ca.key`), Deno.errors.NotFound);
+});
