@@ -81,10 +81,10 @@ Deno.test("control: every attack reaches the attacker from a plain Chromium", as
   assert.deepEqual(missed, [], "these attacks did not reach the attacker even unguarded");
 });
 
-async function guarded(w: World, dataDir: string) {
+async function guarded(w: World, dataDir: string, pause: "all" | "documents" = "all") {
   const runtime = await startTestRuntime(
     dataDir,
-    `allowed_origins: [${w.site.origin}]\nread_only: true\n`,
+    `allowed_origins: [${w.site.origin}]\nread_only: true\nrequest_guard: ${pause}\n`,
     { audit: `${dataDir}/audit.jsonl` },
   );
   const client = new Client({ name: "attack-suite", version: "0" });
@@ -100,9 +100,17 @@ function deniesFor(rows: AuditRow[], attackers: Attacker[]): AuditRow[] {
 }
 
 Deno.test("attack suite: nothing reaches the attacker through Omotai, every block is audited", async () => {
+  await attackSuite("all");
+});
+
+Deno.test("attack suite with request_guard: documents: the proxy alone keeps every subresource attack out", async () => {
+  await attackSuite("documents");
+});
+
+async function attackSuite(pause: "all" | "documents"): Promise<void> {
   await using w = await world();
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-attack-" });
-  const { runtime, c } = await guarded(w, dataDir);
+  const { runtime, c } = await guarded(w, dataDir, pause);
   const failures: string[] = [];
   try {
     // Agent actions the model might be talked into.
@@ -144,7 +152,8 @@ Deno.test("attack suite: nothing reaches the attacker through Omotai, every bloc
         );
         if (!seen) failures.push(`${attack.name}: no deny row for the attacker in the audit`);
         const layers = deniesFor(runtime.audit.rows(start), [w.att, w.att2]).map((r) => r.source);
-        if (attack.layer && !layers.includes(attack.layer)) {
+        // With documents paused only, the proxy stands where the request guard stood.
+        if (attack.layer && pause === "all" && !layers.includes(attack.layer)) {
           failures.push(
             `${attack.name}: expected the ${attack.layer} layer to refuse it, saw ${layers}`,
           );
@@ -177,7 +186,9 @@ Deno.test("attack suite: nothing reaches the attacker through Omotai, every bloc
       assert.ok(!JSON.stringify(row).includes("secret"), "audit rows carry no path or query");
     }
     assert.ok(denies.some((r) => r.source === "proxy"), "the proxy refused the WebSocket tunnel");
-    assert.ok(denies.some((r) => r.source === "request"), "the request guard refused requests");
+    if (pause === "all") {
+      assert.ok(denies.some((r) => r.source === "request"), "the request guard refused requests");
+    }
     assert.ok(denies.some((r) => r.source === "action"), "agent actions were refused");
   } finally {
     await c[Symbol.asyncDispose]();
@@ -196,7 +207,7 @@ Deno.test("attack suite: nothing reaches the attacker through Omotai, every bloc
   } finally {
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});
   }
-});
+}
 
 Deno.test("benign browsing works behind the guard; read_only keeps every write off the site", async () => {
   await using w = await world();

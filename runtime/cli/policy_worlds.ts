@@ -106,6 +106,7 @@ export class PolicyWorlds implements AsyncDisposable {
         boundary,
         proxy,
         websockets: { readOnly: policy.read_only, allowed: policy.websockets },
+        pause: policy.request_guard,
       }),
       settings: toolSettingsFrom(policy),
     };

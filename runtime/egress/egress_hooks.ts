@@ -9,7 +9,7 @@ import type { BrowserHooksFactory } from "../browser/hooks.ts";
 import type { Boundary } from "../gate/boundary.ts";
 import type { EgressProxy } from "./egress_proxy.ts";
 import { proxyJudge, type WebSocketRule } from "./proxy_judge.ts";
-import { RequestGuard } from "./request_guard.ts";
+import { type GuardPause, RequestGuard } from "./request_guard.ts";
 
 /** What the hooks need. */
 export interface EgressDeps {
@@ -17,14 +17,19 @@ export interface EgressDeps {
   proxy: EgressProxy;
   /** The policy's WebSocket rule (see `proxyJudge`). */
   websockets?: WebSocketRule;
+  /** What the request guard pauses (default `all`). */
+  pause?: GuardPause;
 }
 
 /** Hooks that put every session's browser behind the request guard and the proxy. */
-export function egressHooks({ boundary, proxy, websockets }: EgressDeps): BrowserHooksFactory {
+export function egressHooks(
+  { boundary, proxy, websockets, pause }: EgressDeps,
+): BrowserHooksFactory {
   return (s) => {
     const who = () => ({ id: s.id, agent: s.agent });
     const counters = () => s.state.counters();
     const guard = new RequestGuard({
+      pause,
       boundary,
       session: who,
       counters,

@@ -21,7 +21,17 @@ export interface RequestGuardOptions {
   session: () => { id: string; agent: string | null };
   counters: () => SessionCounters;
   onBlocked: (request: BlockedRequest) => void;
+  /**
+   * What `Fetch` pauses: `all` (the default: every request, with the page facts of its frame
+   * and initiator) or `documents` (navigations, frames and form submits, which need page
+   * facts; every other request is judged by the egress proxy alone, method and full URL,
+   * which sees inside TLS). `bench/egress_bench.ts` measures both against Chromium's floor.
+   */
+  pause?: GuardPause;
 }
+
+/** What the request guard pauses with `Fetch`. */
+export type GuardPause = "all" | "documents";
 
 /**
  * Target types whose requests the guard intercepts. Dedicated workers have no `Fetch`
@@ -68,7 +78,11 @@ export class RequestGuard {
     });
     // Sent before the tracker's resume: no request of this target leaves unjudged.
     return session.send("Fetch.enable", {
-      patterns: [{ urlPattern: "*", requestStage: "Request" }],
+      patterns: [
+        this.#options.pause === "documents"
+          ? { urlPattern: "*", resourceType: "Document", requestStage: "Request" }
+          : { urlPattern: "*", requestStage: "Request" },
+      ],
     })
       .then(() => {});
   }

@@ -58,6 +58,12 @@ export const PolicyFileSchema = z.strictObject({
    * proxy cannot tell from reads); elsewhere every upgrade is refused with WEBSOCKET_REFUSED.
    */
   websockets: z.array(originSchema).default([]),
+  /**
+   * What the request guard pauses with CDP `Fetch`: `all` requests (the default) or
+   * `documents` only, leaving the rest to the egress proxy, which judges every request whole
+   * inside TLS too (docs/egress.md: the cost of each, and what each judges with).
+   */
+  request_guard: z.enum(["all", "documents"]).default("all"),
   /** With read_only, ask a human instead of refusing a form submit. */
   confirm_writes: z.boolean().default(false),
   /** How long an approval may take before it counts as denied. */
