@@ -13,6 +13,8 @@ import { type HttpsSite, serveHttpsSite } from "./fixtures/https_site.ts";
 
 interface World extends AsyncDisposable {
   c: TestClient;
+  url: string;
+  adminToken: string;
   site: HttpsSite;
   attackerHits: string[];
   refusals(): string[];
@@ -38,6 +40,8 @@ async function world(extra: (site: HttpsSite) => string = () => ""): Promise<Wor
   const c = new TestClient(client);
   return {
     c,
+    url: runtime.url!,
+    adminToken: runtime.adminToken,
     site,
     attackerHits,
     refusals() {
@@ -154,4 +158,43 @@ Deno.test("an allowed origin whose certificate is for another name is refused wi
     await server.shutdown();
   }
   await assert.rejects(Deno.stat(`${dataDir}/proxy-ca/ca.key`), Deno.errors.NotFound);
+});
+
+Deno.test("an approved HTTPS form POST goes out once through the proxy; a denied one not at all", async () => {
+  await using w = await world(() => "confirm_writes: true\nconfirm_timeout_seconds: 30\n");
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(new URL(path, w.url), {
+      ...init,
+      headers: { Authorization: `Bearer ${w.adminToken}`, "Content-Type": "application/json" },
+    });
+  const decideNext = async (decision: "approve" | "deny") => {
+    for (let i = 0; i < 100; i++) {
+      const pending = await (await api("/api/approvals?state=pending")).json() as { id: string }[];
+      if (pending.length > 0) {
+        const r = await api(`/api/approvals/${pending[0].id}`, {
+          method: "POST",
+          body: JSON.stringify({ decision }),
+        });
+        assert.equal(r.status, 200);
+        return;
+      }
+      await pause(100);
+    }
+    throw new Error("no approval came up");
+  };
+  const page = await w.c.call("browser_navigate", { url: `${w.site.origin}/order` });
+  const [approved] = await Promise.all([
+    w.c.call("browser_click", { ref: refOf(page.text, /button "Cancel order"/) }),
+    decideNext("approve"),
+  ]);
+  assert.equal(approved.isError, false, approved.text);
+  assert.match(approved.text, /Order cancelled/);
+  assert.deepEqual(w.site.posts, ["order=4471"], "the approved POST reached the site once");
+  const again = await w.c.call("browser_navigate", { url: `${w.site.origin}/order` });
+  const [denied] = await Promise.all([
+    w.c.call("browser_click", { ref: refOf(again.text, /button "Cancel order"/) }),
+    decideNext("deny"),
+  ]);
+  assert.match(denied.text, /^denied:/);
+  assert.equal(w.site.posts.length, 1, "the denied POST never left");
 });
