@@ -55,7 +55,9 @@ export function proxyFacts(question: ProxyQuestion, counters: SessionCounters): 
       ...base,
       target: targetOf(question.url),
       method: question.method.toUpperCase(),
-      resource_type: "proxy",
+      // What the browser says the request is for (`image`, `document`, `empty` for fetch
+      // and XHR, `websocket`...), else the proxy's own type.
+      resource_type: question.secFetch?.dest ?? "proxy",
     }];
   }
   const host = bracketHost(question.host);
@@ -82,7 +84,9 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
     async ask(question) {
       const facts = proxyFacts(question, options.counters());
       const rule = options.websockets;
-      if (question.type === "http" && question.upgrade === "websocket" && rule?.readOnly) {
+      const socket = question.type === "http" &&
+        (question.upgrade === "websocket" || question.secFetch?.mode === "websocket");
+      if (question.type === "http" && socket && rule?.readOnly) {
         const origin = socketOrigin(question.url);
         const listed = origin !== null &&
           rule.allowed.some((o) => normalizeOrigin(o) === origin);

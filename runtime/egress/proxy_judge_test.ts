@@ -4,7 +4,7 @@ import { AuditLog } from "../audit/audit_log.ts";
 import { Boundary } from "../gate/boundary.ts";
 import { DomainRules } from "../gate/domains.ts";
 import { PolicyEngine } from "../policy/engine.ts";
-import type { SessionCounters } from "../policy/fact_builders.ts";
+import { FRESH_SESSION, type SessionCounters } from "../policy/fact_builders.ts";
 import { openDatabase } from "../store/database.ts";
 import { proxyFacts, proxyJudge } from "./proxy_judge.ts";
 
@@ -214,4 +214,19 @@ Deno.test("proxyJudge().refused() writes a deny audit row for the question", asy
   ]);
   assert.ok(j.audit.rows().every((r) => r.kind !== "request" || r.module === "runtime"));
   assert.ok(!JSON.stringify(j.audit.rows()).includes("token"));
+});
+
+Deno.test("proxyFacts() takes a request's resource type from its Sec-Fetch-Dest", () => {
+  const [image] = proxyFacts({
+    type: "http",
+    method: "GET",
+    url: "https://portal.test/a.png",
+    secFetch: { site: "same-origin", mode: "no-cors", dest: "image" },
+  }, FRESH_SESSION);
+  assert.equal(image.resource_type, "image");
+  const [bare] = proxyFacts(
+    { type: "http", method: "GET", url: "https://portal.test/" },
+    FRESH_SESSION,
+  );
+  assert.equal(bare.resource_type, "proxy");
 });

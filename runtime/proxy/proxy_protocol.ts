@@ -13,7 +13,14 @@ export type ProxyQuestion =
    * One request: plain HTTP, or read inside a tunnel (https and wss after TLS termination,
    * ws: as is), with the protocol it asks to upgrade to (`websocket`).
    */
-  | { type: "http"; method: string; url: string; upgrade?: string }
+  | {
+    type: "http";
+    method: string;
+    url: string;
+    upgrade?: string;
+    /** The browser's `Sec-Fetch-Site/Mode/Dest`, when it sent them (lower case, checked). */
+    secFetch?: { site?: string; mode?: string; dest?: string };
+  }
   /** A request the proxy could not read; only ever reported as refused, never asked. */
   | { type: "malformed" };
 

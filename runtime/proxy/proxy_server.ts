@@ -61,6 +61,9 @@ export async function serveProxy(
 ): Promise<void> {
   const ctx: Ctx = { ask, refused, resolve, options };
   for await (const conn of listener) {
+    // Kept-alive connections carry a head and a body as separate writes: without this,
+    // Nagle's algorithm holds the second until the browser's delayed ACK (tens of ms).
+    noDelay(conn);
     handle(conn, ctx).catch(() => {}).finally(() => closeQuietly(conn));
   }
 }
@@ -168,7 +171,24 @@ async function handle(client: ByteConn, ctx: Ctx): Promise<void> {
     refused({ type: "http", method: head.method, url: url.href }, "BAD_REQUEST");
     return await reply(client, 400, "BAD_REQUEST");
   }
-  await forward(client, head, url, false, ctx);
+  let kept = await forward(client, head, url, false, ctx);
+  // A kept-alive connection: each further request is read and judged on its own.
+  while (kept) {
+    const conn = prefixed(client, kept.next);
+    const nextHead = await readHead(conn);
+    if (!nextHead || nextHead === "empty" || nextHead.method === "CONNECT") return;
+    let nextUrl: URL;
+    try {
+      nextUrl = new URL(nextHead.target);
+    } catch {
+      return await malformed();
+    }
+    if (nextUrl.protocol !== "http:" && nextUrl.protocol !== "ws:") {
+      refused({ type: "http", method: nextHead.method, url: nextUrl.href }, "BAD_REQUEST");
+      return await reply(client, 400, "BAD_REQUEST");
+    }
+    kept = await forward(conn, nextHead, nextUrl, false, ctx);
+  }
 }
 
 /**
@@ -182,15 +202,25 @@ async function forward(
   url: URL,
   secure: boolean,
   ctx: Ctx,
-): Promise<void> {
+): Promise<{ next: Uint8Array } | undefined> {
   const { ask, refused, resolve } = ctx;
   const header = (name: string) =>
     head.headers.find(([k]) => k.toLowerCase() === name)?.[1]?.trim();
+  const fetchMeta = (name: string) => {
+    const v = header(`sec-fetch-${name}`)?.toLowerCase();
+    return v && /^[a-z-]{1,32}$/.test(v) ? v : undefined;
+  };
+  const secFetch: Record<string, string> = {};
+  for (const name of ["site", "mode", "dest"]) {
+    const v = fetchMeta(name);
+    if (v) secFetch[name] = v;
+  }
   const question: ProxyQuestion = {
     type: "http",
     method: head.method,
     url: url.href,
     ...(header("upgrade") ? { upgrade: header("upgrade")!.toLowerCase().slice(0, 32) } : {}),
+    ...(Object.keys(secFetch).length > 0 ? { secFetch } : {}),
   };
   // Streaming uploads would let bytes after the judged request reach the upstream.
   if (header("transfer-encoding")) {
@@ -244,8 +274,11 @@ async function forward(
       await pipeBoth(client, upstream);
       return;
     }
-    await forwardBody(client, upstream, head.rest, length);
-    await forwardResponse(upstream, client);
+    const next = await forwardBody(client, upstream, head.rest, length);
+    const keepAlive = head.version === "HTTP/1.1" &&
+      (header("connection") ?? header("proxy-connection") ?? "").toLowerCase() !== "close";
+    const reusable = await forwardResponse(upstream, client, keepAlive, head.method === "HEAD");
+    return reusable ? { next } : undefined;
   } finally {
     closeQuietly(upstream);
   }
@@ -296,22 +329,28 @@ async function openTunnel(
     return;
   }
   try {
-    const req = await readHead(inner);
-    if (req === "empty") return;
-    if (!req || !req.target.startsWith("/")) {
-      ctx.refused({ type: "malformed" }, "BAD_REQUEST");
-      return await reply(inner, 400, "BAD_REQUEST");
-    }
     const scheme = secure ? "https" : "http";
     const shownHost = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
-    let url: URL;
-    try {
-      url = new URL(`${scheme}://${shownHost}:${port}${req.target}`);
-    } catch {
-      ctx.refused({ type: "malformed" }, "BAD_REQUEST");
-      return await reply(inner, 400, "BAD_REQUEST");
+    let conn = inner;
+    // Requests in the tunnel one after another, each judged on its own.
+    for (;;) {
+      const req = await readHead(conn);
+      if (req === "empty") return;
+      if (!req || !req.target.startsWith("/")) {
+        ctx.refused({ type: "malformed" }, "BAD_REQUEST");
+        return await reply(conn, 400, "BAD_REQUEST");
+      }
+      let url: URL;
+      try {
+        url = new URL(`${scheme}://${shownHost}:${port}${req.target}`);
+      } catch {
+        ctx.refused({ type: "malformed" }, "BAD_REQUEST");
+        return await reply(conn, 400, "BAD_REQUEST");
+      }
+      const kept = await forward(conn, req, url, secure, ctx);
+      if (!kept) return;
+      conn = prefixed(inner, kept.next);
     }
-    await forward(inner, req, url, secure, ctx);
   } finally {
     closeQuietly(inner);
   }
@@ -319,6 +358,7 @@ async function openTunnel(
 
 /** `conn` with `first` read back in front of it. */
 function prefixed(conn: ByteConn, first: Uint8Array): ByteConn {
+  if (first.length === 0) return conn;
   let pending: Uint8Array | null = first;
   return {
     read(p) {
@@ -335,12 +375,16 @@ function prefixed(conn: ByteConn, first: Uint8Array): ByteConn {
   };
 }
 
+/**
+ * Sends exactly `length` bytes of body upstream; returns what the browser sent after it (the
+ * start of its next request on a kept-alive connection), which is judged on its own.
+ */
 async function forwardBody(
   client: ByteConn,
   upstream: ByteConn,
   already: Uint8Array,
   length: number,
-): Promise<void> {
+): Promise<Uint8Array> {
   let left = length;
   const first = already.subarray(0, Math.min(already.length, left));
   if (first.length) await writeAllBytes(upstream, first);
@@ -348,29 +392,63 @@ async function forwardBody(
   const buf = new Uint8Array(Math.min(64 * 1024, left));
   while (left > 0) {
     const n = await client.read(buf.subarray(0, Math.min(buf.length, left)));
-    if (n === null) return;
+    if (n === null) return new Uint8Array();
     await writeAllBytes(upstream, buf.subarray(0, n));
     left -= n;
   }
+  return already.subarray(first.length);
 }
 
-/** Copies the response, forcing `Connection: close` so the browser never reuses the socket. */
-async function forwardResponse(upstream: ByteConn, client: ByteConn): Promise<void> {
+/**
+ * Copies the response. When the browser may keep its connection (`keepAlive`) and the
+ * response's length is known (Content-Length, or no body), exactly that many bytes are sent
+ * and the connection stays open for the browser's next request, which is read and judged on
+ * its own; otherwise `Connection: close` and the body until the upstream closes. Returns
+ * whether the browser's connection may carry another request.
+ */
+async function forwardResponse(
+  upstream: ByteConn,
+  client: ByteConn,
+  keepAlive: boolean,
+  noBody: boolean,
+): Promise<boolean> {
   const head = await readHead(upstream);
-  if (!head || head === "empty") return;
+  if (!head || head === "empty") return false;
   const lines = [`${head.method} ${head.target}${head.version ? ` ${head.version}` : ""}`];
+  let length: number | undefined;
+  let chunked = false;
   for (const [k, v] of head.headers) {
     const key = k.toLowerCase();
     if (key === "connection" || key === "keep-alive" || key.startsWith("proxy-")) continue;
+    if (key === "content-length") length = Number(v);
+    if (key === "transfer-encoding") chunked = true;
     lines.push(`${k}: ${v}`);
   }
-  lines.push("Connection: close");
+  const status = Number(head.target);
+  const empty = noBody || status === 204 || status === 304 || (status >= 100 && status < 200);
+  const known = !chunked && (empty || (length !== undefined && Number.isSafeInteger(length)));
+  const reuse = keepAlive && known;
+  lines.push(reuse ? "Connection: keep-alive" : "Connection: close");
   await writeAll(client, lines.join("\r\n") + "\r\n\r\n");
+  if (reuse) {
+    let left = empty ? 0 : length!;
+    const first = head.rest.subarray(0, Math.min(head.rest.length, left));
+    if (first.length) await writeAllBytes(client, first);
+    left -= first.length;
+    const buf = new Uint8Array(16 * 1024);
+    while (left > 0) {
+      const n = await upstream.read(buf.subarray(0, Math.min(buf.length, left)));
+      if (n === null) return false;
+      await writeAllBytes(client, buf.subarray(0, n));
+      left -= n;
+    }
+    return true;
+  }
   if (head.rest.length) await writeAllBytes(client, head.rest);
   const buf = new Uint8Array(16 * 1024);
   for (;;) {
     const n = await upstream.read(buf);
-    if (n === null) return;
+    if (n === null) return false;
     await writeAllBytes(client, buf.subarray(0, n));
   }
 }
@@ -430,13 +508,21 @@ function indexOfBlankLine(buf: Uint8Array, len: number): number {
   return -1;
 }
 
+function noDelay(conn: Deno.Conn): void {
+  try {
+    (conn as Deno.TcpConn).setNoDelay?.(true);
+  } catch { /* not a TCP socket */ }
+}
+
 async function dial(address: string, port: number): Promise<Deno.TcpConn | undefined> {
   try {
-    return await Deno.connect({
+    const conn = await Deno.connect({
       hostname: address,
       port,
       signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS),
     } as Deno.ConnectOptions);
+    noDelay(conn);
+    return conn;
   } catch {
     return undefined;
   }
@@ -458,7 +544,7 @@ async function pipeBoth(a: ByteConn, b: ByteConn): Promise<void> {
   await Promise.all([copy(a, b), copy(b, a)]);
 }
 
-async function reply(conn: ByteConn, status: number, reason: string): Promise<void> {
+async function reply(conn: ByteConn, status: number, reason: string): Promise<undefined> {
   const text = { 400: "Bad Request", 403: "Forbidden", 411: "Length Required", 502: "Bad Gateway" }[
     status
   ] ?? "Error";
@@ -467,6 +553,7 @@ async function reply(conn: ByteConn, status: number, reason: string): Promise<vo
     conn,
     `HTTP/1.1 ${status} ${text}\r\nContent-Length: 0\r\nConnection: close\r\nX-Omotai-Deny: ${safe}\r\n\r\n`,
   ).catch(() => {});
+  return undefined;
 }
 
 function writeAll(conn: ByteConn, text: string): Promise<void> {

@@ -68,21 +68,38 @@ async function exchange(port: number, request: string): Promise<string> {
   return new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
 }
 
-Deno.test("serveProxy() forwards an allowed request once and forces Connection: close", async () => {
-  await using r = rig(() => true);
+Deno.test("serveProxy() judges each request of a kept-alive connection on its own", async () => {
+  await using r = rig((q) => !(q.type === "http" && q.url.endsWith("/smuggled")));
   const target = `http://127.0.0.1:${r.upstreamPort}`;
-  // A second request pipelined behind the first must not reach the upstream unjudged.
+  // A second request pipelined behind the first is read and judged on its own: refused here.
   const out = await exchange(
     r.port,
     `POST ${target}/a?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nProxy-Connection: keep-alive\r\n\r\nbody` +
       `POST ${target}/smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n`,
   );
   assert.match(out, /^HTTP\/1\.1 200/);
+  assert.match(out, /Connection: keep-alive/i);
+  assert.match(out, /hello(?=HTTP\/1\.1 403)/, "the body, then the refusal of the second");
+  assert.match(out, /X-Omotai-Deny: ORIGIN_NOT_ALLOWED/);
+  assert.deepEqual(r.upstreamSeen, ["POST /a body"]);
+  assert.deepEqual(r.questions, [
+    { type: "http", method: "POST", url: `${target}/a?x=1` },
+    { type: "http", method: "POST", url: `${target}/smuggled` },
+  ]);
+});
+
+Deno.test("serveProxy() closes after a request that asks to, or whose response length is unknown", async () => {
+  await using r = rig(() => true);
+  const target = `http://127.0.0.1:${r.upstreamPort}`;
+  const out = await exchange(
+    r.port,
+    `GET ${target}/a HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n` +
+      `GET ${target}/never HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+  );
   assert.match(out, /Connection: close/i);
   assert.match(out, /hello$/);
-  assert.deepEqual(r.upstreamSeen, ["POST /a body"]);
-  assert.equal(r.questions.length, 1);
-  assert.deepEqual(r.questions[0], { type: "http", method: "POST", url: `${target}/a?x=1` });
+  assert.deepEqual(r.upstreamSeen, ["GET /a "]);
+  assert.equal(r.questions.length, 1, "nothing after a closing request is read");
 });
 
 Deno.test("serveProxy() refuses a denied CONNECT and plain request with 403 and the reason", async () => {
@@ -186,7 +203,7 @@ Deno.test("serveProxy() reads heads of any size up to its cap, and refuses large
   const big = "x".repeat(20_000);
   const ok = await exchange(
     r.port,
-    `GET ${target}/big HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`,
+    `GET ${target}/big HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: ${big}\r\n\r\n`,
   );
   assert.match(ok, /^HTTP\/1\.1 200/);
   const huge = "y".repeat(70_000);

@@ -93,7 +93,7 @@ async function through(
 }
 
 const POST = (port: number) =>
-  `POST /orders/cancel?id=4471 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: 2\r\n\r\nhi`;
+  `POST /orders/cancel?id=4471 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\nContent-Length: 2\r\n\r\nhi`;
 
 Deno.test("serveProxy() terminates TLS in a tunnel and judges the request inside whole", async () => {
   const proxyCa = await TlsAuthority.create();
@@ -160,7 +160,7 @@ Deno.test("serveProxy() refuses upstreams whose certificate is for another name,
       p,
       proxyCa,
       site.port,
-      `GET / HTTP/1.1\r\nHost: 127.0.0.1:${site.port}\r\n\r\n`,
+      `GET / HTTP/1.1\r\nHost: 127.0.0.1:${site.port}\r\nConnection: close\r\n\r\n`,
     );
     assert.match(res, /^HTTP\/1\.1 502/, reason);
     assert.match(res, new RegExp(`X-Omotai-Deny: ${reason}`), res);
