@@ -68,6 +68,26 @@ async function connect(runtime: Awaited<ReturnType<typeof startTestRuntime>>, ag
   return new TestClient(client);
 }
 
+/** A login site, a runtime with the vault open, alice's grants, and alice connected. */
+async function aliceWorld(opts: { mode?: string; extra?: string } = {}) {
+  const s = await setup();
+  const runtime = await startTestRuntime(s.dataDir, policy(s, opts.extra), {
+    vaultKey: { key: KEY },
+  });
+  s.grant({ agent: "alice", mode: opts.mode });
+  const c = await connect(runtime, "alice");
+  return {
+    s,
+    runtime,
+    c,
+    async [Symbol.asyncDispose]() {
+      await c[Symbol.asyncDispose]();
+      await runtime[Symbol.asyncDispose]();
+      await s.site[Symbol.asyncDispose]();
+    },
+  };
+}
+
 /** Every place a value could surface: the MCP stream, the audit rows, the database bytes. */
 async function assertNoLeak(c: TestClient, dataDir: string, extra: string[] = []) {
   const forms = [...secretForms(PASSWORD), ...secretForms(USER).filter((f) => f.length > 6)];
@@ -83,12 +103,8 @@ async function assertNoLeak(c: TestClient, dataDir: string, extra: string[] = []
 }
 
 Deno.test("browser_login signs in with granted values, taints the session, and leaks nothing", async () => {
-  const s = await setup();
-  await using _site = s.site;
-  const runtime = await startTestRuntime(s.dataDir, policy(s), { vaultKey: { key: KEY } });
-  await using _rt = runtime;
-  s.grant({ agent: "alice" });
-  await using c = await connect(runtime, "alice");
+  await using w = await aliceWorld();
+  const { s, c } = w;
   await c.call("browser_navigate", { url: `${s.site.origin}/login` });
   const login = await c.call("browser_login");
   assert.equal(login.isError, false, login.text);
@@ -110,12 +126,8 @@ Deno.test("browser_login signs in with granted values, taints the session, and l
 });
 
 Deno.test("browser_login refuses a look-alike origin and another agent's grant, audited", async () => {
-  const s = await setup();
-  await using _site = s.site;
-  const runtime = await startTestRuntime(s.dataDir, policy(s), { vaultKey: { key: KEY } });
-  await using _rt = runtime;
-  s.grant({ agent: "alice" });
-  await using c = await connect(runtime, "alice");
+  await using w = await aliceWorld();
+  const { s, runtime, c } = w;
   // 127.0.0.2 serves the same login page: the grant names 127.0.0.1 only.
   await c.call("browser_navigate", { url: `${s.site.otherOrigin}/login` });
   const wrong = await c.call("browser_login");
@@ -140,12 +152,8 @@ Deno.test("browser_login refuses a look-alike origin and another agent's grant, 
 });
 
 Deno.test("browser_login fills nothing in a cross-origin frame and a once grant is used once", async () => {
-  const s = await setup();
-  await using _site = s.site;
-  const runtime = await startTestRuntime(s.dataDir, policy(s), { vaultKey: { key: KEY } });
-  await using _rt = runtime;
-  s.grant({ agent: "alice", mode: "once" });
-  await using c = await connect(runtime, "alice");
+  await using w = await aliceWorld({ mode: "once" });
+  const { s, runtime, c } = w;
   await c.call("browser_navigate", { url: `${s.site.origin}/login-iframe` });
   const framed = await c.call("browser_login");
   assert.match(framed.text, /NO_CREDENTIAL_FIELDS|FILL_TARGET_REJECTED/);
@@ -271,12 +279,8 @@ Deno.test("startup login: a push challenge goes to the console; the agent sees a
 });
 
 Deno.test("browser_login under taint_after_login: session shows an echoing page as status only", async () => {
-  const s = await setup();
-  await using _site = s.site;
-  const runtime = await startTestRuntime(s.dataDir, policy(s), { vaultKey: { key: KEY } });
-  await using _rt = runtime;
-  s.grant({ agent: "alice" });
-  await using c = await connect(runtime, "alice");
+  await using w = await aliceWorld();
+  const { s, c } = w;
   const page = await c.call("browser_navigate", {
     url: `${s.site.origin}/login-leak?mode=reversed&hold=1`,
   });
@@ -291,12 +295,8 @@ Deno.test("browser_login under taint_after_login: session shows an echoing page 
 });
 
 Deno.test("browser_login fills no username page whose only password field is an off-screen trap", async () => {
-  const s = await setup();
-  await using _site = s.site;
-  const runtime = await startTestRuntime(s.dataDir, policy(s), { vaultKey: { key: KEY } });
-  await using _rt = runtime;
-  s.grant({ agent: "alice" });
-  await using c = await connect(runtime, "alice");
+  await using w = await aliceWorld();
+  const { s, c } = w;
   await c.call("browser_navigate", { url: `${s.site.origin}/login2/user?variant=hidden-password` });
   const r = await c.call("browser_login");
   assert.match(r.text, /NO_CREDENTIAL_FIELDS/);
