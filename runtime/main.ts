@@ -1,8 +1,11 @@
 /**
- * Entry point of the `omotai` command.
+ * Entry point of the `omotai` command: the launcher, which runs the runtime
+ * (`cli/main.ts`) in a child Deno process with the permissions its command line needs.
  *
  * @module
  */
-import { main } from "./cli/cli.ts";
+import { launch } from "./launcher/launcher.ts";
 
-if (import.meta.main) Deno.exit(await main(Deno.args));
+if (import.meta.main) {
+  Deno.exit(await launch(Deno.args, { entry: new URL("./cli/main.ts", import.meta.url) }));
+}

@@ -11,6 +11,8 @@ import { parseArgs } from "node:util";
 import { AgentKeys } from "../agents/agent_keys.ts";
 import { OmotaiError } from "../errors.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
+import { dataDirFrom } from "../launcher/data_dir.ts";
+import { AGENT_OPTIONS } from "../launcher/options.ts";
 
 /** Usage of `omotai agent`. */
 export const AGENT_USAGE = `omotai agent add NAME [--policy FILE] [--data-dir runs]
@@ -23,14 +25,12 @@ export function agentCommand(args: string[]): number {
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: {
-      policy: { type: "string" },
-      "data-dir": { type: "string", default: "runs" },
-    },
+    options: AGENT_OPTIONS,
   });
+  const dataDir = dataDirFrom(values["data-dir"]);
   const withKeys = <T>(fn: (keys: AgentKeys) => T): T => {
-    Deno.mkdirSync(values["data-dir"], { recursive: true, mode: 0o700 });
-    const db = openDatabase(databasePath(values["data-dir"]));
+    Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const db = openDatabase(databasePath(dataDir));
     try {
       return fn(new AgentKeys(db));
     } finally {

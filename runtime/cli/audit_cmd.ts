@@ -8,6 +8,8 @@ import { parseArgs } from "node:util";
 import { JsonlMirror } from "../audit/jsonl_mirror.ts";
 import { parseAge, pruneAudit, verifyAudit, verifyJsonl } from "../audit/verify.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
+import { dataDirFrom } from "../launcher/data_dir.ts";
+import { AUDIT_OPTIONS } from "../launcher/options.ts";
 
 /** Usage of `omotai audit`. */
 export const AUDIT_USAGE = `omotai audit verify [--jsonl FILE.jsonl] [--data-dir runs]
@@ -18,17 +20,13 @@ export function auditCommand(args: string[]): number {
   const [sub, ...rest] = args;
   const { values } = parseArgs({
     args: rest,
-    options: {
-      jsonl: { type: "string" },
-      "older-than": { type: "string" },
-      "data-dir": { type: "string", default: "runs" },
-    },
+    options: AUDIT_OPTIONS,
   });
   switch (sub) {
     case "verify": {
       const result = values.jsonl
         ? verifyJsonl(JsonlMirror.files(values.jsonl))
-        : withDb(values["data-dir"], verifyAudit);
+        : withDb(dataDirFrom(values["data-dir"]), verifyAudit);
       const span = result.rows ? `rows ${result.firstSeq}..${result.lastSeq}` : "no rows";
       if (result.ok) {
         console.log(`audit ok: ${result.rows} rows (${span}), chain intact`);
@@ -45,7 +43,10 @@ export function auditCommand(args: string[]): number {
         return 2;
       }
       const cutoff = new Date(Date.now() - parseAge(values["older-than"]));
-      const { removed, anchorSeq } = withDb(values["data-dir"], (db) => pruneAudit(db, cutoff));
+      const { removed, anchorSeq } = withDb(
+        dataDirFrom(values["data-dir"]),
+        (db) => pruneAudit(db, cutoff),
+      );
       console.log(
         `pruned ${removed} rows older than ${cutoff.toISOString()}; the chain now starts at row ${anchorSeq}`,
       );
@@ -58,6 +59,7 @@ export function auditCommand(args: string[]): number {
 }
 
 function withDb<T>(dataDir: string, fn: (db: ReturnType<typeof openDatabase>) => T): T {
+  Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(databasePath(dataDir));
   try {
     return fn(db);

@@ -8,6 +8,8 @@ import { CdpLayerError } from "../../cdp/mod.ts";
 import { VaultError } from "../../vault/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { dataDirFrom } from "../launcher/data_dir.ts";
+import { START_OPTIONS } from "../launcher/options.ts";
 import { agentCommand } from "./agent_cmd.ts";
 import { auditCommand } from "./audit_cmd.ts";
 import { domainCommand } from "./domain_cmd.ts";
@@ -115,20 +117,7 @@ export function parseStartOptions(args: string[]): StartOptions {
     args,
     strict: true,
     allowPositionals: false,
-    options: {
-      mode: { type: "string", default: "stdio" },
-      policy: { type: "string" },
-      host: { type: "string", default: "127.0.0.1" },
-      port: { type: "string", default: "8080" },
-      "data-dir": { type: "string", default: "runs" },
-      audit: { type: "string" },
-      "demo-site": { type: "boolean", default: false },
-      "demo-port": { type: "string" },
-      headful: { type: "boolean", default: false },
-      "idle-timeout": { type: "string", default: "1800" },
-      console: { type: "boolean", default: false },
-      "console-port": { type: "string", default: "8090" },
-    },
+    options: START_OPTIONS,
   });
   if (values.mode !== "stdio" && values.mode !== "sse") {
     throw new OmotaiError("BAD_OPTION", `--mode must be stdio or sse, not "${values.mode}"`);
@@ -139,7 +128,7 @@ export function parseStartOptions(args: string[]): StartOptions {
     policy: values.policy,
     host: values.host,
     port,
-    dataDir: values["data-dir"],
+    dataDir: dataDirFrom(values["data-dir"]),
     audit: values.audit,
     demoSite: values["demo-site"],
     demoPort: values["demo-port"] !== undefined

@@ -8,6 +8,8 @@ import { parseArgs } from "node:util";
 import { DomainRules } from "../gate/domains.ts";
 import { OmotaiError } from "../errors.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
+import { dataDirFrom } from "../launcher/data_dir.ts";
+import { DOMAIN_OPTIONS } from "../launcher/options.ts";
 
 /** Usage of `omotai domain`. */
 export const DOMAIN_USAGE = `omotai domain add ORIGIN --allow|--deny [--data-dir runs]
@@ -20,15 +22,12 @@ export function domainCommand(args: string[]): number {
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: {
-      allow: { type: "boolean", default: false },
-      deny: { type: "boolean", default: false },
-      "data-dir": { type: "string", default: "runs" },
-    },
+    options: DOMAIN_OPTIONS,
   });
   const open = () => {
-    Deno.mkdirSync(values["data-dir"], { recursive: true, mode: 0o700 });
-    return openDatabase(databasePath(values["data-dir"]));
+    const dataDir = dataDirFrom(values["data-dir"]);
+    Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    return openDatabase(databasePath(dataDir));
   };
   switch (sub) {
     case "add": {

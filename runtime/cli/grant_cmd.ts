@@ -13,6 +13,8 @@ import { AuditLog } from "../audit/audit_log.ts";
 import { OmotaiError } from "../errors.ts";
 import { type Grant, GrantStore } from "../grants/mod.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
+import { dataDirFrom } from "../launcher/data_dir.ts";
+import { GRANT_OPTIONS } from "../launcher/options.ts";
 
 /** Usage of `omotai grant`. */
 export const GRANT_USAGE =
@@ -33,16 +35,7 @@ export function grantCommand(args: string[]): number {
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: {
-      agent: { type: "string" },
-      purpose: { type: "string" },
-      mode: { type: "string" },
-      expires: { type: "string" },
-      fill: { type: "string", multiple: true },
-      capture: { type: "string", multiple: true },
-      approve: { type: "boolean" },
-      "data-dir": { type: "string", default: "runs" },
-    },
+    options: GRANT_OPTIONS,
   });
   if (sub !== "add") {
     const stray = ADD_ONLY.find((k) => values[k] !== undefined);
@@ -51,8 +44,9 @@ export function grantCommand(args: string[]): number {
     }
   }
   const withStore = <T>(fn: (store: GrantStore) => T): T => {
-    Deno.mkdirSync(values["data-dir"], { recursive: true, mode: 0o700 });
-    const db: DatabaseSync = openDatabase(databasePath(values["data-dir"]));
+    const dataDir = dataDirFrom(values["data-dir"]);
+    Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const db: DatabaseSync = openDatabase(databasePath(dataDir));
     try {
       return fn(new GrantStore(db, { audit: new AuditLog(db) }));
     } finally {

@@ -11,6 +11,11 @@ import { FACTS_ABI_VERSION } from "../policy/facts.ts";
 import { PROJECT_PUBLIC_KEY } from "../policy/loader.ts";
 import { loadPolicyFile } from "../policy/policy_file.ts";
 import { generateKeyPair, ManifestSchema, signModule, verifyModule } from "../policy/signing.ts";
+import {
+  POLICY_KEYGEN_OPTIONS,
+  POLICY_SIGN_OPTIONS,
+  POLICY_VERIFY_OPTIONS,
+} from "../launcher/options.ts";
 
 /** Usage of the policy commands. */
 export const POLICY_USAGE = `omotai policy keygen --out KEY.json
@@ -24,7 +29,7 @@ export async function policyCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
     case "keygen": {
-      const { values } = parseArgs({ args: rest, options: { out: { type: "string" } } });
+      const { values } = parseArgs({ args: rest, options: POLICY_KEYGEN_OPTIONS });
       if (!values.out) throw new OmotaiError("BAD_OPTION", "keygen needs --out KEY.json");
       const key = await generateKeyPair();
       await Deno.writeTextFile(values.out, JSON.stringify(key, null, 2) + "\n", {
@@ -41,12 +46,7 @@ export async function policyCommand(args: string[]): Promise<number> {
       const { values, positionals } = parseArgs({
         args: rest,
         allowPositionals: true,
-        options: {
-          key: { type: "string" },
-          name: { type: "string" },
-          version: { type: "string" },
-          kind: { type: "string", default: "rule" },
-        },
+        options: POLICY_SIGN_OPTIONS,
       });
       const [wasmPath] = positionals;
       if (!wasmPath || !values.key) {
@@ -81,7 +81,7 @@ export async function policyCommand(args: string[]): Promise<number> {
       const { values, positionals } = parseArgs({
         args: rest,
         allowPositionals: true,
-        options: { key: { type: "string" }, policy: { type: "string" } },
+        options: POLICY_VERIFY_OPTIONS,
       });
       const [wasmPath] = positionals;
       if (!wasmPath) throw new OmotaiError("BAD_OPTION", "verify needs MODULE.wasm");

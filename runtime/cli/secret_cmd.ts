@@ -22,6 +22,8 @@ import { AuditLog } from "../audit/audit_log.ts";
 import { OmotaiError } from "../errors.ts";
 import { GrantStore } from "../grants/mod.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
+import { dataDirFrom } from "../launcher/data_dir.ts";
+import { SECRET_OPTIONS, VAULT_OPTIONS } from "../launcher/options.ts";
 
 /** Usage of `omotai secret` and `omotai vault`. */
 export const SECRET_USAGE =
@@ -40,10 +42,7 @@ export async function secretCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: {
-      kind: { type: "string" },
-      "data-dir": { type: "string", default: "runs" },
-    },
+    options: SECRET_OPTIONS,
   });
   if (sub !== "add" && values.kind !== undefined) {
     throw new OmotaiError("BAD_OPTION", `--kind belongs to secret add\n${SECRET_USAGE}`);
@@ -116,7 +115,7 @@ export async function vaultCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: { "data-dir": { type: "string", default: "runs" } },
+    options: VAULT_OPTIONS,
   });
   if (sub !== "rekey") {
     console.error(SECRET_USAGE);
@@ -152,12 +151,13 @@ function currentKey(): VaultKeySource {
 }
 
 async function withVault<T>(
-  dataDir: string,
+  dataDir: string | undefined,
   fn: (vault: Vault, db: DatabaseSync) => T | Promise<T>,
 ): Promise<T> {
   const source = currentKey();
-  Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const db: DatabaseSync = openDatabase(databasePath(dataDir));
+  const dir = dataDirFrom(dataDir);
+  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const db: DatabaseSync = openDatabase(databasePath(dir));
   try {
     let vault: Vault;
     try {

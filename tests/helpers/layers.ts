@@ -59,6 +59,12 @@ export const LAYERS: readonly LayerRule[] = [
     may: [...BASE, "runtime/net"],
   },
   {
+    folder: "runtime/launcher",
+    job: "the omotai command: reads its command line, runs the runtime with its permissions",
+    // cdp/: which browser the runtime would start; policy/: which modules a policy names.
+    may: [...BASE, "cdp", "runtime/policy"],
+  },
+  {
     folder: "runtime/snapshot",
     job: "outline and page rendering",
     may: [...BASE, "cdp", "runtime/net", "runtime/redact"],
@@ -149,7 +155,10 @@ export const LAYERS: readonly LayerRule[] = [
 ];
 
 /** Files that may import beyond their folder's rule. */
-const ENTRY_POINTS: Record<string, readonly string[]> = { "runtime/main.ts": ["runtime/cli"] };
+const ENTRY_POINTS: Record<string, readonly string[]> = {
+  // The launcher, and the runtime's entry it starts in a child process.
+  "runtime/main.ts": ["runtime/launcher", "runtime/cli"],
+};
 
 /** One import of one file. */
 export interface ImportEdge {

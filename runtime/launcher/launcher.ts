@@ -1,0 +1,211 @@
+/**
+ * The `omotai` command: a small launcher that reads its command line, works out what the
+ * runtime may touch for it (`childPermissions()`), and runs the runtime in a child Deno
+ * process granted exactly that. The launcher itself may read (the policy named on the
+ * command line may be anywhere, and it cannot know where before it has read its arguments),
+ * read the few variables in `LAUNCHER_ENV` and run Deno; it writes nothing, opens no socket
+ * and never talks MCP: stdin, stdout and stderr are the child's.
+ *
+ * `omotai permissions COMMAND…` prints what the runtime would get for `omotai COMMAND…`.
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
+import { fileURLToPath } from "node:url";
+import { CdpLayerError } from "../../cdp/errors.ts";
+import { findBrowser } from "../../cdp/launcher.ts";
+import { OmotaiError } from "../errors.ts";
+import { parsePolicy } from "../policy/policy_file.ts";
+import {
+  childPermissions,
+  type ChildPlan,
+  LAUNCHER_ENV,
+  type LauncherEnvName,
+  type LaunchFacts,
+} from "./permissions.ts";
+
+/** The launcher's own permission flags, for the Deno at `deno` (tasks and the install). */
+export function launcherFlags(deno: string): string[] {
+  return ["--allow-read", `--allow-env=${LAUNCHER_ENV.join(",")}`, `--allow-run=${deno}`];
+}
+
+/** Where the runtime's pieces are. */
+export interface LauncherLayout {
+  /** The runtime's entry module, run in the child (runtime/cli/main.ts). */
+  entry: URL;
+}
+
+const CHECKOUT = new URL("../../", import.meta.url);
+
+/** The facts `childPermissions()` needs, looked up on this machine. */
+export function localFacts(): LaunchFacts {
+  const env: LaunchFacts["env"] = {};
+  for (const name of LAUNCHER_ENV) env[name as LauncherEnvName] = Deno.env.get(name);
+  return {
+    cwd: Deno.cwd(),
+    os: Deno.build.os,
+    deno: Deno.execPath(),
+    bundledDir: localPath(new URL("policies-wasm/dist", CHECKOUT)),
+    policiesDir: localPath(new URL("policies-wasm", CHECKOUT)),
+    env,
+    readPolicy(path) {
+      try {
+        return parsePolicy(Deno.readTextFileSync(path), path);
+      } catch {
+        // The runtime reads it again and reports what is wrong, with the file and line.
+        return undefined;
+      }
+    },
+    agentPolicies: agentPolicies,
+    browser: () => findBrowser(env.OMOTAI_BROWSER),
+    realPath(path) {
+      try {
+        return Deno.realPathSync(path);
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+/**
+ * The policy files of the agents in the database, read-only. A database that is not there
+ * (or older than the agents table) has none; the runtime creates and migrates it.
+ */
+function agentPolicies(dbPath: string): string[] {
+  if (!existsSync(dbPath)) return [];
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(dbPath, { readOnly: true });
+    const rows = db.prepare("SELECT policy FROM agents WHERE policy IS NOT NULL").all();
+    return rows.map((r) => String((r as { policy: string }).policy));
+  } catch {
+    return [];
+  } finally {
+    db?.close();
+  }
+}
+
+function localPath(url: URL): string {
+  if (url.protocol !== "file:") {
+    throw new OmotaiError(
+      "NOT_A_CHECKOUT",
+      `the launcher runs from a local copy of omotai, not from ${url.href}`,
+    );
+  }
+  return fileURLToPath(url);
+}
+
+/** The child's whole `deno` argument list for `plan`. */
+export function childArgv(plan: ChildPlan, layout: LauncherLayout): string[] {
+  const config = localPath(new URL("deno.json", CHECKOUT));
+  return [
+    "run",
+    // A permission the launcher did not grant is refused, never asked for on a terminal.
+    "--no-prompt",
+    // The import map is the checkout's, wherever the caller stands.
+    ...(existsSync(config) ? ["--config", config] : []),
+    ...plan.flags,
+    localPath(layout.entry),
+    ...plan.args,
+  ];
+}
+
+/** Runs `omotai ARGS`: the runtime in a child process with the permissions ARGS need. */
+export async function launch(args: string[], layout: LauncherLayout): Promise<number> {
+  const showOnly = args[0] === "permissions";
+  let plan: ChildPlan;
+  try {
+    plan = childPermissions(showOnly ? args.slice(1) : args, localFacts());
+  } catch (err) {
+    if (err instanceof OmotaiError || err instanceof CdpLayerError) {
+      console.error(`omotai: ${err.code}: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+  const argv = childArgv(plan, layout);
+  if (showOnly) {
+    console.log(describe(plan, argv));
+    return 0;
+  }
+  const child = new Deno.Command(Deno.execPath(), {
+    args: argv,
+    env: plan.env,
+    stdin: "inherit",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn();
+  const stop = relaySignals(child, plan);
+  try {
+    const status = await child.status;
+    return status.code;
+  } finally {
+    stop();
+  }
+}
+
+/**
+ * Passes shutdown signals on to the runtime, and in stdio mode ends it when the launcher's
+ * own parent (the client) is gone: the runtime watches its parent, which is this process.
+ * From a terminal, Ctrl+C and a hangup reach the runtime directly (same process group), so
+ * they are not passed on: a second copy would be a second signal, which cuts its cleanup
+ * short.
+ */
+function relaySignals(child: Deno.ChildProcess, plan: ChildPlan): () => void {
+  const fromTerminal = Deno.stdin.isTerminal();
+  const added: [Deno.Signal, () => void][] = [];
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+    const relay = signal === "SIGTERM" || !fromTerminal;
+    const listener = () => {
+      if (relay) kill(child, signal);
+    };
+    try {
+      Deno.addSignalListener(signal, listener);
+      added.push([signal, listener]);
+    } catch {
+      // Windows has no SIGTERM or SIGHUP.
+    }
+  }
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const stdio = plan.line?.command === "start" && plan.line.values.mode !== "sse";
+  if (stdio) {
+    const parent = Deno.ppid;
+    const watch = setInterval(() => {
+      if (Deno.ppid === parent) return;
+      clearInterval(watch);
+      kill(child, "SIGTERM");
+    }, 1_000);
+    Deno.unrefTimer(watch);
+    timer = watch;
+  }
+  return () => {
+    clearInterval(timer);
+    for (const [signal, listener] of added) Deno.removeSignalListener(signal, listener);
+  };
+}
+
+function kill(child: Deno.ChildProcess, signal: Deno.Signal): void {
+  try {
+    child.kill(signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** What `omotai permissions …` prints: each process and its permissions. */
+function describe(plan: ChildPlan, argv: string[]): string {
+  const lines = [
+    `launcher: ${Deno.execPath()} run ${launcherFlags(Deno.execPath()).join(" ")} (omotai)`,
+    `runtime:  ${Deno.execPath()} ${argv.join(" ")}`,
+  ];
+  for (const [name, value] of Object.entries(plan.env)) lines.push(`  with ${name}=${value}`);
+  if (plan.line?.command === "start") {
+    lines.push(
+      `egress proxy: ${Deno.execPath()} run --allow-net (network only, spawned by the runtime)`,
+      `browser: ${plan.env.OMOTAI_BROWSER} (not a Deno process: a minimal environment, its own profile, CDP over a pipe)`,
+    );
+  }
+  return lines.join("\n");
+}
