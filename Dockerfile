@@ -1,18 +1,33 @@
-# Omotai runtime image: Debian's Chromium, Deno from npm, the runtime in stdio mode.
-# Build: docker build -t omotai .     Run: docker run -i --rm omotai
+# Omotai runtime image: Debian's Chromium, Deno from npm, and the `omotai` command (the
+# launcher, installed as `deno task install` installs it) serving MCP on stdio, as a non-root
+# user whose uid the browser runs under, with its data dir on a volume.
+#   Build: docker build -t omotai .
+#   Run:   docker run -i --rm -v omotai-data:/data omotai
+#   Your policy: docker run -i --rm -v omotai-data:/data -v $PWD/policy.yaml:/policy.yaml:ro \
+#                  omotai start --policy /policy.yaml
+# (without one, the bundled demo policy allows only the demo site's origin). sse mode needs an
+# agent key on every MCP request (omotai agent add NAME) and may bind beyond loopback:
+#   docker run --rm -p 8080:8080 -v omotai-data:/data omotai start --mode sse --host 0.0.0.0
+# tests/launcher_docker_test.ts runs this file's install step and command line outside Docker.
 FROM node:20-bookworm-slim
+# chromium-sandbox: the setuid sandbox Chromium falls back on where the engine refuses it user
+# namespaces, so a non-root browser keeps a sandbox.
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium ca-certificates \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-sandbox ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 RUN npm install -g deno@2.9.6
-RUN useradd --create-home --uid 10001 omotai
+# Never root: as root Chromium must drop its sandbox.
+RUN useradd --create-home --uid 10001 omotai \
+ && mkdir -m 0700 /data && chown omotai:omotai /data
 WORKDIR /app
 COPY --chown=omotai:omotai . .
-USER omotai
-RUN deno install && deno cache runtime/main.ts && deno cache --no-config runtime/proxy/proxy_main.ts
-# stdio by default; sse mode needs an agent key on every MCP request (omotai agent add NAME)
-# and may bind beyond loopback with --host. Mount your policy:
-#   docker run -i --rm -v $PWD/policy.yaml:/app/policy.yaml:ro omotai
-# (without one, the bundled demo policy allows only the demo site's origin).
-ENTRYPOINT ["deno", "task", "omotai"]
-CMD ["start", "--mode", "stdio", "--data-dir", "runs", "--policy", "runtime/demo/demo_policy.yaml"]
+USER 10001
+ENV DENO_INSTALL_ROOT=/home/omotai/.deno OMOTAI_DATA_DIR=/data
+# One layer: the install hard-links the npm packages the cache steps just fetched.
+RUN deno install \
+ && deno cache runtime/main.ts runtime/cli/main.ts \
+ && deno cache --no-config runtime/proxy/proxy_main.ts \
+ && deno task install
+VOLUME ["/data"]
+ENTRYPOINT ["/home/omotai/.deno/bin/omotai"]
+CMD ["start", "--policy", "/app/runtime/demo/demo_policy.yaml"]

@@ -8,13 +8,15 @@ import {
   connectStdio,
   keyedTransport,
   refOf,
+  runtimeCommand,
   startHarness,
   TestClient,
 } from "./helpers/harness.ts";
+import { launcherFlags } from "../runtime/launcher/launcher.ts";
 
 /**
  * The `deno run` permission flags of a task in deno.json, with `$OMOTAI_DENO` replaced by
- * this Deno's path as the task's shell does (the egress proxy is spawned from it).
+ * this Deno's path as the task's shell does (the launcher re-runs it for the runtime).
  */
 async function taskFlags(task: string): Promise<string[]> {
   const config = JSON.parse(await Deno.readTextFile("deno.json"));
@@ -23,38 +25,71 @@ async function taskFlags(task: string): Promise<string[]> {
   return words.filter((w) => w.startsWith("--allow-") || w === "-A");
 }
 
-Deno.test("start and omotai tasks run with scoped permissions, never -A", async () => {
+/** The words of a task after `runtime/main.ts` (its command line for omotai). */
+async function taskArgs(task: string): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile("deno.json"));
+  const words: string[] = config.tasks[task].split(/\s+/);
+  return words.slice(words.indexOf("runtime/main.ts") + 1);
+}
+
+Deno.test("launcherFlags() are the start and omotai tasks' flags, never -A", async () => {
   for (const task of ["start", "omotai"]) {
-    const flags = await taskFlags(task);
-    assert.ok(!flags.includes("-A") && !flags.includes("--allow-all"), task);
-    for (const f of flags) {
-      assert.match(f, /^--allow-(run|net|read|write|env|sys)=\S+$/, `${task}: ${f} has a scope`);
-    }
-    // Chromium and the egress proxy (a Deno process with network permission only).
-    assert.ok(flags.includes(`--allow-run=/usr/bin/chromium,${Deno.execPath()}`), task);
-    assert.ok(flags.includes("--allow-write=runs"), task);
+    // Read (the policy may be anywhere), a few variables, and Deno: no write, net or sys.
+    assert.deepEqual(await taskFlags(task), launcherFlags(Deno.execPath()), task);
   }
 });
 
-Deno.test("the start task's permissions refuse a read outside the data dir", async () => {
-  const flags = await taskFlags("start");
+Deno.test("childPermissions() of the start task: read of runs/, the demo policy and the bundled modules", async () => {
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...flags,
+      ...await taskFlags("start"),
       "runtime/main.ts",
-      "start",
-      "--mode",
-      "sse",
-      "--policy",
-      "/etc/hostname",
+      "permissions",
+      ...await taskArgs("start"),
     ],
     stdout: "piped",
     stderr: "piped",
   }).output();
-  const stderr = new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 1, stderr);
-  assert.match(stderr, /Requires read access to "\/etc\/hostname"/);
+  const text = new TextDecoder().decode(out.stdout);
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const runtime = text.split("\n").find((l) => l.startsWith("runtime:"))!.split(" ");
+  const flag = (kind: string) => runtime.find((w) => w.startsWith(`--allow-${kind}=`));
+  const cwd = Deno.cwd();
+  assert.equal(
+    flag("read"),
+    `--allow-read=${cwd}/runs,${cwd}/policies-wasm/dist,${cwd}/runtime/demo/demo_policy.yaml`,
+  );
+  assert.equal(flag("write"), `--allow-write=${cwd}/runs`);
+  assert.equal(flag("net"), "--allow-net=127.0.0.1:8080,127.0.0.1:8081");
+  assert.equal(flag("run"), `--allow-run=/usr/bin/chromium,${Deno.execPath()}`);
+  assert.ok(!runtime.includes("-A") && !runtime.includes("--allow-all"));
+});
+
+Deno.test("childPermissions() of the start task refuse a read its command line did not name", async () => {
+  // The runtime's flags for the task's command line, run on a probe instead of the runtime.
+  const plan = runtimeCommand(await taskArgs("start"));
+  const probe = await Deno.makeTempFile({ suffix: ".ts" });
+  await Deno.writeTextFile(
+    probe,
+    `for (const p of ["runtime/demo/demo_policy.yaml", "/etc/hostname", "deno.json"]) {
+  try { Deno.readTextFileSync(p); console.log("read", p); } catch (e) { console.log((e as Error).name, p); }
+}
+try { Deno.writeTextFileSync("runtime/x.txt", "x"); } catch (e) { console.log((e as Error).name, "write"); }`,
+  );
+  const args = plan.args.slice(0, plan.args.indexOf(`${Deno.cwd()}/runtime/cli/main.ts`));
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [...args, probe],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  await Deno.remove(probe);
+  assert.equal(
+    new TextDecoder().decode(out.stdout),
+    "read runtime/demo/demo_policy.yaml\nNotCapable /etc/hostname\nNotCapable deno.json\n" +
+      "NotCapable write\n",
+    new TextDecoder().decode(out.stderr),
+  );
 });
 
 Deno.test("deno task start serves the demo site and MCP at the printed URL", async () => {
@@ -99,7 +134,7 @@ Deno.test("deno task start serves the demo site and MCP at the printed URL", asy
   }
 });
 
-Deno.test("stdio mode under the omotai task's permissions: MCP on stdout, tools work", async () => {
+Deno.test("stdio mode through the omotai task's launcher: MCP on stdout, tools work", async () => {
   const dataDir = `runs/test-stdio-${crypto.randomUUID().slice(0, 8)}`;
   await using site = serveFixtureSite();
   await Deno.mkdir(dataDir, { recursive: true });

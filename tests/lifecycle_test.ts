@@ -2,7 +2,9 @@
  * No client leaves a browser behind: every way a client can leave `omotai start` (stdin
  * closing, SIGTERM, SIGINT, SIGHUP, its parent dying, an HTTP client vanishing) ends that
  * session's Chromium, the egress proxy and the profile directory. The runtime runs as a real
- * subprocess under the `omotai` task's permissions; processes are counted in /proc.
+ * subprocess with the permissions the launcher gives it (started directly, to watch that
+ * process itself, and through the launcher, the `omotai` command); processes are counted in
+ * /proc.
  *
  * @module
  */
@@ -22,7 +24,13 @@ import { serveUntilStopped } from "../runtime/cli/shutdown.ts";
 import { OmotaiError } from "../runtime/errors.ts";
 import { allowedHostsFor } from "../runtime/mcp/host_guard.ts";
 import { createHttpApp } from "../runtime/mcp/http_app.ts";
-import { eventually, keyedTransport, omotaiFlags, TestClient } from "./helpers/harness.ts";
+import {
+  eventually,
+  keyedTransport,
+  omotaiFlags,
+  runtimeCommand,
+  TestClient,
+} from "./helpers/harness.ts";
 import { AgentKeys } from "../runtime/agents/agent_keys.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 
@@ -61,8 +69,7 @@ async function runtimeTree(dataDir: string): Promise<Proc[]> {
   const roots = all.filter((p) =>
     // A Chromium re-parented after its runtime died still names the data dir.
     p.argv.some((a) => a.startsWith(`--user-data-dir=${dataDir}/profiles/`)) ||
-    (p.argv[0] === Deno.execPath() && p.argv.includes("runtime/main.ts") &&
-      p.argv.includes(dataDir))
+    (p.argv[0] === Deno.execPath() && isRuntime(p) && p.argv.includes(dataDir))
   );
   const tree = new Map(roots.map((p) => [p.pid, p]));
   for (let grew = true; grew;) {
@@ -75,6 +82,11 @@ async function runtimeTree(dataDir: string): Promise<Proc[]> {
     }
   }
   return [...tree.values()];
+}
+
+/** The runtime's process, or the launcher (`runtime/main.ts`) that started it. */
+function isRuntime(p: Proc): boolean {
+  return p.argv.some((a) => a === "runtime/main.ts" || a.endsWith("/runtime/cli/main.ts"));
 }
 
 function isChromium(p: Proc): boolean {
@@ -167,7 +179,7 @@ async function fixture(): Promise<Fixture> {
       }),
   );
   const origin = `http://127.0.0.1:${server.addr.port}`;
-  // Under runs/: the task's --allow-write covers only that.
+  // Under runs/ (git-ignored); the launcher grants whatever --data-dir names.
   const dataDir = `runs/test-life-${crypto.randomUUID().slice(0, 8)}`;
   await Deno.mkdir(dataDir, { recursive: true });
   const policyFile = `${dataDir}/policy.yaml`;
@@ -195,29 +207,26 @@ interface StdioRuntime {
 
 async function spawnStdio(
   f: Fixture,
-  options: { viaParent?: boolean } = {},
+  options: { viaParent?: boolean; viaLauncher?: boolean } = {},
 ): Promise<StdioRuntime> {
-  const runtimeArgs = [
-    "run",
-    ...await omotaiFlags(),
-    "runtime/main.ts",
-    "start",
-    "--data-dir",
-    f.dataDir,
-    "--policy",
-    f.policyFile,
-  ];
+  const omotaiArgs = ["start", "--data-dir", f.dataDir, "--policy", f.policyFile];
+  const runtime = runtimeCommand(omotaiArgs);
+  const runtimeArgs = options.viaLauncher
+    ? ["run", ...await omotaiFlags(), "runtime/main.ts", ...omotaiArgs]
+    : runtime.args;
   const command = options.viaParent
     // The parent hands the runtime its stdin explicitly (a background job would get
     // /dev/null), so stdin stays open after the parent dies: only the ppid watch can tell.
     ? new Deno.Command("sh", {
       args: ["-c", 'exec 3<&0; "$@" <&3 3<&- & wait', "sh", Deno.execPath(), ...runtimeArgs],
+      env: runtime.env,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
     })
     : new Deno.Command(Deno.execPath(), {
       args: runtimeArgs,
+      env: options.viaLauncher ? {} : runtime.env,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
@@ -302,9 +311,13 @@ async function cleanUp(rt: StdioRuntime): Promise<void> {
 }
 
 /** Starts a stdio runtime, browses, leaves by `leave`, asserts a clean exit with code 0. */
-async function leaveStdio(way: string, leave: (rt: StdioRuntime) => Promise<void>) {
+async function leaveStdio(
+  way: string,
+  leave: (rt: StdioRuntime) => Promise<void>,
+  options: { viaLauncher?: boolean } = {},
+) {
   await using f = await fixture();
-  const rt = await spawnStdio(f);
+  const rt = await spawnStdio(f, options);
   try {
     const tree = await browse(rt.client, f, rt.stderr);
     const start = Date.now();
@@ -336,12 +349,44 @@ for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
   });
 }
 
+Deno.test("launch() passes SIGTERM on: the runtime removes its browser, omotai exits 0", async () => {
+  await leaveStdio("launcher SIGTERM", (rt) => Promise.resolve(rt.child.kill("SIGTERM")), {
+    viaLauncher: true,
+  });
+});
+
+Deno.test("launch() leaves stdin to the runtime: a client closing it ends everything", async () => {
+  await leaveStdio("launcher stdin closed", (rt) => rt.transport.close(), { viaLauncher: true });
+});
+
+Deno.test("launch() killed outright: its runtime sees its parent gone and removes its browser", async () => {
+  await using f = await fixture();
+  const rt = await spawnStdio(f, { viaLauncher: true });
+  try {
+    const tree = await browse(rt.client, f, rt.stderr);
+    const launcher = tree.find((p) => p.pid === rt.child.pid);
+    const runtime = tree.find((p) => p.argv.some((a) => a.endsWith("/runtime/cli/main.ts")));
+    assert.ok(
+      launcher && runtime && runtime.ppid === launcher.pid,
+      "the runtime is the launcher's child",
+    );
+    const start = Date.now();
+    rt.child.kill("SIGKILL");
+    await rt.child.status;
+    report("launcher killed", await assertAllGone(tree, f.dataDir, start));
+    assert.match(rt.stderr(), /shutting down: parent process gone/);
+    await assertNoProfiles(f.dataDir);
+  } finally {
+    await cleanUp(rt);
+  }
+});
+
 Deno.test("omotai start exits and removes its browser when its parent dies with stdin open", async () => {
   await using f = await fixture();
   const rt = await spawnStdio(f, { viaParent: true });
   try {
     const tree = await browse(rt.client, f, rt.stderr);
-    const runtime = tree.find((p) => p.argv.includes("runtime/main.ts"));
+    const runtime = tree.find(isRuntime);
     assert.ok(runtime && runtime.ppid === rt.child.pid, "the runtime is the shell's child");
     const start = Date.now();
     rt.child.kill("SIGKILL");
@@ -379,7 +424,7 @@ Deno.test("omotai start on SIGTERM with a hung browser exits within its shutdown
   const rt = await spawnStdio(f);
   try {
     const tree = await browse(rt.client, f, rt.stderr);
-    const runtimePid = tree.find((p) => p.argv.includes("runtime/main.ts"))!.pid;
+    const runtimePid = tree.find(isRuntime)!.pid;
     const browser = tree.find((p) => isChromium(p) && p.ppid === runtimePid);
     assert.ok(browser, "the browser's main process is the runtime's child");
     // A stopped browser answers nothing: the polite close and SIGTERM both go unheard.
@@ -487,7 +532,7 @@ for (const kind of ["Streamable HTTP", "legacy SSE"] as const) {
       await client.connect(keyedTransport(rt.url, rt.key, kind === "legacy SSE" ? "sse" : "http"));
       const c = new TestClient(client);
       const runtimeTree = await browse(c, f, rt.stderr);
-      const browser = runtimeTree.filter((p) => !p.argv.includes("runtime/main.ts") && !isProxy(p));
+      const browser = runtimeTree.filter((p) => !isRuntime(p) && !isProxy(p));
       const start = Date.now();
       // Aborts the connections without a DELETE: the server is never told the session ended.
       await client.close();

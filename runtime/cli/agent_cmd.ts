@@ -15,9 +15,9 @@ import { dataDirFrom } from "../launcher/data_dir.ts";
 import { AGENT_OPTIONS } from "../launcher/options.ts";
 
 /** Usage of `omotai agent`. */
-export const AGENT_USAGE = `omotai agent add NAME [--policy FILE] [--data-dir runs]
-omotai agent list [--data-dir runs]
-omotai agent rm NAME [--data-dir runs]`;
+export const AGENT_USAGE = `omotai agent add NAME [--policy FILE] [--data-dir DIR]
+omotai agent list [--data-dir DIR]
+omotai agent rm NAME [--data-dir DIR]`;
 
 /** Runs an agent subcommand; returns the exit code. */
 export function agentCommand(args: string[]): number {

@@ -12,8 +12,8 @@ import { dataDirFrom } from "../launcher/data_dir.ts";
 import { AUDIT_OPTIONS } from "../launcher/options.ts";
 
 /** Usage of `omotai audit`. */
-export const AUDIT_USAGE = `omotai audit verify [--jsonl FILE.jsonl] [--data-dir runs]
-omotai audit prune --older-than 90d [--data-dir runs]`;
+export const AUDIT_USAGE = `omotai audit verify [--jsonl FILE.jsonl] [--data-dir DIR]
+omotai audit prune --older-than 90d [--data-dir DIR]`;
 
 /** Runs an audit subcommand; returns the exit code (1 when the chain is broken). */
 export function auditCommand(args: string[]): number {

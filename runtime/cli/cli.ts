@@ -24,17 +24,18 @@ const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a r
 
 Usage:
   omotai start [--mode stdio|sse] [--policy FILE] [--host 127.0.0.1] [--port 8080]
-               [--data-dir runs] [--audit FILE.jsonl] [--demo-site] [--demo-port PORT]
+               [--data-dir DIR] [--audit FILE.jsonl] [--demo-site] [--demo-port PORT]
                [--headful] [--idle-timeout SECONDS] [--console] [--console-port 8090]
   omotai policy keygen|sign|verify|test|build ...
-  omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list   [--data-dir runs]
-  omotai agent add NAME [--policy FILE] | rm NAME | list       [--data-dir runs]
-  omotai audit verify [--jsonl FILE] | prune --older-than 90d   [--data-dir runs]
-  omotai secret add ID --kind password|username|totp|generic | rm ID | list   [--data-dir runs]
-  omotai vault rekey                                            [--data-dir runs]
+  omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list   [--data-dir DIR]
+  omotai agent add NAME [--policy FILE] | rm NAME | list       [--data-dir DIR]
+  omotai audit verify [--jsonl FILE] | prune --older-than 90d   [--data-dir DIR]
+  omotai secret add ID --kind password|username|totp|generic | rm ID | list   [--data-dir DIR]
+  omotai vault rekey                                            [--data-dir DIR]
   omotai grant add SECRET_ID --agent NAME --purpose TEXT --mode once|session|standing
                [--expires 24h|ISO] --fill ORIGIN[,ORIGIN] | --capture ORIGIN[,ORIGIN]
-               [--approve] | approve ID | rm ID | list         [--data-dir runs]
+               [--approve] | approve ID | rm ID | list         [--data-dir DIR]
+  omotai permissions COMMAND ...
   omotai --version
   omotai help
 
@@ -55,6 +56,12 @@ vault     rekey re-seals every secret under OMOTAI_VAULT_NEW_KEY or
 grant     Let an agent use a secret: fill and/or capture on exact origins, once, for
           one session or standing, until an expiry (default 24h). Pending until
           approved (approve, or --approve at add); rm revokes. No vault key needed.
+permissions
+          Print what the runtime would be granted for \`omotai COMMAND ...\`.
+
+--data-dir defaults to OMOTAI_DATA_DIR, else the user state directory
+($XDG_STATE_HOME/omotai or ~/.local/state/omotai), created 0700. Relative paths are the
+caller's.
 `;
 
 /** Runs the CLI; returns the exit code. */
@@ -103,7 +110,7 @@ export async function main(args: string[]): Promise<number> {
     }
     if (err instanceof Deno.errors.NotCapable) {
       console.error(
-        `omotai: permission refused: ${err.message}\n(the task's --allow-* flags scope what the runtime may touch)`,
+        `omotai: permission refused: ${err.message}\n(the runtime is granted only what its command line names: see omotai permissions ...)`,
       );
       return 1;
     }

@@ -12,9 +12,9 @@ import { dataDirFrom } from "../launcher/data_dir.ts";
 import { DOMAIN_OPTIONS } from "../launcher/options.ts";
 
 /** Usage of `omotai domain`. */
-export const DOMAIN_USAGE = `omotai domain add ORIGIN --allow|--deny [--data-dir runs]
-omotai domain rm ORIGIN [--data-dir runs]
-omotai domain list [--data-dir runs]`;
+export const DOMAIN_USAGE = `omotai domain add ORIGIN --allow|--deny [--data-dir DIR]
+omotai domain rm ORIGIN [--data-dir DIR]
+omotai domain list [--data-dir DIR]`;
 
 /** Runs a domain subcommand; returns the exit code. */
 export function domainCommand(args: string[]): number {

@@ -20,10 +20,10 @@ import { GRANT_OPTIONS } from "../launcher/options.ts";
 export const GRANT_USAGE =
   `omotai grant add SECRET_ID --agent NAME --purpose TEXT --mode once|session|standing
                  [--expires 24h|7d|ISO] [--fill ORIGIN[,ORIGIN]] [--capture ORIGIN[,ORIGIN]]
-                 [--approve] [--data-dir runs]
-omotai grant approve ID [--data-dir runs]
-omotai grant rm ID [--data-dir runs]        (revokes; the grant stays listed)
-omotai grant list [--data-dir runs]
+                 [--approve] [--data-dir DIR]
+omotai grant approve ID [--data-dir DIR]
+omotai grant rm ID [--data-dir DIR]        (revokes; the grant stays listed)
+omotai grant list [--data-dir DIR]
 At least one of --fill and --capture; --expires defaults to 24h; without --approve the grant
 waits pending until an operator approves it.`;
 

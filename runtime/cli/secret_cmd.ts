@@ -27,10 +27,10 @@ import { SECRET_OPTIONS, VAULT_OPTIONS } from "../launcher/options.ts";
 
 /** Usage of `omotai secret` and `omotai vault`. */
 export const SECRET_USAGE =
-  `omotai secret add ID --kind password|username|totp|generic [--data-dir runs]   (value on stdin)
-omotai secret rm ID [--data-dir runs]   (also revokes the secret's grants)
-omotai secret list [--data-dir runs]
-omotai vault rekey [--data-dir runs]   (new key in OMOTAI_VAULT_NEW_KEY or OMOTAI_VAULT_NEW_PASSPHRASE)
+  `omotai secret add ID --kind password|username|totp|generic [--data-dir DIR]   (value on stdin)
+omotai secret rm ID [--data-dir DIR]   (also revokes the secret's grants)
+omotai secret list [--data-dir DIR]
+omotai vault rekey [--data-dir DIR]   (new key in OMOTAI_VAULT_NEW_KEY or OMOTAI_VAULT_NEW_PASSPHRASE)
 The vault key: OMOTAI_VAULT_KEY (32 bytes, base64) or OMOTAI_VAULT_PASSPHRASE.`;
 
 /** The longest value `secret add` accepts, in bytes. */

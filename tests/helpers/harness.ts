@@ -14,16 +14,32 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { type Runtime, type StartOptions, startRuntime } from "../../runtime/cli/start.ts";
 import { type FixtureSite, serveFixtureSite } from "../fixtures/site.ts";
+import { childArgv, localFacts } from "../../runtime/launcher/launcher.ts";
+import { childPermissions } from "../../runtime/launcher/permissions.ts";
 
 /**
  * The `deno run` permission flags of the `omotai` task in deno.json, `$OMOTAI_DENO`
- * resolved: subprocess tests run the runtime exactly as the task does.
+ * resolved: the launcher's. `deno run <these> runtime/main.ts ARGS` is the `omotai` command,
+ * which runs the runtime in a child with the permissions ARGS need.
  */
 export async function omotaiFlags(): Promise<string[]> {
   const config = JSON.parse(await Deno.readTextFile("deno.json"));
   const task: string = config.tasks.omotai;
   return task.replaceAll("$OMOTAI_DENO", Deno.execPath()).split(/\s+/)
     .filter((w) => w.startsWith("--allow-"));
+}
+
+/**
+ * The runtime's own process for `omotai ARGS`, exactly as the launcher would start it: the
+ * `deno` arguments (permissions worked out from ARGS) and the variables set for it. Tests that
+ * watch the runtime process itself (its signals, its parent) start it without the launcher.
+ */
+export function runtimeCommand(args: string[]): { args: string[]; env: Record<string, string> } {
+  const plan = childPermissions(args, localFacts());
+  return {
+    args: childArgv(plan, { entry: new URL("../../runtime/cli/main.ts", import.meta.url) }),
+    env: plan.env,
+  };
 }
 
 let agentSeq = 0;

@@ -1,0 +1,260 @@
+import assert from "node:assert/strict";
+import { BrowserLaunchError } from "../../cdp/errors.ts";
+import { childPermissions, LaunchError, type LaunchFacts, type PolicyRefs } from "./permissions.ts";
+
+const DENO = "/opt/deno/bin/deno";
+const BUNDLED = "/src/omotai/policies-wasm/dist";
+
+/** Facts of a made-up machine: `policies` by absolute path, agents per database. */
+function facts(
+  options: {
+    cwd?: string;
+    env?: LaunchFacts["env"];
+    policies?: Record<string, PolicyRefs>;
+    agents?: Record<string, string[]>;
+    browser?: string | null;
+    real?: Record<string, string>;
+  } = {},
+): LaunchFacts {
+  return {
+    cwd: options.cwd ?? "/home/me/work",
+    os: "linux",
+    deno: DENO,
+    bundledDir: BUNDLED,
+    policiesDir: "/src/omotai/policies-wasm",
+    env: options.env ?? { HOME: "/home/me" },
+    readPolicy: (path) => options.policies?.[path],
+    agentPolicies: (db) => options.agents?.[db] ?? [],
+    browser: () => {
+      if (options.browser === null) throw new BrowserLaunchError("no Chromium found");
+      return options.browser ?? "/usr/bin/chromium";
+    },
+    realPath: (path) => options.real?.[path] ?? path,
+  };
+}
+
+/** The value list of one `--allow-KIND=` flag, or undefined when it is absent. */
+function allowed(flags: string[], kind: string): string[] | undefined {
+  const flag = flags.find((f) => f.startsWith(`--allow-${kind}=`));
+  return flag?.slice(`--allow-${kind}=`.length).split(",");
+}
+
+const STATE = "/home/me/.local/state/omotai";
+const START_ENV = [
+  "OMOTAI_DB",
+  "LOG_TOKENS",
+  "LOG_STREAM",
+  "OMOTAI_BROWSER",
+  "OMOTAI_HEADFUL",
+  "OMOTAI_ADMIN_TOKEN",
+  "OMOTAI_VAULT_KEY",
+  "OMOTAI_VAULT_PASSPHRASE",
+  "NODE_V8_COVERAGE",
+];
+
+Deno.test("childPermissions() grants read of the policy and its modules", () => {
+  const policy = "/home/me/policies/p.yaml";
+  const plan = childPermissions(
+    ["start", "--policy", "../policies/p.yaml"],
+    facts({
+      policies: {
+        [policy]: {
+          modules: [{ path: "bundled:baseline" }, { path: "mine/m.wasm" }, { path: "/opt/x.wasm" }],
+          upload_dir: "/home/me/uploads",
+        },
+      },
+      real: { "/home/me/uploads": "/data/uploads" },
+    }),
+  );
+  assert.deepEqual(plan.flags, [
+    `--allow-read=${STATE},${BUNDLED},${policy},/home/me/policies/mine/m.wasm,` +
+    `/home/me/policies/mine/m.wasm.sig.json,/opt/x.wasm,/opt/x.wasm.sig.json,` +
+    `/home/me/uploads,/data/uploads`,
+    `--allow-write=${STATE}`,
+    `--allow-env=${START_ENV.join(",")}`,
+    `--allow-run=/usr/bin/chromium,${DENO}`,
+    "--allow-sys=uid",
+  ]);
+  // The caller's words stay as they are (the child keeps the caller's directory); only the
+  // data dir the runtime would otherwise look up is made explicit.
+  assert.deepEqual(plan.args, ["start", "--data-dir", STATE, "--policy", "../policies/p.yaml"]);
+  assert.deepEqual(plan.env, { OMOTAI_BROWSER: "/usr/bin/chromium" });
+});
+
+Deno.test("childPermissions() gives a stdio start no network and sse only its listen address", () => {
+  const f = facts();
+  assert.equal(allowed(childPermissions(["start"], f).flags, "net"), undefined);
+  assert.deepEqual(
+    allowed(childPermissions(["start", "--mode", "sse", "--port", "9100"], f).flags, "net"),
+    ["127.0.0.1:9100"],
+  );
+  assert.deepEqual(
+    allowed(childPermissions(["start", "--mode=sse", "--host", "::1", "--port=0"], f).flags, "net"),
+    ["[::1]:0"],
+  );
+  // The demo shop beside it (the port after --port), and the stdio console on its own port.
+  assert.deepEqual(
+    allowed(childPermissions(["start", "--mode", "sse", "--demo-site"], f).flags, "net"),
+    ["127.0.0.1:8080", "127.0.0.1:8081"],
+  );
+  assert.deepEqual(
+    allowed(childPermissions(["start", "--console", "--console-port", "0"], f).flags, "net"),
+    ["127.0.0.1:0"],
+  );
+});
+
+Deno.test("childPermissions() takes the data dir from --data-dir, OMOTAI_DATA_DIR, then XDG", () => {
+  const rel = childPermissions(["agent", "list", "--data-dir", "state"], facts());
+  assert.deepEqual(allowed(rel.flags, "write"), ["/home/me/work/state"]);
+  assert.deepEqual(rel.args, ["agent", "list", "--data-dir", "state"]);
+  const env = childPermissions(
+    ["domain", "list"],
+    facts({ env: { OMOTAI_DATA_DIR: "/srv/o", HOME: "/home/me" } }),
+  );
+  assert.deepEqual(allowed(env.flags, "write"), ["/srv/o"]);
+  assert.deepEqual(env.args, ["domain", "list", "--data-dir", "/srv/o"]);
+  const xdg = childPermissions(["audit", "verify"], facts({ env: { XDG_STATE_HOME: "/st" } }));
+  assert.deepEqual(allowed(xdg.flags, "read"), ["/st/omotai"]);
+  // Before a `--`, which would make it a positional.
+  assert.deepEqual(
+    childPermissions(["secret", "rm", "--", "-odd-id"], facts()).args,
+    ["secret", "rm", "--data-dir", STATE, "--", "-odd-id"],
+  );
+});
+
+Deno.test("childPermissions() grants OMOTAI_DB's own files when it lies outside the data dir", () => {
+  const plan = childPermissions(
+    ["grant", "list"],
+    facts({ env: { HOME: "/home/me", OMOTAI_DB: "/var/db/o.db" } }),
+  );
+  const files = ["/var/db/o.db", "/var/db/o.db-wal", "/var/db/o.db-shm", "/var/db/o.db-journal"];
+  assert.deepEqual(allowed(plan.flags, "read"), [STATE, ...files]);
+  assert.deepEqual(allowed(plan.flags, "write"), [STATE, ...files]);
+  assert.deepEqual(allowed(plan.flags, "env"), ["OMOTAI_DB", "LOG_TOKENS", "LOG_STREAM"]);
+});
+
+Deno.test("childPermissions() grants the policies of the database's agents to sse mode only", () => {
+  const agentPolicy = "/etc/omotai/research.yaml";
+  const f = facts({
+    agents: { "/d/omotai.db": [agentPolicy] },
+    policies: { [agentPolicy]: { modules: [{ path: "r.wasm" }] } },
+  });
+  const sse = allowed(
+    childPermissions(["start", "--mode", "sse", "--data-dir", "/d"], f).flags,
+    "read",
+  );
+  assert.deepEqual(sse, [
+    "/d",
+    BUNDLED,
+    agentPolicy,
+    "/etc/omotai/r.wasm",
+    "/etc/omotai/r.wasm.sig.json",
+  ]);
+  // stdio has no agents: its one client browses under --policy.
+  const stdio = allowed(childPermissions(["start", "--data-dir", "/d"], f).flags, "read");
+  assert.deepEqual(stdio, ["/d", BUNDLED]);
+});
+
+Deno.test("childPermissions() grants the audit mirror and its rotated files", () => {
+  const mirror = ["/l/a.jsonl", ...[1, 2, 3, 4, 5].map((i) => `/l/a.jsonl.${i}`)];
+  const start = childPermissions(["start", "--audit", "/l/a.jsonl", "--data-dir", "/d"], facts());
+  assert.deepEqual(allowed(start.flags, "write"), ["/d", ...mirror]);
+  const verify = childPermissions(["audit", "verify", "--jsonl", "/l/a.jsonl"], facts());
+  assert.deepEqual(allowed(verify.flags, "read"), [STATE, ...mirror]);
+  assert.deepEqual(allowed(verify.flags, "write"), [STATE]);
+});
+
+Deno.test("childPermissions() grants agent add the policy it checks, resolved where typed", () => {
+  const plan = childPermissions(["agent", "add", "bot", "--policy", "p.yaml"], facts());
+  assert.deepEqual(allowed(plan.flags, "read"), [STATE, "/home/me/work/p.yaml"]);
+  assert.equal(allowed(plan.flags, "run"), undefined);
+  assert.equal(allowed(plan.flags, "net"), undefined);
+});
+
+Deno.test("childPermissions() grants each policy subcommand its files alone", () => {
+  const f = facts();
+  const sign = childPermissions(
+    ["policy", "sign", "m.wasm", "--key", "/k/key.json", "--name", "x"],
+    f,
+  );
+  assert.deepEqual(sign.flags, [
+    "--allow-read=/k/key.json,/home/me/work/m.wasm",
+    "--allow-write=/home/me/work/m.wasm.sig.json",
+    "--allow-env=LOG_TOKENS,LOG_STREAM",
+  ]);
+  assert.deepEqual(childPermissions(["policy", "keygen", "--out", "k.json"], f).flags, [
+    "--allow-write=/home/me/work/k.json",
+    "--allow-env=LOG_TOKENS,LOG_STREAM",
+  ]);
+  assert.deepEqual(
+    allowed(
+      childPermissions(["policy", "verify", "m.wasm", "--policy", "p.yaml"], f).flags,
+      "read",
+    ),
+    ["/home/me/work/m.wasm", "/home/me/work/m.wasm.sig.json", "/home/me/work/p.yaml"],
+  );
+  assert.deepEqual(
+    allowed(childPermissions(["policy", "test", "m.wasm", "cases.yaml"], f).flags, "read"),
+    ["/home/me/work/m.wasm", "/home/me/work/cases.yaml"],
+  );
+  const build = childPermissions(["policy", "build"], f).flags;
+  assert.deepEqual(allowed(build, "write"), ["/src/omotai/policies-wasm/dist", "/tmp"]);
+  assert.deepEqual(allowed(build, "run"), [DENO]);
+});
+
+Deno.test("childPermissions() gives help, --version and a bad command line nothing at all", () => {
+  for (
+    const args of [[], ["help"], ["--version"], ["nope"], ["start", "--bogus"], [
+      "agent",
+      "add",
+      "--nope",
+    ]]
+  ) {
+    const plan = childPermissions(args, facts());
+    assert.deepEqual(plan.flags, [], args.join(" "));
+    assert.deepEqual(plan.args, args, "passed on untouched: the runtime prints the usage error");
+  }
+});
+
+Deno.test("childPermissions() never grants a kind of permission without its list", () => {
+  const lines = [
+    ["start", "--mode", "sse", "--demo-site", "--audit", "a.jsonl"],
+    ["start", "--console"],
+    ["secret", "add", "x", "--kind", "password"],
+    ["vault", "rekey"],
+    ["policy", "build", "--sign", "k.json"],
+  ];
+  for (const args of lines) {
+    for (const flag of childPermissions(args, facts()).flags) {
+      assert.match(flag, /^--allow-(read|write|net|env|run|sys)=[^,]+(,[^,]+)*$/, flag);
+    }
+  }
+  assert.deepEqual(
+    allowed(childPermissions(["vault", "rekey"], facts()).flags, "env"),
+    [
+      "OMOTAI_DB",
+      "LOG_TOKENS",
+      "LOG_STREAM",
+      "OMOTAI_VAULT_KEY",
+      "OMOTAI_VAULT_PASSPHRASE",
+      "OMOTAI_VAULT_NEW_KEY",
+      "OMOTAI_VAULT_NEW_PASSPHRASE",
+    ],
+  );
+});
+
+Deno.test("childPermissions() refuses a path Deno's flags cannot carry: PATH_NOT_GRANTABLE", () => {
+  assert.throws(
+    () => childPermissions(["start", "--policy", "/a,b/p.yaml"], facts()),
+    (e: unknown) => e instanceof LaunchError && e.code === "PATH_NOT_GRANTABLE",
+  );
+});
+
+Deno.test("childPermissions() lets start fail before the runtime runs when there is no browser", () => {
+  assert.throws(
+    () => childPermissions(["start"], facts({ browser: null })),
+    (e: unknown) => e instanceof BrowserLaunchError,
+  );
+  // Other commands never start a browser and do not need one.
+  assert.doesNotThrow(() => childPermissions(["agent", "list"], facts({ browser: null })));
+});
