@@ -17,7 +17,7 @@ import { launcherFlags, localFacts } from "../runtime/launcher/launcher.ts";
 import { childPermissions, type LaunchFacts } from "../runtime/launcher/permissions.ts";
 import { parsePolicy } from "../runtime/policy/policy_file.ts";
 import { serveFixtureSite } from "./fixtures/site.ts";
-import { keyedTransport, TestClient } from "./helpers/harness.ts";
+import { eventually, keyedTransport, TestClient } from "./helpers/harness.ts";
 
 const CHECKOUT = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 const MAIN = join(CHECKOUT, "runtime", "main.ts");
@@ -165,26 +165,21 @@ for (const [what, run] of tries) {
 Deno.test("launch() grants sse mode the policy of an agent added from another directory", async () => {
   await using site = serveFixtureSite();
   const work = await Deno.makeTempDir({ prefix: "omotai-agent-" });
-  try {
-    await Deno.mkdir(`${work}/elsewhere`);
-    // The runtime's policy allows nothing; the agent's allows the fixture site.
-    await Deno.writeTextFile(`${work}/elsewhere/agent.yaml`, `allowed_origins: [${site.origin}]\n`);
+  const addAgent = async (name: string, dir: string) => {
+    await Deno.mkdir(`${work}/${dir}`);
+    await Deno.writeTextFile(`${work}/${dir}/agent.yaml`, `allowed_origins: [${site.origin}]\n`);
     const add = await new Deno.Command(Deno.execPath(), {
-      args: omotaiArgs([
-        "agent",
-        "add",
-        "bot",
-        "--policy",
-        "agent.yaml",
-        "--data-dir",
-        `${work}/d`,
-      ]),
-      cwd: `${work}/elsewhere`,
+      args: omotaiArgs(["agent", "add", name, "--policy", "agent.yaml", "--data-dir", `${work}/d`]),
+      cwd: `${work}/${dir}`,
       stdout: "piped",
       stderr: "piped",
     }).output();
     assert.equal(add.code, 0, new TextDecoder().decode(add.stderr));
-    const key = new TextDecoder().decode(add.stdout).trim().split("\n").at(-1)!;
+    return new TextDecoder().decode(add.stdout).trim().split("\n").at(-1)!;
+  };
+  try {
+    // The runtime's own policy allows nothing; the agent's allows the fixture site.
+    const key = await addAgent("bot", "elsewhere");
     const child = new Deno.Command(Deno.execPath(), {
       args: omotaiArgs(["start", "--mode", "sse", "--port", "0", "--data-dir", `${work}/d`]),
       cwd: "/",
@@ -192,12 +187,16 @@ Deno.test("launch() grants sse mode the policy of an agent added from another di
       stdout: "piped",
       stderr: "piped",
     }).spawn();
+    let stderr = "";
+    child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
+      new WritableStream({ write: (chunk) => void (stderr += chunk) }),
+    ).catch(() => {});
     const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
     try {
       let banner = "";
       while (!/Streamable HTTP: (\S+)\/mcp/.test(banner)) {
         const { value, done } = await reader.read();
-        assert.ok(!done, banner);
+        assert.ok(!done, banner + stderr);
         banner += value;
       }
       const url = banner.match(/Streamable HTTP: (\S+)\/mcp/)![1];
@@ -206,10 +205,19 @@ Deno.test("launch() grants sse mode the policy of an agent added from another di
       await using c = new TestClient(client);
       const r = await c.call("browser_navigate", { url: `${site.origin}/` });
       assert.match(r.text, /# Fixture home/, r.text);
+      // An agent added after the start: its policy was never granted, and the log says so.
+      const lateKey = await addAgent("late", "later");
+      const late = new Client({ name: "launcher-late-agent", version: "0" });
+      await assert.rejects(() => late.connect(keyedTransport(url, lateKey)));
+      assert.ok(
+        await eventually(() =>
+          /agent late: POLICY_NOT_GRANTED: .*later\/agent\.yaml.*restart/.test(stderr)
+        ),
+        stderr,
+      );
     } finally {
       child.kill("SIGTERM");
       await reader.cancel().catch(() => {});
-      await child.stderr.cancel().catch(() => {});
       assert.equal((await child.status).code, 0, "SIGTERM passed on, clean exit");
     }
   } finally {

@@ -78,6 +78,17 @@ export class PolicyWorlds implements AsyncDisposable {
   }
 
   async #build(policyFile?: string): Promise<PolicyWorld> {
+    // The launcher grants the policies it knows of at start; an agent added with its own
+    // policy since then needs a restart, which a bare permission error would not say.
+    if (
+      policyFile &&
+      Deno.permissions.querySync({ name: "read", path: policyFile }).state !== "granted"
+    ) {
+      throw new OmotaiError(
+        "POLICY_NOT_GRANTED",
+        `this runtime may not read ${policyFile}: the launcher grants the policies known at start, so an agent added with its own policy since then needs a restart`,
+      );
+    }
     const policy = policyFile ? await loadPolicyFile(policyFile) : parsePolicy("");
     // Every module is verified before anything runs under this policy.
     const specs = await loadModules(policy, policyFile);

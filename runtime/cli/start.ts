@@ -17,6 +17,7 @@ import { databasePath, openDatabase } from "../store/database.ts";
 import { createDemoSite } from "../demo/site.ts";
 import { type Approver, unavailableApprover } from "../gate/approver.ts";
 import { log } from "../log.ts";
+import type { OmotaiError } from "../errors.ts";
 import { bracketHost } from "../net/host.ts";
 import { allowedHostsFor } from "../mcp/host_guard.ts";
 import { createHttpApp, type HttpApp } from "../mcp/http_app.ts";
@@ -142,7 +143,15 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   const live = new Map<string, BrowserSession>();
   /** A connection's server: its agent's policy (or the runtime's), its identity from its key. */
   const newServer = async (agent: AgentInfo | undefined) => {
-    const world = agent?.policy ? await worlds.get(agent.policy) : runtimeWorld;
+    const world = agent?.policy
+      ? await worlds.get(agent.policy).catch((err) => {
+        // The client sees only that its connection failed; the operator is told why.
+        log(
+          `agent ${agent.name}: ${(err as OmotaiError).code ?? "ERROR"}: ${(err as Error).message}`,
+        );
+        throw err;
+      })
+      : runtimeWorld;
     const session = new BrowserSession({
       profiles,
       executable,
