@@ -31,7 +31,8 @@ export const waitForTool = defineTool({
       throw new InvalidArgumentsError("browser_wait_for needs text, textGone or time");
     }
     ctx.response.includeSnapshot();
-    if (time !== undefined) await sleep(time * 1000);
+    // A cancelled call stops waiting at once: it holds the session while it waits.
+    if (time !== undefined) await sleep(time * 1000, ctx.signal);
     const deadline = Date.now() + MAX_WAIT_SECONDS * 1000;
     const norm = (s: string) => s.replace(/\s+/g, " ");
     for (;;) {
@@ -46,7 +47,7 @@ export const waitForTool = defineTool({
           `the condition did not hold within ${MAX_WAIT_SECONDS} s`,
         );
       }
-      await sleep(POLL_MS);
+      await sleep(POLL_MS, ctx.signal);
     }
     const parts = [
       time !== undefined ? `waited ${time} s` : "",
@@ -57,6 +58,19 @@ export const waitForTool = defineTool({
   },
 });
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
+/** Sleeps `ms`, or throws `CANCELLED` as soon as `signal` aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const cancelled = () => new OmotaiError("CANCELLED", "the call was cancelled");
+    if (signal?.aborted) return reject(cancelled());
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(cancelled());
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
