@@ -1,57 +1,20 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { omotaiFlags } from "./helpers/harness.ts";
+import { type CliRun, randomVaultKey, runOmotai, withRunsDir } from "./helpers/omotai_cli.ts";
 
-const decoder = new TextDecoder();
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `omotai ARGS` as the task would, with `stdin` piped in and `env` on top of a clean slate. */
-async function omotai(args: string[], env: Record<string, string>, stdin = ""): Promise<Run> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...await omotaiFlags(), "runtime/main.ts", ...args],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    // The caller's own vault variables or OMOTAI_DB must not leak into the run.
-    env: { OMOTAI_DB: "", OMOTAI_VAULT_KEY: "", OMOTAI_VAULT_PASSPHRASE: "", ...env },
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(stdin));
-  await writer.close();
-  const out = await child.output();
-  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
-}
-
-/** A data dir the task may write (its --allow-write is runs/), removed afterwards. */
-async function withDataDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = `runs/test-grant-cli-${crypto.randomUUID().slice(0, 8)}`;
-  await Deno.mkdir(dir, { recursive: true });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
-}
-
-const newKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
 const SHOP = "http://127.0.0.1:8081";
 
-function idOf(run: Run): string {
+function idOf(run: CliRun): string {
   const id = /added grant (g_[a-z2-7]{16}) /.exec(run.stdout)?.[1];
   assert.ok(id, `no grant id in ${run.stdout}${run.stderr}`);
   return id;
 }
 
 Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault key needed, every change audited", async () => {
-  await withDataDir(async (dir) => {
-    const key = newKey();
+  await withRunsDir("test-grant-cli", async (dir) => {
+    const key = randomVaultKey();
     const value = `pw-${crypto.randomUUID()}`;
-    const added = await omotai(
+    const added = await runOmotai(
       ["secret", "add", "shop.password", "--kind", "password", "--data-dir", dir],
       { OMOTAI_VAULT_KEY: key },
       value,
@@ -60,7 +23,7 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     const outputs: string[] = [];
     // No OMOTAI_VAULT_KEY: grants look only at the secret's id.
     const run = async (args: string[]) => {
-      const res = await omotai(["grant", ...args, "--data-dir", dir], {});
+      const res = await runOmotai(["grant", ...args, "--data-dir", dir], {});
       outputs.push(res.stdout, res.stderr);
       return res;
     };
@@ -140,7 +103,7 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     assert.match(after.stdout, new RegExp(`^${standingId}  active .* capture ${SHOP} `, "m"));
 
     // Deleting the secret revokes its remaining grants.
-    const rm = await omotai(["secret", "rm", "shop.password", "--data-dir", dir], {
+    const rm = await runOmotai(["secret", "rm", "shop.password", "--data-dir", dir], {
       OMOTAI_VAULT_KEY: key,
     });
     assert.equal(rm.code, 0, rm.stderr);
@@ -166,15 +129,15 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
       db.close();
     }
     for (const text of outputs) assert.ok(!text.includes(value), "a value was printed");
-    const verify = await omotai(["audit", "verify", "--data-dir", dir], {});
+    const verify = await runOmotai(["audit", "verify", "--data-dir", dir], {});
     assert.equal(verify.code, 0, verify.stderr + verify.stdout);
   });
 });
 
 Deno.test("omotai grant add refuses a missing secret, an origin with a path, a bad expiry and missing flags", async () => {
-  await withDataDir(async (dir) => {
-    const key = newKey();
-    const added = await omotai(
+  await withRunsDir("test-grant-cli", async (dir) => {
+    const key = randomVaultKey();
+    const added = await runOmotai(
       ["secret", "add", "shop.user", "--kind", "username", "--data-dir", dir],
       { OMOTAI_VAULT_KEY: key },
       "alice",
@@ -226,13 +189,13 @@ Deno.test("omotai grant add refuses a missing secret, an origin with a path, a b
       [["rm", "--data-dir", dir], /omotai: BAD_OPTION: grant rm takes one grant id/],
     ];
     for (const [args, expected] of cases) {
-      const res = await omotai(["grant", ...args], {});
+      const res = await runOmotai(["grant", ...args], {});
       assert.equal(res.code, 1, `${args.join(" ")}: ${res.stderr}`);
       assert.match(res.stderr, expected, args.join(" "));
     }
-    const none = await omotai(["grant", "list", "--data-dir", dir], {});
+    const none = await runOmotai(["grant", "list", "--data-dir", dir], {});
     assert.equal(none.stdout.trim(), "no grants");
-    const usage = await omotai(["grant"], {});
+    const usage = await runOmotai(["grant"], {});
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /omotai grant add SECRET_ID --agent NAME/);
   });

@@ -1,50 +1,5 @@
 import assert from "node:assert/strict";
-import { omotaiFlags } from "./helpers/harness.ts";
-
-const decoder = new TextDecoder();
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `omotai ARGS` as the task would, with `stdin` piped in and `env` on top of a clean slate. */
-async function omotai(args: string[], env: Record<string, string>, stdin = ""): Promise<Run> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...await omotaiFlags(), "runtime/main.ts", ...args],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    // The caller's own vault variables or OMOTAI_DB must not leak into the run.
-    env: {
-      OMOTAI_DB: "",
-      OMOTAI_VAULT_KEY: "",
-      OMOTAI_VAULT_PASSPHRASE: "",
-      OMOTAI_VAULT_NEW_KEY: "",
-      OMOTAI_VAULT_NEW_PASSPHRASE: "",
-      ...env,
-    },
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(stdin));
-  await writer.close();
-  const out = await child.output();
-  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
-}
-
-/** A data dir the task may write (its --allow-write is runs/), removed afterwards. */
-async function withDataDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = `runs/test-secret-cli-${crypto.randomUUID().slice(0, 8)}`;
-  await Deno.mkdir(dir, { recursive: true });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
-}
-
-const newKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+import { randomVaultKey, runOmotai, withRunsDir } from "./helpers/omotai_cli.ts";
 
 async function dbText(dir: string): Promise<string> {
   let text = "";
@@ -56,12 +11,12 @@ async function dbText(dir: string): Promise<string> {
 }
 
 Deno.test("omotai secret add reads stdin, list shows id and kind only, rm removes; the value is never printed or stored in clear", async () => {
-  await withDataDir(async (dir) => {
-    const env = { OMOTAI_VAULT_KEY: newKey() };
+  await withRunsDir("test-secret-cli", async (dir) => {
+    const env = { OMOTAI_VAULT_KEY: randomVaultKey() };
     const value = `pw-${crypto.randomUUID()}`;
     const outputs: string[] = [];
     const run = async (args: string[], stdin = "") => {
-      const res = await omotai([...args, "--data-dir", dir], env, stdin);
+      const res = await runOmotai([...args, "--data-dir", dir], env, stdin);
       outputs.push(res.stdout, res.stderr);
       return res;
     };
@@ -110,17 +65,17 @@ Deno.test("omotai secret add reads stdin, list shows id and kind only, rm remove
 });
 
 Deno.test("omotai secret with a wrong key fails with VAULT_KEY_MISMATCH and a clear message; no key fails with VAULT_KEY_INVALID", async () => {
-  await withDataDir(async (dir) => {
-    const key = newKey();
-    const wrong = newKey();
-    const added = await omotai(
+  await withRunsDir("test-secret-cli", async (dir) => {
+    const key = randomVaultKey();
+    const wrong = randomVaultKey();
+    const added = await runOmotai(
       ["secret", "add", "a", "--kind", "generic", "--data-dir", dir],
       { OMOTAI_VAULT_KEY: key },
       "value-a",
     );
     assert.equal(added.code, 0, added.stderr);
     for (const args of [["secret", "list"], ["secret", "add", "b", "--kind", "generic"]]) {
-      const res = await omotai([...args, "--data-dir", dir], { OMOTAI_VAULT_KEY: wrong }, "v");
+      const res = await runOmotai([...args, "--data-dir", dir], { OMOTAI_VAULT_KEY: wrong }, "v");
       assert.equal(res.code, 1, res.stderr);
       assert.match(
         res.stderr,
@@ -129,13 +84,13 @@ Deno.test("omotai secret with a wrong key fails with VAULT_KEY_MISMATCH and a cl
       assert.ok(!res.stderr.includes(wrong) && !res.stderr.includes(key), "no key in the message");
       assert.equal(res.stdout, "");
     }
-    const none = await omotai(["secret", "list", "--data-dir", dir], {});
+    const none = await runOmotai(["secret", "list", "--data-dir", dir], {});
     assert.equal(none.code, 1);
     assert.match(
       none.stderr,
       /VAULT_KEY_INVALID: no vault key: set OMOTAI_VAULT_KEY or OMOTAI_VAULT_PASSPHRASE/,
     );
-    const short = await omotai(["secret", "list", "--data-dir", dir], {
+    const short = await runOmotai(["secret", "list", "--data-dir", dir], {
       OMOTAI_VAULT_KEY: "c2hvcnQ=",
     });
     assert.match(short.stderr, /VAULT_KEY_INVALID: /);
@@ -144,28 +99,28 @@ Deno.test("omotai secret with a wrong key fails with VAULT_KEY_MISMATCH and a cl
 });
 
 Deno.test("omotai vault rekey moves the vault to a new passphrase; the old key then fails", async () => {
-  await withDataDir(async (dir) => {
-    const key = newKey();
-    const add = await omotai(
+  await withRunsDir("test-secret-cli", async (dir) => {
+    const key = randomVaultKey();
+    const add = await runOmotai(
       ["secret", "add", "kept", "--kind", "totp", "--data-dir", dir],
       { OMOTAI_VAULT_KEY: key },
       "JBSWY3DPEHPK3PXP",
     );
     assert.equal(add.code, 0, add.stderr);
-    const rekey = await omotai(["vault", "rekey", "--data-dir", dir], {
+    const rekey = await runOmotai(["vault", "rekey", "--data-dir", dir], {
       OMOTAI_VAULT_KEY: key,
       OMOTAI_VAULT_NEW_PASSPHRASE: "a new passphrase for the rekey test",
     });
     assert.equal(rekey.code, 0, rekey.stderr);
     assert.match(rekey.stdout, /rekeyed the vault \(1 secret\)/);
-    const old = await omotai(["secret", "list", "--data-dir", dir], { OMOTAI_VAULT_KEY: key });
+    const old = await runOmotai(["secret", "list", "--data-dir", dir], { OMOTAI_VAULT_KEY: key });
     assert.match(old.stderr, /VAULT_KEY_MISMATCH: .*set up with a passphrase/);
-    const list = await omotai(["secret", "list", "--data-dir", dir], {
+    const list = await runOmotai(["secret", "list", "--data-dir", dir], {
       OMOTAI_VAULT_PASSPHRASE: "a new passphrase for the rekey test",
     });
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, /^kept {2}totp /m);
-    const noNew = await omotai(["vault", "rekey", "--data-dir", dir], {
+    const noNew = await runOmotai(["vault", "rekey", "--data-dir", dir], {
       OMOTAI_VAULT_PASSPHRASE: "a new passphrase for the rekey test",
     });
     assert.match(
