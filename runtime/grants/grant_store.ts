@@ -207,14 +207,19 @@ export class GrantStore {
       }
     } catch (err) {
       // An unaudited grant must not exist: a half-written pair leaves it revoked, never live.
-      this.#guard(() =>
-        this.#db.prepare(
-          "UPDATE grants SET revoked_at = ?, revoked_by = ?, revoke_reason = ? WHERE id = ?",
-        ).run(at, by, "AUDIT_UNAVAILABLE", id)
-      );
+      this.#revokeUnaudited(id, at, by);
       throw auditUnavailable(err, "the grant was not added");
     }
     return grant;
+  }
+
+  /** Revokes a grant whose audit row could not be written: it must not stay live without one. */
+  #revokeUnaudited(id: string, at: string, by: string): void {
+    this.#guard(() =>
+      this.#db.prepare(
+        "UPDATE grants SET revoked_at = ?, revoked_by = ?, revoke_reason = ? WHERE id = ?",
+      ).run(at, by, "AUDIT_UNAVAILABLE", id)
+    );
   }
 
   /**
@@ -249,11 +254,7 @@ export class GrantStore {
     try {
       this.#audit.append(operatorRow("grant_approve", grant, by, "allow", "GRANT_APPROVED"));
     } catch (err) {
-      this.#guard(() =>
-        this.#db.prepare(
-          "UPDATE grants SET revoked_at = ?, revoked_by = ?, revoke_reason = ? WHERE id = ?",
-        ).run(at, by, "AUDIT_UNAVAILABLE", id)
-      );
+      this.#revokeUnaudited(id, at, by);
       throw auditUnavailable(err, "the grant was revoked instead of approved");
     }
     return grant;
