@@ -15,7 +15,13 @@
  */
 import type { Protocol } from "../../cdp/mod.ts";
 import { displayUrl } from "../net/display_url.ts";
-import { ARIA_CONTROL_ROLES, BRIEF_TEXT_CHARS, type OutlineStats } from "./outline.ts";
+import {
+  ARIA_CONTROL_ROLES,
+  BRIEF_TEXT_CHARS,
+  linkHead,
+  optionsList,
+  type OutlineStats,
+} from "./outline.ts";
 
 type DocumentSnapshot = Protocol.DOMSnapshot.DocumentSnapshot;
 type CaptureSnapshotResponse = Protocol.DOMSnapshot.CaptureSnapshotResponse;
@@ -116,7 +122,6 @@ export function buildLiteOutline(
 // Same limits as the accessibility outline, so lines read the same.
 const NAME_MAX = 120;
 const VALUE_MAX = 120;
-const OPTIONS_MAX = 20;
 const LINE_MAX = 1_000;
 /** Nodes a name, a heading or a select's options may visit: bounds nested-control pages. */
 const NAME_VISIT_MAX = 500;
@@ -694,12 +699,7 @@ function controlLine(
     } else if (selected.length > 0) {
       line += ` = ${selected.map((s) => JSON.stringify(s)).join(", ")}`;
     }
-    if (options.length > 0) {
-      const shown = options.slice(0, OPTIONS_MAX).map((o) => JSON.stringify(o.name)).join(", ");
-      line += ` options: ${shown}${
-        options.length > OPTIONS_MAX ? ` (+${options.length - OPTIONS_MAX} more)` : ""
-      }`;
-    }
+    line += optionsList(options.map((o) => o.name));
   } else if (!isPassword) {
     // A password's value is never read, not even its length.
     const type = (doc.attr(i, "type") ?? "").trim().toLowerCase();
@@ -730,7 +730,7 @@ function controlLine(
     line += " [disabled]";
   }
   // As in outline.ts: a link's arrow says what it is.
-  const full = target ? `[${ref}]${name ? ` ${JSON.stringify(name)}` : ""}` : head;
+  const full = target ? linkHead(ref, name) : head;
   return [full + target + line, head + briefTarget + line];
 }
 

@@ -212,9 +212,10 @@ function renderFrame(
       }`;
       const target = h.url ? displayUrl(h.url, frame.url) : "";
       // A link by its arrow, as for every other control line.
-      const bare = `[${ref}]${h.name ? ` ${JSON.stringify(clip(h.name, NAME_MAX))}` : ""}`;
       out.line(
-        target ? `${h.role === "link" ? bare : head} -> ${target}` : head,
+        target
+          ? `${h.role === "link" ? linkHead(ref, clip(h.name, NAME_MAX)) : head} -> ${target}`
+          : head,
         target && !target.startsWith("/")
           ? `${head} -> ${target.replace(/^(https?:\/\/[^/]+).*$/, "$1")}`
           : head,
@@ -355,12 +356,7 @@ function controlLine(
     } else if (selected.length > 0) {
       line += ` = ${selected.map((s) => JSON.stringify(s)).join(", ")}`;
     }
-    if (options.length > 0) {
-      const shown = options.slice(0, OPTIONS_MAX).map((o) => JSON.stringify(o.name)).join(", ");
-      line += ` options: ${shown}${
-        options.length > OPTIONS_MAX ? ` (+${options.length - OPTIONS_MAX} more)` : ""
-      }`;
-    }
+    line += optionsList(options.map((o) => o.name));
   } else if (!isPassword && node.value?.value !== undefined && node.value.value !== "") {
     if (role !== "link" && role !== "button") {
       line += ` = ${JSON.stringify(clip(String(node.value.value), VALUE_MAX))}`;
@@ -378,8 +374,25 @@ function controlLine(
   if (prop(node, "disabled") === true) line += " [disabled]";
   // A link's arrow says what it is: the full line drops the role word (`[e3] "Home" -> /`);
   // the overview, which shows most targets not at all, keeps it.
-  const full = target ? `[${ref}]${name ? ` ${JSON.stringify(name)}` : ""}` : head;
+  const full = target ? linkHead(ref, name) : head;
   return [full + target + line, head + briefTarget + line];
+}
+
+/**
+ * A link's line head: its arrow says what it is, so no role word (`[e3] "Home"`). Shared by
+ * both outlines.
+ */
+export function linkHead(ref: string, name: string): string {
+  return `[${ref}]${name ? ` ${JSON.stringify(name)}` : ""}`;
+}
+
+/** ` options: "A", "B" (+3 more)` for a select's option names; empty without options. */
+export function optionsList(names: readonly string[]): string {
+  if (names.length === 0) return "";
+  const shown = names.slice(0, OPTIONS_MAX).map((n) => JSON.stringify(n)).join(", ");
+  return ` options: ${shown}${
+    names.length > OPTIONS_MAX ? ` (+${names.length - OPTIONS_MAX} more)` : ""
+  }`;
 }
 
 function collectOptions(
