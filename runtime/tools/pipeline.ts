@@ -64,16 +64,18 @@ export async function runTool(
     const message = parsed.error.issues
       .map((i) => `${i.path.length ? i.path.join(".") : "arguments"}: ${i.message}`)
       .join("; ");
-    const row = actionRow(tool.kind, undefined, { decision: "deny", reason: "INVALID_ARGUMENTS" });
-    if (!recorded(session, row)) return response.denied("AUDIT_UNAVAILABLE").serialize();
+    if (!refusalRecorded(session, tool.kind, "INVALID_ARGUMENTS")) {
+      return response.denied("AUDIT_UNAVAILABLE").serialize();
+    }
     return response.error("INVALID_ARGUMENTS", `${tool.name}: ${message}`).serialize();
   }
   const args = parsed.data;
   if (carriesSecret(args)) {
     // The model typing a stored secret (it may have learned one from a leak elsewhere) is
     // refused whatever the field: credentials are typed by browser_login only.
-    const row = actionRow(tool.kind, undefined, { decision: "deny", reason: "SECRET_VALUE" });
-    if (!recorded(session, row)) return response.denied("AUDIT_UNAVAILABLE").serialize();
+    if (!refusalRecorded(session, tool.kind, "SECRET_VALUE")) {
+      return response.denied("AUDIT_UNAVAILABLE").serialize();
+    }
     return response.denied("SECRET_VALUE", "the arguments hold a stored secret's value")
       .serialize();
   }
@@ -83,8 +85,9 @@ export async function runTool(
     const signedIn = await login?.startup?.(session).catch(() => "startup login: LOGIN_FAILED");
     if (signedIn) response.notice(signedIn);
     if (session.state.tainted && !TAINT_ALLOWED.has(tool.name)) {
-      const row = actionRow(tool.kind, undefined, { decision: "deny", reason: "SESSION_TAINTED" });
-      if (!recorded(session, row)) return response.denied("AUDIT_UNAVAILABLE").serialize();
+      if (!refusalRecorded(session, tool.kind, "SESSION_TAINTED")) {
+        return response.denied("AUDIT_UNAVAILABLE").serialize();
+      }
       response.denied(
         "SESSION_TAINTED",
         "a credential was used in this session; until it ends only browser_snapshot (status only), browser_login and browser_close run",
@@ -94,8 +97,9 @@ export async function runTool(
     const dialog = tool.runsBesideDialog ? undefined : session.guard.openDialog();
     if (dialog) {
       // The page's renderer waits on the dialog: nothing else can act on that tab.
-      const row = actionRow(tool.kind, undefined, { decision: "deny", reason: "DIALOG_OPEN" });
-      if (!recorded(session, row)) return response.denied("AUDIT_UNAVAILABLE").serialize();
+      if (!refusalRecorded(session, tool.kind, "DIALOG_OPEN")) {
+        return response.denied("AUDIT_UNAVAILABLE").serialize();
+      }
       response.error("DIALOG_OPEN", "a dialog is open on the current tab; answer it first");
       response.result(dialogText(session, dialog));
       return finish(session, response);
@@ -140,7 +144,7 @@ async function runSteps(
     // Nothing to judge, so nothing runs; the row says why (a code, never the error text).
     const e = session.translateError(err);
     const reason = e instanceof OmotaiError ? e.code : "FACTS_UNAVAILABLE";
-    if (recorded(session, actionRow(tool.kind, undefined, { decision: "deny", reason }))) {
+    if (refusalRecorded(session, tool.kind, reason)) {
       reportError(response, e, tool.name);
     } else response.denied("AUDIT_UNAVAILABLE");
     return;
@@ -204,6 +208,11 @@ async function reportInterruption(ctx: ToolContext, cut: Interruption): Promise<
 
 function dialogText(session: BrowserSession, d: OpenDialog): string {
   return renderDialog({ ...d, tabIndex: session.guard.tabIndex(d.tabId), nonce: session.nonce });
+}
+
+/** Audits a refusal that came before any facts were read; false when it cannot be written. */
+function refusalRecorded(session: BrowserSession, kind: ActionKind, reason: string): boolean {
+  return recorded(session, actionRow(kind, undefined, { decision: "deny", reason }));
 }
 
 function recorded(session: BrowserSession, row: ReturnType<typeof actionRow>): boolean {
