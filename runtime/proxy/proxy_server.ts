@@ -6,14 +6,17 @@
  * asked about, and only then connected, to the address that was judged (no second lookup,
  * so a DNS answer cannot change between the check and the connect).
  *
- * A plain-HTTP request is forwarded with `Connection: close` both ways and nothing after
- * its body is read from the browser: every request on a connection is judged on its own.
+ * Nothing after a request's body is read from the browser before that request is answered:
+ * every request on a kept-alive connection is judged on its own. Upstream connections are
+ * kept per session (`upstream_pool.ts`) and only ever carry requests that were judged.
  *
  * @module
  */
 import { isIpLiteral, isPrivateHost } from "../net/addresses.ts";
 import type { ProxyAnswer, ProxyQuestion, Resolution } from "./proxy_protocol.ts";
+import { type BodyFraming, ChunkedScanner, responseFraming } from "./http_framing.ts";
 import { type ByteConn, terminateTls, upstreamTlsReason } from "./tls_terminate.ts";
+import { upstreamKey, UpstreamPool } from "./upstream_pool.ts";
 
 /** Asks the runtime about a question. */
 export type AskFn = (question: ProxyQuestion) => Promise<ProxyAnswer>;
@@ -49,6 +52,7 @@ interface Ctx {
   refused: RefusedFn;
   resolve: ResolveFn;
   options: ServeOptions;
+  pool: UpstreamPool;
 }
 
 /** Accepts connections on `listener` until it closes. */
@@ -59,7 +63,8 @@ export async function serveProxy(
   resolve: ResolveFn = defaultResolve,
   options: ServeOptions = {},
 ): Promise<void> {
-  const ctx: Ctx = { ask, refused, resolve, options };
+  using pool = new UpstreamPool();
+  const ctx: Ctx = { ask, refused, resolve, options, pool };
   for await (const conn of listener) {
     // Kept-alive connections carry a head and a body as separate writes: without this,
     // Nagle's algorithm holds the second until the browser's delayed ACK (tens of ms).
@@ -193,8 +198,9 @@ async function handle(client: ByteConn, ctx: Ctx): Promise<void> {
 
 /**
  * Judges one request whole (method, full URL, upgrade) and forwards it: over TLS verified
- * against the upstream's name when `secure`, with `Connection: close` both ways (a
- * WebSocket upgrade is piped after it is allowed).
+ * against the upstream's name when `secure`, on a kept upstream connection to the judged
+ * address when one is idle (a WebSocket upgrade is piped after it is allowed). Returns what
+ * the browser sent after the request when its connection may carry another.
  */
 async function forward(
   client: ByteConn,
@@ -236,51 +242,92 @@ async function forward(
   const verdict = await decide(question, url.hostname, ask, refused, resolve);
   if (!verdict.address) return await reply(client, 403, verdict.reason);
   const port = Number(url.port || (secure ? 443 : 80));
-  const tcp = await dial(verdict.address, port);
-  if (!tcp) {
-    refused(question, "UPSTREAM_UNREACHABLE");
-    return await reply(client, 502, "UPSTREAM_UNREACHABLE");
+  const name = url.hostname.replace(/^\[|\]$/g, "");
+  const key = upstreamKey(secure, verdict.address, port, name);
+  const keepAlive = head.version === "HTTP/1.1" &&
+    (header("connection") ?? header("proxy-connection") ?? "").toLowerCase() !== "close";
+  const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`];
+  for (const [k, v] of head.headers) {
+    const key = k.toLowerCase();
+    if (key.startsWith("proxy-") || key === "keep-alive") continue;
+    if (key === "connection" && !upgrade) continue;
+    lines.push(`${k}: ${v}`);
   }
-  let upstream: ByteConn = tcp;
-  if (secure) {
+  // HTTP/1.1 upstreams keep the connection by default; it returns to the pool after a
+  // response whose end was found.
+  if (!upgrade && head.version !== "HTTP/1.1") lines.push("Connection: close");
+  const requestHead = new TextEncoder().encode(lines.join("\r\n") + "\r\n\r\n");
+  // Only a request without a body rides a kept connection: when that connection turns out
+  // to be stale it is sent again on a fresh one, and a body (a write) is never sent twice.
+  const retryable = !upgrade && length === 0 && (head.method === "GET" || head.method === "HEAD");
+  let pooled = retryable ? ctx.pool.take(key) : undefined;
+  for (;;) {
+    const upstream = pooled ?? await openUpstream(verdict.address, port, secure, name, ctx);
+    if (typeof upstream === "string") {
+      refused(question, upstream);
+      return await reply(client, 502, upstream);
+    }
+    let keep = false;
     try {
-      // Verified against the name the browser asked for, on the address that was judged.
-      const conn = await Deno.startTls(tcp, {
-        hostname: url.hostname.replace(/^\[|\]$/g, ""),
-        caCerts: ctx.options.tls?.upstreamCa,
-        alpnProtocols: ["http/1.1"],
-      });
-      await conn.handshake();
-      upstream = conn;
-    } catch (err) {
-      closeQuietly(tcp);
-      const reason = upstreamTlsReason(err);
-      refused(question, reason);
-      return await reply(client, 502, reason);
+      if (pooled) {
+        const sent = await writeAllBytes(upstream, requestHead).then(() => true, () => false);
+        if (!sent) {
+          pooled = undefined;
+          continue;
+        }
+      } else await writeAllBytes(upstream, requestHead);
+      if (upgrade) {
+        if (head.rest.length) await writeAllBytes(upstream, head.rest);
+        await pipeBoth(client, upstream);
+        return;
+      }
+      const next = await forwardBody(client, upstream, head.rest, length);
+      const relayed = await relayResponse(upstream, client, keepAlive, head.method);
+      if (relayed === "stale") {
+        if (pooled) {
+          pooled = undefined;
+          continue;
+        }
+        return undefined;
+      }
+      if (relayed === "invalid") {
+        refused(question, "UPSTREAM_BAD_RESPONSE");
+        return await reply(client, 502, "UPSTREAM_BAD_RESPONSE");
+      }
+      keep = relayed.upstream;
+      return relayed.client ? { next } : undefined;
+    } finally {
+      if (keep) ctx.pool.give(key, upstream);
+      else closeQuietly(upstream);
     }
   }
+}
+
+/**
+ * A fresh upstream connection to the judged address: TCP, and TLS verified against the name
+ * the browser asked for when `secure`. A string is the reason it could not be made.
+ */
+async function openUpstream(
+  address: string,
+  port: number,
+  secure: boolean,
+  name: string,
+  ctx: Ctx,
+): Promise<ByteConn | string> {
+  const tcp = await dial(address, port);
+  if (!tcp) return "UPSTREAM_UNREACHABLE";
+  if (!secure) return tcp;
   try {
-    const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`];
-    for (const [k, v] of head.headers) {
-      const key = k.toLowerCase();
-      if (key.startsWith("proxy-") || key === "keep-alive") continue;
-      if (key === "connection" && !upgrade) continue;
-      lines.push(`${k}: ${v}`);
-    }
-    if (!upgrade) lines.push("Connection: close");
-    await writeAll(upstream, lines.join("\r\n") + "\r\n\r\n");
-    if (upgrade) {
-      if (head.rest.length) await writeAllBytes(upstream, head.rest);
-      await pipeBoth(client, upstream);
-      return;
-    }
-    const next = await forwardBody(client, upstream, head.rest, length);
-    const keepAlive = head.version === "HTTP/1.1" &&
-      (header("connection") ?? header("proxy-connection") ?? "").toLowerCase() !== "close";
-    const reusable = await forwardResponse(upstream, client, keepAlive, head.method === "HEAD");
-    return reusable ? { next } : undefined;
-  } finally {
-    closeQuietly(upstream);
+    const conn = await Deno.startTls(tcp, {
+      hostname: name,
+      caCerts: ctx.options.tls?.upstreamCa,
+      alpnProtocols: ["http/1.1"],
+    });
+    await conn.handshake();
+    return conn;
+  } catch (err) {
+    closeQuietly(tcp);
+    return upstreamTlsReason(err);
   }
 }
 
@@ -400,56 +447,101 @@ async function forwardBody(
 }
 
 /**
- * Copies the response. When the browser may keep its connection (`keepAlive`) and the
- * response's length is known (Content-Length, or no body), exactly that many bytes are sent
- * and the connection stays open for the browser's next request, which is read and judged on
- * its own; otherwise `Connection: close` and the body until the upstream closes. Returns
- * whether the browser's connection may carry another request.
+ * Relays the response to `method`, interim (1xx) heads included, and finds where its body
+ * ends. The browser's connection may carry its next request when it asked to keep it and
+ * the end was found; the upstream's may return to the pool when, in addition, the upstream
+ * did not ask to close and sent nothing past the end. `"stale"` when the upstream closed
+ * before a byte of response (a kept connection the server had given up), `"invalid"` when
+ * the response cannot be delimited safely (nothing of it was relayed).
  */
-async function forwardResponse(
+async function relayResponse(
   upstream: ByteConn,
   client: ByteConn,
   keepAlive: boolean,
-  noBody: boolean,
-): Promise<boolean> {
-  const head = await readHead(upstream);
-  if (!head || head === "empty") return false;
-  const lines = [`${head.method} ${head.target}${head.version ? ` ${head.version}` : ""}`];
-  let length: number | undefined;
-  let chunked = false;
-  for (const [k, v] of head.headers) {
-    const key = k.toLowerCase();
-    if (key === "connection" || key === "keep-alive" || key.startsWith("proxy-")) continue;
-    if (key === "content-length") length = Number(v);
-    if (key === "transfer-encoding") chunked = true;
-    lines.push(`${k}: ${v}`);
+  method: string,
+): Promise<{ client: boolean; upstream: boolean } | "stale" | "invalid"> {
+  let from = upstream;
+  let interim = false;
+  for (;;) {
+    const head = await readHead(from);
+    if (head === "empty" && !interim) return "stale";
+    if (!head || head === "empty") return { client: false, upstream: false };
+    const status = Number(head.target);
+    const framing = responseFraming(method, status, head.headers);
+    // 101 belongs to upgrades, which are piped and never come here.
+    if (framing === "invalid" || status === 101 || !Number.isInteger(status)) return "invalid";
+    const informational = status >= 100 && status < 200;
+    const reuse = keepAlive && framing.kind !== "close";
+    const lines = [`${head.method} ${head.target}${head.version ? ` ${head.version}` : ""}`];
+    let closing = head.method !== "HTTP/1.1";
+    for (const [k, v] of head.headers) {
+      const key = k.toLowerCase();
+      if (key === "connection" && /(^|,)\s*close\s*($|,)/i.test(v)) closing = true;
+      if (key === "connection" || key === "keep-alive" || key.startsWith("proxy-")) continue;
+      // The browser's network log reads the proxy's refusals from this header: a site may
+      // not forge one.
+      if (key === "x-omotai-deny") continue;
+      lines.push(`${k}: ${v}`);
+    }
+    if (!informational) lines.push(reuse ? "Connection: keep-alive" : "Connection: close");
+    await writeAll(client, lines.join("\r\n") + "\r\n\r\n");
+    if (informational) {
+      from = prefixed(upstream, head.rest);
+      interim = true;
+      continue;
+    }
+    const body = await relayBody(from, client, framing, head.rest);
+    return {
+      client: reuse && body.ended,
+      upstream: framing.kind !== "close" && body.ended && body.past === 0 && !closing,
+    };
   }
-  const status = Number(head.target);
-  const empty = noBody || status === 204 || status === 304 || (status >= 100 && status < 200);
-  const known = !chunked && (empty || (length !== undefined && Number.isSafeInteger(length)));
-  const reuse = keepAlive && known;
-  lines.push(reuse ? "Connection: keep-alive" : "Connection: close");
-  await writeAll(client, lines.join("\r\n") + "\r\n\r\n");
-  if (reuse) {
-    let left = empty ? 0 : length!;
-    const first = head.rest.subarray(0, Math.min(head.rest.length, left));
-    if (first.length) await writeAllBytes(client, first);
-    left -= first.length;
-    const buf = new Uint8Array(16 * 1024);
+}
+
+/**
+ * Copies a body delimited by `framing` from `from` (after `first`, already read) to `to`.
+ * `ended`: its end was found; `past`: bytes the upstream sent after it (never relayed).
+ */
+async function relayBody(
+  from: ByteConn,
+  to: ByteConn,
+  framing: BodyFraming,
+  first: Uint8Array,
+): Promise<{ ended: boolean; past: number }> {
+  if (framing.kind === "none") return { ended: true, past: first.length };
+  const buf = new Uint8Array(64 * 1024);
+  if (framing.kind === "length") {
+    let left = framing.length;
+    const head = first.subarray(0, Math.min(first.length, left));
+    if (head.length) await writeAllBytes(to, head);
+    left -= head.length;
     while (left > 0) {
-      const n = await upstream.read(buf.subarray(0, Math.min(buf.length, left)));
-      if (n === null) return false;
-      await writeAllBytes(client, buf.subarray(0, n));
+      const n = await from.read(buf.subarray(0, Math.min(buf.length, left)));
+      if (n === null) return { ended: false, past: 0 };
+      await writeAllBytes(to, buf.subarray(0, n));
       left -= n;
     }
-    return true;
+    return { ended: true, past: first.length - head.length };
   }
-  if (head.rest.length) await writeAllBytes(client, head.rest);
-  const buf = new Uint8Array(16 * 1024);
+  if (framing.kind === "chunked") {
+    const scanner = new ChunkedScanner();
+    let bytes = first;
+    for (;;) {
+      const end = scanner.feed(bytes);
+      if (scanner.failed) return { ended: false, past: 0 };
+      const part = end >= 0 ? bytes.subarray(0, end) : bytes;
+      if (part.length) await writeAllBytes(to, part);
+      if (end >= 0) return { ended: true, past: bytes.length - end };
+      const n = await from.read(buf);
+      if (n === null) return { ended: false, past: 0 };
+      bytes = buf.subarray(0, n);
+    }
+  }
+  if (first.length) await writeAllBytes(to, first);
   for (;;) {
-    const n = await upstream.read(buf);
-    if (n === null) return false;
-    await writeAllBytes(client, buf.subarray(0, n));
+    const n = await from.read(buf);
+    if (n === null) return { ended: false, past: 0 };
+    await writeAllBytes(to, buf.subarray(0, n));
   }
 }
 

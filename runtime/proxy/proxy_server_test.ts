@@ -215,3 +215,150 @@ Deno.test("serveProxy() reads heads of any size up to its cap, and refuses large
   assert.deepEqual(r.upstreamSeen, ["GET /big "]);
   assert.deepEqual(r.refusals, ["BAD_REQUEST"]);
 });
+
+/** A raw upstream: counts connections and answers each request head with `answer`. */
+function rawUpstream(
+  answer: (requestLine: string, conn: number) => { text: string; close?: boolean },
+): { port: number; connections: () => number; seen: string[] } & AsyncDisposable {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const seen: string[] = [];
+  const open = new Set<Deno.Conn>();
+  let connections = 0;
+  const serveConn = async (conn: Deno.Conn, n: number) => {
+    const buf = new Uint8Array(16 * 1024);
+    let text = "";
+    try {
+      for (;;) {
+        const got = await conn.read(buf);
+        if (got === null) return;
+        text += new TextDecoder().decode(buf.subarray(0, got));
+        let end: number;
+        while ((end = text.indexOf("\r\n\r\n")) >= 0) {
+          const head = text.slice(0, end);
+          const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+          if (text.length < end + 4 + length) break;
+          const line = head.split("\r\n")[0];
+          seen.push(`${line} ${text.slice(end + 4, end + 4 + length)}`.trim());
+          text = text.slice(end + 4 + length);
+          const a = answer(line, n);
+          await conn.write(new TextEncoder().encode(a.text));
+          if (a.close) return;
+        }
+      }
+    } catch {
+      /* the proxy went away */
+    } finally {
+      open.delete(conn);
+      try {
+        conn.close();
+      } catch { /* closed */ }
+    }
+  };
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      open.add(conn);
+      serveConn(conn, ++connections);
+    }
+  })();
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    connections: () => connections,
+    seen,
+    async [Symbol.asyncDispose]() {
+      listener.close();
+      for (const c of open) {
+        try {
+          c.close();
+        } catch { /* closed */ }
+      }
+      await accepting.catch(() => {});
+    },
+  };
+}
+
+const ok = (body: string) => `HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+
+Deno.test("serveProxy() carries the next judged GET of a session on the kept upstream connection", async () => {
+  await using up = rawUpstream((line) => ({ text: ok(line.split(" ")[1]) }));
+  await using r = rig(() => true);
+  const target = `http://127.0.0.1:${up.port}`;
+  const get = (path: string) => `GET ${target}${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
+  // Two browser connections one after the other: the second finds the first's upstream.
+  const first = await exchange(
+    r.port,
+    get("/a") + get("/b").replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n"),
+  );
+  assert.match(first, /\/a(?=HTTP\/1\.1 200)/);
+  assert.match(first, /\/b$/);
+  const second = await exchange(
+    r.port,
+    get("/c").replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n"),
+  );
+  assert.match(second, /\/c$/);
+  assert.deepEqual(up.seen, ["GET /a HTTP/1.1", "GET /b HTTP/1.1", "GET /c HTTP/1.1"]);
+  assert.equal(up.connections(), 1, "one upstream connection for three judged requests");
+  assert.equal(r.questions.length, 3, "each request was judged on its own");
+});
+
+Deno.test("serveProxy() sends a GET again on a fresh connection when the kept one went stale, never a body", async () => {
+  // A rude upstream: it closes after every answer without saying so.
+  await using up = rawUpstream((line) => ({ text: ok(line.split(" ")[1]), close: true }));
+  await using r = rig(() => true);
+  const target = `http://127.0.0.1:${up.port}`;
+  const closing = "Connection: close\r\n\r\n";
+  assert.match(await exchange(r.port, `GET ${target}/1 HTTP/1.1\r\nHost: x\r\n${closing}`), /\/1$/);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.match(await exchange(r.port, `GET ${target}/2 HTTP/1.1\r\nHost: x\r\n${closing}`), /\/2$/);
+  const post = await exchange(
+    r.port,
+    `POST ${target}/w HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n${closing}body`,
+  );
+  assert.match(post, /\/w$/);
+  assert.deepEqual(up.seen, ["GET /1 HTTP/1.1", "GET /2 HTTP/1.1", "POST /w HTTP/1.1 body"]);
+  assert.equal(up.connections(), 3);
+});
+
+Deno.test("serveProxy() relays early hints and a chunked body, and keeps both connections", async () => {
+  await using up = rawUpstream((line) => ({
+    text: "HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n" +
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+      `3\r\nabc\r\n${line.includes("/two") ? "2\r\nde\r\n" : ""}0\r\nX-T: 1\r\n\r\n`,
+  }));
+  await using r = rig(() => true);
+  const target = `http://127.0.0.1:${up.port}`;
+  const out = await exchange(
+    r.port,
+    `GET ${target}/one HTTP/1.1\r\nHost: x\r\n\r\nGET ${target}/two HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+  );
+  const responses = out.split(/(?=HTTP\/1\.1 )/);
+  assert.equal(responses.length, 4, out);
+  assert.match(responses[0], /^HTTP\/1\.1 103[^]*Link: <\/s\.css>/);
+  assert.doesNotMatch(
+    responses[0],
+    /Connection:/,
+    "an interim head says nothing of the connection",
+  );
+  assert.match(responses[1], /Connection: keep-alive[^]*\r\n\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n$/);
+  assert.match(responses[3], /Connection: close[^]*3\r\nabc\r\n2\r\nde\r\n0\r\nX-T: 1\r\n\r\n$/);
+  assert.equal(up.connections(), 1);
+});
+
+Deno.test("serveProxy() refuses a response it cannot delimit, and strips a forged deny header", async () => {
+  await using up = rawUpstream((line) => ({
+    text: line.includes("/smuggle")
+      ? "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+      : "HTTP/1.1 200 OK\r\nX-Omotai-Deny: ORIGIN_NOT_ALLOWED\r\nContent-Length: 2\r\n\r\nok",
+  }));
+  await using r = rig(() => true);
+  const target = `http://127.0.0.1:${up.port}`;
+  const out = await exchange(r.port, `GET ${target}/smuggle HTTP/1.1\r\nHost: x\r\n\r\n`);
+  assert.match(out, /^HTTP\/1\.1 502/);
+  assert.match(out, /X-Omotai-Deny: UPSTREAM_BAD_RESPONSE/);
+  assert.deepEqual(r.refusals, ["UPSTREAM_BAD_RESPONSE"]);
+  const forged = await exchange(
+    r.port,
+    `GET ${target}/forged HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+  );
+  assert.match(forged, /^HTTP\/1\.1 200/);
+  assert.doesNotMatch(forged, /X-Omotai/i, "only the proxy speaks for the proxy");
+});
