@@ -1,13 +1,14 @@
 /**
- * Egress guard benchmark: the time the guard (request interception, policy verdict, audit
- * row, egress proxy hop) adds per request, on a local page with 200 subresources, beside
- * the same page in the same Chromium build with the guard off, in one run; and the load
- * time of a real corpus page both ways. A third browser intercepts with `Fetch` and lets
- * every request go at once, without a verdict: Chromium's own price for interception, the
- * floor under any guard built on it. The unguarded browsers resolve no name but loopback
- * (`--host-resolver-rules`), so nothing reaches the internet from either side; the server
- * counts what each load fetched, and a load that did not fetch all its subresources stops
- * the benchmark (an error page would otherwise look like a fast load).
+ * Egress guard benchmark: the time the guard (policy verdict, audit row, egress proxy hop,
+ * and `Fetch` interception where `request_guard` asks for it) adds per request, on a local
+ * page with 200 subresources, for each `request_guard` value, beside the same page in the
+ * same Chromium build with the guard off, in one run; and the load time of a real corpus page
+ * each way. A further browser intercepts with `Fetch` and lets every request go at once,
+ * without a verdict: Chromium's own price for interception, the floor the issue's target is
+ * set against. The unguarded browsers resolve no name but loopback (`--host-resolver-rules`),
+ * so nothing reaches the internet from either side; the server counts what each load fetched,
+ * and a load that did not fetch all its subresources stops the benchmark (an error page would
+ * otherwise look like a fast load).
  *
  * Run: deno task bench   (or deno run -A bench/egress_bench.ts)
  *
@@ -27,6 +28,7 @@ import { DomainRules } from "../runtime/gate/domains.ts";
 import { EgressProxy } from "../runtime/egress/egress_proxy.ts";
 import { TlsAuthority } from "../runtime/egress/tls_authority.ts";
 import { egressHooks } from "../runtime/egress/egress_hooks.ts";
+import type { GuardPause } from "../runtime/egress/request_guard.ts";
 import { Boundary } from "../runtime/gate/boundary.ts";
 import { PolicyEngine } from "../runtime/policy/engine.ts";
 import { loadModules } from "../runtime/policy/loader.ts";
@@ -182,6 +184,13 @@ export async function benchWorld(prefix: string): Promise<BenchWorld> {
   };
 }
 
+/** The guard variants measured, by what `request_guard` pauses with `Fetch`. */
+const VARIANTS: { pause: GuardPause; label: string }[] = [
+  { pause: "all", label: "Fetch pauses every request, then the proxy judges it again" },
+  { pause: "documents", label: "Fetch pauses documents only, the proxy judges every request" },
+  { pause: "proxy", label: "Fetch pauses nothing, the proxy judges every request (default)" },
+];
+
 if (import.meta.main) {
   const world = await benchWorld("omotai-egress-bench-");
   const { origin, dataDir, db, policy, engine } = world;
@@ -196,29 +205,33 @@ if (import.meta.main) {
   await using proxy = EgressProxy.start({ authority: await TlsAuthority.create() });
   await using profiles = await ProfileStore.open(dataDir);
   const executable = findBrowser(Deno.env.get("OMOTAI_BROWSER"));
-  const hooks = egressHooks({ boundary, proxy });
-  await using on = new BrowserSession({ profiles, executable, audit, hooks });
-  const docHooks = egressHooks({ boundary, proxy, pause: "documents" });
-  await using docs = new BrowserSession({ profiles, executable, audit, hooks: docHooks });
+  const guarded = VARIANTS.map((v) => ({
+    ...v,
+    session: new BrowserSession({
+      profiles,
+      executable,
+      audit,
+      hooks: egressHooks({ boundary, proxy, pause: v.pause }),
+    }),
+  }));
   await using off = new BrowserSession({ profiles, executable, audit, extraArgs: LOOPBACK_ONLY });
   await using floor = await interceptOnly(executable, join(dataDir, "floor"), LOOPBACK_ONLY);
-  const times = {
-    on: [] as number[],
-    docs: [] as number[],
-    off: [] as number[],
-    floor: [] as number[],
-  };
+  const sides: [string, Loader][] = [
+    ...guarded.map((g): [string, Loader] => [g.pause, g.session]),
+    ["off", off],
+    ["floor", floor],
+  ];
+  const times = new Map<string, number[]>(sides.map(([side]) => [side, []]));
   let run = 0;
-  const measure = async (side: keyof typeof times, loader: Loader) => {
+  const measure = async (side: string, loader: Loader) => {
     const id = `${side}-${run++}`;
-    times[side].push(await loadTime(loader, `${origin}/many?run=${id}`));
+    times.get(side)!.push(await loadTime(loader, `${origin}/many?run=${id}`));
     const got = served.get(id) ?? 0;
     if (got !== SUBRESOURCES + 1) {
       throw new Error(`${side}: a load fetched ${got} of ${SUBRESOURCES + 1} requests`);
     }
   };
   // Warm every browser, then alternate so drift hits all sides alike.
-  const sides = [["on", on], ["docs", docs], ["off", off], ["floor", floor]] as const;
   for (const [side, loader] of sides) {
     await loadTime(loader, `${origin}/many?run=warm-${side}`);
   }
@@ -226,53 +239,50 @@ if (import.meta.main) {
     for (const [side, loader] of sides) await measure(side, loader);
   }
   const requests = SUBRESOURCES + 1;
-  const added = (median(times.on) - median(times.off)) / requests;
-  const floorAdded = (median(times.floor) - median(times.off)) / requests;
-  const docsAdded = (median(times.docs) - median(times.off)) / requests;
+  const med = (side: string) => median(times.get(side)!);
+  const added = (side: string) => (med(side) - med("off")) / requests;
 
   const corpusPage = "wikipedia";
-  const corpusTimes = { on: [] as number[], docs: [] as number[], off: [] as number[] };
-  for (let i = 0; i < 3; i++) {
-    corpusTimes.on.push(await loadTime(on, `${origin}/corpus/${corpusPage}/`));
-    corpusTimes.docs.push(await loadTime(docs, `${origin}/corpus/${corpusPage}/`));
-    corpusTimes.off.push(await loadTime(off, `${origin}/corpus/${corpusPage}/`));
+  const corpusSides: [string, Loader][] = [
+    ...guarded.map((g): [string, Loader] => [g.pause, g.session]),
+    ["off", off],
+  ];
+  const corpusTimes = new Map<string, number[]>(corpusSides.map(([side]) => [side, []]));
+  for (let i = 0; i < 5; i++) {
+    for (const [side, loader] of corpusSides) {
+      corpusTimes.get(side)!.push(await loadTime(loader, `${origin}/corpus/${corpusPage}/`));
+    }
   }
+  const corpusMed = (side: string) => median(corpusTimes.get(side)!);
   const pct = (a: number, b: number) => `${(((a - b) / b) * 100).toFixed(1)} %`;
-  const rows = db.prepare("SELECT count(*) AS n FROM audit WHERE source = 'request'").get() as {
-    n: number;
-  };
+  const rows = db.prepare("SELECT count(*) AS n FROM audit WHERE source IN ('request', 'proxy')")
+    .get() as { n: number };
+  const µs = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
   console.log(
     [
       `## Egress guard benchmark (median of ${RUNS} loads, same Chromium, one run)`,
       "",
-      "| page | guard on (ms) | guard off (ms) | added per request |",
-      "|---|---|---|---|",
-      `| local, ${SUBRESOURCES} subresources (${requests} requests) | ${
-        median(times.on).toFixed(0)
-      } | ${median(times.off).toFixed(0)} | ${(added * 1000).toFixed(0)} µs |`,
-      `| same page, Fetch pauses documents only, the proxy judges the rest | ${
-        median(times.docs).toFixed(0)
-      } | ${median(times.off).toFixed(0)} | ${(docsAdded * 1000).toFixed(0)} µs |`,
+      "| page | guard on (ms) | guard off (ms) | added per request | above the floor |",
+      "|---|---|---|---|---|",
+      ...guarded.map((g) =>
+        `| local, ${requests} requests: ${g.label} | ${med(g.pause).toFixed(0)} | ${
+          med("off").toFixed(0)
+        } | ${µs(added(g.pause))} | ${µs(added(g.pause) - added("floor"))} |`
+      ),
       `| same page, Fetch interception only, no verdict (Chromium's floor) | ${
-        median(times.floor).toFixed(0)
-      } | ${median(times.off).toFixed(0)} | ${(floorAdded * 1000).toFixed(0)} µs |`,
-      `| corpus ${corpusPage} (median of 3), every request paused | ${
-        median(corpusTimes.on).toFixed(0)
-      } | ${median(corpusTimes.off).toFixed(0)} | ${
-        pct(median(corpusTimes.on), median(corpusTimes.off))
-      } |`,
-      `| corpus ${corpusPage} (median of 3), documents paused | ${
-        median(corpusTimes.docs).toFixed(0)
-      } | ${median(corpusTimes.off).toFixed(0)} | ${
-        pct(median(corpusTimes.docs), median(corpusTimes.off))
-      } |`,
+        med("floor").toFixed(0)
+      } | ${med("off").toFixed(0)} | ${µs(added("floor"))} | |`,
+      ...guarded.map((g) =>
+        `| corpus ${corpusPage} (median of 5): ${g.label} | ${corpusMed(g.pause).toFixed(0)} | ${
+          corpusMed("off").toFixed(0)
+        } | ${pct(corpusMed(g.pause), corpusMed("off"))} | |`
+      ),
       "",
-      `Guard on: every request paused, judged by the signed baseline module, audited (${rows.n} request rows) and sent through the egress proxy. Guard off: a plain Chromium with no interception, proxy or audit. Every measured load fetched all ${requests} requests (counted by the server).`,
+      `Guard on: requests judged by the signed baseline module and audited (${rows.n} request rows), the egress proxy on every connection. Guard off: a plain Chromium with no interception, proxy or audit. Every measured load fetched all ${requests} requests (counted by the server).`,
     ].join("\n"),
   );
   // The sessions write their last audit rows when they stop: before the database closes.
-  await on[Symbol.asyncDispose]();
-  await docs[Symbol.asyncDispose]();
+  for (const g of guarded) await g.session[Symbol.asyncDispose]();
   await off[Symbol.asyncDispose]();
   await floor[Symbol.asyncDispose]();
   await world.close();

@@ -24,6 +24,7 @@ import {
   TestClient,
 } from "./helpers/harness.ts";
 import type { AuditRow } from "../runtime/audit/audit_row.ts";
+import type { GuardPause } from "../runtime/egress/request_guard.ts";
 
 interface World extends AsyncDisposable {
   att: Attacker;
@@ -81,7 +82,7 @@ Deno.test("control: every attack reaches the attacker from a plain Chromium", as
   assert.deepEqual(missed, [], "these attacks did not reach the attacker even unguarded");
 });
 
-async function guarded(w: World, dataDir: string, pause: "all" | "documents" = "all") {
+async function guarded(w: World, dataDir: string, pause: GuardPause = "all") {
   const runtime = await startTestRuntime(
     dataDir,
     `allowed_origins: [${w.site.origin}]\nread_only: true\nrequest_guard: ${pause}\n`,
@@ -107,11 +108,16 @@ Deno.test("attack suite with request_guard: documents: the proxy alone keeps eve
   await attackSuite("documents");
 });
 
-async function attackSuite(pause: "all" | "documents"): Promise<void> {
+Deno.test("attack suite with request_guard: proxy: with nothing paused, the proxy alone keeps every attack out", async () => {
+  await attackSuite("proxy");
+});
+
+async function attackSuite(pause: GuardPause): Promise<void> {
   await using w = await world();
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-attack-" });
   const { runtime, c } = await guarded(w, dataDir, pause);
   const failures: string[] = [];
+  const notices: string[] = [];
   try {
     // Agent actions the model might be talked into.
     const home = await c.call("browser_navigate", { url: `${w.site.origin}/` });
@@ -137,6 +143,7 @@ async function attackSuite(pause: "all" | "documents"): Promise<void> {
         failures.push(`${attack.name}: could not open its page: ${page.text.slice(0, 200)}`);
         continue;
       }
+      notices.push(...page.text.split("\n").filter((l) => l.startsWith("notice: blocked")));
       const t1 = performance.now();
       const go = await c.call("browser_click", { ref: refOf(page.text, /button "Go"/) });
       if (Deno.env.get("ATTACK_TRACE")) {
@@ -145,6 +152,7 @@ async function attackSuite(pause: "all" | "documents"): Promise<void> {
         );
       }
       if (/^denied:/.test(go.text)) failures.push(`${attack.name}: the Go click was denied`);
+      notices.push(...go.text.split("\n").filter((l) => l.startsWith("notice: blocked")));
       if (attack.audited) {
         const seen = await eventually(
           () => deniesFor(runtime.audit.rows(start), [w.att, w.att2]).length > 0,
@@ -173,9 +181,17 @@ async function attackSuite(pause: "all" | "documents"): Promise<void> {
         break;
       }
     }
-    // The model hears what was blocked.
+    // The model hears what was blocked, whichever layer blocked it, by origin only.
     const snap = await c.call("browser_snapshot");
     assert.doesNotMatch(snap.text, /secret/);
+    const attackerOrigins = [w.att, w.att2].map((a) => `//${a.host}:${a.port}`);
+    assert.ok(
+      notices.some((n) =>
+        /ORIGIN_NOT_ALLOWED/.test(n) && attackerOrigins.some((o) => n.includes(o))
+      ),
+      `no notice named an attacker: ${notices.join(" | ")}`,
+    );
+    assert.ok(notices.every((n) => !n.includes("secret") && !n.includes("?")), notices.join(" | "));
 
     const denies = deniesFor(runtime.audit.rows(), [w.att, w.att2]);
     for (const row of denies) {

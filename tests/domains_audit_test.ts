@@ -25,12 +25,12 @@ Deno.test("omotai domain add/rm applies to the next action and request without a
     (await c.call("browser_navigate", { url: other })).text,
     /^denied: ORIGIN_NOT_ALLOWED/,
   );
-  // The home page's cross-origin iframe is blocked by the request guard for now.
+  // The home page's cross-origin iframe is refused by the egress proxy for now.
   const start = h.runtime.audit.rows().at(-1)!.seq;
   await c.call("browser_navigate", { url: `${h.site.origin}/` });
   assert.ok(
     h.runtime.audit.rows(start).some((r) =>
-      r.source === "request" && r.origin === h.site.otherOrigin && r.reason === "ORIGIN_NOT_ALLOWED"
+      r.source === "proxy" && r.origin === h.site.otherOrigin && r.reason === "ORIGIN_NOT_ALLOWED"
     ),
   );
 
@@ -51,7 +51,7 @@ Deno.test("omotai domain add/rm applies to the next action and request without a
   assert.ok(
     await eventually(() =>
       h.runtime.audit.rows(frameStart).some((r) =>
-        r.source === "request" && r.origin === h.site.otherOrigin && r.decision === "allow"
+        r.source === "proxy" && r.origin === h.site.otherOrigin && r.decision === "allow"
       )
     ),
     "the cross-origin iframe's request is allowed now",

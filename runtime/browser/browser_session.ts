@@ -76,7 +76,7 @@ export class BrowserSession implements AsyncDisposable {
   /** Console output of every tab (bounded), for browser_console_messages. */
   readonly console: ConsoleLog = new ConsoleLog();
   /** Requests of every tab since its page loaded (bounded), with block reasons. */
-  readonly network: NetworkLog = new NetworkLog();
+  readonly network: NetworkLog = new NetworkLog({}, (r) => this.blocked.add(r));
   /** File choosers waiting for `browser_file_upload`. */
   readonly choosers: FileChoosers = new FileChoosers((c) =>
     this.#notices.push(

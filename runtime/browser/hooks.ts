@@ -18,8 +18,12 @@ export interface SessionHandle {
   readonly state: SessionState;
   /** Where requests blocked on the page are collected for the next snapshot. */
   readonly blocked: BlockedRequests;
-  /** The session's request log, told which requests were refused and why. */
-  readonly network?: { blocked(r: BlockedRequest): void };
+  /** The session's request log, told which requests and tunnels were refused and why. */
+  readonly network?: {
+    blocked(r: BlockedRequest): void;
+    requestRefused(method: string, url: string, reason: string): void;
+    tunnelRefused(authority: string, reason: string): void;
+  };
 }
 
 /** Extra launch arguments and what to release when that browser is gone. */

@@ -13,6 +13,7 @@ import { untrustedBlock } from "../snapshot/untrusted.ts";
 import type { BlockedRequest } from "./blocked_notice.ts";
 import type { TargetWatcher } from "./hooks.ts";
 import { tabTargetOf } from "./tab_of.ts";
+import { ProxyRefusals } from "./proxy_refusals.ts";
 
 /** The bounds of the log; each caps memory or output a page could otherwise grow. */
 export interface NetworkLimits {
@@ -92,9 +93,19 @@ export class NetworkLog implements TargetWatcher {
   #byId = new Map<string, NetworkEntry>();
   /** Reasons of blocked requests whose `requestWillBeSent` has not arrived yet. */
   #pending = new Map<string, string>();
+  readonly #refusals = new ProxyRefusals();
+  readonly #onBlocked: (r: BlockedRequest) => void;
 
-  constructor(limits: Partial<NetworkLimits> = {}) {
+  /**
+   * `onBlocked` hears of the page's requests and WebSockets whose tunnel the egress proxy
+   * refused (the next snapshot's notice); the guard and the proxy report the rest themselves.
+   */
+  constructor(
+    limits: Partial<NetworkLimits> = {},
+    onBlocked: (r: BlockedRequest) => void = () => {},
+  ) {
     this.#limits = { ...NETWORK_LIMITS, ...limits };
+    this.#onBlocked = onBlocked;
   }
 
   /**
@@ -112,11 +123,26 @@ export class NetworkLog implements TargetWatcher {
       if (!entry) return;
       entry.status = e.response.status;
       entry.statusText = cut(oneLine(e.response.statusText ?? ""), 60);
+      const refused = entry.blocked ?? this.#refusals.requestReason(entry.method, entry.url);
+      if (refused !== undefined) entry.blocked = refused;
     });
     session.on("Network.loadingFailed", (e) => {
       const entry = this.#byId.get(e.requestId);
-      if (entry) entry.failure = cut(oneLine(e.errorText), 80);
+      if (!entry) return;
+      entry.failure = cut(oneLine(e.errorText), 80);
+      if (entry.blocked) return;
+      const request = this.#refusals.requestReason(entry.method, entry.url);
+      if (request !== undefined) {
+        entry.blocked = request;
+        return;
+      }
+      const tunnel = this.#refusals.tunnelReason(entry.url, e.errorText);
+      if (tunnel === undefined) return;
+      entry.blocked = tunnel;
+      // The proxy told the session of refused requests itself, but not of tunnels.
+      this.#onBlocked({ method: entry.method, origin: originOf(entry.url), reason: tunnel });
     });
+    session.on("Network.webSocketCreated", (e) => this.#refusals.socketOpened(e.requestId, e.url));
     if (type === "page") {
       session.on("Page.frameNavigated", ({ frame }) => {
         if (frame.parentId === undefined) this.#navigated(tabId, frame.loaderId);
@@ -124,6 +150,28 @@ export class NetworkLog implements TargetWatcher {
       session.onDetach(() => this.#forget(tabId));
     }
     session.send("Network.enable", NETWORK_ENABLE).catch(() => {});
+  }
+
+  /**
+   * A tunnel (`host:port`) the egress proxy refused: the page's WebSockets opened to it just
+   * before are reported blocked now, its failed requests when Chromium reports them.
+   */
+  tunnelRefused(authority: string, reason: string): void {
+    for (const url of this.#refusals.tunnelRefused(authority, reason)) {
+      this.#onBlocked({ method: "GET", origin: originOf(url), reason });
+    }
+  }
+
+  /**
+   * A request the egress proxy refused (full URL, reduced to origin and path at once): its
+   * entry gets the reason when Chromium reports the request failed or answered.
+   */
+  requestRefused(method: string, url: string, reason: string): void {
+    this.#refusals.requestRefused(
+      method,
+      cut(displayUrl(url, undefined), this.#limits.url),
+      reason,
+    );
   }
 
   /** Attaches the egress guard's reason to the request it refused (by `networkId`). */
@@ -278,4 +326,13 @@ function oneLine(text: string): string {
 
 function cut(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** The origin of a shown URL (origin and path), for a blocked notice. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "unknown:";
+  }
 }

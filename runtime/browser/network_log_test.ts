@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import type { BlockedRequest } from "./blocked_notice.ts";
 import type { Protocol } from "../../cdp/mod.ts";
 import { FakeHost, fakeTarget } from "../../tests/helpers/fake_target.ts";
 import { spec } from "../../tests/helpers/policies.ts";
@@ -64,7 +65,12 @@ function sent(
   };
 }
 
-function received(requestId: string, status: number, statusText = "OK") {
+function received(
+  requestId: string,
+  status: number,
+  statusText = "OK",
+  headers: Record<string, string> = { "set-cookie": "sid=SETCOOKIE_SECRET" },
+) {
   return {
     requestId,
     loaderId: "loader-1",
@@ -75,7 +81,7 @@ function received(requestId: string, status: number, statusText = "OK") {
       url: "https://portal.test/whatever?q=RESPONSE_SECRET",
       status,
       statusText,
-      headers: { "set-cookie": "sid=SETCOOKIE_SECRET" },
+      headers,
       mimeType: "text/plain",
       charset: "",
       connectionReused: false,
@@ -190,6 +196,52 @@ Deno.test("NetworkLog.blocked() attaches the guard's reason by networkId, before
     /^2\. \[POST\] https:\/\/portal\.test\/transfer => \[BLOCKED\] READ_ONLY_WRITE$/m,
   );
   assert.doesNotMatch(text, /SECRET/);
+});
+
+Deno.test("NetworkLog.requestRefused() gives the proxy's reason to the request it refused, answered or failed", () => {
+  const { log, session } = page();
+  session.dispatch("Network.requestWillBeSent", sent("p1", "https://portal.test/api?k=SECRET"));
+  session.dispatch("Network.requestWillBeSent", sent("p2", "http://127.0.0.3:8099/x?k=SECRET"));
+  session.dispatch("Network.requestWillBeSent", sent("p3", "https://portal.test/ok"));
+  log.requestRefused("GET", "https://portal.test/api?k=SECRET", "PATH_DENIED");
+  log.requestRefused("GET", "http://127.0.0.3:8099/x?k=SECRET", "ORIGIN_NOT_ALLOWED");
+  // The proxy's 403 reaches Network, or a CORS failure hides it.
+  session.dispatch("Network.responseReceived", received("p1", 403, "Forbidden"));
+  session.dispatch("Network.loadingFailed", failed("p2", "net::ERR_FAILED"));
+  session.dispatch("Network.responseReceived", received("p3", 200));
+  const text = log.render("tab-1", {}, NONCE);
+  assert.match(text, /^1\. \[GET\] https:\/\/portal\.test\/api => \[BLOCKED\] PATH_DENIED$/m);
+  assert.match(
+    text,
+    /^2\. \[GET\] http:\/\/127\.0\.0\.3:8099\/x => \[BLOCKED\] ORIGIN_NOT_ALLOWED$/m,
+  );
+  assert.match(text, /\(2 blocked, 0 failed\)/);
+  assert.doesNotMatch(text, /SECRET/);
+});
+
+Deno.test("NetworkLog.tunnelRefused() names the page's requests and sockets a refused tunnel failed, not Chromium's own", () => {
+  const heard: BlockedRequest[] = [];
+  const { log, session } = page(new NetworkLog({}, (r) => heard.push(r)));
+  session.dispatch("Network.requestWillBeSent", sent("t1", "https://evil.test/pixel?d=SECRET"));
+  session.dispatch("Network.webSocketCreated", {
+    requestId: "w1",
+    url: "ws://127.0.0.3:9/s?SECRET",
+  });
+  log.tunnelRefused("evil.test:443", "ORIGIN_NOT_ALLOWED");
+  log.tunnelRefused("127.0.0.3:9", "ORIGIN_NOT_ALLOWED");
+  // Chromium's own tunnel: no request of the page failed on it.
+  log.tunnelRefused("accounts.example:443", "ORIGIN_NOT_ALLOWED");
+  session.dispatch("Network.loadingFailed", failed("t1", "net::ERR_TUNNEL_CONNECTION_FAILED"));
+  assert.deepEqual(heard, [
+    { method: "GET", origin: "ws://127.0.0.3:9", reason: "ORIGIN_NOT_ALLOWED" },
+    { method: "GET", origin: "https://evil.test", reason: "ORIGIN_NOT_ALLOWED" },
+  ]);
+  const text = log.render("tab-1", {}, NONCE);
+  assert.match(
+    text,
+    /^1\. \[GET\] https:\/\/evil\.test\/pixel => \[BLOCKED\] ORIGIN_NOT_ALLOWED$/m,
+  );
+  assert.doesNotMatch(text + JSON.stringify(heard), /SECRET|accounts/);
 });
 
 Deno.test("NetworkLog.blocked() gets the reason through a real RequestGuard on the same target", async () => {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { BlockedRequest } from "../browser/blocked_notice.ts";
 import type { BrowserHooksFactory } from "../browser/hooks.ts";
 import type { Boundary } from "../gate/boundary.ts";
 import type { EgressProxy } from "./egress_proxy.ts";
@@ -28,20 +29,24 @@ export function egressHooks(
   return (s) => {
     const who = () => ({ id: s.id, agent: s.agent });
     const counters = () => s.state.counters();
-    const guard = new RequestGuard({
-      pause,
-      boundary,
-      session: who,
-      counters,
-      onBlocked: (r) => {
-        s.blocked.add(r);
-        s.network?.blocked(r);
-      },
-    });
+    const onBlocked = (r: BlockedRequest) => {
+      s.blocked.add(r);
+      s.network?.blocked(r);
+    };
+    const guard = new RequestGuard({ pause, boundary, session: who, counters, onBlocked });
     return {
       async beforeLaunch() {
         const listener = await proxy.listen(
-          proxyJudge({ boundary, session: who, counters, websockets }),
+          proxyJudge({
+            boundary,
+            session: who,
+            counters,
+            websockets,
+            onBlocked,
+            onRequestRefused: (method, url, reason) =>
+              s.network?.requestRefused(method, url, reason),
+            onTunnelRefused: (authority, reason) => s.network?.tunnelRefused(authority, reason),
+          }),
         );
         return {
           args: egressArgs(listener.port, proxy.authority?.spkiPin),

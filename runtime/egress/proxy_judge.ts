@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { BlockedRequest } from "../browser/blocked_notice.ts";
 import type { Boundary } from "../gate/boundary.ts";
 import type { Facts } from "../policy/facts.ts";
 import { bracketHost } from "../net/host.ts";
@@ -20,6 +21,15 @@ export interface ProxyJudgeOptions {
   session: () => { id: string; agent: string | null };
   counters: () => SessionCounters;
   websockets?: WebSocketRule;
+  /** Told of every request refused, by origin, for the session's next snapshot. */
+  onBlocked?: (request: BlockedRequest) => void;
+  /** Told of every request refused, by method and full URL, for the session's network log. */
+  onRequestRefused?: (method: string, url: string, reason: string) => void;
+  /**
+   * Told of every tunnel refused, by `host:port`: only those a page asked for are the
+   * model's to hear of, which the session's network log can tell (Chromium's own are not).
+   */
+  onTunnelRefused?: (authority: string, reason: string) => void;
 }
 
 /**
@@ -80,6 +90,20 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
     const who = options.session();
     return { session: who.id, agent: who.agent, source: "proxy" as const };
   };
+  // What `request_guard` does not pause reaches only the proxy, so its refusals are the
+  // model's to hear of too; none repeats one of the guard's, which never reach the proxy.
+  const blocked = (question: ProxyQuestion, facts: Facts, reason: string) => {
+    if (question.type === "connect") {
+      options.onTunnelRefused?.(`${bracketHost(question.host)}:${question.port}`, reason);
+    } else if (question.type === "http" && facts.target !== null) {
+      options.onRequestRefused?.(facts.method, question.url, reason);
+      options.onBlocked?.({
+        method: facts.method,
+        origin: facts.target.origin ?? `${facts.target.scheme}:`,
+        reason,
+      });
+    }
+  };
   return {
     async ask(question) {
       const facts = proxyFacts(question, options.counters());
@@ -92,25 +116,23 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
           rule.allowed.some((o) => normalizeOrigin(o) === origin);
         if (!listed) {
           options.boundary.recordRefusal(facts[0], context(), "WEBSOCKET_REFUSED");
+          blocked(question, facts[0], "WEBSOCKET_REFUSED");
           return { allow: false, reason: "WEBSOCKET_REFUSED", exact: false };
         }
       }
       const j = await options.boundary.judgeRequest(facts, context());
-      // Not listed in snapshots: the page requests the proxy sees were listed by the
-      // request guard already, and the rest is mostly Chromium's own traffic. All of it is
-      // audited.
+      const allow = j.decision === "allow";
+      if (!allow) blocked(question, facts[0], j.reason);
       return {
-        allow: j.decision === "allow",
+        allow,
         reason: j.reason,
         exact: facts.some((f) => options.boundary.isExactlyAllowed(f.target?.origin)),
       };
     },
     refused(question, reason) {
-      options.boundary.recordRefusal(
-        proxyFacts(question, options.counters())[0],
-        context(),
-        reason,
-      );
+      const facts = proxyFacts(question, options.counters())[0];
+      options.boundary.recordRefusal(facts, context(), reason);
+      blocked(question, facts, reason);
     },
   };
 }

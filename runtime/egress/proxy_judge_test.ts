@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { spec, testModuleWasm } from "../../tests/helpers/policies.ts";
 import { AuditLog } from "../audit/audit_log.ts";
+import type { BlockedRequest } from "../browser/blocked_notice.ts";
 import { Boundary } from "../gate/boundary.ts";
 import { DomainRules } from "../gate/domains.ts";
 import { PolicyEngine } from "../policy/engine.ts";
@@ -32,13 +33,19 @@ async function judgeWith(allowAll: boolean) {
   const audit = new AuditLog(db);
   const domains = new DomainRules(db);
   const boundary = new Boundary({ engine, domains, audit, allowedOrigins: ALLOWED });
+  const blocked: BlockedRequest[] = [];
+  const tunnels: [string, string][] = [];
   const judge = proxyJudge({
     boundary,
     session: () => ({ id: "s-9", agent: "agent-x" }),
     counters: () => COUNTERS,
+    onBlocked: (r) => blocked.push(r),
+    onTunnelRefused: (authority, reason) => tunnels.push([authority, reason]),
   });
   return {
     judge,
+    blocked,
+    tunnels,
     audit,
     domains,
     /** Audit rows of requests (not lifecycle events) as compact tuples. */
@@ -165,6 +172,13 @@ Deno.test("proxyJudge().ask() allows only on an allow and audits every answer", 
     ["proxy", "s-9", "agent-x", "deny", "READ_ONLY_WRITE", "http://127.0.0.1:8081", "POST"],
     ["proxy", "s-9", "agent-x", "deny", "TARGET_UNKNOWN", null, "UNKNOWN"],
   ]);
+  // Refused requests are the model's to hear of, by origin; refused tunnels go to the
+  // network log by host and port (it tells the page's from Chromium's own); allows and
+  // unreadable questions to neither.
+  assert.deepEqual(j.blocked, [
+    { method: "POST", origin: "http://127.0.0.1:8081", reason: "READ_ONLY_WRITE" },
+  ]);
+  assert.deepEqual(j.tunnels, [["evil.test:443", "ORIGIN_NOT_ALLOWED"]]);
 });
 
 Deno.test("proxyJudge().ask() reports exact only for exactly listed origins", async () => {
@@ -214,6 +228,10 @@ Deno.test("proxyJudge().refused() writes a deny audit row for the question", asy
   ]);
   assert.ok(j.audit.rows().every((r) => r.kind !== "request" || r.module === "runtime"));
   assert.ok(!JSON.stringify(j.audit.rows()).includes("token"));
+  assert.deepEqual(j.blocked.map((b) => [b.method, b.origin, b.reason]), [
+    ["PUT", "https://portal.test", "CHUNKED_REFUSED"],
+  ]);
+  assert.deepEqual(j.tunnels, [["portal.test:8443", "UPSTREAM_UNREACHABLE"]]);
 });
 
 Deno.test("proxyFacts() takes a request's resource type from its Sec-Fetch-Dest", () => {

@@ -4,7 +4,7 @@
  * runs, turns every paused request into policy facts and lets it go only on an allow. A
  * denied request fails with a network error; nothing else reaches the page. Non-HTTP
  * traffic (WebSocket, WebRTC) and anything Chromium sends outside a target is caught by the
- * egress proxy instead.
+ * egress proxy instead, which judges every request again, whatever this guard pauses.
  *
  * @module
  */
@@ -22,16 +22,17 @@ export interface RequestGuardOptions {
   counters: () => SessionCounters;
   onBlocked: (request: BlockedRequest) => void;
   /**
-   * What `Fetch` pauses: `all` (the default: every request, with the page facts of its frame
-   * and initiator) or `documents` (navigations, frames and form submits, which need page
-   * facts; every other request is judged by the egress proxy alone, method and full URL,
-   * which sees inside TLS). `bench/egress_bench.ts` measures both against Chromium's floor.
+   * What `Fetch` pauses: `all` (every request, with the page facts of its frame and
+   * initiator), `documents` (navigations, frames and form submits; the egress proxy alone
+   * judges the rest), or nothing with `proxy`: the egress proxy, which sees inside TLS,
+   * judges every request whole by method, full URL and `Sec-Fetch-*`. `bench/egress_bench.ts`
+   * measures each against Chromium's floor.
    */
   pause?: GuardPause;
 }
 
-/** What the request guard pauses with `Fetch`. */
-export type GuardPause = "all" | "documents";
+/** What the request guard pauses with `Fetch` (`proxy`: nothing). */
+export type GuardPause = "all" | "documents" | "proxy";
 
 /**
  * Target types whose requests the guard intercepts. Dedicated workers have no `Fetch`
@@ -61,7 +62,11 @@ export class RequestGuard {
    * other types get nothing to intercept and stay behind the egress proxy alone.
    */
   install(target: TrackedTarget): Promise<void> {
-    if (!GUARDED.has(target.info.type)) return Promise.resolve();
+    // Enabling `Fetch` with any pattern costs every request of the target Chromium's
+    // interception price, so `proxy` enables none.
+    if (!GUARDED.has(target.info.type) || this.#options.pause === "proxy") {
+      return Promise.resolve();
+    }
     const session = target.session;
     const frames = new Map<string, string | null>();
     const isPage = target.info.type === "page";

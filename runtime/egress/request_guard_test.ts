@@ -10,7 +10,7 @@ import type { Facts } from "../policy/facts.ts";
 import type { SessionCounters } from "../policy/fact_builders.ts";
 import { openDatabase } from "../store/database.ts";
 import type { BlockedRequest } from "../browser/blocked_notice.ts";
-import { requestFacts, RequestGuard } from "./request_guard.ts";
+import { type GuardPause, requestFacts, RequestGuard } from "./request_guard.ts";
 
 const COUNTERS: SessionCounters = {
   tainted: false,
@@ -135,7 +135,7 @@ function fakeTarget(type: string, url = "https://portal.test/"): {
   return { target: { session, info, seq: 1 }, host, session };
 }
 
-async function guardWith() {
+async function guardWith(pause?: GuardPause) {
   const db = openDatabase(":memory:");
   const allowed = ["https://portal.test"];
   const wasm = await Deno.readFile(
@@ -152,6 +152,7 @@ async function guardWith() {
     session: () => ({ id: "s-4", agent: "agent-y" }),
     counters: () => COUNTERS,
     onBlocked: (r) => blocked.push(r),
+    pause,
   });
   return {
     guard,
@@ -204,6 +205,22 @@ Deno.test("RequestGuard.install() enables Fetch for every request at stage Reque
       params: { patterns: [{ urlPattern: "*", requestStage: "Request" }] },
     }], type);
     await installed;
+  }
+});
+
+Deno.test("RequestGuard.install() pauses documents only, or nothing with proxy", async () => {
+  await using docs = await guardWith("documents");
+  const { target, host } = fakeTarget("page");
+  await docs.guard.install(target);
+  assert.deepEqual(host.calls.map((c) => c.params), [{
+    patterns: [{ urlPattern: "*", resourceType: "Document", requestStage: "Request" }],
+  }]);
+  await using none = await guardWith("proxy");
+  for (const type of ["page", "iframe", "shared_worker", "service_worker"]) {
+    const { target, host } = fakeTarget(type);
+    await none.guard.install(target);
+    // Any Fetch.enable would cost every request Chromium's interception price.
+    assert.deepEqual(host.calls, [], type);
   }
 });
 

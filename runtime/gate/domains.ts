@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { OmotaiError } from "../errors.ts";
 import { normalizeOrigin } from "../net/origin.ts";
 
@@ -44,6 +44,8 @@ export class DomainRules {
   #localWrites = 0;
   #seenLocal = -1;
   #snapshot: DomainSnapshot = { generation: 0, allow: new Set(), deny: new Set() };
+  /** Asked on every decision: prepared once (preparing cost more than the query). */
+  #version: StatementSync | undefined;
 
   constructor(db: DatabaseSync) {
     this.#db = db;
@@ -80,7 +82,8 @@ export class DomainRules {
    */
   current(): DomainSnapshot {
     try {
-      const { data_version: version } = this.#db.prepare("PRAGMA data_version").get() as {
+      this.#version ??= this.#db.prepare("PRAGMA data_version");
+      const { data_version: version } = this.#version.get() as {
         data_version: number;
       };
       if (version === this.#seen && this.#localWrites === this.#seenLocal) return this.#snapshot;

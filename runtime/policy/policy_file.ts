@@ -59,11 +59,12 @@ export const PolicyFileSchema = z.strictObject({
    */
   websockets: z.array(originSchema).default([]),
   /**
-   * What the request guard pauses with CDP `Fetch`: `all` requests (the default) or
-   * `documents` only, leaving the rest to the egress proxy, which judges every request whole
-   * inside TLS too (docs/egress.md: the cost of each, and what each judges with).
+   * What the request guard pauses with CDP `Fetch`: nothing (`proxy`, the default: the
+   * egress proxy, which sees inside TLS, judges every request whole), `documents`, or `all`
+   * requests, judged with their frame's and initiator's page facts as well
+   * (docs/egress.md: the cost of each, and what each judges with).
    */
-  request_guard: z.enum(["all", "documents"]).default("all"),
+  request_guard: z.enum(["all", "documents", "proxy"]).default("proxy"),
   /** With read_only, ask a human instead of refusing a form submit. */
   confirm_writes: z.boolean().default(false),
   /** How long an approval may take before it counts as denied. */
