@@ -14,11 +14,12 @@ import { DomainRules } from "../runtime/gate/domains.ts";
 import type { AuditSink } from "../runtime/audit/audit_row.ts";
 import { EgressProxy, type ProxyJudge } from "../runtime/egress/egress_proxy.ts";
 import { egressHooks } from "../runtime/egress/egress_hooks.ts";
+import type { GuardPause } from "../runtime/egress/request_guard.ts";
 import { Boundary } from "../runtime/gate/boundary.ts";
 import { median } from "./compare.ts";
 import { benchWorld, loadTime, LOOPBACK_ONLY, served, SUBRESOURCES } from "./egress_bench.ts";
 
-const LOADS = 5;
+const LOADS = 10;
 
 /** CPU milliseconds so far per process kind: chromium by --type, deno main or proxy. */
 function cpuByKind(): Map<string, number> {
@@ -53,11 +54,18 @@ if (import.meta.main) {
   const { origin, dataDir, db, policy, engine } = world;
   await using profiles = await ProfileStore.open(dataDir);
   const executable = findBrowser(Deno.env.get("OMOTAI_BROWSER"));
-  const variants = [
-    { name: "guard on", audit: true, proxyAsks: true },
-    { name: "guard on, no audit rows", audit: false, proxyAsks: true },
-    { name: "guard on, proxy answered at once", audit: true, proxyAsks: false },
-    { name: "guard on, neither", audit: false, proxyAsks: false },
+  const variants: {
+    name: string;
+    pause?: GuardPause;
+    audit?: boolean;
+    proxyAsks?: boolean;
+    off?: boolean;
+  }[] = [
+    { name: "request_guard: all", pause: "all", audit: true, proxyAsks: true },
+    { name: "request_guard: proxy (default)", pause: "proxy", audit: true, proxyAsks: true },
+    { name: "proxy, no audit rows", pause: "proxy", audit: false, proxyAsks: true },
+    { name: "proxy, answered at once", pause: "proxy", audit: true, proxyAsks: false },
+    { name: "proxy, neither", pause: "proxy", audit: false, proxyAsks: false },
     { name: "guard off", off: true },
   ];
   const kinds = new Set<string>();
@@ -83,7 +91,7 @@ if (import.meta.main) {
         profiles,
         executable,
         audit: sink,
-        hooks: egressHooks({ boundary, proxy }),
+        hooks: egressHooks({ boundary, proxy, pause: v.pause }),
       });
     await loadTime(session, `${origin}/many?run=warm-${run++}`);
     const before = cpuByKind();

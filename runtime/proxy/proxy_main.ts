@@ -7,9 +7,12 @@
  * @module
  */
 import type { FromProxy, ProxyAnswer, ProxyQuestion, ToProxy } from "./proxy_protocol.ts";
+import { Deadlines } from "./deadlines.ts";
 import { type ServeOptions, serveProxy } from "./proxy_server.ts";
 
 const ANSWER_TIMEOUT_MS = 10_000;
+/** Every question waits on these: one timer, not one per question. */
+const deadlines = new Deadlines();
 
 const encoder = new TextEncoder();
 const listeners = new Map<number, Deno.Listener>();
@@ -23,12 +26,12 @@ let serveOptions: ServeOptions = {};
 function leafFor(host: string): Promise<{ cert: string; key: string } | undefined> {
   const lid = nextLid++;
   return new Promise((resolve) => {
-    const timer = setTimeout(() => {
+    const wait = deadlines.arm(ANSWER_TIMEOUT_MS, () => {
       leaves.delete(lid);
       resolve(undefined);
-    }, ANSWER_TIMEOUT_MS);
+    });
     leaves.set(lid, (leaf) => {
-      clearTimeout(timer);
+      deadlines.cancel(wait);
       resolve(leaf);
     });
     send({ op: "leaf", lid, host });
@@ -53,12 +56,12 @@ function flush(): void {
 function ask(listener: number, question: ProxyQuestion): Promise<ProxyAnswer> {
   const qid = nextQid++;
   return new Promise<ProxyAnswer>((resolve) => {
-    const timer = setTimeout(() => {
+    const wait = deadlines.arm(ANSWER_TIMEOUT_MS, () => {
       pending.delete(qid);
       resolve({ allow: false, reason: "PROXY_NO_ANSWER", exact: false });
-    }, ANSWER_TIMEOUT_MS);
+    });
     pending.set(qid, (a) => {
-      clearTimeout(timer);
+      deadlines.cancel(wait);
       resolve(a);
     });
     send({ op: "ask", qid, listener, question });
@@ -118,8 +121,12 @@ function handle(message: ToProxy): void {
 
 let buffered = "";
 const decoder = new TextDecoder();
-for await (const chunk of Deno.stdin.readable) {
-  buffered += decoder.decode(chunk, { stream: true });
+// Read directly, not through a stream: an answer arrives for nearly every request.
+const chunk = new Uint8Array(64 * 1024);
+for (;;) {
+  const n = await Deno.stdin.read(chunk);
+  if (n === null) break;
+  buffered += decoder.decode(chunk.subarray(0, n), { stream: true });
   let nl: number;
   while ((nl = buffered.indexOf("\n")) >= 0) {
     const line = buffered.slice(0, nl);

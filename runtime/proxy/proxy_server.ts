@@ -14,6 +14,7 @@
  */
 import { isIpLiteral, isPrivateHost } from "../net/addresses.ts";
 import type { ProxyAnswer, ProxyQuestion, Resolution } from "./proxy_protocol.ts";
+import { Deadlines } from "./deadlines.ts";
 import { type BodyFraming, ChunkedScanner, responseFraming } from "./http_framing.ts";
 import { type ByteConn, terminateTls, upstreamTlsReason } from "./tls_terminate.ts";
 import { upstreamKey, UpstreamPool } from "./upstream_pool.ts";
@@ -28,6 +29,8 @@ export type RefusedFn = (question: ProxyQuestion, reason: string) => void;
 export type ResolveFn = (host: string) => Promise<string[]>;
 
 const MAX_HEAD = 64 * 1024;
+/** Every head read of every listener waits on these. */
+const deadlines = new Deadlines();
 const HEAD_TIMEOUT_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 
@@ -256,7 +259,7 @@ async function forward(
   // HTTP/1.1 upstreams keep the connection by default; it returns to the pool after a
   // response whose end was found.
   if (!upgrade && head.version !== "HTTP/1.1") lines.push("Connection: close");
-  const requestHead = new TextEncoder().encode(lines.join("\r\n") + "\r\n\r\n");
+  const requestHead = encoder.encode(lines.join("\r\n") + "\r\n\r\n");
   // Only a request without a body rides a kept connection: when that connection turns out
   // to be stale it is sent again on a fresh one, and a body (a write) is never sent twice.
   const retryable = !upgrade && length === 0 && (head.method === "GET" || head.method === "HEAD");
@@ -484,13 +487,14 @@ async function relayResponse(
       lines.push(`${k}: ${v}`);
     }
     if (!informational) lines.push(reuse ? "Connection: keep-alive" : "Connection: close");
-    await writeAll(client, lines.join("\r\n") + "\r\n\r\n");
+    const bytes = encoder.encode(lines.join("\r\n") + "\r\n\r\n");
     if (informational) {
+      await writeAllBytes(client, bytes);
       from = prefixed(upstream, head.rest);
       interim = true;
       continue;
     }
-    const body = await relayBody(from, client, framing, head.rest);
+    const body = await relayBody(from, client, framing, bytes, head.rest);
     return {
       client: reuse && body.ended,
       upstream: framing.kind !== "close" && body.ended && body.past === 0 && !closing,
@@ -499,49 +503,64 @@ async function relayResponse(
 }
 
 /**
- * Copies a body delimited by `framing` from `from` (after `first`, already read) to `to`.
- * `ended`: its end was found; `past`: bytes the upstream sent after it (never relayed).
+ * Sends the response `head`, then copies a body delimited by `framing` from `from` (after
+ * `first`, already read) to `to`; the head and what of the body came with it go out as one
+ * write. `ended`: the body's end was found; `past`: bytes the upstream sent after it (never
+ * relayed).
  */
 async function relayBody(
   from: ByteConn,
   to: ByteConn,
   framing: BodyFraming,
+  head: Uint8Array,
   first: Uint8Array,
 ): Promise<{ ended: boolean; past: number }> {
-  if (framing.kind === "none") return { ended: true, past: first.length };
-  const buf = new Uint8Array(64 * 1024);
+  const withHead = (part: Uint8Array) => writeAllBytes(to, concat(head, part));
+  if (framing.kind === "none") {
+    await withHead(new Uint8Array());
+    return { ended: true, past: first.length };
+  }
+  // Most bodies of a page's subresources came whole with their head: no buffer for them.
+  let buffer: Uint8Array | undefined;
+  const buf = () => buffer ??= new Uint8Array(64 * 1024);
   if (framing.kind === "length") {
     let left = framing.length;
-    const head = first.subarray(0, Math.min(first.length, left));
-    if (head.length) await writeAllBytes(to, head);
-    left -= head.length;
+    const part = first.subarray(0, Math.min(first.length, left));
+    await withHead(part);
+    left -= part.length;
     while (left > 0) {
-      const n = await from.read(buf.subarray(0, Math.min(buf.length, left)));
+      const b = buf();
+      const n = await from.read(b.subarray(0, Math.min(b.length, left)));
       if (n === null) return { ended: false, past: 0 };
-      await writeAllBytes(to, buf.subarray(0, n));
+      await writeAllBytes(to, b.subarray(0, n));
       left -= n;
     }
-    return { ended: true, past: first.length - head.length };
+    return { ended: true, past: first.length - part.length };
   }
   if (framing.kind === "chunked") {
     const scanner = new ChunkedScanner();
     let bytes = first;
+    let headSent = false;
     for (;;) {
       const end = scanner.feed(bytes);
       if (scanner.failed) return { ended: false, past: 0 };
       const part = end >= 0 ? bytes.subarray(0, end) : bytes;
-      if (part.length) await writeAllBytes(to, part);
+      if (!headSent) await withHead(part);
+      else if (part.length) await writeAllBytes(to, part);
+      headSent = true;
       if (end >= 0) return { ended: true, past: bytes.length - end };
-      const n = await from.read(buf);
+      const b = buf();
+      const n = await from.read(b);
       if (n === null) return { ended: false, past: 0 };
-      bytes = buf.subarray(0, n);
+      bytes = b.subarray(0, n);
     }
   }
-  if (first.length) await writeAllBytes(to, first);
+  await withHead(first);
   for (;;) {
-    const n = await from.read(buf);
+    const b = buf();
+    const n = await from.read(b);
     if (n === null) return { ended: false, past: 0 };
-    await writeAllBytes(to, buf.subarray(0, n));
+    await writeAllBytes(to, b.subarray(0, n));
   }
 }
 
@@ -554,7 +573,7 @@ async function readHead(conn: ByteConn): Promise<Head | "empty" | undefined> {
   // Most heads fit in a few KiB: start small (one per request adds up), grow to the cap.
   let buf = new Uint8Array(4096);
   let len = 0;
-  const timer = setTimeout(() => closeQuietly(conn), HEAD_TIMEOUT_MS);
+  const wait = deadlines.arm(HEAD_TIMEOUT_MS, () => closeQuietly(conn));
   try {
     for (;;) {
       if (len >= buf.length) {
@@ -587,7 +606,7 @@ async function readHead(conn: ByteConn): Promise<Head | "empty" | undefined> {
   } catch {
     return len === 0 ? "empty" : undefined;
   } finally {
-    clearTimeout(timer);
+    deadlines.cancel(wait);
   }
 }
 
@@ -648,8 +667,18 @@ async function reply(conn: ByteConn, status: number, reason: string): Promise<un
   return undefined;
 }
 
+const encoder = new TextEncoder();
+
 function writeAll(conn: ByteConn, text: string): Promise<void> {
-  return writeAllBytes(conn, new TextEncoder().encode(text));
+  return writeAllBytes(conn, encoder.encode(text));
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (b.length === 0) return a;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
 
 async function writeAllBytes(conn: ByteConn, bytes: Uint8Array): Promise<void> {
