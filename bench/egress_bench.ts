@@ -15,15 +15,10 @@
  * @module
  */
 import { join } from "node:path";
-import {
-  type CdpSession,
-  findBrowser,
-  launchBrowser,
-  ProfileStore,
-  TargetTracker,
-} from "../cdp/mod.ts";
+import { type CdpSession, findBrowser, ProfileStore } from "../cdp/mod.ts";
 import { AuditLog } from "../runtime/audit/audit_log.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
+import type { BrowserHooksFactory } from "../runtime/browser/hooks.ts";
 import { DomainRules } from "../runtime/gate/domains.ts";
 import { EgressProxy } from "../runtime/egress/egress_proxy.ts";
 import { TlsAuthority } from "../runtime/egress/tls_authority.ts";
@@ -108,40 +103,23 @@ export async function loadTime(session: Loader, url: string): Promise<number> {
 }
 
 /**
- * A bare Chromium whose page targets pause every request with `Fetch` and continue it at
- * once: what interception itself costs, with no verdict, audit or proxy.
+ * Hooks that pause every request of every page and frame with `Fetch` and continue it at
+ * once: what interception itself costs, with no verdict, audit or proxy. Put on the same
+ * unguarded session as the "guard off" side (same watchers: the network log's `Network`
+ * domain, console, dialogs), so the two differ by interception alone.
  */
-async function interceptOnly(
-  executable: string,
-  profileDir: string,
-  extraArgs: string[],
-): Promise<Loader & AsyncDisposable> {
-  await Deno.mkdir(profileDir, { recursive: true });
-  const browser = await launchBrowser({ executable, profileDir, extraArgs });
-  const tracker = await TargetTracker.start(browser.connection, async (t) => {
-    if (t.info.type !== "page" && t.info.type !== "iframe") return;
-    t.session.on("Fetch.requestPaused", (e) => {
-      t.session.send("Fetch.continueRequest", { requestId: e.requestId }).catch(() => {});
-    });
-    await Promise.all([
-      t.session.send("Page.enable"),
-      t.session.send("Fetch.enable", { patterns: [{ urlPattern: "*", requestStage: "Request" }] }),
-    ]);
-  });
-  const { targetId } = await browser.connection.root.send("Target.createTarget", {
-    url: "about:blank",
-  });
-  return {
-    page: async () => {
-      for (let i = 0; i < 100; i++) {
-        const t = tracker.targets().find((x) => x.info.targetId === targetId);
-        if (t) return t.session;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      throw new Error("the interception-only page never attached");
+export function interceptOnly(): BrowserHooksFactory {
+  return () => ({
+    prepareTarget: async (t) => {
+      if (t.info.type !== "page" && t.info.type !== "iframe") return;
+      t.session.on("Fetch.requestPaused", (e) => {
+        t.session.send("Fetch.continueRequest", { requestId: e.requestId }).catch(() => {});
+      });
+      await t.session.send("Fetch.enable", {
+        patterns: [{ urlPattern: "*", requestStage: "Request" }],
+      });
     },
-    [Symbol.asyncDispose]: () => browser.close(),
-  };
+  });
 }
 
 /** Flags of an unguarded browser: it resolves no name but loopback. */
@@ -215,7 +193,13 @@ if (import.meta.main) {
     }),
   }));
   await using off = new BrowserSession({ profiles, executable, audit, extraArgs: LOOPBACK_ONLY });
-  await using floor = await interceptOnly(executable, join(dataDir, "floor"), LOOPBACK_ONLY);
+  await using floor = new BrowserSession({
+    profiles,
+    executable,
+    audit,
+    extraArgs: LOOPBACK_ONLY,
+    hooks: interceptOnly(),
+  });
   const sides: [string, Loader][] = [
     ...guarded.map((g): [string, Loader] => [g.pause, g.session]),
     ["off", off],
@@ -248,7 +232,7 @@ if (import.meta.main) {
     ["off", off],
   ];
   const corpusTimes = new Map<string, number[]>(corpusSides.map(([side]) => [side, []]));
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < RUNS; i++) {
     for (const [side, loader] of corpusSides) {
       corpusTimes.get(side)!.push(await loadTime(loader, `${origin}/corpus/${corpusPage}/`));
     }
@@ -269,13 +253,13 @@ if (import.meta.main) {
           med("off").toFixed(0)
         } | ${µs(added(g.pause))} | ${µs(added(g.pause) - added("floor"))} |`
       ),
-      `| same page, Fetch interception only, no verdict (Chromium's floor) | ${
+      `| same page, unguarded session plus Fetch interception, no verdict (Chromium's floor) | ${
         med("floor").toFixed(0)
       } | ${med("off").toFixed(0)} | ${µs(added("floor"))} | |`,
       ...guarded.map((g) =>
-        `| corpus ${corpusPage} (median of 5): ${g.label} | ${corpusMed(g.pause).toFixed(0)} | ${
-          corpusMed("off").toFixed(0)
-        } | ${pct(corpusMed(g.pause), corpusMed("off"))} | |`
+        `| corpus ${corpusPage} (median of ${RUNS}): ${g.label} | ${
+          corpusMed(g.pause).toFixed(0)
+        } | ${corpusMed("off").toFixed(0)} | ${pct(corpusMed(g.pause), corpusMed("off"))} | |`
       ),
       "",
       `Guard on: requests judged by the signed baseline module and audited (${rows.n} request rows), the egress proxy on every connection. Guard off: a plain Chromium with no interception, proxy or audit. Every measured load fetched all ${requests} requests (counted by the server).`,

@@ -242,13 +242,20 @@ async function forward(
     return await reply(client, 400, "BAD_REQUEST");
   }
   const upgrade = (header("upgrade") ?? "") !== "";
+  const keepAlive = head.version === "HTTP/1.1" &&
+    (header("connection") ?? header("proxy-connection") ?? "").toLowerCase() !== "close";
+  // A refused request without a body was read whole: the browser's connection may carry its
+  // next request (judged on its own) instead of being reopened for every refusal of a page.
+  const refuse = async (status: number, reason: string) => {
+    if (!keepAlive || upgrade || length !== 0) return await reply(client, status, reason);
+    await reply(client, status, reason, true);
+    return { next: head.rest };
+  };
   const verdict = await decide(question, url.hostname, ask, refused, resolve);
-  if (!verdict.address) return await reply(client, 403, verdict.reason);
+  if (!verdict.address) return await refuse(403, verdict.reason);
   const port = Number(url.port || (secure ? 443 : 80));
   const name = url.hostname.replace(/^\[|\]$/g, "");
   const key = upstreamKey(secure, verdict.address, port, name);
-  const keepAlive = head.version === "HTTP/1.1" &&
-    (header("connection") ?? header("proxy-connection") ?? "").toLowerCase() !== "close";
   const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`];
   for (const [k, v] of head.headers) {
     const key = k.toLowerCase();
@@ -268,7 +275,7 @@ async function forward(
     const upstream = pooled ?? await openUpstream(verdict.address, port, secure, name, ctx);
     if (typeof upstream === "string") {
       refused(question, upstream);
-      return await reply(client, 502, upstream);
+      return await refuse(502, upstream);
     }
     let keep = false;
     try {
@@ -655,14 +662,21 @@ async function pipeBoth(a: ByteConn, b: ByteConn): Promise<void> {
   await Promise.all([copy(a, b), copy(b, a)]);
 }
 
-async function reply(conn: ByteConn, status: number, reason: string): Promise<undefined> {
+async function reply(
+  conn: ByteConn,
+  status: number,
+  reason: string,
+  keepAlive = false,
+): Promise<undefined> {
   const text = { 400: "Bad Request", 403: "Forbidden", 411: "Length Required", 502: "Bad Gateway" }[
     status
   ] ?? "Error";
   const safe = /^[A-Z0-9_]{1,64}$/.test(reason) ? reason : "DENIED";
   await writeAll(
     conn,
-    `HTTP/1.1 ${status} ${text}\r\nContent-Length: 0\r\nConnection: close\r\nX-Omotai-Deny: ${safe}\r\n\r\n`,
+    `HTTP/1.1 ${status} ${text}\r\nContent-Length: 0\r\nConnection: ${
+      keepAlive ? "keep-alive" : "close"
+    }\r\nX-Omotai-Deny: ${safe}\r\n\r\n`,
   ).catch(() => {});
   return undefined;
 }

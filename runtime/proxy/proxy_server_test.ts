@@ -30,9 +30,11 @@ function rig(
     (q) => {
       questions.push(q);
       return Promise.resolve(
-        allow(q)
-          ? { allow: true, reason: "OK", exact: options.exact ?? true }
-          : { allow: false, reason: "ORIGIN_NOT_ALLOWED", exact: false },
+        allow(q) ? { allow: true, reason: "OK", exact: options.exact ?? true } : {
+          allow: false,
+          reason: "ORIGIN_NOT_ALLOWED",
+          exact: false,
+        },
       );
     },
     (_q, reason) => refusals.push(reason),
@@ -71,20 +73,24 @@ async function exchange(port: number, request: string): Promise<string> {
 Deno.test("serveProxy() judges each request of a kept-alive connection on its own", async () => {
   await using r = rig((q) => !(q.type === "http" && q.url.endsWith("/smuggled")));
   const target = `http://127.0.0.1:${r.upstreamPort}`;
-  // A second request pipelined behind the first is read and judged on its own: refused here.
+  // A second request pipelined behind the first is read and judged on its own: refused here,
+  // and the connection carries a third (bodiless refusals keep it).
   const out = await exchange(
     r.port,
     `POST ${target}/a?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nProxy-Connection: keep-alive\r\n\r\nbody` +
-      `POST ${target}/smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n`,
+      `POST ${target}/smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n` +
+      `GET ${target}/after HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
   );
   assert.match(out, /^HTTP\/1\.1 200/);
   assert.match(out, /Connection: keep-alive/i);
   assert.match(out, /hello(?=HTTP\/1\.1 403)/, "the body, then the refusal of the second");
-  assert.match(out, /X-Omotai-Deny: ORIGIN_NOT_ALLOWED/);
-  assert.deepEqual(r.upstreamSeen, ["POST /a body"]);
+  assert.match(out, /X-Omotai-Deny: ORIGIN_NOT_ALLOWED\r\n\r\nHTTP\/1\.1 200[^]*hello$/);
+  assert.match(out, /403 Forbidden\r\nContent-Length: 0\r\nConnection: keep-alive/);
+  assert.deepEqual(r.upstreamSeen, ["POST /a body", "GET /after "]);
   assert.deepEqual(r.questions, [
     { type: "http", method: "POST", url: `${target}/a?x=1` },
     { type: "http", method: "POST", url: `${target}/smuggled` },
+    { type: "http", method: "GET", url: `${target}/after` },
   ]);
 });
 
@@ -112,7 +118,7 @@ Deno.test("serveProxy() refuses a denied CONNECT and plain request with 403 and 
   assert.match(connect, /X-Omotai-Deny: ORIGIN_NOT_ALLOWED/);
   const plain = await exchange(
     r.port,
-    `GET http://127.0.0.1:${r.upstreamPort}/ HTTP/1.1\r\nHost: x\r\n\r\n`,
+    `GET http://127.0.0.1:${r.upstreamPort}/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
   );
   assert.match(plain, /^HTTP\/1\.1 403/);
   assert.deepEqual(r.upstreamSeen, []);
@@ -145,7 +151,7 @@ Deno.test("serveProxy() reports an unreachable upstream, and nothing for a socke
   closed.close();
   const out = await exchange(
     r.port,
-    `GET http://127.0.0.1:${deadPort}/ HTTP/1.1\r\nHost: x\r\n\r\n`,
+    `GET http://127.0.0.1:${deadPort}/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
   );
   assert.match(out, /^HTTP\/1\.1 502/);
   assert.match(out, /X-Omotai-Deny: UPSTREAM_UNREACHABLE/);
