@@ -17,7 +17,10 @@ interface World extends AsyncDisposable {
   adminToken: string;
   site: HttpsSite;
   attackerHits: string[];
+  /** https://127.0.0.2:P, never allowed. */
+  attackerOrigin: string;
   refusals(): string[];
+  denials(): { source: string; method: string; origin: string; reason: string }[];
 }
 
 async function world(extra: (site: HttpsSite) => string = () => ""): Promise<World> {
@@ -44,11 +47,22 @@ async function world(extra: (site: HttpsSite) => string = () => ""): Promise<Wor
     adminToken: runtime.adminToken,
     site,
     attackerHits,
+    attackerOrigin: `https://127.0.0.2:${attacker.addr.port}`,
     refusals() {
       const db = new DatabaseSync(databasePath(dataDir), { readOnly: true });
       try {
         return db.prepare("SELECT source, reason FROM audit WHERE decision = 'deny'").all()
           .map((r) => `${r.source} ${r.reason}`);
+      } finally {
+        db.close();
+      }
+    },
+    denials() {
+      const db = new DatabaseSync(databasePath(dataDir), { readOnly: true });
+      try {
+        return db.prepare(
+          "SELECT source, method, origin, reason FROM audit WHERE decision = 'deny' ORDER BY seq",
+        ).all() as unknown as { source: string; method: string; origin: string; reason: string }[];
       } finally {
         db.close();
       }
@@ -121,6 +135,40 @@ Deno.test("a WebSocket leak to the attacker and a service worker's POST never le
     !w.site.requests.some((r) => r.startsWith("POST")),
     `no POST reached the site: ${w.site.requests.join(", ")}`,
   );
+});
+
+Deno.test("a host whose tunnel the policy refused is refused in the browser from then on, each request audited and listed", async () => {
+  await using w = await world();
+  const attacker = w.attackerOrigin;
+  const first = await w.c.call("browser_navigate", { url: `${w.site.origin}/pixels` });
+  assert.match(first.text, /# Pixels/);
+  const before = w.denials().length;
+  // The second visit: the images fail in Chromium, before a connection is even opened.
+  await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
+  const again = await w.c.call("browser_navigate", { url: `${w.site.origin}/pixels` });
+  assert.match(again.text, /# Pixels/);
+  await pause(500);
+  const later = w.denials().slice(before).filter((d) => d.origin === attacker);
+  assert.ok(
+    later.some((d) =>
+      d.source === "proxy" && d.method === "GET" && d.reason === "ORIGIN_NOT_ALLOWED"
+    ),
+    `each in-browser refusal is audited as a GET: ${JSON.stringify(later)}`,
+  );
+  assert.ok(!later.some((d) => d.method === "CONNECT"), "no tunnel was asked for again");
+  const net = await w.c.call("browser_network_requests", {});
+  assert.match(net.text, /\/pixel => \[BLOCKED\] ORIGIN_NOT_ALLOWED/, net.text);
+  const snap = await w.c.call("browser_snapshot");
+  assert.match(
+    again.text + snap.text,
+    new RegExp(
+      `blocked \\d+ requests? since the last snapshot: ORIGIN_NOT_ALLOWED: ${
+        attacker.replaceAll(".", "\\.")
+      }`,
+    ),
+  );
+  assert.deepEqual(w.attackerHits, [], "nothing reached the attacker");
+  assert.doesNotMatch(JSON.stringify(w.denials()) + net.text, /secret-page-text/);
 });
 
 Deno.test("an allowed origin whose certificate is for another name is refused with its reason; the CA key is 0600 and gone after", async () => {

@@ -9,7 +9,9 @@ import type { BlockedRequest } from "../browser/blocked_notice.ts";
 import type { BrowserHooksFactory } from "../browser/hooks.ts";
 import type { Boundary } from "../gate/boundary.ts";
 import type { EgressProxy } from "./egress_proxy.ts";
-import { proxyJudge, type WebSocketRule } from "./proxy_judge.ts";
+import { GuardTickets } from "./guard_tickets.ts";
+import { proxyFacts, proxyJudge, type WebSocketRule } from "./proxy_judge.ts";
+import { RefusedHosts } from "./refused_hosts.ts";
 import { type GuardPause, RequestGuard } from "./request_guard.ts";
 
 /** What the hooks need. */
@@ -33,27 +35,52 @@ export function egressHooks(
       s.blocked.add(r);
       s.network?.blocked(r);
     };
-    const guard = new RequestGuard({ pause, boundary, session: who, counters, onBlocked });
+    // What the guard allowed with page facts the proxy lets through on that verdict.
+    const tickets = new GuardTickets();
+    const guard = new RequestGuard({
+      pause,
+      boundary,
+      session: who,
+      counters,
+      onBlocked,
+      onAllowed: (method, url) => tickets.issue(method, url),
+    });
+    // Tunnels the policy refused are refused in the browser from then on; each such refusal
+    // is audited and listed like the proxy's own.
+    const refusedHosts = new RefusedHosts((b) => {
+      const facts = proxyFacts({ type: "http", method: b.method, url: b.url }, counters())[0];
+      boundary.recordRefusal(facts, { session: s.id, agent: s.agent, source: "proxy" }, b.reason);
+      const origin = facts.target?.origin ?? "unknown:";
+      onBlocked({ method: b.method, origin, reason: b.reason, networkId: b.requestId });
+    });
     return {
       async beforeLaunch() {
-        const listener = await proxy.listen(
-          proxyJudge({
-            boundary,
-            session: who,
-            counters,
-            websockets,
-            onBlocked,
-            onRequestRefused: (method, url, reason) =>
-              s.network?.requestRefused(method, url, reason),
-            onTunnelRefused: (authority, reason) => s.network?.tunnelRefused(authority, reason),
-          }),
-        );
+        const judge = proxyJudge({
+          boundary,
+          session: who,
+          counters,
+          websockets,
+          onBlocked,
+          tickets,
+          onRequestRefused: (method, url, reason) => s.network?.requestRefused(method, url, reason),
+          onTunnelRefused: (authority, reason) => s.network?.tunnelRefused(authority, reason),
+          onTunnelSettled: (host, port, reason) =>
+            refusedHosts.learn(host, port, reason, boundary.domainGeneration),
+        });
+        const listener = await proxy.listen({
+          ask: (question) => {
+            // New domain rules void what was learned under the old ones.
+            refusedHosts.sync(boundary.domainGeneration);
+            return judge.ask(question);
+          },
+          refused: (question, reason) => judge.refused(question, reason),
+        });
         return {
           args: egressArgs(listener.port, proxy.authority?.spkiPin),
           release: () => listener[Symbol.dispose](),
         };
       },
-      prepareTarget: (t) => guard.install(t),
+      prepareTarget: (t) => Promise.all([guard.install(t), refusedHosts.install(t)]).then(() => {}),
     };
   };
 }

@@ -26,6 +26,16 @@ export interface ProxyJudgeOptions {
   /** Told of every request refused, by method and full URL, for the session's network log. */
   onRequestRefused?: (method: string, url: string, reason: string) => void;
   /**
+   * Reads the request guard allowed (`guard_tickets.ts`): such a request is let through on
+   * the guard's verdict and audit row, once, instead of being judged again.
+   */
+  tickets?: { take(method: string, url: string): boolean };
+  /**
+   * Told of every tunnel the policy itself refused (not an error, a timeout or an audit row
+   * that could not be written): the same tunnel would be refused again.
+   */
+  onTunnelSettled?: (host: string, port: number, reason: string) => void;
+  /**
    * Told of every tunnel refused, by `host:port`: only those a page asked for are the
    * model's to hear of, which the session's network log can tell (Chromium's own are not).
    */
@@ -84,6 +94,15 @@ export function proxyFacts(question: ProxyQuestion, counters: SessionCounters): 
   }));
 }
 
+/** Denials that say the runtime could not decide, not what the policy says of the facts. */
+const UNSETTLED = new Set([
+  "GATE_ERROR",
+  "POLICY_ERROR",
+  "AUDIT_UNAVAILABLE",
+  "DOMAINS_UNREADABLE",
+  "CONFIRM_UNAVAILABLE",
+]);
+
 /** A judge for one session's proxy listener. */
 export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
   const context = () => {
@@ -120,9 +139,21 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
           return { allow: false, reason: "WEBSOCKET_REFUSED", exact: false };
         }
       }
+      if (question.type === "http" && !socket && question.upgrade === undefined) {
+        if (options.tickets?.take(question.method, question.url)) {
+          return {
+            allow: true,
+            reason: "OK",
+            exact: options.boundary.isExactlyAllowed(facts[0].target?.origin),
+          };
+        }
+      }
       const j = await options.boundary.judgeRequest(facts, context());
       const allow = j.decision === "allow";
       if (!allow) blocked(question, facts[0], j.reason);
+      if (!allow && question.type === "connect" && !UNSETTLED.has(j.reason)) {
+        options.onTunnelSettled?.(question.host, question.port, j.reason);
+      }
       return {
         allow,
         reason: j.reason,

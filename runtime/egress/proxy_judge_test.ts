@@ -7,6 +7,7 @@ import { DomainRules } from "../gate/domains.ts";
 import { PolicyEngine } from "../policy/engine.ts";
 import { FRESH_SESSION, type SessionCounters } from "../policy/fact_builders.ts";
 import { openDatabase } from "../store/database.ts";
+import { GuardTickets } from "./guard_tickets.ts";
 import { proxyFacts, proxyJudge } from "./proxy_judge.ts";
 
 const COUNTERS: SessionCounters = {
@@ -35,17 +36,21 @@ async function judgeWith(allowAll: boolean) {
   const boundary = new Boundary({ engine, domains, audit, allowedOrigins: ALLOWED });
   const blocked: BlockedRequest[] = [];
   const tunnels: [string, string][] = [];
+  const settled: string[] = [];
   const judge = proxyJudge({
     boundary,
     session: () => ({ id: "s-9", agent: "agent-x" }),
     counters: () => COUNTERS,
     onBlocked: (r) => blocked.push(r),
     onTunnelRefused: (authority, reason) => tunnels.push([authority, reason]),
+    onTunnelSettled: (host, port, reason) => settled.push(`${host}:${port} ${reason}`),
   });
   return {
     judge,
+    boundary,
     blocked,
     tunnels,
+    settled,
     audit,
     domains,
     /** Audit rows of requests (not lifecycle events) as compact tuples. */
@@ -179,6 +184,8 @@ Deno.test("proxyJudge().ask() allows only on an allow and audits every answer", 
     { method: "POST", origin: "http://127.0.0.1:8081", reason: "READ_ONLY_WRITE" },
   ]);
   assert.deepEqual(j.tunnels, [["evil.test:443", "ORIGIN_NOT_ALLOWED"]]);
+  // The policy's own refusal of a tunnel: the browser may refuse it from then on.
+  assert.deepEqual(j.settled, ["evil.test:443 ORIGIN_NOT_ALLOWED"]);
 });
 
 Deno.test("proxyJudge().ask() reports exact only for exactly listed origins", async () => {
@@ -232,6 +239,7 @@ Deno.test("proxyJudge().refused() writes a deny audit row for the question", asy
     ["PUT", "https://portal.test", "CHUNKED_REFUSED"],
   ]);
   assert.deepEqual(j.tunnels, [["portal.test:8443", "UPSTREAM_UNREACHABLE"]]);
+  assert.deepEqual(j.settled, [], "what failed after an allow is never learned");
 });
 
 Deno.test("proxyFacts() takes a request's resource type from its Sec-Fetch-Dest", () => {
@@ -247,4 +255,29 @@ Deno.test("proxyFacts() takes a request's resource type from its Sec-Fetch-Dest"
     FRESH_SESSION,
   );
   assert.equal(bare.resource_type, "proxy");
+});
+
+Deno.test("proxyJudge().ask() lets a read the request guard allowed through once on its ticket, unaudited again", async () => {
+  await using j = await judgeWith(false);
+  const tickets = new GuardTickets();
+  const judge = proxyJudge({
+    boundary: j.boundary,
+    session: () => ({ id: "s-9", agent: "agent-x" }),
+    counters: () => COUNTERS,
+    tickets,
+  });
+  const url = "http://127.0.0.1:8081/img.png?v=1";
+  tickets.issue("GET", url);
+  const first = await judge.ask({ type: "http", method: "GET", url });
+  assert.deepEqual([first.allow, first.reason, first.exact], [true, "OK", true]);
+  assert.deepEqual(j.requestRows(), [], "the guard's row stands for it");
+  // Taken: the same request again is judged (and audited) like any other.
+  await judge.ask({ type: "http", method: "GET", url });
+  // A ticket never carries an upgrade, nor a write (none is issued for one).
+  tickets.issue("GET", url);
+  await judge.ask({ type: "http", method: "GET", url, upgrade: "websocket" });
+  tickets.issue("POST", url);
+  const post = await judge.ask({ type: "http", method: "POST", url });
+  assert.equal(post.reason, "READ_ONLY_WRITE");
+  assert.deepEqual(j.requestRows().map((r) => r[6]), ["GET", "GET", "POST"]);
 });

@@ -21,6 +21,8 @@ export interface RequestGuardOptions {
   session: () => { id: string; agent: string | null };
   counters: () => SessionCounters;
   onBlocked: (request: BlockedRequest) => void;
+  /** Told of every request it lets go (method, full URL), before it goes. */
+  onAllowed?: (method: string, url: string) => void;
   /**
    * What `Fetch` pauses: `all` (every request, with the page facts of its frame and
    * initiator), `documents` (navigations, frames and form submits; the egress proxy alone
@@ -113,6 +115,7 @@ export class RequestGuard {
       allow = false;
     }
     if (allow) {
+      this.#options.onAllowed?.(facts.method, e.request.url);
       await session.send("Fetch.continueRequest", { requestId: e.requestId }).catch(() => {});
       return;
     }

@@ -147,17 +147,20 @@ async function guardWith(pause?: GuardPause) {
   const audit = new AuditLog(db);
   const boundary = new Boundary({ engine, audit, allowedOrigins: allowed });
   const blocked: BlockedRequest[] = [];
+  const tickets: string[] = [];
   const guard = new RequestGuard({
     boundary,
     session: () => ({ id: "s-4", agent: "agent-y" }),
     counters: () => COUNTERS,
     onBlocked: (r) => blocked.push(r),
+    onAllowed: (method, url) => tickets.push(`${method} ${url}`),
     pause,
   });
   return {
     guard,
     audit,
     blocked,
+    tickets,
     async [Symbol.asyncDispose]() {
       await engine[Symbol.asyncDispose]();
       db.close();
@@ -241,6 +244,8 @@ Deno.test("RequestGuard.install() continues an allowed request and audits it", a
   assert.deepEqual(g.blocked, []);
   const rows = g.audit.rows().map((r) => [r.source, r.session, r.agent, r.decision, r.origin]);
   assert.deepEqual(rows, [["request", "s-4", "agent-y", "allow", "https://portal.test"]]);
+  // The proxy's ticket: the full URL, for it to match, told before the request goes.
+  assert.deepEqual(g.tickets, ["GET https://portal.test/home"]);
 });
 
 Deno.test("RequestGuard.install() fails a denied request with BlockedByClient and reports its origin only", async () => {
@@ -268,6 +273,7 @@ Deno.test("RequestGuard.install() fails a denied request with BlockedByClient an
   assert.ok(!JSON.stringify(g.blocked).includes("secret"));
   assert.ok(!host.methods().includes("Fetch.continueRequest"));
   assert.deepEqual(g.audit.rows().map((r) => r.decision), ["deny", "deny", "deny"]);
+  assert.deepEqual(g.tickets, [], "a refused request gets no ticket");
 });
 
 Deno.test("RequestGuard.install() swallows a failed answer to a request (target gone)", async () => {

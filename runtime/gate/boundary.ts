@@ -60,6 +60,14 @@ export class Boundary {
     for (const o of origins) this.#reserved.add(o);
   }
 
+  /**
+   * The generation of the operator's domain rules the last decision was made under (it moves
+   * whenever the rules change): what was learned from earlier verdicts holds only under it.
+   */
+  get domainGeneration(): number {
+    return this.#domainGeneration;
+  }
+
   /** The audit log, when there is one. */
   get audit(): AuditLog | undefined {
     return this.#deps.audit;
