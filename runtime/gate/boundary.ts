@@ -40,6 +40,9 @@ interface OpenWindow extends WriteWindow {
   used: Set<RequestContext["source"]>;
 }
 
+/** What a proxy-seen request may be to use a write window (Sec-Fetch-Dest, or none known). */
+const WINDOW_DESTS = new Set(["document", "iframe", "frame", "proxy"]);
+
 /** Judges facts for actions and requests. */
 export class Boundary {
   #deps: BoundaryDeps;
@@ -181,6 +184,10 @@ export class Boundary {
     // The request guard sees what made the request: only a document (the approved form's
     // submission) may use the window, never a script's fetch, XHR or beacon to that URL.
     if (ctx.source === "request" && facts.resource_type !== "document") return false;
+    // The proxy has the browser's Sec-Fetch-Dest where Chromium sends it (secure and loopback
+    // origins): there too only a document or frame navigation, never `empty` (fetch, XHR,
+    // beacon). Without it (`proxy`: plain http elsewhere) the proxy cannot tell.
+    if (ctx.source === "proxy" && !WINDOW_DESTS.has(facts.resource_type)) return false;
     w.used.add(ctx.source);
     return true;
   }

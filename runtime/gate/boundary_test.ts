@@ -97,7 +97,16 @@ Deno.test("Boundary write window lets exactly one approved method and URL throug
   // A script's fetch to the same URL is not the form the human approved.
   assert.equal((await b.boundary.judgeRequest(scripted, ctx)).reason, "READ_ONLY_WRITE");
   assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "WRITE_WINDOW");
-  // Once per layer: the proxy sees the same request, a second one is refused.
+  // Once per layer: the proxy sees the same request, a second one is refused. What the
+  // browser says is a fetch (Sec-Fetch-Dest: empty) is not the form either.
+  assert.equal(
+    (await b.boundary.judgeRequest({ ...post, resource_type: "empty" }, {
+      ...ctx,
+      source: "proxy",
+    }))
+      .reason,
+    "READ_ONLY_WRITE",
+  );
   assert.equal(
     (await b.boundary.judgeRequest(post, { ...ctx, source: "proxy" })).reason,
     "WRITE_WINDOW",
