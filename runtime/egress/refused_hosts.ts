@@ -72,7 +72,8 @@ export class RefusedHosts {
     session.on("Network.loadingFinished", (e) => watched.delete(e.requestId));
     this.#sessions.add(session);
     session.onDetach(() => this.#sessions.delete(session));
-    return this.#learned.size === 0 ? Promise.resolve() : this.#push(session);
+    // Never fatal to the target: what the browser does not block, the proxy still refuses.
+    return this.#learned.size === 0 ? Promise.resolve() : this.#push(session).catch(() => {});
   }
 
   /**

@@ -40,15 +40,20 @@ Deno.test("RefusedHosts hands every page target the tunnels the policy refused, 
   await r.install(fakeTarget(host, "service_worker").target);
   assert.equal(blockedUrls(host).length, 3);
   assert.equal(host.calls.at(-1)!.sessionId, "session-iframe");
+  // A target that cannot take the list still runs: the proxy refuses those tunnels anyway.
+  host.failing.add("Network.setBlockedURLs");
+  await r.install(fakeTarget(host, "worker").target);
+  host.failing.clear();
+  assert.equal(blockedUrls(host).length, 4);
   // Hosts a pattern could not spell plainly are never learned.
   r.learn("[::1]", 443, "X", 1);
   r.learn("a*b.example", 443, "X", 1);
-  assert.equal(blockedUrls(host).length, 3);
+  assert.equal(blockedUrls(host).length, 4);
   // New domain rules: everything learned is forgotten, on every target.
   r.sync(1);
-  assert.equal(blockedUrls(host).length, 3);
+  assert.equal(blockedUrls(host).length, 4);
   r.sync(2);
-  assert.deepEqual(blockedUrls(host).slice(-2), [[], []]);
+  assert.deepEqual(blockedUrls(host).slice(-3), [[], [], []]);
 });
 
 Deno.test("RefusedHosts reports a request Chromium refused on a learned entry, with its reason", async () => {
