@@ -169,33 +169,26 @@ async function handle(client: ByteConn, ctx: Ctx): Promise<void> {
     }
     return;
   }
-  let url: URL;
-  try {
-    url = new URL(head.target);
-  } catch {
-    return await malformed();
-  }
-  if (url.protocol !== "http:" && url.protocol !== "ws:") {
-    refused({ type: "http", method: head.method, url: url.href }, "BAD_REQUEST");
-    return await reply(client, 400, "BAD_REQUEST");
-  }
-  let kept = await forward(client, head, url, false, ctx);
-  // A kept-alive connection: each further request is read and judged on its own.
-  while (kept) {
-    const conn = prefixed(client, kept.next);
-    const nextHead = await readHead(conn);
-    if (!nextHead || nextHead === "empty" || nextHead.method === "CONNECT") return;
-    let nextUrl: URL;
+  // Plain-HTTP requests one after another on a kept-alive connection, each judged on its own.
+  let conn = client;
+  let request = head;
+  for (;;) {
+    let url: URL;
     try {
-      nextUrl = new URL(nextHead.target);
+      url = new URL(request.target);
     } catch {
       return await malformed();
     }
-    if (nextUrl.protocol !== "http:" && nextUrl.protocol !== "ws:") {
-      refused({ type: "http", method: nextHead.method, url: nextUrl.href }, "BAD_REQUEST");
+    if (url.protocol !== "http:" && url.protocol !== "ws:") {
+      refused({ type: "http", method: request.method, url: url.href }, "BAD_REQUEST");
       return await reply(client, 400, "BAD_REQUEST");
     }
-    kept = await forward(conn, nextHead, nextUrl, false, ctx);
+    const kept = await forward(conn, request, url, false, ctx);
+    if (!kept) return;
+    conn = prefixed(client, kept.next);
+    const next = await readHead(conn);
+    if (!next || next === "empty" || next.method === "CONNECT") return;
+    request = next;
   }
 }
 
