@@ -1,7 +1,8 @@
 /**
  * The egress boundary as browser hooks: each launch gets its own proxy listener and the
- * flags that leave it the browser's only way out; each target gets request interception
- * before it runs. Built in `cli/start.ts`, so the browser layer never imports egress.
+ * flags that leave it the browser's only way out; each target gets, before it runs, the
+ * tunnels the policy refused and (with `request_guard: all` or `documents`) request
+ * interception. Built in `cli/policy_worlds.ts`, so the browser layer never imports egress.
  *
  * @module
  */
