@@ -18,6 +18,7 @@ import { childPermissions, type LaunchFacts } from "../runtime/launcher/permissi
 import { parsePolicy } from "../runtime/policy/policy_file.ts";
 import { serveFixtureSite } from "./fixtures/site.ts";
 import { eventually, keyedTransport, TestClient } from "./helpers/harness.ts";
+import { spawnServing } from "./helpers/omotai_cli.ts";
 
 const CHECKOUT = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 const MAIN = join(CHECKOUT, "runtime", "main.ts");
@@ -180,26 +181,17 @@ Deno.test("launch() grants sse mode the policy of an agent added from another di
   try {
     // The runtime's own policy allows nothing; the agent's allows the fixture site.
     const key = await addAgent("bot", "elsewhere");
-    const child = new Deno.Command(Deno.execPath(), {
-      args: omotaiArgs(["start", "--mode", "sse", "--port", "0", "--data-dir", `${work}/d`]),
-      cwd: "/",
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    let stderr = "";
-    child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
-      new WritableStream({ write: (chunk) => void (stderr += chunk) }),
-    ).catch(() => {});
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    const rt = await spawnServing(
+      new Deno.Command(Deno.execPath(), {
+        args: omotaiArgs(["start", "--mode", "sse", "--port", "0", "--data-dir", `${work}/d`]),
+        cwd: "/",
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }),
+    );
+    const { child, url } = rt;
     try {
-      let banner = "";
-      while (!/Streamable HTTP: (\S+)\/mcp/.test(banner)) {
-        const { value, done } = await reader.read();
-        assert.ok(!done, banner + stderr);
-        banner += value;
-      }
-      const url = banner.match(/Streamable HTTP: (\S+)\/mcp/)![1];
       const client = new Client({ name: "launcher-agent-test", version: "0" });
       await client.connect(keyedTransport(url, key));
       await using c = new TestClient(client);
@@ -211,13 +203,12 @@ Deno.test("launch() grants sse mode the policy of an agent added from another di
       await assert.rejects(() => late.connect(keyedTransport(url, lateKey)));
       assert.ok(
         await eventually(() =>
-          /agent late: POLICY_NOT_GRANTED: .*later\/agent\.yaml.*restart/.test(stderr)
+          /agent late: POLICY_NOT_GRANTED: .*later\/agent\.yaml.*restart/.test(rt.stderr())
         ),
-        stderr,
+        rt.stderr(),
       );
     } finally {
       child.kill("SIGTERM");
-      await reader.cancel().catch(() => {});
       assert.equal((await child.status).code, 0, "SIGTERM passed on, clean exit");
     }
   } finally {

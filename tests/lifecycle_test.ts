@@ -31,6 +31,7 @@ import {
   runtimeCommand,
   TestClient,
 } from "./helpers/harness.ts";
+import { spawnServing } from "./helpers/omotai_cli.ts";
 import { AgentKeys } from "../runtime/agents/agent_keys.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 
@@ -483,44 +484,30 @@ async function spawnSse(f: Fixture, idleSeconds: number) {
   const db = openDatabase(databasePath(f.dataDir));
   const { key } = new AgentKeys(db).add("lifecycle");
   db.close();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...await omotaiFlags(),
-      "runtime/main.ts",
-      "start",
-      "--mode",
-      "sse",
-      "--port",
-      "0",
-      "--idle-timeout",
-      String(idleSeconds),
-      "--data-dir",
-      f.dataDir,
-      "--policy",
-      f.policyFile,
-    ],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let stderr = "";
-  child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
-    new WritableStream({ write: (chunk) => void (stderr += chunk) }),
-  ).catch(() => {});
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let banner = "";
-  while (!/Streamable HTTP: (\S+)\/mcp/.test(banner)) {
-    const { value, done } = await reader.read();
-    assert.ok(!done, `no banner:\n${banner}\n${stderr}`);
-    banner += value;
-  }
-  // Drained so the runtime never blocks on a full stdout pipe.
-  (async () => {
-    while (!(await reader.read()).done);
-  })().catch(() => {});
-  const url = banner.match(/Streamable HTTP: (\S+)\/mcp/)![1];
-  return { child, url, key, stderr: () => stderr };
+  const rt = await spawnServing(
+    new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        ...await omotaiFlags(),
+        "runtime/main.ts",
+        "start",
+        "--mode",
+        "sse",
+        "--port",
+        "0",
+        "--idle-timeout",
+        String(idleSeconds),
+        "--data-dir",
+        f.dataDir,
+        "--policy",
+        f.policyFile,
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }),
+  );
+  return { ...rt, key };
 }
 
 for (const kind of ["Streamable HTTP", "legacy SSE"] as const) {

@@ -3,6 +3,7 @@
  * tests: a clean environment (the caller's vault variables and OMOTAI_DB never leak in),
  * stdin piped, and data dirs under runs/ (the only place the task may write).
  */
+import assert from "node:assert/strict";
 import { omotaiFlags } from "./harness.ts";
 
 /** What a run printed and how it ended. */
@@ -58,4 +59,37 @@ export async function withRunsDir(
 /** A random 32-byte vault key, base64. */
 export function randomVaultKey(): string {
   return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+}
+
+/** A runtime subprocess serving over HTTP: its process, its URL, what it printed on stderr. */
+export interface ServingRuntime {
+  child: Deno.ChildProcess;
+  /** The Streamable HTTP base URL (without `/mcp`). */
+  url: string;
+  stderr(): string;
+}
+
+const BANNER = /Streamable HTTP: (\S+)\/mcp/;
+
+/**
+ * Spawns `command` (a runtime in sse mode, stdout and stderr piped) and resolves once it
+ * printed its Streamable HTTP URL; the rest of its stdout is drained so it never blocks.
+ */
+export async function spawnServing(command: Deno.Command): Promise<ServingRuntime> {
+  const child = command.spawn();
+  let stderr = "";
+  child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
+    new WritableStream({ write: (chunk) => void (stderr += chunk) }),
+  ).catch(() => {});
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let banner = "";
+  while (!BANNER.test(banner)) {
+    const { value, done } = await reader.read();
+    assert.ok(!done, `no banner:\n${banner}\n${stderr}`);
+    banner += value;
+  }
+  (async () => {
+    while (!(await reader.read()).done);
+  })().catch(() => {});
+  return { child, url: BANNER.exec(banner)![1], stderr: () => stderr };
 }
