@@ -54,7 +54,10 @@ Deno.test("console: a human approves one write and denies another while the agen
     assert.match(shown, /clerk/);
     assert.match(shown, /\/login/);
     assert.match(shown, /alice/);
-    assert.doesNotMatch(shown, /planted-prefill/, "password values are never shown");
+    // The held request itself: every entry it carries, the page's own password field too (a
+    // masked entry is where a page would hide what it really sends); stored secrets are the
+    // ones redacted (tests/approve_request_test.ts).
+    assert.match(shown, /planted-prefill/);
     const shot = Deno.env.get("OMOTAI_CONSOLE_SCREENSHOT");
     if (shot) {
       const { data } = await operator.page.send("Page.captureScreenshot", { format: "png" });

@@ -3,6 +3,7 @@ import { ApprovalQueue } from "../runtime/approvals/approval_queue.ts";
 import { HumanQuestions } from "../runtime/approvals/questions.ts";
 import type { AuditEvent, AuditRow, AuditSink } from "../runtime/audit/audit_row.ts";
 import type { ApprovalOutcome, PendingApproval } from "../runtime/gate/approver.ts";
+import { requestView } from "../runtime/net/request_view.ts";
 import { baseFacts, FRESH_SESSION } from "../runtime/policy/fact_builders.ts";
 import { createConsoleApp, isConsolePath } from "./console_app.ts";
 import type {
@@ -246,18 +247,28 @@ async function login(h: Harness): Promise<{ cookie: string; csrf: string }> {
   return { cookie, csrf };
 }
 
+/** The details of a held form post of `body` (urlencoded) to `url`, through `redact`. */
+function formDetails(
+  url: string,
+  body: string,
+  redact: (s: string) => string = (s) => s,
+): NonNullable<PendingApproval["details"]> {
+  const request = requestView({
+    method: "POST",
+    url,
+    contentType: "application/x-www-form-urlencoded",
+    body: new TextEncoder().encode(body),
+  }, redact);
+  return { origin: new URL(url).origin, kind: "form", request };
+}
+
 function pending(overrides: Partial<PendingApproval> = {}): PendingApproval {
   return {
     session: "s-1",
     agent: "alice",
     tool: "browser_click",
     facts: baseFacts("click", FRESH_SESSION),
-    details: {
-      method: "POST",
-      url: "https://bank.test/transfer?to=acct-9",
-      origin: "https://bank.test",
-      fields: [{ name: "amount", value: "100" }],
-    },
+    details: formDetails("https://bank.test/transfer?to=acct-9", "amount=100"),
     timeoutMs: 60_000,
     ...overrides,
   };
@@ -558,8 +569,17 @@ Deno.test("createConsoleApp() POST /api/approvals/{id} approve resolves the queu
   const list = await send(h, "/api/approvals?state=pending", { bearer: TOKEN });
   assert.equal(list.status, 200);
   const [listed] = await list.json();
-  assert.equal(listed.url, "https://bank.test/transfer?to=acct-9");
-  assert.deepEqual(listed.fields, [{ name: "amount", value: "100" }]);
+  assert.equal(listed.kind, "form");
+  assert.deepEqual(
+    listed.request,
+    formDetails("https://bank.test/transfer?to=acct-9", "amount=100").request,
+    "the API answers the request view whole",
+  );
+  assert.equal(listed.request.url.text, "https://bank.test/transfer?to=acct-9");
+  assert.deepEqual(listed.request.entries, [{
+    name: { text: "amount", length: 6, flags: [] },
+    value: { text: "100", length: 3, flags: [] },
+  }]);
   for (const key of ["id", "agent", "session", "origin", "method", "created_at", "expires_at"]) {
     assert.ok(key in listed, key);
   }
@@ -586,6 +606,47 @@ Deno.test("createConsoleApp() POST /api/approvals/{id} approve resolves the queu
   await unknown.body?.cancel();
   const decided = await send(h, "/api/approvals?state=decided", { bearer: TOKEN });
   assert.equal((await decided.json())[0].state, "approved");
+});
+
+Deno.test("createConsoleApp() a stored secret is absent from the approvals pages, API and events", async () => {
+  using h = harness({ heartbeatMs: 20 });
+  const { cookie } = await login(h);
+  const secret = "Vault-Pa55word!";
+  // The redactor the gate hands requestView(): every form of the secret it knows.
+  const redact = (s: string) =>
+    s.replaceAll(secret, "[redacted]").replaceAll(encodeURIComponent(secret), "[redacted]");
+  const events = await send(h, "/api/events", { cookie });
+  const reader = events.body!.getReader();
+  let streamed = await readUntil(reader, "event: ready");
+  const details = formDetails(
+    `https://bank.test/reset/${encodeURIComponent(secret)}?token=${encodeURIComponent(secret)}`,
+    new URLSearchParams([["password", secret], [secret, "1"], ["note", `is ${secret}`]])
+      .toString(),
+    redact,
+  );
+  const answer = h.approvals.request(pending({ details }));
+  streamed = await readUntil(reader, '"type":"added"', streamed);
+  const seen = [streamed];
+  for (const path of ["/", "/approvals/table"]) {
+    const page = await send(h, path, { cookie });
+    assert.equal(page.status, 200);
+    seen.push(await page.text());
+  }
+  const api = await (await send(h, "/api/approvals?state=pending", { bearer: TOKEN })).text();
+  seen.push(api);
+  assert.match(api, /"text":"note","length":4/);
+  assert.ok(api.includes('"text":"is [redacted]"'), "the entry is there, redacted");
+  h.approvals.decide(h.approvals.list("pending")[0].id, "deny", "api");
+  await answer;
+  seen.push(await (await send(h, "/api/approvals", { bearer: TOKEN })).text());
+  seen.push(await (await send(h, "/", { cookie })).text());
+  await reader.cancel();
+  for (const text of seen) {
+    for (const form of [secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1)]) {
+      assert.equal(text.toLowerCase().includes(form.toLowerCase()), false, text.slice(0, 200));
+    }
+  }
+  await new Promise((r) => setTimeout(r, 30));
 });
 
 Deno.test("createConsoleApp() the approval form denies with the console as decider", async () => {
@@ -682,10 +743,11 @@ Deno.test("createConsoleApp() escapes hostile values on every page", async () =>
     agent: hostile,
     session: hostile,
     details: {
-      method: "POST",
-      url: `https://bank.test/${hostile}`,
+      ...formDetails(
+        `https://bank.test/${hostile}?q=${encodeURIComponent(hostile)}`,
+        new URLSearchParams([[hostile, hostile]]).toString(),
+      ),
       origin: `https://bank.test"${hostile}`,
-      fields: [{ name: hostile, value: hostile }],
     },
   }));
   const asked = h.questions.ask({ question: hostile, agent: hostile, session: null }, 60_000);

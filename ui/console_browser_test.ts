@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { ApprovalQueue } from "../runtime/approvals/approval_queue.ts";
 import { HumanQuestions } from "../runtime/approvals/questions.ts";
+import { requestView } from "../runtime/net/request_view.ts";
 import { baseFacts, FRESH_SESSION } from "../runtime/policy/fact_builders.ts";
 import { operatorBrowser } from "../tests/helpers/operator_browser.ts";
 import { createConsoleApp } from "./console_app.ts";
@@ -70,10 +71,17 @@ Deno.test("createConsoleApp() in Chromium: login, a live approval row and title,
       tool: "browser_click",
       facts: baseFacts("click", FRESH_SESSION),
       details: {
-        method: "POST",
-        url: "https://bank.test/transfer",
         origin: "https://bank.test",
-        fields: [{ name: "amount", value: "100" }],
+        kind: "form",
+        request: requestView({
+          method: "POST",
+          url: "https://bank.test/transfer",
+          contentType: "application/x-www-form-urlencoded",
+          body: new TextEncoder().encode(
+            new URLSearchParams({ amount: "100", payee: "Acme\u202Eevil", memo: "m".repeat(500) })
+              .toString(),
+          ),
+        }, (s) => s),
       },
       timeoutMs: 60_000,
     });
@@ -82,6 +90,59 @@ Deno.test("createConsoleApp() in Chromium: login, a live approval row and title,
       "the title counts the new approval without a reload",
     );
     assert.equal(await evaluate("document.querySelectorAll('[data-pending]').length"), 1);
+    const rowText = String(await evaluate(`document.querySelector("[data-pending]").innerText`));
+    assert.ok(rowText.includes("Acme\\u{202E}evil"), "the override shows as an escape");
+    assert.ok(!rowText.includes("\u202E"), "no raw override on the page");
+    assert.match(rowText, /invisible\/bidi characters/);
+    assert.match(rowText, /… \(500 characters\)/);
+    // The operator unfolds the long memo; a live refresh keeps it unfolded.
+    await evaluate(`document.querySelector("details.fold summary").click()`);
+    assert.equal(await evaluate(`document.querySelector("details.fold").open`), true);
+    assert.equal(
+      await evaluate(`document.querySelector("details.fold .whole").textContent`),
+      "m".repeat(500),
+    );
+    const other = approvals.request({
+      session: "s-2",
+      agent: "bob",
+      tool: "browser_click",
+      facts: baseFacts("click", FRESH_SESSION),
+      details: {
+        origin: "https://shop.test",
+        kind: "script",
+        request: requestView({
+          method: "GET",
+          url: "https://shop.test/x",
+          contentType: null,
+          body: new Uint8Array(),
+        }, (s) => s),
+      },
+      timeoutMs: 60_000,
+    });
+    assert.ok(
+      await eventually(async () => await evaluate("document.title") === "(2) Approvals — Omotai"),
+    );
+    assert.ok(
+      await eventually(async () =>
+        await evaluate("document.querySelectorAll('[data-pending]').length") === 2
+      ),
+    );
+    assert.equal(
+      await evaluate(
+        `document.querySelector("[data-pending='${
+          approvals.list("pending")[1].id
+        }'] details.fold").open`,
+      ),
+      true,
+      "still unfolded after the refresh",
+    );
+    approvals.decide(approvals.list("pending")[0].id, "deny", "api");
+    await other;
+    assert.ok(
+      await eventually(async () =>
+        await evaluate("document.querySelectorAll('[data-pending]').length") === 1
+      ),
+    );
 
     await evaluateAndLoad(`document.querySelector("button.approve").click()`);
     assert.deepEqual(await answer, { outcome: "approved" });

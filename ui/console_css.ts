@@ -21,10 +21,18 @@ table { border-collapse: collapse; width: 100%; margin-bottom: 1rem; }
 th, td { border-bottom: 1px solid var(--line); padding: .35rem .5rem; text-align: left; vertical-align: top; }
 th { font-weight: 600; white-space: nowrap; }
 td.url, code { overflow-wrap: anywhere; word-break: break-all; }
-td.fields { min-width: 16rem; overflow-wrap: anywhere; }
-td.fields dl { margin: 0; display: grid; grid-template-columns: max-content 1fr; gap: 0 .6rem; max-height: 14rem; overflow: auto; }
-td.fields dt { color: var(--muted); }
-td.fields dd { margin: 0; }
+td.request { min-width: 24rem; overflow-wrap: anywhere; }
+td.request dl { margin: .15rem 0 .5rem; display: grid; grid-template-columns: minmax(5rem, max-content) 1fr; gap: .1rem .6rem; max-height: 28rem; overflow: auto; }
+td.request dt { color: var(--muted); }
+td.request dd { margin: 0; }
+td.request .part { font-size: .85rem; font-weight: 600; margin: .4rem 0 0; }
+.shown { white-space: pre-wrap; overflow-wrap: anywhere; }
+mark.esc { background: #ffd54f; color: #000; border-radius: 2px; padding: 0 .1em; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85em; }
+.flag, .badge { display: inline-block; margin-left: .4rem; padding: 0 .35rem; border: 1px solid var(--warn); border-radius: 3px; color: var(--warn); font-size: .8rem; white-space: nowrap; }
+.badge { font-weight: 600; }
+tr.flagged > td { background: #ffb3001a; }
+details.fold summary { cursor: pointer; }
+details.fold .whole { margin-top: .25rem; max-height: 30rem; overflow: auto; border-left: 2px solid var(--line); padding-left: .4rem; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; }
 form.inline { display: inline; margin: 0 .2rem 0 0; }
 form.row { display: flex; gap: .5rem; flex-wrap: wrap; align-items: end; margin: 0 0 1rem; }

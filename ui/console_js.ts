@@ -1,8 +1,8 @@
 /**
  * The console's one script, served as `/console.js` (the CSP allows no inline script). It
  * listens to `/api/events`; on a change it refreshes the page's live table from the server
- * (already escaped there), puts the number of pending requests in the title, and beeps when
- * a new one arrives. Without it every page still works, by reloading.
+ * (already escaped there; unfolded values stay unfolded and scrolled lists stay scrolled),
+ * puts the number of pending requests in the title, and beeps when a new one arrives. Without it every page still works, by reloading.
  *
  * @module
  */
@@ -49,7 +49,18 @@ export const CONSOLE_JS = `"use strict";
         const res = await fetch(live.dataset.live, { credentials: "same-origin" });
         // A session that ended answers with the login page: go there instead of showing it.
         if (res.status === 401 || res.redirected) { location.assign("/login"); return; }
-        if (res.ok) live.innerHTML = await res.text();
+        if (res.ok) {
+          const text = await res.text();
+          // Keep what the operator unfolded and how far a long list was scrolled.
+          const open = new Set(Array.from(live.querySelectorAll("details[open][data-fold]"), (d) => d.dataset.fold));
+          const scrolled = new Map(Array.from(live.querySelectorAll("[data-scroll]"), (e) => [e.dataset.scroll, e.scrollTop]));
+          live.innerHTML = text;
+          for (const d of live.querySelectorAll("details[data-fold]")) if (open.has(d.dataset.fold)) d.open = true;
+          for (const e of live.querySelectorAll("[data-scroll]")) {
+            const top = scrolled.get(e.dataset.scroll);
+            if (top) e.scrollTop = top;
+          }
+        }
       }
       const n = await count("/api/approvals?state=pending") + await count("/api/questions?state=pending");
       document.title = n > 0 ? "(" + n + ") " + baseTitle : baseTitle;

@@ -41,3 +41,22 @@ export function postButton(
 export function seg(value: string): string {
   return encodeURIComponent(value);
 }
+
+/**
+ * Everything that hides, reorders or draws nothing on screen: controls, line and paragraph
+ * separators, format characters (bidi overrides, zero-width), unassigned code points, lone
+ * surrogates and the letters or marks that are blank. The runtime's `RequestView` has them
+ * escaped already (runtime/net/request_view.ts, which `ui/` may import types of only, hence
+ * this copy); the pages pass every page-made string through `visible()` as well, so a value
+ * that reached them some other way still cannot reorder what the operator reads.
+ */
+const HIDDEN =
+  /[\p{Cc}\p{Cf}\p{Cn}\p{Cs}\p{Zl}\p{Zp}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u2800\u3164\uFE00-\uFE0F\uFFA0\u{E0000}-\u{E0FFF}]/gu;
+
+/** `text` with every hidden character as a visible `\u{XXXX}` escape. */
+export function visible(text: string): string {
+  return text.replace(
+    HIDDEN,
+    (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}}`,
+  );
+}

@@ -9,15 +9,10 @@
  * @module
  */
 import type { AuditRow } from "../runtime/audit/audit_row.ts";
+import type { RequestView } from "../runtime/net/request_view.ts";
 
 /** A value now or later. */
 export type MaybePromise<T> = T | Promise<T>;
-
-/** One form field of an approval; secret values arrive as `[redacted]`. */
-export interface FieldView {
-  readonly name: string;
-  readonly value: string;
-}
 
 /** One approval as the console shows it. */
 export interface ApprovalView {
@@ -26,8 +21,13 @@ export interface ApprovalView {
   readonly session: string;
   readonly origin: string;
   readonly method: string;
-  readonly url: string;
-  readonly fields: readonly FieldView[];
+  /** `form`: a form's own navigation submission; `script`: a fetch or XHR write. */
+  readonly kind: string;
+  /**
+   * The exact held request: every text already redacted and escaped (no invisible, bidi or
+   * control character left), every entry present, none cut.
+   */
+  readonly request: RequestView;
   readonly created_at: string;
   readonly expires_at: string;
   /** `pending`, `approved`, `denied`, `expired` or `withdrawn`. */

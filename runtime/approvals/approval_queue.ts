@@ -1,26 +1,22 @@
 /**
  * Pending approvals: the `Approver` a human answers through the operator console. A
  * `confirm` becomes a record the console lists; the gate's call waits for the first of the
- * operator's decision, the policy's timeout and the agent's call going away. Every outcome
- * is one audit row naming the origin only: the URL, its path and query and the field values
- * are shown to the operator but never written down.
+ * operator's decision, the policy's timeout and the agent's call going away. What the
+ * operator approves is the exact held request (`RequestView`: method, whole URL, every query
+ * and body entry). Every outcome is one audit row naming the origin and method only: the
+ * URL, its path and query and the entries are shown to the operator but never written down.
  *
  * @module
  */
 import type { AuditEvent, AuditSink } from "../audit/audit_row.ts";
 import type { ApprovalOutcome, Approver, PendingApproval } from "../gate/approver.ts";
+import type { RequestView } from "../net/request_view.ts";
 import { log } from "../log.ts";
 import { HumanWait } from "./human_wait.ts";
 import { Listeners } from "./listeners.ts";
 
 /** Where an approval stands. Everything but `pending` is final. */
 export type ApprovalState = "pending" | "approved" | "denied" | "expired" | "withdrawn";
-
-/** One form field as the operator sees it (secrets already `[redacted]`). */
-export interface ApprovalField {
-  name: string;
-  value: string;
-}
 
 /** One approval, as listed to the console (a copy: changing it changes nothing). */
 export interface Approval {
@@ -30,10 +26,12 @@ export interface Approval {
   session: string;
   /** The page's origin. */
   origin: string;
+  /** The held request's method (escaped, as in `request.method`). */
   method: string;
-  /** The form's whole action URL (for the operator's eyes only). */
-  url: string;
-  fields: ApprovalField[];
+  /** A form's own navigation submission, or a script's write (fetch, XHR). */
+  kind: "form" | "script";
+  /** The exact held request, as shown (for the operator's eyes only; secrets redacted). */
+  request: RequestView;
   created_at: string;
   expires_at: string;
   state: ApprovalState;
@@ -108,9 +106,9 @@ export class ApprovalQueue implements Approver {
       agent: pending.agent,
       session: pending.session,
       origin: details.origin,
-      method: details.method,
-      url: details.url,
-      fields: details.fields.map((f) => ({ name: f.name, value: f.value })),
+      method: details.request.method,
+      kind: details.kind,
+      request: structuredClone(details.request),
       created_at: new Date(now).toISOString(),
       expires_at: new Date(now + Math.max(0, pending.timeoutMs || 0)).toISOString(),
       state: "pending",
@@ -196,7 +194,7 @@ export class ApprovalQueue implements Approver {
     return written;
   }
 
-  /** The outcome's audit row: origin only, never the URL or a field. */
+  /** The outcome's audit row: origin and method only, never the URL or an entry. */
   #write(record: Approval, state: Exclude<ApprovalState, "pending">): boolean {
     const [decision, reason]: [AuditEvent["decision"], string] = state === "approved"
       ? ["allow", APPROVED]
@@ -236,5 +234,5 @@ function originOf(value: string): string | null {
 }
 
 function copy(a: Approval): Approval {
-  return { ...a, fields: a.fields.map((f) => ({ ...f })) };
+  return structuredClone(a);
 }

@@ -1,12 +1,25 @@
 import assert from "node:assert/strict";
 import type { AuditEvent, AuditSink } from "../audit/audit_row.ts";
 import type { PendingApproval } from "../gate/approver.ts";
+import { requestView } from "../net/request_view.ts";
 import { baseFacts, FRESH_SESSION } from "../policy/fact_builders.ts";
 import { type ApprovalEvent, ApprovalQueue } from "./approval_queue.ts";
 
 const SECRET_PATH = "/transfer/acct-777";
 const SECRET_QUERY = "token=q-5ecret";
 const PLANTED = "planted-value-41e9";
+const STORED_SECRET = "stored-S3cret-pw";
+
+/** The held request every test approves: a form post with a planted value and a secret. */
+const REQUEST = requestView(
+  {
+    method: "POST",
+    url: `https://bank.test${SECRET_PATH}?${SECRET_QUERY}`,
+    contentType: "application/x-www-form-urlencoded",
+    body: new TextEncoder().encode(`amount=${PLANTED}&password=${STORED_SECRET}`),
+  },
+  (s) => s.replaceAll(STORED_SECRET, "[redacted]"),
+);
 
 /** Keeps rows in memory; `failing` makes every append throw like an unwritable log. */
 class MemorySink implements AuditSink {
@@ -25,12 +38,7 @@ function pending(overrides: Partial<PendingApproval> = {}): PendingApproval {
     tool: "browser_click",
     facts: baseFacts("click", FRESH_SESSION),
     detail: "POST form to https://bank.test/transfer",
-    details: {
-      method: "POST",
-      url: `https://bank.test${SECRET_PATH}?${SECRET_QUERY}`,
-      origin: "https://bank.test",
-      fields: [{ name: "amount", value: PLANTED }, { name: "password", value: "[redacted]" }],
-    },
+    details: { origin: "https://bank.test", kind: "form", request: REQUEST },
     timeoutMs: 60_000,
     ...overrides,
   };
@@ -53,8 +61,12 @@ Deno.test("ApprovalQueue.request() lists the approval and resolves approved on a
   assert.equal(listed.session, "s-1");
   assert.equal(listed.origin, "https://bank.test");
   assert.equal(listed.method, "POST");
-  assert.equal(listed.url, `https://bank.test${SECRET_PATH}?${SECRET_QUERY}`);
-  assert.deepEqual(listed.fields[0], { name: "amount", value: PLANTED });
+  assert.equal(listed.kind, "form");
+  assert.deepEqual(listed.request, REQUEST);
+  assert.equal(listed.request.url.text, `https://bank.test${SECRET_PATH}?${SECRET_QUERY}`);
+  assert.equal(listed.request.entries[0].value.text, PLANTED);
+  assert.equal(listed.request.entries[1].value.text, "[redacted]");
+  assert.ok(!JSON.stringify(listed).includes(STORED_SECRET));
   assert.equal(listed.state, "pending");
   assert.equal(Date.parse(listed.expires_at) - Date.parse(listed.created_at), 60_000);
 
@@ -75,6 +87,20 @@ Deno.test("ApprovalQueue.request() lists the approval and resolves approved on a
     reason: "APPROVED",
     rule: "console",
   }]);
+});
+
+Deno.test("ApprovalQueue.request() keeps a script write's kind and its own copy of the request", async () => {
+  const queue = new ApprovalQueue(new MemorySink());
+  const request = structuredClone(REQUEST);
+  const answer = queue.request(pending({
+    details: { origin: "https://bank.test", kind: "script", request },
+  }));
+  request.entries.length = 0;
+  const [listed] = queue.list("pending");
+  assert.equal(listed.kind, "script");
+  assert.equal(listed.request.entries.length, 2, "a later change by the caller changes nothing");
+  queue.close();
+  await answer;
 });
 
 Deno.test("ApprovalQueue.decide() deny resolves CONFIRM_DENIED; a second decide is not_pending", async () => {
@@ -146,7 +172,7 @@ Deno.test("ApprovalQueue.request() without details answers CONFIRM_UNAVAILABLE a
   assert.deepEqual(queue.list(), []);
 });
 
-Deno.test("ApprovalQueue audit rows carry neither the URL's path or query nor a field value", async () => {
+Deno.test("ApprovalQueue audit rows carry neither the URL's path or query nor an entry", async () => {
   const sink = new MemorySink();
   const queue = new ApprovalQueue(sink);
   // Every kind of outcome, with a page origin that is (wrongly) a whole URL.
@@ -164,7 +190,7 @@ Deno.test("ApprovalQueue audit rows carry neither the URL's path or query nor a 
   await Promise.all([a, b, c, d]);
   assert.equal(sink.rows.length, 4);
   const text = JSON.stringify(sink.rows);
-  for (const secret of [SECRET_PATH, SECRET_QUERY, PLANTED, "amount", "acct-777"]) {
+  for (const secret of [SECRET_PATH, SECRET_QUERY, PLANTED, "amount", "acct-777", "[redacted]"]) {
     assert.equal(text.includes(secret), false, `${secret} reached the audit`);
   }
   for (const row of sink.rows) assert.equal(row.origin, "https://bank.test");
@@ -197,8 +223,10 @@ Deno.test("ApprovalQueue.subscribe() hears added and decided; unsubscribe stops 
     ["decided", id, "approved"],
   ]);
   // Listeners get copies: changing one changes nothing.
-  events[0].approval.fields[0].value = "changed";
-  assert.equal(queue.list("decided")[0].fields[0].value, PLANTED);
+  events[0].approval.request.entries[0].value.text = "changed";
+  events[0].approval.request.flags.push("bidi");
+  assert.equal(queue.list("decided")[0].request.entries[0].value.text, PLANTED);
+  assert.deepEqual(queue.list("decided")[0].request.flags, []);
   stop();
   const next = queue.request(pending({ timeoutMs: 1 }));
   await next;

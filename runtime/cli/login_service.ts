@@ -9,6 +9,8 @@
 import type { Vault } from "../../vault/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import type { GrantStore } from "../grants/mod.ts";
+import type { Boundary } from "../gate/boundary.ts";
+import { loginHold } from "../gate/write_hold.ts";
 import type { LoginPlan, LoginSecrets, LoginWrite } from "../login/login_flow.ts";
 import { parseTotpSeed } from "../login/totp.ts";
 import type { Redactor } from "../redact/mod.ts";
@@ -21,8 +23,30 @@ export interface LoginServiceDeps {
   vault?: Vault;
   redactor: Redactor;
   taintAfterLogin: "session" | "none";
-  /** The policy world's boundary: a login submit opens its write window there. */
-  boundary: { openWriteWindow(session: string, w: LoginWrite): () => void };
+  /** The policy world's boundary: a login submit opens its write hold there. */
+  boundary: Pick<Boundary, "openHold">;
+  /** Under `read_only`, the origins a login may submit to; undefined: writes are allowed. */
+  loginOrigins: readonly string[] | undefined;
+}
+
+/**
+ * A login's `openWrite`: while the runtime submits the form it filled, the session's one
+ * write hold admits exactly that submission (to a named origin under `read_only`) and
+ * refuses every other write. The agent's login and the startup login both open it here.
+ */
+export function openLoginWrite(
+  boundary: Pick<Boundary, "openHold">,
+  session: string,
+  namedOrigins: readonly string[] | undefined,
+): (write: LoginWrite) => () => string | undefined {
+  return (write) => {
+    const hold = loginHold(write && { ...write, namedOrigins });
+    const close = boundary.openHold(session, hold);
+    return () => {
+      close();
+      return hold.refused;
+    };
+  };
 }
 
 /** The LoginService of a runtime. */
@@ -50,7 +74,7 @@ export function grantLoginService(deps: LoginServiceDeps): LoginService {
       }
       const plan: LoginPlan = {
         origins: [origin],
-        openWrite: (w) => deps.boundary.openWriteWindow(sessionId, w),
+        openWrite: openLoginWrite(deps.boundary, sessionId, deps.loginOrigins),
       };
       return { plan, secrets };
     },

@@ -19,6 +19,7 @@ import { PolicyEngine } from "../policy/engine.ts";
 import { loadModules } from "../policy/loader.ts";
 import { loadPolicyFile, parsePolicy, type PolicyFile } from "../policy/policy_file.ts";
 import { toolSettingsFrom } from "../tools/settings.ts";
+import { processRedactor } from "../redact/mod.ts";
 import type { Gate } from "../gate/gate.ts";
 import type { ToolSettings } from "../tools/tool.ts";
 
@@ -30,6 +31,20 @@ export interface PolicyWorld {
   gate: Gate;
   hooks: BrowserHooksFactory;
   settings: ToolSettings;
+  /**
+   * Under `read_only`, the origins a runtime login may submit to when the policy names them
+   * (`login_submit_origins`); undefined: the origins the credentials are bound to.
+   */
+  loginOrigins: readonly string[] | undefined;
+}
+
+/**
+ * The origins a login may submit to under `read_only`, when the policy names them. Unnamed,
+ * a login submits only to the page origin its credentials are bound to (the grant's or the
+ * startup login's), which the login already requires of the form's action.
+ */
+export function loginSubmitOrigins(policy: PolicyFile): readonly string[] | undefined {
+  return policy.read_only ? policy.login_submit_origins : undefined;
 }
 
 /** What every world shares. */
@@ -107,6 +122,8 @@ export class PolicyWorlds implements AsyncDisposable {
       approver,
       confirmTimeoutMs: policy.confirm_timeout_seconds * 1000,
       maxConfirmations: policy.max_confirmations,
+      scriptWrites: policy.script_writes === "confirm",
+      redact: (text) => processRedactor().redact(text),
     });
     return {
       policy,
@@ -120,6 +137,7 @@ export class PolicyWorlds implements AsyncDisposable {
         pause: policy.request_guard,
       }),
       settings: toolSettingsFrom(policy),
+      loginOrigins: loginSubmitOrigins(policy),
     };
   }
 

@@ -175,6 +175,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
           redactor: processRedactor(),
           taintAfterLogin: world.policy.taint_after_login,
           boundary: world.boundary,
+          loginOrigins: world.loginOrigins,
         }),
         push: human ? (s) => consolePushChannel(human, s) : undefined,
         startup: world.policy.login
@@ -182,6 +183,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
             vault,
             redactor: processRedactor(),
             boundary: world.boundary,
+            loginOrigins: world.loginOrigins,
             push: human ? (s) => consolePushChannel(human, s) : undefined,
           })
           : undefined,

@@ -10,16 +10,20 @@
 import type { Vault } from "../../vault/mod.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import { navigate } from "../browser/navigation.ts";
-import { type LoginWrite, performLogin, type PushChannel } from "../login/login_flow.ts";
+import type { Boundary } from "../gate/boundary.ts";
+import { performLogin, type PushChannel } from "../login/login_flow.ts";
 import { parseTotpSeed } from "../login/totp.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
 import type { Redactor } from "../redact/mod.ts";
+import { openLoginWrite } from "./login_service.ts";
 
 /** What a startup login needs besides its policy block. */
 export interface StartupLoginDeps {
   vault?: Vault;
   redactor: Redactor;
-  boundary: { openWriteWindow(session: string, w: LoginWrite): () => void };
+  boundary: Pick<Boundary, "openHold">;
+  /** Under `read_only`, the origins a login may submit to; undefined: writes are allowed. */
+  loginOrigins: readonly string[] | undefined;
   push?: (session: { id: string; agent: string | null }) => PushChannel | undefined;
 }
 
@@ -74,7 +78,7 @@ export function startupLogin(
         push: login.push
           ? { vendor: login.push.vendor_selector, number: login.push.number_selector }
           : undefined,
-        openWrite: (w) => deps.boundary.openWriteWindow(session.id, w),
+        openWrite: openLoginWrite(deps.boundary, session.id, deps.loginOrigins),
       },
       { username, password, totp },
       deps.push?.({ id: session.id, agent: session.agent }),

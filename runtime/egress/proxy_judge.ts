@@ -14,6 +14,7 @@ import { normalizeOrigin } from "../net/origin.ts";
 import { baseFacts, type SessionCounters, targetOf } from "../policy/fact_builders.ts";
 import type { ProxyJudge } from "./egress_proxy.ts";
 import type { ProxyQuestion } from "../proxy/proxy_protocol.ts";
+import type { HeldWrite } from "../gate/write_hold.ts";
 
 /** What a session's proxy judge needs. */
 export interface ProxyJudgeOptions {
@@ -94,6 +95,25 @@ export function proxyFacts(question: ProxyQuestion, counters: SessionCounters): 
   }));
 }
 
+/** The write a question holds whole (its body), for the session's write hold. */
+function heldWrite(question: ProxyQuestion): HeldWrite | undefined {
+  if (question.type !== "http" || !question.body) return undefined;
+  let body: Uint8Array;
+  try {
+    body = Uint8Array.fromBase64(question.body.base64);
+  } catch {
+    return undefined;
+  }
+  return {
+    method: question.method.toUpperCase(),
+    url: question.url,
+    contentType: question.body.contentType,
+    body,
+    ...(question.secFetch?.dest ? { dest: question.secFetch.dest } : {}),
+    ...(question.secFetch?.mode ? { mode: question.secFetch.mode } : {}),
+  };
+}
+
 /** Denials that say the runtime could not decide, not what the policy says of the facts. */
 const UNSETTLED = new Set([
   "GATE_ERROR",
@@ -148,7 +168,7 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
           };
         }
       }
-      const j = await options.boundary.judgeRequest(facts, context());
+      const j = await options.boundary.judgeRequest(facts, context(), heldWrite(question));
       const allow = j.decision === "allow";
       if (!allow) blocked(question, facts[0], j.reason);
       if (!allow && question.type === "connect" && !UNSETTLED.has(j.reason)) {

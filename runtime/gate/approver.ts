@@ -5,19 +5,20 @@
  *
  * @module
  */
+import type { RequestView } from "../net/request_view.ts";
 import type { Facts } from "../policy/facts.ts";
 
 /**
- * What the operator is shown: read from the page by the runtime when the approval is
- * created. `url` is the form's whole action URL (the operator is trusted; it never goes into
- * the audit); password fields and stored secrets are redacted before they get here.
+ * What the operator is shown: the exact request the egress proxy holds, as a
+ * `RequestView` (the operator is trusted; none of it goes into the audit). Stored secrets
+ * are redacted in it before it gets here.
  */
 export interface ApprovalDetails {
-  method: string;
-  url: string;
   /** The page's origin (as read from CDP). */
   origin: string;
-  fields: { name: string; value: string }[];
+  /** A form's own navigation submission, or a script's write (fetch, XHR). */
+  kind: "form" | "script";
+  request: RequestView;
 }
 
 /** What waits for a decision: built from facts only, never from the model's words. */

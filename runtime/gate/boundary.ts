@@ -3,8 +3,9 @@
  * requests paused by the request guard, and connections the egress proxy is asked to make.
  * It adds to the policy modules what only the runtime can know: the operator's dynamic
  * domain rules (deny wins; an allow extends `allowed_origins`), the private-address rule
- * and the write window of an approved submit. Requests are audited here; actions are
- * audited by the tool wrapper once their final verdict is known.
+ * and the session's open write hold (`write_hold.ts`: an action's writes held for a human,
+ * a login's own submission). Requests are audited here; actions are audited by the tool
+ * wrapper once their final verdict is known.
  *
  * @module
  */
@@ -18,6 +19,7 @@ import { log } from "../log.ts";
 import type { Decision } from "../policy/decision.ts";
 import type { PolicyEngine } from "../policy/engine.ts";
 import type { Facts } from "../policy/facts.ts";
+import type { HeldWrite, WriteHold } from "./write_hold.ts";
 
 /** What the boundary needs. */
 export interface BoundaryDeps {
@@ -28,26 +30,19 @@ export interface BoundaryDeps {
   allowedOrigins: readonly string[];
 }
 
-/** Exactly one request that an approval lets through: method, origin and canonical path. */
-export interface WriteWindow {
-  method: string;
-  origin: string;
-  path: string;
+/** A boundary verdict, and whether `read_only` alone refused it (a hold may decide it). */
+interface Judged extends Decision {
+  readOnlyOnly?: boolean;
 }
 
-/** A window while it is open: which layers have let its request through. */
-interface OpenWindow extends WriteWindow {
-  used: Set<RequestContext["source"]>;
-}
-
-/** What a proxy-seen request may be to use a write window (Sec-Fetch-Dest, or none known). */
-const WINDOW_DESTS = new Set(["document", "iframe", "frame", "proxy"]);
+/** The one reason a policy module gives for a write `read_only` refuses. */
+const READ_ONLY_WRITE = "READ_ONLY_WRITE";
 
 /** Judges facts for actions and requests. */
 export class Boundary {
   #deps: BoundaryDeps;
   #domainGeneration = -1;
-  #windows = new Map<string, OpenWindow>();
+  #holds = new Map<string, WriteHold>();
   /** The runtime's own origins (console, MCP): never reachable from the browser. */
   #reserved = new Set<string>();
 
@@ -86,21 +81,24 @@ export class Boundary {
   }
 
   /**
-   * Judges one network request and audits the verdict. `confirm` is a deny unless an
-   * approved submit opened the write window for exactly this method and URL. Never throws;
-   * a verdict that cannot be audited is a deny.
+   * Judges one network request and audits the verdict. A write `read_only` alone refused
+   * goes to the session's open write hold, with `write` (the bytes the proxy holds): the
+   * hold's verdict is about exactly them. The request guard (`Fetch`) never sees a body, so
+   * under a hold it lets a write on to the proxy, which holds it whole. `confirm` is a
+   * deny. Never throws; a verdict that cannot be audited is a deny.
    */
   async judgeRequest(
     alternatives: Facts | readonly Facts[],
     ctx: RequestContext,
+    write?: HeldWrite,
   ): Promise<Decision> {
     // A proxy tunnel may stand for more than one origin (https or ws on one port): the first
     // alternative the policy allows wins, and one row is audited either way.
     const list = Array.isArray(alternatives) ? alternatives : [alternatives as Facts];
     let facts = list[0];
-    let j: Decision = { decision: "deny", reason: "GATE_ERROR" };
+    let j: Judged = { decision: "deny", reason: "GATE_ERROR" };
     for (const [i, f] of list.entries()) {
-      let r: Decision;
+      let r: Judged;
       try {
         r = await this.#judge(f);
       } catch (err) {
@@ -112,17 +110,33 @@ export class Boundary {
       }
       if (r.decision === "allow") break;
     }
-    if (j.decision !== "allow" && this.#useWindow(ctx, facts)) {
-      j = { decision: "allow", reason: "WRITE_WINDOW", module: "approval" };
+    const { readOnlyOnly = false, ...verdict } = j;
+    let d: Decision = verdict;
+    const hold = this.#holds.get(ctx.session);
+    if (
+      hold && isWrite(facts.method) && (readOnlyOnly || (hold.strict && d.decision === "allow"))
+    ) {
+      if (ctx.source === "request") {
+        d = { decision: "allow", reason: "HELD_AT_PROXY", module: "approval" };
+      } else if (!write) {
+        d = { decision: "deny", reason: "WRITE_UNREADABLE", module: "approval" };
+      } else {
+        try {
+          d = await hold.judge(write, facts);
+        } catch {
+          d = { decision: "deny", reason: "GATE_ERROR", module: "approval" };
+        }
+        if (d.decision !== "allow" && d.decision !== "deny") d = { ...d, decision: "deny" };
+      }
     }
-    if (j.decision === "confirm") j = { ...j, decision: "deny", reason: "CONFIRM_UNAVAILABLE" };
+    if (d.decision === "confirm") d = { ...d, decision: "deny", reason: "CONFIRM_UNAVAILABLE" };
     try {
       // Committed before the request may go: a page load's burst shares one transaction.
-      await this.#deps.audit?.appendSoon(requestRow(facts, ctx, j));
+      await this.#deps.audit?.appendSoon(requestRow(facts, ctx, d));
     } catch {
       return { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
     }
-    return j;
+    return d;
   }
 
   /**
@@ -156,43 +170,18 @@ export class Boundary {
   }
 
   /**
-   * Opens the write window of an approved submit: during the action, exactly this method
-   * and URL may be written once even under `read_only`. Returns the function that closes it.
+   * Opens `hold` for `session`: until the returned function closes it, the session's writes
+   * that `read_only` alone refused (every write, for a strict hold) are the hold's to judge.
+   * One hold per session at a time (its calls run one after another).
    */
-  openWriteWindow(session: string, approved: WriteWindow): () => void {
-    const window: OpenWindow = {
-      ...approved,
-      method: approved.method.toUpperCase(),
-      used: new Set(),
-    };
-    this.#windows.set(session, window);
+  openHold(session: string, hold: WriteHold): () => void {
+    this.#holds.set(session, hold);
     return () => {
-      if (this.#windows.get(session) === window) this.#windows.delete(session);
+      if (this.#holds.get(session) === hold) this.#holds.delete(session);
     };
   }
 
-  /**
-   * Whether `facts` is the approved write, which each layer lets through once: the request
-   * guard and the proxy judge the same request (a second one of either is refused).
-   */
-  #useWindow(ctx: RequestContext, facts: Facts): boolean {
-    const w = this.#windows.get(ctx.session);
-    if (!w || !facts.target?.origin || facts.target.path === null) return false;
-    const matches = w.method === facts.method && w.origin === facts.target.origin &&
-      w.path === facts.target.path;
-    if (!matches || w.used.has(ctx.source)) return false;
-    // The request guard sees what made the request: only a document (the approved form's
-    // submission) may use the window, never a script's fetch, XHR or beacon to that URL.
-    if (ctx.source === "request" && facts.resource_type !== "document") return false;
-    // The proxy has the browser's Sec-Fetch-Dest where Chromium sends it (secure and loopback
-    // origins): there too only a document or frame navigation, never `empty` (fetch, XHR,
-    // beacon). Without it (`proxy`: plain http elsewhere) the proxy cannot tell.
-    if (ctx.source === "proxy" && !WINDOW_DESTS.has(facts.resource_type)) return false;
-    w.used.add(ctx.source);
-    return true;
-  }
-
-  async #judge(facts: Facts): Promise<Decision> {
+  async #judge(facts: Facts): Promise<Judged> {
     const { engine, domains } = this.#deps;
     const rules = domains?.current();
     if (rules && rules.generation !== this.#domainGeneration) {
@@ -217,7 +206,7 @@ export class Boundary {
         return { decision: "deny", reason: "DOMAIN_DENIED", module: "domains", rule: origin };
       }
     }
-    const { verdict } = await engine.evaluate(facts);
+    const { verdict, verdicts } = await engine.evaluate(facts);
     // Stricter only: a module's allow of a private address needs that exact origin listed.
     const target = facts.target?.origin;
     if (
@@ -228,13 +217,23 @@ export class Boundary {
         return { decision: "deny", reason: "PRIVATE_ADDRESS", module: "runtime" };
       }
     }
+    // Only a deny every module gives for `read_only` alone may be handed to a write hold.
+    const denies = verdicts.filter((v) => v.decision !== "allow");
+    const readOnlyOnly = verdict.decision === "deny" && denies.length > 0 &&
+      denies.every((v) => v.decision === "deny" && v.reason === READ_ONLY_WRITE);
     return {
       decision: verdict.decision,
       reason: verdict.decision === "allow" ? "OK" : verdict.reason,
       module: verdict.module,
       rule: verdict.rule,
+      ...(readOnlyOnly ? { readOnlyOnly } : {}),
     };
   }
+}
+
+/** Methods that write: what `read_only` refuses (CONNECT is a tunnel, judged per request). */
+function isWrite(method: string): boolean {
+  return method !== "GET" && method !== "HEAD" && method !== "CONNECT";
 }
 
 function originsOf(facts: Facts): string[] {

@@ -6,6 +6,7 @@ import { PolicyEngine } from "../policy/engine.ts";
 import type { Facts } from "../policy/facts.ts";
 import { openDatabase } from "../store/database.ts";
 import { Boundary } from "./boundary.ts";
+import type { HeldWrite, WriteHold } from "./write_hold.ts";
 
 function request(url: string, method = "GET"): Facts {
   const u = new URL(url);
@@ -51,6 +52,7 @@ async function boundaryWith(allowAll: boolean, allowed: string[]) {
 }
 
 const ctx = { session: "s-1", agent: "test", source: "request" as const };
+const proxyCtx = { ...ctx, source: "proxy" as const };
 
 Deno.test("Boundary.judgeRequest() needs the exact origin for private addresses, even when a module allows", async () => {
   await using b = await boundaryWith(true, ["http://10.0.0.5:8080"]);
@@ -79,54 +81,86 @@ Deno.test("Boundary.judgeRequest() needs the exact origin for private addresses,
   );
 });
 
-Deno.test("Boundary write window lets exactly one approved method and URL through read_only", async () => {
+Deno.test("Boundary.openHold() hands the hold only writes read_only alone refused, with their bytes", async () => {
   await using b = await boundaryWith(false, ["https://portal.test"]);
-  // The form's own submission: a document request (what the approved click sends).
-  const post = {
-    ...request("https://portal.test/transfer", "POST"),
-    resource_type: "document",
-    initiator: "form" as const,
+  const post = request("https://portal.test/transfer", "POST");
+  const body = new TextEncoder().encode("amount=10&to=alice");
+  const write: HeldWrite = {
+    method: "POST",
+    url: "https://portal.test/transfer?x=1",
+    contentType: "application/x-www-form-urlencoded",
+    body,
   };
-  const scripted = request("https://portal.test/transfer", "POST");
-  assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "READ_ONLY_WRITE");
-  const close = b.boundary.openWriteWindow("s-1", {
-    method: "post",
-    origin: "https://portal.test",
-    path: "/transfer",
-  });
-  // A script's fetch to the same URL is not the form the human approved.
-  assert.equal((await b.boundary.judgeRequest(scripted, ctx)).reason, "READ_ONLY_WRITE");
-  assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "WRITE_WINDOW");
-  // Once per layer: the proxy sees the same request, a second one is refused. What the
-  // browser says is a fetch (Sec-Fetch-Dest: empty) is not the form either.
+  const seen: HeldWrite[] = [];
+  const hold: WriteHold = {
+    strict: false,
+    judge(w) {
+      seen.push(w);
+      return Promise.resolve({ decision: "allow", reason: "APPROVED", module: "approval" });
+    },
+  };
+  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "READ_ONLY_WRITE");
+  const close = b.boundary.openHold("s-1", hold);
+  // The request guard never sees a body: it lets the write on to the proxy, which holds it.
+  assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "HELD_AT_PROXY");
+  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "APPROVED");
+  assert.deepEqual(seen, [write]);
+  // Without its bytes a write cannot be shown to anybody.
+  assert.equal((await b.boundary.judgeRequest(post, proxyCtx)).reason, "WRITE_UNREADABLE");
+  // Another session's writes, a read, and a write refused for more than read_only are not
+  // the hold's.
   assert.equal(
-    (await b.boundary.judgeRequest({ ...post, resource_type: "empty" }, {
-      ...ctx,
-      source: "proxy",
-    }))
+    (await b.boundary.judgeRequest(post, { ...proxyCtx, session: "s-2" }, write)).reason,
+    "READ_ONLY_WRITE",
+  );
+  assert.equal(
+    (await b.boundary.judgeRequest(request("https://portal.test/a"), proxyCtx)).reason,
+    "OK",
+  );
+  assert.equal(
+    (await b.boundary.judgeRequest(request("https://evil.test/t", "POST"), proxyCtx, write))
       .reason,
-    "READ_ONLY_WRITE",
+    "ORIGIN_NOT_ALLOWED",
   );
+  b.domains.add("https://portal.test", "deny");
   assert.equal(
-    (await b.boundary.judgeRequest(post, { ...ctx, source: "proxy" })).reason,
-    "WRITE_WINDOW",
+    (await b.boundary.judgeRequest(post, proxyCtx, write)).reason,
+    "DOMAIN_DENIED",
   );
-  assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "READ_ONLY_WRITE");
+  b.domains.remove("https://portal.test");
+  assert.equal(seen.length, 1);
+  close();
+  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "READ_ONLY_WRITE");
+  // Every verdict was audited, the hold's included.
+  const reasons = b.audit.rows().filter((r) => r.kind === "request").map((r) => r.reason);
+  assert.ok(reasons.includes("APPROVED") && reasons.includes("HELD_AT_PROXY"));
+});
+
+Deno.test("Boundary.openHold(): a strict hold (a login) decides writes the policy allows too", async () => {
+  await using b = await boundaryWith(true, ["https://portal.test"]);
+  const post = request("https://portal.test/login", "POST");
+  const write: HeldWrite = {
+    method: "POST",
+    url: "https://portal.test/login",
+    contentType: null,
+    body: new Uint8Array(),
+  };
+  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "OK");
+  const close = b.boundary.openHold("s-1", {
+    strict: true,
+    judge: () => Promise.resolve({ decision: "deny", reason: "LOGIN_WRITE_MISMATCH" }),
+  });
   assert.equal(
-    (await b.boundary.judgeRequest(post, { ...ctx, source: "proxy" })).reason,
-    "READ_ONLY_WRITE",
+    (await b.boundary.judgeRequest(post, proxyCtx, write)).reason,
+    "LOGIN_WRITE_MISMATCH",
   );
-  assert.equal((await b.boundary.judgeRequest(post, { ...ctx, session: "s-2" })).decision, "deny");
+  // Reads are never a hold's.
   assert.equal(
-    (await b.boundary.judgeRequest(request("https://portal.test/other", "POST"), ctx)).decision,
-    "deny",
-  );
-  assert.equal(
-    (await b.boundary.judgeRequest(request("https://portal.test/transfer", "PUT"), ctx)).decision,
-    "deny",
+    (await b.boundary.judgeRequest(request("https://portal.test/"), proxyCtx)).reason,
+    "OK",
   );
   close();
-  assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "READ_ONLY_WRITE");
+  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "OK");
 });
 
 Deno.test("Boundary audits a request it cannot record as a deny (AUDIT_UNAVAILABLE)", async () => {

@@ -6,7 +6,7 @@
  */
 import { type Decision, deny } from "../policy/decision.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
-import type { ApprovalDetails } from "./approver.ts";
+import type { HeldOutcome } from "./write_hold.ts";
 
 /** A tool call as the gate sees it: its facts, read from the browser. */
 export interface ProposedAction {
@@ -14,27 +14,34 @@ export interface ProposedAction {
   kind: ActionKind;
   facts: Facts;
   session: { id: string; agent: string | null };
-  /**
-   * Reads what a human approving this action is shown, and a fingerprint of the page it
-   * acts on (document and form). Read again after an approval: a different fingerprint means
-   * the page changed while the human decided.
-   */
-  approval?: () => Promise<ApprovalView>;
 }
 
-/** What an approval shows, and what it was shown of. */
-export interface ApprovalView {
-  details: ApprovalDetails;
-  fingerprint: string;
+/** The write hold of one action while it runs. */
+export interface OpenedHold {
+  /** Resolves once no held write of the action waits for a human. */
+  drain(): Promise<void>;
+  /** What each held write came to, in order. */
+  readonly outcomes: readonly HeldOutcome[];
+  /** Closes the hold: later writes are refused as `read_only` says. */
+  close(): void;
 }
 
-/** The gate's answer: a decision, plus the write window of an approved confirmation. */
+/** What the pipeline hands a hold when the action starts. */
+export interface HoldContext {
+  /** The agent's call: cancelling it withdraws every pending approval. */
+  signal?: AbortSignal;
+  /** The session's approvals used so far, and counting one more. */
+  confirmations: { used(): number; count(): void };
+}
+
+/** The gate's answer: a decision, plus the write hold the action runs under. */
 export interface GateVerdict extends Decision {
   /**
-   * Set when a human approved this action: opens the write window for exactly the approved
-   * request while the action runs; returns the function that closes it.
+   * Set when the action may write only what a human approves (a `confirm`, or every action
+   * when the policy lets script writes be asked for): the pipeline opens it for exactly the
+   * time the action runs, and waits for its held writes before it answers.
    */
-  approved?: { openWindow(): () => void };
+  hold?: { open(context: HoldContext): OpenedHold };
 }
 
 /** Decides whether a proposed action may run. */

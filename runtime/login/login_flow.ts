@@ -11,7 +11,9 @@
 import type { CdpSession } from "../../cdp/mod.ts";
 import { keyEvents } from "../browser/keys.ts";
 import { runAndSettle } from "../browser/navigation.ts";
+import { normalizeOrigin } from "../net/origin.ts";
 import { type CredentialField, readCredentialFields } from "./credential_fields.ts";
+import { type FormSubmission, readFormSubmission } from "./form_submission.ts";
 import { totpCode, type TotpSeed } from "./totp.ts";
 
 /** The values a login may type; each used only in its own kind of field. */
@@ -34,12 +36,11 @@ export interface PushChannel {
   >;
 }
 
-/** The one request a login submit may write (opened like an approval's write window). */
-export interface LoginWrite {
-  method: string;
-  origin: string;
-  path: string;
-}
+/**
+ * The one request a login submit may write: the filled form's own submission, or null when
+ * it cannot be known exactly (no form, a file input, a custom form control): then none.
+ */
+export type LoginWrite = FormSubmission | null;
 
 /** What the login may do, from the policy or the grants, never from the model. */
 export interface LoginPlan {
@@ -48,16 +49,19 @@ export interface LoginPlan {
   usernameSelector?: string;
   push?: PushSelectors;
   /**
-   * Lets exactly the login form's own submission through the egress guard while the runtime
-   * submits it (under `read_only` too); returns the function that closes the window.
+   * Opens the login's write hold while the runtime submits: exactly the filled form's own
+   * submission may leave (under `read_only` too, to an origin the policy names), every other
+   * write of the session is refused (`LOGIN_WRITE_MISMATCH`). Returns the function that
+   * closes it and tells the first refusal's code, if any.
    */
-  openWrite?: (write: LoginWrite) => () => void;
+  openWrite?: (write: LoginWrite) => () => string | undefined;
 }
 
 /** How a login ended. */
 export type LoginStatus =
   | "LOGIN_SUBMITTED"
   | "LOGIN_REJECTED"
+  | "LOGIN_WRITE_REFUSED"
   | "NO_CREDENTIAL_FIELDS"
   | "FILL_TARGET_REJECTED"
   | "OTP_UNAVAILABLE"
@@ -171,7 +175,6 @@ export async function performLogin(
       last = signature;
       const last_ = plan_[plan_.length - 1].field;
       const target = here.forms.get(last_.form);
-      let write: LoginWrite | undefined;
       if (target) {
         // Credentials go only to the page's own origin: a form that submits elsewhere is
         // how a page would carry them off.
@@ -179,21 +182,39 @@ export async function performLogin(
         if (!action || action.origin !== here.origin) {
           return out(false, "FILL_TARGET_REJECTED", "the login form submits to another origin");
         }
-        write = { method: target.method, origin: action.origin, path: action.pathname };
       }
       for (const p of plan_) {
         await typeValue(page, p.field.backendNodeId, await p.value());
         filled++;
       }
       steps++;
-      const close = write && plan.openWrite ? plan.openWrite(write) : () => {};
+      // What the form submits once filled, read as the browser builds it: a page listener
+      // that adds an entry or swaps the action at submit no longer matches and is refused.
+      const frame = (await page.send("Page.getFrameTree")).frameTree.frame;
+      const write: LoginWrite = target
+        ? await readFormSubmission(page, frame.id, last_.backendNodeId).catch(() => null)
+        : null;
+      if (write && normalizeOrigin(write.url) !== here.origin) {
+        return out(false, "FILL_TARGET_REJECTED", "the login form submits to another origin");
+      }
+      const close = plan.openWrite ? plan.openWrite(write) : () => undefined;
+      let refused: string | undefined;
       try {
         await runAndSettle(page, async () => {
           await page.send("DOM.focus", { backendNodeId: last_.backendNodeId });
           for (const ev of keyEvents("Enter")) await page.send("Input.dispatchKeyEvent", ev);
         });
       } finally {
-        close();
+        refused = close();
+      }
+      if (refused) {
+        return out(
+          false,
+          "LOGIN_WRITE_REFUSED",
+          refused === "LOGIN_ORIGIN_NOT_NAMED"
+            ? "the policy's login_submit_origins does not name this origin; nothing was sent"
+            : `the page sent something other than the filled form's own submission (${refused}); it did not leave`,
+        );
       }
     }
     return out(false, "LOGIN_FAILED", `still on a login page after ${MAX_LOGIN_STEPS} pages`);

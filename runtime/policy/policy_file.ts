@@ -67,6 +67,18 @@ export const PolicyFileSchema = z.strictObject({
   request_guard: z.enum(["all", "documents", "proxy"]).default("proxy"),
   /** With read_only, ask a human instead of refusing a form submit. */
   confirm_writes: z.boolean().default(false),
+  /**
+   * With read_only, whether a write a page's script sends during an agent's action (fetch,
+   * XHR, beacon) may be held and shown to the operator like a form's own submission
+   * (`confirm`), or is refused at once (`refuse`, the default: SCRIPT_WRITE_REFUSED).
+   */
+  script_writes: z.enum(["refuse", "confirm"]).default("refuse"),
+  /**
+   * With read_only, the origins a runtime login (browser_login, the startup login) may
+   * submit its form to; unset: the origin its credentials are bound to (the grant's, the
+   * startup `login.url`'s). Any other: LOGIN_ORIGIN_NOT_NAMED.
+   */
+  login_submit_origins: z.array(originSchema).optional(),
   /** How long an approval may take before it counts as denied. */
   confirm_timeout_seconds: z.int().min(1).max(3_600).default(120),
   /** How many approvals a session may ask for (0: none). */
@@ -112,6 +124,11 @@ export const PolicyFileSchema = z.strictObject({
   screenshots: z.boolean().default(false),
   /** Absolute directory files may be uploaded from; without it uploads are refused. */
   upload_dir: absoluteDirSchema.optional(),
+  /**
+   * Whether the model's text may land in a password field (browser_type, browser_fill_form,
+   * browser_press_key): for sign-up flows. Off by default: PASSWORD_FIELD.
+   */
+  model_may_type_passwords: z.boolean().default(false),
 });
 
 /** A validated policy. */

@@ -1,7 +1,9 @@
 /**
  * Messages between the runtime and its egress proxy process, one JSON object per line on
  * the proxy's stdin (runtime → proxy) and stdout (proxy → runtime). The proxy holds the
- * network permission; the runtime holds the policy. Nothing here carries a request body.
+ * network permission; the runtime holds the policy. A request that writes (any method but
+ * GET and HEAD, or any body) is held whole by the proxy and asked about with its body: the
+ * runtime judges, and a human may approve, exactly the bytes the proxy then sends.
  *
  * @module
  */
@@ -20,9 +22,22 @@ export type ProxyQuestion =
     upgrade?: string;
     /** The browser's `Sec-Fetch-Site/Mode/Dest`, when it sent them (lower case, checked). */
     secFetch?: { site?: string; mode?: string; dest?: string };
+    /** A write's held body: what the proxy sends upstream if, and only if, it is allowed. */
+    body?: HeldBody;
   }
   /** A request the proxy could not read; only ever reported as refused, never asked. */
   | { type: "malformed" };
+
+/** A request body the proxy holds until its question is answered. */
+export interface HeldBody {
+  /** The request's `Content-Type` header as sent, or null. */
+  contentType: string | null;
+  /** The exact body bytes, base64. */
+  base64: string;
+}
+
+/** The largest body the proxy holds for a question; a larger one is refused (`BODY_TOO_LARGE`). */
+export const MAX_HELD_BODY = 8 * 1024 * 1024;
 
 /** Where a name resolved (looked up only after the policy allowed the origin). */
 export interface Resolution {

@@ -7,13 +7,20 @@
  * so a DNS answer cannot change between the check and the connect).
  *
  * Nothing after a request's body is read from the browser before that request is answered:
- * every request on a kept-alive connection is judged on its own. Upstream connections are
+ * every request on a kept-alive connection is judged on its own. A write's body is read
+ * whole first and asked about with the request: what is judged (and approved by a human) is
+ * exactly what is sent, once. Upstream connections are
  * kept per session (`upstream_pool.ts`) and only ever carry requests that were judged.
  *
  * @module
  */
 import { isIpLiteral, isPrivateHost } from "../net/addresses.ts";
-import type { ProxyAnswer, ProxyQuestion, Resolution } from "./proxy_protocol.ts";
+import {
+  MAX_HELD_BODY,
+  type ProxyAnswer,
+  type ProxyQuestion,
+  type Resolution,
+} from "./proxy_protocol.ts";
 import { Deadlines } from "./deadlines.ts";
 import { type BodyFraming, ChunkedScanner, responseFraming } from "./http_framing.ts";
 import { type ByteConn, terminateTls, upstreamTlsReason } from "./tls_terminate.ts";
@@ -217,7 +224,7 @@ async function forward(
     const v = fetchMeta(name);
     if (v) secFetch[name] = v;
   }
-  const question: ProxyQuestion = {
+  const question: ProxyQuestion & { type: "http" } = {
     type: "http",
     method: head.method,
     url: url.href,
@@ -229,10 +236,30 @@ async function forward(
     refused(question, "CHUNKED_REFUSED");
     return await reply(client, 411, "CHUNKED_REFUSED");
   }
-  const length = Number(header("content-length") ?? "0");
-  if (!Number.isSafeInteger(length) || length < 0) {
+  const lengthHeader = header("content-length");
+  const length = Number(lengthHeader ?? "0");
+  if (
+    !Number.isSafeInteger(length) || length < 0 ||
+    (lengthHeader !== undefined && !/^\d+$/.test(lengthHeader))
+  ) {
     refused(question, "BAD_REQUEST");
     return await reply(client, 400, "BAD_REQUEST");
+  }
+  // A write is held whole and asked about with its body: the question's bytes are the ones
+  // that leave. Reads carry no body.
+  const writes = length > 0 || (head.method !== "GET" && head.method !== "HEAD");
+  let body: Uint8Array = new Uint8Array();
+  let after = head.rest;
+  if (writes && !header("upgrade")) {
+    if (length > MAX_HELD_BODY) {
+      refused(question, "BODY_TOO_LARGE");
+      return await reply(client, 413, "BODY_TOO_LARGE");
+    }
+    const read = await readBody(client, head.rest, length);
+    if (!read) return undefined; // the browser went away mid-body: nothing was sent
+    body = read.body;
+    after = read.next;
+    question.body = { contentType: header("content-type") ?? null, base64: body.toBase64() };
   }
   const upgrade = (header("upgrade") ?? "") !== "";
   const keepAlive = head.version === "HTTP/1.1" &&
@@ -240,9 +267,9 @@ async function forward(
   // A refused request without a body was read whole: the browser's connection may carry its
   // next request (judged on its own) instead of being reopened for every refusal of a page.
   const refuse = async (status: number, reason: string) => {
-    if (!keepAlive || upgrade || length !== 0) return await reply(client, status, reason);
+    if (!keepAlive || upgrade) return await reply(client, status, reason);
     await reply(client, status, reason, true);
-    return { next: head.rest };
+    return { next: after };
   };
   const verdict = await decide(question, url.hostname, ask, refused, resolve);
   if (!verdict.address) return await refuse(403, verdict.reason);
@@ -284,7 +311,8 @@ async function forward(
         await pipeBoth(client, upstream);
         return;
       }
-      const next = await forwardBody(client, upstream, head.rest, length);
+      if (body.length) await writeAllBytes(upstream, body);
+      const next = after;
       const relayed = await relayResponse(upstream, client, keepAlive, head.method);
       if (relayed === "stale") {
         if (pooled) {
@@ -426,27 +454,34 @@ function prefixed(conn: ByteConn, first: Uint8Array): ByteConn {
 }
 
 /**
- * Sends exactly `length` bytes of body upstream; returns what the browser sent after it (the
- * start of its next request on a kept-alive connection), which is judged on its own.
+ * Reads exactly `length` bytes of body (after `already`, read with the head); returns it and
+ * what the browser sent after it (the start of its next request on a kept-alive connection,
+ * judged on its own). Undefined when the browser closed or stalled before the body's end.
  */
-async function forwardBody(
+async function readBody(
   client: ByteConn,
-  upstream: ByteConn,
   already: Uint8Array,
   length: number,
-): Promise<Uint8Array> {
-  let left = length;
-  const first = already.subarray(0, Math.min(already.length, left));
-  if (first.length) await writeAllBytes(upstream, first);
-  left -= first.length;
-  const buf = new Uint8Array(Math.min(64 * 1024, left));
-  while (left > 0) {
-    const n = await client.read(buf.subarray(0, Math.min(buf.length, left)));
-    if (n === null) return new Uint8Array();
-    await writeAllBytes(upstream, buf.subarray(0, n));
-    left -= n;
+): Promise<{ body: Uint8Array; next: Uint8Array } | undefined> {
+  if (already.length >= length) {
+    return { body: already.slice(0, length), next: already.subarray(length) };
   }
-  return already.subarray(first.length);
+  const body = new Uint8Array(length);
+  body.set(already);
+  let got = already.length;
+  const wait = deadlines.arm(HEAD_TIMEOUT_MS, () => closeQuietly(client));
+  try {
+    while (got < length) {
+      const n = await client.read(body.subarray(got));
+      if (n === null) return undefined;
+      got += n;
+    }
+  } catch {
+    return undefined;
+  } finally {
+    deadlines.cancel(wait);
+  }
+  return { body, next: new Uint8Array() };
 }
 
 /**
@@ -661,7 +696,13 @@ async function reply(
   reason: string,
   keepAlive = false,
 ): Promise<undefined> {
-  const text = { 400: "Bad Request", 403: "Forbidden", 411: "Length Required", 502: "Bad Gateway" }[
+  const text = {
+    400: "Bad Request",
+    403: "Forbidden",
+    411: "Length Required",
+    413: "Content Too Large",
+    502: "Bad Gateway",
+  }[
     status
   ] ?? "Error";
   const safe = /^[A-Z0-9_]{1,64}$/.test(reason) ? reason : "DENIED";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { ProxyQuestion } from "./proxy_protocol.ts";
+import { MAX_HELD_BODY, type ProxyQuestion } from "./proxy_protocol.ts";
 import { resolveHost, serveProxy } from "./proxy_server.ts";
 
 interface Rig extends AsyncDisposable {
@@ -87,11 +87,59 @@ Deno.test("serveProxy() judges each request of a kept-alive connection on its ow
   assert.match(out, /X-Omotai-Deny: ORIGIN_NOT_ALLOWED\r\n\r\nHTTP\/1\.1 200[^]*hello$/);
   assert.match(out, /403 Forbidden\r\nContent-Length: 0\r\nConnection: keep-alive/);
   assert.deepEqual(r.upstreamSeen, ["POST /a body", "GET /after "]);
+  // Each write is asked about with the exact body it would send.
   assert.deepEqual(r.questions, [
-    { type: "http", method: "POST", url: `${target}/a?x=1` },
-    { type: "http", method: "POST", url: `${target}/smuggled` },
+    {
+      type: "http",
+      method: "POST",
+      url: `${target}/a?x=1`,
+      body: { contentType: null, base64: btoa("body") },
+    },
+    {
+      type: "http",
+      method: "POST",
+      url: `${target}/smuggled`,
+      body: { contentType: null, base64: "" },
+    },
     { type: "http", method: "GET", url: `${target}/after` },
   ]);
+});
+
+Deno.test("serveProxy() holds a write whole: the body asked about is the body sent, once", async () => {
+  await using r = rig(() => true);
+  const target = `http://127.0.0.1:${r.upstreamPort}`;
+  const body = "amount=10&to=alice&" + "x".repeat(200_000);
+  const out = await exchange(
+    r.port,
+    `POST ${target}/pay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  assert.match(out, /^HTTP\/1\.1 200/);
+  const q = r.questions[0];
+  assert.ok(q.type === "http" && q.body);
+  assert.equal(q.body.contentType, "application/x-www-form-urlencoded");
+  assert.equal(new TextDecoder().decode(Uint8Array.fromBase64(q.body.base64)), body);
+  assert.deepEqual(r.upstreamSeen, [`POST /pay ${body}`]);
+});
+
+Deno.test("serveProxy() refuses a body too large to hold (413) and sends none of it", async () => {
+  await using r = rig(() => true);
+  const target = `http://127.0.0.1:${r.upstreamPort}`;
+  const out = await exchange(
+    r.port,
+    `POST ${target}/up HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${
+      MAX_HELD_BODY + 1
+    }\r\n\r\nabc`,
+  );
+  assert.match(out, /^HTTP\/1\.1 413/);
+  assert.match(out, /X-Omotai-Deny: BODY_TOO_LARGE/);
+  assert.deepEqual(r.upstreamSeen, []);
+  assert.deepEqual(r.questions, []);
+  const signed = await exchange(
+    r.port,
+    `POST ${target}/up HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: +4\r\n\r\nabcd`,
+  );
+  assert.match(signed, /^HTTP\/1\.1 400/);
+  assert.deepEqual(r.upstreamSeen, []);
 });
 
 Deno.test("serveProxy() closes after a request that asks to, or whose response length is unknown", async () => {

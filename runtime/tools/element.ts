@@ -14,7 +14,6 @@ import {
 } from "../browser/element_ops.ts";
 import { keyEvents } from "../browser/keys.ts";
 import { LOAD_TIMEOUT_MS, type LoadOutcome, runAndSettle } from "../browser/navigation.ts";
-import { formApprovalView } from "./approval_view.ts";
 import { elementFacts, keyFacts } from "./facts.ts";
 import { defineTool, type ToolContext } from "./tool.ts";
 
@@ -47,7 +46,6 @@ export const clickTool = defineTool({
   destructive: true,
   resolve: byRef,
   facts: (ctx, _args, el) => elementFacts(ctx, "click", el),
-  approval: (_ctx, _args, el) => formApprovalView(el),
   async handle(ctx, args, el) {
     ctx.response.includeSnapshot();
     const outcome = await settle(el, () => clickElement(el));
@@ -72,7 +70,6 @@ export const typeTool = defineTool({
   resolve: byRef,
   facts: (ctx, args, el) => elementFacts(ctx, "type", el, args.submit === true),
   // Only a submitting call can be a confirm; the typed text is in the form's values.
-  approval: (_ctx, args, el) => formApprovalView(el, args.text),
   async handle(ctx, args, el) {
     ctx.response.includeSnapshot();
     let field = "text" as TypedField;

@@ -14,7 +14,8 @@ import { actionRow } from "../gate/audit_rows.ts";
 import { decide, type Gate, type GateVerdict } from "../gate/gate.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
 import { processRedactor } from "../redact/mod.ts";
-import { renderDialog } from "../snapshot/dialog_view.ts";
+import { renderDialog, renderWithheldDialog } from "../snapshot/dialog_view.ts";
+import { runAndSettle } from "../browser/navigation.ts";
 import { normalizeArgs } from "./arg_aliases.ts";
 import { ResponseBuilder, type ToolResult } from "./response.ts";
 import {
@@ -42,8 +43,9 @@ export interface ToolDeps {
 
 /**
  * What a tainted session may still call: status-only snapshots, the login itself, closing,
- * and the operator. Everything else (navigation, clicks, typing, tabs, page output) is
- * refused with SESSION_TAINTED until teardown.
+ * and the operator; and, with {@link TAINT_DISMISS}, dismissing a dialog. Everything else
+ * (navigation, clicks, typing, tabs, page output) is refused with SESSION_TAINTED until
+ * teardown.
  */
 export const TAINT_ALLOWED: ReadonlySet<string> = new Set([
   "browser_snapshot",
@@ -51,6 +53,14 @@ export const TAINT_ALLOWED: ReadonlySet<string> = new Set([
   "browser_close",
   "ask_human",
 ]);
+
+/**
+ * The one more call a tainted session may make: dismissing the open dialog, so a signed-in
+ * page's `alert()` cannot wedge its tab. Only `{"accept": false}` without `promptText`:
+ * accepting a confirm would act in the signed-in session blind, and a prompt's text would
+ * be the model typing into the page.
+ */
+export const TAINT_DISMISS = "browser_handle_dialog";
 
 /** Runs one tool call end to end; never throws. */
 export async function runTool(
@@ -84,16 +94,23 @@ export async function runTool(
     // The operator's startup login comes before the agent's first action, whatever it is.
     const signedIn = await login?.startup?.(session).catch(() => "startup login: LOGIN_FAILED");
     if (signedIn) response.notice(signedIn);
-    if (session.state.tainted && !TAINT_ALLOWED.has(tool.name)) {
+    // Taint first: in a tainted session nothing below may show the page, a dialog included.
+    if (session.state.tainted && !runsTainted(tool, args)) {
       if (!refusalRecorded(session, tool.kind, "SESSION_TAINTED")) {
         return response.denied("AUDIT_UNAVAILABLE").serialize();
       }
       response.denied(
         "SESSION_TAINTED",
-        "a credential was used in this session; until it ends only browser_snapshot (status only), browser_login and browser_close run",
+        tool.name === TAINT_DISMISS
+          ? 'a credential was used in this session; a dialog may only be dismissed: browser_handle_dialog {"accept": false}, without promptText'
+          : 'a credential was used in this session; until it ends only browser_snapshot (status only), browser_login, browser_close and browser_handle_dialog {"accept": false} run',
       );
       return finish(session, response);
     }
+    // The tab this call acts on: after the current one closed, the newest, whose page may
+    // already wait on a dialog (asking it anything would hang until the CDP timeout).
+    const browser = session.browserProcess;
+    if (browser && !browser.hasExited) await session.currentTab().catch(() => {});
     const dialog = tool.runsBesideDialog ? undefined : session.guard.openDialog();
     if (dialog) {
       // The page's renderer waits on the dialog: nothing else can act on that tab.
@@ -150,7 +167,7 @@ async function runSteps(
     return;
   }
   let verdict: GateVerdict = { decision: "deny", reason: "GATE_ERROR" };
-  const approvals: NonNullable<GateVerdict["approved"]>[] = [];
+  let hold: GateVerdict["hold"];
   for (const facts of judged) {
     if (abandoned.aborted) return;
     verdict = await decide(gate, {
@@ -158,14 +175,14 @@ async function runSteps(
       kind: tool.kind,
       facts,
       session: { id: session.id, agent: session.agent },
-      approval: tool.approval && (() => tool.approval!(ctx, args, target)),
     }, signal);
     // Recorded before anything runs: an action that cannot be audited does not run.
     if (!recorded(session, actionRow(tool.kind, facts, verdict))) {
       verdict = { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
     }
     if (verdict.decision !== "allow") break;
-    if (verdict.approved) approvals.push(verdict.approved);
+    // One hold per action: a confirmed form submit's (WRITE_HELD) wins over a plain one.
+    if (verdict.hold && (!hold || verdict.reason === "WRITE_HELD")) hold = verdict.hold;
   }
   if (verdict.decision !== "allow") {
     response.denied(verdict.reason, verdict.detail);
@@ -173,14 +190,14 @@ async function runSteps(
   }
   if (abandoned.aborted) return;
   if (COUNTED.has(tool.kind)) session.state.countAction();
-  for (const _ of approvals) session.state.countConfirmation();
-  const closers = approvals.map((a) => a.openWindow());
-  try {
-    await tool.handle(ctx, args, target);
-  } catch (err) {
-    if (!abandoned.aborted) reportError(response, session.translateError(err), tool.name);
-  } finally {
-    for (const close of closers) close();
+  if (hold) {
+    await runHeld(tool, args, target, ctx, hold, abandoned);
+  } else {
+    try {
+      await tool.handle(ctx, args, target);
+    } catch (err) {
+      if (!abandoned.aborted) reportError(response, session.translateError(err), tool.name);
+    }
   }
   if (response.wantsSnapshot && !abandoned.aborted) {
     try {
@@ -196,18 +213,98 @@ async function runSteps(
   }
 }
 
-/** What the model hears when a dialog or a hung renderer cut its call short. */
+/**
+ * Runs an action under its write hold: every write it causes is held where it leaves and
+ * judged (or shown to the operator) whole. The call waits for those decisions, then for the
+ * page an approved write navigated to, and says what became of each write.
+ */
+async function runHeld(
+  tool: AnyTool,
+  args: Record<string, unknown>,
+  target: unknown,
+  ctx: ToolContext,
+  hold: NonNullable<GateVerdict["hold"]>,
+  abandoned: AbortSignal,
+): Promise<void> {
+  const { session, response } = ctx;
+  const opened = hold.open({
+    signal: ctx.signal,
+    confirmations: {
+      used: () => session.state.counters().confirmationsUsed,
+      count: () => session.state.countConfirmation(),
+    },
+  });
+  const run = async () => {
+    try {
+      await tool.handle(ctx, args, target);
+    } finally {
+      await opened.drain();
+    }
+  };
+  try {
+    const page = await session.page().catch(() => undefined);
+    // One watch over the action and the operator's answers: a navigation the held write
+    // started is waited for once it is released.
+    if (page) await runAndSettle(page, run);
+    else await run();
+  } catch (err) {
+    if (!abandoned.aborted) reportError(response, session.translateError(err), tool.name);
+  } finally {
+    // A write arriving after the action and its answers is refused as `read_only` says.
+    await opened.drain();
+    opened.close();
+  }
+  if (abandoned.aborted) return;
+  for (const o of opened.outcomes) {
+    const what = `${o.method} ${o.kind === "form" ? "form" : "request"} to ${o.origin ?? "?"}`;
+    if (o.decision === "allow") response.result(`the operator approved the ${what}; sent once`);
+    else if (!response.failed) response.denied(o.reason, what);
+  }
+}
+
+/**
+ * What the model hears when a dialog or a hung renderer cut its call short. Taint is read
+ * now, not when the call started: browser_login taints the session as it begins.
+ */
 async function reportInterruption(ctx: ToolContext, cut: Interruption): Promise<void> {
   if (cut.kind === "dialog") {
     ctx.response.result(dialogText(ctx.session, cut.dialog));
     return;
   }
   const e = await ctx.session.guard.recover(cut);
-  ctx.response.error(e.code, e.message);
+  ctx.response.error(e.code, ctx.session.state.tainted ? withoutPlace(e.message) : e.message);
 }
 
+/**
+ * An open dialog as the model may see it. In a tainted session nothing the page chose is
+ * shown (its message, its default prompt text, not even its type): a signed-in page can
+ * put anything it shows into a dialog.
+ */
 function dialogText(session: BrowserSession, d: OpenDialog): string {
-  return renderDialog({ ...d, tabIndex: session.guard.tabIndex(d.tabId), nonce: session.nonce });
+  const tabIndex = session.guard.tabIndex(d.tabId);
+  if (session.state.tainted) return renderWithheldDialog(tabIndex);
+  return renderDialog({ ...d, tabIndex, nonce: session.nonce });
+}
+
+/** Where a recovery says to go on: "Go on in tab N (origin/path)." ending a line. */
+const GO_ON_IN = /(Go on in tab -?\d+) \([^]*\)\.$/;
+
+/**
+ * `line` without the address of the tab to go on in. In a tainted session a page's path is
+ * page data like its text (a page can write anything into it; the status-only snapshot
+ * shows the origin alone).
+ */
+function withoutPlace(line: string): string {
+  return line.replace(GO_ON_IN, "$1.");
+}
+
+/**
+ * Whether `tool` may run with `args` in a tainted session: a {@link TAINT_ALLOWED} tool, or
+ * a dismissal of the open dialog ({@link TAINT_DISMISS}).
+ */
+function runsTainted(tool: AnyTool, args: Record<string, unknown>): boolean {
+  if (TAINT_ALLOWED.has(tool.name)) return true;
+  return tool.name === TAINT_DISMISS && args.accept === false && args.promptText === undefined;
 }
 
 /** Audits a refusal that came before any facts were read; false when it cannot be written. */
@@ -225,7 +322,8 @@ function recorded(session: BrowserSession, row: ReturnType<typeof actionRow>): b
 }
 
 function finish(session: BrowserSession, response: ResponseBuilder): ToolResult {
-  for (const n of session.takeNotices()) response.notice(n);
+  const tainted = session.state.tainted;
+  for (const n of session.takeNotices()) response.notice(tainted ? withoutPlace(n) : n);
   return response.serialize();
 }
 

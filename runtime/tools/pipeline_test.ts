@@ -1,3 +1,4 @@
+import type { HeldOutcome } from "../gate/write_hold.ts";
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { ProfileStore } from "../../cdp/mod.ts";
@@ -191,19 +192,27 @@ Deno.test("runTool() refuses malformed arguments with INVALID_ARGUMENTS and an a
   assert.equal(actionRows(w.rows)[0].reason, "INVALID_ARGUMENTS");
 });
 
-Deno.test("runTool() opens an approval's write window around the handler and counts it", async () => {
+Deno.test("runTool() opens the action's write hold around the handler, waits for it, and says what became of each write", async () => {
   await using w = await world();
   const events: string[] = [];
+  const outcomes: HeldOutcome[] = [];
   const gate: Gate = {
     check: () =>
       Promise.resolve({
         decision: "allow",
-        reason: "APPROVED",
-        module: "approval",
-        approved: {
-          openWindow: () => {
+        reason: "WRITE_HELD",
+        module: "baseline",
+        hold: {
+          open: () => {
             events.push("open");
-            return () => events.push("close");
+            return {
+              outcomes,
+              drain: () => {
+                events.push("drain");
+                return Promise.resolve();
+              },
+              close: () => events.push("close"),
+            };
           },
         },
       }),
@@ -219,13 +228,32 @@ Deno.test("runTool() opens an approval's write window around the handler and cou
     facts: (ctx) => Promise.resolve(baseFacts("click", ctx.session.state.counters())),
     handle: () => {
       events.push("handle");
-      return Promise.reject(new Error("the click failed"));
+      outcomes.push(
+        {
+          method: "POST",
+          origin: "https://a.test",
+          kind: "form",
+          decision: "allow",
+          reason: "APPROVED",
+        },
+        {
+          method: "POST",
+          origin: "https://a.test",
+          kind: "script",
+          decision: "deny",
+          reason: "SCRIPT_WRITE_REFUSED",
+        },
+      );
+      return Promise.resolve();
     },
   }) as unknown as AnyTool;
-  await runTool(tool, {}, { session: w.session, gate });
-  assert.deepEqual(events, ["open", "handle", "close"]);
-  assert.equal(w.session.state.counters().confirmationsUsed, 1);
-  assert.equal(actionRows(w.rows)[0].reason, "APPROVED");
+  const r = await runTool(tool, {}, { session: w.session, gate });
+  assert.deepEqual([events[0], events[1], events.at(-1)], ["open", "handle", "close"]);
+  assert.ok(events.indexOf("drain") > 1 && events.indexOf("drain") < events.indexOf("close"));
+  const text = r.content[0].text;
+  assert.match(text, /^denied: SCRIPT_WRITE_REFUSED \(POST request to https:\/\/a\.test\)/);
+  assert.match(text, /the operator approved the POST form to https:\/\/a\.test; sent once/);
+  assert.equal(actionRows(w.rows)[0].reason, "WRITE_HELD");
 });
 
 Deno.test("runTool() judges every fact set of a multi-element call and runs only if all allow", async () => {

@@ -1,6 +1,7 @@
 /**
  * `defineTool()` and what a tool declares together: its schema, how it finds its target,
- * the facts the gate judges, what a human approving it is shown, and its handler. The
+ * the facts the gate judges, and its handler (a write it causes is held and shown to a
+ * human where it leaves, not here). The
  * pipeline that runs them is `pipeline.ts`.
  *
  * @module
@@ -8,7 +9,6 @@
 import type { z } from "zod";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import { InvalidArgumentsError } from "../errors.ts";
-import type { ApprovalView } from "../gate/gate.ts";
 import type { LoginPlan, LoginSecrets, PushChannel } from "../login/login_flow.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
 import type { ResponseBuilder } from "./response.ts";
@@ -21,6 +21,11 @@ export interface ToolSettings {
   screenshots: boolean;
   /** How long `ask_human` waits for the operator (the policy's `confirm_timeout_seconds`). */
   askTimeoutMs: number;
+  /**
+   * Whether the model's text may land in a password field (the policy's
+   * `model_may_type_passwords`); absent means no: `PASSWORD_FIELD`.
+   */
+  modelMayTypePasswords?: boolean;
 }
 
 /** Settings of a runtime whose policy says nothing: no uploads, no screenshots. */
@@ -92,11 +97,6 @@ export interface ToolDef<S extends z.ZodObject = z.ZodObject, T = undefined> {
    * runs only if every one is allowed.
    */
   facts(ctx: ToolContext, args: z.infer<S>, target: T): Promise<Facts | Facts[]>;
-  /**
-   * What a human approving this call is shown (read only when the policy says `confirm`);
-   * without it a `confirm` cannot be approved.
-   */
-  approval?(ctx: ToolContext, args: z.infer<S>, target: T): Promise<ApprovalView>;
   /** Whether the tool may run while a dialog is open (others are refused with DIALOG_OPEN). */
   runsBesideDialog?: boolean;
   /** Runs the allowed action and fills the response. */

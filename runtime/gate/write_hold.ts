@@ -1,0 +1,302 @@
+/**
+ * Write holds: what decides a write the policy's `read_only` refused while an agent action
+ * or a runtime login runs. The egress proxy holds every write whole (method, full URL,
+ * `Content-Type`, body bytes) and asks with it; the boundary hands it to the session's open
+ * hold, and the hold's verdict is about exactly those bytes, which the proxy then sends once.
+ *
+ * - An **action hold** (`actionHold`) is opened for an agent action the policy would
+ *   `confirm` (a form submit under `confirm_writes`), and for every action when the policy
+ *   lets script writes be asked for (`script_writes: confirm`). Each held write is shown to
+ *   the operator, decoded (`net/request_view.ts`), and waits for their answer.
+ * - A **login hold** (`loginHold`) is opened while the runtime submits a login form it filled:
+ *   it admits only that form's own submission, to its own action, with exactly the entries
+ *   the form held when the runtime filled it; no human is asked.
+ *
+ * @module
+ */
+import { normalizeOrigin } from "../net/origin.ts";
+import { canonicalPath } from "../net/paths.ts";
+import { type RequestView, requestView } from "../net/request_view.ts";
+import { type Decision, deny } from "../policy/decision.ts";
+import type { Facts } from "../policy/facts.ts";
+import type { Approver } from "./approver.ts";
+
+/** A write the egress proxy holds, whole: the bytes a verdict is about. */
+export interface HeldWrite {
+  method: string;
+  /** The full URL, query included. */
+  url: string;
+  contentType: string | null;
+  body: Uint8Array;
+  /** The browser's `Sec-Fetch-Dest` and `Sec-Fetch-Mode`, when it sent them. */
+  dest?: string;
+  mode?: string;
+}
+
+/** Decides the writes of one session while it is open. */
+export interface WriteHold {
+  /**
+   * A strict hold decides every write of the session, allowed by the policy or not (a login
+   * writes only its own request); any other decides only writes `read_only` alone refused.
+   */
+  readonly strict: boolean;
+  judge(write: HeldWrite, facts: Facts): Promise<Decision>;
+}
+
+/** What one held write came to, for the agent's answer (no URL path, no value). */
+export interface HeldOutcome {
+  method: string;
+  origin: string | null;
+  kind: WriteKind;
+  decision: "allow" | "deny";
+  reason: string;
+}
+
+/** A form's own navigation submission, or anything else a page sends (fetch, XHR, beacon). */
+export type WriteKind = "form" | "script";
+
+/** The form an action submits, from its facts. */
+export interface HeldForm {
+  method: string;
+  origin: string | null;
+  path: string | null;
+}
+
+/** What an action hold needs, per action. */
+export interface ActionHoldOptions {
+  approver: Approver;
+  session: string;
+  agent: string | null;
+  tool: string;
+  /** The form the action submits when the policy said `confirm`; none for other actions. */
+  form?: HeldForm;
+  /** The page's origin, shown to the operator beside the request. */
+  pageOrigin: string | null;
+  /** Whether writes other than the form's own submission may be asked for. */
+  scriptWrites: boolean;
+  timeoutMs: number;
+  maxConfirmations: number;
+  /** Approvals the session has used so far, and counting one more. */
+  confirmations: { used(): number; count(): void };
+  /** Redacts stored secrets from what the operator is shown. */
+  redact: (text: string) => string;
+  /** The agent's call: its cancellation withdraws every pending approval. */
+  signal?: AbortSignal;
+}
+
+/** An action hold as the pipeline drives it. */
+export interface ActionHold extends WriteHold {
+  /** Resolves once no held write is waiting for a decision (new ones may still arrive). */
+  drain(): Promise<void>;
+  /** Every held write so far, in order. */
+  readonly outcomes: readonly HeldOutcome[];
+}
+
+const FORM_TYPES = new Set([
+  "application/x-www-form-urlencoded",
+  "multipart/form-data",
+  "text/plain",
+]);
+
+/**
+ * Whether `write` is `form`'s own submission: a top-level navigation (an iframe target is
+ * how a cancelled submit is replayed out of sight) to the form's action origin and path in
+ * a form encoding. Without `Sec-Fetch-*` (plain http to a non-secure origin) the proxy
+ * cannot tell a navigation from a fetch, so only the form's exact method, origin and path
+ * count; the query and body are shown to the operator either way.
+ */
+export function isFormSubmission(write: HeldWrite, form: HeldForm | undefined): boolean {
+  if (!form || form.origin === null || form.path === null) return false;
+  let url: URL;
+  try {
+    url = new URL(write.url);
+  } catch {
+    return false;
+  }
+  if (normalizeOrigin(url.origin) !== form.origin) return false;
+  if (canonicalPath(url.pathname) !== form.path) return false;
+  if (write.method !== form.method.toUpperCase()) return false;
+  const type = (write.contentType ?? "").split(";")[0].trim().toLowerCase();
+  if (write.body.length > 0 && !FORM_TYPES.has(type)) return false;
+  if (write.dest === undefined && write.mode === undefined) return true;
+  return write.dest === "document" && write.mode === "navigate";
+}
+
+/** Opens a hold for one agent action; every held write is asked of the operator. */
+export function actionHold(options: ActionHoldOptions): ActionHold {
+  const pending = new Set<Promise<unknown>>();
+  const outcomes: HeldOutcome[] = [];
+  const ask = async (write: HeldWrite, facts: Facts): Promise<Decision> => {
+    const kind: WriteKind = isFormSubmission(write, options.form) ? "form" : "script";
+    if (kind === "script" && !options.scriptWrites) {
+      return deny("SCRIPT_WRITE_REFUSED", { module: "approval" });
+    }
+    if (options.confirmations.used() >= options.maxConfirmations) {
+      return deny("CONFIRM_LIMIT", { module: "approval" });
+    }
+    if (options.signal?.aborted) return deny("CONFIRM_WITHDRAWN", { module: "approval" });
+    let request: RequestView;
+    try {
+      request = requestView({
+        method: write.method,
+        url: write.url,
+        contentType: write.contentType,
+        body: write.body,
+      }, options.redact);
+    } catch {
+      return deny("CONFIRM_UNAVAILABLE", { module: "approval" });
+    }
+    const origin = facts.target?.origin ?? null;
+    const answer = await options.approver.request({
+      session: options.session,
+      agent: options.agent,
+      tool: options.tool,
+      facts,
+      detail: `${write.method} ${kind === "form" ? "form" : "request"} to ${origin ?? "?"}`,
+      details: { origin: options.pageOrigin ?? origin ?? "unknown", kind, request },
+      timeoutMs: options.timeoutMs,
+    }, options.signal).catch(() => ({ outcome: "denied" as const, reason: "CONFIRM_UNAVAILABLE" }));
+    if (answer.outcome === "approved") {
+      options.confirmations.count();
+      return { decision: "allow", reason: "APPROVED", module: "approval" };
+    }
+    return deny(answer.outcome === "timeout" ? "CONFIRM_TIMEOUT" : answer.reason, {
+      module: "approval",
+    });
+  };
+  return {
+    strict: false,
+    outcomes,
+    async judge(write, facts) {
+      const p = ask(write, facts).catch(() => deny("GATE_ERROR", { module: "approval" }));
+      pending.add(p);
+      try {
+        const d = await p;
+        outcomes.push({
+          method: write.method,
+          origin: facts.target?.origin ?? null,
+          kind: isFormSubmission(write, options.form) ? "form" : "script",
+          decision: d.decision === "allow" ? "allow" : "deny",
+          reason: d.reason,
+        });
+        return d;
+      } finally {
+        pending.delete(p);
+      }
+    },
+    async drain() {
+      while (pending.size > 0) await Promise.allSettled([...pending]);
+    },
+  };
+}
+
+/** A login's hold: what it refused first, for the login's outcome. */
+export interface LoginHold extends WriteHold {
+  readonly refused: string | undefined;
+}
+
+/** The one submission a runtime login may write. */
+export interface LoginSubmission {
+  method: string;
+  /** The form's action URL as the runtime read it when it filled the form. */
+  url: string;
+  /** The entries the form held once filled, as the form would encode them. */
+  entries: readonly (readonly [string, string])[];
+  /**
+   * Under `read_only`, the origins the policy names for logins (`login_submit_origins`);
+   * undefined when the policy allows writes anyway.
+   */
+  namedOrigins?: readonly string[];
+}
+
+/**
+ * Opens a hold for a login the runtime submits: exactly `expected` passes (`LOGIN_SUBMIT`);
+ * any other write while it is open is refused (`LOGIN_WRITE_MISMATCH`), and so is the
+ * submission itself when `read_only` names no such origin (`LOGIN_ORIGIN_NOT_NAMED`).
+ * Admits one request: a second identical one is refused too.
+ */
+export function loginHold(expected: LoginSubmission | null): LoginHold {
+  let used = false;
+  let refused: string | undefined;
+  const refuse = (reason: string) => {
+    refused ??= reason;
+    return Promise.resolve(deny(reason, { module: "login" }));
+  };
+  return {
+    strict: true,
+    get refused() {
+      return refused;
+    },
+    judge(write) {
+      if (used || !expected || !matchesSubmission(write, expected)) {
+        return refuse("LOGIN_WRITE_MISMATCH");
+      }
+      const origin = normalizeOrigin(expected.url);
+      if (
+        expected.namedOrigins &&
+        !expected.namedOrigins.some((o) => normalizeOrigin(o) === origin)
+      ) {
+        return refuse("LOGIN_ORIGIN_NOT_NAMED");
+      }
+      used = true;
+      return Promise.resolve({ decision: "allow", reason: "LOGIN_SUBMIT", module: "login" });
+    },
+  };
+}
+
+/** Whether `write` is exactly `expected`: method, whole URL and entries (as a multiset). */
+export function matchesSubmission(write: HeldWrite, expected: LoginSubmission): boolean {
+  if (write.method !== expected.method.toUpperCase()) return false;
+  if (write.dest !== undefined && !(write.dest === "document" && write.mode === "navigate")) {
+    return false;
+  }
+  let want: URL, got: URL;
+  try {
+    want = new URL(expected.url);
+    got = new URL(write.url);
+  } catch {
+    return false;
+  }
+  want.hash = "";
+  got.hash = "";
+  if (write.method === "GET") {
+    // A GET form's entries are its query (the action's own query is replaced).
+    const action = new URL(want.href);
+    action.search = "";
+    const bare = new URL(got.href);
+    bare.search = "";
+    return bare.href === action.href &&
+      sameEntries([...got.searchParams], expected.entries);
+  }
+  if (got.href !== want.href) return false;
+  const type = (write.contentType ?? "").split(";")[0].trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded") {
+    // A login form posts urlencoded unless its enctype says otherwise; a multipart login is
+    // decoded by the operator's view, not here: it is refused rather than guessed at.
+    return false;
+  }
+  const body = new TextDecoder("utf-8", { fatal: true });
+  let text: string;
+  try {
+    text = body.decode(write.body);
+  } catch {
+    return false;
+  }
+  return sameEntries([...new URLSearchParams(text)], expected.entries);
+}
+
+function sameEntries(
+  got: readonly (readonly [string, string])[],
+  want: readonly (readonly [string, string])[],
+): boolean {
+  if (got.length !== want.length) return false;
+  const key = ([n, v]: readonly [string, string]) => JSON.stringify([n, normalizeNewlines(v)]);
+  const a = got.map(key).sort();
+  const b = want.map(key).sort();
+  return a.every((k, i) => k === b[i]);
+}
+
+/** Form submission turns every newline in a value into CRLF. */
+function normalizeNewlines(v: string): string {
+  return v.replace(/\r\n|\r|\n/g, "\r\n");
+}

@@ -1,0 +1,109 @@
+import assert from "node:assert/strict";
+import { baseFacts, FRESH_SESSION } from "../policy/fact_builders.ts";
+import {
+  type HeldWrite,
+  isFormSubmission,
+  loginHold,
+  type LoginSubmission,
+  matchesSubmission,
+} from "./write_hold.ts";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const URLENC = "application/x-www-form-urlencoded";
+const facts = baseFacts("request", FRESH_SESSION);
+
+function write(extra: Partial<HeldWrite> = {}, body = "user=alice&pass=s3cret-pass"): HeldWrite {
+  return {
+    method: "POST",
+    url: "https://login.test/session",
+    contentType: URLENC,
+    body: enc(body),
+    dest: "document",
+    mode: "navigate",
+    ...extra,
+  };
+}
+
+const expected: LoginSubmission = {
+  method: "POST",
+  url: "https://login.test/session",
+  entries: [["user", "alice"], ["pass", "s3cret-pass"]],
+};
+
+Deno.test("matchesSubmission() admits only the filled form's own request, entry for entry", () => {
+  const vectors: [string, HeldWrite, boolean][] = [
+    ["the form's own submission", write(), true],
+    ["entries in another order", write({}, "pass=s3cret-pass&user=alice"), true],
+    ["plain http without Sec-Fetch", write({ dest: undefined, mode: undefined }), true],
+    ["an entry a formdata listener added", write({}, "user=alice&pass=s3cret-pass&x=1"), false],
+    [
+      "the password copied into a second entry",
+      write({}, "user=alice&pass=s3cret-pass&pass=s3cret-pass"),
+      false,
+    ],
+    ["a changed value", write({}, "user=mallory&pass=s3cret-pass"), false],
+    ["an entry removed", write({}, "user=alice"), false],
+    ["another path", write({ url: "https://login.test/steal" }), false],
+    [
+      "a query added to the action",
+      write({ url: "https://login.test/session?p=s3cret-pass" }),
+      false,
+    ],
+    ["another origin", write({ url: "https://evil.test/session" }), false],
+    ["another method", write({ method: "PUT" }), false],
+    ["a fetch", write({ dest: "empty", mode: "cors" }), false],
+    ["an iframe navigation", write({ dest: "iframe" }), false],
+    ["JSON", write({ contentType: "application/json" }, '{"user":"alice"}'), false],
+    ["multipart", write({ contentType: "multipart/form-data; boundary=x" }), false],
+    ["invalid UTF-8", { ...write(), body: new Uint8Array([0xff, 0xfe]) }, false],
+  ];
+  for (const [what, w, ok] of vectors) assert.equal(matchesSubmission(w, expected), ok, what);
+});
+
+Deno.test("matchesSubmission() reads a GET form's entries from the query", () => {
+  const get: LoginSubmission = { ...expected, method: "GET", url: "https://login.test/s?old=1" };
+  const ok = write({ method: "GET", url: "https://login.test/s?user=alice&pass=s3cret-pass" });
+  assert.equal(matchesSubmission({ ...ok, body: new Uint8Array() }, get), true);
+  const extra = write({
+    method: "GET",
+    url: "https://login.test/s?user=alice&pass=s3cret-pass&x=1",
+  });
+  assert.equal(matchesSubmission(extra, get), false);
+});
+
+Deno.test("loginHold() lets the submission through once, to a named origin, and reports the first refusal", async () => {
+  const hold = loginHold({ ...expected, namedOrigins: ["https://login.test"] });
+  assert.equal(hold.strict, true);
+  assert.equal(
+    (await hold.judge(write({}, "user=alice&pass=s3cret-pass&leak=1"), facts)).reason,
+    "LOGIN_WRITE_MISMATCH",
+  );
+  assert.equal((await hold.judge(write(), facts)).reason, "LOGIN_SUBMIT");
+  // Replayed: the second identical request is not the login's.
+  assert.equal((await hold.judge(write(), facts)).reason, "LOGIN_WRITE_MISMATCH");
+  assert.equal(hold.refused, "LOGIN_WRITE_MISMATCH");
+  const unnamed = loginHold({ ...expected, namedOrigins: ["https://other.test"] });
+  assert.equal((await unnamed.judge(write(), facts)).reason, "LOGIN_ORIGIN_NOT_NAMED");
+  assert.equal(unnamed.refused, "LOGIN_ORIGIN_NOT_NAMED");
+  // Writes allowed by the policy: no names needed, the request must still be exact.
+  const open = loginHold(expected);
+  assert.equal((await open.judge(write(), facts)).decision, "allow");
+  // A form whose submission cannot be known exactly writes nothing.
+  const unknown = loginHold(null);
+  assert.equal((await unknown.judge(write(), facts)).reason, "LOGIN_WRITE_MISMATCH");
+});
+
+Deno.test("isFormSubmission() is a top-level navigation to the form's own action in a form encoding", () => {
+  const form = { method: "POST", origin: "https://login.test", path: "/session" };
+  assert.equal(isFormSubmission(write(), form), true);
+  assert.equal(
+    isFormSubmission(write({ url: "https://login.test/session?to=mallory" }), form),
+    true,
+  );
+  assert.equal(isFormSubmission(write({ dest: "iframe" }), form), false);
+  assert.equal(isFormSubmission(write({ dest: "empty", mode: "cors" }), form), false);
+  assert.equal(isFormSubmission(write({ url: "https://login.test/other" }), form), false);
+  assert.equal(isFormSubmission(write({ contentType: "application/json" }), form), false);
+  assert.equal(isFormSubmission(write(), undefined), false);
+  assert.equal(isFormSubmission(write({ dest: undefined, mode: undefined }), form), true);
+});
