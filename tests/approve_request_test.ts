@@ -8,7 +8,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { processRedactor } from "../runtime/redact/mod.ts";
+import { egressSecrets, processRedactor } from "../runtime/redact/mod.ts";
 import type { RequestView } from "../runtime/net/request_view.ts";
 import { html, serveTwoOrigins, type TwoOriginSite } from "./fixtures/two_origins.ts";
 import {
@@ -317,4 +317,19 @@ Deno.test("approvals: control: without read_only the rewrites reach the site uns
     [["amount", "10000"], ["to", "mallory"]],
     [["amount", "10000"], ["to", "mallory"]],
   ]);
+});
+
+// Last in this file: the guarded credential stays in the process's egress check.
+Deno.test("approvals: a guarded credential in a held request is refused before anyone is asked (SECRET_IN_REQUEST)", async () => {
+  processRedactor().add([SECRET]);
+  egressSecrets().add([SECRET]);
+  await using w = await world();
+  const r = await payOn(w, "/secret", () => "approve");
+  assert.deepEqual(r.seen, [], "nothing offered for approval");
+  assert.deepEqual(received(w), [], "nothing reached the site");
+  const rows = w.runtime.audit.rows();
+  assert.ok(rows.some((row) => row.reason === "SECRET_IN_REQUEST"));
+  for (const out of [r.text, ...w.client.outputs, JSON.stringify(rows)]) {
+    assert.deepEqual(leaks(out, SECRET), []);
+  }
 });

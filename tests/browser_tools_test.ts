@@ -212,7 +212,10 @@ Deno.test("no tool runs page script or reads raw HTML; hints are honest", async 
 });
 
 Deno.test("password values never appear in any tool result", async () => {
-  await using h = await startHarness();
+  // A sign-up flow's policy: the model may type a password (PASSWORD_FIELD otherwise).
+  await using h = await startHarness((site) =>
+    `allowed_origins: [${site.origin}, ${site.otherOrigin}]\nread_only: false\nmodel_may_type_passwords: true\n`
+  );
   await using c = await h.connect();
   const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
   const pw = refOf(home.text, /password "Password"/);

@@ -1,10 +1,13 @@
 /**
  * The notice that tells the model which requests were blocked since its last snapshot: one
  * short line, grouped by reason, origins only (never a path or query), GET left implicit,
- * at most a few entries, because it rides along with every snapshot and costs tokens.
+ * at most a few entries, because it rides along with every snapshot and costs tokens. An
+ * origin is page-chosen (a host name can hold a password, lower-cased by the browser): it
+ * is redacted as it is counted, before the notice groups, lists or leaves it out.
  *
  * @module
  */
+import { processRedactor, type Redactor } from "../redact/mod.ts";
 
 /** A request the egress guard refused, as the next snapshot lists it. */
 export interface BlockedRequest {
@@ -22,9 +25,17 @@ export const BLOCKED_LISTED = 8;
 /** Collects blocked requests between two snapshots. */
 export class BlockedRequests {
   #seen = new Map<string, { request: BlockedRequest; count: number }>();
+  readonly #redactor: Redactor;
+
+  /** `redactor` (the process's by default) redacts each request's strings as it is counted. */
+  constructor(redactor: Redactor = processRedactor()) {
+    this.#redactor = redactor;
+  }
 
   /** Counts one blocked request. */
-  add(r: BlockedRequest): void {
+  add(blocked: BlockedRequest): void {
+    const red = (s: string) => this.#redactor.redact(s);
+    const r = { ...blocked, method: red(blocked.method), origin: red(blocked.origin) };
     const key = `${r.reason} ${r.method} ${r.origin}`;
     const seen = this.#seen.get(key);
     if (seen) seen.count++;

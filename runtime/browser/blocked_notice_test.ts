@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { BLOCKED_LISTED, BlockedRequests } from "./blocked_notice.ts";
+import { Notices } from "./notices.ts";
+import { Redactor } from "../redact/mod.ts";
 
 Deno.test("BlockedRequests.take() groups by reason, counts repeats and leaves GET implicit", () => {
   const b = new BlockedRequests();
@@ -26,4 +28,33 @@ Deno.test("BlockedRequests.take() lists a bounded number of entries", () => {
   assert.match(notice, /^blocked 13 requests since the last snapshot: /);
   assert.match(notice, /; \+5 more$/);
   assert.equal(notice.split("https://").length - 1, BLOCKED_LISTED);
+});
+
+/** A planted password (24 letters and digits) and a redactor that holds it. */
+const PLANTED_PW = "Zk4Wq9Rt2Xm7Pv3Lh8Ns5Jd6";
+function plantedRedactor(): Redactor {
+  const r = new Redactor();
+  r.add(PLANTED_PW);
+  return r;
+}
+
+Deno.test("BlockedRequests.add() redacts an origin holding the password, lower-cased by the browser", () => {
+  const b = new BlockedRequests(plantedRedactor());
+  b.add({ method: "GET", origin: `http://${PLANTED_PW.toLowerCase()}.test`, reason: "R" });
+  b.add({ method: "GET", origin: `http://${PLANTED_PW.toUpperCase()}.test`, reason: "R" });
+  assert.equal(
+    b.take(),
+    "blocked 2 requests since the last snapshot: R: http://[redacted].test x2",
+  );
+});
+
+Deno.test("Notices.push() stores a line redacted; drop() still finds it", () => {
+  const n = new Notices(plantedRedactor());
+  const line = `page said ${[...PLANTED_PW].join("\u200b")}`;
+  n.push(line);
+  n.push("kept");
+  assert.deepEqual(n.take(), ["page said [redacted]", "kept"]);
+  n.push(line);
+  n.drop(line);
+  assert.deepEqual(n.take(), []);
 });

@@ -5,11 +5,14 @@
  * reduced when it arrives (URLs lose their query and fragment, every message is cut short)
  * and shown only inside an untrusted block. Values are rendered from what CDP reports
  * (`value`, `preview`, `description`); nothing ever calls back into the page to stringify.
+ * A message is redacted whole before anything shortens or rewrites it (`redactCut()`), so
+ * a password padded to sit across the cut is not left in pieces.
  *
  * @module
  */
 import type { Protocol, TrackedTarget } from "../../cdp/mod.ts";
 import { displayUrl } from "../net/display_url.ts";
+import { processRedactor, redactCut, type Redactor } from "../redact/mod.ts";
 import { untrustedBlock } from "../snapshot/untrusted.ts";
 import type { TargetWatcher } from "./hooks.ts";
 import { tabTargetOf } from "./tab_of.ts";
@@ -109,12 +112,19 @@ interface TabLog {
 export class ConsoleLog implements TargetWatcher {
   readonly #limits: ConsoleLimits;
   readonly #now: () => number;
+  readonly #redactor: Redactor;
   /** Insertion order is recency: a write moves its tab to the end. */
   #tabs = new Map<string, TabLog>();
 
-  constructor(limits: Partial<ConsoleLimits> = {}, now: () => number = Date.now) {
+  /** `redactor` (the process's by default) redacts every message before it is cut. */
+  constructor(
+    limits: Partial<ConsoleLimits> = {},
+    now: () => number = Date.now,
+    redactor: Redactor = processRedactor(),
+  ) {
     this.#limits = { ...CONSOLE_LIMITS, ...limits };
     this.#now = now;
+    this.#redactor = redactor;
   }
 
   /**
@@ -247,7 +257,7 @@ export class ConsoleLog implements TargetWatcher {
       );
     }
     if (blocks.length === 0) return head.join("\n");
-    return `${head.join("\n")}\n${untrustedBlock("console", nonce, blocks.flat())}`;
+    return `${head.join("\n")}\n${untrustedBlock("console", nonce, blocks.flat(), this.#redactor)}`;
   }
 
   #tab(tabId: string): TabLog {
@@ -320,22 +330,28 @@ export class ConsoleLog implements TargetWatcher {
     };
   }
 
+  /** Redacted whole first: the URL scrub, the newline escapes and the cut come after. */
   #text(text: string): string {
-    return cut(oneLine(scrubUrls(cut(text, this.#limits.text * 4))), this.#limits.text);
+    const rewrite = (t: string) => oneLine(scrubUrls(t));
+    return redactCut(text, this.#limits.text, { redactor: this.#redactor, rewrite });
   }
 
   #location(url: string, line: number | undefined): string | undefined {
     if (!url) return undefined;
-    const shown = cut(place(url), this.#limits.url);
+    const shown = redactCut(place(url), this.#limits.url, { redactor: this.#redactor });
     return line === undefined ? shown : `${shown}:${line + 1}`;
   }
 
   #stack(frames: Protocol.Runtime.CallFrame[]): string[] {
+    const redactor = this.#redactor;
     return frames.slice(0, this.#limits.frames).map((f) => {
       const where = f.url
-        ? `${cut(place(f.url), this.#limits.url)}:${f.lineNumber + 1}:${f.columnNumber + 1}`
+        ? `${redactCut(place(f.url), this.#limits.url, { redactor })}:${f.lineNumber + 1}:${
+          f.columnNumber + 1
+        }`
         : "<anonymous>";
-      return `${cut(oneLine(f.functionName), 100) || "<anonymous>"} (${where})`;
+      const name = redactCut(f.functionName, 100, { redactor, rewrite: oneLine });
+      return `${name || "<anonymous>"} (${where})`;
     });
   }
 }
@@ -455,8 +471,4 @@ function oneLine(text: string): string {
   // Control characters are exactly what must not reach the answer raw.
   // deno-lint-ignore no-control-regex
   return text.replace(/\r\n|[\r\n]/g, "\\n").replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, " ");
-}
-
-function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

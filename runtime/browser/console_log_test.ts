@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { Protocol } from "../../cdp/mod.ts";
 import { FakeHost, fakeTarget } from "../../tests/helpers/fake_target.ts";
 import { CONSOLE_LIMITS, ConsoleLog, formatArgs, renderValue, scrubUrls } from "./console_log.ts";
+import { Redactor } from "../redact/mod.ts";
 
 const NONCE = "0123456789abcdef";
 
@@ -440,4 +441,38 @@ Deno.test("scrubUrls() cuts a URL nested in a query and stays linear on hostile 
   const t0 = performance.now();
   assert.equal(scrubUrls(hostile), hostile);
   assert.ok(performance.now() - t0 < 200, `${performance.now() - t0} ms`);
+});
+
+/** A planted password (24 letters and digits) and a redactor that holds it. */
+const PLANTED_PW = "Zk4Wq9Rt2Xm7Pv3Lh8Ns5Jd6";
+function plantedRedactor(): Redactor {
+  const r = new Redactor();
+  r.add(PLANTED_PW);
+  return r;
+}
+
+/** Whether `text` (letters and digits, lower-cased) holds 3 consecutive characters of it. */
+function holdsPiece(text: string): boolean {
+  const t = text.toLowerCase().replace(/[^a-z0-9]/g, "");
+  const s = PLANTED_PW.toLowerCase();
+  for (let i = 0; i + 3 <= s.length; i++) if (t.includes(s.slice(i, i + 3))) return true;
+  return false;
+}
+
+Deno.test("ConsoleLog.render() redacts a message before the trim, the newline escape and the URL scrub", () => {
+  const { log, session } = page(new ConsoleLog({}, Date.now, plantedRedactor()));
+  // The 500-character trim would leave 12 characters of it; the newline escape would put
+  // an "n" between its halves; a long script URL is trimmed at 200.
+  const url = `https://portal.test/${"o".repeat(160)}${PLANTED_PW}.js`;
+  session.dispatch(
+    "Runtime.consoleAPICalled",
+    call("log", [str(`${"o".repeat(487)}${PLANTED_PW} tail`)], { url }),
+  );
+  session.dispatch(
+    "Runtime.consoleAPICalled",
+    call("log", [str(`${PLANTED_PW.slice(0, 7)}\n${PLANTED_PW.slice(7).toLowerCase()}`)]),
+  );
+  const text = log.render("tab-1", {}, NONCE);
+  assert.match(text, /^\[LOG\] \[redacted\] @ /m);
+  for (const line of text.split("\n")) assert.ok(!holdsPiece(line), line);
 });

@@ -11,6 +11,8 @@ import { callOnElement, type Element } from "./element_ops.ts";
 export interface ElementInfo {
   tag: string;
   type: string | null;
+  /** An `<input>` whose type is password now (read through the prototype, not the attribute). */
+  password: boolean;
   role: string | null;
   href: string | null;
   frameOrigin: string;
@@ -47,6 +49,7 @@ const ELEMENT_INFO = `function () {
   return {
     tag: el.tagName ? el.tagName.toLowerCase() : "",
     type: el.getAttribute ? el.getAttribute("type") : null,
+    password: el instanceof HTMLInputElement && get(HTMLInputElement.prototype, "type", el) === "password",
     role: el.getAttribute ? el.getAttribute("role") : null,
     href: link ? link.href : null,
     frameOrigin: location.origin,
@@ -82,6 +85,88 @@ export async function readFocusedInfo(
     returnByValue: true,
   });
   return res.result.value as ElementInfo | undefined;
+}
+
+/** What has the focus keys are sent to: a password field, another element, or unknown. */
+export type FocusedField = "password" | "other" | "unknown";
+
+/** Frames and shadow roots followed at most when looking for the focused element. */
+const MAX_FOCUS_HOPS = 16;
+const FOCUS_GROUP = "omotai-focus";
+
+// Isolated world again: the page cannot patch the getter or the prototype chain read here.
+const IS_PASSWORD = `function () {
+  return this instanceof HTMLInputElement &&
+    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "type").get.call(this) === "password";
+}`;
+
+/**
+ * What the tab's keyboard focus is on, followed from the main document down through shadow
+ * roots (closed ones too: CDP reaches them) and frames of the tab's own process. Focus in a
+ * frame of another process (a cross-site frame) cannot be read from the tab's session:
+ * `unknown`, which callers treat as a password field.
+ */
+export async function readFocusedField(
+  page: CdpSession,
+  mainFrameId: string,
+): Promise<FocusedField> {
+  try {
+    let frameId = mainFrameId;
+    let hops = 0;
+    frames: while (hops++ < MAX_FOCUS_HOPS) {
+      const world = await page.send("Page.createIsolatedWorld", {
+        frameId,
+        worldName: "omotai",
+      }).catch(() => undefined);
+      // A frame the tab's renderer does not hold (another process): nothing to read here.
+      if (!world) return "unknown";
+      const contextId = world.executionContextId;
+      const res = await page.send("Runtime.evaluate", {
+        expression: "document.activeElement",
+        contextId,
+        objectGroup: FOCUS_GROUP,
+      });
+      let objectId = res.result.objectId;
+      while (objectId && hops++ < MAX_FOCUS_HOPS) {
+        const { node } = await page.send("DOM.describeNode", { objectId, depth: 1, pierce: true });
+        // A frame holds the focus: the element is its document's active one.
+        if (node.frameId && /^(I?FRAME|OBJECT|EMBED)$/.test(node.nodeName.toUpperCase())) {
+          frameId = node.frameId;
+          continue frames;
+        }
+        // A shadow host holds it: the element is its shadow root's active one (or the host).
+        const root = node.shadowRoots?.find((r) => r.shadowRootType !== "user-agent");
+        if (root) {
+          const { object } = await page.send("DOM.resolveNode", {
+            backendNodeId: root.backendNodeId,
+            executionContextId: contextId,
+            objectGroup: FOCUS_GROUP,
+          });
+          const inner = object.objectId &&
+            (await page.send("Runtime.callFunctionOn", {
+              objectId: object.objectId,
+              functionDeclaration: "function () { return this.activeElement; }",
+              objectGroup: FOCUS_GROUP,
+            })).result.objectId;
+          if (inner) {
+            objectId = inner;
+            continue;
+          }
+        }
+        const is = await page.send("Runtime.callFunctionOn", {
+          objectId,
+          functionDeclaration: IS_PASSWORD,
+          returnByValue: true,
+        });
+        return is.result.value === true ? "password" : "other";
+      }
+      // Nothing focused in this document (no body yet): keys reach no field.
+      return objectId ? "unknown" : "other";
+    }
+    return "unknown";
+  } finally {
+    await page.send("Runtime.releaseObjectGroup", { objectGroup: FOCUS_GROUP }).catch(() => {});
+  }
 }
 
 /** A form as a human approving its submission is shown it. */

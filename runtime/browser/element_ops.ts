@@ -242,14 +242,34 @@ const FOCUS_FOR_TYPING = `function () {
 /** What kind of field took the text. */
 export type TypedField = "text" | "password" | "rich";
 
-/** Replaces the element's text with `text`, firing the input events a user would. */
-export async function typeInto(el: Element, text: string): Promise<TypedField> {
+/** How `typeInto` may type. */
+export interface TypeOptions {
+  /** Whether a password field may take the text (the policy's `model_may_type_passwords`). */
+  passwords?: boolean;
+}
+
+/**
+ * Replaces the element's text with `text`, firing the input events a user would. A field
+ * that is a password field once focused (its page may switch its type as it gets the focus)
+ * is refused with `PASSWORD_FIELD` before any key is sent, unless `passwords` allows it.
+ */
+export async function typeInto(
+  el: Element,
+  text: string,
+  { passwords = false }: TypeOptions = {},
+): Promise<TypedField> {
   const kind = await callOnElement<string>(el, FOCUS_FOR_TYPING);
   if (kind === "none") {
     throw new ElementActionError("NOT_EDITABLE", `${el.ref} is not a text field`);
   }
   if (kind === "disabled" || kind === "readonly") {
     throw new ElementActionError("NOT_EDITABLE", `${el.ref} is ${kind}`);
+  }
+  if (kind === "password" && !passwords) {
+    throw new ElementActionError(
+      "PASSWORD_FIELD",
+      `${el.ref} is a password field as it takes the focus; nothing was typed`,
+    );
   }
   if (kind !== "rich") {
     for (const ev of keyEvents("Control+a")) await el.page.send("Input.dispatchKeyEvent", ev);

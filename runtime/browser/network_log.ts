@@ -3,12 +3,15 @@
  * status or failure, and for a request the egress guard refused, its reason code. Kept per
  * tab in a bounded ring and shown by `browser_network_requests`. `Network` is enabled with
  * no body buffers and headers are never kept: a URL is reduced to origin and path the
- * moment it arrives, so no query, fragment, header, body or cookie is ever stored.
+ * moment it arrives, so no query, fragment, header, body or cookie is ever stored. What is
+ * kept of the page's strings (origin and path, method, status text, failure) is redacted
+ * before it is cut, and stored redacted.
  *
  * @module
  */
 import type { Protocol, TrackedTarget } from "../../cdp/mod.ts";
 import { displayUrl } from "../net/display_url.ts";
+import { processRedactor, redactCut, type Redactor } from "../redact/mod.ts";
 import { untrustedBlock } from "../snapshot/untrusted.ts";
 import type { BlockedRequest } from "./blocked_notice.ts";
 import type { TargetWatcher } from "./hooks.ts";
@@ -95,17 +98,21 @@ export class NetworkLog implements TargetWatcher {
   #pending = new Map<string, string>();
   readonly #refusals = new ProxyRefusals();
   readonly #onBlocked: (r: BlockedRequest) => void;
+  readonly #redactor: Redactor;
 
   /**
    * `onBlocked` hears of the page's requests and WebSockets whose tunnel the egress proxy
    * refused (the next snapshot's notice); the guard and the proxy report the rest themselves.
+   * `redactor` (the process's by default) redacts every kept string before it is cut.
    */
   constructor(
     limits: Partial<NetworkLimits> = {},
     onBlocked: (r: BlockedRequest) => void = () => {},
+    redactor: Redactor = processRedactor(),
   ) {
     this.#limits = { ...NETWORK_LIMITS, ...limits };
     this.#onBlocked = onBlocked;
+    this.#redactor = redactor;
   }
 
   /**
@@ -122,14 +129,14 @@ export class NetworkLog implements TargetWatcher {
       const entry = this.#byId.get(e.requestId);
       if (!entry) return;
       entry.status = e.response.status;
-      entry.statusText = cut(oneLine(e.response.statusText ?? ""), 60);
+      entry.statusText = this.#cut(e.response.statusText ?? "", 60, oneLine);
       const refused = entry.blocked ?? this.#refusals.requestReason(entry.method, entry.url);
       if (refused !== undefined) entry.blocked = refused;
     });
     session.on("Network.loadingFailed", (e) => {
       const entry = this.#byId.get(e.requestId);
       if (!entry) return;
-      entry.failure = cut(oneLine(e.errorText), 80);
+      entry.failure = this.#cut(e.errorText, 80, oneLine);
       if (entry.blocked) return;
       const request = this.#refusals.requestReason(entry.method, entry.url);
       if (request !== undefined) {
@@ -167,11 +174,8 @@ export class NetworkLog implements TargetWatcher {
    * entry gets the reason when Chromium reports the request failed or answered.
    */
   requestRefused(method: string, url: string, reason: string): void {
-    this.#refusals.requestRefused(
-      method,
-      cut(displayUrl(url, undefined), this.#limits.url),
-      reason,
-    );
+    // Shown as the log shows it, redaction included, so the two still meet.
+    this.#refusals.requestRefused(this.#method(method), this.#shownUrl(url), reason);
   }
 
   /** Attaches the egress guard's reason to the request it refused (by `networkId`). */
@@ -232,7 +236,7 @@ export class NetworkLog implements TargetWatcher {
         `run with "static": true to see ${hiddenStatic === 1 ? "it" : "them"}.`,
       ]
       : [];
-    const body = shown.length > 0 ? [untrustedBlock("network", nonce, shown)] : [];
+    const body = shown.length > 0 ? [untrustedBlock("network", nonce, shown, this.#redactor)] : [];
     return [...head, ...body, ...tail].join("\n");
   }
 
@@ -241,13 +245,13 @@ export class NetworkLog implements TargetWatcher {
     // A redirect reuses the request id: the hop before it ends with the redirect status.
     if (previous && e.redirectResponse) {
       previous.status = e.redirectResponse.status;
-      previous.statusText = cut(oneLine(e.redirectResponse.statusText ?? ""), 60);
+      previous.statusText = this.#cut(e.redirectResponse.statusText ?? "", 60, oneLine);
     }
     const entry: NetworkEntry = {
       requestId: e.requestId,
       loaderId: e.loaderId,
-      method: cut(e.request.method.toUpperCase(), 16),
-      url: cut(displayUrl(e.request.url, undefined), this.#limits.url),
+      method: this.#method(e.request.method),
+      url: this.#shownUrl(e.request.url),
       type: e.type ?? "Other",
     };
     const reason = this.#pending.get(e.requestId);
@@ -262,6 +266,21 @@ export class NetworkLog implements TargetWatcher {
       this.#unindex(log.entries.shift()!);
       log.dropped++;
     }
+  }
+
+  /** A page string as kept: redacted, then rewritten (`oneLine`), then cut to `max`. */
+  #cut(text: string, max: number, rewrite?: (t: string) => string): string {
+    return redactCut(text, max, { redactor: this.#redactor, rewrite });
+  }
+
+  /** A request's URL as kept and shown: origin and path, redacted, then cut. */
+  #shownUrl(url: string): string {
+    return this.#cut(displayUrl(url, undefined), this.#limits.url);
+  }
+
+  /** A method as kept (a page may send any token as one). */
+  #method(method: string): string {
+    return this.#cut(method.toUpperCase(), 16);
   }
 
   /** A new document in the tab's main frame: only its own requests stay. */
@@ -322,10 +341,6 @@ function oneLine(text: string): string {
   // Status texts and error texts are one line of the answer each.
   // deno-lint-ignore no-control-regex
   return text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, " ");
-}
-
-function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 /** The origin of a shown URL (origin and path), for a blocked notice. */

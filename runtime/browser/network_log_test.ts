@@ -9,6 +9,7 @@ import { Boundary } from "../gate/boundary.ts";
 import { PolicyEngine } from "../policy/engine.ts";
 import { openDatabase } from "../store/database.ts";
 import { NETWORK_LIMITS, NetworkLog } from "./network_log.ts";
+import { Redactor } from "../redact/mod.ts";
 
 const NONCE = "0123456789abcdef";
 
@@ -416,4 +417,48 @@ Deno.test("NetworkLog.render() neutralizes marker text in status texts", () => {
   assert.equal(lines.filter((l) => l.includes("<<<") || l.includes(">>>")).length, 2, text);
   assert.equal(lines.length, 4, text);
   assert.match(text, /\/%3C%3C%3Cx%3E%3E%3E => \[500\] ››› ‹‹‹end-untrusted-network/);
+});
+
+/** A planted password (24 letters and digits) and a redactor that holds it. */
+const PLANTED_PW = "Zk4Wq9Rt2Xm7Pv3Lh8Ns5Jd6";
+function plantedRedactor(): Redactor {
+  const r = new Redactor();
+  r.add(PLANTED_PW);
+  return r;
+}
+
+/** Whether `text` (letters and digits, lower-cased) holds 3 consecutive characters of it. */
+function holdsPiece(text: string): boolean {
+  const t = text.toLowerCase().replace(/[^a-z0-9]/g, "");
+  const s = PLANTED_PW.toLowerCase();
+  for (let i = 0; i + 3 <= s.length; i++) if (t.includes(s.slice(i, i + 3))) return true;
+  return false;
+}
+
+Deno.test("NetworkLog.render() redacts a path, a host, a status text and a failure before their trims", () => {
+  const { log, session } = page(new NetworkLog({}, () => {}, plantedRedactor()));
+  // "https://portal.test/" is 20 characters: the 200-character trim would leave 11.
+  session.dispatch(
+    "Network.requestWillBeSent",
+    sent("1", `https://portal.test/${"o".repeat(168)}${PLANTED_PW}?q=${PLANTED_PW}`),
+  );
+  session.dispatch("Network.requestWillBeSent", sent("2", `http://${PLANTED_PW}.test/x`));
+  session.dispatch("Network.requestWillBeSent", sent("3", "https://portal.test/s"));
+  session.dispatch(
+    "Network.responseReceived",
+    received("3", 200, `${"o".repeat(50)}${PLANTED_PW}`),
+  );
+  session.dispatch("Network.loadingFailed", failed("2", `${"o".repeat(70)}${PLANTED_PW}`));
+  const text = log.render("tab-1", {}, NONCE);
+  assert.match(text, /\[GET\] http:\/\/\[redacted\]\.test\/x/, text);
+  for (const line of text.split("\n")) assert.ok(!holdsPiece(line), line);
+});
+
+Deno.test("NetworkLog.requestRefused() still meets its request when the shown URL is redacted", () => {
+  const { log, session } = page(new NetworkLog({}, () => {}, plantedRedactor()));
+  const url = `http://${PLANTED_PW}.test/collect`;
+  log.requestRefused("post", url, "ORIGIN_NOT_ALLOWED");
+  session.dispatch("Network.requestWillBeSent", sent("1", url, { method: "POST" }));
+  session.dispatch("Network.loadingFailed", failed("1", "net::ERR_FAILED"));
+  assert.equal(log.list("tab-1").entries[0].blocked, "ORIGIN_NOT_ALLOWED");
 });

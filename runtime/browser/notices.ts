@@ -1,22 +1,31 @@
 /**
  * Runtime notices gathered between two tool calls (a new tab, a restarted browser, blocked
- * requests); the next result carries them once.
+ * requests); the next result carries them once. A notice can quote the page (the origins
+ * of blocked requests): each line is stored redacted.
  *
  * @module
  */
+import { processRedactor, type Redactor } from "../redact/mod.ts";
 
 /** A queue of notice lines. */
 export class Notices {
   #lines: string[] = [];
+  readonly #redactor: Redactor;
 
-  /** Adds a line. */
+  /** `redactor` (the process's by default) redacts each line as it is queued. */
+  constructor(redactor: Redactor = processRedactor()) {
+    this.#redactor = redactor;
+  }
+
+  /** Adds a line (redacted). */
   push(line: string): void {
-    this.#lines.push(line);
+    this.#lines.push(this.#redactor.redact(line));
   }
 
   /** Drops every queued copy of `line` (a notice made moot by the call itself). */
   drop(line: string): void {
-    this.#lines = this.#lines.filter((l) => l !== line);
+    const shown = this.#redactor.redact(line);
+    this.#lines = this.#lines.filter((l) => l !== shown);
   }
 
   /** Everything queued; clears the queue. */

@@ -11,9 +11,9 @@ import { OmotaiError } from "../errors.ts";
 import type { GrantStore } from "../grants/mod.ts";
 import type { Boundary } from "../gate/boundary.ts";
 import { loginHold } from "../gate/write_hold.ts";
-import type { LoginPlan, LoginSecrets, LoginWrite } from "../login/login_flow.ts";
+import type { LoginPlan, LoginSecrets, LoginWriteHold } from "../login/login_flow.ts";
 import { parseTotpSeed } from "../login/totp.ts";
-import type { Redactor } from "../redact/mod.ts";
+import { egressSecrets, type Redactor } from "../redact/mod.ts";
 import type { LoginService } from "../tools/mod.ts";
 
 /** What the broker is built from. */
@@ -30,21 +30,25 @@ export interface LoginServiceDeps {
 }
 
 /**
- * A login's `openWrite`: while the runtime submits the form it filled, the session's one
- * write hold admits exactly that submission (to a named origin under `read_only`) and
+ * A login's `openWrite`: while the runtime types and submits, the session's one write hold
+ * admits exactly the filled form's own submission (to a named origin under `read_only`) and
  * refuses every other write. The agent's login and the startup login both open it here.
  */
 export function openLoginWrite(
   boundary: Pick<Boundary, "openHold">,
   session: string,
   namedOrigins: readonly string[] | undefined,
-): (write: LoginWrite) => () => string | undefined {
-  return (write) => {
-    const hold = loginHold(write && { ...write, namedOrigins });
+): () => LoginWriteHold {
+  return () => {
+    const hold = loginHold();
     const close = boundary.openHold(session, hold);
-    return () => {
-      close();
-      return hold.refused;
+    return {
+      expect: (write) => hold.expect(write && { ...write, namedOrigins }),
+      settled: (ms) => hold.settled(ms),
+      close: () => {
+        close();
+        return hold.refused;
+      },
     };
   };
 }
@@ -67,7 +71,9 @@ export function grantLoginService(deps: LoginServiceDeps): LoginService {
       for (const g of granted) {
         const kind = kinds.get(g.secret_id);
         const value = await vault.reveal(g.secret_id);
-        deps.redactor.add([value]);
+        deps.redactor.add([value], { wholeOnly: kind === "username" });
+        // Values other than a username leave the browser only in the login's own submission.
+        if (kind !== "username") egressSecrets().add([value]);
         if (kind === "username") secrets.username = value;
         else if (kind === "password") secrets.password = value;
         else if (kind === "totp") secrets.totp = parseTotpSeed(value);

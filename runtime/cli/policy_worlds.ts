@@ -19,7 +19,7 @@ import { PolicyEngine } from "../policy/engine.ts";
 import { loadModules } from "../policy/loader.ts";
 import { loadPolicyFile, parsePolicy, type PolicyFile } from "../policy/policy_file.ts";
 import { toolSettingsFrom } from "../tools/settings.ts";
-import { processRedactor } from "../redact/mod.ts";
+import { carriesEgressSecret, processRedactor } from "../redact/mod.ts";
 import type { Gate } from "../gate/gate.ts";
 import type { ToolSettings } from "../tools/tool.ts";
 
@@ -116,6 +116,7 @@ export class PolicyWorlds implements AsyncDisposable {
       domains,
       audit,
       allowedOrigins: policy.allowed_origins,
+      secretIn: carriesEgressSecret,
     });
     boundary.reserve(this.#reserved);
     const gate = new PolicyGate(boundary, {

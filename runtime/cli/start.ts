@@ -25,7 +25,7 @@ import { createMcpServer } from "../mcp/server.ts";
 import type { DatabaseSync } from "node:sqlite";
 import { keySourceFrom, Vault } from "../../vault/mod.ts";
 import { GrantStore } from "../grants/mod.ts";
-import { processRedactor } from "../redact/mod.ts";
+import { egressSecrets, processRedactor } from "../redact/mod.ts";
 import { grantLoginService } from "./login_service.ts";
 import { consolePushChannel } from "./push_channel.ts";
 import { startupLogin } from "./startup_login.ts";
@@ -347,6 +347,12 @@ async function openVault(
       passphrase: "OMOTAI_VAULT_PASSPHRASE",
     }),
   );
-  for (const s of vault.list()) processRedactor().add([await vault.reveal(s.id)]);
+  for (const s of vault.list()) {
+    const value = await vault.reveal(s.id);
+    // A username is blanked whole, not by its pieces (an e-mail's domain is ordinary text),
+    // and may be in a signed-in site's own URLs; every other value leaves only in a login.
+    processRedactor().add([value], { wholeOnly: s.kind === "username" });
+    if (s.kind !== "username") egressSecrets().add([value]);
+  }
   return vault;
 }

@@ -14,7 +14,7 @@ import type { Boundary } from "../gate/boundary.ts";
 import { performLogin, type PushChannel } from "../login/login_flow.ts";
 import { parseTotpSeed } from "../login/totp.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
-import type { Redactor } from "../redact/mod.ts";
+import { egressSecrets, type Redactor } from "../redact/mod.ts";
 import { openLoginWrite } from "./login_service.ts";
 
 /** What a startup login needs besides its policy block. */
@@ -58,12 +58,16 @@ export function startupLogin(
   async function run(session: BrowserSession): Promise<{ ok: boolean; status: string }> {
     const vault = deps.vault;
     if (!vault) return { ok: false, status: "VAULT_UNAVAILABLE" };
-    const reveal = async (id: string) => {
+    const reveal = async (id: string, guard = true) => {
       const value = await vault.reveal(id);
-      deps.redactor.add([value]);
+      deps.redactor.add([value], { wholeOnly: !guard });
+      // Leaves the browser only in the login's own submission (a username may be in URLs).
+      if (guard) egressSecrets().add([value]);
       return value;
     };
-    const username = login.username_secret ? await reveal(login.username_secret) : login.username;
+    const username = login.username_secret
+      ? await reveal(login.username_secret, false)
+      : login.username;
     const password = await reveal(login.password_secret);
     using totp = login.totp_secret ? parseTotpSeed(await reveal(login.totp_secret)) : undefined;
     const page = await session.page();

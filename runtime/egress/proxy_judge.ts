@@ -95,19 +95,22 @@ export function proxyFacts(question: ProxyQuestion, counters: SessionCounters): 
   }));
 }
 
-/** The write a question holds whole (its body), for the session's write hold. */
+/**
+ * The request a question holds whole (a write's body; none for a read), for the session's
+ * write hold and the credential check.
+ */
 function heldWrite(question: ProxyQuestion): HeldWrite | undefined {
-  if (question.type !== "http" || !question.body) return undefined;
-  let body: Uint8Array;
+  if (question.type !== "http") return undefined;
+  let body: Uint8Array = new Uint8Array();
   try {
-    body = Uint8Array.fromBase64(question.body.base64);
+    if (question.body) body = Uint8Array.fromBase64(question.body.base64);
   } catch {
     return undefined;
   }
   return {
     method: question.method.toUpperCase(),
     url: question.url,
-    contentType: question.body.contentType,
+    contentType: question.body?.contentType ?? null,
     body,
     ...(question.secFetch?.dest ? { dest: question.secFetch.dest } : {}),
     ...(question.secFetch?.mode ? { mode: question.secFetch.mode } : {}),
@@ -160,7 +163,12 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
         }
       }
       if (question.type === "http" && !socket && question.upgrade === undefined) {
-        if (options.tickets?.take(question.method, question.url)) {
+        // A ticket stands for the guard's verdict on the URL; a credential in it is never
+        // let through on one (the boundary decides it below).
+        if (
+          !options.boundary.carriesSecret([question.url]) &&
+          options.tickets?.take(question.method, question.url)
+        ) {
           return {
             allow: true,
             reason: "OK",

@@ -16,7 +16,7 @@ import { isPrivateHost } from "../net/addresses.ts";
 import type { DomainRules } from "./domains.ts";
 import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { Decision } from "../policy/decision.ts";
+import { type Decision, deny } from "../policy/decision.ts";
 import type { PolicyEngine } from "../policy/engine.ts";
 import type { Facts } from "../policy/facts.ts";
 import type { HeldWrite, WriteHold } from "./write_hold.ts";
@@ -28,6 +28,11 @@ export interface BoundaryDeps {
   audit?: AuditLog;
   /** The policy file's `allowed_origins`: exact origins that may be private addresses. */
   allowedOrigins: readonly string[];
+  /**
+   * Whether a text carries a guarded credential value (`redact/egress_secrets.ts`): such a
+   * request leaves only as a login's own submission (`SECRET_IN_REQUEST`). None: no check.
+   */
+  secretIn?: (text: string) => boolean;
 }
 
 /** A boundary verdict, and whether `read_only` alone refused it (a hold may decide it). */
@@ -113,6 +118,20 @@ export class Boundary {
     const { readOnlyOnly = false, ...verdict } = j;
     let d: Decision = verdict;
     const hold = this.#holds.get(ctx.session);
+    if (d.decision !== "deny" || readOnlyOnly) {
+      // A credential leaves in one request only: the login's own submission, whatever the
+      // policy says of its origin, method or anything else.
+      const texts = [facts.target?.origin ?? "", write?.url ?? ""];
+      if (write?.body.length) texts.push(new TextDecoder().decode(write.body));
+      if (this.carriesSecret(texts)) {
+        d = hold?.strict && write && ctx.source === "proxy"
+          ? await hold.judge(write, facts).catch(() => deny("GATE_ERROR", { module: "login" }))
+          : ctx.source === "request" && hold?.strict
+          ? { decision: "allow", reason: "HELD_AT_PROXY", module: "login" }
+          : { decision: "deny", reason: "SECRET_IN_REQUEST", module: "runtime" };
+        return await this.#audited(facts, ctx, d);
+      }
+    }
     if (
       hold && isWrite(facts.method) && (readOnlyOnly || (hold.strict && d.decision === "allow"))
     ) {
@@ -129,6 +148,12 @@ export class Boundary {
         if (d.decision !== "allow" && d.decision !== "deny") d = { ...d, decision: "deny" };
       }
     }
+    return await this.#audited(facts, ctx, d);
+  }
+
+  /** Audits a request's final verdict; one that cannot be written is a deny. */
+  async #audited(facts: Facts, ctx: RequestContext, verdict: Decision): Promise<Decision> {
+    let d = verdict;
     if (d.decision === "confirm") d = { ...d, decision: "deny", reason: "CONFIRM_UNAVAILABLE" };
     try {
       // Committed before the request may go: a page load's burst shares one transaction.
@@ -137,6 +162,17 @@ export class Boundary {
       return { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
     }
     return d;
+  }
+
+  /** Whether any of `texts` carries a guarded credential value. Fails closed. */
+  carriesSecret(texts: readonly string[]): boolean {
+    const check = this.#deps.secretIn;
+    if (!check) return false;
+    try {
+      return texts.some((t) => t !== "" && check(t));
+    } catch {
+      return true;
+    }
   }
 
   /**

@@ -6,6 +6,7 @@ import { PolicyEngine } from "../policy/engine.ts";
 import type { Facts } from "../policy/facts.ts";
 import { openDatabase } from "../store/database.ts";
 import { Boundary } from "./boundary.ts";
+import type { RequestContext } from "./audit_rows.ts";
 import type { HeldWrite, WriteHold } from "./write_hold.ts";
 
 function request(url: string, method = "GET"): Facts {
@@ -24,7 +25,11 @@ function request(url: string, method = "GET"): Facts {
   };
 }
 
-async function boundaryWith(allowAll: boolean, allowed: string[]) {
+async function boundaryWith(
+  allowAll: boolean,
+  allowed: string[],
+  secretIn?: (text: string) => boolean,
+) {
   const dir = await Deno.makeTempDir();
   const db = openDatabase(`${dir}/o.db`);
   const wasm = allowAll
@@ -38,7 +43,7 @@ async function boundaryWith(allowAll: boolean, allowed: string[]) {
   ]);
   const audit = new AuditLog(db);
   const domains = new DomainRules(db);
-  const boundary = new Boundary({ engine, domains, audit, allowedOrigins: allowed });
+  const boundary = new Boundary({ engine, domains, audit, allowedOrigins: allowed, secretIn });
   return {
     boundary,
     audit,
@@ -239,4 +244,44 @@ Deno.test("Boundary.reserve() denies the runtime's own origins whatever the poli
   // Another port of the same host is not the runtime's (it is judged as ever).
   const other = await b.boundary.judgeRequest(request("http://127.0.0.1:8081/"), ctx);
   assert.notEqual(other.reason, "RUNTIME_ORIGIN");
+});
+
+Deno.test("Boundary.judgeRequest() lets a guarded credential leave only as the login hold's submission", async () => {
+  const SECRET = "hunter2hunter2";
+  let broken = false;
+  const secretIn = (t: string) => {
+    if (broken) throw new Error("redactor failed");
+    return t.toLowerCase().includes(SECRET);
+  };
+  await using b = await boundaryWith(true, ["https://portal.test"], secretIn);
+  const get = (url: string): [Facts, HeldWrite] => [request(url), {
+    method: "GET",
+    url,
+    contentType: null,
+    body: new Uint8Array(),
+  }];
+  const reason = async ([f, w]: [Facts, HeldWrite], c: RequestContext = proxyCtx) =>
+    (await b.boundary.judgeRequest(f, c, w)).reason;
+  // Reads and writes, to any origin the policy allows, in the query, the host or the body.
+  assert.equal(await reason(get(`https://portal.test/p?x=${SECRET}`)), "SECRET_IN_REQUEST");
+  assert.equal(await reason(get(`https://${SECRET}.portal.test/`)), "SECRET_IN_REQUEST");
+  const [pf, pw] = get("https://portal.test/save");
+  const post: [Facts, HeldWrite] = [{ ...pf, method: "POST" }, {
+    ...pw,
+    method: "POST",
+    body: new TextEncoder().encode(`note=${SECRET.toUpperCase()}`),
+  }];
+  assert.equal(await reason(post), "SECRET_IN_REQUEST");
+  assert.equal(await reason(get("https://portal.test/p?x=plain")), "OK");
+  // The login's strict hold decides it (its exact submission passes); the guard defers.
+  const close = b.boundary.openHold("s-1", {
+    strict: true,
+    judge: () => Promise.resolve({ decision: "allow", reason: "LOGIN_SUBMIT" }),
+  });
+  assert.equal(await reason(post), "LOGIN_SUBMIT");
+  assert.equal(await reason(post, ctx), "HELD_AT_PROXY");
+  close();
+  // A check that fails refuses.
+  broken = true;
+  assert.equal(await reason(get("https://portal.test/p?x=plain")), "SECRET_IN_REQUEST");
 });

@@ -190,9 +190,20 @@ export function actionHold(options: ActionHoldOptions): ActionHold {
   };
 }
 
-/** A login's hold: what it refused first, for the login's outcome. */
+/**
+ * A login's hold. Opened before the first value is typed, it admits nothing until the
+ * runtime has read what the filled form submits (`expect`): a page that writes as the values
+ * are typed is refused like any other.
+ */
 export interface LoginHold extends WriteHold {
+  /** The one submission to admit, once; null when it cannot be known exactly (none then). */
+  expect(submission: LoginSubmission | null): void;
+  /** Resolves once the hold has judged a request, or after `ms`. */
+  settled(ms: number): Promise<void>;
+  /** The first refusal's code, if any. */
   readonly refused: string | undefined;
+  /** Whether the expected submission went out. */
+  readonly admitted: boolean;
 }
 
 /** The one submission a runtime login may write. */
@@ -204,31 +215,55 @@ export interface LoginSubmission {
   entries: readonly (readonly [string, string])[];
   /**
    * Under `read_only`, the origins the policy names for logins (`login_submit_origins`);
-   * undefined when the policy allows writes anyway.
+   * undefined when it names none.
    */
   namedOrigins?: readonly string[];
 }
 
 /**
- * Opens a hold for a login the runtime submits: exactly `expected` passes (`LOGIN_SUBMIT`);
- * any other write while it is open is refused (`LOGIN_WRITE_MISMATCH`), and so is the
- * submission itself when `read_only` names no such origin (`LOGIN_ORIGIN_NOT_NAMED`).
- * Admits one request: a second identical one is refused too.
+ * Opens a hold for a login the runtime submits: exactly the expected submission passes
+ * (`LOGIN_SUBMIT`), once; any other write while it is open is refused
+ * (`LOGIN_WRITE_MISMATCH`), and so is the submission itself when `read_only` names other
+ * origins only (`LOGIN_ORIGIN_NOT_NAMED`).
  */
-export function loginHold(expected: LoginSubmission | null): LoginHold {
-  let used = false;
+export function loginHold(): LoginHold {
+  let expected: LoginSubmission | null = null;
+  let admitted = false;
   let refused: string | undefined;
+  let judged = false;
+  const wakes: (() => void)[] = [];
+  const done = (d: Decision) => {
+    judged = true;
+    for (const w of wakes.splice(0)) w();
+    return Promise.resolve(d);
+  };
   const refuse = (reason: string) => {
     refused ??= reason;
-    return Promise.resolve(deny(reason, { module: "login" }));
+    return done(deny(reason, { module: "login" }));
   };
   return {
     strict: true,
     get refused() {
       return refused;
     },
+    get admitted() {
+      return admitted;
+    },
+    expect(submission) {
+      expected = submission;
+    },
+    settled(ms) {
+      if (judged) return Promise.resolve();
+      return new Promise((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        wakes.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
     judge(write) {
-      if (used || !expected || !matchesSubmission(write, expected)) {
+      if (admitted || !expected || !matchesSubmission(write, expected)) {
         return refuse("LOGIN_WRITE_MISMATCH");
       }
       const origin = normalizeOrigin(expected.url);
@@ -238,8 +273,8 @@ export function loginHold(expected: LoginSubmission | null): LoginHold {
       ) {
         return refuse("LOGIN_ORIGIN_NOT_NAMED");
       }
-      used = true;
-      return Promise.resolve({ decision: "allow", reason: "LOGIN_SUBMIT", module: "login" });
+      admitted = true;
+      return done({ decision: "allow", reason: "LOGIN_SUBMIT", module: "login" });
     },
   };
 }

@@ -71,26 +71,49 @@ Deno.test("matchesSubmission() reads a GET form's entries from the query", () =>
   assert.equal(matchesSubmission(extra, get), false);
 });
 
+function held(submission: LoginSubmission | null) {
+  const hold = loginHold();
+  hold.expect(submission);
+  return hold;
+}
+
 Deno.test("loginHold() lets the submission through once, to a named origin, and reports the first refusal", async () => {
-  const hold = loginHold({ ...expected, namedOrigins: ["https://login.test"] });
+  const hold = held({ ...expected, namedOrigins: ["https://login.test"] });
   assert.equal(hold.strict, true);
   assert.equal(
     (await hold.judge(write({}, "user=alice&pass=s3cret-pass&leak=1"), facts)).reason,
     "LOGIN_WRITE_MISMATCH",
   );
   assert.equal((await hold.judge(write(), facts)).reason, "LOGIN_SUBMIT");
+  assert.equal(hold.admitted, true);
   // Replayed: the second identical request is not the login's.
   assert.equal((await hold.judge(write(), facts)).reason, "LOGIN_WRITE_MISMATCH");
   assert.equal(hold.refused, "LOGIN_WRITE_MISMATCH");
-  const unnamed = loginHold({ ...expected, namedOrigins: ["https://other.test"] });
+  const unnamed = held({ ...expected, namedOrigins: ["https://other.test"] });
   assert.equal((await unnamed.judge(write(), facts)).reason, "LOGIN_ORIGIN_NOT_NAMED");
   assert.equal(unnamed.refused, "LOGIN_ORIGIN_NOT_NAMED");
-  // Writes allowed by the policy: no names needed, the request must still be exact.
-  const open = loginHold(expected);
-  assert.equal((await open.judge(write(), facts)).decision, "allow");
+  // No names: the request must still be exact.
+  assert.equal((await held(expected).judge(write(), facts)).decision, "allow");
   // A form whose submission cannot be known exactly writes nothing.
-  const unknown = loginHold(null);
-  assert.equal((await unknown.judge(write(), facts)).reason, "LOGIN_WRITE_MISMATCH");
+  assert.equal((await held(null).judge(write(), facts)).reason, "LOGIN_WRITE_MISMATCH");
+});
+
+Deno.test("loginHold() admits nothing before it is told what to expect (values being typed)", async () => {
+  const hold = loginHold();
+  assert.equal((await hold.judge(write(), facts)).reason, "LOGIN_WRITE_MISMATCH");
+  hold.expect(expected);
+  assert.equal((await hold.judge(write(), facts)).reason, "LOGIN_SUBMIT");
+});
+
+Deno.test("loginHold().settled() resolves at the first judged request, or after its time", async () => {
+  const hold = held(expected);
+  const t0 = Date.now();
+  await hold.settled(30);
+  assert.ok(Date.now() - t0 >= 25);
+  const waiting = hold.settled(10_000);
+  await hold.judge(write(), facts);
+  await waiting;
+  await hold.settled(10_000); // already judged: at once
 });
 
 Deno.test("isFormSubmission() is a top-level navigation to the form's own action in a form encoding", () => {

@@ -42,6 +42,16 @@ export interface PushChannel {
  */
 export type LoginWrite = FormSubmission | null;
 
+/** A login's write hold, as the flow drives it. */
+export interface LoginWriteHold {
+  /** The one submission to admit (null: none). */
+  expect(write: LoginWrite): void;
+  /** Resolves once a request was judged, or after `ms`. */
+  settled(ms: number): Promise<void>;
+  /** Closes the hold; the first refusal's code, if any. */
+  close(): string | undefined;
+}
+
 /** What the login may do, from the policy or the grants, never from the model. */
 export interface LoginPlan {
   /** Origins the values may be typed on (exact). */
@@ -51,10 +61,10 @@ export interface LoginPlan {
   /**
    * Opens the login's write hold while the runtime submits: exactly the filled form's own
    * submission may leave (under `read_only` too, to an origin the policy names), every other
-   * write of the session is refused (`LOGIN_WRITE_MISMATCH`). Returns the function that
-   * closes it and tells the first refusal's code, if any.
+   * write of the session is refused (`LOGIN_WRITE_MISMATCH`). Opened before the values are
+   * typed; told what to admit once the form is filled.
    */
-  openWrite?: (write: LoginWrite) => () => string | undefined;
+  openWrite?: () => LoginWriteHold;
 }
 
 /** How a login ended. */
@@ -83,6 +93,8 @@ export interface LoginOutcome {
 
 /** Pages a login may take before it counts as stuck. */
 export const MAX_LOGIN_STEPS = 5;
+/** How long a submission may take to reach the egress proxy after Enter. */
+const SUBMIT_WAIT_MS = 3_000;
 /** How long a push challenge may wait for the page to move on after the operator answered. */
 const PUSH_SETTLE_MS = 15_000;
 
@@ -107,6 +119,10 @@ export async function performLogin(
     for (let round = 0; round < MAX_LOGIN_STEPS; round++) {
       const here = await readCredentialFields(page, plan.usernameSelector);
       if (!plan.origins.includes(here.origin)) {
+        if (steps > 0 && (here.origin === "null" || !/^https?:/.test(here.url))) {
+          // An error page (a refused or failed submission) is not a site that moved on.
+          return out(false, "LOGIN_FAILED", "the page after the submission did not load");
+        }
         if (steps > 0) {
           return out(true, "LOGIN_SUBMITTED", `submitted; the site moved on to ${here.origin}`);
         }
@@ -183,36 +199,47 @@ export async function performLogin(
           return out(false, "FILL_TARGET_REJECTED", "the login form submits to another origin");
         }
       }
-      for (const p of plan_) {
-        await typeValue(page, p.field.backendNodeId, await p.value());
-        filled++;
-      }
-      steps++;
-      // What the form submits once filled, read as the browser builds it: a page listener
-      // that adds an entry or swaps the action at submit no longer matches and is refused.
       const frame = (await page.send("Page.getFrameTree")).frameTree.frame;
-      const write: LoginWrite = target
-        ? await readFormSubmission(page, frame.id, last_.backendNodeId).catch(() => null)
-        : null;
-      if (write && normalizeOrigin(write.url) !== here.origin) {
+      const submission = () =>
+        target
+          ? readFormSubmission(page, frame.id, last_.backendNodeId).catch(() => null)
+          : Promise.resolve(null);
+      // Where the form submits does not depend on what is typed: checked before any value is.
+      const before = await submission();
+      if (before && normalizeOrigin(before.url) !== here.origin) {
         return out(false, "FILL_TARGET_REJECTED", "the login form submits to another origin");
       }
-      const close = plan.openWrite ? plan.openWrite(write) : () => undefined;
+      // Open before the first value is typed: a page that sends what it sees typed is refused.
+      const hold = plan.openWrite?.();
       let refused: string | undefined;
       try {
+        for (const p of plan_) {
+          await typeValue(page, p.field.backendNodeId, await p.value());
+          filled++;
+        }
+        steps++;
+        // What the form submits once filled, read as the browser builds it: a page listener
+        // that adds an entry or swaps the action at submit no longer matches and is refused.
+        const write: LoginWrite = await submission();
+        if (write && normalizeOrigin(write.url) !== here.origin) {
+          return out(false, "FILL_TARGET_REJECTED", "the login form submits to another origin");
+        }
+        hold?.expect(write);
         await runAndSettle(page, async () => {
           await page.send("DOM.focus", { backendNodeId: last_.backendNodeId });
           for (const ev of keyEvents("Enter")) await page.send("Input.dispatchKeyEvent", ev);
         });
+        // A submission slower than the settle's grace (a busy machine) still gets its answer.
+        if (write) await hold?.settled(SUBMIT_WAIT_MS);
       } finally {
-        refused = close();
+        refused = hold?.close();
       }
       if (refused) {
         return out(
           false,
           "LOGIN_WRITE_REFUSED",
           refused === "LOGIN_ORIGIN_NOT_NAMED"
-            ? "the policy's login_submit_origins does not name this origin; nothing was sent"
+            ? "the policy's login_submit_origins does not name this origin (LOGIN_ORIGIN_NOT_NAMED); nothing was sent"
             : `the page sent something other than the filled form's own submission (${refused}); it did not leave`,
         );
       }

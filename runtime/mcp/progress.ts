@@ -1,10 +1,13 @@
 /**
  * Keeps a client waiting: while a tool call runs (an approval can take minutes), a client
  * that sent a progress token gets `notifications/progress` every few seconds, so clients
- * with a 60 s request timeout that reset it on progress keep waiting.
+ * with a 60 s request timeout that reset it on progress keep waiting. The message is the
+ * runtime's own (no page text); it is redacted all the same, as whole as it is sent (the
+ * server redacts it once more).
  *
  * @module
  */
+import { processRedactor, type Redactor } from "../redact/mod.ts";
 
 /** How often a waiting client hears from the runtime. */
 export const PROGRESS_EVERY_MS = 5_000;
@@ -22,6 +25,7 @@ export async function withProgress<T>(
   send: ProgressSender,
   work: () => Promise<T>,
   everyMs: number = PROGRESS_EVERY_MS,
+  redactor: Redactor = processRedactor(),
 ): Promise<T> {
   if (token === undefined) return await work();
   let ticks = 0;
@@ -30,7 +34,7 @@ export async function withProgress<T>(
     send({
       progressToken: token,
       progress: ticks,
-      message: `still working (${Math.round((ticks * everyMs) / 1000)} s)`,
+      message: redactor.redact(`still working (${Math.round((ticks * everyMs) / 1000)} s)`),
     }).catch(() => {});
   }, everyMs);
   try {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { withProgress } from "./progress.ts";
+import { Redactor } from "../redact/mod.ts";
 
 Deno.test("withProgress() notifies while work runs and stops when it settles", async () => {
   const sent: number[] = [];
@@ -40,4 +41,22 @@ Deno.test("withProgress() sends nothing without a token and survives a failing s
     10,
   );
   assert.equal(v, 1);
+});
+
+Deno.test("withProgress() redacts its message", async () => {
+  const redactor = new Redactor();
+  redactor.add("still working");
+  const messages: string[] = [];
+  await withProgress(
+    "t",
+    (p) => {
+      messages.push(p.message);
+      return Promise.resolve();
+    },
+    () => new Promise((r) => setTimeout(r, 50)),
+    10,
+    redactor,
+  );
+  assert.ok(messages.length > 0);
+  for (const m of messages) assert.match(m, /^\[redacted\] \(/);
 });

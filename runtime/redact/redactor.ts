@@ -1,16 +1,29 @@
 /**
  * Secret values and the encodings they are found in, turned into `[redacted]`.
  *
- * A value is searched for in every form a page, a URL, a log line or an error is likely to
- * carry it in (see `secretForms()`); all forms of all values are matched in one pass by a
- * single RegExp whose alternatives are sorted longest first, so a full base64 encoding wins
- * over its core and a URL-encoded form over the raw substring it contains. Only hex digits
- * (hex, `%XX`, `&#xNN;`, `\uXXXX`, `\xNN`) match in either case: everything else in a form is
- * case-sensitive, because a password that differs in case is a different password and a
- * case-folded match would blank ordinary words.
+ * Two matchers run over every text, and what either finds is replaced:
+ *
+ * - **Runs** (the value as a page shows it): the text's *skeleton* is its letters and
+ *   digits only, case-folded and compatibility-decomposed (`Ｓ`, `S`, `s` and `ś` are one
+ *   letter), with everything else left out: whitespace, punctuation, symbols, combining
+ *   marks and invisible format characters (zero-width, bidi controls, soft hyphen). Any run
+ *   of `PARTIAL_RUN_LENGTH` (8) consecutive skeleton characters of a value, forwards or
+ *   backwards, is a match, and so is a whole value whose skeleton is shorter than that.
+ *   A match is found by a rolling hash over the skeleton against a set of the values'
+ *   runs, and mapped back to the original text: the span from its first to its last
+ *   character becomes `[redacted]`, separators inside it included. So a password
+ *   lower-cased in a host name, letter-spaced, split by zero-width characters or cut in
+ *   the middle (8 characters or more of it left) is still found.
+ * - **Forms** (the value as an encoder writes it, see `secretForms()`): one RegExp whose
+ *   alternatives are sorted longest first, so a full base64 encoding wins over its core
+ *   and a URL-encoded form over the raw substring it contains. Only hex digits (hex,
+ *   `%XX`, `&#xNN;`, `\uXXXX`, `\xNN`) match in either case: an encoding is matched whole,
+ *   as the encoder wrote it.
  *
  * Values shorter than `MIN_SECRET_LENGTH` characters are not redacted at all: a one-letter
- * secret would blank every page, and a value that short is not kept secret by redaction anyway.
+ * secret would blank every page, and a value that short is not kept secret by redaction
+ * anyway. A value whose skeleton is shorter than that (mostly punctuation) is found by its
+ * forms only.
  *
  * @module
  */
@@ -24,6 +37,14 @@ export const REDACTED = "[redacted]";
  * everywhere; four keep the shortest derived form (a base64 core, 24 bits) rare in a page.
  */
 export const MIN_SECRET_LENGTH = 4;
+
+/**
+ * How many consecutive characters of a value (letters and digits, case-folded, separators
+ * left out) count as the value. A cut, a split line or a shortened name leaves a piece of a
+ * password; eight characters of one are specific enough not to occur in ordinary text by
+ * chance, and a value shorter than this must be found whole.
+ */
+export const PARTIAL_RUN_LENGTH = 8;
 
 /** One searchable form: its text, and the RegExp source that matches it. */
 interface Form {
@@ -278,6 +299,180 @@ export function secretForms(value: string): string[] {
   return [...texts].sort((a, b) => b.length - a.length);
 }
 
+/** ASCII folded: a letter's lower case, a digit itself, -1 for a separator. */
+const ASCII_FOLD = (() => {
+  const t = new Int16Array(128).fill(-1);
+  for (let c = 48; c <= 57; c++) t[c] = c;
+  for (let c = 65; c <= 90; c++) t[c] = c + 32;
+  for (let c = 97; c <= 122; c++) t[c] = c;
+  return t;
+})();
+
+const LETTER_OR_NUMBER = /^[\p{L}\p{N}]$/u;
+/** Folded non-ASCII code points; bounded, since a page can send every code point there is. */
+const FOLDED = new Map<number, string>();
+const FOLDED_MAX = 65_536;
+
+/**
+ * What a non-ASCII code point is in a skeleton: its compatibility decomposition
+ * (fullwidth, ligatures, accented letters split from their marks), lower-cased, letters and
+ * digits only. Empty for a separator: spaces, punctuation, symbols, combining marks,
+ * format characters (zero-width, bidi controls, soft hyphen), controls, lone surrogates.
+ */
+function foldCodePoint(cp: number): string {
+  let folded = FOLDED.get(cp);
+  if (folded !== undefined) return folded;
+  folded = "";
+  for (const ch of String.fromCodePoint(cp).normalize("NFKD").toLowerCase()) {
+    if (LETTER_OR_NUMBER.test(ch)) folded += ch;
+  }
+  if (FOLDED.size >= FOLDED_MAX) FOLDED.clear();
+  FOLDED.set(cp, folded);
+  return folded;
+}
+
+/** The skeleton of a value: what `Skeleton.build` would hold for it, as a string. */
+function skeletonOf(value: string): string {
+  let out = "";
+  for (const ch of value) {
+    const c = ch.codePointAt(0)!;
+    if (c < 128) {
+      const f = ASCII_FOLD[c];
+      if (f >= 0) out += String.fromCharCode(f);
+    } else out += foldCodePoint(c);
+  }
+  return out;
+}
+
+/** The UTF-16 length of the code point at `i` (2 for a surrogate pair). */
+function widthAt(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c < 0xd800 || c > 0xdbff) return 1;
+  const d = text.charCodeAt(i + 1);
+  return d >= 0xdc00 && d <= 0xdfff ? 2 : 1;
+}
+
+/** Buffers larger than this are not kept between calls (a huge page's line). */
+const KEEP_UNITS = 1 << 20;
+
+/**
+ * A text's skeleton: its letters and digits case-folded (`units`), each with the index in
+ * the text of the character it came from (`from`). The buffers are reused across calls.
+ */
+class Skeleton {
+  units = new Uint16Array(1_024);
+  from = new Int32Array(1_024);
+  length = 0;
+
+  build(text: string): void {
+    this.length = 0;
+    this.#reserve(text.length);
+    const n = text.length;
+    for (let i = 0; i < n;) {
+      const c = text.charCodeAt(i);
+      if (c < 128) {
+        const f = ASCII_FOLD[c];
+        if (f >= 0) {
+          this.units[this.length] = f;
+          this.from[this.length++] = i;
+        }
+        i++;
+        continue;
+      }
+      const w = widthAt(text, i);
+      const folded = foldCodePoint(w === 2 ? text.codePointAt(i)! : c);
+      if (folded.length > 0) {
+        // A decomposition can be longer than its character (`ﬃ` is three letters).
+        this.#reserve(this.length + folded.length + (n - i));
+        for (let k = 0; k < folded.length; k++) {
+          this.units[this.length] = folded.charCodeAt(k);
+          this.from[this.length++] = i;
+        }
+      }
+      i += w;
+    }
+  }
+
+  /** Lets go of a buffer only a huge text needed. */
+  release(): void {
+    if (this.units.length <= KEEP_UNITS) return;
+    this.units = new Uint16Array(1_024);
+    this.from = new Int32Array(1_024);
+  }
+
+  #reserve(size: number): void {
+    if (size <= this.units.length) return;
+    const cap = Math.max(size, this.units.length * 2);
+    const units = new Uint16Array(cap);
+    const from = new Int32Array(cap);
+    units.set(this.units.subarray(0, this.length));
+    from.set(this.from.subarray(0, this.length));
+    this.units = units;
+    this.from = from;
+  }
+}
+
+const HASH_BASE = 0x01000193;
+/** Bits of the prefilter a hash is looked up in before the map (most positions stop there). */
+const FILTER_BITS = 20;
+
+/** The runs of one length every value is searched for, by rolling hash. */
+class RunTable {
+  readonly length: number;
+  /** HASH_BASE ** (length - 1), to take the oldest unit out of a rolling hash. */
+  readonly #power: number;
+  readonly #byHash = new Map<number, string[]>();
+  readonly #filter = new Uint32Array(1 << (FILTER_BITS - 5));
+
+  constructor(length: number) {
+    this.length = length;
+    let p = 1;
+    for (let i = 1; i < length; i++) p = Math.imul(p, HASH_BASE);
+    this.#power = p;
+  }
+
+  add(run: string): void {
+    let h = 0;
+    for (let i = 0; i < run.length; i++) h = (Math.imul(h, HASH_BASE) + run.charCodeAt(i)) | 0;
+    const list = this.#byHash.get(h);
+    if (list?.includes(run)) return;
+    if (list) list.push(run);
+    else this.#byHash.set(h, [run]);
+    const bit = h & ((1 << FILTER_BITS) - 1);
+    this.#filter[bit >>> 5] |= 1 << (bit & 31);
+  }
+
+  /** Pushes `[start, end)` skeleton ranges of every run of this table found in `sk`. */
+  scan(sk: Skeleton, out: number[]): void {
+    const k = this.length;
+    const n = sk.length;
+    if (n < k) return;
+    const u = sk.units;
+    const filter = this.#filter;
+    const mask = (1 << FILTER_BITS) - 1;
+    let h = 0;
+    for (let i = 0; i < k; i++) h = (Math.imul(h, HASH_BASE) + u[i]) | 0;
+    for (let p = 0;; p++) {
+      const bit = h & mask;
+      if ((filter[bit >>> 5] & (1 << (bit & 31))) !== 0 && this.#verify(h, u, p)) {
+        out.push(p, p + k);
+      }
+      if (p + k >= n) break;
+      h = (Math.imul((h - Math.imul(u[p], this.#power)) | 0, HASH_BASE) + u[p + k]) | 0;
+    }
+  }
+
+  #verify(h: number, u: Uint16Array, p: number): boolean {
+    const list = this.#byHash.get(h);
+    if (!list) return false;
+    next: for (const run of list) {
+      for (let j = 0; j < run.length; j++) if (run.charCodeAt(j) !== u[p + j]) continue next;
+      return true;
+    }
+    return false;
+  }
+}
+
 /**
  * Holds secret values and blanks every form of them in text. Values only accumulate: a
  * secret that was once known may still be on a page, in a URL or in a log after it leaves
@@ -285,23 +480,36 @@ export function secretForms(value: string): string[] {
  */
 export class Redactor {
   #values = new Set<string>();
+  /** Values matched whole only (their forms and their whole skeleton), never by a run. */
+  #whole = new Set<string>();
   #matcher: RegExp | undefined;
+  #runs: RunTable[] = [];
   #stale = false;
+  readonly #skeleton = new Skeleton();
 
   /**
    * Adds values (a single string is one value, not its characters); values already held
    * and values shorter than `MIN_SECRET_LENGTH` change nothing. Returns how many were new.
+   * `wholeOnly` values are found whole (in every form, case folded, separators ignored) but
+   * not by a run of 8 of their characters: a username or an e-mail address, whose pieces
+   * (a domain) are ordinary text on the pages that know the user. A value added both ways
+   * is matched by its runs.
    */
-  add(values: Iterable<string>): number {
+  add(values: Iterable<string>, options: { wholeOnly?: boolean } = {}): number {
     const list = typeof values === "string" ? [values] : values;
     let added = 0;
     for (const v of list) {
-      if (typeof v !== "string" || this.#values.has(v)) continue;
+      if (typeof v !== "string") continue;
+      if (this.#values.has(v)) {
+        if (!options.wholeOnly && this.#whole.delete(v)) this.#stale = true;
+        continue;
+      }
       if ([...v].length < MIN_SECRET_LENGTH) continue;
       this.#values.add(v);
+      if (options.wholeOnly) this.#whole.add(v);
       added++;
     }
-    // The RegExp is rebuilt once, at the next redact(), however many values came in.
+    // The matchers are rebuilt once, at the next redact(), however many values came in.
     if (added > 0) this.#stale = true;
     return added;
   }
@@ -321,45 +529,89 @@ export class Redactor {
     return this.#values.size === 0;
   }
 
-  /** `text` with every occurrence of every form of every held value replaced by `[redacted]`. */
+  /**
+   * `text` with every run of 8 characters of a held value (case-folded, separators and
+   * invisible characters between them ignored; a value shorter than that whole), and every
+   * encoded form of one, replaced by `[redacted]`. Overlapping matches become one.
+   */
   redact(text: string): string {
     if (this.#values.size === 0 || text.length < MIN_SECRET_LENGTH) return text;
     const re = this.#regex();
+    const spans: number[] = [];
     re.lastIndex = 0;
-    let out = "";
-    let kept = 0;
-    let start = -1;
-    let end = -1;
     for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-      const s = m.index;
-      const e = s + m[0].length;
+      spans.push(m.index, m.index + m[0].length);
       // Forms of two values can overlap ("hunter22" and "r22xyz" in "hunter22xyz"): the
-      // scan restarts one character after each match start and overlapping matches merge,
-      // so no tail of the second survives the first.
-      if (s < end) end = Math.max(end, e);
-      else {
-        if (end >= 0) {
-          out += text.slice(kept, start) + REDACTED;
-          kept = end;
-        }
-        start = s;
-        end = e;
-      }
-      re.lastIndex = s + 1;
+      // scan restarts one character after each match start, and overlaps merge below.
+      re.lastIndex = m.index + 1;
     }
-    if (end < 0) return text;
-    return out + text.slice(kept, start) + REDACTED + text.slice(end);
+    this.#findRuns(text, spans);
+    if (spans.length === 0) return text;
+    return replaceSpans(text, spans);
+  }
+
+  /** Pushes the text spans of every run of a value found in `text`'s skeleton. */
+  #findRuns(text: string, spans: number[]): void {
+    if (this.#runs.length === 0) return;
+    const sk = this.#skeleton;
+    sk.build(text);
+    const found: number[] = [];
+    for (const table of this.#runs) table.scan(sk, found);
+    for (let i = 0; i < found.length; i += 2) {
+      const last = sk.from[found[i + 1] - 1];
+      spans.push(sk.from[found[i]], last + widthAt(text, last));
+    }
+    sk.release();
   }
 
   #regex(): RegExp {
     if (this.#matcher && !this.#stale) return this.#matcher;
     const byPattern = new Map<string, number>();
+    const tables = new Map<number, RunTable>();
     for (const v of this.#values) {
       for (const f of formsOf(v)) byPattern.set(f.pattern, f.text.length);
+      const sk = [...skeletonOf(v)];
+      if (sk.length < MIN_SECRET_LENGTH) continue;
+      // Runs of code points; a hash runs over UTF-16 units, so a run is measured in those.
+      const k = this.#whole.has(v) ? sk.length : Math.min(sk.length, PARTIAL_RUN_LENGTH);
+      for (const letters of [sk, [...sk].reverse()]) {
+        for (let i = 0; i + k <= letters.length; i++) {
+          const run = letters.slice(i, i + k).join("");
+          let table = tables.get(run.length);
+          if (!table) tables.set(run.length, table = new RunTable(run.length));
+          table.add(run);
+        }
+      }
     }
     const patterns = [...byPattern].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
     this.#matcher = new RegExp(patterns.map(([p]) => p).join("|"), "g");
+    this.#runs = [...tables.values()];
     this.#stale = false;
     return this.#matcher;
   }
+}
+
+/** `text` with the spans (flat `[start, end)` pairs, any order) replaced; overlaps merge. */
+function replaceSpans(text: string, spans: number[]): string {
+  const order = Array.from({ length: spans.length / 2 }, (_, i) => i)
+    .sort((a, b) => spans[2 * a] - spans[2 * b] || spans[2 * b + 1] - spans[2 * a + 1]);
+  let out = "";
+  let kept = 0;
+  let start = -1;
+  let end = -1;
+  for (const i of order) {
+    const s = spans[2 * i];
+    const e = spans[2 * i + 1];
+    if (s < end) {
+      end = Math.max(end, e);
+      continue;
+    }
+    if (end >= 0) {
+      out += text.slice(kept, start) + REDACTED;
+      kept = end;
+    }
+    start = s;
+    end = e;
+  }
+  return out + text.slice(kept, start) + REDACTED + text.slice(end);
 }

@@ -1,6 +1,7 @@
 /**
  * How an open dialog is shown to the model: a runtime line saying what is open and how to
- * answer, and the dialog's own text (page content) inside an untrusted block.
+ * answer, and the dialog's own text (page content) inside an untrusted block; in a tainted
+ * session, the runtime line alone.
  *
  * @module
  */
@@ -30,4 +31,14 @@ export function renderDialog(d: DialogView): string {
     `dialog open: ${d.type} on tab ${d.tabIndex}; answer with ${answer}`,
     untrustedBlock("dialog", d.nonce, lines),
   ].join("\n");
+}
+
+/**
+ * The line for a dialog open in a tainted session: where it is and how to dismiss it, and
+ * nothing the page chose. Not its message or default prompt text (a signed-in page can put
+ * anything it shows there), and not its type either, which the page picks too.
+ */
+export function renderWithheldDialog(tabIndex: number): string {
+  return `dialog open on tab ${tabIndex}; its text is not shown: this session is tainted ` +
+    `(a credential was used). Dismiss it with browser_handle_dialog {"accept": false}`;
 }

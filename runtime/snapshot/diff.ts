@@ -11,8 +11,13 @@
  * is tried before a large one, so a 20,000-line page with a few changes diffs in a few
  * milliseconds, and a rewritten page is refused by a cheap lower bound before any search.
  *
+ * Every page string the diff shows is redacted before it is shortened (a removed line to
+ * its first characters, a context line to 80): the views' lines were redacted when they
+ * were built, and are again here, so a value added since is not cut into pieces either.
+ *
  * @module
  */
+import { processRedactor, redactCut, type Redactor } from "../redact/mod.ts";
 import { BRIEF_TEXT_CHARS } from "./outline.ts";
 import {
   CHARS_PER_TOKEN,
@@ -208,6 +213,7 @@ export function renderDiff(
   after: PageView,
   maxTokens: number = DEFAULT_MAX_TOKENS,
   typed: readonly TypedValue[] = [],
+  redactor: Redactor = processRedactor(),
 ): string | undefined {
   const maxChars = maxTokens * CHARS_PER_TOKEN;
   // A shown change costs at least 4 characters ("+ x\n"), so this cap refuses (almost)
@@ -215,7 +221,7 @@ export function renderDiff(
   const maxChanges = Math.min(DIFF_MAX_CHANGES, Math.floor(maxChars / 4));
   const diff = diffViews(before, after, { maxChanges });
   if (!diff) return undefined;
-  const text = formatDiff(diff, after, typed);
+  const text = formatDiff(diff, after, typed, redactor);
   if (text.length > maxChars) return undefined;
   if (text.length > renderPage(after, 1, maxTokens).text.length) return undefined;
   return text;
@@ -224,12 +230,15 @@ export function renderDiff(
 /**
  * Formats a diff of `after` (its nonce, origin, doc and tab go on the markers and status
  * line). It applies no size rule: use {@link renderDiff} unless the caller checks sizes.
+ * Page text is redacted with `redactor` before it is shortened.
  */
 export function formatDiff(
   given: ViewDiff,
   after: PageView,
   typed: readonly TypedValue[] = [],
+  redactor: Redactor = processRedactor(),
 ): string {
+  const shownText = (text: string) => oneLine(redactor.redact(text));
   const replaced = withReplacedText(given);
   const diff = withoutTyped(replaced, typed);
   const counts = diff.added + diff.removed + diff.changed;
@@ -266,7 +275,7 @@ export function formatDiff(
         const frame = l.text.trimStart().startsWith("[frame ");
         if (i === 0 && !frame && hunk[1]?.op === "changed" && hunk[1].ref) continue;
         // Hunks under one heading: the heading once, then a gap mark.
-        const shown = clipEnd(l.text, CONTEXT_CHARS);
+        const shown = redactCut(l.text, CONTEXT_CHARS, { redactor });
         parts.push(shown === lastContext ? "  …" : `  ${shownText(shown)}`);
         lastContext = shown;
         continue;
@@ -284,7 +293,7 @@ export function formatDiff(
           continue;
         }
       }
-      const shown = l.op === "removed" ? shortenRemoved(l.text) : l.text;
+      const shown = l.op === "removed" ? shortenRemoved(l.text, redactor) : l.text;
       parts.push(`${PREFIX[l.op]} ${shownText(shown)}`);
     }
   }
@@ -356,10 +365,10 @@ function withReplacedText(diff: ViewDiff): ViewDiff {
 }
 
 /**
- * Page text as shown in the block: markers neutralized, and kept to one line, since a line
- * break would let page text begin a line that reads like a `+`/`~` diff line.
+ * Page text (redacted) as shown in the block: markers neutralized, and kept to one line,
+ * since a line break would let page text begin a line that reads like a `+`/`~` diff line.
  */
-function shownText(text: string): string {
+function oneLine(text: string): string {
   return neutralize(text.replace(/[\r\n\u2028\u2029]+/g, " "));
 }
 
@@ -370,15 +379,15 @@ function diffLine(op: DiffOp, text: string): DiffLine {
   return ref < 0 ? { op, text } : { op, text, ref: `e${ref}` };
 }
 
-/** An element line keeps its ref and role, a text line its first characters. */
-function shortenRemoved(text: string): string {
+/**
+ * An element line keeps its ref and role, a text line its first characters; the line is
+ * redacted before either is cut from it.
+ */
+function shortenRemoved(line: string, redactor: Redactor): string {
+  const text = redactor.redact(line);
   if (refNumber(text) >= 0) return REF_ROLE.exec(text)?.[1] ?? text;
   const lead = /^ *(?:- )?/.exec(text)?.[0] ?? "";
-  return lead + clipEnd(text.slice(lead.length), REMOVED_TEXT_CHARS);
-}
-
-function clipEnd(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return lead + redactCut(text.slice(lead.length), REMOVED_TEXT_CHARS, { redactor });
 }
 
 /**

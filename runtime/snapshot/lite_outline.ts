@@ -11,10 +11,21 @@
  * depth), every name and value is cut before it is normalized, name lookups visit a bounded
  * number of nodes, and the outline stops at a line and character budget.
  *
+ * Every page string is redacted before it is shortened (as in `outline.ts`): a giant one
+ * is read only as far as its cut can matter plus a margin (`CUT_READ_MARGIN`), so a value
+ * straddling the cut is read whole, then redacted, then cut.
+ *
  * @module
  */
 import type { Protocol } from "../../cdp/mod.ts";
 import { displayUrl } from "../net/display_url.ts";
+import {
+  CUT_READ_MARGIN,
+  processRedactor,
+  redactClip,
+  redactCut,
+  type Redactor,
+} from "../redact/mod.ts";
 import {
   ARIA_CONTROL_ROLES,
   BRIEF_TEXT_CHARS,
@@ -106,13 +117,17 @@ export function liteTitle(frame: LiteFrame): string {
   return frame.strings[frame.document.title] ?? "";
 }
 
-/** Builds the fast-mode outline of a frame and its child frames. */
+/**
+ * Builds the fast-mode outline of a frame and its child frames; page strings are redacted
+ * with `redactor` (the process's) before anything shortens them.
+ */
 export function buildLiteOutline(
   root: LiteFrame,
   issueRef: LiteRefIssuer,
   limits: LiteLimits = LITE_LIMITS,
+  redactor: Redactor = processRedactor(),
 ): LiteOutline {
-  const out = new LiteWriter(limits);
+  const out = new LiteWriter(limits, redactor);
   const stats: OutlineStats = { interactive: 0, frames: 0 };
   renderFrame(root, issueRef, out, stats, 0);
   out.flush();
@@ -236,16 +251,30 @@ class LiteWriter {
   #pending = 0;
   #lastBox = -1;
   #prefix = "";
+  readonly #redactor: Redactor;
 
-  constructor(limits: LiteLimits) {
+  constructor(limits: LiteLimits, redactor: Redactor) {
     this.#limits = limits;
+    this.#redactor = redactor;
+  }
+
+  /** A page string (name, value, heading) redacted, then cut to `max` characters. */
+  clip(text: string, max: number): string {
+    return redactClip(text, max, this.#redactor);
+  }
+
+  /** A page URL as shown (origin and path), redacted, then cut to `TARGET_MAX`. */
+  url(url: string, base: string | undefined): string {
+    return redactCut(displayUrl(url, base), TARGET_MAX, { redactor: this.#redactor });
   }
 
   /** Adds text; `box` is its nearest block-level container (text of two boxes gets a space). */
   text(piece: string, box: number): void {
     if (this.truncated) return;
-    // A giant text node is cut before normalizing: past the budget it cannot be shown anyway.
-    const room = this.#limits.maxChars - this.#chars - this.#pending;
+    // A giant text node is cut before normalizing: past the budget it cannot be shown
+    // anyway. The margin keeps a value that straddles the budget whole until `flush()`
+    // has redacted it.
+    const room = this.#limits.maxChars - this.#chars - this.#pending + CUT_READ_MARGIN;
     const clean = (piece.length > room + 1 ? piece.slice(0, Math.max(room + 1, 0)) : piece)
       .replace(/\s+/g, " ");
     if (!clean.trim()) {
@@ -295,7 +324,8 @@ class LiteWriter {
   }
 
   flush(): void {
-    const text = this.#pieces.join("").trim();
+    // Redacted whole, before the brief cut and the split (as in outline.ts).
+    const text = this.#redactor.redact(this.#pieces.join("")).trim();
     this.#pieces = [];
     this.#pending = 0;
     this.#lastBox = -1;
@@ -567,7 +597,7 @@ function renderFrame(
       // A frame that failed to load shows Chromium's error page: not page content.
       if (!child || !visible || depth > 8 || child.url.startsWith("chrome-error:")) continue;
       const mark = out.mark();
-      out.line(`[frame ${displayUrl(child.url, undefined)}]`);
+      out.line(`[frame ${out.url(child.url, undefined)}]`);
       if (out.lines.length === mark) break; // the budget ended before the frame
       renderFrame(child, issueRef, out, stats, depth + 1);
       // Frames with nothing to show (error pages, empty ads) cost lines and say nothing.
@@ -587,7 +617,7 @@ function renderFrame(
     if (control && id !== undefined) {
       stats.interactive++;
       const ref = issueRef(frame, id);
-      out.line(...controlLine(doc, frame, x, tag, control, ref, label[x]));
+      out.line(...controlLine(doc, frame, x, tag, control, ref, label[x], out));
       // Controls speak through their name; only nested controls are listed.
       flags[x] |= NO_TEXT | CONTROLS_ONLY;
       if (control.role === "editable") flags[x] |= IN_EDITABLE;
@@ -597,7 +627,8 @@ function renderFrame(
     if (isEditableRoot(doc, x)) flags[x] |= IN_EDITABLE;
     const level = visible && !(flags[x] & CONTROLS_ONLY) ? headingLevel(doc, x, tag) : 0;
     if (level > 0) {
-      const name = clip(nameFromContent(doc, x, LINE_MAX), LINE_MAX);
+      // Read past the cut, so a value straddling it is redacted whole.
+      const name = out.clip(nameFromContent(doc, x, LINE_MAX + CUT_READ_MARGIN), LINE_MAX);
       out.flush();
       if (name) out.line(`${"#".repeat(level)} ${name}`);
       flags[x] |= NO_TEXT;
@@ -670,9 +701,10 @@ function controlLine(
   control: Control,
   ref: string,
   labelAncestor: number,
+  out: LiteWriter,
 ): [full: string, brief: string] {
   const { role, isPassword } = control;
-  const name = clip(nameOf(doc, i, tag, labelAncestor), NAME_MAX);
+  const name = out.clip(nameOf(doc, i, tag, labelAncestor), NAME_MAX);
   const head = `[${ref}] ${role}${name ? ` ${JSON.stringify(name)}` : ""}`;
   let target = "";
   let briefTarget = "";
@@ -682,7 +714,7 @@ function controlLine(
       ? resolveUrl(href, doc.strings[frame.document.baseURL], frame.url)
       : "";
     if (url) {
-      const shown = cut(displayUrl(url, frame.url), TARGET_MAX);
+      const shown = out.url(url, frame.url);
       target = ` -> ${shown}`;
       // The overview names only foreign origins; paths are on the full pages.
       if (!shown.startsWith("/")) {
@@ -692,7 +724,7 @@ function controlLine(
   }
   let line = "";
   if (tag === "SELECT") {
-    const options = optionsOf(doc, i);
+    const options = optionsOf(doc, i, out);
     const selected = options.filter((o) => o.selected).map((o) => o.name);
     if (role === "combobox" && selected.length > 0) {
       line += ` = ${JSON.stringify(selected[0])}`;
@@ -711,7 +743,7 @@ function controlLine(
       ? nameFromContent(doc, i, VALUE_MAX * 2)
       : undefined;
     if (value) {
-      const shown = clip(value, VALUE_MAX);
+      const shown = out.clip(value, VALUE_MAX);
       if (shown) line += ` = ${JSON.stringify(shown)}`;
     }
   }
@@ -847,7 +879,11 @@ function nameFromContent(doc: Doc, i: number, max: number, rendered = true): str
 }
 
 /** The `<option>`s of a select (inside `<optgroup>`s too), with their selected state. */
-function optionsOf(doc: Doc, i: number): { name: string; selected: boolean }[] {
+function optionsOf(
+  doc: Doc,
+  i: number,
+  out: LiteWriter,
+): { name: string; selected: boolean }[] {
   const found: { name: string; selected: boolean }[] = [];
   let visits = 0;
   const stack: number[] = [];
@@ -859,7 +895,7 @@ function optionsOf(doc: Doc, i: number): { name: string; selected: boolean }[] {
     if (tag === "OPTION") {
       // Options of a closed select have no layout: their text is read regardless.
       const label = doc.attr(x, "label");
-      const name = clip(
+      const name = out.clip(
         label?.trim() ? label : nameFromContent(doc, x, NAME_MAX * 2, false),
         NAME_MAX,
       );
@@ -888,11 +924,4 @@ function resolveUrl(href: string, base: string | undefined, frameUrl: string): s
 /** Cuts a string before any normalizing, so a giant value costs no more than a short one. */
 function cut(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, Math.max(max - 1, 0))}…` : text;
-}
-
-/** The accessibility outline's clip, bounded first: a giant name is cut before it is scanned. */
-function clip(text: string, max: number): string {
-  const bounded = text.length > max * 4 ? text.slice(0, max * 4) : text;
-  const t = bounded.replace(/\s+/g, " ").trim();
-  return t.length > max || bounded.length < text.length ? `${t.slice(0, max - 1)}…` : t;
 }

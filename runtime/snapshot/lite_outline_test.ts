@@ -8,6 +8,7 @@ import {
   liteTitle,
 } from "./lite_outline.ts";
 import { type PageView, renderPage } from "./page_view.ts";
+import { Redactor } from "../redact/mod.ts";
 
 type CaptureSnapshotResponse = Protocol.DOMSnapshot.CaptureSnapshotResponse;
 
@@ -564,4 +565,37 @@ Deno.test("renderPage() shows a view's note under the status line, outside the u
   assert.deepEqual(noted.filter((l) => l !== "note: read in fast mode"), plain.split("\n"));
   assert.equal(noted[1], "note: read in fast mode");
   assert.match(noted[2], /^<<<untrusted-page /);
+});
+
+/** A planted password (24 letters and digits) and a redactor that holds it. */
+const PLANTED_PW = "Zk4Wq9Rt2Xm7Pv3Lh8Ns5Jd6";
+function plantedRedactor(): Redactor {
+  const r = new Redactor();
+  r.add(PLANTED_PW);
+  return r;
+}
+
+/** Whether `text` (letters and digits, lower-cased) holds 3 consecutive characters of it. */
+function holdsPiece(text: string): boolean {
+  const t = text.toLowerCase().replace(/[^a-z0-9]/g, "");
+  const s = PLANTED_PW.toLowerCase();
+  for (let i = 0; i + 3 <= s.length; i++) if (t.includes(s.slice(i, i + 3))) return true;
+  return false;
+}
+
+Deno.test("buildLiteOutline() redacts names, values, text and targets before it cuts them", () => {
+  const at = (n: number) => `${"o".repeat(n)}${PLANTED_PW} tail`;
+  const root = page([
+    // Cuts that would leave 21 (name), 5 (value), 11 (brief), 5 (line split) and 9
+    // (link target, 1,000 characters) characters of it.
+    a("/x", at(98)),
+    { tag: "INPUT", attrs: { type: "text" }, inputValue: at(114) },
+    { tag: "P", kids: [at(8)] },
+    { tag: "P", kids: [at(995)] },
+    a(`/${"o".repeat(989)}${PLANTED_PW}`, "Deep"),
+    a(`http://${PLANTED_PW}.test/`, "Host"),
+  ]);
+  const { lines, brief } = buildLiteOutline(root, issuer().issue, LITE_LIMITS, plantedRedactor());
+  for (const line of [...lines, ...brief]) assert.ok(!holdsPiece(line), line);
+  assert.ok(lines.some((l) => l.endsWith("-> http://[redacted].test")), lines.join("\n"));
 });

@@ -3,9 +3,15 @@
  * text, and one line per interactive element with its ref, role, name and the state that
  * matters. Pure: no CDP here, so it is tested on canned trees.
  *
+ * Every string read from the page is redacted where it enters the outline, before it is
+ * shortened: a name or value before its 120-character cut, a link target before the
+ * overview keeps only its origin, a text line before it is split or briefed. A cut can then
+ * only fall in text that holds no secret (see `runtime/redact/cut.ts`).
+ *
  * @module
  */
 import { displayUrl } from "../net/display_url.ts";
+import { processRedactor, redactClip, type Redactor } from "../redact/mod.ts";
 import type { Protocol } from "../../cdp/mod.ts";
 
 type AXNode = Protocol.Accessibility.AXNode;
@@ -100,12 +106,16 @@ const VALUE_MAX = 120;
 const OPTIONS_MAX = 20;
 const LINE_MAX = 1_000;
 
-/** Builds the outline lines of a frame and its descendants. */
+/**
+ * Builds the outline lines of a frame and its descendants; page strings are redacted with
+ * `redactor` (the process's) before anything shortens them.
+ */
 export function buildOutline(
   root: OutlineFrame,
   issueRef: RefIssuer,
+  redactor: Redactor = processRedactor(),
 ): { lines: string[]; brief: string[]; stats: OutlineStats } {
-  const out = new OutlineWriter();
+  const out = new OutlineWriter(redactor);
   const stats: OutlineStats = { interactive: 0, frames: 0 };
   renderFrame(root, issueRef, out, stats, 0);
   out.flush();
@@ -123,6 +133,21 @@ class OutlineWriter {
   #lastParent: string | undefined;
   #lastSpaced = false;
   #prefix = "";
+  readonly #redactor: Redactor;
+
+  constructor(redactor: Redactor) {
+    this.#redactor = redactor;
+  }
+
+  /** A page string (name, value, heading) redacted, then cut to `max` characters. */
+  clip(text: string, max: number): string {
+    return redactClip(text, max, this.#redactor);
+  }
+
+  /** A page URL as shown (origin and path), redacted before anything shortens it. */
+  url(url: string, base: string | undefined): string {
+    return this.#redactor.redact(displayUrl(url, base));
+  }
 
   /** Adds text; `parent` identifies its container, `spaced` says the container is a box. */
   text(piece: string, parent: string | undefined, spaced: boolean): void {
@@ -168,7 +193,9 @@ class OutlineWriter {
   }
 
   flush(): void {
-    const text = this.#pieces.join("").trim();
+    // Redacted whole, before the brief cut and the split: a value across text runs (or
+    // across the split point) is found as one.
+    const text = this.#redactor.redact(this.#pieces.join("")).trim();
     this.#pieces = [];
     this.#lastParent = undefined;
     // Lines of bare punctuation ("[", "] |", ".") left between links carry nothing.
@@ -207,15 +234,12 @@ function renderFrame(
     for (const h of list) {
       stats.interactive++;
       const ref = issueRef(frame, h.backendNodeId);
-      const head = `[${ref}] ${h.role}${
-        h.name ? ` ${JSON.stringify(clip(h.name, NAME_MAX))}` : ""
-      }`;
-      const target = h.url ? displayUrl(h.url, frame.url) : "";
+      const name = out.clip(h.name, NAME_MAX);
+      const head = `[${ref}] ${h.role}${name ? ` ${JSON.stringify(name)}` : ""}`;
+      const target = h.url ? out.url(h.url, frame.url) : "";
       // A link by its arrow, as for every other control line.
       out.line(
-        target
-          ? `${h.role === "link" ? linkHead(ref, clip(h.name, NAME_MAX)) : head} -> ${target}`
-          : head,
+        target ? `${h.role === "link" ? linkHead(ref, name) : head} -> ${target}` : head,
         target && !target.startsWith("/")
           ? `${head} -> ${target.replace(/^(https?:\/\/[^/]+).*$/, "$1")}`
           : head,
@@ -243,7 +267,7 @@ function renderFrame(
       // A frame that failed to load shows Chromium's error page: not page content.
       if (!child || depth > 8 || child.url.startsWith("chrome-error:")) return;
       const mark = out.mark();
-      out.line(`[frame ${displayUrl(child.url, undefined)}]`);
+      out.line(`[frame ${out.url(child.url, undefined)}]`);
       renderFrame(child, issueRef, out, stats, depth + 1);
       // Frames with nothing to show (error pages, empty ads) cost lines and say nothing.
       if (out.mark() === mark + 1) out.rewind(mark);
@@ -254,13 +278,13 @@ function renderFrame(
       if (node.backendDOMNodeId === undefined) return walkChildren(node, suppressText);
       stats.interactive++;
       const ref = issueRef(frame, node.backendDOMNodeId);
-      out.line(...controlLine(node, role, frame, ref, byId));
+      out.line(...controlLine(node, role, frame, ref, byId, out));
       // Controls speak through their name; only nested controls are worth descending for.
       return walkChildren(node, true, true);
     }
     if (role === "heading") {
       const level = Number(prop(node, "level") ?? 2);
-      const name = clip(String(node.name?.value ?? ""), LINE_MAX);
+      const name = out.clip(String(node.name?.value ?? ""), LINE_MAX);
       out.flush();
       if (name) out.line(`${"#".repeat(Math.min(Math.max(level, 1), 6))} ${name}`);
       walkChildren(node, true);
@@ -327,20 +351,22 @@ function controlLine(
   frame: OutlineFrame,
   ref: string,
   byId: Map<string, AXNode>,
+  out: OutlineWriter,
 ): [full: string, brief: string] {
   const isPassword = node.backendDOMNodeId !== undefined &&
     frame.passwordFields.has(node.backendDOMNodeId);
   const shownRole = isPassword ? "password" : CONTROL_ROLES.has(role) ? role : "editable";
-  const name = clip(String(node.name?.value ?? ""), NAME_MAX);
+  const name = out.clip(String(node.name?.value ?? ""), NAME_MAX);
   let line = `[${ref}] ${shownRole}${name ? ` ${JSON.stringify(name)}` : ""}`;
   let target = "";
   let briefTarget = "";
   if (role === "link") {
     const url = prop(node, "url");
     if (typeof url === "string" && url) {
-      target = ` -> ${displayUrl(url, frame.url)}`;
+      // Redacted before the overview shortens it to its origin.
+      const shown = out.url(url, frame.url);
+      target = ` -> ${shown}`;
       // The overview names only foreign origins; paths are on the full pages.
-      const shown = displayUrl(url, frame.url);
       if (!shown.startsWith("/")) {
         briefTarget = ` -> ${shown.replace(/^(https?:\/\/[^/]+).*$/, "$1")}`;
       }
@@ -349,21 +375,21 @@ function controlLine(
   const head = line;
   line = "";
   if (role === "combobox" || role === "listbox") {
-    const options = collectOptions(node, byId);
+    const options = collectOptions(node, byId, out);
     const selected = options.filter((o) => o.selected).map((o) => o.name);
     if (role === "combobox" && node.value?.value !== undefined && !isPassword) {
-      line += ` = ${JSON.stringify(clip(String(node.value.value), VALUE_MAX))}`;
+      line += ` = ${JSON.stringify(out.clip(String(node.value.value), VALUE_MAX))}`;
     } else if (selected.length > 0) {
       line += ` = ${selected.map((s) => JSON.stringify(s)).join(", ")}`;
     }
     line += optionsList(options.map((o) => o.name));
   } else if (!isPassword && node.value?.value !== undefined && node.value.value !== "") {
     if (role !== "link" && role !== "button") {
-      line += ` = ${JSON.stringify(clip(String(node.value.value), VALUE_MAX))}`;
+      line += ` = ${JSON.stringify(out.clip(String(node.value.value), VALUE_MAX))}`;
     }
   } else if (!isPassword && shownRole === "editable") {
     const text = textOf(node, byId);
-    if (text) line += ` = ${JSON.stringify(clip(text, VALUE_MAX))}`;
+    if (text) line += ` = ${JSON.stringify(out.clip(text, VALUE_MAX))}`;
   }
   const checked = prop(node, "checked") ?? prop(node, "pressed");
   if (checked === "true" || checked === true) line += " [checked]";
@@ -398,6 +424,7 @@ export function optionsList(names: readonly string[]): string {
 function collectOptions(
   node: AXNode,
   byId: Map<string, AXNode>,
+  out: OutlineWriter,
 ): { name: string; selected: boolean }[] {
   const found: { name: string; selected: boolean }[] = [];
   const visit = (n: AXNode) => {
@@ -406,7 +433,7 @@ function collectOptions(
       if (!c) continue;
       if (c.role?.value === "option") {
         found.push({
-          name: clip(String(c.name?.value ?? ""), NAME_MAX),
+          name: out.clip(String(c.name?.value ?? ""), NAME_MAX),
           selected: prop(c, "selected") === true,
         });
       } else visit(c);
@@ -432,9 +459,4 @@ function textOf(node: AXNode, byId: Map<string, AXNode>): string {
 
 function prop(node: AXNode, name: string): unknown {
   return node.properties?.find((p) => p.name === name)?.value.value;
-}
-
-function clip(text: string, max: number): string {
-  const t = text.replace(/\s+/g, " ").trim();
-  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }

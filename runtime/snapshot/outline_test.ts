@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { Protocol } from "../../cdp/mod.ts";
+import { Redactor } from "../redact/mod.ts";
 import { buildOutline, type OutlineFrame } from "./outline.ts";
 
 type AXNode = Protocol.Accessibility.AXNode;
@@ -116,4 +117,37 @@ Deno.test("buildOutline() splices child frames at their owner iframe", () => {
   ]);
   assert.deepEqual(seen, ["C"]);
   assert.equal(stats.frames, 2);
+});
+
+/** A planted password (24 letters and digits) and a redactor that holds it. */
+const PLANTED_PW = "Zk4Wq9Rt2Xm7Pv3Lh8Ns5Jd6";
+function plantedRedactor(): Redactor {
+  const r = new Redactor();
+  r.add(PLANTED_PW);
+  return r;
+}
+
+/** Whether `text` (letters and digits, lower-cased) holds 3 consecutive characters of it. */
+function holdsPiece(text: string): boolean {
+  const t = text.toLowerCase().replace(/[^a-z0-9]/g, "");
+  const s = PLANTED_PW.toLowerCase();
+  for (let i = 0; i + 3 <= s.length; i++) if (t.includes(s.slice(i, i + 3))) return true;
+  return false;
+}
+
+Deno.test("buildOutline() redacts names, values and text before it cuts or splits them", () => {
+  const redactor = plantedRedactor();
+  const at = (n: number) => `${"o".repeat(n)}${PLANTED_PW} tail`;
+  const tree = ax("RootWebArea", "", [
+    // The name cut (120) would leave 21 characters of it, the value cut 5, the brief 11,
+    // the line split at 1,000 characters 5.
+    ax("link", at(98), [], { props: { url: `http://${PLANTED_PW}.test/` } }),
+    ax("textbox", "F", [], { value: { type: "string", value: at(114) } }),
+    ax("paragraph", "", [ax("StaticText", at(8))]),
+    ax("paragraph", "", [ax("StaticText", at(995))]),
+  ]);
+  const { lines, brief } = buildOutline(frame(tree), () => "e1", redactor);
+  for (const line of [...lines, ...brief]) assert.ok(!holdsPiece(line), line);
+  assert.match(lines[0], /-> http:\/\/\[redacted\]\.test$/, "the host, lower-cased by the URL");
+  assert.ok(lines.includes(`${"o".repeat(8)}[redacted] tail`), lines.join("\n"));
 });

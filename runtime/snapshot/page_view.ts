@@ -3,8 +3,12 @@
  * an untrusted-content block whose markers carry the session's nonce, split into pages by a
  * token budget so nothing is lost on huge pages.
  *
+ * The lines come redacted from the outline (before it shortened or split anything); the
+ * view's own page strings (title, path, origin) are redacted here. Pages never split a line.
+ *
  * @module
  */
+import { processRedactor, type Redactor } from "../redact/mod.ts";
 import { neutralize, untrustedClose, untrustedOpen } from "./untrusted.ts";
 
 /** Characters per token used for budgeting (a conservative average for English + markup). */
@@ -44,6 +48,8 @@ export function tabLabel(view: Pick<PageView, "tabIndex" | "tabCount">): string 
 
 /** How {@link renderPage} treats the view's lines. */
 export interface RenderOptions {
+  /** Redacts the title, path and origin; the process's redactor by default. */
+  redactor?: Redactor;
   /**
    * The lines are neutralized already and may hold runtime markers inside the block (a
    * folded page's `<<<… as before>>>`); page text must never be passed this way unneutralized.
@@ -88,9 +94,13 @@ export function renderPage(
   maxTokens = DEFAULT_MAX_TOKENS,
   options: RenderOptions = {},
 ): RenderedPage {
-  const open = untrustedOpen("page", view.nonce, view.origin);
+  const redactor = options.redactor ?? processRedactor();
+  const open = untrustedOpen("page", view.nonce, view.origin, redactor);
   const close = untrustedClose("page", view.nonce);
-  const head = [`path: ${neutralize(view.path)}`, `title: ${neutralize(view.title)}`];
+  const head = [
+    `path: ${neutralize(redactor.redact(view.path))}`,
+    `title: ${neutralize(redactor.redact(view.title))}`,
+  ];
   const overhead = open.length + close.length + head.join("\n").length + 300;
   const budget = Math.max(maxTokens * CHARS_PER_TOKEN - overhead, 200);
   const keep = (l: string) => l;

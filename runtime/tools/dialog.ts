@@ -1,5 +1,6 @@
 /**
- * browser_handle_dialog.
+ * browser_handle_dialog. In a tainted session it runs only to dismiss (the pipeline refuses
+ * anything else) and says nothing the page chose, not even the dialog's type.
  *
  * @module
  */
@@ -14,7 +15,8 @@ export const handleDialogTool = defineTool({
   name: "browser_handle_dialog",
   title: "Handle a dialog",
   description:
-    "Accept or dismiss the dialog (alert, confirm, prompt, beforeunload) open on the current tab. Returns the page snapshot.",
+    "Accept or dismiss the dialog (alert, confirm, prompt, beforeunload) open on the current tab. Returns the page snapshot. " +
+    'In a session tainted by a login only {"accept": false} runs, and the dialog\'s text is not shown.',
   schema: z.strictObject({
     accept: z.boolean().describe("Whether to accept the dialog"),
     promptText: z.string().max(10_000).optional().describe("Text to enter into a prompt"),
@@ -46,8 +48,10 @@ export const handleDialogTool = defineTool({
     const typed = args.accept && dialog.type === "prompt" && args.promptText !== undefined
       ? ` with ${[...args.promptText].length} characters`
       : "";
+    // The type is the page's choice too: a tainted session hears only that it was dismissed.
+    const what = ctx.session.state.tainted ? "dialog" : `${dialog.type} dialog`;
     ctx.response.result(
-      `${args.accept ? "accepted" : "dismissed"} the ${dialog.type} dialog${typed}${
+      `${args.accept ? "accepted" : "dismissed"} the ${what}${typed}${
         outcome.navigated ? "; a new page loaded" : ""
       }`,
     );

@@ -14,7 +14,7 @@ import {
 } from "../browser/element_ops.ts";
 import { keyEvents } from "../browser/keys.ts";
 import { LOAD_TIMEOUT_MS, type LoadOutcome, runAndSettle } from "../browser/navigation.ts";
-import { elementFacts, keyFacts } from "./facts.ts";
+import { elementFacts, keyFacts, refuseKeyIntoPassword, rethrowAudited } from "./facts.ts";
 import { defineTool, type ToolContext } from "./tool.ts";
 
 const ref = z.string().min(1).max(32).describe("Element ref from the latest snapshot, e.g. e12");
@@ -57,7 +57,8 @@ export const typeTool = defineTool({
   name: "browser_type",
   title: "Type text",
   description:
-    "Replace the text of an editable element by ref; `submit` presses Enter afterwards. Returns the page snapshot.",
+    "Replace the text of an editable element by ref; `submit` presses Enter afterwards. Returns the page snapshot. " +
+    "Password fields are refused (PASSWORD_FIELD) unless the operator's policy allows them.",
   schema: z.strictObject({
     ref,
     element,
@@ -74,9 +75,9 @@ export const typeTool = defineTool({
     ctx.response.includeSnapshot();
     let field = "text" as TypedField;
     const outcome = await settle(el, async () => {
-      field = await typeInto(el, args.text);
+      field = await typeInto(el, args.text, { passwords: ctx.settings.modelMayTypePasswords });
       if (args.submit) await pressKey(el.page, "Enter");
-    });
+    }).catch((err) => rethrowAudited(ctx, "type", err));
     if (field !== "password") ctx.response.typed(args.ref, args.text);
     // The text itself is never echoed: the field may be a password.
     const what = `typed into ${args.ref}${field === "password" ? " (password field)" : ""}${
@@ -114,7 +115,8 @@ export const pressKeyTool = defineTool({
   name: "browser_press_key",
   title: "Press a key",
   description:
-    'Press a key or chord in the focused element, e.g. "Enter", "ArrowDown", "Control+a". Returns the page snapshot.',
+    'Press a key or chord in the focused element, e.g. "Enter", "ArrowDown", "Control+a". Returns the page snapshot. ' +
+    "In a focused password field only keys that type nothing run (PASSWORD_FIELD) unless the operator's policy allows it.",
   schema: z.strictObject({ key: z.string().min(1).max(64).describe("Key name or character") }),
   kind: "key",
   readOnly: false,
@@ -124,6 +126,8 @@ export const pressKeyTool = defineTool({
   facts: (ctx, { key }) => keyFacts(ctx, key),
   async handle(ctx, { key }) {
     ctx.response.includeSnapshot();
+    // Again at action time: the page may have moved the focus since the facts were read.
+    await refuseKeyIntoPassword(ctx, key).catch((err) => rethrowAudited(ctx, "key", err));
     const page = await ctx.session.page();
     const outcome = await runAndSettle(page, () => pressKey(page, key));
     settled(ctx, `pressed ${key}`, outcome);

@@ -8,8 +8,15 @@
 import type { CdpSession, Protocol } from "../../cdp/mod.ts";
 import type { OpenDialog } from "../browser/dialogs.ts";
 import type { Element } from "../browser/element_ops.ts";
-import { type ElementInfo, readElementInfo, readFocusedInfo } from "../browser/element_info.ts";
-import { InvalidArgumentsError } from "../errors.ts";
+import {
+  type ElementInfo,
+  readElementInfo,
+  readFocusedField,
+  readFocusedInfo,
+} from "../browser/element_info.ts";
+import { keyEvents } from "../browser/keys.ts";
+import { InvalidArgumentsError, OmotaiError } from "../errors.ts";
+import { actionRow } from "../gate/audit_rows.ts";
 import { normalizeOrigin } from "../net/origin.ts";
 import { baseFacts, targetOf } from "../policy/fact_builders.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
@@ -70,7 +77,11 @@ export async function backFacts(ctx: ToolContext): Promise<Facts> {
   };
 }
 
-/** Facts of clicking, typing into or selecting in `el`; `submits` for typing with Enter. */
+/**
+ * Facts of clicking, typing into or selecting in `el`; `submits` for typing with Enter.
+ * Typing into a password field is refused here (`PASSWORD_FIELD`) unless the policy opts
+ * in: its type is a fact read now, not when the ref was taken.
+ */
 export async function elementFacts(
   ctx: ToolContext,
   kind: "click" | "type" | "select",
@@ -78,6 +89,9 @@ export async function elementFacts(
   typeSubmits = false,
 ): Promise<Facts> {
   const info = await readElementInfo(el);
+  if (kind === "type" && info.password && !ctx.settings.modelMayTypePasswords) {
+    throw passwordField(`${el.ref} is a password field`);
+  }
   const link = targetOf(info.href);
   const facts = start(ctx, kind, el.mainFrame.url);
   facts.frame = {
@@ -107,6 +121,7 @@ export async function elementFacts(
  * submitting a form to an unknown destination (which no policy allows).
  */
 export async function keyFacts(ctx: ToolContext, key: string): Promise<Facts> {
+  await refuseKeyIntoPassword(ctx, key);
   const { page, frame } = await mainFrame(ctx);
   const facts = start(ctx, "key", frame.url);
   if (!/(^|\+)Enter$/.test(key)) return facts;
@@ -126,6 +141,64 @@ export async function keyFacts(ctx: ToolContext, key: string): Promise<Facts> {
     facts.method = info.form.method;
   }
   return facts;
+}
+
+/**
+ * Whether pressing `key` may put text into the focused field: a character (Space included),
+ * or any chord with Control, Alt or Meta (paste, undo and the like). Enter, Tab, Escape,
+ * Backspace, Delete, arrows, Home, End, PageUp, PageDown and F-keys, alone or with Shift,
+ * type nothing of the model's.
+ */
+export function keyMayType(key: string): boolean {
+  const modifierKeys = ["Alt", "Control", "Meta", "Shift"];
+  const down = keyEvents(key).find((e) =>
+    e.type !== "keyUp" && !modifierKeys.includes(e.key ?? "")
+  );
+  if (!down) return true;
+  if ((down.modifiers ?? 0) & (1 | 2 | 4)) return true;
+  return down.text !== undefined && down.key !== "Enter";
+}
+
+/**
+ * Refuses a key that may type (see {@link keyMayType}) while the focus is on a password
+ * field, or somewhere the runtime cannot read (a cross-site frame), unless the policy opts
+ * in. Run for the facts and again just before the key is sent: the page may move the focus.
+ */
+export async function refuseKeyIntoPassword(ctx: ToolContext, key: string): Promise<void> {
+  if (ctx.settings.modelMayTypePasswords || !keyMayType(key)) return;
+  const { page, frame } = await mainFrame(ctx);
+  const focused = await readFocusedField(page, frame.id);
+  if (focused === "password") throw passwordField("the focused element is a password field");
+  if (focused === "unknown") {
+    throw passwordField(
+      "the focus is in a frame the runtime cannot read, so it may be a password field; type into a field by ref with browser_type",
+    );
+  }
+}
+
+/** `PASSWORD_FIELD`: the model's text would land in a password field. */
+function passwordField(what: string): OmotaiError {
+  return new OmotaiError(
+    "PASSWORD_FIELD",
+    `${what}: the model does not type passwords (browser_login signs in with granted ` +
+      "credentials; the policy's model_may_type_passwords allows it, for sign-ups); nothing was typed",
+  );
+}
+
+/**
+ * Rethrows `err`, auditing it first as a deny when it is a `PASSWORD_FIELD` refusal met at
+ * action time, after the facts were judged and allowed (a field that turned into a password
+ * field as it took the focus, focus that moved onto one). A refusal whose row cannot be
+ * written becomes `AUDIT_UNAVAILABLE`.
+ */
+export function rethrowAudited(ctx: ToolContext, kind: ActionKind, err: unknown): never {
+  if (!(err instanceof OmotaiError) || err.code !== "PASSWORD_FIELD") throw err;
+  try {
+    ctx.session.audit(actionRow(kind, undefined, { decision: "deny", reason: err.code }));
+  } catch {
+    throw new OmotaiError("AUDIT_UNAVAILABLE", "the refusal could not be audited");
+  }
+  throw err;
 }
 
 function formFacts(

@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from "zod";
-import { isPasswordInput } from "../browser/capture.ts";
+import { readElementInfo } from "../browser/element_info.ts";
 import {
   callOnElement,
   clickElement,
@@ -20,7 +20,7 @@ import {
   StaleRefError,
 } from "../errors.ts";
 import type { Facts } from "../policy/facts.ts";
-import { elementFacts } from "./facts.ts";
+import { elementFacts, rethrowAudited } from "./facts.ts";
 import { refArg, settle, settledLine } from "./pointer.ts";
 import { defineTool, type ToolContext } from "./tool.ts";
 
@@ -55,9 +55,9 @@ const CHECKED = `function () {
 }`;
 
 /**
- * Resolves every field's ref before anything runs. A password field is refused here, so the
- * refusal is audited as a deny and not one field is filled: passwords go through
- * browser_type (and, with the vault, the runtime's own login), never a batch.
+ * Resolves every field's ref before anything runs. A password field (whatever type the call
+ * names for it) is refused here unless the policy opts in, so the refusal is audited as a
+ * deny and not one field is filled: credentials are typed by the runtime's own login.
  */
 async function resolveFields(ctx: ToolContext, fields: Field[]): Promise<ResolvedField[]> {
   const out: ResolvedField[] = [];
@@ -70,15 +70,16 @@ async function resolveFields(ctx: ToolContext, fields: Field[]): Promise<Resolve
       );
     }
     const el = await ctx.session.resolve(field.ref);
-    const described = await el.session.send("DOM.describeNode", {
-      backendNodeId: el.backendNodeId,
-    }).catch(() => {
+    // The type as it is now (read through the prototype, in the runtime's world), not as
+    // the snapshot showed it or as the attribute spells it.
+    const info = await readElementInfo(el).catch((err) => {
+      if (err instanceof OmotaiError) throw err;
       throw new StaleRefError(`ref ${field.ref} is no longer in the page; take a new snapshot`);
     });
-    if (isPasswordInput(described.node)) {
+    if (info.password && !ctx.settings.modelMayTypePasswords) {
       throw new OmotaiError(
         "PASSWORD_FIELD",
-        `${field.ref} is a password field: browser_fill_form does not fill passwords; nothing was filled`,
+        `${field.ref} is a password field: the model does not type passwords (the policy's model_may_type_passwords allows it, for sign-ups); nothing was filled`,
       );
     }
     out.push({ field, el });
@@ -103,17 +104,17 @@ async function fieldFacts(ctx: ToolContext, resolved: ResolvedField[]): Promise<
 /** What filling one field did. */
 type Filled = "typed" | "clicked" | "unchanged" | "selected" | "set";
 
-async function fill({ field, el }: ResolvedField): Promise<Filled> {
+async function fill({ field, el }: ResolvedField, passwords: boolean): Promise<Filled> {
   switch (field.type) {
     case "textbox":
-      await typeInto(el, field.value);
+      await typeInto(el, field.value, { passwords });
       return "typed";
     case "slider":
       if (await isRangeInput(el)) {
         await setRangeValue(el, field.value);
         return "set";
       }
-      await typeInto(el, field.value);
+      await typeInto(el, field.value, { passwords });
       return "typed";
     case "combobox":
       try {
@@ -154,8 +155,8 @@ export const fillFormTool = defineTool({
   title: "Fill form",
   description:
     "Fill several form fields by ref: textboxes and sliders get text, checkboxes and radios " +
-    '"true"/"false", comboboxes an option. Password fields are refused. Values are never ' +
-    "echoed back; take a snapshot to see the page.",
+    '"true"/"false", comboboxes an option. Password fields are refused unless the operator\'s ' +
+    "policy allows them. Values are never echoed back; take a snapshot to see the page.",
   schema: z.strictObject({
     fields: z.array(fieldSchema).min(1).max(MAX_FIELDS).describe("Fields to fill in"),
   }),
@@ -169,7 +170,7 @@ export const fillFormTool = defineTool({
     let done = 0;
     const outcome = await settle(resolved[0].el, async () => {
       for (const r of resolved) {
-        const what = await fill(r);
+        const what = await fill(r, ctx.settings.modelMayTypePasswords === true);
         counts.set(what, (counts.get(what) ?? 0) + 1);
         done++;
       }
@@ -178,7 +179,7 @@ export const fillFormTool = defineTool({
       if (done > 0) {
         ctx.response.result(`filled ${done} of ${resolved.length} field(s) before failing`);
       }
-      throw err;
+      rethrowAudited(ctx, "type", err);
     });
     // Counts only: a value may be personal, and the snapshot is the model's to ask for.
     const parts = [...counts].map(([what, n]) => `${n} ${what}`).join(", ");

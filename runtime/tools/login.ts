@@ -19,7 +19,8 @@ export const loginTool = defineTool({
   description:
     "Sign in on the current page with the credentials the operator granted you for this site. " +
     "The runtime fills and submits the login form itself; you get a status, never the values. " +
-    "After it, the session may be tainted: only status-only snapshots and browser_close run.",
+    "After it, the session may be tainted: only status-only snapshots, browser_close and " +
+    "dismissing a dialog (whose text is then not shown) run.",
   schema: z.strictObject({
     grants: z.array(z.string().min(1).max(64)).max(8).optional().describe(
       "Grant ids to use (default: every grant bound to you for this page's origin)",
@@ -61,7 +62,7 @@ export const loginTool = defineTool({
       reason: outcome.status,
     });
     const taint = session.state.tainted
-      ? "; the session is tainted: only browser_snapshot (status only) and browser_close run now"
+      ? '; the session is tainted: only browser_snapshot (status only), browser_close and browser_handle_dialog {"accept": false} run now'
       : "";
     const line =
       `login: ${outcome.status} (${outcome.message}; ${outcome.filled} field(s) on ${outcome.steps} page(s))${taint}`;

@@ -1,8 +1,12 @@
 /**
- * Handlers fill a `ResponseBuilder`; `serialize()` alone decides what the model sees.
+ * Handlers fill a `ResponseBuilder`; `serialize()` alone decides what the model sees. Every
+ * piece of text (results, notices, error and denial messages, the snapshot) is redacted on
+ * its own before the pieces are joined, so none depends on a later step to be safe; the
+ * pieces were redacted before they were cut where they were made (`redactCut()`).
  *
  * @module
  */
+import { processRedactor, type Redactor } from "../redact/mod.ts";
 
 /** An MCP text content block. */
 export interface TextContent {
@@ -27,13 +31,13 @@ export interface ToolResult {
   isError?: boolean;
 }
 
-/** Collects a tool's outcome. */
 /** A value an action typed into an element. */
 export interface TypedValue {
   ref: string;
   value: string;
 }
 
+/** Collects a tool's outcome. */
 export class ResponseBuilder {
   #results: string[] = [];
   #notices: string[] = [];
@@ -43,6 +47,12 @@ export class ResponseBuilder {
   #wantsSnapshot = false;
   #images: ImageContent[] = [];
   #typed: TypedValue[] = [];
+  readonly #redactor: Redactor;
+
+  /** `redactor` (the process's by default) redacts every piece of text `serialize()` joins. */
+  constructor(redactor: Redactor = processRedactor()) {
+    this.#redactor = redactor;
+  }
 
   /** Adds a one-line account of what happened. */
   result(line: string): this {
@@ -113,16 +123,16 @@ export class ResponseBuilder {
 
   /** What the model receives: the text, then any images. */
   serialize(): ToolResult {
+    const red = (text: string) => this.#redactor.redact(text);
     const lines: string[] = [];
     if (this.#denied) {
-      lines.push(
-        `denied: ${this.#denied.reason}${this.#denied.detail ? ` (${this.#denied.detail})` : ""}`,
-      );
+      const { reason, detail } = this.#denied;
+      lines.push(`denied: ${red(reason)}${detail ? ` (${red(detail)})` : ""}`);
     }
-    if (this.#error) lines.push(`error: ${this.#error.code} (${this.#error.message})`);
-    for (const r of this.#results) lines.push(r);
-    for (const n of this.#notices) lines.push(`notice: ${n}`);
-    if (this.#snapshot !== undefined) lines.push("", this.#snapshot);
+    if (this.#error) lines.push(`error: ${this.#error.code} (${red(this.#error.message)})`);
+    for (const r of this.#results) lines.push(red(r));
+    for (const n of this.#notices) lines.push(`notice: ${red(n)}`);
+    if (this.#snapshot !== undefined) lines.push("", red(this.#snapshot));
     const out: ToolResult = { content: [{ type: "text", text: lines.join("\n") }] };
     // A call that failed half-way shows no pixels it may have captured before failing.
     if (this.failed) out.isError = true;

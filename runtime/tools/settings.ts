@@ -6,12 +6,16 @@
 import type { PolicyFile } from "../policy/policy_file.ts";
 import type { ToolSettings } from "./tool.ts";
 
-/** The tool settings of `policy`: screenshots only when enabled, uploads only from its dir. */
+/**
+ * The tool settings of `policy`: screenshots only when enabled, uploads only from its dir,
+ * password fields only when opted in.
+ */
 export function toolSettingsFrom(policy: PolicyFile): ToolSettings {
   const settings: ToolSettings = {
     screenshots: policy.screenshots,
     askTimeoutMs: policy.confirm_timeout_seconds * 1000,
   };
   if (policy.upload_dir !== undefined) settings.uploadDir = policy.upload_dir;
+  if (policy.model_may_type_passwords) settings.modelMayTypePasswords = true;
   return settings;
 }

@@ -4,8 +4,10 @@
  * @module
  */
 import { z } from "zod";
+import type { TabInfo } from "../browser/tabs.ts";
 import { InvalidArgumentsError } from "../errors.ts";
 import { displayUrl } from "../net/display_url.ts";
+import { processRedactor, redactCut, type Redactor } from "../redact/mod.ts";
 import { untrustedBlock } from "../snapshot/untrusted.ts";
 import { tabFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
@@ -39,13 +41,26 @@ export const tabsTool = defineTool({
     }
     const tabs = await session.tabs();
     // Titles and URLs are page-controlled: they go inside the untrusted block.
-    const lines = tabs.map((t) =>
-      `${t.index}:${t.current ? " [current]" : ""} ${JSON.stringify(t.title.slice(0, 200))} ${
-        displayUrl(t.url, undefined)
-      }`
-    );
+    const lines = tabs.map((t) => tabLine(t));
     response.result(
       `${tabs.length} tab(s)\n${untrustedBlock("tabs", session.nonce, lines)}`,
     );
   },
 });
+
+/** How long a tab's title may be in the list. */
+export const TAB_TITLE_CHARS = 200;
+
+/**
+ * One tab of the list: `1: [current] "Title" origin/path`. The title is redacted before it
+ * is cut to {@link TAB_TITLE_CHARS}, the URL after the browser's parse (which lower-cases a
+ * host name, a secret in it too) and before it is shown.
+ */
+export function tabLine(
+  t: Pick<TabInfo, "index" | "current" | "title" | "url">,
+  redactor: Redactor = processRedactor(),
+): string {
+  const title = redactCut(t.title, TAB_TITLE_CHARS, { redactor });
+  const url = redactor.redact(displayUrl(t.url, undefined));
+  return `${t.index}:${t.current ? " [current]" : ""} ${JSON.stringify(title)} ${url}`;
+}

@@ -1,0 +1,272 @@
+/**
+ * The model's text never lands in a password field (issue 19, item 6) unless the policy
+ * says `model_may_type_passwords: true`: browser_type, browser_press_key, browser_fill_form
+ * (and browser_select_option, which types nothing) against a plain password field, one a
+ * button turns into a password field after the snapshot, one that turns as it takes the
+ * focus, open and closed shadow roots, and same-origin and cross-origin frames. Each
+ * refusal is `PASSWORD_FIELD`, audited as a deny, with nothing typed.
+ */
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { parsePolicy } from "../runtime/policy/policy_file.ts";
+import { keyMayType } from "../runtime/tools/facts.ts";
+import { toolSettingsFrom } from "../runtime/tools/settings.ts";
+import {
+  agentTransport,
+  type CallOutcome,
+  refOf,
+  startTestRuntime,
+  TestClient,
+} from "./helpers/harness.ts";
+import { servePasswordSite } from "./fixtures/password_site.ts";
+
+/** What the model asks to type; it must never reach a password field (by default). */
+const TYPED = "Model-Typed-Passw0rd-9d41";
+const REFUSED = /^error: PASSWORD_FIELD \(/;
+
+async function world(extra = "") {
+  const site = servePasswordSite();
+  const dataDir = await Deno.makeTempDir({ prefix: "omotai-password-" });
+  const runtime = await startTestRuntime(
+    dataDir,
+    `allowed_origins: [${site.origin}, ${site.otherOrigin}]\n${extra}`,
+  );
+  const client = new Client({ name: "password-test", version: "0" });
+  await client.connect(agentTransport(runtime));
+  const c = new TestClient(client);
+  const home = await c.call("browser_navigate", { url: `${site.origin}/` });
+  assert.equal(home.isError, false, home.text);
+  // The frames' fields must be in the snapshot before the test takes their refs.
+  assert.match(home.text, /password "Cross secret"/, home.text);
+  return {
+    site,
+    runtime,
+    c,
+    home: home.text,
+    /** The values that reached fields with these ids. */
+    valuesOf: (...fields: string[]) =>
+      site.typed.filter((t) => fields.includes(t.field)).map((t) => t.value),
+    /** Action rows denied with PASSWORD_FIELD, by kind. */
+    refusals: (kind: string) =>
+      runtime.audit.rows().filter((r) =>
+        r.source === "action" && r.kind === kind && r.decision === "deny" &&
+        r.reason === "PASSWORD_FIELD"
+      ).length,
+    async [Symbol.asyncDispose]() {
+      await c[Symbol.asyncDispose]();
+      await runtime[Symbol.asyncDispose]();
+      await site[Symbol.asyncDispose]();
+      await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+const PASSWORD_IDS = ["secret", "flip", "sneaky", "open-secret", "closed-host", "frame-secret"];
+
+function ok(r: CallOutcome): CallOutcome {
+  assert.equal(r.isError, false, r.text);
+  return r;
+}
+
+/** Lets the page's input reports reach the site. */
+const settle = () => new Promise((r) => setTimeout(r, 300));
+
+Deno.test("browser_type refuses every password field with PASSWORD_FIELD, audited, typing nothing", async (t) => {
+  await using w = await world();
+  const type = (label: RegExp) =>
+    w.c.call("browser_type", { ref: refOf(w.home, label), text: TYPED });
+
+  await t.step("a text field still types (the control)", async () => {
+    assert.match(ok(await type(/textbox "Name"/)).text, /^typed into e\d+$/m);
+  });
+  await t.step("input type=password", async () => {
+    const r = await type(/password "Secret"/);
+    assert.match(r.text, REFUSED);
+    assert.match(r.text, /e\d+ is a password field: .*nothing was typed\)/);
+  });
+  await t.step("a field turned into a password field after the snapshot took its ref", async () => {
+    ok(await w.c.call("browser_click", { ref: refOf(w.home, /button "Make Flip a password"/) }));
+    assert.match((await type(/textbox "Flip"/)).text, REFUSED);
+  });
+  await t.step("a field that turns into a password field as it takes the focus", async () => {
+    const before = w.refusals("type");
+    const r = await type(/textbox "Sneaky"/);
+    assert.match(r.text, /^error: PASSWORD_FIELD \(e\d+ is a password field as it takes the focus/);
+    // Allowed on the facts (a text field then), refused at action time: both rows exist.
+    assert.equal(w.refusals("type"), before + 1);
+  });
+  for (
+    const [name, label] of [
+      ["an open shadow root", /password "Open secret"/],
+      ["a closed shadow root", /password "Closed secret"/],
+      ["a same-origin frame", /password "Same secret"/],
+      ["a cross-origin frame", /password "Cross secret"/],
+    ] as const
+  ) {
+    await t.step(`a password field in ${name}`, async () => {
+      assert.match((await type(label)).text, REFUSED);
+    });
+  }
+  await t.step("a text field in a cross-origin frame still types (the control)", async () => {
+    ok(await type(/textbox "Cross name"/));
+  });
+
+  await settle();
+  assert.deepEqual(w.valuesOf(...PASSWORD_IDS), [], "nothing reached a password field");
+  assert.deepEqual(w.valuesOf("name", "frame-name"), [TYPED, TYPED]);
+  assert.equal(w.refusals("type"), 7, "each refusal is an audited deny");
+  assert.ok(!w.c.outputs.join("\n").includes(TYPED), "the text is never echoed");
+});
+
+Deno.test("browser_press_key refuses keys that type into a focused password field; keys that type nothing run", async (t) => {
+  await using w = await world();
+  const focus = async (label: RegExp) =>
+    ok(await w.c.call("browser_click", { ref: refOf(w.home, label) }));
+  const press = (key: string) => w.c.call("browser_press_key", { key });
+
+  await t.step("in input type=password: characters, Space and shortcuts are refused", async () => {
+    await focus(/password "Secret"/);
+    for (const key of ["a", "A", "Shift+B", "Space", "Control+v", "Meta+v", "Alt+x", "Control+z"]) {
+      const r = await press(key);
+      assert.match(r.text, REFUSED, key);
+      assert.match(r.text, /the focused element is a password field/, key);
+    }
+    // Keys that type nothing of the model's still run there.
+    // Shift+Tab goes back to Name, Tab to Secret again, Tab on to Flip.
+    for (const key of ["Backspace", "ArrowLeft", "Escape", "Shift+Tab", "Tab", "Tab"]) {
+      ok(await press(key));
+    }
+  });
+  await t.step("Tab moved the focus to a text field: characters type there", async () => {
+    // Secret → Flip (a text field in this session).
+    ok(await press("b"));
+  });
+  for (
+    const [name, label] of [
+      ["a field that turns into one as it takes the focus", /textbox "Sneaky"/],
+      ["an open shadow root", /password "Open secret"/],
+      ["a closed shadow root", /password "Closed secret"/],
+      ["a same-origin frame", /password "Same secret"/],
+    ] as const
+  ) {
+    await t.step(`a focused password field in ${name}`, async () => {
+      await focus(label);
+      assert.match((await press("c")).text, /^error: PASSWORD_FIELD \(the focused element/);
+    });
+  }
+  await t.step("a text field in a same-origin frame takes characters", async () => {
+    await focus(/textbox "Same name"/);
+    ok(await press("d"));
+  });
+  await t.step("focus in a cross-origin frame cannot be read: characters are refused", async () => {
+    await focus(/textbox "Cross name"/);
+    const r = await press("e");
+    assert.match(
+      r.text,
+      /^error: PASSWORD_FIELD \(the focus is in a frame the runtime cannot read/,
+    );
+    ok(await press("Tab"));
+  });
+
+  await settle();
+  // Flip stays a text field in this session.
+  const passwords = PASSWORD_IDS.filter((id) => id !== "flip");
+  assert.deepEqual(w.valuesOf(...passwords), [], "no key reached a password field");
+  assert.deepEqual(w.valuesOf("flip", "frame-name"), ["b", "d"]);
+  assert.ok(w.refusals("key") >= 13, `${w.refusals("key")} audited refusals`);
+});
+
+Deno.test("browser_fill_form and browser_select_option put no text into a password field", async () => {
+  await using w = await world();
+  const field = (label: RegExp, type = "textbox") => ({
+    name: "f",
+    type,
+    ref: refOf(w.home, label),
+    value: TYPED,
+  });
+  for (
+    const fields of [
+      [field(/textbox "Name"/), field(/password "Secret"/)],
+      [field(/password "Closed secret"/, "slider")],
+      [field(/password "Cross secret"/)],
+    ]
+  ) {
+    const r = await w.c.call("browser_fill_form", { fields });
+    assert.match(
+      r.text,
+      /^error: PASSWORD_FIELD \(e\d+ is a password field: .*nothing was filled\)$/,
+    );
+  }
+  ok(await w.c.call("browser_click", { ref: refOf(w.home, /button "Make Flip a password"/) }));
+  const flipped = await w.c.call("browser_fill_form", { fields: [field(/textbox "Flip"/)] });
+  assert.match(flipped.text, REFUSED);
+  // A text field when resolved, a password field once focused: refused at action time.
+  const sneaky = await w.c.call("browser_fill_form", { fields: [field(/textbox "Sneaky"/)] });
+  assert.match(
+    sneaky.text,
+    /^error: PASSWORD_FIELD \(e\d+ is a password field as it takes the focus/,
+  );
+  const select = await w.c.call("browser_select_option", {
+    ref: refOf(w.home, /password "Secret"/),
+    values: [TYPED],
+  });
+  assert.match(select.text, /^error: NOT_A_SELECT/);
+  await settle();
+  assert.deepEqual(w.site.typed, [], "not one field was filled");
+  assert.equal(w.refusals("type"), 5);
+});
+
+Deno.test("model_may_type_passwords: true lets browser_type, browser_press_key and browser_fill_form fill password fields", async () => {
+  await using w = await world("model_may_type_passwords: true\n");
+  const typed = ok(
+    await w.c.call("browser_type", { ref: refOf(w.home, /password "Secret"/), text: TYPED }),
+  );
+  assert.match(typed.text, /^typed into e\d+ \(password field\)$/m);
+  ok(
+    await w.c.call("browser_type", { ref: refOf(w.home, /textbox "Sneaky"/), text: TYPED }),
+  );
+  ok(
+    await w.c.call("browser_fill_form", {
+      fields: [{
+        name: "s",
+        type: "textbox",
+        ref: refOf(w.home, /password "Open secret"/),
+        value: TYPED,
+      }],
+    }),
+  );
+  ok(await w.c.call("browser_click", { ref: refOf(w.home, /textbox "Cross name"/) }));
+  ok(await w.c.call("browser_press_key", { key: "x" }));
+  ok(await w.c.call("browser_click", { ref: refOf(w.home, /password "Same secret"/) }));
+  ok(await w.c.call("browser_press_key", { key: "y" }));
+  await settle();
+  assert.deepEqual(w.valuesOf("secret", "sneaky", "open-secret"), [TYPED, TYPED, TYPED]);
+  assert.deepEqual(w.valuesOf("frame-name", "frame-secret"), ["x", "y"]);
+  assert.ok(!w.c.outputs.join("\n").includes(TYPED), "the text is never echoed");
+  assert.equal(w.refusals("type") + w.refusals("key"), 0);
+});
+
+Deno.test("parsePolicy() reads model_may_type_passwords, off by default; toolSettingsFrom() carries it only when on", () => {
+  assert.equal(parsePolicy("").model_may_type_passwords, false);
+  assert.equal(parsePolicy("model_may_type_passwords: true\n").model_may_type_passwords, true);
+  assert.throws(
+    () => parsePolicy("allowed_origins: []\nmodel_may_type_passwords: sometimes\n", "p.yaml"),
+    /p\.yaml:2: "model_may_type_passwords"/,
+  );
+  assert.equal(toolSettingsFrom(parsePolicy("")).modelMayTypePasswords, undefined);
+  assert.equal(
+    toolSettingsFrom(parsePolicy("model_may_type_passwords: true\n")).modelMayTypePasswords,
+    true,
+  );
+});
+
+Deno.test("keyMayType() is true for characters and Control/Alt/Meta chords, false for keys that type nothing", () => {
+  for (const key of ["a", "Z", "1", "/", "Shift+a", "Space", "Control+v", "Meta+v", "Alt+1"]) {
+    assert.equal(keyMayType(key), true, key);
+  }
+  for (
+    const key of ["Enter", "Tab", "Shift+Tab", "Escape", "Backspace", "Delete", "ArrowDown", "F5"]
+  ) {
+    assert.equal(keyMayType(key), false, key);
+  }
+});
