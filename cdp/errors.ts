@@ -56,3 +56,25 @@ export class BrowserLaunchError extends CdpLayerError {
     super("BROWSER_LAUNCH_FAILED", message, options);
   }
 }
+
+/** Why the runtime itself ended a browser's connection. */
+export type CdpFaultCode =
+  /** A message over the transport's cap (`MAX_MESSAGE_BYTES`). */
+  | "CDP_MESSAGE_TOO_LARGE"
+  /** A message that is not UTF-8 JSON of the protocol's shape. */
+  | "CDP_MESSAGE_MALFORMED"
+  /** The runtime's own handling of the browser's messages or events failed. */
+  | "CDP_LISTENER_FAILED";
+
+/**
+ * The connection was ended by the runtime: a message it could not take, or its own handler
+ * failing on one. The browser behind it is killed; pending calls reject with this error.
+ * Only this browser is affected: nothing of it reaches another connection.
+ */
+export class CdpFaultError extends CdpLayerError {
+  override readonly code: CdpFaultCode;
+  constructor(code: CdpFaultCode, message: string, options?: ErrorOptions) {
+    super(code, message, options);
+    this.code = code;
+  }
+}

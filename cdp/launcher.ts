@@ -5,8 +5,8 @@
  * @module
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { CdpConnection } from "./connection.ts";
-import { BrowserLaunchError } from "./errors.ts";
+import { CdpConnection, type CdpLog } from "./connection.ts";
+import { BrowserLaunchError, type CdpFaultError } from "./errors.ts";
 import { type PipeReadable, PipeTransport, type PipeWritable } from "./pipe_transport.ts";
 
 /** Candidate executables, in the order they are tried after `OMOTAI_BROWSER`. */
@@ -94,6 +94,10 @@ export interface LaunchOptions {
   headful?: boolean;
   /** Bound for the first CDP round trip. */
   startTimeoutMs?: number;
+  /** Where the CDP layer logs its failures (codes only); default stderr. */
+  log?: CdpLog;
+  /** Bytes one CDP message may have (default `MAX_MESSAGE_BYTES`): more ends the browser. */
+  maxMessageBytes?: number;
 }
 
 /** A running Chromium and its CDP connection. Dispose to stop it. */
@@ -123,11 +127,21 @@ export class BrowserProcess implements AsyncDisposable {
         resolve();
       });
     });
+    // A connection the runtime ended (a message it could not take, a handler of its own that
+    // failed) leaves a browser nobody can steer or trust to be in step: it goes at once.
+    connection.onClose(() => {
+      if (connection.fault) this.kill("SIGKILL");
+    });
   }
 
   /** Whether the process has exited. */
   get hasExited(): boolean {
     return this.#hasExited;
+  }
+
+  /** Why the runtime ended this browser's connection (and killed it), if it did. */
+  get fault(): CdpFaultError | undefined {
+    return this.connection.fault;
   }
 
   /** Sends a signal (tests use it to simulate a crash). */
@@ -141,7 +155,11 @@ export class BrowserProcess implements AsyncDisposable {
       writable: true,
       configurable: true,
     });
-    this.#child.kill(signal);
+    try {
+      this.#child.kill(signal);
+    } catch {
+      // Gone between the check and the signal.
+    }
   }
 
   /** Stops the browser: polite `Browser.close`, then SIGTERM, then SIGKILL. */
@@ -196,14 +214,21 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserProc
     stderrTail.push(String(d));
     if (stderrTail.length > 20) stderrTail.shift();
   });
-  const spawnError = new Promise<Error>((resolve) => child.once("error", resolve));
+  // An 'error' event nobody listens to is thrown, which would end the runtime: every
+  // stream of the child and the child itself keep a listener for as long as they live.
+  child.stderr?.on("error", () => {});
+  const spawnError = new Promise<Error>((resolve) => child.on("error", resolve));
   const writable = child.stdio[3] as unknown as PipeWritable | null;
   const readable = child.stdio[4] as unknown as PipeReadable | null;
   if (!writable || !readable) {
     child.kill("SIGKILL");
     throw new BrowserLaunchError("the runtime could not open the CDP pipe to the browser");
   }
-  const connection = new CdpConnection(new PipeTransport(writable, readable));
+  const transport = new PipeTransport(writable, readable, {
+    log: options.log,
+    maxMessageBytes: options.maxMessageBytes,
+  });
+  const connection = new CdpConnection(transport, { log: options.log });
   const browser = new BrowserProcess(child, connection, options.profileDir);
   const timeoutMs = options.startTimeoutMs ?? 20_000;
   try {

@@ -8,8 +8,15 @@
 export * from "./errors.ts";
 export * from "./types.ts";
 export { CdpSession } from "./session.ts";
-export { CdpConnection, DEFAULT_TIMEOUT_MS, type MessageTransport } from "./connection.ts";
-export { PipeTransport } from "./pipe_transport.ts";
+export {
+  CdpConnection,
+  type CdpLog,
+  type ConnectionOptions,
+  DEFAULT_TIMEOUT_MS,
+  describeError,
+  type MessageTransport,
+} from "./connection.ts";
+export { MAX_MESSAGE_BYTES, PipeTransport, type PipeTransportOptions } from "./pipe_transport.ts";
 export {
   BROWSER_CANDIDATES,
   BrowserProcess,

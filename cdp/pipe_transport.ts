@@ -2,8 +2,24 @@
  * NUL-framed JSON transport over the two extra file descriptors Chromium opens for
  * `--remote-debugging-pipe` (fd 3: we write, fd 4: we read).
  *
+ * What the browser sends is shaped by the pages it runs (one `console.log` of a huge string
+ * is one huge message), so nothing here may throw out of a stream event, where it would
+ * end the whole runtime: a message over the cap or not UTF-8 ends this transport with a
+ * fault, and its owner kills the browser.
+ *
  * @module
  */
+import { CdpFaultError } from "./errors.ts";
+
+/**
+ * Bytes one message may have (its NUL not counted): 32 MiB. The largest message the runtime
+ * asks for is the `DOMSnapshot.captureSnapshot` of a huge page (the 60,000-link fixture's is
+ * about 20 MB), so 32 MiB leaves headroom for it while bounding what one message costs the
+ * process: the bytes held while it streams in, then its string (up to twice its size in
+ * UTF-16) and the parsed objects, all at once, for each of many sessions. Above that a
+ * message only comes from a page forcing one (a huge `console.log`), and ends its browser.
+ */
+export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 
 /** Minimal writable side of a Node stream, as `node:child_process` hands it out. */
 export interface PipeWritable {
@@ -19,19 +35,38 @@ export interface PipeReadable {
   on(event: "error", listener: (err: Error) => void): unknown;
 }
 
+/** Options of a `PipeTransport`. */
+export interface PipeTransportOptions {
+  /** Bytes one message may have; default `MAX_MESSAGE_BYTES`. */
+  maxMessageBytes?: number;
+  /** Where the transport's own failures are logged (codes only); default stderr. */
+  log?: (line: string) => void;
+}
+
 /** One message-oriented duplex channel to the browser. */
 export class PipeTransport {
   #writable: PipeWritable;
-  #buffered: Uint8Array[] = [];
-  #decoder = new TextDecoder();
+  /** The unfinished message's bytes so far, and their total. */
+  #parts: Uint8Array[] = [];
+  #size = 0;
+  readonly #max: number;
+  readonly #log: (line: string) => void;
+  // Fatal: a message that is not UTF-8 is refused, never patched up with U+FFFD. Checking
+  // costs Deno's decoder about 3x the time, so all-ASCII messages (most of them, the huge
+  // ones among them) skip it: for ASCII the lenient decoder's output is exact.
+  #strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  #lenient = new TextDecoder("utf-8", { ignoreBOM: true });
   #closed = false;
-  /** Called with each complete JSON message text. */
+  #fault: CdpFaultError | undefined;
+  /** Called with each complete message text. */
   onmessage: (message: string) => void = () => {};
-  /** Called once when the read side ends or errors. */
-  onclose: () => void = () => {};
+  /** Called once when the pipe ends; with the fault when the transport ended it. */
+  onclose: (fault?: CdpFaultError) => void = () => {};
 
-  constructor(writable: PipeWritable, readable: PipeReadable) {
+  constructor(writable: PipeWritable, readable: PipeReadable, options: PipeTransportOptions = {}) {
     this.#writable = writable;
+    this.#max = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+    this.#log = options.log ?? ((line) => console.error(`cdp: ${line}`));
     // EPIPE after the browser died arrives as an event; unhandled, it would crash the runtime.
     writable.on("error", () => this.#markClosed());
     readable.on("data", (chunk) => this.#onData(chunk));
@@ -43,6 +78,16 @@ export class PipeTransport {
   /** Whether the pipe has closed. */
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** Why the transport ended the pipe itself, if it did. */
+  get fault(): CdpFaultError | undefined {
+    return this.#fault;
+  }
+
+  /** Bytes of the unfinished message held now (bounded by the cap). */
+  get bufferedBytes(): number {
+    return this.#size;
   }
 
   /** Sends one message; silently drops it once the pipe is closed (callers time out). */
@@ -59,37 +104,110 @@ export class PipeTransport {
   /** Closes the write side. */
   close(): void {
     if (this.#closed) return;
+    this.#endWritable();
+    this.#markClosed();
+  }
+
+  #onData(chunk: Uint8Array | string): void {
+    // After a fault nothing more is read: the browser is being killed, and what it still
+    // sends is discarded as it arrives rather than held.
+    if (this.#closed) return;
+    try {
+      this.#frames(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk);
+    } catch (err) {
+      // Nothing above is meant to throw; if it does, this pipe ends, never the process.
+      this.#fail(
+        new CdpFaultError("CDP_LISTENER_FAILED", "the CDP pipe failed reading a message", {
+          cause: err,
+        }),
+      );
+    }
+  }
+
+  #frames(bytes: Uint8Array): void {
+    let start = 0;
+    while (start < bytes.length && !this.#closed) {
+      const nul = bytes.indexOf(0, start);
+      const end = nul < 0 ? bytes.length : nul;
+      // Counted as it streams in: a message over the cap is refused at its first byte too
+      // many, before the rest of it is ever held.
+      if (this.#size + (end - start) > this.#max) {
+        this.#fail(
+          new CdpFaultError(
+            "CDP_MESSAGE_TOO_LARGE",
+            `the browser sent a message over ${this.#max} bytes`,
+          ),
+        );
+        return;
+      }
+      if (nul < 0) {
+        // Copied: the stream may reuse its chunk.
+        this.#parts.push(bytes.slice(start));
+        this.#size += end - start;
+        return;
+      }
+      this.#parts.push(bytes.subarray(start, nul));
+      start = nul + 1;
+      const message = this.#decode();
+      if (message === undefined) return;
+      try {
+        this.onmessage(message);
+      } catch (err) {
+        // The owner's handling failed on this message: its state for this browser is unknown.
+        this.#fail(
+          new CdpFaultError("CDP_LISTENER_FAILED", "handling a CDP message failed", {
+            cause: err,
+          }),
+        );
+        return;
+      }
+    }
+  }
+
+  /** The finished message's text, or undefined after failing the pipe. */
+  #decode(): string | undefined {
+    const parts = this.#parts;
+    this.#parts = [];
+    this.#size = 0;
+    try {
+      const bytes = concat(parts);
+      return (isAscii(bytes) ? this.#lenient : this.#strict).decode(bytes);
+    } catch (err) {
+      this.#fail(
+        new CdpFaultError("CDP_MESSAGE_MALFORMED", "the browser sent a message that is not UTF-8", {
+          cause: err,
+        }),
+      );
+      return undefined;
+    }
+  }
+
+  #fail(fault: CdpFaultError): void {
+    if (this.#closed) return;
+    this.#fault = fault;
+    this.#endWritable();
+    this.#markClosed();
+  }
+
+  #endWritable(): void {
     try {
       this.#writable.end();
     } catch {
       // already gone
     }
-    this.#markClosed();
-  }
-
-  #onData(chunk: Uint8Array | string): void {
-    const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
-    let start = 0;
-    for (let i = 0; i < bytes.length; i++) {
-      if (bytes[i] !== 0) continue;
-      this.#buffered.push(bytes.subarray(start, i));
-      start = i + 1;
-      const message = this.#decoder.decode(concat(this.#buffered));
-      this.#buffered = [];
-      try {
-        this.onmessage(message);
-      } catch (err) {
-        // A listener bug must not kill the read loop.
-        console.error("cdp: message handler failed:", err);
-      }
-    }
-    if (start < bytes.length) this.#buffered.push(bytes.slice(start));
   }
 
   #markClosed(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.onclose();
+    // An unterminated message at the end of the stream is never delivered.
+    this.#parts = [];
+    this.#size = 0;
+    try {
+      this.onclose(this.#fault);
+    } catch (err) {
+      this.#log(`pipe close handler failed: ${errorName(err)}`);
+    }
   }
 }
 
@@ -103,4 +221,19 @@ function concat(parts: Uint8Array[]): Uint8Array {
     offset += p.length;
   }
   return out;
+}
+
+/** Whether every byte is below 0x80 (four at a time where aligned). */
+function isAscii(bytes: Uint8Array): boolean {
+  let i = 0;
+  const n = bytes.length;
+  while (i < n && (bytes.byteOffset + i) % 4 !== 0) if (bytes[i++] & 0x80) return false;
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset + i, (n - i) >> 2);
+  for (let w = 0; w < words.length; w++) if (words[w] & 0x80808080) return false;
+  for (i += words.length << 2; i < n; i++) if (bytes[i] & 0x80) return false;
+  return true;
+}
+
+function errorName(err: unknown): string {
+  return err instanceof Error ? err.name : typeof err;
 }

@@ -22,6 +22,11 @@ export interface SessionHost {
     params: unknown,
     options?: CallOptions,
   ): Promise<unknown>;
+  /**
+   * Told when a handler or detach listener throws or rejects (`CdpConnection` ends the
+   * browser for it); without it the failure is only logged to stderr.
+   */
+  listenerFailed?(where: string, err: unknown): void;
 }
 
 type Handler = (params: unknown) => void;
@@ -93,7 +98,16 @@ export class CdpSession {
         options.signal?.removeEventListener("abort", onAbort);
       };
       const off = this.on(event, (p) => {
-        if (!predicate(p)) return;
+        let hit: boolean;
+        try {
+          hit = predicate(p);
+        } catch (err) {
+          // The caller's predicate failing fails its wait alone.
+          cleanup();
+          reject(err);
+          return;
+        }
+        if (!hit) return;
         cleanup();
         resolve(p);
       });
@@ -116,23 +130,25 @@ export class CdpSession {
   /** Registers a callback run once when this session detaches. */
   onDetach(listener: () => void): () => void {
     if (this.#detached) {
-      queueMicrotask(listener);
+      queueMicrotask(() => this.#guard("detach listener", listener));
       return () => {};
     }
     this.#detachListeners.add(listener);
     return () => this.#detachListeners.delete(listener);
   }
 
-  /** @internal Delivers an event to subscribers. */
+  /**
+   * @internal Delivers an event to subscribers. A handler that throws, or returns a promise
+   * that rejects, is reported to the host, never to the caller: an async handler's
+   * rejection would otherwise be unhandled, which ends the whole process.
+   */
   dispatch(method: string, params: unknown): void {
     const set = this.#handlers.get(method);
     if (!set) return;
     for (const h of [...set]) {
-      try {
-        h(params);
-      } catch (err) {
-        console.error(`cdp: handler for ${method} failed:`, err);
-      }
+      // A handler before this one may have ended the connection: the rest see nothing.
+      if (this.#detached) return;
+      this.#guard(`handler of ${method}`, () => h(params));
     }
   }
 
@@ -140,14 +156,30 @@ export class CdpSession {
   markDetached(): void {
     if (this.#detached) return;
     this.#detached = true;
-    for (const l of [...this.#detachListeners]) {
-      try {
-        l();
-      } catch (err) {
-        console.error("cdp: detach listener failed:", err);
-      }
-    }
+    for (const l of [...this.#detachListeners]) this.#guard("detach listener", l);
     this.#detachListeners.clear();
     this.#handlers.clear();
   }
+
+  #guard(where: string, fn: () => unknown): void {
+    const failed = (err: unknown) => {
+      try {
+        if (this.#host.listenerFailed) this.#host.listenerFailed(where, err);
+        else console.error(`cdp: ${where} failed: ${err instanceof Error ? err.name : typeof err}`);
+      } catch {
+        // Reporting failed too; nothing may leave this callback.
+      }
+    };
+    try {
+      const out = fn();
+      if (isThenable(out)) out.then(undefined, failed);
+    } catch (err) {
+      failed(err);
+    }
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === "object" && value !== null &&
+    typeof (value as { then?: unknown }).then === "function";
 }

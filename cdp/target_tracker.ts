@@ -115,7 +115,7 @@ export class TargetTracker {
     } catch (err) {
       if (session.detached) return;
       // A target we could not prepare must not run unguarded.
-      console.error(`cdp: closing ${info.type} target that failed setup:`, errorText(err));
+      this.#connection.log(`closing a ${info.type} target that failed setup: ${errorCode(err)}`);
       await this.#connection.root.send("Target.closeTarget", { targetId: info.targetId })
         .catch(() => {});
       this.#emit("failed", target);
@@ -144,15 +144,23 @@ export class TargetTracker {
 
   #emit(event: TargetEvent, t: TrackedTarget): void {
     for (const l of [...this.#listeners]) {
+      // A listener's failure leaves its owner's view of the targets wrong (a tab list that
+      // missed a tab): the connection ends this browser for it, and only this one.
       try {
-        l(event, t);
+        const out: unknown = l(event, t);
+        if (out instanceof Promise) {
+          out.catch((err) => this.#connection.listenerFailed("target listener", err));
+        }
       } catch (err) {
-        console.error("cdp: target listener failed:", err);
+        this.#connection.listenerFailed("target listener", err);
       }
     }
   }
 }
 
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+/** An error's code or name: never its message, which may carry a URL. */
+function errorCode(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string") return code;
+  return err instanceof Error ? err.name : typeof err;
 }

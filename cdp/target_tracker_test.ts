@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { serveFixtureSite } from "../tests/fixtures/site.ts";
+import { CdpConnection, type MessageTransport } from "./connection.ts";
 import { findBrowser, launchBrowser } from "./launcher.ts";
 import { ProfileStore } from "./profile.ts";
 import { TargetTracker, type TrackedTarget } from "./target_tracker.ts";
@@ -96,4 +97,87 @@ Deno.test("TargetTracker closes a target whose setup hook fails and reports it",
   assert.deepEqual(failed, [targetId]);
   await browser.close();
   await Deno.remove(data, { recursive: true });
+});
+
+/** A browser stand-in behind a real connection: answers every command `{}` a tick later. */
+function fakeBrowser() {
+  const sent: { method: string; params: Record<string, unknown>; sessionId?: string }[] = [];
+  const transport: MessageTransport = {
+    onmessage: () => {},
+    onclose: () => {},
+    send(message) {
+      const m = JSON.parse(message);
+      sent.push(m);
+      queueMicrotask(() =>
+        transport.onmessage(JSON.stringify({ id: m.id, result: {}, sessionId: m.sessionId }))
+      );
+    },
+    close() {},
+  };
+  const logged: string[] = [];
+  const connection = new CdpConnection(transport, { log: (l) => logged.push(l) });
+  const attach = (targetId: string) =>
+    transport.onmessage(JSON.stringify({
+      method: "Target.attachedToTarget",
+      params: {
+        sessionId: `s-${targetId}`,
+        targetInfo: { targetId, type: "page", title: "", url: "", attached: true },
+        waitingForDebugger: true,
+      },
+    }));
+  return { connection, sent, attach, logged };
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 20));
+
+Deno.test("TargetTracker: a listener that throws ends its own browser's connection; another tracker goes on", async () => {
+  const a = fakeBrowser();
+  const b = fakeBrowser();
+  const trackerA = await TargetTracker.start(a.connection);
+  const trackerB = await TargetTracker.start(b.connection);
+  trackerA.onChange(() => {
+    throw new TypeError("injected");
+  });
+  const seenB: string[] = [];
+  trackerB.onChange((event, t) => seenB.push(`${event} ${t.info.targetId}`));
+  a.attach("p1");
+  b.attach("p1");
+  await settle();
+  assert.equal(a.connection.fault?.code, "CDP_LISTENER_FAILED");
+  assert.ok(a.logged.some((l) => l.startsWith("target listener failed: TypeError")), a.logged[0]);
+  assert.equal(b.connection.closed, false);
+  b.attach("p2");
+  await settle();
+  assert.deepEqual(seenB, ["attached p1", "attached p2"]);
+  assert.deepEqual(trackerB.targets().map((t) => t.info.targetId), ["p1", "p2"]);
+});
+
+Deno.test("TargetTracker: a listener whose promise rejects ends its browser's connection too", async () => {
+  const a = fakeBrowser();
+  const tracker = await TargetTracker.start(a.connection);
+  tracker.onChange(async () => {
+    await Promise.resolve();
+    throw new RangeError("injected");
+  });
+  a.attach("p1");
+  await settle();
+  assert.equal(a.connection.fault?.code, "CDP_LISTENER_FAILED");
+});
+
+Deno.test("TargetTracker: an attach hook that throws synchronously closes that target, not the browser", async () => {
+  const a = fakeBrowser();
+  const tracker = await TargetTracker.start(a.connection, (t) => {
+    if (t.info.targetId === "bad") throw new TypeError("injected");
+    return Promise.resolve();
+  });
+  const events: string[] = [];
+  tracker.onChange((event, t) => events.push(`${event} ${t.info.targetId}`));
+  a.attach("good");
+  a.attach("bad");
+  await settle();
+  assert.equal(a.connection.closed, false);
+  assert.deepEqual(events.sort(), ["attached good", "failed bad"]);
+  const close = a.sent.find((m) => m.method === "Target.closeTarget");
+  assert.equal(close?.params.targetId, "bad");
+  assert.deepEqual(a.logged, ["closing a page target that failed setup: TypeError"]);
 });

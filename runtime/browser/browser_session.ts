@@ -3,10 +3,16 @@
  * and restarted after a crash. The facade over the session's tabs, snapshots and state;
  * calls are serialized so two tool calls never interleave.
  *
+ * A fault in this session stays in it: a message from the browser the runtime cannot take
+ * (over the CDP cap, not UTF-8 JSON) or a handler of the session's own that throws ends this
+ * session's browser alone (`CdpFaultError`), audited with its code; the call under way fails
+ * with `BROWSER_LOST` naming that code, and the next call starts a fresh browser.
+ *
  * @module
  */
 import type {
   BrowserProcess,
+  CdpFaultError,
   CdpSession,
   ProfileStore,
   TargetEvent,
@@ -14,6 +20,7 @@ import type {
 } from "../../cdp/mod.ts";
 import type { AuditEvent, AuditSink } from "../audit/audit_row.ts";
 import { BrowserLostError, OmotaiError } from "../errors.ts";
+import { log } from "../log.ts";
 import { BlockedRequests } from "./blocked_notice.ts";
 import { CallQueue } from "./call_queue.ts";
 import type { Element } from "./element_ops.ts";
@@ -40,6 +47,12 @@ export interface BrowserSessionOptions {
   extraArgs?: string[];
   /** Egress and anything else that shapes the browser; see `BrowserHooks`. */
   hooks?: BrowserHooksFactory;
+  /**
+   * Bytes one CDP message may have before the browser is ended (`CDP_MESSAGE_TOO_LARGE`);
+   * default `MAX_MESSAGE_BYTES`. Tests use a small one: Chromium takes seconds per MiB to
+   * send a page's huge console message.
+   */
+  maxMessageBytes?: number;
 }
 
 /** A captured snapshot plus counts. */
@@ -116,7 +129,7 @@ export class BrowserSession implements AsyncDisposable {
     try {
       this.audit({ kind, source: "lifecycle", decision: "event", reason });
     } catch (err) {
-      console.error(`omotai: audit: ${(err as Error).message.slice(0, 200)}`);
+      log(`session ${this.id}: audit: ${err instanceof OmotaiError ? err.code : errorName(err)}`);
     }
   }
 
@@ -127,7 +140,7 @@ export class BrowserSession implements AsyncDisposable {
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const call = async () => {
       const live = this.#live;
-      this.#callGeneration = live && !live.browser.hasExited ? live.generation : undefined;
+      this.#callGeneration = live && !gone(live) ? live.generation : undefined;
       try {
         return await fn();
       } finally {
@@ -154,16 +167,27 @@ export class BrowserSession implements AsyncDisposable {
     return this.#live?.browser;
   }
 
-  /** Starts the browser if needed; restarts it after a crash with a notice. */
+  /**
+   * Starts the browser if needed; restarts it after a crash (or after the runtime ended it
+   * over a fault) with a notice that says which.
+   */
   async ensureStarted(): Promise<Live> {
     if (this.#disposed) throw new OmotaiError("SESSION_CLOSED", "this session is closed");
-    if (this.#live && !this.#live.browser.hasExited) return this.#live;
+    if (this.#live && !gone(this.#live)) return this.#live;
     if (this.#live) {
-      if (this.#callGeneration === this.#live.generation) throw new BrowserLostError();
+      const old = this.#live;
+      const fault = old.browser.fault;
+      if (this.#callGeneration === old.generation) throw browserLost(fault);
       this.#live = undefined;
-      this.#lifecycle("browser_lost");
+      // A browser whose pipe broke while it still runs is of no use to anyone.
+      old.browser.kill("SIGKILL");
+      this.#lifecycle("browser_lost", fault?.code);
       this.#notices.push(
-        "the previous browser exited; a fresh one was started (earlier pages and cookies are gone)",
+        fault
+          ? `the previous browser was ended by the runtime (${fault.code}: ${
+            faultText(fault)
+          }); a fresh one was started (earlier pages and cookies are gone)`
+          : "the previous browser exited; a fresh one was started (earlier pages and cookies are gone)",
       );
     }
     this.#starting ??= this.#launch().finally(() => this.#starting = undefined);
@@ -178,9 +202,15 @@ export class BrowserSession implements AsyncDisposable {
       watchers: this.#watchers,
       generation,
       tabs: this.#tabs,
+      log: (line) => log(`session ${this.id}: cdp: ${line}`),
       onStarted: (live) => {
         this.#live = live;
         this.#lifecycle("browser_started");
+        // Audited when it happens, not only at the next call: the agent may never make one.
+        live.browser.connection.onClose(() => {
+          const fault = live.browser.fault;
+          if (fault && !this.#disposed) this.#lifecycle("browser_ended", fault.code);
+        });
       },
       onTargetChange: (live, event, t) => this.#onTargetChange(live, event, t),
     });
@@ -265,9 +295,15 @@ export class BrowserSession implements AsyncDisposable {
     return await this.#snapshots.resolve(live, tab, ref);
   }
 
-  /** Maps low-level failures to what the model should see. */
+  /**
+   * Maps low-level failures to what the model should see. Any failure of a call whose
+   * browser the runtime ended is that end: `BROWSER_LOST` with the fault's code.
+   */
   translateError(err: unknown): unknown {
-    return translateBrowserError(err, this.#live?.browser.hasExited === true);
+    const live = this.#live;
+    const fault = live?.browser.fault;
+    if (fault && !(err instanceof OmotaiError)) return browserLost(fault);
+    return translateBrowserError(err, live !== undefined && gone(live));
   }
 
   /** Stops the browser; its profile directory is removed. */
@@ -284,6 +320,45 @@ export class BrowserSession implements AsyncDisposable {
       await this.#options.profiles.remove(live.browser.profileDir).catch(() => {});
     }
   }
+}
+
+/** Whether a browser can no longer be used: its process exited or its pipe is closed. */
+function gone(live: Live): boolean {
+  return live.browser.hasExited || live.browser.connection.closed;
+}
+
+/** What the model hears about a fault: a fixed sentence per code, never the message's data. */
+function faultText(fault: CdpFaultError): string {
+  switch (fault.code) {
+    case "CDP_MESSAGE_TOO_LARGE":
+      return "the browser sent a message over the runtime's cap, e.g. a page logging a huge string";
+    case "CDP_MESSAGE_MALFORMED":
+      return "the browser sent a message that is not valid UTF-8 JSON";
+    case "CDP_LISTENER_FAILED":
+      return "the runtime failed handling this browser's events";
+  }
+}
+
+/** `BROWSER_LOST` for a browser the runtime ended: the message names the fault's code. */
+class BrowserEndedError extends BrowserLostError {
+  /** The fault's code (`CDP_MESSAGE_TOO_LARGE`...). */
+  readonly reason: string;
+  constructor(fault: CdpFaultError) {
+    super();
+    this.reason = fault.code;
+    this.message = `the runtime ended this session's browser (${fault.code}: ${
+      faultText(fault)
+    }); this action did not finish. The next call starts a fresh browser (pages and cookies are gone)`;
+  }
+}
+
+/** `BROWSER_LOST` for a call whose browser went; with the fault when the runtime ended it. */
+function browserLost(fault: CdpFaultError | undefined): BrowserLostError {
+  return fault ? new BrowserEndedError(fault) : new BrowserLostError();
+}
+
+function errorName(err: unknown): string {
+  return err instanceof Error ? err.name : typeof err;
 }
 
 function randomHex(bytes: number): string {

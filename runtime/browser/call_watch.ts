@@ -5,7 +5,13 @@
  *
  * @module
  */
-import { type CdpSession, CdpTimeoutError, type TrackedTarget } from "../../cdp/mod.ts";
+import {
+  type CdpSession,
+  CdpTimeoutError,
+  describeError,
+  type TrackedTarget,
+} from "../../cdp/mod.ts";
+import { log } from "../log.ts";
 import type { Dialogs, OpenDialog } from "./dialogs.ts";
 
 /** What cut a call short. */
@@ -57,7 +63,11 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
   });
   const timeoutMs = deps.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const probeLoop = async () => {
+  // Run from a timer: a throw in it would be an unhandled rejection, which ends the process.
+  // A watch that fails stops probing; the call it watches goes on unwatched.
+  const probeLoop = () =>
+    probeOnce().catch((err) => log(`call watch failed: ${describeError(err)}`));
+  const probeOnce = async () => {
     if (disposed) return;
     const tab = deps.currentTab();
     // A renderer waiting on a dialog does not answer either: that is the dialog's case.

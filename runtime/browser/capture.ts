@@ -371,7 +371,7 @@ const HIDDEN_META = `function () {
       "button");
     const name = (el.getAttribute("aria-label") || el.innerText || el.getAttribute("title") ||
       el.getAttribute("alt") || (type === "submit" || type === "button" ? el.value : "") || "").trim();
-    return { role, name: name.replace(/\\s+/g, " ").slice(0, 200), url: tag === "a" ? el.href : null };
+    return { role, name: name.replace(/\\s+/g, " ").slice(0, 1000), url: tag === "a" ? el.href : null };
   });
 }`;
 

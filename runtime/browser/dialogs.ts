@@ -7,6 +7,7 @@
  * @module
  */
 import type { CdpSession, Protocol, TrackedTarget } from "../../cdp/mod.ts";
+import { redactCut } from "../redact/mod.ts";
 import type { TargetWatcher } from "./hooks.ts";
 import { tabOf } from "./tab_of.ts";
 
@@ -102,8 +103,9 @@ export class Dialogs implements TargetWatcher {
     const dialog: OpenDialog = {
       tabId,
       type: e.type,
-      message: e.message.slice(0, MAX_MESSAGE),
-      defaultPrompt: (e.defaultPrompt ?? "").slice(0, MAX_MESSAGE),
+      // Redacted before it is cut: a secret straddling the cut would otherwise survive in part.
+      message: redactCut(e.message, MAX_MESSAGE),
+      defaultPrompt: redactCut(e.defaultPrompt ?? "", MAX_MESSAGE),
       url: e.url,
       session,
     };

@@ -7,6 +7,7 @@
  */
 import {
   type BrowserProcess,
+  describeError,
   launchBrowser,
   type ProfileStore,
   type TargetEvent,
@@ -24,11 +25,15 @@ export interface LaunchDeps {
   executable: string;
   headful?: boolean;
   extraArgs?: string[];
+  /** Bytes one CDP message may have (default `MAX_MESSAGE_BYTES`). */
+  maxMessageBytes?: number;
   hooks: BrowserHooks;
   /** The session's own followers of every target. */
   watchers: readonly TargetWatcher[];
   generation: number;
   tabs: Tabs;
+  /** Where this browser's CDP layer logs (codes and names only). */
+  log(line: string): void;
   /** Called once the process runs, before its first tab is adopted. */
   onStarted(live: Live): void;
   onTargetChange(live: Live, event: TargetEvent, target: TrackedTarget): void;
@@ -46,6 +51,8 @@ export async function launchLive(deps: LaunchDeps): Promise<Live> {
       profileDir,
       headful: deps.headful,
       extraArgs: [...(deps.extraArgs ?? []), ...(extras?.args ?? [])],
+      log: deps.log,
+      maxMessageBytes: deps.maxMessageBytes,
     });
   } catch (err) {
     extras?.release();
@@ -54,22 +61,32 @@ export async function launchLive(deps: LaunchDeps): Promise<Live> {
     throw new OmotaiError("BROWSER_LAUNCH_FAILED", (err as Error).message);
   }
   browser.exited.then(async () => {
-    extras?.release();
+    try {
+      extras?.release();
+    } catch (err) {
+      deps.log(`releasing the launch extras failed: ${describeError(err)}`);
+    }
     // The profile goes with the process, however it ended.
     await deps.profiles.remove(profileDir).catch((e) =>
-      console.error("omotai: could not remove profile dir:", e)
+      deps.log(`could not remove a profile dir: ${describeError(e)}`)
     );
-  });
-  return await deps.tabs.opening(async () => {
-    // Downloads would write page-chosen bytes to disk and bypass snapshots: refused.
-    await browser.connection.root.send("Browser.setDownloadBehavior", { behavior: "deny" });
-    const tracker = await TargetTracker.start(browser.connection, (t) => prepare(deps, t));
-    const live: Live = { browser, tracker, generation: deps.generation };
-    tracker.onChange((event, t) => deps.onTargetChange(live, event, t));
-    deps.onStarted(live);
-    await deps.tabs.adoptFirst(live);
-    return live;
-  });
+  }).catch(() => {});
+  try {
+    return await deps.tabs.opening(async () => {
+      // Downloads would write page-chosen bytes to disk and bypass snapshots: refused.
+      await browser.connection.root.send("Browser.setDownloadBehavior", { behavior: "deny" });
+      const tracker = await TargetTracker.start(browser.connection, (t) => prepare(deps, t));
+      const live: Live = { browser, tracker, generation: deps.generation };
+      tracker.onChange((event, t) => deps.onTargetChange(live, event, t));
+      deps.onStarted(live);
+      await deps.tabs.adoptFirst(live);
+      return live;
+    });
+  } catch (err) {
+    // A browser that could not be set up is not left running beside the session.
+    await browser.close(500).catch(() => {});
+    throw err;
+  }
 }
 
 function prepare(deps: LaunchDeps, t: TrackedTarget): Promise<void> {

@@ -5,7 +5,9 @@
  *
  * @module
  */
+import { describeError } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
+import { log } from "../log.ts";
 import { displayUrl } from "../net/display_url.ts";
 import { type CallWatch, type Interruption, watchCall } from "./call_watch.ts";
 import { Dialogs, LOOP_WINDOW_MS, type OpenDialog } from "./dialogs.ts";
@@ -62,7 +64,8 @@ export class WedgeGuard {
     const live = this.#deps.live();
     const index = this.tabIndex(i.tabId);
     this.#deps.lifecycle("page_unresponsive");
-    const next = await this.#close(live, i.tabId);
+    // Closing can fail (the browser went meanwhile): the call still ends with what happened.
+    const next = await this.#close(live, i.tabId).catch(() => "");
     return new OmotaiError(
       "PAGE_UNRESPONSIVE",
       `tab ${index} stopped answering (a script that never yields); the runtime closed it. ${next}`,
@@ -73,13 +76,14 @@ export class WedgeGuard {
     const index = this.tabIndex(tabId);
     this.#deps.lifecycle("dialog_loop", String(count));
     const live = this.#deps.live();
+    // Runs beside any call: whatever fails in it must not become an unhandled rejection.
     this.#close(live, tabId).then((next) => {
       this.#deps.notices.push(
         `tab ${index} opened ${count} dialogs within ${
           LOOP_WINDOW_MS / 1000
         } s; the runtime closed it (dialog loop). ${next}`,
       );
-    }, () => {});
+    }).catch((err) => log(`closing a dialog-looping tab failed: ${describeError(err)}`));
   }
 
   /** Closes the tab; returns where the agent is now. */

@@ -5,5 +5,9 @@
  * @module
  */
 import { main } from "./cli.ts";
+import { installLastResort } from "./last_resort.ts";
 
-if (import.meta.main) Deno.exit(await main(Deno.args));
+if (import.meta.main) {
+  installLastResort();
+  Deno.exit(await main(Deno.args));
+}

@@ -4,10 +4,17 @@
  * the session's judge. If the proxy process dies, its listeners die with it and Chromium's
  * connections fail: the browser is never left with a direct route out.
  *
+ * One read loop serves every session's listener, so nothing one message does may end it: a
+ * line that is not a message is logged and skipped, a judge that throws (at once or later)
+ * answers that question `GATE_ERROR` (recorded as that session's refusal), a `refused`
+ * handler that throws is logged. Each failure stays with its question and its session.
+ *
  * @module
  */
 import { fileURLToPath } from "node:url";
+import { describeError } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
+import { log } from "../log.ts";
 import type { FromProxy, ProxyAnswer, ProxyQuestion, ToProxy } from "../proxy/proxy_protocol.ts";
 import type { TlsAuthority } from "./tls_authority.ts";
 
@@ -33,11 +40,28 @@ export interface ProxyListener extends Disposable {
   readonly port: number;
 }
 
+/** The proxy process as the runtime drives it: a `Deno.ChildProcess`, or a test's stand-in. */
+export interface ProxyProcess {
+  readonly stdin: WritableStream<Uint8Array>;
+  readonly stdout: ReadableStream<Uint8Array>;
+  readonly status: Promise<unknown>;
+  kill(signal?: Deno.Signal): void;
+}
+
+/**
+ * Characters one line from the proxy may have: a question carries at most a held body of
+ * `MAX_HELD_BODY` (8 MiB, ~11 Mi characters in base64) beside its URL. A longer line is
+ * discarded as it streams in, never held whole.
+ */
+export const MAX_PROXY_LINE = 16 * 1024 * 1024;
+
 const PROXY_MAIN = fileURLToPath(new URL("../proxy/proxy_main.ts", import.meta.url));
+
+const denied = (reason: string): ProxyAnswer => ({ allow: false, reason, exact: false });
 
 /** The proxy process. */
 export class EgressProxy implements AsyncDisposable {
-  #child: Deno.ChildProcess;
+  #child: ProxyProcess;
   #writer: WritableStreamDefaultWriter<Uint8Array>;
   #judges = new Map<number, ProxyJudge>();
   #waiting = new Map<number, (port: number) => void>();
@@ -46,14 +70,18 @@ export class EgressProxy implements AsyncDisposable {
   readonly #authority: TlsAuthority | undefined;
   readonly exited: Promise<void>;
 
-  private constructor(child: Deno.ChildProcess, options: EgressProxyOptions) {
+  private constructor(child: ProxyProcess, options: EgressProxyOptions) {
     this.#child = child;
     this.#authority = options.authority;
     this.#writer = child.stdin.getWriter();
     this.exited = child.status.then(() => {
       this.#closed = true;
+    }, () => {
+      this.#closed = true;
     });
-    this.#read().catch(() => {});
+    this.#read().catch((err) =>
+      log(`egress proxy: reading its answers ended: ${describeError(err)}`)
+    );
     if (options.authority) {
       this.#send({ op: "configure", terminateTls: true, upstreamCa: options.upstreamCa })
         .catch(() => {});
@@ -90,6 +118,11 @@ export class EgressProxy implements AsyncDisposable {
         `cannot start the egress proxy: ${(err as Error).message}`,
       );
     }
+    return new EgressProxy(child, options);
+  }
+
+  /** Drives a proxy process that is already running (tests hand in a stand-in). */
+  static over(child: ProxyProcess, options: EgressProxyOptions = {}): EgressProxy {
     return new EgressProxy(child, options);
   }
 
@@ -137,22 +170,60 @@ export class EgressProxy implements AsyncDisposable {
   }
 
   async #read(): Promise<void> {
-    let buffered = "";
     const decoder = new TextDecoder();
+    let buffered = "";
+    /** Inside a line over the cap: everything up to its newline is dropped. */
+    let skipping = false;
     for await (const chunk of this.#child.stdout) {
-      buffered += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        let message: FromProxy;
-        try {
-          message = JSON.parse(line) as FromProxy;
-        } catch {
+      const text = decoder.decode(chunk, { stream: true });
+      let from = 0;
+      while (from < text.length) {
+        const nl = text.indexOf("\n", from);
+        const end = nl < 0 ? text.length : nl;
+        if (!skipping && buffered.length + (end - from) > MAX_PROXY_LINE) {
+          log(`egress proxy: a message over ${MAX_PROXY_LINE} characters was dropped`);
+          buffered = "";
+          skipping = true;
+        }
+        if (!skipping) buffered += text.slice(from, end);
+        if (nl < 0) break;
+        from = nl + 1;
+        if (skipping) {
+          skipping = false;
           continue;
         }
-        this.#onMessage(message);
+        const line = buffered;
+        buffered = "";
+        this.#onLine(line);
       }
+    }
+  }
+
+  /** Handles one line; nothing it does leaves it (the loop serves every session). */
+  #onLine(line: string): void {
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      // Never the parser's message: it quotes the line.
+      log("egress proxy: a line that is not JSON was skipped");
+      return;
+    }
+    if (
+      typeof message !== "object" || message === null ||
+      typeof (message as { op?: unknown }).op !== "string"
+    ) {
+      log("egress proxy: a line that is not a message was skipped");
+      return;
+    }
+    try {
+      this.#onMessage(message as FromProxy);
+    } catch (err) {
+      log(
+        `egress proxy: handling a ${(message as FromProxy).op} message failed: ${
+          describeError(err)
+        }`,
+      );
     }
   }
 
@@ -162,21 +233,50 @@ export class EgressProxy implements AsyncDisposable {
       this.#waiting.delete(message.listener);
     } else if (message.op === "ask") {
       const judge = this.#judges.get(message.listener);
-      const denied = (reason: string): ProxyAnswer => ({ allow: false, reason, exact: false });
       const answer = judge
-        ? judge.ask(message.question).catch(() => denied("GATE_ERROR"))
+        ? this.#ask(judge, message.question)
         : Promise.resolve(denied("SESSION_CLOSED"));
-      answer.then((a) => this.#send({ op: "answer", qid: message.qid, ...a })).catch(() => {});
+      answer.then((a) => this.#send({ op: "answer", qid: message.qid, ...a }))
+        .catch((err) => log(`egress proxy: an answer was not sent: ${describeError(err)}`));
     } else if (message.op === "leaf") {
-      const leaf = this.#authority?.leafFor(message.host) ?? Promise.resolve(undefined);
-      leaf.then(
+      // A sync throw becomes a rejection: the proxy then gets "no leaf" rather than silence.
+      new Promise<Awaited<ReturnType<TlsAuthority["leafFor"]>> | undefined>((resolve) =>
+        resolve(this.#authority?.leafFor(message.host))
+      ).then(
         (l) => this.#send({ op: "leaf", lid: message.lid, ...(l ?? {}) }),
         () => this.#send({ op: "leaf", lid: message.lid }),
-      ).catch(() => {});
+      ).catch((err) => log(`egress proxy: a leaf was not sent: ${describeError(err)}`));
     } else if (message.op === "refused") {
-      this.#judges.get(message.listener)?.refused(message.question, message.reason);
+      const judge = this.#judges.get(message.listener);
+      if (judge) this.#refused(judge, message.question, message.reason);
     } else if (message.op === "error") {
-      console.error(`omotai: egress proxy: ${message.message.slice(0, 200)}`);
+      log(`egress proxy: ${String(message.message).slice(0, 200)}`);
+    }
+  }
+
+  /**
+   * The judge's answer, or a refusal `GATE_ERROR` when it throws or rejects: audited through
+   * the session's own `refused` (the judge could not write its row), the question denied.
+   */
+  #ask(judge: ProxyJudge, question: ProxyQuestion): Promise<ProxyAnswer> {
+    return new Promise<ProxyAnswer>((resolve) => resolve(judge.ask(question))).then(
+      (a) => answerOf(a),
+      (err) => {
+        log(`egress proxy: a judge failed: ${describeError(err)}`);
+        this.#refused(judge, question, "GATE_ERROR");
+        return denied("GATE_ERROR");
+      },
+    );
+  }
+
+  #refused(judge: ProxyJudge, question: ProxyQuestion, reason: string): void {
+    try {
+      const out: unknown = judge.refused(question, reason);
+      if (out instanceof Promise) {
+        out.catch((err) => log(`egress proxy: recording a refusal failed: ${describeError(err)}`));
+      }
+    } catch (err) {
+      log(`egress proxy: recording a refusal failed: ${describeError(err)}`);
     }
   }
 
@@ -191,4 +291,14 @@ export class EgressProxy implements AsyncDisposable {
     await this.exited;
     clearTimeout(timer);
   }
+}
+
+/** A judge's answer as sent: anything but an explicit allow is a refusal. */
+function answerOf(a: ProxyAnswer | undefined): ProxyAnswer {
+  if (typeof a !== "object" || a === null) return denied("GATE_ERROR");
+  return {
+    allow: a.allow === true,
+    reason: typeof a.reason === "string" ? a.reason : a.allow === true ? "ALLOWED" : "GATE_ERROR",
+    exact: a.exact === true,
+  };
 }

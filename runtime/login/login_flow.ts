@@ -12,6 +12,7 @@ import type { CdpSession } from "../../cdp/mod.ts";
 import { keyEvents } from "../browser/keys.ts";
 import { runAndSettle } from "../browser/navigation.ts";
 import { normalizeOrigin } from "../net/origin.ts";
+import { redactCut } from "../redact/mod.ts";
 import { type CredentialField, readCredentialFields } from "./credential_fields.ts";
 import { type FormSubmission, readFormSubmission } from "./form_submission.ts";
 import { totpCode, type TotpSeed } from "./totp.ts";
@@ -273,7 +274,8 @@ async function readPush(
     const { nodeId } = await page.send("DOM.querySelector", { nodeId: root.nodeId, selector });
     if (!nodeId) return undefined;
     const { outerHTML } = await page.send("DOM.getOuterHTML", { nodeId });
-    return outerHTML.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim().slice(0, 80);
+    // Redacted before it is cut (a page may show a secret here; the operator sees this text).
+    return redactCut(outerHTML.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim(), 80);
   };
   const vendor = await text(sel.vendor);
   const number = await text(sel.number);

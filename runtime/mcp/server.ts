@@ -104,14 +104,26 @@ export function createMcpServer(
   let closed = false;
   const previous = server.onclose;
   server.onclose = () => {
-    previous?.();
+    // Runs inside the transport's close: a throw here would escape into whatever event
+    // closed it, so it is logged instead and the session's teardown still runs.
+    try {
+      previous?.();
+    } catch (err) {
+      log(`connection close handler failed: ${errorName(err)}`);
+    }
     if (closed) return;
     closed = true;
     session[Symbol.asyncDispose]().catch((err) =>
-      log(`session teardown failed: ${(err as Error).name}`)
+      log(`session teardown failed: ${errorName(err)}`)
     );
   };
+  // What the SDK cannot deliver (a response to a client that left) is logged, by name only.
+  server.onerror = (err) => log(`mcp connection error: ${errorName(err)}`);
   return server;
+}
+
+function errorName(err: unknown): string {
+  return err instanceof Error ? err.name : typeof err;
 }
 
 /** `result` with every text block redacted; images are pixels, left as they are. */

@@ -62,7 +62,12 @@ export class SseServerTransport implements Transport {
     clearInterval(this.#keepalive);
     this.#stream.close().catch(() => {});
     this.#resolveClosed();
-    this.onclose?.();
+    try {
+      this.onclose?.();
+    } catch (err) {
+      // Called from the stream's abort event: a throw there would escape the runtime.
+      this.onerror?.(err instanceof Error ? err : new Error(String(err)));
+    }
     return Promise.resolve();
   }
 }
