@@ -108,10 +108,12 @@ function heldWrite(question: ProxyQuestion): HeldWrite | undefined {
     return undefined;
   }
   return {
-    method: question.method.toUpperCase(),
+    // As the page spelled it: that is what leaves (`patch` is not `PATCH` to a server).
+    method: question.method,
     url: question.url,
     contentType: question.body?.contentType ?? null,
     body,
+    headers: question.headers ?? [],
     ...(question.secFetch?.dest ? { dest: question.secFetch.dest } : {}),
     ...(question.secFetch?.mode ? { mode: question.secFetch.mode } : {}),
   };
@@ -152,6 +154,12 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
       const rule = options.websockets;
       const socket = question.type === "http" &&
         (question.upgrade === "websocket" || question.secFetch?.mode === "websocket");
+      if (question.type === "http" && socket && options.boundary.holdsStrictly(context().session)) {
+        // A socket carries writes the login's hold could never see: none opens during one.
+        options.boundary.recordRefusal(facts[0], context(), "LOGIN_WRITE_MISMATCH");
+        blocked(question, facts[0], "LOGIN_WRITE_MISMATCH");
+        return { allow: false, reason: "LOGIN_WRITE_MISMATCH", exact: false };
+      }
       if (question.type === "http" && socket && rule?.readOnly) {
         const origin = socketOrigin(question.url);
         const listed = origin !== null &&

@@ -122,6 +122,8 @@ export class Boundary {
       // A credential leaves in one request only: the login's own submission, whatever the
       // policy says of its origin, method or anything else.
       const texts = [facts.target?.origin ?? "", write?.url ?? ""];
+      // Headers too: a page can put what it read into a cookie, a Referer or an Accept.
+      for (const [, v] of write?.headers ?? []) texts.push(v);
       if (write?.body.length) texts.push(new TextDecoder().decode(write.body));
       if (this.carriesSecret(texts)) {
         d = hold?.strict && write && ctx.source === "proxy"
@@ -162,6 +164,11 @@ export class Boundary {
       return { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
     }
     return d;
+  }
+
+  /** Whether `session` has a strict (login) hold open: no socket may open during one. */
+  holdsStrictly(session: string): boolean {
+    return this.#holds.get(session)?.strict === true;
   }
 
   /** Whether any of `texts` carries a guarded credential value. Fails closed. */

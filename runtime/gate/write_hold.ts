@@ -31,6 +31,8 @@ export interface HeldWrite {
   /** The browser's `Sec-Fetch-Dest` and `Sec-Fetch-Mode`, when it sent them. */
   dest?: string;
   mode?: string;
+  /** Every header the request carries upstream (the operator sees those a page may set). */
+  headers?: readonly (readonly [string, string])[];
 }
 
 /** Decides the writes of one session while it is open. */
@@ -115,7 +117,7 @@ export function isFormSubmission(write: HeldWrite, form: HeldForm | undefined): 
   }
   if (normalizeOrigin(url.origin) !== form.origin) return false;
   if (canonicalPath(url.pathname) !== form.path) return false;
-  if (write.method !== form.method.toUpperCase()) return false;
+  if (write.method !== form.method.toUpperCase()) return false; // as sent: `post` is not POST
   const type = (write.contentType ?? "").split(";")[0].trim().toLowerCase();
   if (write.body.length > 0 && !FORM_TYPES.has(type)) return false;
   if (write.dest === undefined && write.mode === undefined) return true;
@@ -142,6 +144,7 @@ export function actionHold(options: ActionHoldOptions): ActionHold {
         url: write.url,
         contentType: write.contentType,
         body: write.body,
+        headers: write.headers,
       }, options.redact);
     } catch {
       return deny("CONFIRM_UNAVAILABLE", { module: "approval" });

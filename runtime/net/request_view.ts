@@ -56,6 +56,12 @@ export interface RequestView {
   url: ShownText;
   /** The URL's query entries, decoded, in order. */
   query: ShownEntry[];
+  /**
+   * The headers a page may have set or chosen (all but those the browser always writes
+   * itself, `HIDDEN_HEADERS`): a `Cookie`, a `Referer`, an `X-HTTP-Method-Override` change
+   * what a server does with the same body. Redacted and escaped like every text.
+   */
+  headers: ShownEntry[];
   /** The request's Content-Type, redacted and escaped; null when it had none. */
   content_type: string | null;
   /** How the body was read (`none`: no body bytes). */
@@ -79,7 +85,35 @@ export interface HeldRequestInput {
   url: string;
   contentType: string | null;
   body: Uint8Array;
+  /** Every header the request carries (Content-Type included; it is shown on its own). */
+  headers?: readonly (readonly [string, string])[];
 }
+
+/**
+ * Headers the browser writes itself on every request, which a page cannot set: not shown
+ * (the Content-Type is shown on its own).
+ */
+const HIDDEN_HEADERS = new Set([
+  "host",
+  "connection",
+  "content-length",
+  "content-type",
+  "user-agent",
+  "accept-encoding",
+  "accept-language",
+  "upgrade-insecure-requests",
+  "cache-control",
+  "pragma",
+  "priority",
+  "dnt",
+  "sec-fetch-site",
+  "sec-fetch-mode",
+  "sec-fetch-dest",
+  "sec-fetch-user",
+  "sec-ch-ua",
+  "sec-ch-ua-mobile",
+  "sec-ch-ua-platform",
+]);
 
 /**
  * The largest opaque body (bytes) also shown as text in a `(body)` entry when it is valid
@@ -106,8 +140,9 @@ function isBidi(cp: number): boolean {
  * variation selectors and the tag / variation-selector-supplement plane 14 block.
  */
 const ESCAPED =
-  /[\\\p{Cc}\p{Cf}\p{Cn}\p{Cs}\p{Zl}\p{Zp}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u2800\u3164\uFE00-\uFE0F\uFFA0\u{E0000}-\u{E0FFF}]/gu;
-const CONTROL = /^[\p{Cc}\p{Zl}\p{Zp}]$/u;
+  /[\\\p{Cc}\p{Cf}\p{Cn}\p{Cs}\p{Zl}\p{Zp}\uFFFD\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u2800\u3164\uFE00-\uFE0F\uFFA0\u{E0000}-\u{E0FFF}]/gu;
+// U+FFFD stands for bytes that are not UTF-8: a server may read them otherwise.
+const CONTROL = /^[\p{Cc}\p{Zl}\p{Zp}\uFFFD]$/u;
 
 const SHORT: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 
@@ -348,6 +383,31 @@ function partHeaders(
   };
 }
 
+/**
+ * A boundary as browsers make them (`----WebKitFormBoundary…`): letters, digits and `-_.+`
+ * only; no `,` `;` `=` or quote, where servers disagree on where a boundary ends.
+ */
+const BROWSER_BOUNDARY = /^[0-9A-Za-z_.+-]{1,70}$/;
+
+/**
+ * Whether a form body in `media` is read one way only: no parameter but the ones named (a
+ * `charset` other than UTF-8 is decoded by its own codec on some servers), and, for
+ * multipart, a browser-shaped boundary as the only parameter (PHP takes the first
+ * "boundary" substring and cuts at `,`; Rack takes the last `boundary=`): anything else is
+ * shown whole as text, never decoded into entries a server would read differently.
+ */
+function unambiguous(
+  media: { params: Map<string, string> },
+  allowed: readonly string[],
+): boolean {
+  for (const [k, v] of media.params) {
+    if (!allowed.includes(k)) return false;
+    if (k === "charset" && v.toLowerCase() !== "utf-8") return false;
+  }
+  const boundary = media.params.get("boundary");
+  return boundary === undefined || BROWSER_BOUNDARY.test(boundary);
+}
+
 /** The body's encoding and raw entries. */
 function decodeBody(
   contentType: string | null,
@@ -356,26 +416,33 @@ function decodeBody(
   if (body.length === 0) return { encoding: "none", entries: [] };
   const media = contentType === null ? null : parseMediaType(contentType);
   const essence = media?.essence ?? "";
-  if (essence === "application/x-www-form-urlencoded") {
+  if (
+    essence === "application/x-www-form-urlencoded" && media &&
+    unambiguous(media, ["charset"])
+  ) {
+    // Bytes that are not UTF-8 show as an escaped, flagged U+FFFD.
     return { encoding: "urlencoded", entries: urlencodedEntries(UTF8.decode(body)) };
   }
-  if (essence === "multipart/form-data") {
-    const boundary = media?.params.get("boundary");
+  if (
+    essence === "multipart/form-data" && media && unambiguous(media, ["boundary"])
+  ) {
+    const boundary = media.params.get("boundary");
     const entries = boundary === undefined ? null : multipartEntries(body, boundary);
     if (entries) return { encoding: "multipart", entries };
-    // A malformed multipart body is not shown as text either: it may be large or binary.
-    return { encoding: "opaque", entries: [] };
   }
-  if (essence === "text/plain") {
+  if (essence === "text/plain" && media && unambiguous(media, ["charset"])) {
     // A form of any size is decoded: BODY_TEXT_MAX limits only the `(body)` fallback.
     const plain = strictText(body);
     const entries = plain === null ? null : textPlainEntries(plain);
     if (entries) return { encoding: "text", entries };
   }
-  const text = body.length <= BODY_TEXT_MAX ? strictText(body) : null;
+  // Anything else is shown as its text (bytes that are not UTF-8 as a flagged U+FFFD: a
+  // lenient server still reads the rest), up to BODY_TEXT_MAX; past it, size and digest.
   return {
     encoding: "opaque",
-    entries: text === null ? [] : [{ name: BODY_ENTRY_NAME, value: text }],
+    entries: body.length <= BODY_TEXT_MAX
+      ? [{ name: BODY_ENTRY_NAME, value: UTF8.decode(body) }]
+      : [],
   };
 }
 
@@ -411,6 +478,9 @@ export function requestView(input: HeldRequestInput, redact: (s: string) => stri
     method: plain(input.method),
     url: collect(showText(input.url, redact)),
     query: urlencodedEntries(queryOf(input.url)).map(show),
+    headers: (input.headers ?? [])
+      .filter(([name]) => !HIDDEN_HEADERS.has(name.toLowerCase()))
+      .map(([name, value]) => show({ name, value })),
     content_type: input.contentType === null ? null : plain(input.contentType),
     encoding,
     entries: entries.map(show),

@@ -153,12 +153,17 @@ Deno.test("requestView() multipart vectors: fields and files by name, type, size
   assert.ok(!JSON.stringify(view).includes('"abc"'));
 });
 
-Deno.test("requestView() malformed multipart bodies are opaque", () => {
+Deno.test("requestView() malformed or ambiguous multipart bodies are opaque, shown as their text", () => {
   const b = "bnd";
   const ok = multipart(b, ['Content-Disposition: form-data; name="a"\r\n\r\n1']);
   const cases: [string, string, string][] = [
     ["no boundary", "multipart/form-data", ok],
     ["other boundary", "multipart/form-data; boundary=zzz", ok],
+    // Servers disagree on where these boundaries end (PHP cuts at `,`, Rack takes the last).
+    ["a comma in the boundary", `multipart/form-data; boundary=${b},x`, ok],
+    ["a second boundary-named parameter", `multipart/form-data; boundary=${b}; xboundary=q`, ok],
+    ["an equals sign in the boundary", `multipart/form-data; boundary="${b}=x"`, ok],
+    ["a charset parameter", `multipart/form-data; boundary=${b}; charset=utf-7`, ok],
     ["preamble", `multipart/form-data; boundary=${b}`, `hidden\r\n${ok}`],
     ["epilogue", `multipart/form-data; boundary=${b}`, `${ok}hidden=1`],
     ["no close", `multipart/form-data; boundary=${b}`, ok.slice(0, -(b.length + 6))],
@@ -203,7 +208,8 @@ Deno.test("requestView() malformed multipart bodies are opaque", () => {
   for (const [label, contentType, text] of cases) {
     const view = requestView(held({ contentType, text }), same);
     assert.equal(view.encoding, "opaque", label);
-    assert.deepEqual(view.entries, [], label);
+    // Shown whole as text: what a server reads from it is there for the operator to read.
+    assert.deepEqual(view.entries.map((e) => e.name.text), [BODY_ENTRY_NAME], label);
     assert.equal(view.size, enc.encode(text).length, label);
   }
   // The well-formed one, for contrast.
@@ -234,7 +240,7 @@ Deno.test("requestView() text/plain form vectors", () => {
   assert.deepEqual(pairs(loose.entries), [[BODY_ENTRY_NAME, "just a note"]]);
 });
 
-Deno.test("requestView() JSON is opaque and shown whole as the (body) entry; binary is not", () => {
+Deno.test("requestView() JSON is opaque and shown whole as the (body) entry, bytes that are not UTF-8 flagged", () => {
   const json = '{"to":"acct-9","amount":100,"memo":"\u202Ex"}';
   const view = requestView(held({ contentType: "application/json", text: json }), same);
   assert.equal(view.encoding, "opaque");
@@ -249,7 +255,8 @@ Deno.test("requestView() JSON is opaque and shown whole as the (body) entry; bin
     same,
   );
   assert.equal(binary.encoding, "opaque");
-  assert.deepEqual(binary.entries, []);
+  assert.deepEqual(pairs(binary.entries), [[BODY_ENTRY_NAME, "\\u{FFFD}\\u{0000}\\u{FFFD}"]]);
+  assert.deepEqual(binary.flags, ["control"]);
   assert.equal(binary.size, 3);
 
   const big = requestView(

@@ -22,6 +22,11 @@ export type ProxyQuestion =
     upgrade?: string;
     /** The browser's `Sec-Fetch-Site/Mode/Dest`, when it sent them (lower case, checked). */
     secFetch?: { site?: string; mode?: string; dest?: string };
+    /**
+     * The request's headers as the proxy would send them (`Proxy-*` and hop-by-hop ones
+     * left out): what a held write shows the operator, and where a credential is looked for.
+     */
+    headers?: [string, string][];
     /** A write's held body: what the proxy sends upstream if, and only if, it is allowed. */
     body?: HeldBody;
   }

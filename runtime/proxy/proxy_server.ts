@@ -36,6 +36,8 @@ export type RefusedFn = (question: ProxyQuestion, reason: string) => void;
 export type ResolveFn = (host: string) => Promise<string[]>;
 
 const MAX_HEAD = 64 * 1024;
+/** An HTTP header name (RFC 9110 token). */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Every head read of every listener waits on these. */
 const deadlines = new Deadlines();
 const HEAD_TIMEOUT_MS = 30_000;
@@ -231,20 +233,29 @@ async function forward(
     ...(header("upgrade") ? { upgrade: header("upgrade")!.toLowerCase().slice(0, 32) } : {}),
     ...(Object.keys(secFetch).length > 0 ? { secFetch } : {}),
   };
-  // Streaming uploads would let bytes after the judged request reach the upstream.
-  if (header("transfer-encoding")) {
+  // Streaming uploads would let bytes after the judged request reach the upstream; an empty
+  // Transfer-Encoding is one too, to a lenient upstream.
+  if (head.headers.some(([k]) => k.toLowerCase() === "transfer-encoding")) {
     refused(question, "CHUNKED_REFUSED");
     return await reply(client, 411, "CHUNKED_REFUSED");
   }
-  const lengthHeader = header("content-length");
+  // What the proxy and an upstream could read differently: a header name that is not a
+  // token (`Content-Length :`), a second Content-Length, a length that is not digits.
+  const lengths = head.headers.filter(([k]) => k.toLowerCase() === "content-length");
+  const lengthHeader = lengths[0]?.[1]?.trim();
   const length = Number(lengthHeader ?? "0");
   if (
+    head.headers.some(([k]) => !TOKEN.test(k)) || lengths.length > 1 ||
     !Number.isSafeInteger(length) || length < 0 ||
     (lengthHeader !== undefined && !/^\d+$/.test(lengthHeader))
   ) {
     refused(question, "BAD_REQUEST");
     return await reply(client, 400, "BAD_REQUEST");
   }
+  question.headers = head.headers.filter(([k]) => {
+    const key = k.toLowerCase();
+    return !key.startsWith("proxy-") && key !== "keep-alive";
+  });
   // A write is held whole and asked about with its body: the question's bytes are the ones
   // that leave. Reads carry no body.
   const writes = length > 0 || (head.method !== "GET" && head.method !== "HEAD");

@@ -10,6 +10,10 @@ interface Rig extends AsyncDisposable {
   refusals: string[];
 }
 
+function dropUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
 function rig(
   allow: (q: ProxyQuestion) => boolean,
   options: { exact?: boolean; resolve?: (h: string) => Promise<string[]> } = {},
@@ -87,8 +91,8 @@ Deno.test("serveProxy() judges each request of a kept-alive connection on its ow
   assert.match(out, /X-Omotai-Deny: ORIGIN_NOT_ALLOWED\r\n\r\nHTTP\/1\.1 200[^]*hello$/);
   assert.match(out, /403 Forbidden\r\nContent-Length: 0\r\nConnection: keep-alive/);
   assert.deepEqual(r.upstreamSeen, ["POST /a body", "GET /after "]);
-  // Each write is asked about with the exact body it would send.
-  assert.deepEqual(r.questions, [
+  // Each write is asked about with the exact body it would send (headers: their own test).
+  assert.deepEqual(r.questions.map((q) => ({ ...q, headers: undefined })).map(dropUndefined), [
     {
       type: "http",
       method: "POST",
@@ -415,4 +419,33 @@ Deno.test("serveProxy() refuses a response it cannot delimit, and strips a forge
   );
   assert.match(forged, /^HTTP\/1\.1 200/);
   assert.doesNotMatch(forged, /X-Omotai/i, "only the proxy speaks for the proxy");
+});
+
+Deno.test("serveProxy() refuses framing an upstream could read otherwise: two lengths, a name that is no token, an empty Transfer-Encoding", async () => {
+  await using r = rig(() => true);
+  const target = `http://127.0.0.1:${r.upstreamPort}`;
+  const cases: [string, RegExp][] = [
+    [`Content-Length: 4\r\nContent-Length: 40\r\n`, /^HTTP\/1\.1 400/],
+    [`Content-Length : 40\r\nContent-Length: 4\r\n`, /^HTTP\/1\.1 400/],
+    [`Transfer-Encoding:\r\nContent-Length: 4\r\n`, /^HTTP\/1\.1 411/],
+  ];
+  for (const [headers, status] of cases) {
+    const out = await exchange(
+      r.port,
+      `POST ${target}/x HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}Connection: close\r\n\r\nbody`,
+    );
+    assert.match(out, status, headers);
+  }
+  assert.deepEqual(r.upstreamSeen, []);
+  // A question carries the headers it would send (no Proxy-* ones).
+  await exchange(
+    r.port,
+    `GET ${target}/h HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: x/y\r\nProxy-Authorization: z\r\nConnection: close\r\n\r\n`,
+  );
+  const q = r.questions.at(-1)!;
+  assert.ok(q.type === "http");
+  assert.deepEqual(q.headers, [["Host", "127.0.0.1"], ["Accept", "x/y"], [
+    "Connection",
+    "close",
+  ]]);
 });

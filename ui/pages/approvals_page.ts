@@ -126,8 +126,15 @@ function requestParts(r: RequestView, key: string): SafeHtml {
     : html`<div class="part">Query: ${entries(r.query.length)}</div>${
       entryList(r.query, `${key}:q`)
     }`;
+  // Headers a page may set change what a server does with the same body (a cookie, a
+  // method override): they are part of what is approved.
+  const headers = r.headers.length === 0
+    ? ""
+    : html`<div class="part">Headers: ${entries(r.headers.length)}</div>${
+      entryList(r.headers, `${key}:h`)
+    }`;
   if (r.encoding === "none" && r.size === 0) {
-    return html`${query}<div class="part">No body.</div>`;
+    return html`${query}${headers}<div class="part">No body.</div>`;
   }
   const meta = html`
     <div
@@ -139,11 +146,11 @@ function requestParts(r: RequestView, key: string): SafeHtml {
   `;
   if (r.encoding === "opaque" && r.entries.length === 0) {
     return html`
-      ${query}${meta}<p
+      ${query}${headers}${meta}<p
         class="muted">Not shown: not UTF-8 text, too large, or a malformed form. Approve it only if you expect exactly this size and digest.</p>
     `;
   }
-  return html`${query}${meta}${entryList(r.entries, `${key}:b`)}`;
+  return html`${query}${headers}${meta}${entryList(r.entries, `${key}:b`)}`;
 }
 
 function kindLabel(kind: string): string {
