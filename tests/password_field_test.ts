@@ -211,6 +211,17 @@ Deno.test("browser_fill_form and browser_select_option put no text into a passwo
     values: [TYPED],
   });
   assert.match(select.text, /^error: NOT_A_SELECT/);
+  // A drag drops selected text as typing would: a password field is no drop target.
+  const drag = await w.c.call("browser_drag", {
+    startElement: "name",
+    startRef: refOf(w.home, /textbox "Name"/),
+    endElement: "secret",
+    endRef: refOf(w.home, /password "Secret"/),
+  });
+  assert.match(
+    drag.text,
+    /^error: PASSWORD_FIELD \(e\d+ is a password field \(a drop onto it types\)/,
+  );
   await settle();
   assert.deepEqual(w.site.typed, [], "not one field was filled");
   assert.equal(w.refusals("type"), 5);

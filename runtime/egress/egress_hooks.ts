@@ -6,9 +6,9 @@
  *
  * @module
  */
-import type { BlockedRequest } from "../browser/blocked_notice.ts";
 import type { BrowserHooksFactory } from "../browser/hooks.ts";
 import type { Boundary } from "../gate/boundary.ts";
+import { EgressLedger } from "./egress_ledger.ts";
 import type { EgressProxy } from "./egress_proxy.ts";
 import { GuardTickets } from "./guard_tickets.ts";
 import { proxyFacts, proxyJudge, type WebSocketRule } from "./proxy_judge.ts";
@@ -32,10 +32,24 @@ export function egressHooks(
   return (s) => {
     const who = () => ({ id: s.id, agent: s.agent });
     const counters = () => s.state.counters();
-    const onBlocked = (r: BlockedRequest) => {
-      s.blocked.add(r);
-      s.network?.blocked(r);
-    };
+    // Tunnels the policy refused are refused in the browser from then on.
+    const refusedHosts = new RefusedHosts((b) =>
+      ledger.outcome({
+        via: "learned",
+        method: b.method,
+        facts: proxyFacts({ type: "http", method: b.method, url: b.url }, counters())[0],
+        reason: b.reason,
+        networkId: b.requestId,
+      })
+    );
+    // Every refusal of the session, whichever layer made it, goes here once.
+    const ledger = new EgressLedger({
+      boundary,
+      session: who,
+      notice: s.blocked,
+      network: s.network,
+      hosts: refusedHosts,
+    });
     // What the guard allowed with page facts the proxy lets through on that verdict.
     const tickets = new GuardTickets();
     const guard = new RequestGuard({
@@ -43,31 +57,12 @@ export function egressHooks(
       boundary,
       session: who,
       counters,
-      onBlocked,
+      onBlocked: (blocked) => ledger.outcome({ via: "guard", blocked }),
       onAllowed: (method, url) => tickets.issue(method, url),
-    });
-    // Tunnels the policy refused are refused in the browser from then on; each such refusal
-    // is audited and listed like the proxy's own.
-    const refusedHosts = new RefusedHosts((b) => {
-      const facts = proxyFacts({ type: "http", method: b.method, url: b.url }, counters())[0];
-      boundary.recordRefusal(facts, { session: s.id, agent: s.agent, source: "proxy" }, b.reason);
-      const origin = facts.target?.origin ?? "unknown:";
-      onBlocked({ method: b.method, origin, reason: b.reason, networkId: b.requestId });
     });
     return {
       async beforeLaunch() {
-        const judge = proxyJudge({
-          boundary,
-          session: who,
-          counters,
-          websockets,
-          onBlocked,
-          tickets,
-          onRequestRefused: (method, url, reason) => s.network?.requestRefused(method, url, reason),
-          onTunnelRefused: (authority, reason) => s.network?.tunnelRefused(authority, reason),
-          onTunnelSettled: (host, port, reason) =>
-            refusedHosts.learn(host, port, reason, boundary.domainGeneration),
-        });
+        const judge = proxyJudge({ boundary, session: who, counters, websockets, tickets, ledger });
         const listener = await proxy.listen({
           ask: (question) => {
             // New domain rules void what was learned under the old ones.

@@ -6,7 +6,6 @@
  *
  * @module
  */
-import type { BlockedRequest } from "../browser/blocked_notice.ts";
 import type { Boundary } from "../gate/boundary.ts";
 import type { Facts } from "../policy/facts.ts";
 import { bracketHost } from "../net/host.ts";
@@ -15,6 +14,7 @@ import { baseFacts, type SessionCounters, targetOf } from "../policy/fact_builde
 import type { ProxyJudge } from "./egress_proxy.ts";
 import type { ProxyQuestion } from "../proxy/proxy_protocol.ts";
 import type { HeldWrite } from "../gate/write_hold.ts";
+import { EgressLedger, type EgressOutcomes } from "./egress_ledger.ts";
 
 /** What a session's proxy judge needs. */
 export interface ProxyJudgeOptions {
@@ -22,25 +22,16 @@ export interface ProxyJudgeOptions {
   session: () => { id: string; agent: string | null };
   counters: () => SessionCounters;
   websockets?: WebSocketRule;
-  /** Told of every request refused, by origin, for the session's next snapshot. */
-  onBlocked?: (request: BlockedRequest) => void;
-  /** Told of every request refused, by method and full URL, for the session's network log. */
-  onRequestRefused?: (method: string, url: string, reason: string) => void;
   /**
    * Reads the request guard allowed (`guard_tickets.ts`): such a request is let through on
    * the guard's verdict and audit row, once, instead of being judged again.
    */
   tickets?: { take(method: string, url: string): boolean };
   /**
-   * Told of every tunnel the policy itself refused (not an error, a timeout or an audit row
-   * that could not be written): the same tunnel would be refused again.
+   * The session's egress ledger (`egress_ledger.ts`): told of every refusal once, its final
+   * outcome. Without one, refusals the boundary did not audit are audited and nothing else.
    */
-  onTunnelSettled?: (host: string, port: number, reason: string) => void;
-  /**
-   * Told of every tunnel refused, by `host:port`: only those a page asked for are the
-   * model's to hear of, which the session's network log can tell (Chromium's own are not).
-   */
-  onTunnelRefused?: (authority: string, reason: string) => void;
+  ledger?: EgressOutcomes;
 }
 
 /**
@@ -119,35 +110,17 @@ function heldWrite(question: ProxyQuestion): HeldWrite | undefined {
   };
 }
 
-/** Denials that say the runtime could not decide, not what the policy says of the facts. */
-const UNSETTLED = new Set([
-  "GATE_ERROR",
-  "POLICY_ERROR",
-  "AUDIT_UNAVAILABLE",
-  "DOMAINS_UNREADABLE",
-  "CONFIRM_UNAVAILABLE",
-]);
-
 /** A judge for one session's proxy listener. */
 export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
   const context = () => {
     const who = options.session();
     return { session: who.id, agent: who.agent, source: "proxy" as const };
   };
-  // What `request_guard` does not pause reaches only the proxy, so its refusals are the
-  // model's to hear of too; none repeats one of the guard's, which never reach the proxy.
-  const blocked = (question: ProxyQuestion, facts: Facts, reason: string) => {
-    if (question.type === "connect") {
-      options.onTunnelRefused?.(`${bracketHost(question.host)}:${question.port}`, reason);
-    } else if (question.type === "http" && facts.target !== null) {
-      options.onRequestRefused?.(facts.method, question.url, reason);
-      options.onBlocked?.({
-        method: facts.method,
-        origin: facts.target.origin ?? `${facts.target.scheme}:`,
-        reason,
-      });
-    }
-  };
+  const ledger = options.ledger ??
+    new EgressLedger({ boundary: options.boundary, session: options.session });
+  /** One refusal, its final outcome; `audited` when the boundary wrote its row. */
+  const refuse = (question: ProxyQuestion, facts: Facts, reason: string, audited: boolean) =>
+    ledger.outcome({ via: "proxy", question, facts, reason, audited });
   return {
     async ask(question) {
       const facts = proxyFacts(question, options.counters());
@@ -156,8 +129,7 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
         (question.upgrade === "websocket" || question.secFetch?.mode === "websocket");
       if (question.type === "http" && socket && options.boundary.holdsStrictly(context().session)) {
         // A socket carries writes the login's hold could never see: none opens during one.
-        options.boundary.recordRefusal(facts[0], context(), "LOGIN_WRITE_MISMATCH");
-        blocked(question, facts[0], "LOGIN_WRITE_MISMATCH");
+        refuse(question, facts[0], "LOGIN_WRITE_MISMATCH", false);
         return { allow: false, reason: "LOGIN_WRITE_MISMATCH", exact: false };
       }
       if (question.type === "http" && socket && rule?.readOnly) {
@@ -165,8 +137,7 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
         const listed = origin !== null &&
           rule.allowed.some((o) => normalizeOrigin(o) === origin);
         if (!listed) {
-          options.boundary.recordRefusal(facts[0], context(), "WEBSOCKET_REFUSED");
-          blocked(question, facts[0], "WEBSOCKET_REFUSED");
+          refuse(question, facts[0], "WEBSOCKET_REFUSED", false);
           return { allow: false, reason: "WEBSOCKET_REFUSED", exact: false };
         }
       }
@@ -186,10 +157,7 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
       }
       const j = await options.boundary.judgeRequest(facts, context(), heldWrite(question));
       const allow = j.decision === "allow";
-      if (!allow) blocked(question, facts[0], j.reason);
-      if (!allow && question.type === "connect" && !UNSETTLED.has(j.reason)) {
-        options.onTunnelSettled?.(question.host, question.port, j.reason);
-      }
+      if (!allow) refuse(question, facts[0], j.reason, true);
       return {
         allow,
         reason: j.reason,
@@ -197,9 +165,7 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
       };
     },
     refused(question, reason) {
-      const facts = proxyFacts(question, options.counters())[0];
-      options.boundary.recordRefusal(facts, context(), reason);
-      blocked(question, facts, reason);
+      refuse(question, proxyFacts(question, options.counters())[0], reason, false);
     },
   };
 }

@@ -7,6 +7,7 @@ import { DomainRules } from "../gate/domains.ts";
 import { PolicyEngine } from "../policy/engine.ts";
 import { FRESH_SESSION, type SessionCounters } from "../policy/fact_builders.ts";
 import { openDatabase } from "../store/database.ts";
+import { EgressLedger } from "./egress_ledger.ts";
 import { GuardTickets } from "./guard_tickets.ts";
 import { proxyFacts, proxyJudge } from "./proxy_judge.ts";
 
@@ -37,14 +38,19 @@ async function judgeWith(allowAll: boolean) {
   const blocked: BlockedRequest[] = [];
   const tunnels: [string, string][] = [];
   const settled: string[] = [];
-  const judge = proxyJudge({
+  const session = () => ({ id: "s-9", agent: "agent-x" });
+  const ledger = new EgressLedger({
     boundary,
-    session: () => ({ id: "s-9", agent: "agent-x" }),
-    counters: () => COUNTERS,
-    onBlocked: (r) => blocked.push(r),
-    onTunnelRefused: (authority, reason) => tunnels.push([authority, reason]),
-    onTunnelSettled: (host, port, reason) => settled.push(`${host}:${port} ${reason}`),
+    session,
+    notice: { add: (r) => blocked.push(r) },
+    network: {
+      blocked: () => {},
+      requestRefused: () => {},
+      tunnelRefused: (authority, reason) => tunnels.push([authority, reason]),
+    },
+    hosts: { learn: (host, port, reason) => settled.push(`${host}:${port} ${reason}`) },
   });
+  const judge = proxyJudge({ boundary, session, counters: () => COUNTERS, ledger });
   return {
     judge,
     boundary,

@@ -7,8 +7,9 @@
  * ws, the schemes that go through a tunnel; plain http is judged per request and never
  * learned), and Chromium fails such a request before it leaves the renderer's process.
  *
- * Such a refusal is still the model's to hear of and still audited, by `onBlocked` when
- * Chromium reports the request blocked (`blockedReason: inspector`). Only refusals the
+ * Such a refusal is still the model's to hear of and still audited: `onBlocked` hands it to
+ * the session's egress ledger when Chromium reports the request blocked
+ * (`blockedReason: inspector`). Only refusals the
  * policy settled are learned (never an error or a timeout), and all are forgotten when the
  * operator's domain rules change: a stale entry can only refuse, and only until then.
  *

@@ -197,7 +197,10 @@ export class Boundary {
     }
   }
 
-  /** Audits a request the egress proxy refused after the policy allowed it. */
+  /**
+   * Audits a refusal the boundary did not judge (the proxy's own, a runtime rule's, one after
+   * an allow, or Chromium's on a learned tunnel); `egress_ledger.ts` is its one caller.
+   */
   recordRefusal(facts: Facts, ctx: RequestContext, reason: string): void {
     try {
       this.record(requestRow(facts, ctx, { decision: "deny", reason, module: "runtime" }));

@@ -156,7 +156,12 @@ export function actionHold(options: ActionHoldOptions): ActionHold {
       tool: options.tool,
       facts,
       detail: `${write.method} ${kind === "form" ? "form" : "request"} to ${origin ?? "?"}`,
-      details: { origin: options.pageOrigin ?? origin ?? "unknown", kind, request },
+      details: {
+        // A host name is page data too: a page can put a secret in one.
+        origin: options.redact(options.pageOrigin ?? origin ?? "unknown"),
+        kind,
+        request,
+      },
       timeoutMs: options.timeoutMs,
     }, options.signal).catch(() => ({ outcome: "denied" as const, reason: "CONFIRM_UNAVAILABLE" }));
     if (answer.outcome === "approved") {

@@ -8,7 +8,8 @@
  */
 import type { FromProxy, ProxyAnswer, ProxyQuestion, ToProxy } from "./proxy_protocol.ts";
 import { Deadlines } from "./deadlines.ts";
-import { type ServeOptions, serveProxy } from "./proxy_server.ts";
+import type { TlsTermination } from "./proxy_context.ts";
+import { serveProxy } from "./proxy_server.ts";
 
 const ANSWER_TIMEOUT_MS = 10_000;
 /** Every question waits on these: one timer, not one per question. */
@@ -20,7 +21,7 @@ const pending = new Map<number, (a: ProxyAnswer) => void>();
 let nextQid = 1;
 const leaves = new Map<number, (leaf: { cert: string; key: string } | undefined) => void>();
 let nextLid = 1;
-let serveOptions: ServeOptions = {};
+let tls: TlsTermination | undefined;
 
 /** Asks the runtime for a host's leaf; none after the answer timeout. */
 function leafFor(host: string): Promise<{ cert: string; key: string } | undefined> {
@@ -71,9 +72,7 @@ function ask(listener: number, question: ProxyQuestion): Promise<ProxyAnswer> {
 function handle(message: ToProxy): void {
   switch (message.op) {
     case "configure": {
-      serveOptions = message.terminateTls
-        ? { tls: { leaf: leafFor, upstreamCa: message.upstreamCa } }
-        : {};
+      tls = message.terminateTls ? { leaf: leafFor, upstreamCa: message.upstreamCa } : undefined;
       return;
     }
     case "leaf": {
@@ -89,13 +88,12 @@ function handle(message: ToProxy): void {
     case "listen": {
       const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
       listeners.set(message.listener, l);
-      serveProxy(
-        l,
-        (q) => ask(message.listener, q),
-        (question, reason) => send({ op: "refused", listener: message.listener, question, reason }),
-        undefined,
-        serveOptions,
-      ).catch(() => {});
+      serveProxy(l, {
+        ask: (q) => ask(message.listener, q),
+        refused: (question, reason) =>
+          send({ op: "refused", listener: message.listener, question, reason }),
+        tls,
+      }).catch(() => {});
       send({ op: "listening", listener: message.listener, port: (l.addr as Deno.NetAddr).port });
       return;
     }

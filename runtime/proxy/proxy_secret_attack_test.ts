@@ -90,7 +90,7 @@ async function rig(readOnly: boolean) {
     counters: () => FRESH_SESSION,
   });
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const served = serveProxy(listener, judge.ask, judge.refused);
+  const served = serveProxy(listener, { ask: judge.ask, refused: judge.refused });
   return {
     boundary,
     origin,
@@ -234,7 +234,7 @@ Deno.test("serveProxy() attack: no WebSocket opens while a login's strict hold i
     websockets: { readOnly: true, allowed: [origin] },
   });
   const proxyListener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const served = serveProxy(proxyListener, judge.ask, judge.refused);
+  const served = serveProxy(proxyListener, { ask: judge.ask, refused: judge.refused });
   const conn = await Deno.connect({
     hostname: "127.0.0.1",
     port: (proxyListener.addr as Deno.NetAddr).port,

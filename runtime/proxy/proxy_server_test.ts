@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { MAX_HELD_BODY, type ProxyQuestion } from "./proxy_protocol.ts";
-import { resolveHost, serveProxy } from "./proxy_server.ts";
+import { resolveHost } from "./proxy_decide.ts";
+import { serveProxy } from "./proxy_server.ts";
 
 interface Rig extends AsyncDisposable {
   port: number;
@@ -29,9 +30,8 @@ function rig(
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const questions: ProxyQuestion[] = [];
   const refusals: string[] = [];
-  const served = serveProxy(
-    listener,
-    (q) => {
+  const served = serveProxy(listener, {
+    ask: (q) => {
       questions.push(q);
       return Promise.resolve(
         allow(q) ? { allow: true, reason: "OK", exact: options.exact ?? true } : {
@@ -41,9 +41,9 @@ function rig(
         },
       );
     },
-    (_q, reason) => refusals.push(reason),
-    options.resolve,
-  );
+    refused: (_q, reason) => refusals.push(reason),
+    resolve: options.resolve,
+  });
   return {
     port: (listener.addr as Deno.NetAddr).port,
     upstreamPort: upstream.addr.port,

@@ -41,16 +41,14 @@ function proxy(
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const asked: ProxyQuestion[] = [];
   const refused: string[] = [];
-  const done = serveProxy(
-    listener,
-    (q) => {
+  const done = serveProxy(listener, {
+    ask: (q) => {
       asked.push(q);
       return Promise.resolve(answer(q));
     },
-    (_q, reason) => refused.push(reason),
-    undefined,
-    { tls: { leaf: (h) => authority.leafFor(h), upstreamCa } },
-  );
+    refused: (_q, reason) => refused.push(reason),
+    tls: { leaf: (h) => authority.leafFor(h), upstreamCa },
+  });
   return {
     port: (listener.addr as Deno.NetAddr).port,
     asked,

@@ -7,7 +7,7 @@
  * @module
  */
 import { processRedactor } from "./process_redactor.ts";
-import type { Redactor } from "./redactor.ts";
+import { PARTIAL_RUN_LENGTH, type Redactor } from "./redactor.ts";
 
 /**
  * How much of a giant string is read before it is redacted and cut to `max`: `max * 4`
@@ -38,11 +38,24 @@ export function redactCut(text: string, max: number, options: CutOptions = {}): 
   const { redactor = processRedactor(), rewrite } = options;
   const limit = max * 4 + CUT_READ_MARGIN;
   const bounded = text.length > limit ? text.slice(0, limit) : text;
-  const redacted = redactor.redact(bounded);
+  const redacted = boundedRedact(bounded, bounded.length < text.length, redactor);
   const shown = rewrite ? rewrite(redacted) : redacted;
   return shown.length > max || bounded.length < text.length
     ? `${shown.slice(0, Math.max(max - 1, 0))}…`
     : shown;
+}
+
+/**
+ * `text` redacted; when it was cut from something longer (`bounded`), without its last
+ * `PARTIAL_RUN_LENGTH - 1` characters: the cut can only leave a piece of a value at the very
+ * end, too short to be found, and a rewrite that shortens the text (whitespace, a dropped
+ * URL query) would bring that piece into view.
+ */
+export function boundedRedact(text: string, bounded: boolean, redactor: Redactor): string {
+  const redacted = redactor.redact(text);
+  return bounded
+    ? redacted.slice(0, Math.max(redacted.length - (PARTIAL_RUN_LENGTH - 1), 0))
+    : redacted;
 }
 
 /** Whitespace runs as one space, trimmed: how names and values read in an outline. */

@@ -28,6 +28,8 @@
  * @module
  */
 
+import { domainToUnicode } from "node:url";
+
 /** What every found form of a secret becomes. */
 export const REDACTED = "[redacted]";
 
@@ -154,6 +156,12 @@ const PERCENT_ENCODERS: readonly { keep: Keep; plus: boolean }[] = [
   { keep: (c) => ALNUM.test(c) || "-_.".includes(c), plus: true },
   // every byte
   { keep: () => false, plus: false },
+  // The URL standard's own encode sets, as a browser serializes a URL it reports (tab URLs,
+  // link targets, network logs): fragment, query, special query (`'` too), path, userinfo.
+  ...[' "<>`', ' "#<>', " \"#<>'", ' "#<>?^`{}', ' "#<>?^`{}/:;=@[\\]|'].map((set) => ({
+    keep: (c: string) => c >= " " && c <= "~" && !set.includes(c),
+    plus: false,
+  })),
 ];
 
 const HTML_NAMED: Record<string, string> = {
@@ -536,6 +544,29 @@ export class Redactor {
    */
   redact(text: string): string {
     if (this.#values.size === 0 || text.length < MIN_SECRET_LENGTH) return text;
+    const spans = this.#spans(text);
+    // A host name a browser shows in punycode (`xn--…`) is decoded and searched again: the
+    // encoding keeps a value's ASCII letters but no run of them.
+    if (/xn--/i.test(text)) {
+      for (const m of text.matchAll(/xn--[a-z0-9-]+/gi)) {
+        const label = m[0].replace(/-+$/, "");
+        let decoded: string;
+        try {
+          decoded = domainToUnicode(label);
+        } catch {
+          continue;
+        }
+        if (decoded && decoded !== label && this.#spans(decoded).length > 0) {
+          spans.push(m.index, m.index + label.length);
+        }
+      }
+    }
+    if (spans.length === 0) return text;
+    return replaceSpans(text, spans);
+  }
+
+  /** The `[start, end)` spans of every form and run of a held value in `text`. */
+  #spans(text: string): number[] {
     const re = this.#regex();
     const spans: number[] = [];
     re.lastIndex = 0;
@@ -546,8 +577,7 @@ export class Redactor {
       re.lastIndex = m.index + 1;
     }
     this.#findRuns(text, spans);
-    if (spans.length === 0) return text;
-    return replaceSpans(text, spans);
+    return spans;
   }
 
   /** Pushes the text spans of every run of a value found in `text`'s skeleton. */

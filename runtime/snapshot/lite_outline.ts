@@ -20,6 +20,7 @@
 import type { Protocol } from "../../cdp/mod.ts";
 import { displayUrl } from "../net/display_url.ts";
 import {
+  boundedRedact,
   CUT_READ_MARGIN,
   processRedactor,
   redactClip,
@@ -275,8 +276,10 @@ class LiteWriter {
     // anyway. The margin keeps a value that straddles the budget whole until `flush()`
     // has redacted it.
     const room = this.#limits.maxChars - this.#chars - this.#pending + CUT_READ_MARGIN;
-    const clean = (piece.length > room + 1 ? piece.slice(0, Math.max(room + 1, 0)) : piece)
-      .replace(/\s+/g, " ");
+    const cut = piece.length > room + 1;
+    const clean =
+      (cut ? boundedRedact(piece.slice(0, Math.max(room + 1, 0)), true, this.#redactor) : piece)
+        .replace(/\s+/g, " ");
     if (!clean.trim()) {
       if (this.#pieces.length > 0) this.#push(" ");
       return;

@@ -176,6 +176,17 @@ export async function refuseKeyIntoPassword(ctx: ToolContext, key: string): Prom
   }
 }
 
+/**
+ * Refuses a drop onto a password field (`PASSWORD_FIELD`) unless the policy opts in: a drag
+ * of selected text inserts it there as typing would.
+ */
+export async function refuseDropOnPassword(ctx: ToolContext, el: Element): Promise<void> {
+  if (ctx.settings.modelMayTypePasswords) return;
+  if ((await readElementInfo(el)).password) {
+    throw passwordField(`${el.ref} is a password field (a drop onto it types)`);
+  }
+}
+
 /** `PASSWORD_FIELD`: the model's text would land in a password field. */
 function passwordField(what: string): OmotaiError {
   return new OmotaiError(

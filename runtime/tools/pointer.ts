@@ -8,7 +8,7 @@ import type { Element } from "../browser/element_ops.ts";
 import { LOAD_TIMEOUT_MS, type LoadOutcome, runAndSettle } from "../browser/navigation.ts";
 import { dragElement, hoverElement } from "../browser/pointer_ops.ts";
 import type { Facts } from "../policy/facts.ts";
-import { elementFacts } from "./facts.ts";
+import { elementFacts, refuseDropOnPassword } from "./facts.ts";
 import { defineTool, type ToolContext } from "./tool.ts";
 
 /** The `ref` argument of a tool acting on one element. */
@@ -80,10 +80,10 @@ export const dragTool = defineTool({
   }),
   // Input on two elements: each judged as a click on it. A drag released where it started is
   // a click, so a submit button at either end counts as submitting its form.
-  facts: async (ctx, _args, { from, to }) => [
-    await elementFacts(ctx, "click", from),
-    await elementFacts(ctx, "click", to),
-  ],
+  facts: async (ctx, _args, { from, to }) => {
+    await refuseDropOnPassword(ctx, to);
+    return [await elementFacts(ctx, "click", from), await elementFacts(ctx, "click", to)];
+  },
   async handle(ctx, args, { from, to }) {
     ctx.response.includeSnapshot();
     let kind = "";

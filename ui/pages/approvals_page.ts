@@ -147,7 +147,7 @@ function requestParts(r: RequestView, key: string): SafeHtml {
   if (r.encoding === "opaque" && r.entries.length === 0) {
     return html`
       ${query}${headers}${meta}<p
-        class="muted">Not shown: not UTF-8 text, too large, or a malformed form. Approve it only if you expect exactly this size and digest.</p>
+        class="muted">Not shown: too large to show whole. Approve it only if you expect exactly this size and digest.</p>
     `;
   }
   return html`${query}${headers}${meta}${entryList(r.entries, `${key}:b`)}`;

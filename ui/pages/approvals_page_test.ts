@@ -115,7 +115,13 @@ Deno.test("approvalsTable() an opaque body shows its content type, size and dige
     binary,
     /Body: not form data <span class="muted">\(application\/octet-stream, 3 bytes, sha256 <code>[0-9a-f]{64}<\/code>\)/,
   );
-  assert.match(binary, /Not shown: not UTF-8 text/);
+  // Shown as text, every byte that is not UTF-8 an escaped, flagged U+FFFD.
+  assert.ok(binary.includes("\\u{FFFD}"));
+  const big = render(approval({
+    contentType: "application/octet-stream",
+    body: new Uint8Array(300 * 1024),
+  }));
+  assert.match(big, /Not shown: too large/);
   const json = render(approval({ contentType: "application/json", text: '{"to":"acct-9"}' }));
   assert.match(
     json,
