@@ -31,7 +31,7 @@ export type CdpLog = (line: string) => void;
 
 /** Options of a `CdpConnection`. */
 export interface ConnectionOptions {
-  /** Default: stderr, prefixed `cdp:`. */
+  /** Default: nothing is logged (the runtime always hands in its `log()`). */
   log?: CdpLog;
 }
 
@@ -75,7 +75,7 @@ export class CdpConnection implements SessionHost {
 
   constructor(transport: MessageTransport, options: ConnectionOptions = {}) {
     this.#transport = transport;
-    this.#log = options.log ?? ((line) => console.error(`cdp: ${line}`));
+    this.#log = options.log ?? (() => {});
     this.root = new CdpSession(this);
     transport.onmessage = (m) => this.#onMessage(m);
     transport.onclose = (fault) => this.#onClose(fault);

@@ -5,16 +5,19 @@
  * @module
  */
 
-/** Base class of every error thrown by `cdp/`. */
-export class CdpLayerError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: string;
-  constructor(code: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.code = code;
-    this.name = new.target.name;
-  }
-}
+import { CodedError } from "../shared/coded_error.ts";
+
+/** Every stable code a {@link CdpLayerError} may carry. */
+export type CdpErrorCode =
+  | "CDP_PROTOCOL_ERROR"
+  | "CDP_TIMEOUT"
+  | "CDP_CLOSED"
+  | "CDP_ABORTED"
+  | "BROWSER_LAUNCH_FAILED"
+  | CdpFaultCode;
+
+/** Base class of every error thrown by `cdp/` (the project's one base, `CodedError`). */
+export class CdpLayerError<C extends CdpErrorCode = CdpErrorCode> extends CodedError<C> {}
 
 /** The browser answered a command with a protocol error. */
 export class CdpError extends CdpLayerError {
@@ -71,10 +74,4 @@ export type CdpFaultCode =
  * failing on one. The browser behind it is killed; pending calls reject with this error.
  * Only this browser is affected: nothing of it reaches another connection.
  */
-export class CdpFaultError extends CdpLayerError {
-  override readonly code: CdpFaultCode;
-  constructor(code: CdpFaultCode, message: string, options?: ErrorOptions) {
-    super(code, message, options);
-    this.code = code;
-  }
-}
+export class CdpFaultError extends CdpLayerError<CdpFaultCode> {}

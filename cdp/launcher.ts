@@ -94,7 +94,10 @@ export interface LaunchOptions {
   headful?: boolean;
   /** Bound for the first CDP round trip. */
   startTimeoutMs?: number;
-  /** Where the CDP layer logs its failures (codes only); default stderr. */
+  /**
+   * Where the CDP layer logs its failures (codes only); default: nowhere. The runtime always
+   * hands in its own `log()` (`runtime/browser/launch.ts`): `cdp/` never writes to the console.
+   */
   log?: CdpLog;
   /** Bytes one CDP message may have (default `MAX_MESSAGE_BYTES`): more ends the browser. */
   maxMessageBytes?: number;
@@ -236,7 +239,7 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserProc
       connection.root.send("Browser.getVersion", undefined, { timeoutMs }),
       spawnError.then((e) => Promise.reject(e)),
     ]);
-    if (!outcome.product) throw new Error("empty Browser.getVersion reply");
+    if (!outcome.product) throw new BrowserLaunchError("empty Browser.getVersion reply");
   } catch (err) {
     await browser.close(500);
     const detail = stderrTail.join("").trim().split("\n").slice(-3).join(" | ");

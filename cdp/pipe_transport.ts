@@ -39,7 +39,7 @@ export interface PipeReadable {
 export interface PipeTransportOptions {
   /** Bytes one message may have; default `MAX_MESSAGE_BYTES`. */
   maxMessageBytes?: number;
-  /** Where the transport's own failures are logged (codes only); default stderr. */
+  /** Where the transport's own failures are logged (codes only); default: nowhere. */
   log?: (line: string) => void;
 }
 
@@ -66,7 +66,7 @@ export class PipeTransport {
   constructor(writable: PipeWritable, readable: PipeReadable, options: PipeTransportOptions = {}) {
     this.#writable = writable;
     this.#max = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
-    this.#log = options.log ?? ((line) => console.error(`cdp: ${line}`));
+    this.#log = options.log ?? (() => {});
     // EPIPE after the browser died arrives as an event; unhandled, it would crash the runtime.
     writable.on("error", () => this.#markClosed());
     readable.on("data", (chunk) => this.#onData(chunk));

@@ -24,7 +24,7 @@ export interface SessionHost {
   ): Promise<unknown>;
   /**
    * Told when a handler or detach listener throws or rejects (`CdpConnection` ends the
-   * browser for it); without it the failure is only logged to stderr.
+   * browser for it); without it the failure goes nowhere.
    */
   listenerFailed?(where: string, err: unknown): void;
 }
@@ -164,8 +164,9 @@ export class CdpSession {
   #guard(where: string, fn: () => unknown): void {
     const failed = (err: unknown) => {
       try {
-        if (this.#host.listenerFailed) this.#host.listenerFailed(where, err);
-        else console.error(`cdp: ${where} failed: ${err instanceof Error ? err.name : typeof err}`);
+        // A host without a reporter (a test's fake) has nowhere to log: `cdp/` never writes
+        // to the console itself.
+        this.#host.listenerFailed?.(where, err);
       } catch {
         // Reporting failed too; nothing may leave this callback.
       }

@@ -4,17 +4,13 @@
  *
  * @module
  */
+import { CodedError } from "../shared/coded_error.ts";
 
-/** Base class of runtime errors that reach a tool result. */
-export class OmotaiError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: string;
-  constructor(code: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.code = code;
-    this.name = new.target.name;
-  }
-}
+/**
+ * Base class of runtime errors that reach a tool result (the project's one base, `CodedError`,
+ * which `cdp/` and `vault/` derive theirs from too).
+ */
+export class OmotaiError extends CodedError {}
 
 /** Tool arguments failed validation. */
 export class InvalidArgumentsError extends OmotaiError {

@@ -442,7 +442,7 @@ Deno.test("BlockedRequests.take() and Notices.take() redact an origin holding th
 });
 
 Deno.test("translateBrowserError() and ResponseBuilder.serialize() put no page text in an error", () => {
-  const cdp = new CdpLayerError("CDP_PROTOCOL", `Cannot find ${PW} in ${PW.toLowerCase()}`);
+  const cdp = new CdpLayerError("CDP_PROTOCOL_ERROR", `Cannot find ${PW} in ${PW.toLowerCase()}`);
   const err = translateBrowserError(cdp, false) as Error;
   assertNoRun(err.message, "translated", 2);
   const response = new ResponseBuilder()

@@ -2,7 +2,7 @@
  * The operator console: server-rendered pages and a JSON API to approve or deny pending
  * writes, answer agents' questions, watch and kill sessions, manage domain rules, agent keys
  * and grants, and read the audit. One Hono app; `cli/start.ts` serves it beside the MCP app and
- * sends it the paths `isConsolePath()` names.
+ * sends it the paths `isConsolePath()` names (derived from the route table).
  *
  * Every response carries the secure headers; the Host (and Origin) must be the console's
  * own; bodies over 64 KiB are refused (413); errors become responses in `onError` only.
@@ -31,36 +31,43 @@ import { secureHeaders } from "./secure_headers.ts";
 export type { ConsoleDeps } from "./console_deps.ts";
 export type { ConsoleEnv } from "./auth.ts";
 
-/** Exact paths of the console (the MCP app keeps `/mcp`, `/sse`, `/messages`). */
-const EXACT = new Set([
-  "/",
-  "/login",
-  "/logout",
-  "/console.css",
-  "/console.js",
-  "/questions",
-  "/sessions",
-  "/domains",
-  "/agents",
-  "/grants",
-  "/audit",
-  "/policies",
-]);
+/** Paths the console owns, derived once from its route table. */
+let owned: ((pathname: string) => boolean) | undefined;
 
-/** Path prefixes of the console. */
-const PREFIXES = [
-  "/api/",
-  "/approvals/",
-  "/questions/",
-  "/sessions/",
-  "/domains/",
-  "/agents/",
-  "/grants/",
-];
-
-/** True for the paths the console owns; the server sends the rest to the MCP app. */
+/**
+ * True for the paths the console owns; the server sends the rest to the MCP app (which keeps
+ * `/mcp`, `/sse`, `/messages`). Derived from the route table (`consoleRoutePaths()`), never
+ * kept by hand.
+ */
 export function isConsolePath(pathname: string): boolean {
-  return EXACT.has(pathname) || PREFIXES.some((p) => pathname.startsWith(p));
+  owned ??= ownedPaths(consoleRoutePaths());
+  return owned(pathname);
+}
+
+/**
+ * The console's route table: the path of every route `createConsoleApp()` registers. The
+ * routes are registered on a bare app whose handlers never run, so no deps are needed.
+ */
+export function consoleRoutePaths(): string[] {
+  const app = new Hono<ConsoleEnv>();
+  registerRoutes(app, {} as ConsoleDeps, new OperatorSessions(), new FailureLimiter());
+  return [...new Set(app.routes.map((r) => r.path).filter((p) => !p.includes("*")))];
+}
+
+/**
+ * What a route table owns: a one-segment route's exact path (`/`, `/login`, `/grants`), and
+ * everything below the first segment of a deeper route (`/api/approvals` owns `/api/…`, so an
+ * unknown `/api/x` is the console's 404, not the MCP app's).
+ */
+export function ownedPaths(paths: readonly string[]): (pathname: string) => boolean {
+  const exact = new Set<string>();
+  const prefixes = new Set<string>();
+  for (const path of paths) {
+    const segments = path.split("/");
+    if (segments.length > 2) prefixes.add(`/${segments[1]}/`);
+    else exact.add(path);
+  }
+  return (pathname) => exact.has(pathname) || [...prefixes].some((p) => pathname.startsWith(p));
 }
 
 /** Builds the console app. */
@@ -102,15 +109,24 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
   );
   app.use("*", authenticate({ adminToken: deps.adminToken, sessions, limiter }));
 
+  registerRoutes(app, deps, sessions, limiter);
+  return app;
+}
+
+/** The console's route table: every route, on `app` (`createConsoleApp`, `consoleRoutePaths`). */
+function registerRoutes(
+  app: Hono<ConsoleEnv>,
+  deps: ConsoleDeps,
+  sessions: OperatorSessions,
+  limiter: FailureLimiter,
+): void {
   app.get("/console.css", (c) => c.body(CONSOLE_CSS, 200, { "Content-Type": "text/css" }));
   app.get(
     "/console.js",
     (c) => c.body(CONSOLE_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }),
   );
-
   loginRoutes(app, deps.adminToken, sessions, limiter);
   pageRoutes(app, deps);
   formRoutes(app, deps);
   apiRoutes(app, deps, sessions);
-  return app;
 }

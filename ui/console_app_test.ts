@@ -5,7 +5,7 @@ import type { AuditEvent, AuditRow, AuditSink } from "../runtime/audit/audit_row
 import type { ApprovalOutcome, PendingApproval } from "../runtime/gate/approver.ts";
 import { requestView } from "../runtime/net/request_view.ts";
 import { baseFacts, FRESH_SESSION } from "../runtime/policy/fact_builders.ts";
-import { createConsoleApp, isConsolePath } from "./console_app.ts";
+import { consoleRoutePaths, createConsoleApp, isConsolePath, ownedPaths } from "./console_app.ts";
 import type {
   AgentsPort,
   AgentView,
@@ -929,5 +929,22 @@ Deno.test("isConsolePath() owns the console's paths and leaves MCP's alone", () 
   }
   for (const p of ["/mcp", "/sse", "/messages", "/favicon.ico", "/apix", "/grantsx"]) {
     assert.equal(isConsolePath(p), false, p);
+  }
+});
+
+Deno.test("isConsolePath() comes from the route table: every route is the console's, nothing else", () => {
+  const paths = consoleRoutePaths();
+  assert.ok(paths.includes("/api/events") && paths.includes("/grants/:id/approve"));
+  for (const path of paths) {
+    const concrete = path.replaceAll(/:[a-z]+/g, "x1");
+    assert.equal(isConsolePath(concrete), true, concrete);
+  }
+  // A route added to the table is owned at once, with no second list to update.
+  const owns = ownedPaths([...paths, "/reports", "/reports/:id"]);
+  assert.equal(owns("/reports"), true);
+  assert.equal(owns("/reports/7"), true);
+  assert.equal(isConsolePath("/reports"), false);
+  for (const p of ["/mcp", "/sse", "/messages", "/approvals", "/audit/x"]) {
+    assert.equal(owns(p), false, p);
   }
 });

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { CodedError } from "../shared/coded_error.ts";
 
 /** Every stable code a {@link VaultError} may carry. */
 export type VaultErrorCode =
@@ -18,13 +19,5 @@ export type VaultErrorCode =
   | "BAD_SECRET_ID"
   | "BAD_SECRET_KIND";
 
-/** The error thrown by everything in `vault/`. */
-export class VaultError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: VaultErrorCode;
-  constructor(code: VaultErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.code = code;
-    this.name = new.target.name;
-  }
-}
+/** The error thrown by everything in `vault/` (the project's one base, `CodedError`). */
+export class VaultError extends CodedError<VaultErrorCode> {}

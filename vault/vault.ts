@@ -96,6 +96,23 @@ export class Vault implements Disposable {
     return new Vault(db, key, check);
   }
 
+  /**
+   * Whether `db`'s vault holds a secret `id` (no vault tables: none). Needs no key: only the
+   * id is looked at, so stores that refer to secrets (grants) ask here, not the table.
+   */
+  static has(db: DatabaseSync, id: string): boolean {
+    const table = db.prepare(
+      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vault_secrets'",
+    ).get();
+    if (!table) return false;
+    return db.prepare("SELECT 1 FROM vault_secrets WHERE id = ?").get(id) !== undefined;
+  }
+
+  /** Whether this vault holds a secret `id`. */
+  has(id: string): boolean {
+    return Vault.has(this.#db, id);
+  }
+
   /** Seals and stores a new secret (`SECRET_EXISTS` if the id is taken). */
   async add(id: string, kind: SecretKind, value: string): Promise<void> {
     checkId(id);

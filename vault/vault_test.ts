@@ -169,3 +169,16 @@ Deno.test("Vault.list never contains values; bad ids, kinds, duplicates and unkn
     assert.throws(() => vault.list(), code("VAULT_CLOSED"));
   });
 });
+
+Deno.test("Vault.has answers by id without a key, and no tables means no secrets", async () => {
+  await withDb(async (db) => {
+    assert.equal(Vault.has(db, "a"), false);
+    const vault = await Vault.open(db, randomKey());
+    await vault.add("a", "password", "value-a");
+    assert.equal(Vault.has(db, "a"), true);
+    assert.equal(vault.has("a"), true);
+    assert.equal(Vault.has(db, "b"), false);
+    vault.remove("a");
+    assert.equal(vault.has("a"), false);
+  });
+});

@@ -52,19 +52,20 @@ export async function callOnElement<T>(el: Element, fn: string, args: unknown[] 
 }
 
 async function resolveObject(el: Element, contextId: number, backendNodeId: number) {
+  const stale = () =>
+    new StaleRefError(`ref ${el.ref} is no longer in the page; take a new snapshot`);
+  let objectId: string | undefined;
   try {
-    const { object } = await el.session.send("DOM.resolveNode", {
+    ({ object: { objectId } } = await el.session.send("DOM.resolveNode", {
       backendNodeId,
       executionContextId: contextId,
-    });
-    if (!object.objectId) throw new Error("no object");
-    return object.objectId;
+    }));
   } catch (err) {
-    if (err instanceof CdpError || (err as Error).message === "no object") {
-      throw new StaleRefError(`ref ${el.ref} is no longer in the page; take a new snapshot`);
-    }
+    if (err instanceof CdpError) throw stale();
     throw err;
   }
+  if (!objectId) throw stale();
+  return objectId;
 }
 
 /** Offset of a frame target's viewport inside the tab's top-level viewport. */

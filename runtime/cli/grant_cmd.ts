@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { AuditLog } from "../audit/audit_log.ts";
 import { OmotaiError } from "../errors.ts";
 import { type Grant, GrantStore } from "../grants/mod.ts";
+import { Vault } from "../../vault/mod.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 import { dataDirFrom } from "../launcher/data_dir.ts";
 import { GRANT_OPTIONS } from "../launcher/options.ts";
@@ -48,7 +49,12 @@ export function grantCommand(args: string[]): number {
     Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const db: DatabaseSync = openDatabase(databasePath(dataDir));
     try {
-      return fn(new GrantStore(db, { audit: new AuditLog(db) }));
+      return fn(
+        new GrantStore(db, {
+          audit: new AuditLog(db),
+          secrets: { has: (id) => Vault.has(db, id) },
+        }),
+      );
     } finally {
       db.close();
     }

@@ -14,10 +14,15 @@ import { verifyAudit } from "../audit/verify.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import type { DomainRules } from "../gate/domains.ts";
 import { GrantError, GrantStore } from "../grants/mod.ts";
+import { Vault } from "../../vault/mod.ts";
 import { log } from "../log.ts";
+import { processRedactor } from "../redact/mod.ts";
 import { createConsoleApp } from "../../ui/console_app.ts";
 import type { GrantsPort } from "../../ui/ports.ts";
 import type { PolicyWorlds } from "./policy_worlds.ts";
+
+/** A page origin as the console shows it: a host name can hold a secret a page put there. */
+const redactOrigin = (o: string | null) => o === null ? null : processRedactor().redact(o);
 
 /** What the console is built over. */
 export interface OperatorConsoleDeps {
@@ -32,7 +37,7 @@ export interface OperatorConsoleDeps {
   db: DatabaseSync;
   audit: AuditLog;
   worlds: PolicyWorlds;
-  /** The grants; default: a `GrantStore` over `db` auditing to `audit`. */
+  /** The grants; default: a `GrantStore` over `db` auditing to `audit`, asking `Vault.has`. */
   grants?: GrantStore;
   /** Closes the live sessions of an agent whose key the operator removed. */
   closeAgent(name: string): Promise<number>;
@@ -50,7 +55,8 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
         [...d.live.values()].map((s) => ({
           id: s.id,
           agent: s.agent,
-          origin: s.currentOrigin(),
+          // A host name can hold a secret a page put there (it is page data like any other).
+          origin: redactOrigin(s.currentOrigin()),
           actionsUsed: s.state.counters().actionsUsed,
           tainted: s.state.tainted,
           startedAt: new Date(s.state.startedAt).toISOString(),
@@ -72,7 +78,10 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
       },
     },
     domains: d.domains,
-    grants: grantsPort(d.grants ?? new GrantStore(d.db, { audit: d.audit })),
+    grants: grantsPort(
+      d.grants ??
+        new GrantStore(d.db, { audit: d.audit, secrets: { has: (id) => Vault.has(d.db, id) } }),
+    ),
     audit: auditPort(d.db, d.audit),
     policies: {
       modules: async () =>
@@ -85,6 +94,7 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
           }))
         ),
     },
+    log,
   });
 }
 

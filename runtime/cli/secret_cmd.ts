@@ -82,7 +82,7 @@ export async function secretCommand(args: string[]): Promise<number> {
       const [removed, revoked] = await withVault(values["data-dir"], (vault, db) => {
         // Grants first: if removing the value then fails, the grants are gone all the same
         // (fail closed), never live for a secret that is half removed.
-        const revoked = new GrantStore(db, { audit: new AuditLog(db) })
+        const revoked = new GrantStore(db, { audit: new AuditLog(db), secrets: vault })
           .revokeForSecret(id, { by: "cli" });
         return [vault.remove(id), revoked] as const;
       });

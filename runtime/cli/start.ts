@@ -3,41 +3,32 @@
  *
  * @module
  */
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/stdio"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { findBrowser, ProfileStore } from "../../cdp/mod.ts";
-import { type AgentInfo, AgentKeys } from "../agents/agent_keys.ts";
+import { AgentKeys } from "../agents/agent_keys.ts";
 import { AuditLog } from "../audit/audit_log.ts";
 import { JsonlMirror } from "../audit/jsonl_mirror.ts";
-import { BrowserSession } from "../browser/browser_session.ts";
+import type { BrowserSession } from "../browser/browser_session.ts";
 import { DomainRules } from "../gate/domains.ts";
 import { EgressProxy } from "../egress/egress_proxy.ts";
 import { TlsAuthority } from "../egress/tls_authority.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
-import { createDemoSite } from "../demo/site.ts";
 import { type Approver, unavailableApprover } from "../gate/approver.ts";
 import { log } from "../log.ts";
-import type { OmotaiError } from "../errors.ts";
-import { bracketHost } from "../net/host.ts";
-import { allowedHostsFor } from "../mcp/host_guard.ts";
-import { createHttpApp, type HttpApp } from "../mcp/http_app.ts";
-import { createMcpServer } from "../mcp/server.ts";
+import type { HttpApp } from "../mcp/http_app.ts";
 import type { DatabaseSync } from "node:sqlite";
 import { keySourceFrom, Vault } from "../../vault/mod.ts";
 import { GrantStore } from "../grants/mod.ts";
 import { egressSecrets, processRedactor } from "../redact/mod.ts";
-import { grantLoginService } from "./login_service.ts";
-import { consolePushChannel } from "./push_channel.ts";
-import { startupLogin } from "./startup_login.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
 import type { HumanChannel } from "../tools/tool.ts";
 import { adminToken } from "./admin_token.ts";
 import { ApprovalQueue, HumanQuestions } from "../approvals/mod.ts";
-import { isConsolePath } from "../../ui/console_app.ts";
-import { watchRemovedAgents } from "./agent_watch.ts";
+import { connectionFactory } from "./connections.ts";
 import { operatorConsole } from "./operator_console.ts";
-import { PolicyWorlds } from "./policy_worlds.ts";
-import { stdinEnded, Teardowns } from "./shutdown.ts";
+import { type PolicyWorld, PolicyWorlds } from "./policy_worlds.ts";
+import { type ConsoleFactory, runtimeOrigins, serveDemo, serveHttp, serveStdio } from "./serve.ts";
+import { Teardowns } from "./shutdown.ts";
+import { Teardown } from "./teardown.ts";
 
 /** Options of `omotai start`. */
 export interface StartOptions {
@@ -68,6 +59,13 @@ export interface StartOptions {
    * `DENO_CERT` always apply.
    */
   upstreamCa?: string[];
+  /**
+   * Tests: called with each teardown step's name as the resource it undoes is registered;
+   * throwing fails the start right there (then everything made so far is undone).
+   */
+  onStep?: (name: string) => void;
+  /** Tests: told the id of each child process the start spawns (the egress proxy). */
+  onChild?: (pid: number) => void;
 }
 
 /** A running runtime. */
@@ -99,230 +97,184 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   // sse mode needs an agent key on every MCP request, so it may bind beyond loopback.
   const admin = adminToken(Deno.env.get("OMOTAI_ADMIN_TOKEN"));
   const executable = options.browser ?? findBrowser(Deno.env.get("OMOTAI_BROWSER"));
+  // Everything below is registered here the moment it exists: a start that fails at any step
+  // undoes what it made, and the runtime's end is this same teardown, in reverse order.
+  const teardown = new Teardown({ onDefer: options.onStep });
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => resolveDone = r);
+  try {
+    teardown.defer("done", () => resolveDone());
+    const stores = await openStores(options, teardown);
+    const boundary = await openBoundary(options, stores, teardown);
+    const { audit, domains, agents, db } = stores;
+    const { worlds, approvals, questions } = boundary;
+    // Shutdown waits for every session's browser and profile, not just for its server's close.
+    const sessions = new Teardowns();
+    // A connection that arrived while the servers closed.
+    teardown.defer("sessions", () => sessions.disposeAll());
+    /** Live sessions by id, for the console. */
+    const live = new Map<string, BrowserSession>();
+    const newServer = connectionFactory({
+      ...boundary,
+      executable,
+      audit,
+      headful: options.headful,
+      mode: options.mode,
+      sessions,
+      live,
+      grants: stores.grants,
+      vault: stores.vault,
+    });
+    /** The operator console over this runtime's stores. */
+    const consoleApp: ConsoleFactory = (allowedHosts, http) =>
+      operatorConsole({
+        adminToken: admin.token,
+        allowedHosts,
+        approvals,
+        questions,
+        live,
+        agents,
+        domains,
+        db,
+        audit,
+        worlds,
+        grants: stores.grants,
+        closeAgent: (name) => http?.closeAgent(name) ?? Promise.resolve(0),
+      });
+    const runtime: Runtime = {
+      policy: boundary.runtimeWorld.policy,
+      audit,
+      domains,
+      agents,
+      adminToken: admin.token,
+      adminTokenGenerated: admin.generated,
+      done,
+      // Concurrent callers (a signal during a stdin-close shutdown) all wait for the same run.
+      [Symbol.asyncDispose]: () => teardown.run(),
+    };
+    if (options.demoSite) {
+      runtime.demoUrl = serveDemo(teardown, options.demoPort ?? options.port + 1);
+    }
+    const serve = { teardown, newServer, consoleApp, worlds };
+    if (options.mode === "stdio") {
+      Object.assign(runtime, await serveStdio(serve, options, () => resolveDone()));
+    } else {
+      Object.assign(runtime, await serveHttp({ ...serve, agents }, options));
+    }
+    // Browsers first: a server or transport that hangs on close must not keep them alive.
+    teardown.defer("sessions before servers", () => sessions.disposeAll());
+    return runtime;
+  } catch (err) {
+    await teardown.run();
+    throw err;
+  }
+}
+
+/** The database and what lives in it: vault, audit (and its mirror), rules, agents, grants. */
+export interface Stores {
+  db: DatabaseSync;
+  vault: Vault | undefined;
+  audit: AuditLog;
+  domains: DomainRules;
+  agents: AgentKeys;
+  grants: GrantStore;
+  /** Set once `runtime_started` is written: only then does the teardown write `runtime_stopped`. */
+  lifecycle: { started: boolean };
+}
+
+/**
+ * Opens the data dir's database and its stores. On the teardown: the database's close, the
+ * vault's key, the audit mirror, and the `runtime_stopped` row once the runtime has started.
+ */
+export async function openStores(options: StartOptions, teardown: Teardown): Promise<Stores> {
   await Deno.mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(databasePath(options.dataDir));
+  teardown.defer("database", () => db.close());
   // The vault opens here or not at all: a wrong key stops the start (VAULT_KEY_MISMATCH)
   // before anything else runs, never at the first login, and every value is known to the
   // redactor before any page can echo it.
-  const vault = await openVault(db, options.vaultKey).catch((err) => {
-    db.close();
-    throw err;
-  });
+  const vault = await openVault(db, options.vaultKey);
+  if (vault) teardown.defer("vault key", () => vault[Symbol.dispose]());
   const mirror = options.audit ? new JsonlMirror(options.audit) : undefined;
+  if (mirror) teardown.defer("audit mirror", () => mirror[Symbol.dispose]());
   const audit = new AuditLog(db, mirror);
-  const domains = new DomainRules(db);
-  const agents = new AgentKeys(db);
+  const lifecycle = { started: false };
+  teardown.defer("runtime_stopped row", () => {
+    if (!lifecycle.started) return;
+    try {
+      audit.append({ kind: "runtime_stopped", source: "lifecycle", decision: "event" });
+    } catch { /* the database may be gone; nothing else to do */ }
+  });
+  const secrets = { has: (id: string) => Vault.has(db, id) };
+  return {
+    db,
+    vault,
+    audit,
+    domains: new DomainRules(db),
+    agents: new AgentKeys(db),
+    grants: new GrantStore(db, { audit, secrets }),
+    lifecycle,
+  };
+}
+
+/** What stands between sessions and the world: TLS authority, profiles, proxy, policies. */
+export interface BoundaryParts {
+  profiles: ProfileStore;
+  proxy: EgressProxy;
+  approvals: ApprovalQueue;
+  questions: HumanQuestions;
+  /** The console's queue and questions, or refusals when no human is reachable. */
+  approver: Approver;
+  human: HumanChannel | undefined;
+  worlds: PolicyWorlds;
+  runtimeWorld: PolicyWorld;
+}
+
+/**
+ * This start's TLS authority, profile store, egress proxy, approval queue and policy worlds,
+ * each registered on the teardown as it is made; resolves once the runtime's own policy is
+ * verified (and `runtime_started` is written).
+ */
+export async function openBoundary(
+  options: StartOptions,
+  stores: Stores,
+  teardown: Teardown,
+): Promise<BoundaryParts> {
+  const { audit, domains } = stores;
   // A fresh authority per start, in the data dir (0600): the proxy terminates TLS with it.
-  const authority = await TlsAuthority.create(`${options.dataDir}/proxy-ca`);
+  // The authority's key is of no use after this start: it does not outlive it on disk.
+  const caDir = `${options.dataDir}/proxy-ca`;
+  teardown.defer("TLS authority", () => Deno.remove(caDir, { recursive: true }).catch(() => {}));
+  const authority = await TlsAuthority.create(caDir);
+  const profiles = await ProfileStore.open(options.dataDir);
+  teardown.defer("profile store", () => profiles[Symbol.asyncDispose]());
   const proxy = EgressProxy.start({ authority, upstreamCa: options.upstreamCa });
+  if (proxy.pid !== undefined) options.onChild?.(proxy.pid);
+  teardown.defer("egress proxy", () => proxy[Symbol.asyncDispose]());
   const approvals = new ApprovalQueue(audit);
+  teardown.defer("approval queue", () => approvals.close());
   const questions = new HumanQuestions(audit);
+  teardown.defer("operator questions", () => questions.close());
   // In stdio mode without --console no human is reachable: confirmations are refused at once.
   const withConsole = options.mode === "sse" || options.console === true;
   const approver: Approver = withConsole ? approvals : unavailableApprover;
   const human: HumanChannel | undefined = withConsole ? questions : undefined;
   const worlds = new PolicyWorlds({ domains, audit, proxy, approver });
-  const grants = new GrantStore(db, { audit });
-  // The runtime's own policy is verified before anything starts: a refused module stops it.
-  const runtimeWorld = await worlds.get(options.policy).catch(async (err) => {
-    await proxy[Symbol.asyncDispose]();
-    db.close();
-    throw err;
-  });
-  const policy = runtimeWorld.policy;
-  const profiles = await ProfileStore.open(options.dataDir);
+  teardown.defer("policy worlds", () => worlds[Symbol.asyncDispose]());
+  // The runtime's own policy is verified before anything serves: a refused module stops it.
+  const runtimeWorld = await worlds.get(options.policy);
   audit.append({
     kind: "runtime_started",
     source: "lifecycle",
     decision: "event",
     reason: runtimeWorld.engine.modules.map((m) => m.name).join(","),
   });
-  // Shutdown waits for every session's browser and profile, not just for its server's close.
-  const sessions = new Teardowns();
-  /** Live sessions by id, for the console. */
-  const live = new Map<string, BrowserSession>();
-  /** A connection's server: its agent's policy (or the runtime's), its identity from its key. */
-  const newServer = async (agent: AgentInfo | undefined) => {
-    const world = agent?.policy
-      ? await worlds.get(agent.policy).catch((err) => {
-        // The client sees only that its connection failed; the operator is told why.
-        log(
-          `agent ${agent.name}: ${(err as OmotaiError).code ?? "ERROR"}: ${(err as Error).message}`,
-        );
-        throw err;
-      })
-      : runtimeWorld;
-    const session = new BrowserSession({
-      profiles,
-      executable,
-      audit,
-      headful: options.headful,
-      hooks: world.hooks,
-    });
-    session.agent = agent?.name ?? (options.mode === "stdio" ? "stdio" : null);
-    live.set(session.id, session);
-    const dispose = session[Symbol.asyncDispose].bind(session);
-    session[Symbol.asyncDispose] = () => dispose().finally(() => live.delete(session.id));
-    return createMcpServer({
-      session: sessions.track(session),
-      gate: world.gate,
-      settings: world.settings,
-      human,
-      login: {
-        ...grantLoginService({
-          grants,
-          vault,
-          redactor: processRedactor(),
-          taintAfterLogin: world.policy.taint_after_login,
-          boundary: world.boundary,
-          loginOrigins: world.loginOrigins,
-        }),
-        push: human ? (s) => consolePushChannel(human, s) : undefined,
-        startup: world.policy.login
-          ? startupLogin(world.policy.login, {
-            vault,
-            redactor: processRedactor(),
-            boundary: world.boundary,
-            loginOrigins: world.loginOrigins,
-            push: human ? (s) => consolePushChannel(human, s) : undefined,
-          })
-          : undefined,
-      },
-    });
-  };
-
-  /** The operator console over this runtime's stores. */
-  const consoleApp = (allowedHosts: readonly string[], http?: HttpApp) =>
-    operatorConsole({
-      adminToken: admin.token,
-      allowedHosts,
-      approvals,
-      questions,
-      live,
-      agents,
-      domains,
-      db,
-      audit,
-      worlds,
-      closeAgent: (name) => http?.closeAgent(name) ?? Promise.resolve(0),
-    });
-  const closers: (() => Promise<void>)[] = [
-    () => Promise.resolve(approvals.close()),
-    () => Promise.resolve(questions.close()),
-  ];
-  let resolveDone!: () => void;
-  const done = new Promise<void>((r) => resolveDone = r);
-  let disposing: Promise<void> | undefined;
-  const dispose = async () => {
-    // Browsers first: a server or transport that hangs on close must not keep them alive.
-    await sessions.disposeAll();
-    for (const close of closers.reverse()) await close().catch(logShutdownError);
-    // A connection that arrived while the servers closed.
-    await sessions.disposeAll();
-    // Each step runs even if an earlier one failed: a stuck proxy must not keep the
-    // profile directories on disk.
-    await proxy[Symbol.asyncDispose]().catch(logShutdownError);
-    await worlds[Symbol.asyncDispose]().catch(logShutdownError);
-    await profiles[Symbol.asyncDispose]().catch(logShutdownError);
-    // The authority's key is of no use after this start: it does not outlive it on disk.
-    await Deno.remove(`${options.dataDir}/proxy-ca`, { recursive: true }).catch(() => {});
-    try {
-      audit.append({ kind: "runtime_stopped", source: "lifecycle", decision: "event" });
-    } catch { /* the database may be gone; nothing else to do */ }
-    try {
-      mirror?.[Symbol.dispose]();
-      db.close();
-    } catch (err) {
-      logShutdownError(err);
-    }
-    resolveDone();
-  };
-  const runtime: Runtime = {
-    policy,
-    audit,
-    domains,
-    agents,
-    adminToken: admin.token,
-    adminTokenGenerated: admin.generated,
-    done,
-    // Concurrent callers (a signal during a stdin-close shutdown) all wait for the same run.
-    [Symbol.asyncDispose]: () => disposing ??= dispose(),
-  };
-
-  if (options.demoSite) {
-    const demo = createDemoSite();
-    const server = Deno.serve({
-      hostname: "127.0.0.1",
-      port: options.demoPort ?? options.port + 1,
-      onListen: () => {},
-    }, demo.fetch);
-    closers.push(() => server.shutdown());
-    runtime.demoUrl = `http://127.0.0.1:${server.addr.port}/`;
-  }
-
-  if (options.mode === "stdio") {
-    const server = await newServer(undefined);
-    const transport = new StdioServerTransport();
-    const previous = transport.onclose;
-    transport.onclose = () => {
-      previous?.();
-      resolveDone();
-    };
-    await server.connect(transport);
-    // The SDK's transport does not report the end of stdin: a client that closes the pipe
-    // without killing us has left all the same.
-    stdinEnded().then(resolveDone);
-    closers.push(() => server.close());
-    if (options.console) {
-      let handle: Deno.ServeHandler<Deno.NetAddr> = () => new Response("starting", { status: 503 });
-      const consoleServer = Deno.serve(
-        { hostname: options.host, port: options.consolePort ?? 8090, onListen: () => {} },
-        (req, info) => handle(req, info),
-      );
-      const bound = consoleServer.addr.port;
-      const operator = consoleApp(allowedHostsFor(options.host, bound));
-      handle = (req, info) => operator.fetch(req, info);
-      await worlds.reserve(runtimeOrigins(options.host, bound));
-      closers.push(() => consoleServer.shutdown());
-      runtime.consoleUrl = `http://${bracketHost(options.host)}:${bound}/`;
-    }
-    return runtime;
-  }
-
-  let fetchHandler: (
-    req: Request,
-    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
-  ) => Response | Promise<Response> = () => new Response("starting", { status: 503 });
-  const server = Deno.serve(
-    { hostname: options.host, port: options.port, onListen: () => {} },
-    (req, info) => fetchHandler(req, info),
-  );
-  const port = server.addr.port;
-  const http = createHttpApp({
-    allowedHosts: allowedHostsFor(options.host, port),
-    newServer,
-    authenticate: (key) => agents.verify(key),
-    idleTimeoutMs: options.idleTimeoutMs,
-  });
-  await worlds.reserve(runtimeOrigins(options.host, port));
-  const watch = watchRemovedAgents(agents, (name, at) => http.closeAgent(name, at));
-  closers.push(() => Promise.resolve(clearInterval(watch)));
-  const operator = consoleApp(allowedHostsFor(options.host, port), http);
-  // One port: MCP keeps /mcp, /sse and /messages; the console owns its own paths.
-  fetchHandler = (req, info) =>
-    isConsolePath(new URL(req.url).pathname) ? operator.fetch(req, info) : http.app.fetch(req);
-  runtime.consoleUrl = `http://${bracketHost(options.host)}:${port}/`;
-  closers.push(() => server.shutdown(), () => http.closeAll());
-  runtime.url = `http://${bracketHost(options.host)}:${port}`;
-  runtime.http = http;
-  return runtime;
+  stores.lifecycle.started = true;
+  return { profiles, proxy, approvals, questions, approver, human, worlds, runtimeWorld };
 }
 
 /** The origins the runtime answers on: the controlled browser may never reach them. */
-export function runtimeOrigins(host: string, port: number): string[] {
-  const names = new Set(["127.0.0.1", "localhost", "[::1]", bracketHost(host.toLowerCase())]);
-  return [...names].flatMap((n) => [`http://${n}:${port}`, `https://${n}:${port}`]);
-}
+export { runtimeOrigins };
 
 /** Logs and swallows errors of a shutdown path. */
 export function logShutdownError(err: unknown): void {

@@ -42,6 +42,8 @@ export interface ProxyListener extends Disposable {
 
 /** The proxy process as the runtime drives it: a `Deno.ChildProcess`, or a test's stand-in. */
 export interface ProxyProcess {
+  /** The process id, when it is a real process (a test's stand-in has none). */
+  readonly pid?: number;
   readonly stdin: WritableStream<Uint8Array>;
   readonly stdout: ReadableStream<Uint8Array>;
   readonly status: Promise<unknown>;
@@ -62,6 +64,11 @@ const denied = (reason: string): ProxyAnswer => ({ allow: false, reason, exact: 
 /** The proxy process. */
 export class EgressProxy implements AsyncDisposable {
   #child: ProxyProcess;
+
+  /** The proxy process's id (none for a test's stand-in). */
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
   #writer: WritableStreamDefaultWriter<Uint8Array>;
   #judges = new Map<number, ProxyJudge>();
   #waiting = new Map<number, (port: number) => void>();

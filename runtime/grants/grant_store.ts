@@ -61,8 +61,18 @@ export interface GrantAuditSink {
 /** What a `GrantStore` is built with. */
 export interface GrantStoreOptions {
   audit: GrantAuditSink;
+  /**
+   * Which secrets the vault holds (`Vault.has`); a grant's secret is looked up here. Default:
+   * the vault's table in the same database, read by id only (callers that have no port).
+   */
+  secrets?: SecretIndex;
   /** The clock (tests); default `Date.now`. */
   now?: () => number;
+}
+
+/** The vault as grants see it: whether a secret id exists (no key, no value). */
+export interface SecretIndex {
+  has(secretId: string): boolean;
 }
 
 /** Who made an operator change: the door (`cli`, `console`, `api`). */
@@ -158,11 +168,13 @@ export class GrantStore {
   #db: DatabaseSync;
   #audit: GrantAuditSink;
   #now: () => number;
+  #secrets: SecretIndex;
 
   constructor(db: DatabaseSync, options: GrantStoreOptions) {
     this.#db = db;
     this.#audit = options.audit;
     this.#now = options.now ?? Date.now;
+    this.#secrets = options.secrets ?? vaultTableIndex(db);
   }
 
   /**
@@ -483,14 +495,9 @@ export class GrantStore {
     ).run(at, by, reason, id);
   }
 
-  /** Whether the vault's table holds `secretId` (no table: no secrets). */
+  /** Whether the vault holds `secretId`. */
   #secretExists(secretId: string): boolean {
-    const table = this.#db.prepare(
-      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vault_secrets'",
-    ).get();
-    if (!table) return false;
-    return this.#db.prepare("SELECT 1 FROM vault_secrets WHERE id = ?").get(secretId) !==
-      undefined;
+    return this.#secrets.has(secretId);
   }
 
   #get(id: string, now: number): Grant | undefined {
@@ -629,4 +636,20 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The default `SecretIndex`: the vault's `vault_secrets` table in `db`, by id (no table: no
+ * secrets). The runtime passes `Vault.has` instead; this serves callers without a vault port.
+ */
+function vaultTableIndex(db: DatabaseSync): SecretIndex {
+  return {
+    has(secretId) {
+      const table = db.prepare(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vault_secrets'",
+      ).get();
+      if (!table) return false;
+      return db.prepare("SELECT 1 FROM vault_secrets WHERE id = ?").get(secretId) !== undefined;
+    },
+  };
 }

@@ -509,3 +509,37 @@ Deno.test("GrantStore over a real AuditLog: rows chain and verify, and hold no v
   assert.equal(verifyAudit(w.db).ok, true);
   assert.equal(JSON.stringify(rows).includes(VALUE), false);
 });
+
+Deno.test("GrantStore asks its secrets port which secrets the vault holds", async () => {
+  await using w = await world();
+  const asked: string[] = [];
+  const known = new Set(["shop.password"]);
+  const store = new GrantStore(w.db, {
+    audit: w.sink,
+    now: () => NOW,
+    secrets: {
+      has: (id) => {
+        asked.push(id);
+        return known.has(id);
+      },
+    },
+  });
+  const add = (secret_id: string) =>
+    store.add({
+      secret_id,
+      agent: "ci-bot",
+      purpose: "log in to the shop",
+      mode: "standing",
+      uses: [{ kind: "fill", allowed_origins: [SHOP] }],
+    }, { approve: true, by: "cli" });
+  const grant = add("shop.password");
+  // In the vault's table, but not in the port's answer: unknown to this store.
+  assert.throws(() => add("shop.user"), code("SECRET_NOT_FOUND"));
+  assert.deepEqual(asked, ["shop.password", "shop.user"]);
+  known.delete("shop.password");
+  assert.throws(
+    () => store.redeem({ agent: "ci-bot", useKind: "fill", origin: SHOP, sessionId: "s" }),
+    code("GRANT_REVOKED"),
+  );
+  assert.equal(store.list().find((g) => g.id === grant.id)?.state, "revoked");
+});

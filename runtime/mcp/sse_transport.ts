@@ -9,6 +9,7 @@ import type { SSEStreamingApi } from "hono/streaming";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { OmotaiError } from "../errors.ts";
 
 const KEEPALIVE_MS = 20_000;
 
@@ -44,7 +45,7 @@ export class SseServerTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    if (this.#isClosed) throw new Error("SSE connection closed");
+    if (this.#isClosed) throw new OmotaiError("SSE_CLOSED", "SSE connection closed");
     await this.#stream.writeSSE({ event: "message", data: JSON.stringify(message) });
   }
 
@@ -66,7 +67,7 @@ export class SseServerTransport implements Transport {
       this.onclose?.();
     } catch (err) {
       // Called from the stream's abort event: a throw there would escape the runtime.
-      this.onerror?.(err instanceof Error ? err : new Error(String(err)));
+      this.onerror?.(err instanceof Error ? err : new OmotaiError("SSE_CLOSE_FAILED", String(err)));
     }
     return Promise.resolve();
   }

@@ -146,8 +146,12 @@ export class KernelModule {
     });
     const fuel = instance.exports[FUEL_EXPORT];
     const verdict = instance.exports.verdict;
-    if (!(fuel instanceof WebAssembly.Global)) throw new Error("module is not metered");
-    if (typeof verdict !== "function") throw new Error("module exports no verdict function");
+    if (!(fuel instanceof WebAssembly.Global)) {
+      throw new OmotaiError("POLICY_MODULE_REJECTED", "module is not metered");
+    }
+    if (typeof verdict !== "function") {
+      throw new OmotaiError("POLICY_MODULE_REJECTED", "module exports no verdict function");
+    }
     this.#fuelGlobal = fuel;
     this.#verdict = verdict as () => unknown;
   }

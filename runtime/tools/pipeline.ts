@@ -10,6 +10,7 @@ import type { BrowserSession } from "../browser/browser_session.ts";
 import type { Interruption } from "../browser/call_watch.ts";
 import type { OpenDialog } from "../browser/dialogs.ts";
 import { OmotaiError } from "../errors.ts";
+import { log } from "../log.ts";
 import { actionRow } from "../gate/audit_rows.ts";
 import { decide, type Gate, type GateVerdict } from "../gate/gate.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
@@ -334,7 +335,7 @@ function reportError(response: ResponseBuilder, err: unknown, tool: string): voi
   }
   // Unknown errors may carry page or argument data: log the type, tell the model only a code.
   const where = err instanceof Error ? (err.stack ?? "").split("\n").slice(1, 4).join(" ") : "";
-  console.error(`omotai: ${tool} failed: ${err instanceof Error ? err.name : typeof err} ${where}`);
+  log(`${tool} failed: ${err instanceof Error ? err.name : typeof err} ${where}`);
   response.error("INTERNAL_ERROR", "the action failed unexpectedly");
 }
 

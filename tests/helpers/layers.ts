@@ -23,15 +23,17 @@ const BASE = [ROOT];
 
 /** Bottom to top: a folder may import only folders listed before it, and only these. */
 export const LAYERS: readonly LayerRule[] = [
-  { folder: "cdp", job: "typed CDP client, launcher, profiles, targets", may: [] },
-  { folder: "vault", job: "encrypted secrets (a leaf like cdp/)", may: [] },
+  // The one base of coded errors: below cdp/ and vault/, so they stay leaves of the rest.
+  { folder: "shared", job: "CodedError, the base of every coded error", may: [] },
+  { folder: "cdp", job: "typed CDP client, launcher, profiles, targets", may: ["shared"] },
+  { folder: "vault", job: "encrypted secrets (a leaf like cdp/)", may: ["shared"] },
   { folder: "runtime/net", job: "origins, paths, addresses, hosts, URL display", may: [] },
   {
     folder: "runtime/proxy",
     job: "the egress proxy child (--allow-net only)",
     may: ["runtime/net"],
   },
-  { folder: ROOT, job: "errors, log, version (main.ts is the entry)", may: [] },
+  { folder: ROOT, job: "errors, log, version (main.ts is the entry)", may: ["shared"] },
   { folder: "runtime/store", job: "SQLite database and migrations", may: BASE },
   {
     folder: "runtime/agents",
@@ -180,7 +182,7 @@ export async function sourceFiles(root: string): Promise<string[]> {
       else if (e.name.endsWith(".ts") && !e.name.endsWith("_test.ts")) out.push(path);
     }
   };
-  for (const top of ["cdp", "vault", "runtime", "ui"]) {
+  for (const top of ["shared", "cdp", "vault", "runtime", "ui"]) {
     try {
       await walk(top);
     } catch (err) {

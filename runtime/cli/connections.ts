@@ -1,0 +1,100 @@
+/**
+ * The per-connection factory of `omotai start`: each MCP connection gets its own
+ * `BrowserSession` (its agent's policy world, or the runtime's) and MCP server, tracked so the
+ * runtime's teardown waits for its browser and profile.
+ *
+ * @module
+ */
+import type { ProfileStore } from "../../cdp/mod.ts";
+import type { Vault } from "../../vault/mod.ts";
+import type { AgentInfo } from "../agents/agent_keys.ts";
+import type { AuditLog } from "../audit/audit_log.ts";
+import { BrowserSession } from "../browser/browser_session.ts";
+import type { OmotaiError } from "../errors.ts";
+import type { GrantStore } from "../grants/mod.ts";
+import { log } from "../log.ts";
+import { createMcpServer } from "../mcp/server.ts";
+import { processRedactor } from "../redact/mod.ts";
+import type { HumanChannel } from "../tools/tool.ts";
+import { grantLoginService } from "./login_service.ts";
+import type { PolicyWorld, PolicyWorlds } from "./policy_worlds.ts";
+import { consolePushChannel } from "./push_channel.ts";
+import type { Teardowns } from "./shutdown.ts";
+import { startupLogin } from "./startup_login.ts";
+
+/** What every connection is built from. */
+export interface ConnectionDeps {
+  worlds: PolicyWorlds;
+  /** The runtime's own policy world (a connection without an agent policy). */
+  runtimeWorld: PolicyWorld;
+  profiles: ProfileStore;
+  executable: string;
+  audit: AuditLog;
+  headful?: boolean;
+  mode: "stdio" | "sse";
+  /** Sessions the teardown waits for. */
+  sessions: Teardowns;
+  /** Live sessions by id, for the console. */
+  live: Map<string, BrowserSession>;
+  human: HumanChannel | undefined;
+  grants: GrantStore;
+  vault: Vault | undefined;
+}
+
+/** A connection's MCP server. */
+export type McpServer = ReturnType<typeof createMcpServer>;
+
+/** A connection's server: its agent's policy (or the runtime's), its identity from its key. */
+export function connectionFactory(
+  d: ConnectionDeps,
+): (agent: AgentInfo | undefined) => Promise<McpServer> {
+  return async (agent) => {
+    const world = agent?.policy
+      ? await d.worlds.get(agent.policy).catch((err) => {
+        // The client sees only that its connection failed; the operator is told why.
+        log(
+          `agent ${agent.name}: ${(err as OmotaiError).code ?? "ERROR"}: ${(err as Error).message}`,
+        );
+        throw err;
+      })
+      : d.runtimeWorld;
+    const session = new BrowserSession({
+      profiles: d.profiles,
+      executable: d.executable,
+      audit: d.audit,
+      headful: d.headful,
+      hooks: world.hooks,
+    });
+    session.agent = agent?.name ?? (d.mode === "stdio" ? "stdio" : null);
+    d.live.set(session.id, session);
+    const dispose = session[Symbol.asyncDispose].bind(session);
+    session[Symbol.asyncDispose] = () => dispose().finally(() => d.live.delete(session.id));
+    const human = d.human;
+    return createMcpServer({
+      session: d.sessions.track(session),
+      gate: world.gate,
+      settings: world.settings,
+      human,
+      login: {
+        ...grantLoginService({
+          grants: d.grants,
+          vault: d.vault,
+          redactor: processRedactor(),
+          taintAfterLogin: world.policy.taint_after_login,
+          boundary: world.boundary,
+          loginOrigins: world.loginOrigins,
+        }),
+        push: human ? (s) => consolePushChannel(human, s) : undefined,
+        startup: world.policy.login
+          ? startupLogin(world.policy.login, {
+            vault: d.vault,
+            redactor: processRedactor(),
+            boundary: world.boundary,
+            loginOrigins: world.loginOrigins,
+            push: human ? (s) => consolePushChannel(human, s) : undefined,
+          })
+          : undefined,
+      },
+    });
+  };
+}
