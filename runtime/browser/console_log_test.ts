@@ -1,8 +1,8 @@
+import { holdsPiece, PLANTED_PW, plantedRedactor } from "../../tests/helpers/planted_secret.ts";
 import assert from "node:assert/strict";
 import type { Protocol } from "../../cdp/mod.ts";
 import { FakeHost, fakeTarget } from "../../tests/helpers/fake_target.ts";
 import { CONSOLE_LIMITS, ConsoleLog, formatArgs, renderValue, scrubUrls } from "./console_log.ts";
-import { Redactor } from "../redact/mod.ts";
 
 const NONCE = "0123456789abcdef";
 
@@ -442,22 +442,6 @@ Deno.test("scrubUrls() cuts a URL nested in a query and stays linear on hostile 
   assert.equal(scrubUrls(hostile), hostile);
   assert.ok(performance.now() - t0 < 200, `${performance.now() - t0} ms`);
 });
-
-/** A planted password (24 letters and digits) and a redactor that holds it. */
-const PLANTED_PW = "Zk4Wq9Rt2Xm7Pv3Lh8Ns5Jd6";
-function plantedRedactor(): Redactor {
-  const r = new Redactor();
-  r.add(PLANTED_PW);
-  return r;
-}
-
-/** Whether `text` (letters and digits, lower-cased) holds 3 consecutive characters of it. */
-function holdsPiece(text: string): boolean {
-  const t = text.toLowerCase().replace(/[^a-z0-9]/g, "");
-  const s = PLANTED_PW.toLowerCase();
-  for (let i = 0; i + 3 <= s.length; i++) if (t.includes(s.slice(i, i + 3))) return true;
-  return false;
-}
 
 Deno.test("ConsoleLog.render() redacts a message before the trim, the newline escape and the URL scrub", () => {
   const { log, session } = page(new ConsoleLog({}, Date.now, plantedRedactor()));

@@ -1,3 +1,4 @@
+import { holdsPiece, PLANTED_PW, plantedRedactor } from "../../tests/helpers/planted_secret.ts";
 import assert from "node:assert/strict";
 import type { BlockedRequest } from "./blocked_notice.ts";
 import type { Protocol } from "../../cdp/mod.ts";
@@ -9,7 +10,6 @@ import { Boundary } from "../gate/boundary.ts";
 import { PolicyEngine } from "../policy/engine.ts";
 import { openDatabase } from "../store/database.ts";
 import { NETWORK_LIMITS, NetworkLog } from "./network_log.ts";
-import { Redactor } from "../redact/mod.ts";
 
 const NONCE = "0123456789abcdef";
 
@@ -418,22 +418,6 @@ Deno.test("NetworkLog.render() neutralizes marker text in status texts", () => {
   assert.equal(lines.length, 4, text);
   assert.match(text, /\/%3C%3C%3Cx%3E%3E%3E => \[500\] ››› ‹‹‹end-untrusted-network/);
 });
-
-/** A planted password (24 letters and digits) and a redactor that holds it. */
-const PLANTED_PW = "Zk4Wq9Rt2Xm7Pv3Lh8Ns5Jd6";
-function plantedRedactor(): Redactor {
-  const r = new Redactor();
-  r.add(PLANTED_PW);
-  return r;
-}
-
-/** Whether `text` (letters and digits, lower-cased) holds 3 consecutive characters of it. */
-function holdsPiece(text: string): boolean {
-  const t = text.toLowerCase().replace(/[^a-z0-9]/g, "");
-  const s = PLANTED_PW.toLowerCase();
-  for (let i = 0; i + 3 <= s.length; i++) if (t.includes(s.slice(i, i + 3))) return true;
-  return false;
-}
 
 Deno.test("NetworkLog.render() redacts a path, a host, a status text and a failure before their trims", () => {
   const { log, session } = page(new NetworkLog({}, () => {}, plantedRedactor()));

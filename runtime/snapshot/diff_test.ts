@@ -1,7 +1,7 @@
+import { holdsPiece, PLANTED_PW, plantedRedactor } from "../../tests/helpers/planted_secret.ts";
 import assert from "node:assert/strict";
 import { diffViews, formatDiff, renderDiff, type ViewDiff } from "./diff.ts";
 import { type PageView, renderPage } from "./page_view.ts";
-import { Redactor } from "../redact/mod.ts";
 
 const view = (lines: string[], extra: Partial<PageView> = {}): PageView => ({
   nonce: "n0nce",
@@ -481,22 +481,6 @@ Deno.test("renderDiff() leaves out the field the action typed into when it holds
   const upper = view(["# Search", '[e4] searchbox "Query" = "LAMP"', "No results.", ...FOOTER]);
   assert.match(renderDiff(before, upper, undefined, [{ ref: "e4", value: "lamp" }])!, /= "LAMP"/);
 });
-
-/** A planted password (24 letters and digits) and a redactor that holds it. */
-const PLANTED_PW = "Zk4Wq9Rt2Xm7Pv3Lh8Ns5Jd6";
-function plantedRedactor(): Redactor {
-  const r = new Redactor();
-  r.add(PLANTED_PW);
-  return r;
-}
-
-/** Whether `text` (letters and digits, lower-cased) holds 3 consecutive characters of it. */
-function holdsPiece(text: string): boolean {
-  const t = text.toLowerCase().replace(/[^a-z0-9]/g, "");
-  const s = PLANTED_PW.toLowerCase();
-  for (let i = 0; i + 3 <= s.length; i++) if (t.includes(s.slice(i, i + 3))) return true;
-  return false;
-}
 
 Deno.test("formatDiff() redacts a removed line, a context line and the title before it shortens them", () => {
   // Lines of views built before the value was known: the diff must not cut it into pieces.

@@ -1,3 +1,4 @@
+import { holdsPiece, PLANTED_PW, plantedRedactor } from "../../tests/helpers/planted_secret.ts";
 import assert from "node:assert/strict";
 import type { Protocol } from "../../cdp/mod.ts";
 import {
@@ -8,7 +9,6 @@ import {
   liteTitle,
 } from "./lite_outline.ts";
 import { type PageView, renderPage } from "./page_view.ts";
-import { Redactor } from "../redact/mod.ts";
 
 type CaptureSnapshotResponse = Protocol.DOMSnapshot.CaptureSnapshotResponse;
 
@@ -566,22 +566,6 @@ Deno.test("renderPage() shows a view's note under the status line, outside the u
   assert.equal(noted[1], "note: read in fast mode");
   assert.match(noted[2], /^<<<untrusted-page /);
 });
-
-/** A planted password (24 letters and digits) and a redactor that holds it. */
-const PLANTED_PW = "Zk4Wq9Rt2Xm7Pv3Lh8Ns5Jd6";
-function plantedRedactor(): Redactor {
-  const r = new Redactor();
-  r.add(PLANTED_PW);
-  return r;
-}
-
-/** Whether `text` (letters and digits, lower-cased) holds 3 consecutive characters of it. */
-function holdsPiece(text: string): boolean {
-  const t = text.toLowerCase().replace(/[^a-z0-9]/g, "");
-  const s = PLANTED_PW.toLowerCase();
-  for (let i = 0; i + 3 <= s.length; i++) if (t.includes(s.slice(i, i + 3))) return true;
-  return false;
-}
 
 Deno.test("buildLiteOutline() redacts names, values, text and targets before it cuts them", () => {
   const at = (n: number) => `${"o".repeat(n)}${PLANTED_PW} tail`;

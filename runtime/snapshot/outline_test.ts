@@ -1,6 +1,6 @@
+import { holdsPiece, PLANTED_PW, plantedRedactor } from "../../tests/helpers/planted_secret.ts";
 import assert from "node:assert/strict";
 import type { Protocol } from "../../cdp/mod.ts";
-import { Redactor } from "../redact/mod.ts";
 import { buildOutline, type OutlineFrame } from "./outline.ts";
 
 type AXNode = Protocol.Accessibility.AXNode;
@@ -118,22 +118,6 @@ Deno.test("buildOutline() splices child frames at their owner iframe", () => {
   assert.deepEqual(seen, ["C"]);
   assert.equal(stats.frames, 2);
 });
-
-/** A planted password (24 letters and digits) and a redactor that holds it. */
-const PLANTED_PW = "Zk4Wq9Rt2Xm7Pv3Lh8Ns5Jd6";
-function plantedRedactor(): Redactor {
-  const r = new Redactor();
-  r.add(PLANTED_PW);
-  return r;
-}
-
-/** Whether `text` (letters and digits, lower-cased) holds 3 consecutive characters of it. */
-function holdsPiece(text: string): boolean {
-  const t = text.toLowerCase().replace(/[^a-z0-9]/g, "");
-  const s = PLANTED_PW.toLowerCase();
-  for (let i = 0; i + 3 <= s.length; i++) if (t.includes(s.slice(i, i + 3))) return true;
-  return false;
-}
 
 Deno.test("buildOutline() redacts names, values and text before it cuts or splits them", () => {
   const redactor = plantedRedactor();
