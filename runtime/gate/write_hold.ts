@@ -128,8 +128,7 @@ export function isFormSubmission(write: HeldWrite, form: HeldForm | undefined): 
 export function actionHold(options: ActionHoldOptions): ActionHold {
   const pending = new Set<Promise<unknown>>();
   const outcomes: HeldOutcome[] = [];
-  const ask = async (write: HeldWrite, facts: Facts): Promise<Decision> => {
-    const kind: WriteKind = isFormSubmission(write, options.form) ? "form" : "script";
+  const ask = async (write: HeldWrite, facts: Facts, kind: WriteKind): Promise<Decision> => {
     if (kind === "script" && !options.scriptWrites) {
       return deny("SCRIPT_WRITE_REFUSED", { module: "approval" });
     }
@@ -176,14 +175,15 @@ export function actionHold(options: ActionHoldOptions): ActionHold {
     strict: false,
     outcomes,
     async judge(write, facts) {
-      const p = ask(write, facts).catch(() => deny("GATE_ERROR", { module: "approval" }));
+      const kind: WriteKind = isFormSubmission(write, options.form) ? "form" : "script";
+      const p = ask(write, facts, kind).catch(() => deny("GATE_ERROR", { module: "approval" }));
       pending.add(p);
       try {
         const d = await p;
         outcomes.push({
           method: write.method,
           origin: facts.target?.origin ?? null,
-          kind: isFormSubmission(write, options.form) ? "form" : "script",
+          kind,
           decision: d.decision === "allow" ? "allow" : "deny",
           reason: d.reason,
         });
