@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { findBrowser, launchBrowser, ProfileStore, TargetTracker } from "../cdp/mod.ts";
 import { captureTab } from "../runtime/browser/capture.ts";
-import { buildLiteOutline, type LiteFrame } from "../runtime/snapshot/lite_outline.ts";
+import { buildDomOutline, type DomFrame } from "../runtime/snapshot/dom_outline.ts";
 import { PLANTED, serveFixtureSite } from "./fixtures/site.ts";
 import { HUGE_LINKS, serveWedgeSite } from "./fixtures/wedge_site.ts";
 import { refOf, startHarness } from "./helpers/harness.ts";
@@ -15,7 +15,7 @@ const FIRST_PAGE_BUDGET_MS = 12_000;
 /** A page of the budget the agent may ask for (`max_tokens` at most 100,000). */
 const WIDE_PAGE_TOKENS = 100_000;
 
-Deno.test("captureTab() reads a page of 60,000 links in fast mode: first page in budget, every link reachable and clickable", async () => {
+Deno.test("captureTab() reads a page of 60,000 links from a DOM snapshot: first page in budget, every link reachable and clickable", async () => {
   await using site = serveWedgeSite();
   await using h = await startHarness(() => `allowed_origins: [${site.origin}]\n`);
   await using c = await h.connect();
@@ -24,7 +24,7 @@ Deno.test("captureTab() reads a page of 60,000 links in fast mode: first page in
   const nav = await c.call("browser_navigate", { url: `${site.origin}/huge` });
   const navMs = performance.now() - t0;
   assert.equal(nav.isError, false, nav.text.slice(0, 2_000));
-  assert.match(nav.text, /note: large page \(over 20,000 nodes\) read in fast mode/);
+  assert.match(nav.text, /note: large page \(over 20,000 nodes\) read from a DOM snapshot/);
   assert.match(nav.text, /# Huge/);
   assert.match(nav.text, /\[e\d+\] link "Item 0"\n/, "the overview keeps the role word");
   assert.ok(nav.text.length < 26_000, `first page is ${nav.text.length} chars`);
@@ -79,10 +79,14 @@ Deno.test("captureTab() reads a page of 60,000 links in fast mode: first page in
   assert.equal(click.isError, false, click.text.slice(0, 2_000));
   assert.match(click.text, /a new page loaded/);
   assert.match(click.text, new RegExp(`path: /item/${far}\\n`));
-  assert.doesNotMatch(click.text, /fast mode/, "a small page is read from the accessibility tree");
+  assert.doesNotMatch(
+    click.text,
+    /DOM snapshot/,
+    "a small page is read from the accessibility tree",
+  );
 });
 
-Deno.test("captureTab() in fast mode reads same-process and out-of-process frames and never a password", async () => {
+Deno.test("captureTab() from DOM snapshots reads same-process and out-of-process frames and never a password", async () => {
   await using site = serveFixtureSite();
   const data = await Deno.makeTempDir();
   await using store = await ProfileStore.open(data);
@@ -105,15 +109,15 @@ Deno.test("captureTab() in fast mode reads same-process and out-of-process frame
     tracker.targets().some((t) => t.info.type === "iframe" && t.info.url.includes("127.0.0.2"));
   while (!oopif() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 
-  // The accessibility path for this small page, and fast mode forced by a bound of 0 nodes.
+  // The accessibility path for this small page, and the DOM-snapshot path forced by a bound of 0 nodes.
   const normal = await captureTab(page, tracker);
   assert.equal(normal.mode, "accessibility");
-  const fast = await captureTab(page, tracker, 0);
-  assert.equal(fast.mode, "fast");
-  assert.equal(fast.title, "Fixture home");
-  assert.equal(fast.mainLoaderId, normal.mainLoaderId);
+  const dom = await captureTab(page, tracker, 0);
+  assert.equal(dom.mode, "dom-snapshot");
+  assert.equal(dom.title, "Fixture home");
+  assert.equal(dom.mainLoaderId, normal.mainLoaderId);
   const issued: { key: string; id: number }[] = [];
-  const { lines } = buildLiteOutline(fast.root as LiteFrame, (f, id) => {
+  const { lines } = buildDomOutline(dom.root as DomFrame, (f, id) => {
     issued.push({ key: f.key, id });
     return `e${issued.length}`;
   });
@@ -126,13 +130,13 @@ Deno.test("captureTab() in fast mode reads same-process and out-of-process frame
   assert.match(text, /\[frame http:\/\/127\.0\.0\.1:\d+\/frame\]\nFrame text from 127\.0\.0\.1\n/);
   assert.match(text, /\[frame http:\/\/127\.0\.0\.2:\d+\/frame\]\nFrame text from 127\.0\.0\.2\n/);
   // Every ref is bound to a frame the capture knows, in the session that holds it.
-  const buttons = issued.slice(-2).map((r) => fast.frames.get(r.key)!);
+  const buttons = issued.slice(-2).map((r) => dom.frames.get(r.key)!);
   assert.equal(buttons.length, 2);
   assert.notEqual(buttons[0].session, buttons[1].session, "the cross-site frame has its own");
-  for (const r of issued) assert.ok(fast.frames.has(r.key), r.key);
+  for (const r of issued) assert.ok(dom.frames.has(r.key), r.key);
   // The backend id of the cross-site frame's button resolves in that frame's session.
   const last = issued.at(-1)!;
-  const node = await fast.frames.get(last.key)!.session.send("DOM.describeNode", {
+  const node = await dom.frames.get(last.key)!.session.send("DOM.describeNode", {
     backendNodeId: last.id,
   });
   assert.equal(node.node.nodeName, "BUTTON");

@@ -17,9 +17,12 @@ import { Notices } from "../runtime/browser/notices.ts";
 import { translateBrowserError } from "../runtime/browser/translate_error.ts";
 import { withProgress } from "../runtime/mcp/progress.ts";
 import { processRedactor, REDACTED } from "../runtime/redact/mod.ts";
-import { diffViews, formatDiff } from "../runtime/snapshot/diff.ts";
-import { buildLiteOutline, type LiteFrame, liteFrames } from "../runtime/snapshot/lite_outline.ts";
-import { buildOutline, type OutlineFrame } from "../runtime/snapshot/outline.ts";
+import { diffViews } from "../runtime/snapshot/diff.ts";
+import { formatDiff } from "../runtime/snapshot/diff_format.ts";
+import { buildDomOutline, type DomFrame } from "../runtime/snapshot/dom_outline.ts";
+import { domPage } from "./helpers/dom_snapshot.ts";
+import { buildAxOutline } from "../runtime/snapshot/ax_outline.ts";
+import { ax, axFrame } from "./helpers/ax_tree.ts";
 import { type PageView, renderPage } from "../runtime/snapshot/page_view.ts";
 import { ResponseBuilder } from "../runtime/tools/response.ts";
 import { tabLine } from "../runtime/tools/tabs.ts";
@@ -70,51 +73,13 @@ const LEFT = [1, 3, 5, 7, 8, 12, 19, 20, 21, 22, 23];
 // ---------------------------------------------------------------------------------------
 // The accessibility outline.
 
-type AXNode = Protocol.Accessibility.AXNode;
-let nextAx = 1;
-function ax(
-  role: string,
-  name: string,
-  children: AXNode[][] = [],
-  extra: Partial<AXNode> & { props?: Record<string, unknown> } = {},
-): AXNode[] {
-  const id = String(nextAx++);
-  const kids = children.map((c) => c[0]);
-  for (const k of kids) k.parentId = id;
-  const { props, ...rest } = extra;
-  const node: AXNode = {
-    nodeId: id,
-    ignored: false,
-    role: { type: "role", value: role },
-    name: { type: "computedString", value: name },
-    childIds: kids.map((k) => k.nodeId),
-    backendDOMNodeId: Number(id) + 1000,
-    properties: Object.entries(props ?? {}).map(([n, v]) => ({
-      name: n as Protocol.Accessibility.AXPropertyName,
-      value: { type: "string", value: v },
-    })),
-    ...rest,
-  };
-  return [node, ...children.flat()];
-}
-
-function axFrame(nodes: AXNode[]): OutlineFrame {
-  return {
-    key: "F",
-    url: "http://127.0.0.1:8000/page",
-    nodes,
-    passwordFields: new Set(),
-    childFrames: new Map(),
-  };
-}
-
 let refSeq = 0;
 const issue = () => `e${++refSeq}`;
 
 /** `n` padding characters, then PW, then a tail: a cut at `n + left` leaves `left` of PW. */
 const straddle = (n: number) => `${PAD.repeat(Math.max(n, 0))}${PW} tail`;
 
-Deno.test("buildOutline() redacts a name, a value and a heading before their cuts", () => {
+Deno.test("buildAxOutline() redacts a name, a value and a heading before their cuts", () => {
   for (const left of LEFT) {
     const tree = ax("RootWebArea", "T", [
       // A 120-character name cut leaves 119 characters and "…".
@@ -126,13 +91,13 @@ Deno.test("buildOutline() redacts a name, a value and a heading before their cut
       // Not at a cut: shows the redactor is at work.
       ax("paragraph", "", [ax("StaticText", `plain ${PW}`)]),
     ]);
-    const { lines, brief } = buildOutline(axFrame(tree), issue);
+    const { lines, brief } = buildAxOutline(axFrame(tree), issue);
     assert.ok(lines.includes(`plain ${REDACTED}`), lines.join("\n"));
     for (const line of [...lines, ...brief]) assertNoRun(line, `left ${left}`, 2);
   }
 });
 
-Deno.test("buildOutline() redacts a text line before it is split and briefed", () => {
+Deno.test("buildAxOutline() redacts a text line before it is split and briefed", () => {
   for (const left of LEFT) {
     const tree = ax("RootWebArea", "T", [
       // A text line is split every 1,000 characters; its overview keeps 19 and "…".
@@ -145,12 +110,12 @@ Deno.test("buildOutline() redacts a text line before it is split and briefed", (
         ax("StaticText", PW.slice(12)),
       ]),
     ]);
-    const { lines, brief } = buildOutline(axFrame(tree), issue);
+    const { lines, brief } = buildAxOutline(axFrame(tree), issue);
     for (const line of [...lines, ...brief]) assertNoRun(line, `left ${left}`, 2);
   }
 });
 
-Deno.test("buildOutline() redacts page copies: upper-cased, letter-spaced, invisible-joined, in a host name", () => {
+Deno.test("buildAxOutline() redacts page copies: upper-cased, letter-spaced, invisible-joined, in a host name", () => {
   const tree = ax("RootWebArea", "T", [
     ax("paragraph", "", [ax("StaticText", `Upper ${PW.toUpperCase()}`)]),
     ax("paragraph", "", [ax("StaticText", `Spaced ${[...PW].join(" ")}`)]),
@@ -161,7 +126,7 @@ Deno.test("buildOutline() redacts page copies: upper-cased, letter-spaced, invis
     ax("link", "Host link", [], { props: { url: `http://${PW}.example.test/p` } }),
     ax("link", "Foreign", [], { props: { url: `http://a.${PW}.example.test/` } }),
   ]);
-  const { lines, brief } = buildOutline(axFrame(tree), issue);
+  const { lines, brief } = buildAxOutline(axFrame(tree), issue);
   assert.match(lines.join("\n"), /-> http:\/\/\[redacted\]\.example\.test\/p/);
   for (const line of [...lines, ...brief]) assertNoRun(line, "copy", 2);
 });
@@ -169,73 +134,25 @@ Deno.test("buildOutline() redacts page copies: upper-cased, letter-spaced, invis
 // ---------------------------------------------------------------------------------------
 // The fast-mode outline (DOM snapshots).
 
-interface LiteEl {
-  tag: string;
-  attrs?: Record<string, string>;
-  text?: string;
-  inputValue?: string;
+/** One document: HTML > BODY > each element (block or inline-block) with its one text child. */
+function liteFrame(
+  body: { tag: string; attrs?: Record<string, string>; text?: string; inputValue?: string }[],
+): DomFrame {
+  return domPage(
+    body.map((el) => ({
+      tag: el.tag,
+      attrs: el.attrs,
+      inputValue: el.inputValue,
+      display: ["P", "H2", "DIV"].includes(el.tag) ? "block" : "inline-block",
+      kids: el.text !== undefined ? [el.text] : [],
+    })),
+    undefined,
+    undefined,
+    "T",
+  );
 }
 
-/** One document: HTML > BODY > each element (block or inline) with its one text child. */
-function liteFrame(body: LiteEl[]): LiteFrame {
-  const strings: string[] = [];
-  const str = (s: string) => {
-    const i = strings.indexOf(s);
-    return i >= 0 ? i : strings.push(s) - 1;
-  };
-  const parentIndex: number[] = [];
-  const nodeType: number[] = [];
-  const nodeName: number[] = [];
-  const nodeValue: number[] = [];
-  const backendNodeId: number[] = [];
-  const attributes: number[][] = [];
-  const layout = { nodeIndex: [] as number[], styles: [] as number[][] };
-  const inputValue = { index: [] as number[], value: [] as number[] };
-  const add = (parent: number, type: number, name: string, value: string, display?: string) => {
-    const i = parentIndex.length;
-    parentIndex.push(parent);
-    nodeType.push(type);
-    nodeName.push(str(name));
-    nodeValue.push(str(value));
-    backendNodeId.push(i + 1);
-    attributes.push([]);
-    if (display) {
-      layout.nodeIndex.push(i);
-      layout.styles.push([str(display), str("visible")]);
-    }
-    return i;
-  };
-  const doc = add(-1, 9, "#document", "");
-  const root = add(doc, 1, "HTML", "", "block");
-  const bodyIndex = add(root, 1, "BODY", "", "block");
-  for (const el of body) {
-    const block = ["P", "H2", "DIV"].includes(el.tag);
-    const i = add(bodyIndex, 1, el.tag, "", block ? "block" : "inline-block");
-    attributes[i] = Object.entries(el.attrs ?? {}).flatMap(([k, v]) => [str(k), str(v)]);
-    if (el.inputValue !== undefined) {
-      inputValue.index.push(i);
-      inputValue.value.push(str(el.inputValue));
-    }
-    if (el.text !== undefined) add(i, 3, "#text", el.text, "inline");
-  }
-  const url = "http://127.0.0.1:8000/page";
-  const document: Protocol.DOMSnapshot.DocumentSnapshot = {
-    documentURL: str(url),
-    title: str("T"),
-    baseURL: str(url),
-    contentLanguage: -1,
-    encodingName: -1,
-    publicId: -1,
-    systemId: -1,
-    frameId: str("F"),
-    nodes: { parentIndex, nodeType, nodeName, nodeValue, backendNodeId, attributes, inputValue },
-    layout: { ...layout, bounds: [], text: [], stackingContexts: { index: [] } },
-    textBoxes: { layoutIndex: [], bounds: [], start: [], length: [] },
-  };
-  return liteFrames({ documents: [document], strings }, () => url).frames.get("F")!;
-}
-
-Deno.test("buildLiteOutline() redacts names, values, text, headings and link targets before cutting them", () => {
+Deno.test("buildDomOutline() redacts names, values, text, headings and link targets before cutting them", () => {
   for (const left of LEFT) {
     // A shown link target is cut at 1,000 characters: "http://127.0.0.1:8000/" is not
     // shown for a same-origin link, "/" is.
@@ -251,7 +168,7 @@ Deno.test("buildLiteOutline() redacts names, values, text, headings and link tar
       { tag: "H2", text: straddle(999 - left) },
       { tag: "P", text: `Spaced ${[...PW.toUpperCase()].join(" ")}` },
     ]);
-    const { lines, brief } = buildLiteOutline(frame, (_f, id) => `e${id}`);
+    const { lines, brief } = buildDomOutline(frame, (_f, id) => `e${id}`);
     assert.ok(lines.some((l) => l.includes("Long target")), lines.join("\n"));
     for (const line of [...lines, ...brief]) assertNoRun(line, `lite, left ${left}`, 2);
   }
@@ -284,7 +201,7 @@ Deno.test("renderPage() overview pages cut lines redacted at the outline; title,
       ax("paragraph", "", [ax("StaticText", straddle(19 - left))]),
       ...filler,
     ]);
-    const { lines, brief } = buildOutline(axFrame(tree), issue);
+    const { lines, brief } = buildAxOutline(axFrame(tree), issue);
     const v = view(lines, {
       brief,
       title: `Title ${PW.toUpperCase()}`,

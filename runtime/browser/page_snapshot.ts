@@ -8,12 +8,12 @@
 import type { CdpSession, Protocol, TrackedTarget } from "../../cdp/mod.ts";
 import { displayUrl } from "../net/display_url.ts";
 import { StaleRefError } from "../errors.ts";
-import { buildOutline } from "../snapshot/outline.ts";
+import { buildAxOutline } from "../snapshot/ax_outline.ts";
 import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_view.ts";
-import { renderDiff, type TypedValue } from "../snapshot/diff.ts";
+import { renderDiff, type TypedValue } from "../snapshot/diff_format.ts";
 import { renderFolded } from "../snapshot/fold.ts";
-import { buildLiteOutline } from "../snapshot/lite_outline.ts";
-import { captureTab, FAST_MODE_MIN_NODES } from "./capture.ts";
+import { buildDomOutline } from "../snapshot/dom_outline.ts";
+import { captureTab, DOM_SNAPSHOT_MIN_NODES } from "./capture.ts";
 import type { Element } from "./element_ops.ts";
 import type { Live } from "./live.ts";
 import { carryRefs } from "./ref_carry.ts";
@@ -57,8 +57,8 @@ export class PageSnapshots {
   }
 
   /**
-   * Captures `tab` and issues refs for its elements. A huge tab is read in fast mode (from
-   * DOM snapshots): its view says so in a note, as roles, names and text may differ.
+   * Captures `tab` and issues refs for its elements. A huge tab is read from DOM snapshots:
+   * its view says so in a note, as roles, names and text may differ.
    */
   async capture(live: Live, tab: TrackedTarget, pages: TrackedTarget[]): Promise<CapturedView> {
     this.#capturing++;
@@ -85,15 +85,13 @@ export class PageSnapshots {
         mainFrame: key === capture.root.key,
       });
     };
-    let note: string | undefined;
-    let outline: { lines: string[]; brief: string[]; stats: { interactive: number } };
-    if (capture.mode === "fast") {
-      const lite = buildLiteOutline(capture.root, (frame, id) => issue(frame.key, id));
-      outline = lite;
-      note = fastModeNote(lite.truncated ? lite.lines.length : undefined);
-    } else {
-      outline = buildOutline(capture.root, (frame, id) => issue(frame.key, id));
-    }
+    const outline = capture.mode === "dom-snapshot"
+      ? buildDomOutline(capture.root, (frame, id) => issue(frame.key, id))
+      : buildAxOutline(capture.root, (frame, id) => issue(frame.key, id));
+    const note = outlineNote(
+      capture.mode === "dom-snapshot",
+      outline.truncated ? outline.lines.length : undefined,
+    );
     const { lines, brief, stats } = outline;
     const origin = originLabel(capture.url);
     const seen = this.#lastSent.get(tab.info.targetId);
@@ -220,12 +218,17 @@ function loaderIn(tree: Protocol.Page.FrameTree, frameId: string): string {
   return "";
 }
 
-/** The runtime's line on a fast-mode view: counts only, nothing the page wrote. */
-function fastModeNote(cutAt: number | undefined): string {
+/**
+ * The runtime's line on a view read from a DOM snapshot, or cut at the outline's budget:
+ * counts only, nothing the page wrote.
+ */
+function outlineNote(domSnapshot: boolean, cutAt: number | undefined): string | undefined {
+  const cut = cutAt === undefined ? "" : `cut after ${cutAt.toLocaleString("en-US")} lines`;
+  if (!domSnapshot) return cut ? `note: page ${cut}` : undefined;
   return `note: large page (over ${
-    FAST_MODE_MIN_NODES.toLocaleString("en-US")
-  } nodes) read in fast mode from the DOM, not the accessibility tree: roles, names and text may differ slightly${
-    cutAt === undefined ? "" : `; cut after ${cutAt.toLocaleString("en-US")} lines`
+    DOM_SNAPSHOT_MIN_NODES.toLocaleString("en-US")
+  } nodes) read from a DOM snapshot, not the accessibility tree: roles, names and text may differ slightly${
+    cut ? `; ${cut}` : ""
   }`;
 }
 

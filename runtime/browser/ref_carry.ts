@@ -9,9 +9,7 @@
  *
  * @module
  */
-
-/** An outline line's ref token and the rest of the line around it. */
-const REF_LINE = /^( *(?:- )?)\[e(\d+)\](?= |$)/;
+import { splitRef } from "../snapshot/outline_line.ts";
 
 /** Asks the ref table to give `fresh`'s element the ref `old`; false when it may not. */
 export type Adopt = (old: string, fresh: string) => boolean;
@@ -33,26 +31,24 @@ export function carryRefs(
   const present = new Set<number>();
   const fresh = new Map<string, number[]>();
   for (let i = 0; i < lines.length; i++) {
-    const m = REF_LINE.exec(lines[i]);
-    if (!m) continue;
-    const n = Number(m[2]);
-    present.add(n);
-    if (n >= firstFresh) push(fresh, identity(lines[i], m), i);
+    const parts = splitRef(lines[i]);
+    if (!parts) continue;
+    present.add(parts.ref);
+    if (parts.ref >= firstFresh) push(fresh, identity(parts), i);
   }
   if (fresh.size === 0) return 0;
   const gone = new Map<string, number[]>();
   for (const line of before) {
-    const m = REF_LINE.exec(line);
-    if (!m || present.has(Number(m[2]))) continue;
-    push(gone, identity(line, m), Number(m[2]));
+    const parts = splitRef(line);
+    if (!parts || present.has(parts.ref)) continue;
+    push(gone, identity(parts), parts.ref);
   }
   let carried = 0;
   for (const [key, at] of fresh) {
     const old = gone.get(key);
     if (at.length !== 1 || old?.length !== 1) continue;
     const i = at[0];
-    const m = REF_LINE.exec(lines[i])!;
-    const from = `e${m[2]}`;
+    const from = `e${splitRef(lines[i])!.ref}`;
     const to = `e${old[0]}`;
     if (!adopt(to, from)) continue;
     lines[i] = lines[i].replace(`[${from}]`, `[${to}]`);
@@ -63,8 +59,8 @@ export function carryRefs(
 }
 
 /** The line without its ref: what must read the same for a ref to carry. */
-function identity(line: string, m: RegExpExecArray): string {
-  return m[1] + line.slice(m[0].length);
+function identity(parts: { lead: string; rest: string }): string {
+  return parts.lead + parts.rest;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {

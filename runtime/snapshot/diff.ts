@@ -11,23 +11,14 @@
  * is tried before a large one, so a 20,000-line page with a few changes diffs in a few
  * milliseconds, and a rewritten page is refused by a cheap lower bound before any search.
  *
- * Every page string the diff shows is redacted before it is shortened (a removed line to
- * its first characters, a context line to 80): the views' lines were redacted when they
- * were built, and are again here, so a value added since is not cut into pieces either.
+ * How a diff reads to the model is `diff_format.ts`; the edit script itself is
+ * `edit_script.ts`.
  *
  * @module
  */
-import { processRedactor, redactCut, type Redactor } from "../redact/mod.ts";
-import { BRIEF_TEXT_CHARS } from "./outline.ts";
-import {
-  CHARS_PER_TOKEN,
-  DEFAULT_MAX_TOKENS,
-  type PageView,
-  renderPage,
-  tabLabel,
-} from "./page_view.ts";
-import { refSpan } from "./ref_span.ts";
-import { neutralize, untrustedClose, untrustedOpen } from "./untrusted.ts";
+import { ADDED, REMOVED, shortestEdit } from "./edit_script.ts";
+import { frameMarker, headingLevelOf, leadingSpaces, lineRefNumber } from "./outline_line.ts";
+import type { PageView } from "./page_view.ts";
 
 /** What a diff line is: new, gone, the same element with new text or place, or a locator. */
 export type DiffOp = "added" | "removed" | "changed" | "context";
@@ -71,18 +62,9 @@ export interface DiffOptions {
 
 /** Default cap on changed lines; past it the full page is sent. */
 export const DIFF_MAX_CHANGES = 2_000;
-/** Removed text lines are cut to this (the agent read them in full already). */
-export const REMOVED_TEXT_CHARS = BRIEF_TEXT_CHARS;
-/** Context lines are cut to this: they locate a hunk, they are not content. */
-export const CONTEXT_CHARS = 80;
 /** How far up a hunk's enclosing heading or parent is looked for (bounds the cost per hunk). */
 export const CONTEXT_SCAN_LINES = 2_000;
 
-/** Ref and role of an element line, the shortened form of a removed element. */
-const REF_ROLE = /^( *(?:- )?\[e\d+\](?: \S+)?)/;
-
-const ADDED = 1;
-const REMOVED = 2;
 const CHANGED = 3;
 /** The old line of a moved element, not shown. */
 const DROPPED = 4;
@@ -202,192 +184,9 @@ export function diffViews(
   return diff;
 }
 
-/**
- * The text the model gets after an action: a runtime summary line, then the hunks inside
- * the page's untrusted block (`+` added, `-` removed, `~` changed, ` ` context, each
- * followed by a space). `undefined` means "send the full page instead": another document,
- * or a diff longer than the full first page would be, or over `maxTokens`.
- */
-export function renderDiff(
-  before: PageView,
-  after: PageView,
-  maxTokens: number = DEFAULT_MAX_TOKENS,
-  typed: readonly TypedValue[] = [],
-  redactor: Redactor = processRedactor(),
-): string | undefined {
-  const maxChars = maxTokens * CHARS_PER_TOKEN;
-  // A shown change costs at least 4 characters ("+ x\n"), so this cap refuses (almost)
-  // only diffs that could not fit anyway; it also bounds the search on small budgets.
-  const maxChanges = Math.min(DIFF_MAX_CHANGES, Math.floor(maxChars / 4));
-  const diff = diffViews(before, after, { maxChanges });
-  if (!diff) return undefined;
-  const text = formatDiff(diff, after, typed, redactor);
-  if (text.length > maxChars) return undefined;
-  if (text.length > renderPage(after, 1, maxTokens).text.length) return undefined;
-  return text;
-}
-
-/**
- * Formats a diff of `after` (its nonce, origin, doc and tab go on the markers and status
- * line). It applies no size rule: use {@link renderDiff} unless the caller checks sizes.
- * Page text is redacted with `redactor` before it is shortened.
- */
-export function formatDiff(
-  given: ViewDiff,
-  after: PageView,
-  typed: readonly TypedValue[] = [],
-  redactor: Redactor = processRedactor(),
-): string {
-  const shownText = (text: string) => oneLine(redactor.redact(text));
-  const replaced = withReplacedText(given);
-  const diff = withoutTyped(replaced, typed);
-  const counts = diff.added + diff.removed + diff.changed;
-  if (counts === 0 && diff.title === undefined && diff.path === undefined) {
-    const other = diff.changed !== replaced.changed ? " other" : "";
-    return `no${other} changes since your last view (doc ${after.docId})`;
-  }
-  const counts_ = [
-    [diff.added, "added"],
-    [diff.removed, "removed"],
-    [diff.changed, "changed"],
-  ] as const;
-  let summary = counts_.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`).join(", ");
-  const more = [
-    ...(diff.path !== undefined ? ["path changed"] : []),
-    ...(diff.title !== undefined ? ["title changed"] : []),
-  ];
-  summary = [...(summary ? [summary] : []), ...more].join(", ");
-  const parts = [
-    `doc ${after.docId}${tabLabel(after)} · changes since your last view: ${summary}`,
-    // The same document as the view it changes, so the same origin: the marker of that view
-    // named it already.
-    untrustedOpen("page", after.nonce),
-  ];
-  if (diff.path !== undefined) parts.push(`~ path: ${shownText(diff.path)}`);
-  if (diff.title !== undefined) parts.push(`~ title: ${shownText(diff.title)}`);
-  let lastContext: string | undefined;
-  for (const hunk of diff.hunks) {
-    for (let i = 0; i < hunk.length; i++) {
-      const l = hunk[i];
-      if (l.op === "context") {
-        // An element line that changed is located by its ref; it needs no context, unless
-        // the context says which frame it is in.
-        const frame = l.text.trimStart().startsWith("[frame ");
-        if (i === 0 && !frame && hunk[1]?.op === "changed" && hunk[1].ref) continue;
-        // Hunks under one heading: the heading once, then a gap mark.
-        const shown = redactCut(l.text, CONTEXT_CHARS, { redactor });
-        parts.push(shown === lastContext ? "  …" : `  ${shownText(shown)}`);
-        lastContext = shown;
-        continue;
-      }
-      if (l.op === "removed") {
-        // The agent read removed lines in full already: a run of them is one line naming
-        // the refs that are gone, which is what the agent must stop using.
-        let j = i;
-        while (j + 1 < hunk.length && hunk[j + 1].op === "removed") j++;
-        if (j > i) {
-          const refs = hunk.slice(i, j + 1).flatMap((r) => r.ref ? [r.ref] : []);
-          // In the block's own arrows, which page text cannot produce.
-          parts.push(`- <<<${j - i + 1} lines gone${refs.length ? `: ${refSpan(refs)}` : ""}>>>`);
-          i = j;
-          continue;
-        }
-      }
-      const shown = l.op === "removed" ? shortenRemoved(l.text, redactor) : l.text;
-      parts.push(`${PREFIX[l.op]} ${shownText(shown)}`);
-    }
-  }
-  parts.push(untrustedClose("page", after.nonce));
-  return parts.join("\n");
-}
-
-/** A value the action itself typed into an element (see {@link renderDiff}). */
-export interface TypedValue {
-  ref: string;
-  value: string;
-}
-
-/**
- * Leaves out the changed line of a field the action typed into when it now reads exactly the
- * typed value and nothing else changed on it: the action's result line says so already.
- */
-function withoutTyped(diff: ViewDiff, typed: readonly TypedValue[]): ViewDiff {
-  if (typed.length === 0) return diff;
-  const expected = new Map(typed.map((t) => [t.ref, ` = ${JSON.stringify(t.value)}`]));
-  let dropped = 0;
-  const hunks = diff.hunks.map((hunk) => {
-    const kept = hunk.filter((l) => {
-      const tail = l.op === "changed" && l.ref ? expected.get(l.ref) : undefined;
-      const drop = tail !== undefined && l.text.endsWith(tail);
-      if (drop) dropped++;
-      return !drop;
-    });
-    // A hunk left with its context line alone locates nothing.
-    return kept.every((l) => l.op === "context") ? [] : kept;
-  }).filter((h) => h.length > 0);
-  if (dropped === 0) return diff;
-  return { ...diff, hunks, changed: diff.changed - dropped };
-}
-
-/**
- * One text line replaced in the same place (a status line, a count; what is added after it
- * follows as `+`) reads as one changed line, `~ new text`: the agent has read the old one,
- * and a `-`/`+` pair would send it again.
- */
-function withReplacedText(diff: ViewDiff): ViewDiff {
-  let replaced = 0;
-  const hunks = diff.hunks.map((hunk) => {
-    const out: DiffLine[] = [];
-    for (let i = 0; i < hunk.length; i++) {
-      const l = hunk[i];
-      const next = hunk[i + 1];
-      if (
-        l.op === "removed" && !l.ref && next?.op === "added" && !next.ref &&
-        hunk[i - 1]?.op !== "removed"
-      ) {
-        out.push({ op: "changed", text: next.text });
-        replaced++;
-        i++;
-        continue;
-      }
-      out.push(l);
-    }
-    return out;
-  });
-  if (replaced === 0) return diff;
-  return {
-    ...diff,
-    hunks,
-    added: diff.added - replaced,
-    removed: diff.removed - replaced,
-    changed: diff.changed + replaced,
-  };
-}
-
-/**
- * Page text (redacted) as shown in the block: markers neutralized, and kept to one line,
- * since a line break would let page text begin a line that reads like a `+`/`~` diff line.
- */
-function oneLine(text: string): string {
-  return neutralize(text.replace(/[\r\n\u2028\u2029]+/g, " "));
-}
-
-const PREFIX: Record<DiffOp, string> = { added: "+", removed: "-", changed: "~", context: " " };
-
 function diffLine(op: DiffOp, text: string): DiffLine {
-  const ref = refNumber(text);
+  const ref = lineRefNumber(text);
   return ref < 0 ? { op, text } : { op, text, ref: `e${ref}` };
-}
-
-/**
- * An element line keeps its ref and role, a text line its first characters; the line is
- * redacted before either is cut from it.
- */
-function shortenRemoved(line: string, redactor: Redactor): string {
-  const text = redactor.redact(line);
-  if (refNumber(text) >= 0) return REF_ROLE.exec(text)?.[1] ?? text;
-  const lead = /^ *(?:- )?/.exec(text)?.[0] ?? "";
-  return lead + redactCut(text.slice(lead.length), REMOVED_TEXT_CHARS, { redactor });
 }
 
 /**
@@ -468,25 +267,6 @@ function internMiddle(
 }
 
 /**
- * The number of the ref an element line starts with (`[e12] …` → 12, after indentation and
- * an optional list bullet), or -1. Hand-parsed: it runs on every line of both views.
- */
-function refNumber(line: string): number {
-  let i = 0;
-  while (line.charCodeAt(i) === 32) i++;
-  if (line.charCodeAt(i) === 45 && line.charCodeAt(i + 1) === 32) i += 2; // "- "
-  if (line.charCodeAt(i) !== 91 || line.charCodeAt(i + 1) !== 101) return -1; // "[e"
-  let n = 0;
-  let j = i + 2;
-  for (let c = line.charCodeAt(j); c >= 48 && c <= 57; c = line.charCodeAt(++j)) {
-    n = n * 10 + c - 48;
-  }
-  if (j === i + 2 || line.charCodeAt(j) !== 93) return -1; // "]"
-  const after = line.charCodeAt(j + 1);
-  return j + 1 === line.length || after === 32 ? n : -1;
-}
-
-/**
  * Per line of each view, the number of its ref, or -1 for text and for refs on more than
  * one line of either view.
  */
@@ -496,7 +276,7 @@ function refKeys(bLines: string[], aLines: string[]): [Int32Array, Int32Array] {
     const out = new Int32Array(lines.length);
     const seen = new Set<number>();
     for (let i = 0; i < lines.length; i++) {
-      const ref = out[i] = refNumber(lines[i]);
+      const ref = out[i] = lineRefNumber(lines[i]);
       if (ref < 0) continue;
       if (seen.has(ref)) twice.add(ref);
       seen.add(ref);
@@ -511,63 +291,6 @@ function refKeys(bLines: string[], aLines: string[]): [Int32Array, Int32Array] {
 }
 
 /**
- * Myers' shortest edit script from before[b0, b1) to after[a0, a1) under `same`, as flat
- * triples (op, x, y) in page order with absolute indices: REMOVED deletes before[x],
- * ADDED inserts after[y]. `undefined` if it needs more than `maxD` edits. Time
- * O((N+M)·D), memory O(D²) for the walk back.
- */
-function shortestEdit(
-  b0: number,
-  b1: number,
-  a0: number,
-  a1: number,
-  same: (x: number, y: number) => boolean,
-  maxD: number,
-): number[] | undefined {
-  const n = b1 - b0;
-  const m = a1 - a0;
-  const max = Math.min(n + m, maxD);
-  const off = max + 1;
-  const v = new Int32Array(2 * max + 3);
-  // trace[d] is v over k ∈ [-d-1, d+1] before step d, enough to walk back from step d.
-  const trace: Int32Array[] = [];
-  let found = -1;
-  search: for (let d = 0; d <= max; d++) {
-    trace.push(v.slice(off - d - 1, off + d + 2));
-    for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && v[off + k - 1] < v[off + k + 1])
-        ? v[off + k + 1]
-        : v[off + k - 1] + 1;
-      let y = x - k;
-      while (x < n && y < m && same(b0 + x, a0 + y)) {
-        x++;
-        y++;
-      }
-      v[off + k] = x;
-      if (x >= n && y >= m) {
-        found = d;
-        break search;
-      }
-    }
-  }
-  if (found < 0) return undefined;
-  const rev: number[] = [];
-  let x = n;
-  for (let d = found, y = m; d > 0; d--) {
-    const vp = trace[d];
-    const k = x - y;
-    const down = k === -d || (k !== d && vp[k - 1 + d + 1] < vp[k + 1 + d + 1]);
-    const pk = down ? k + 1 : k - 1;
-    x = vp[pk + d + 1];
-    y = x - pk;
-    rev.push(down ? ADDED : REMOVED, b0 + x, a0 + y);
-  }
-  const out: number[] = [];
-  for (let s = rev.length - 3; s >= 0; s -= 3) out.push(rev[s], rev[s + 1], rev[s + 2]);
-  return out;
-}
-
-/**
  * The line enclosing line `i`, or -1: the nearest line above that is its parent by
  * indentation (two spaces a level), a heading of a higher level, or the `[frame …]` line it
  * sits in (frames scope headings and parents). Looked up only for a hunk's first line, at
@@ -576,7 +299,7 @@ function shortestEdit(
 function enclosingLine(lines: string[], i: number): number {
   const own = lines[i];
   const indent = leadingSpaces(own);
-  const level = headingLevel(own, indent);
+  const level = headingLevelOf(own, indent);
   const closing = frameMarker(own, indent) === -1;
   let depth = 0; // frames closed between line i and the line looked at
   for (let j = i - 1; j >= Math.max(0, i - CONTEXT_SCAN_LINES); j--) {
@@ -587,29 +310,8 @@ function enclosingLine(lines: string[], i: number): number {
     else if (frame === 1 && depth-- === 0) return j;
     if (depth > 0 || frame !== 0 || closing) continue;
     if (ind < indent) return j;
-    const h = headingLevel(line, ind);
+    const h = headingLevelOf(line, ind);
     if (h > 0 && ind === indent && (level === 0 || h < level)) return j;
   }
   return -1;
-}
-
-function leadingSpaces(line: string): number {
-  let i = 0;
-  while (line.charCodeAt(i) === 32) i++;
-  return i;
-}
-
-/** 1-6 for a heading line (`# …`, also as a list item), else 0. */
-function headingLevel(line: string, indent: number): number {
-  let i = indent;
-  if (line.charCodeAt(i) === 45 && line.charCodeAt(i + 1) === 32) i += 2;
-  let n = 0;
-  while (line.charCodeAt(i + n) === 35) n++;
-  return n >= 1 && n <= 6 && line.charCodeAt(i + n) === 32 ? n : 0;
-}
-
-/** 1 for a `[frame …]` line, -1 for `[/frame]`, else 0. */
-function frameMarker(line: string, indent: number): number {
-  if (line.startsWith("[/frame]", indent) && line.length === indent + 8) return -1;
-  return line.startsWith("[frame ", indent) && line.endsWith("]") ? 1 : 0;
 }

@@ -9,7 +9,8 @@
  * @module
  */
 import { type PageView, type RenderedPage, renderPage } from "./page_view.ts";
-import { lineRef, refSpan } from "./ref_span.ts";
+import { lineRef } from "./outline_line.ts";
+import { refSpan } from "./ref_span.ts";
 import { neutralize } from "./untrusted.ts";
 
 /** Runs shorter than this stay as they are: a marker would save next to nothing. */

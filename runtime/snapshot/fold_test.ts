@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { renderFolded } from "./fold.ts";
 import type { PageView } from "./page_view.ts";
+import { pageView } from "../../tests/helpers/page_view.ts";
 
 const CHROME = [
   '[e1] link "Home" -> /',
@@ -11,17 +12,7 @@ const CHROME = [
 const FOOTER = ["© 2024 Acme", '[e5] link "Privacy" -> /privacy', '[e6] link "Terms" -> /terms'];
 
 function view(lines: string[], over: Partial<PageView> = {}): PageView {
-  return {
-    nonce: "n0nce",
-    origin: "http://127.0.0.1:1",
-    path: "/a",
-    title: "A",
-    docId: "d1",
-    tabIndex: 0,
-    tabCount: 1,
-    lines,
-    ...over,
-  };
+  return pageView(lines, { path: "/a", title: "A", ...over });
 }
 
 Deno.test("renderFolded() folds runs the last view showed, naming their refs, in page order", () => {

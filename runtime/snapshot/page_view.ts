@@ -32,8 +32,9 @@ export interface PageView {
   /** Overview form of each line (aligned with `lines`); empty entries are left out. */
   brief?: string[];
   /**
-   * A runtime line about how the page was read (fast mode), shown under the status line of
-   * every page, outside the untrusted block. Never page text.
+   * A runtime line about how the page was read (from a DOM snapshot, or cut at the outline's
+   * budget), shown under the status line of every page, outside the untrusted block. Never
+   * page text.
    */
   note?: string;
 }

@@ -1,17 +1,9 @@
 import { holdsPiece, PLANTED_PW, plantedRedactor } from "../../tests/helpers/planted_secret.ts";
 import assert from "node:assert/strict";
 import { type PageView, paginate, renderPage } from "./page_view.ts";
+import { pageView } from "../../tests/helpers/page_view.ts";
 
-const view = (lines: string[]): PageView => ({
-  nonce: "n0nce",
-  origin: "http://127.0.0.1:1",
-  path: "/",
-  title: "T",
-  docId: "d1",
-  tabIndex: 0,
-  tabCount: 1,
-  lines,
-});
+const view = (lines: string[]): PageView => pageView(lines);
 
 Deno.test("paginate() keeps every line exactly once within the budget", () => {
   const lines = Array.from({ length: 100 }, (_, i) => `line ${i} ${"x".repeat(i % 17)}`);
@@ -82,4 +74,16 @@ Deno.test("renderPage() redacts the title, the path and the origin on the marker
   assert.match(text, /^path: \/\[redacted\]\/x$/m);
   assert.match(text, /^title: Title \[redacted\]$/m);
   assert.ok(!holdsPiece(text), text);
+});
+
+/** A short view with a runtime note. */
+const withNote = (note?: string): PageView =>
+  pageView(["# Hello", '[e1] "A" -> /a'], note ? { note } : {});
+
+Deno.test("renderPage() shows a view's note under the status line, outside the untrusted block", () => {
+  const plain = renderPage(withNote()).text;
+  const noted = renderPage(withNote("note: read from a DOM snapshot")).text.split("\n");
+  assert.deepEqual(noted.filter((l) => l !== "note: read from a DOM snapshot"), plain.split("\n"));
+  assert.equal(noted[1], "note: read from a DOM snapshot");
+  assert.match(noted[2], /^<<<untrusted-page /);
 });

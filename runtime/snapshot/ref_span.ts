@@ -1,14 +1,10 @@
 /**
  * Lists of refs as the runtime writes them in fold markers and collapsed removals:
- * consecutive numbers as a range, in the order given (`e1–e9, e81, e10–e12`).
+ * consecutive numbers as a range, in the order given (`e1–e9, e81, e10–e12`). An agent
+ * reads them back with {@link expandRefSpan} (the task bench's scripted agent does).
  *
  * @module
  */
-
-/** The ref of an outline line (`[e12] …`, after indentation and a list bullet), or undefined. */
-export function lineRef(line: string): string | undefined {
-  return /^ *(?:- )?\[(e\d+)\](?= |$)/.exec(line)?.[1];
-}
 
 /** `["e1","e2","e3","e7"]` → `e1–e3, e7`. */
 export function refSpan(refs: readonly string[]): string {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { expandRefSpan, lineRef, refSpan } from "./ref_span.ts";
+import { expandRefSpan, refSpan } from "./ref_span.ts";
 
 Deno.test("refSpan() writes runs as ranges in the order given", () => {
   assert.equal(refSpan(["e1", "e2", "e3", "e81", "e10", "e11", "e12"]), "e1–e3, e81, e10–e12");
@@ -11,11 +11,4 @@ Deno.test("expandRefSpan() inverts refSpan()", () => {
   const refs = ["e1", "e2", "e3", "e81", "e10", "e11", "e12", "e40", "e41"];
   assert.deepEqual(expandRefSpan(refSpan(refs)), refs);
   assert.deepEqual(expandRefSpan("junk, e5"), ["e5"]);
-});
-
-Deno.test("lineRef() reads the ref an outline line opens with", () => {
-  assert.equal(lineRef('  - [e12] link "x" -> /'), "e12");
-  assert.equal(lineRef("[e3]"), "e3");
-  assert.equal(lineRef("text [e3] inside"), undefined);
-  assert.equal(lineRef("[e3]x"), undefined);
 });

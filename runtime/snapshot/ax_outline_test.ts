@@ -1,47 +1,9 @@
 import { holdsPiece, PLANTED_PW, plantedRedactor } from "../../tests/helpers/planted_secret.ts";
 import assert from "node:assert/strict";
-import type { Protocol } from "../../cdp/mod.ts";
-import { buildOutline, type OutlineFrame } from "./outline.ts";
+import { ax, axFrame as frame } from "../../tests/helpers/ax_tree.ts";
+import { buildAxOutline } from "./ax_outline.ts";
 
-type AXNode = Protocol.Accessibility.AXNode;
-let nextId = 1;
-function ax(
-  role: string,
-  name: string,
-  children: AXNode[][] = [],
-  extra: Partial<AXNode> & { props?: Record<string, unknown> } = {},
-): AXNode[] {
-  const id = String(nextId++);
-  const kids = children.map((c) => c[0]);
-  for (const k of kids) k.parentId = id;
-  const node: AXNode = {
-    nodeId: id,
-    ignored: false,
-    role: { type: "role", value: role },
-    name: { type: "computedString", value: name },
-    childIds: kids.map((k) => k.nodeId),
-    backendDOMNodeId: Number(id) + 1000,
-    properties: Object.entries(extra.props ?? {}).map(([n, v]) => ({
-      name: n as Protocol.Accessibility.AXPropertyName,
-      value: { type: "string", value: v },
-    })),
-    ...extra,
-  };
-  return [node, ...children.flat()];
-}
-
-function frame(nodes: AXNode[], extra: Partial<OutlineFrame> = {}): OutlineFrame {
-  return {
-    key: "F",
-    url: "http://127.0.0.1:8000/page",
-    nodes,
-    passwordFields: new Set(),
-    childFrames: new Map(),
-    ...extra,
-  };
-}
-
-Deno.test("buildOutline() shows headings, text and controls with refs", () => {
+Deno.test("buildAxOutline() shows headings, text and controls with refs", () => {
   const pw = ax("textbox", "Pass", [], { value: { type: "string", value: "•••••••" } });
   const tree = ax("RootWebArea", "Title", [
     ax("heading", "Welcome", [ax("StaticText", "Welcome")], { props: { level: 1 } }),
@@ -63,7 +25,7 @@ Deno.test("buildOutline() shows headings, text and controls with refs", () => {
     ax("button", "Go", [ax("StaticText", "Go")], { props: { disabled: true } }),
   ]);
   let n = 0;
-  const { lines, stats } = buildOutline(
+  const { lines, stats } = buildAxOutline(
     frame(tree, { passwordFields: new Set([pw[0].backendDOMNodeId!]) }),
     () => `e${++n}`,
   );
@@ -82,16 +44,16 @@ Deno.test("buildOutline() shows headings, text and controls with refs", () => {
   assert.ok(!lines.join("\n").includes("token=abc"));
 });
 
-Deno.test("buildOutline() skips ignored subtrees' own node but keeps their children", () => {
+Deno.test("buildAxOutline() skips ignored subtrees' own node but keeps their children", () => {
   const tree = ax("RootWebArea", "", [
     ax("generic", "", [ax("StaticText", "kept")], { ignored: true }),
     ax("listitem", "", [ax("StaticText", "item")]),
   ]);
-  const { lines } = buildOutline(frame(tree), () => "e1");
+  const { lines } = buildAxOutline(frame(tree), () => "e1");
   assert.deepEqual(lines, ["kept", "- item"]);
 });
 
-Deno.test("buildOutline() splices child frames at their owner iframe", () => {
+Deno.test("buildAxOutline() splices child frames at their owner iframe", () => {
   const child = frame(ax("RootWebArea", "", [ax("button", "Inner")]), {
     key: "C",
     url: "http://127.0.0.2:9000/frame",
@@ -104,7 +66,7 @@ Deno.test("buildOutline() splices child frames at their owner iframe", () => {
     },
   );
   const seen: string[] = [];
-  const { lines, stats } = buildOutline(root, (f) => {
+  const { lines, stats } = buildAxOutline(root, (f) => {
     seen.push(f.key);
     return "e9";
   });
@@ -119,7 +81,7 @@ Deno.test("buildOutline() splices child frames at their owner iframe", () => {
   assert.equal(stats.frames, 2);
 });
 
-Deno.test("buildOutline() redacts names, values and text before it cuts or splits them", () => {
+Deno.test("buildAxOutline() redacts names, values and text before it cuts or splits them", () => {
   const redactor = plantedRedactor();
   const at = (n: number) => `${"o".repeat(n)}${PLANTED_PW} tail`;
   const tree = ax("RootWebArea", "", [
@@ -130,7 +92,7 @@ Deno.test("buildOutline() redacts names, values and text before it cuts or split
     ax("paragraph", "", [ax("StaticText", at(8))]),
     ax("paragraph", "", [ax("StaticText", at(995))]),
   ]);
-  const { lines, brief } = buildOutline(frame(tree), () => "e1", redactor);
+  const { lines, brief } = buildAxOutline(frame(tree), () => "e1", { redactor });
   for (const line of [...lines, ...brief]) assert.ok(!holdsPiece(line), line);
   assert.match(lines[0], /-> http:\/\/\[redacted\]\.test$/, "the host, lower-cased by the URL");
   assert.ok(lines.includes(`${"o".repeat(8)}[redacted] tail`), lines.join("\n"));

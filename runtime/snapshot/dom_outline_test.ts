@@ -1,198 +1,18 @@
 import { holdsPiece, PLANTED_PW, plantedRedactor } from "../../tests/helpers/planted_secret.ts";
 import assert from "node:assert/strict";
-import type { Protocol } from "../../cdp/mod.ts";
+import { buildDomOutline, type DomFrame, domFrames, domTitle } from "./dom_outline.ts";
 import {
-  buildLiteOutline,
-  LITE_LIMITS,
-  type LiteFrame,
-  liteFrames,
-  liteTitle,
-} from "./lite_outline.ts";
-import { type PageView, renderPage } from "./page_view.ts";
-
-type CaptureSnapshotResponse = Protocol.DOMSnapshot.CaptureSnapshotResponse;
-
-/** An element of a synthetic page; a string is a text node. */
-interface El {
-  tag: string;
-  attrs?: Record<string, string>;
-  kids?: Node[];
-  /** No layout object (display:none and everything under it). */
-  none?: boolean;
-  display?: string;
-  visibility?: string;
-  inputValue?: string;
-  textValue?: string;
-  checked?: boolean;
-  selected?: boolean;
-  /** Index of the document (in the same snapshot) this frame owner shows. */
-  contentDocument?: number;
-  shadowRoot?: { type: string; kids: Node[] };
-}
-type Node = El | string;
-
-const BLOCKS = new Set(["DIV", "P", "UL", "LI", "BODY", "HTML", "H1", "H2", "TABLE", "TR"]);
-
-/** Builds DOMSnapshot documents as Chromium lays them out (pre-order, one string table). */
-class SnapshotBuilder {
-  strings: string[] = [];
-  documents: Protocol.DOMSnapshot.DocumentSnapshot[] = [];
-  #index = new Map<string, number>();
-  #nextBackend = 1;
-
-  str(s: string): number {
-    let i = this.#index.get(s);
-    if (i === undefined) {
-      i = this.strings.length;
-      this.strings.push(s);
-      this.#index.set(s, i);
-    }
-    return i;
-  }
-
-  /** Adds a document of frame `frameId` whose body holds `body`; returns its index. */
-  document(frameId: string, url: string, body: Node[], title = "T"): number {
-    const nodes: Required<
-      Pick<
-        Protocol.DOMSnapshot.NodeTreeSnapshot,
-        "parentIndex" | "nodeType" | "nodeName" | "nodeValue" | "backendNodeId" | "attributes"
-      >
-    > = {
-      parentIndex: [],
-      nodeType: [],
-      nodeName: [],
-      nodeValue: [],
-      backendNodeId: [],
-      attributes: [],
-    };
-    const rare = {
-      inputValue: { index: [] as number[], value: [] as number[] },
-      textValue: { index: [] as number[], value: [] as number[] },
-      inputChecked: { index: [] as number[] },
-      optionSelected: { index: [] as number[] },
-      contentDocumentIndex: { index: [] as number[], value: [] as number[] },
-      shadowRootType: { index: [] as number[], value: [] as number[] },
-    };
-    const layout = { nodeIndex: [] as number[], styles: [] as number[][] };
-    const add = (
-      parent: number,
-      type: number,
-      name: string,
-      value: string,
-      attrs: Record<string, string>,
-      style?: { display: string; visibility: string },
-    ): number => {
-      const i = nodes.parentIndex.length;
-      nodes.parentIndex.push(parent);
-      nodes.nodeType.push(type);
-      nodes.nodeName.push(this.str(name));
-      nodes.nodeValue.push(this.str(value));
-      nodes.backendNodeId.push(this.#nextBackend++);
-      nodes.attributes.push(Object.entries(attrs).flatMap(([k, v]) => [this.str(k), this.str(v)]));
-      if (style) {
-        layout.nodeIndex.push(i);
-        layout.styles.push([this.str(style.display), this.str(style.visibility)]);
-      }
-      return i;
-    };
-    // Iterative, so that tests of very deep pages do not depend on this builder's stack.
-    const stack: { node: Node; parent: number; shown: boolean; visibility: string }[] = [];
-    const doc = add(-1, 9, "#document", "", {});
-    const html = add(doc, 1, "HTML", "", {}, { display: "block", visibility: "visible" });
-    const bodyIndex = add(html, 1, "BODY", "", {}, { display: "block", visibility: "visible" });
-    for (let k = body.length - 1; k >= 0; k--) {
-      stack.push({ node: body[k], parent: bodyIndex, shown: true, visibility: "visible" });
-    }
-    while (stack.length > 0) {
-      const { node, parent, shown, visibility } = stack.pop()!;
-      if (typeof node === "string") {
-        add(parent, 3, "#text", node, {}, shown ? { display: "inline", visibility } : undefined);
-        continue;
-      }
-      const isShown = shown && !node.none;
-      const vis = node.visibility ?? visibility;
-      const display = node.display ?? (BLOCKS.has(node.tag) ? "block" : "inline");
-      const i = add(
-        parent,
-        1,
-        node.tag,
-        "",
-        node.attrs ?? {},
-        isShown ? { display, visibility: vis } : undefined,
-      );
-      if (node.inputValue !== undefined) {
-        rare.inputValue.index.push(i);
-        rare.inputValue.value.push(this.str(node.inputValue));
-      }
-      if (node.textValue !== undefined) {
-        rare.textValue.index.push(i);
-        rare.textValue.value.push(this.str(node.textValue));
-      }
-      if (node.checked) rare.inputChecked.index.push(i);
-      if (node.selected) rare.optionSelected.index.push(i);
-      if (node.contentDocument !== undefined) {
-        rare.contentDocumentIndex.index.push(i);
-        rare.contentDocumentIndex.value.push(node.contentDocument);
-      }
-      const kids = node.kids ?? [];
-      // Options of a closed select are not laid out.
-      const kidsShown = isShown && node.tag !== "SELECT";
-      for (let k = kids.length - 1; k >= 0; k--) {
-        stack.push({ node: kids[k], parent: i, shown: kidsShown, visibility: vis });
-      }
-      if (node.shadowRoot) {
-        const root = add(i, 11, "#document-fragment", "", {});
-        rare.shadowRootType.index.push(root);
-        rare.shadowRootType.value.push(this.str(node.shadowRoot.type));
-        const sk = node.shadowRoot.kids;
-        for (let k = sk.length - 1; k >= 0; k--) {
-          stack.push({ node: sk[k], parent: root, shown: isShown, visibility: vis });
-        }
-      }
-    }
-    this.documents.push({
-      documentURL: this.str(url),
-      title: this.str(title),
-      baseURL: this.str(url),
-      contentLanguage: -1,
-      encodingName: -1,
-      publicId: -1,
-      systemId: -1,
-      frameId: this.str(frameId),
-      nodes: { ...nodes, ...rare },
-      layout: { ...layout, bounds: [], text: [], stackingContexts: { index: [] } },
-      textBoxes: { layoutIndex: [], bounds: [], start: [], length: [] },
-    });
-    return this.documents.length - 1;
-  }
-
-  snapshot(): CaptureSnapshotResponse {
-    return { documents: this.documents, strings: this.strings };
-  }
-}
-
-const URL0 = "http://127.0.0.1:8000/page";
-
-/**
- * One frame of `body` (plus same-process child documents added by `more`); `known` says
- * which frames the caller's frame tree holds (all by default).
- */
-function page(
-  body: Node[],
-  more?: (b: SnapshotBuilder) => void,
-  known: (frameId: string) => boolean = () => true,
-): LiteFrame {
-  const b = new SnapshotBuilder();
-  b.document("F", URL0, body, "Page title");
-  more?.(b);
-  const urls = new Map(b.documents.map((d) => [b.strings[d.frameId], b.strings[d.documentURL]]));
-  return liteFrames(b.snapshot(), (id) => known(id) ? urls.get(id) : undefined).frames.get("F")!;
-}
+  domPage as page,
+  type El,
+  SnapshotBuilder,
+  URL0,
+} from "../../tests/helpers/dom_snapshot.ts";
+import { OUTLINE_LIMITS } from "./outline_writer.ts";
 
 /** Refs numbered in issue order, recording which frame and node each was for. */
 function issuer() {
   const issued: { ref: string; frame: string; backendNodeId: number }[] = [];
-  const issue = (frame: LiteFrame, backendNodeId: number) => {
+  const issue = (frame: DomFrame, backendNodeId: number) => {
     const ref = `e${issued.length + 1}`;
     issued.push({ ref, frame: frame.key, backendNodeId });
     return ref;
@@ -200,14 +20,14 @@ function issuer() {
   return { issued, issue };
 }
 
-const outline = (root: LiteFrame) => buildLiteOutline(root, issuer().issue);
+const outline = (root: DomFrame) => buildDomOutline(root, issuer().issue);
 const a = (href: string, text: string, attrs: Record<string, string> = {}): El => ({
   tag: "A",
   attrs: { href, ...attrs },
   kids: [text],
 });
 
-Deno.test("buildLiteOutline() writes the accessibility outline's lines: headings, text, links", () => {
+Deno.test("buildDomOutline() writes the accessibility outline's lines: headings, text, links", () => {
   const root = page([
     { tag: "H1", kids: ["Huge"] },
     a("/item/0", "Item 0"),
@@ -259,13 +79,13 @@ Deno.test("buildLiteOutline() writes the accessibility outline's lines: headings
   assert.equal(brief.length, lines.length);
   assert.deepEqual(stats, { interactive: 5, frames: 1 });
   assert.equal(truncated, false);
-  assert.equal(liteTitle(root), "Page title");
+  assert.equal(domTitle(root), "Page title");
 });
 
-Deno.test("buildLiteOutline() issues refs with each element's backend node id", () => {
+Deno.test("buildDomOutline() issues refs with each element's backend node id", () => {
   const root = page([a("/a", "A"), { tag: "BUTTON", kids: ["B"] }]);
   const { issued, issue } = issuer();
-  buildLiteOutline(root, issue);
+  buildDomOutline(root, issue);
   const ids = root.document.nodes.backendNodeId!;
   const names = root.document.nodes.nodeName!.map((n) => root.strings[n]);
   assert.deepEqual(issued, [
@@ -274,7 +94,7 @@ Deno.test("buildLiteOutline() issues refs with each element's backend node id", 
   ]);
 });
 
-Deno.test("buildLiteOutline() never shows a password value, not even its length", () => {
+Deno.test("buildDomOutline() never shows a password value, not even its length", () => {
   const secret = "hunter2-planted";
   const root = page([
     { tag: "LABEL", attrs: { for: "pw" }, kids: ["Secret"] },
@@ -294,7 +114,7 @@ Deno.test("buildLiteOutline() never shows a password value, not even its length"
   }
 });
 
-Deno.test("buildLiteOutline() lists controls with role, name, value and state", () => {
+Deno.test("buildDomOutline() lists controls with role, name, value and state", () => {
   const root = page([
     { tag: "LABEL", kids: ["User ", { tag: "INPUT", attrs: { value: "x" }, inputValue: "alice" }] },
     { tag: "INPUT", attrs: { type: "search", placeholder: "Search here" } },
@@ -367,7 +187,7 @@ Deno.test("buildLiteOutline() lists controls with role, name, value and state", 
   ]);
 });
 
-Deno.test("buildLiteOutline() leaves out what is not rendered, and text under aria-hidden", () => {
+Deno.test("buildDomOutline() leaves out what is not rendered, and text under aria-hidden", () => {
   const root = page([
     { tag: "DIV", none: true, kids: ["none text", a("/none", "none link")] },
     {
@@ -390,7 +210,7 @@ Deno.test("buildLiteOutline() leaves out what is not rendered, and text under ar
   ]);
 });
 
-Deno.test("buildLiteOutline() reads open shadow roots but not the browser's own", () => {
+Deno.test("buildDomOutline() reads open shadow roots but not the browser's own", () => {
   const root = page([
     { tag: "DIV", shadowRoot: { type: "open", kids: [{ tag: "BUTTON", kids: ["Shadow btn"] }] } },
     {
@@ -403,7 +223,7 @@ Deno.test("buildLiteOutline() reads open shadow roots but not the browser's own"
   assert.deepEqual(outline(root).lines, ['[e1] button "Shadow btn"', '[e2] textbox "Date"']);
 });
 
-Deno.test("buildLiteOutline() shows same-process frames in place and drops empty and error frames", () => {
+Deno.test("buildDomOutline() shows same-process frames in place and drops empty and error frames", () => {
   const root = page(
     [
       { tag: "P", kids: ["before"] },
@@ -423,7 +243,7 @@ Deno.test("buildLiteOutline() shows same-process frames in place and drops empty
     (id) => id !== "C4",
   );
   const { issued, issue } = issuer();
-  const { lines, stats } = buildLiteOutline(root, issue);
+  const { lines, stats } = buildDomOutline(root, issue);
   assert.deepEqual(lines, [
     "before",
     "[frame http://127.0.0.2:9000/widget]",
@@ -435,7 +255,7 @@ Deno.test("buildLiteOutline() shows same-process frames in place and drops empty
   assert.equal(stats.frames, 3, "the empty frame was read, the error page was not");
 });
 
-Deno.test("liteFrames() binds only documents of frames the caller knows", () => {
+Deno.test("domFrames() binds only documents of frames the caller knows", () => {
   const b = new SnapshotBuilder();
   b.document("F", URL0, [{ tag: "IFRAME", contentDocument: 1 }, {
     tag: "IFRAME",
@@ -444,14 +264,14 @@ Deno.test("liteFrames() binds only documents of frames the caller knows", () => 
   b.document("K", "http://127.0.0.1:8000/k", ["known"]);
   b.document("U", "http://127.0.0.1:8000/u", ["unknown"]);
   const urls: Record<string, string> = { F: URL0, K: "http://127.0.0.1:8000/k-from-tree" };
-  const { frames, childFrames } = liteFrames(b.snapshot(), (id) => urls[id]);
+  const { frames, childFrames } = domFrames(b.snapshot(), (id) => urls[id]);
   assert.deepEqual([...frames.keys()], ["F", "K"]);
   assert.equal(frames.get("K")!.url, "http://127.0.0.1:8000/k-from-tree", "the frame tree's URL");
   assert.deepEqual([...childFrames.values()].map((f) => f.key), ["K"]);
   assert.equal(frames.get("F")!.childFrames, frames.get("K")!.childFrames, "one owner map");
 });
 
-Deno.test("buildLiteOutline() walks a page nested 200,000 deep without recursion", () => {
+Deno.test("buildDomOutline() walks a page nested 200,000 deep without recursion", () => {
   let node: El = { tag: "DIV", kids: [a("/bottom", "Bottom link")] };
   for (let i = 0; i < 200_000; i++) node = { tag: i % 2 ? "DIV" : "SPAN", kids: [node] };
   const started = performance.now();
@@ -460,7 +280,7 @@ Deno.test("buildLiteOutline() walks a page nested 200,000 deep without recursion
   assert.ok(performance.now() - started < 5_000);
 });
 
-Deno.test("buildLiteOutline() cuts giant names, values and targets before reading them", () => {
+Deno.test("buildDomOutline() cuts giant names, values and targets before reading them", () => {
   const giant = "x".repeat(5_000_000);
   const root = page([
     a("/a", "text", { "aria-label": `  ${giant}` }),
@@ -478,7 +298,7 @@ Deno.test("buildLiteOutline() cuts giant names, values and targets before readin
   assert.equal(lines[3], `# ${"x".repeat(999)}…`);
 });
 
-Deno.test("buildLiteOutline() bounds the names of nested controls", () => {
+Deno.test("buildDomOutline() bounds the names of nested controls", () => {
   // 3,000 nested buttons over 100,000 words: each name visits a bounded number of nodes.
   let node: El = { tag: "DIV", kids: Array.from({ length: 100_000 }, (_, i) => `w${i} `) };
   for (let i = 0; i < 3_000; i++) node = { tag: "DIV", attrs: { role: "button" }, kids: [node] };
@@ -490,38 +310,37 @@ Deno.test("buildLiteOutline() bounds the names of nested controls", () => {
   assert.ok(performance.now() - started < 5_000, `${performance.now() - started} ms`);
 });
 
-Deno.test("buildLiteOutline() stops at its line and character budget", () => {
+Deno.test("buildDomOutline() stops at its line and character budget", () => {
   const links = Array.from({ length: 1_000 }, (_, i) => a(`/i/${i}`, `Item ${i}`));
-  const byLines = buildLiteOutline(page(links), issuer().issue, { maxLines: 100, maxChars: 1e9 });
+  const byLines = buildDomOutline(page(links), issuer().issue, {
+    limits: { maxLines: 100, maxChars: 1e9 },
+  });
   assert.equal(byLines.lines.length, 100);
   assert.equal(byLines.brief.length, 100);
   assert.equal(byLines.truncated, true);
-  const byChars = buildLiteOutline(
+  const byChars = buildDomOutline(
     page([{ tag: "P", kids: ["y".repeat(50_000)] }]),
     issuer().issue,
-    {
-      maxLines: 1e9,
-      maxChars: 10_000,
-    },
+    { limits: { maxLines: 1e9, maxChars: 10_000 } },
   );
   assert.ok(byChars.lines.join("\n").length <= 10_000);
   assert.equal(byChars.truncated, true);
-  const all = buildLiteOutline(page(links), issuer().issue);
+  const all = buildDomOutline(page(links), issuer().issue);
   assert.equal(all.truncated, false);
-  assert.ok(LITE_LIMITS.maxLines > 60_001, "a page of 60,000 links fits");
+  assert.ok(OUTLINE_LIMITS.maxLines > 60_001, "a page of 60,000 links fits");
 });
 
-Deno.test("buildLiteOutline() caps a page of 250,000 paragraphs at its default line budget", () => {
+Deno.test("buildDomOutline() caps a page of 250,000 paragraphs at its default line budget", () => {
   const root = page(Array.from({ length: 250_000 }, (_, i): El => ({ tag: "P", kids: [`p${i}`] })));
   const started = performance.now();
   const { lines, truncated } = outline(root);
-  assert.equal(lines.length, LITE_LIMITS.maxLines);
-  assert.equal(lines.at(-1), `p${LITE_LIMITS.maxLines - 1}`);
+  assert.equal(lines.length, OUTLINE_LIMITS.maxLines);
+  assert.equal(lines.at(-1), `p${OUTLINE_LIMITS.maxLines - 1}`);
   assert.equal(truncated, true);
   assert.ok(performance.now() - started < 5_000, `${performance.now() - started} ms`);
 });
 
-Deno.test("buildLiteOutline() keeps a frame's closing line when the budget ends inside it", () => {
+Deno.test("buildDomOutline() keeps a frame's closing line when the budget ends inside it", () => {
   const root = page([{ tag: "IFRAME", contentDocument: 1 }], (b) => {
     b.document(
       "C1",
@@ -529,9 +348,8 @@ Deno.test("buildLiteOutline() keeps a frame's closing line when the budget ends 
       Array.from({ length: 50 }, (_, i) => a(`/c${i}`, `C${i}`)),
     );
   });
-  const { lines, truncated } = buildLiteOutline(root, issuer().issue, {
-    maxLines: 10,
-    maxChars: 1e9,
+  const { lines, truncated } = buildDomOutline(root, issuer().issue, {
+    limits: { maxLines: 10, maxChars: 1e9 },
   });
   assert.equal(truncated, true);
   assert.equal(lines.at(-1), "[/frame]");
@@ -542,32 +360,12 @@ Deno.test("buildLiteOutline() keeps a frame's closing line when the budget ends 
       b.document("C1", "http://127.0.0.1:8000/c", [a("/c", "C")]);
     },
   );
-  const cut = buildLiteOutline(before, issuer().issue, { maxLines: 1, maxChars: 1e9 });
+  const cut = buildDomOutline(before, issuer().issue, { limits: { maxLines: 1, maxChars: 1e9 } });
   assert.deepEqual(cut.lines, ["first"]);
   assert.equal(cut.truncated, true);
 });
 
-const view = (note?: string): PageView => ({
-  nonce: "n0nce",
-  origin: "http://127.0.0.1:1",
-  path: "/",
-  title: "T",
-  docId: "d1",
-  tabIndex: 0,
-  tabCount: 1,
-  lines: ["# Hello", '[e1] "A" -> /a'],
-  ...(note ? { note } : {}),
-});
-
-Deno.test("renderPage() shows a view's note under the status line, outside the untrusted block", () => {
-  const plain = renderPage(view()).text;
-  const noted = renderPage(view("note: read in fast mode")).text.split("\n");
-  assert.deepEqual(noted.filter((l) => l !== "note: read in fast mode"), plain.split("\n"));
-  assert.equal(noted[1], "note: read in fast mode");
-  assert.match(noted[2], /^<<<untrusted-page /);
-});
-
-Deno.test("buildLiteOutline() redacts names, values, text and targets before it cuts them", () => {
+Deno.test("buildDomOutline() redacts names, values, text and targets before it cuts them", () => {
   const at = (n: number) => `${"o".repeat(n)}${PLANTED_PW} tail`;
   const root = page([
     // Cuts that would leave 21 (name), 5 (value), 11 (brief), 5 (line split) and 9
@@ -579,7 +377,7 @@ Deno.test("buildLiteOutline() redacts names, values, text and targets before it 
     a(`/${"o".repeat(989)}${PLANTED_PW}`, "Deep"),
     a(`http://${PLANTED_PW}.test/`, "Host"),
   ]);
-  const { lines, brief } = buildLiteOutline(root, issuer().issue, LITE_LIMITS, plantedRedactor());
+  const { lines, brief } = buildDomOutline(root, issuer().issue, { redactor: plantedRedactor() });
   for (const line of [...lines, ...brief]) assert.ok(!holdsPiece(line), line);
   assert.ok(lines.some((l) => l.endsWith("-> http://[redacted].test")), lines.join("\n"));
 });

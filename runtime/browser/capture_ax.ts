@@ -1,0 +1,191 @@
+/**
+ * Captures a tab from its accessibility trees, the default strategy of `capture.ts`: one
+ * tree per frame, the password fields among its text boxes (their values are never shown),
+ * and the visible controls under `aria-hidden` roots the tree prunes.
+ *
+ * @module
+ */
+import type { CdpSession, Protocol, TargetTracker } from "../../cdp/mod.ts";
+import type { AxFrame, HiddenControl } from "../snapshot/ax_outline.ts";
+import {
+  type CapturedFrame,
+  childTargets,
+  flatFrames,
+  MAX_TARGET_DEPTH,
+} from "./capture_frames.ts";
+
+const TEXT_FIELD_ROLES = new Set(["textbox", "searchbox"]);
+
+/** Reads a session's frames and, within the depth bound, its out-of-process frames. */
+export async function captureAxSession(
+  session: CdpSession,
+  tracker: TargetTracker,
+  frames: Map<string, CapturedFrame>,
+  depth: number,
+): Promise<AxFrame> {
+  const { frameTree } = await session.send("Page.getFrameTree");
+  const flat = flatFrames(frameTree);
+
+  const trees = await Promise.all(
+    flat.map((f) =>
+      session.send("Accessibility.getFullAXTree", { frameId: f.id })
+        .then((r) => r.nodes)
+        // A frame that navigated away mid-capture simply shows as empty.
+        .catch(() => [] as Protocol.Accessibility.AXNode[])
+    ),
+  );
+  const passwordFields = await findPasswordFields(session, trees.flat());
+  const hidden = await Promise.all(
+    flat.map((f) =>
+      findHiddenControls(session, f.id).catch(() => new Map<number, HiddenControl[]>())
+    ),
+  );
+  // Backend node ids are unique per renderer, so one owner map serves every frame here.
+  const childFrames = new Map<number, AxFrame>();
+  const axFrames = flat.map((f, i): AxFrame => {
+    frames.set(f.id, { session, frameId: f.id, loaderId: f.loaderId, url: f.url });
+    return {
+      key: f.id,
+      url: f.url,
+      nodes: trees[i],
+      passwordFields,
+      childFrames,
+      hiddenControls: hidden[i],
+    };
+  });
+
+  await Promise.all(
+    flat.slice(1).map(async (f, i) => {
+      const owner = await session.send("DOM.getFrameOwner", { frameId: f.id }).catch(() => null);
+      if (owner) childFrames.set(owner.backendNodeId, axFrames[i + 1]);
+    }),
+  );
+
+  if (depth < MAX_TARGET_DEPTH) {
+    await Promise.all(
+      childTargets(session, tracker).map(async (t) => {
+        const owner = await session.send("DOM.getFrameOwner", { frameId: t.info.targetId })
+          .catch(() => null);
+        if (!owner) return;
+        const child = await captureAxSession(t.session, tracker, frames, depth + 1)
+          .catch(() => null);
+        if (child) childFrames.set(owner.backendNodeId, child);
+      }),
+    );
+  }
+  return axFrames[0];
+}
+
+async function findPasswordFields(
+  session: CdpSession,
+  nodes: Protocol.Accessibility.AXNode[],
+): Promise<Set<number>> {
+  const ids = new Set<number>();
+  for (const n of nodes) {
+    if (n.backendDOMNodeId !== undefined && TEXT_FIELD_ROLES.has(String(n.role?.value))) {
+      ids.add(n.backendDOMNodeId);
+    }
+  }
+  const result = new Set<number>();
+  await Promise.all([...ids].map(async (id) => {
+    const described = await session.send("DOM.describeNode", { backendNodeId: id })
+      .catch(() => null);
+    // Unknown means we cannot prove it is not a password: treat it as one.
+    if (!described || isPasswordInput(described.node)) result.add(id);
+  }));
+  return result;
+}
+
+/** Whether a described DOM node is `<input type=password>` (the DOM-snapshot walk asks the same). */
+function isPasswordInput(node: Protocol.DOM.Node): boolean {
+  if (node.nodeName.toUpperCase() !== "INPUT") return false;
+  const attrs = node.attributes ?? [];
+  for (let i = 0; i + 1 < attrs.length; i += 2) {
+    if (attrs[i].toLowerCase() === "type") return attrs[i + 1].trim().toLowerCase() === "password";
+  }
+  return false;
+}
+
+// Finds visible controls under aria-hidden roots: Chromium's accessibility tree prunes them,
+// yet they are on screen and clickable (a nav behind a modal, icon buttons).
+const HIDDEN_CONTROLS = `function () {
+  const found = [];
+  const sel = "a[href], button, input:not([type=hidden]), select, textarea, [role=button], [role=link]";
+  for (const root of document.querySelectorAll("[aria-hidden=true]")) {
+    if (root.parentElement && root.parentElement.closest("[aria-hidden=true]")) continue;
+    for (const el of root.querySelectorAll(sel)) {
+      const r = el.getBoundingClientRect();
+      const st = getComputedStyle(el);
+      if (r.width < 1 || r.height < 1 || st.visibility !== "visible" || st.display === "none") continue;
+      found.push([el, root]);
+      if (found.length >= 500) return found;
+    }
+  }
+  return found;
+}`;
+
+const HIDDEN_META = `function () {
+  return this.map(([el]) => {
+    const tag = el.tagName.toLowerCase();
+    const type = (el.getAttribute("type") || "").toLowerCase();
+    const role = el.getAttribute("role") ||
+      (tag === "a" ? "link" : tag === "select" ? "combobox" : tag === "textarea" ? "textbox" :
+      tag === "input" ? (["submit", "button", "reset", "image"].includes(type) ? "button" :
+        ["checkbox", "radio"].includes(type) ? type : type === "password" ? "password" : "textbox") :
+      "button");
+    const name = (el.getAttribute("aria-label") || el.innerText || el.getAttribute("title") ||
+      el.getAttribute("alt") || (type === "submit" || type === "button" ? el.value : "") || "").trim();
+    return { role, name: name.replace(/\\s+/g, " ").slice(0, 1000), url: tag === "a" ? el.href : null };
+  });
+}`;
+
+async function findHiddenControls(
+  session: CdpSession,
+  frameId: string,
+): Promise<Map<number, HiddenControl[]>> {
+  const result = new Map<number, HiddenControl[]>();
+  const world = await session.send("Page.createIsolatedWorld", { frameId, worldName: "omotai" });
+  const list = await session.send("Runtime.evaluate", {
+    expression: `(${HIDDEN_CONTROLS})()`,
+    contextId: world.executionContextId,
+  });
+  const arrayId = list.result.objectId;
+  if (!arrayId || list.exceptionDetails) return result;
+  try {
+    const meta = await session.send("Runtime.callFunctionOn", {
+      objectId: arrayId,
+      functionDeclaration: HIDDEN_META,
+      returnByValue: true,
+    });
+    const infos = (meta.result.value ?? []) as { role: string; name: string; url: string | null }[];
+    if (infos.length === 0) return result;
+    const pairs = await session.send("Runtime.getProperties", {
+      objectId: arrayId,
+      ownProperties: true,
+    });
+    for (const prop of pairs.result) {
+      const index = Number(prop.name);
+      if (!Number.isInteger(index) || !prop.value?.objectId) continue;
+      const parts = await session.send("Runtime.getProperties", {
+        objectId: prop.value.objectId,
+        ownProperties: true,
+      });
+      const el = parts.result.find((p) => p.name === "0")?.value?.objectId;
+      const root = parts.result.find((p) => p.name === "1")?.value?.objectId;
+      if (!el || !root) continue;
+      const [e, r] = await Promise.all([
+        session.send("DOM.describeNode", { objectId: el }),
+        session.send("DOM.describeNode", { objectId: root }),
+      ]);
+      const info = infos[index];
+      if (!info) continue;
+      const entry: HiddenControl = { backendNodeId: e.node.backendNodeId, ...info };
+      const bucket = result.get(r.node.backendNodeId) ?? [];
+      bucket.push(entry);
+      result.set(r.node.backendNodeId, bucket);
+    }
+  } finally {
+    await session.send("Runtime.releaseObject", { objectId: arrayId }).catch(() => {});
+  }
+  return result;
+}

@@ -1,0 +1,59 @@
+/**
+ * Captures a huge tab from DOM snapshots, the strategy `capture.ts` picks past
+ * `DOM_SNAPSHOT_MIN_NODES` nodes: one `DOMSnapshot.captureSnapshot` per renderer
+ * (same-process frames are documents of it), out-of-process frames from their own.
+ *
+ * @module
+ */
+import type { CdpSession, TargetTracker } from "../../cdp/mod.ts";
+import { OmotaiError } from "../errors.ts";
+import { DOM_STYLES, type DomFrame, domFrames } from "../snapshot/dom_outline.ts";
+import {
+  type CapturedFrame,
+  childTargets,
+  flatFrames,
+  MAX_TARGET_DEPTH,
+} from "./capture_frames.ts";
+
+/**
+ * Reads a session's frames from one DOM snapshot (same-process frames are documents of
+ * it) and its out-of-process frames from their own. Only layout and two computed styles
+ * are asked for: no rects, paint order or colours, which would cost the renderer more.
+ */
+export async function captureDomSession(
+  session: CdpSession,
+  tracker: TargetTracker,
+  frames: Map<string, CapturedFrame>,
+  depth: number,
+): Promise<DomFrame> {
+  const { frameTree } = await session.send("Page.getFrameTree");
+  const flat = flatFrames(frameTree);
+  const byId = new Map(flat.map((f) => [f.id, f]));
+  const snapshot = await session.send("DOMSnapshot.captureSnapshot", {
+    computedStyles: [...DOM_STYLES],
+  });
+  const read = domFrames(snapshot, (id) => byId.get(id)?.url);
+  for (const f of flat) {
+    if (read.frames.has(f.id)) {
+      frames.set(f.id, { session, frameId: f.id, loaderId: f.loaderId, url: f.url });
+    }
+  }
+  const root = read.frames.get(frameTree.frame.id);
+  if (!root) {
+    // The snapshot holds no document of the main frame: nothing its refs could bind to.
+    throw new OmotaiError("BROWSER_ERROR", "the page changed while it was read; try again");
+  }
+  if (depth < MAX_TARGET_DEPTH) {
+    await Promise.all(
+      childTargets(session, tracker).map(async (t) => {
+        const owner = await session.send("DOM.getFrameOwner", { frameId: t.info.targetId })
+          .catch(() => null);
+        if (!owner) return;
+        const child = await captureDomSession(t.session, tracker, frames, depth + 1)
+          .catch(() => null);
+        if (child) read.childFrames.set(owner.backendNodeId, child);
+      }),
+    );
+  }
+  return root;
+}

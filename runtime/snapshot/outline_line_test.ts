@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import {
+  BRIEF_TEXT_CHARS,
+  briefText,
+  controlLine,
+  endsWithValue,
+  frameMarker,
+  headingLevelOf,
+  headingLine,
+  lineRef,
+  lineRefNumber,
+  OPTIONS_MAX,
+  optionsList,
+  refAndRole,
+  splitRef,
+} from "./outline_line.ts";
+
+Deno.test("controlLine() writes a control's facts in one order, a link by its arrow", () => {
+  assert.deepEqual(
+    controlLine({
+      ref: "e4",
+      role: "combobox",
+      name: "Size",
+      values: ["M"],
+      options: ["S", "M"],
+      expanded: true,
+      disabled: true,
+    }),
+    [
+      '[e4] combobox "Size" = "M" options: "S", "M" [expanded] [disabled]',
+      '[e4] combobox "Size" = "M" options: "S", "M" [expanded] [disabled]',
+    ],
+  );
+  assert.deepEqual(controlLine({ ref: "e1", role: "link", name: "Home", target: "/" }), [
+    '[e1] "Home" -> /',
+    '[e1] link "Home"',
+  ]);
+  assert.deepEqual(
+    controlLine({ ref: "e2", role: "link", name: "", target: "http://127.0.0.2:9/a/b" }),
+    ["[e2] -> http://127.0.0.2:9/a/b", "[e2] link -> http://127.0.0.2:9"],
+  );
+  // A control that is not a link keeps its role word beside a target.
+  assert.equal(
+    controlLine({ ref: "e3", role: "button", name: "X", target: "/go", checked: "mixed" })[0],
+    '[e3] button "X" -> /go [mixed]',
+  );
+  assert.equal(
+    controlLine({ ref: "e5", role: "tab", name: "A", selectedTab: true, checked: "true" })[0],
+    '[e5] tab "A" [checked] [selected]',
+  );
+  assert.equal(
+    controlLine({ ref: "e6", role: "listbox", name: "L", values: ["a", "b"] })[0],
+    '[e6] listbox "L" = "a", "b"',
+  );
+});
+
+Deno.test("optionsList() names the first options and counts the rest", () => {
+  assert.equal(optionsList([]), "");
+  const names = Array.from({ length: OPTIONS_MAX + 3 }, (_, i) => `o${i}`);
+  assert.match(optionsList(names), /^ options: "o0", .*"o19" \(\+3 more\)$/);
+});
+
+Deno.test("briefText() keeps the first characters of a text line", () => {
+  assert.equal(briefText("short"), "short");
+  const brief = briefText("x".repeat(50));
+  assert.equal(brief.length, BRIEF_TEXT_CHARS);
+  assert.ok(brief.endsWith("…"));
+});
+
+Deno.test("lineRef() reads the ref an outline line opens with", () => {
+  assert.equal(lineRef('  - [e12] link "x" -> /'), "e12");
+  assert.equal(lineRef("[e3]"), "e3");
+  assert.equal(lineRef("text [e3] inside"), undefined);
+  assert.equal(lineRef("[e3]x"), undefined);
+  assert.equal(lineRefNumber("[e]"), -1);
+  assert.equal(lineRefNumber("- [e7] button"), 7);
+});
+
+Deno.test("splitRef() and refAndRole() take a line apart around its ref", () => {
+  assert.deepEqual(splitRef('  - [e12] button "Go"'), {
+    lead: "  - ",
+    ref: 12,
+    rest: ' button "Go"',
+  });
+  assert.equal(splitRef("plain text"), undefined);
+  assert.equal(refAndRole('  [e12] button "Go" [disabled]'), "  [e12] button");
+  assert.equal(refAndRole("[e3]"), "[e3]");
+  assert.equal(refAndRole("no ref here"), "no ref here");
+});
+
+Deno.test("endsWithValue() reads a field's value as controlLine() writes it", () => {
+  const [line] = controlLine({ ref: "e1", role: "textbox", name: "Q", values: ['say "hi"'] });
+  assert.ok(endsWithValue(line, 'say "hi"'));
+  assert.ok(!endsWithValue(line, "say"));
+});
+
+Deno.test("headingLevelOf() and frameMarker() read the lines headingLine() and frames write", () => {
+  assert.equal(headingLevelOf(headingLine(3, "Three")), 3);
+  assert.equal(headingLevelOf(headingLine(9, "Deep")), 6);
+  assert.equal(headingLevelOf("- ## Item"), 2);
+  assert.equal(headingLevelOf("#hashtag"), 0);
+  assert.equal(frameMarker("[frame http://127.0.0.2:1/]"), 1);
+  assert.equal(frameMarker("  [/frame]"), -1);
+  assert.equal(frameMarker("[/frame] and more"), 0);
+});

@@ -1,0 +1,200 @@
+/**
+ * The one writer both outline walks write through: it gathers a block's text runs into
+ * lines, redacts every page string before anything shortens it, keeps each line's overview
+ * form aligned with it, and stops at a line and character budget. A walk decides what a
+ * node is; how it reads and when the outline ends is decided here.
+ *
+ * Every page string is redacted where it enters (a name or value before its 120-character
+ * cut, a link target before the overview keeps only its origin, a text line before it is
+ * split or briefed), so a cut can only fall in text that holds no secret (see
+ * `runtime/redact/cut.ts`). A giant text run is read only as far as the budget can matter
+ * plus a margin (`CUT_READ_MARGIN`), so a value straddling the budget is read whole.
+ *
+ * @module
+ */
+import { displayUrl } from "../net/display_url.ts";
+import {
+  boundedRedact,
+  CUT_READ_MARGIN,
+  processRedactor,
+  redactClip,
+  redactCut,
+  type Redactor,
+} from "../redact/mod.ts";
+import { briefText, FRAME_CLOSE, LINE_MAX, LIST_BULLET } from "./outline_line.ts";
+
+/** Limits of one outline. */
+export interface OutlineLimits {
+  /** Lines kept at most; the rest of the page is left out and `truncated` is set. */
+  maxLines: number;
+  /** Characters kept at most (all lines together). */
+  maxChars: number;
+}
+
+/** Defaults: room for far more than 60,000 links, yet bounded for a page built to be huge. */
+export const OUTLINE_LIMITS: OutlineLimits = { maxLines: 200_000, maxChars: 16_000_000 };
+
+/** Counts of what the outline exposes, for tests and benchmarks. */
+export interface OutlineStats {
+  interactive: number;
+  frames: number;
+}
+
+/** A finished outline: its lines, their overview form, counts and whether it was cut. */
+export interface Outline {
+  lines: string[];
+  /** The overview form of each line, aligned with `lines` (empty for a continuation). */
+  brief: string[];
+  stats: OutlineStats;
+  /** Whether the outline stopped at its line or character budget. */
+  truncated: boolean;
+}
+
+/** Options of {@link OutlineWriter}. */
+export interface OutlineWriterOptions {
+  limits?: OutlineLimits;
+  /** The process's redactor by default. */
+  redactor?: Redactor;
+}
+
+/** Lines and their overview form, within the outline's budget. */
+export class OutlineWriter {
+  readonly lines: string[] = [];
+  readonly brief: string[] = [];
+  readonly stats: OutlineStats = { interactive: 0, frames: 0 };
+  truncated = false;
+  readonly #limits: OutlineLimits;
+  readonly #redactor: Redactor;
+  #chars = 0;
+  #pieces: string[] = [];
+  #pending = 0;
+  #lastBox: unknown = undefined;
+  #lastSpaced = false;
+  #prefix = "";
+
+  constructor(options: OutlineWriterOptions = {}) {
+    this.#limits = options.limits ?? OUTLINE_LIMITS;
+    this.#redactor = options.redactor ?? processRedactor();
+  }
+
+  /** The outline written so far, pending text flushed. */
+  finish(): Outline {
+    this.flush();
+    return { lines: this.lines, brief: this.brief, stats: this.stats, truncated: this.truncated };
+  }
+
+  /** A page string (name, value, heading) redacted, then cut to `max` characters. */
+  clip(text: string, max: number): string {
+    return redactClip(text, max, this.#redactor);
+  }
+
+  /** A page URL as shown (origin and path), redacted, then cut to a line's length. */
+  url(url: string, base: string | undefined): string {
+    return redactCut(displayUrl(url, base), LINE_MAX, { redactor: this.#redactor });
+  }
+
+  /**
+   * Adds a text run. `box` identifies its container; runs of two different containers get
+   * a space between them when either is `spaced` (a block box), never around inline
+   * elements (`<em>`).
+   */
+  text(piece: string, box: unknown, spaced = true): void {
+    if (this.truncated) return;
+    // A giant run is cut before normalizing: past the budget it cannot be shown anyway.
+    // The margin keeps a value that straddles the budget whole until `flush()` redacts it.
+    const room = this.#limits.maxChars - this.#chars - this.#pending + CUT_READ_MARGIN;
+    const cut = piece.length > room + 1;
+    const clean =
+      (cut ? boundedRedact(piece.slice(0, Math.max(room + 1, 0)), true, this.#redactor) : piece)
+        .replace(/\s+/g, " ");
+    if (!clean.trim()) {
+      if (this.#pieces.length > 0) this.#push(" ");
+      return;
+    }
+    const prev = this.#pieces.at(-1);
+    if (
+      prev !== undefined && box !== this.#lastBox && (spaced || this.#lastSpaced) &&
+      !prev.endsWith(" ") && !clean.startsWith(" ")
+    ) this.#push(" ");
+    this.#push(clean);
+    this.#lastBox = box;
+    this.#lastSpaced = spaced;
+  }
+
+  /** Separates the next text run from the last one on the same line (table cells). */
+  separator(sep: string): void {
+    if (this.#pieces.length > 0) this.#push(sep);
+  }
+
+  /** The next line is a list item's. */
+  bullet(): void {
+    this.#prefix = LIST_BULLET;
+  }
+
+  /** The number of lines written so far (flushes pending text). */
+  mark(): number {
+    this.flush();
+    return this.lines.length;
+  }
+
+  /** Drops lines written after `mark`. */
+  rewind(mark: number): void {
+    for (let i = mark; i < this.lines.length; i++) this.#chars -= this.lines[i].length + 1;
+    this.lines.length = mark;
+    this.brief.length = mark;
+  }
+
+  /** A whole line (a control, a heading) and its overview form. */
+  line(text: string, brief = text): void {
+    this.flush();
+    this.#emit(text, brief);
+  }
+
+  /** The `[/frame]` line: written even past the budget, so frame blocks stay balanced. */
+  closeFrame(): void {
+    this.flush();
+    this.lines.push(FRAME_CLOSE);
+    this.brief.push(FRAME_CLOSE);
+    this.#chars += FRAME_CLOSE.length + 1;
+  }
+
+  /** Ends the current text line. */
+  flush(): void {
+    // Redacted whole, before the brief cut and the split: a value across text runs (or
+    // across the split point) is found as one.
+    const text = this.#redactor.redact(this.#pieces.join("")).trim();
+    this.#pieces = [];
+    this.#pending = 0;
+    this.#lastBox = undefined;
+    // Lines of bare punctuation ("[", "] |", ".") left between links carry nothing.
+    if (!/[\p{L}\p{N}]/u.test(text)) return;
+    const brief = briefText(text);
+    for (let i = 0; i < text.length; i += LINE_MAX) {
+      this.#emit(text.slice(i, i + LINE_MAX), i === 0 ? brief : "");
+    }
+  }
+
+  #push(piece: string): void {
+    // Whitespace between inline elements collapses to one space, as the browser shows it.
+    const p = piece.startsWith(" ") && this.#pieces.at(-1)?.endsWith(" ") ? piece.slice(1) : piece;
+    if (!p) return;
+    this.#pieces.push(p);
+    this.#pending += p.length;
+  }
+
+  #emit(text: string, brief: string): void {
+    if (this.truncated) return;
+    const line = this.#prefix + text;
+    if (
+      this.lines.length >= this.#limits.maxLines ||
+      this.#chars + line.length + 1 > this.#limits.maxChars
+    ) {
+      this.truncated = true;
+      return;
+    }
+    this.lines.push(line);
+    this.brief.push(brief && this.#prefix + brief);
+    this.#chars += line.length + 1;
+    this.#prefix = "";
+  }
+}

@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { holdsPiece, PLANTED_PW, plantedRedactor } from "../../tests/helpers/planted_secret.ts";
+import { LINE_MAX } from "./outline_line.ts";
+import { OutlineWriter } from "./outline_writer.ts";
+
+Deno.test("OutlineWriter.text() spaces runs of two boxes, never around inline runs", () => {
+  const out = new OutlineWriter();
+  out.text("one", "div-a");
+  out.text("two", "div-b");
+  out.flush();
+  out.text("em", "p", false);
+  out.text("phasis", "em", false);
+  out.text("  and   space ", "p", false);
+  assert.deepEqual(out.finish().lines, ["one two", "emphasis and space"]);
+});
+
+Deno.test("OutlineWriter.flush() splits a long line and briefs only its first piece", () => {
+  const out = new OutlineWriter();
+  out.bullet();
+  out.text("w".repeat(LINE_MAX + 10), 1);
+  const { lines, brief } = out.finish();
+  assert.equal(lines.length, 2);
+  assert.ok(lines[0].startsWith("- w"));
+  assert.equal(brief[1], "");
+  assert.ok(brief[0].endsWith("…"));
+});
+
+Deno.test("OutlineWriter stops at its budget and still closes an open frame", () => {
+  const out = new OutlineWriter({ limits: { maxLines: 2, maxChars: 1e9 } });
+  out.line("[frame http://127.0.0.2:1/]");
+  out.line("one");
+  out.line("two");
+  out.closeFrame();
+  const outline = out.finish();
+  assert.equal(outline.truncated, true);
+  assert.deepEqual(outline.lines, ["[frame http://127.0.0.2:1/]", "one", "[/frame]"]);
+});
+
+Deno.test("OutlineWriter redacts a text line before it is split or briefed", () => {
+  const out = new OutlineWriter({ redactor: plantedRedactor() });
+  out.text(`${"o".repeat(LINE_MAX - 5)}${PLANTED_PW} tail`, 1);
+  out.text(`${"o".repeat(10)}${PLANTED_PW}`, 1);
+  const { lines, brief } = out.finish();
+  for (const line of [...lines, ...brief]) assert.ok(!holdsPiece(line), line);
+});
