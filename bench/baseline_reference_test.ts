@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { spec } from "../tests/helpers/policies.ts";
+import { baselineWasm, spec } from "../tests/helpers/policies.ts";
 import { PolicyEngine } from "../runtime/policy/engine.ts";
 import { baselineVerdict } from "./baseline_reference.ts";
 import { baselineCaseFacts } from "./facts_mix.ts";
@@ -18,7 +18,7 @@ Deno.test("baselineVerdict() decides exactly like the baseline WASM module", asy
   }
   assert.equal(facts.length, listed, "every listed case is compared");
   assert.ok(facts.length >= 20, `only ${facts.length} cases`);
-  const wasm = await Deno.readFile(new URL("../policies-wasm/dist/baseline.wasm", import.meta.url));
+  const wasm = await baselineWasm();
   await using engine = await PolicyEngine.create([await spec("baseline", wasm, config)]);
   const decisions = new Set<string>();
   let compared = 0;

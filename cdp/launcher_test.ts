@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
+import { testBrowser } from "../tests/helpers/operator_browser.ts";
 import { BrowserLaunchError, CdpClosedError, CdpError } from "./errors.ts";
 import { findBrowser, HARDENED_ARGS, launchBrowser } from "./launcher.ts";
-import { ProfileStore } from "./profile.ts";
 
 Deno.test("findBrowser() prefers OMOTAI_BROWSER and explains a missing one", () => {
   assert.equal(findBrowser("/opt/x/chrome", (p) => p === "/opt/x/chrome"), "/opt/x/chrome");
@@ -29,13 +29,10 @@ Deno.test("HARDENED_ARGS talk over a pipe and never open a debugging port", () =
 });
 
 Deno.test("launchBrowser() speaks typed CDP over the pipe and stops cleanly", async () => {
-  const data = await Deno.makeTempDir();
-  await using store = await ProfileStore.open(data);
-  const profileDir = await store.create();
-  await using browser = await launchBrowser({
-    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
-    profileDir,
-  });
+  // Chromium's helper processes may outlive the killed main process for a moment: the
+  // store's removal, when `chromium` is disposed, retries until they are gone.
+  await using chromium = await testBrowser();
+  const { browser, profileDir } = chromium;
   const version = await browser.connection.root.send("Browser.getVersion");
   assert.match(version.product, /Chrome/);
   await assert.rejects(
@@ -47,10 +44,6 @@ Deno.test("launchBrowser() speaks typed CDP over the pipe and stops cleanly", as
   browser.kill("SIGKILL");
   await browser.exited;
   await assert.rejects(() => browser.connection.root.send("Browser.getVersion"), CdpClosedError);
-  // Chromium's helper processes may outlive the killed main process for a moment: the
-  // store's removal retries until they are gone.
-  await store[Symbol.asyncDispose]();
-  await Deno.remove(data, { recursive: true });
 });
 
 Deno.test("launchBrowser() reports a binary that is not a browser", async () => {

@@ -1,18 +1,13 @@
 import assert from "node:assert/strict";
 import { serveFixtureSite } from "../tests/fixtures/site.ts";
+import { testBrowser } from "../tests/helpers/operator_browser.ts";
 import { CdpConnection, type MessageTransport } from "./connection.ts";
-import { findBrowser, launchBrowser } from "./launcher.ts";
-import { ProfileStore } from "./profile.ts";
 import { TargetTracker, type TrackedTarget } from "./target_tracker.ts";
 
 Deno.test("TargetTracker attaches to iframes, OOPIFs, popups and every kind of worker while paused", async () => {
   await using site = serveFixtureSite();
-  const data = await Deno.makeTempDir();
-  await using store = await ProfileStore.open(data);
-  await using browser = await launchBrowser({
-    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
-    profileDir: await store.create(),
-  });
+  await using chromium = await testBrowser();
+  const browser = chromium.browser;
   const seenPaused: string[] = [];
   const tracker = await TargetTracker.start(browser.connection, async (t: TrackedTarget) => {
     // The hook runs before the target is resumed: record what we were handed.
@@ -61,16 +56,11 @@ Deno.test("TargetTracker attaches to iframes, OOPIFs, popups and every kind of w
   const title = await popup.session.send("Runtime.evaluate", { expression: "document.title" });
   assert.equal(title.result.value, "Popup");
   await browser.close();
-  await Deno.remove(data, { recursive: true });
 });
 
 Deno.test("TargetTracker closes a target whose setup hook fails and reports it", async () => {
-  const data = await Deno.makeTempDir();
-  await using store = await ProfileStore.open(data);
-  await using browser = await launchBrowser({
-    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
-    profileDir: await store.create(),
-  });
+  await using chromium = await testBrowser();
+  const browser = chromium.browser;
   let fail = false;
   const tracker = await TargetTracker.start(browser.connection, (t) => {
     if (fail && t.info.type === "page") return Promise.reject(new Error("setup failed"));
@@ -96,7 +86,6 @@ Deno.test("TargetTracker closes a target whose setup hook fails and reports it",
   assert.equal(tracker.get(targetId), undefined);
   assert.deepEqual(failed, [targetId]);
   await browser.close();
-  await Deno.remove(data, { recursive: true });
 });
 
 /** A browser stand-in behind a real connection: answers every command `{}` a tick later. */

@@ -7,10 +7,105 @@
 import { CodedError } from "../shared/coded_error.ts";
 
 /**
- * Base class of runtime errors that reach a tool result (the project's one base, `CodedError`,
- * which `cdp/` and `vault/` derive theirs from too).
+ * The codes of errors the runtime raises as plain {@link OmotaiError}s or the classes in this
+ * file. A layer with errors of its own declares its own union beside its class (`GrantError`,
+ * `TotpError`, `AgentKeyError`, `IsolationError`, ...), which derives with it.
  */
-export class OmotaiError extends CodedError {}
+export type RuntimeErrorCode =
+  // Tool calls and their arguments.
+  | "INVALID_ARGUMENTS"
+  | "CANCELLED"
+  | "UPLOAD_NOT_ALLOWED"
+  | "PASSWORD_FIELD"
+  | "WAIT_TIMEOUT"
+  | "ASK_TIMEOUT"
+  | "SCREENSHOTS_DISABLED"
+  | "SCREENSHOT_TOO_LARGE"
+  | "SESSION_TAINTED"
+  // Refs and tabs.
+  | "STALE_REF"
+  | "UNKNOWN_REF"
+  | "NO_TAB"
+  | "NO_SUCH_TAB"
+  | "NO_HISTORY"
+  | "NO_FILE_CHOOSER"
+  | "NO_DIALOG"
+  // The browser.
+  | "BROWSER_LOST"
+  | "BROWSER_ERROR"
+  | "BROWSER_TIMEOUT"
+  | "BROWSER_LAUNCH_FAILED"
+  | "NAVIGATION_FAILED"
+  | "SESSION_CLOSED"
+  | "TARGET_CLOSED"
+  | "PAGE_UNRESPONSIVE"
+  // Where and how the browser runs.
+  | "ISOLATION_UNAVAILABLE"
+  | "ISOLATION_FAILED"
+  | "BROWSER_USER_INVALID"
+  | "BROWSER_USER_UNKNOWN"
+  // Element actions (`ElementActionError`).
+  | ElementActionCode
+  // Policies, their engine and the facts it reads.
+  | "POLICY_INVALID"
+  | "POLICY_MODULE_REJECTED"
+  | "POLICY_ENGINE_FAILED"
+  | "BAD_POLICY_PATH"
+  | "FACTS_UNAVAILABLE"
+  | "POLICY_NOT_GRANTED"
+  | "BAD_ORIGIN"
+  | "DOMAINS_UNREADABLE"
+  // Stores, egress and serving.
+  | "AUDIT_UNAVAILABLE"
+  | "DB_UNAVAILABLE"
+  | "DB_TOO_NEW"
+  | "VAULT_UNAVAILABLE"
+  | "GRANTS_UNAVAILABLE"
+  | "EGRESS_PROXY_FAILED"
+  | "LOGIN_UNAVAILABLE"
+  | "LOGIN_CONFIG_INVALID"
+  | "SECRET_NOT_FOUND"
+  | "ASK_UNAVAILABLE"
+  | "ASK_WITHDRAWN"
+  | "SSE_CLOSED"
+  | "SSE_CLOSE_FAILED"
+  // Command lines and installs.
+  | "BAD_OPTION"
+  | "AGENT_EXISTS"
+  | "ADMIN_TOKEN_WEAK"
+  | "DATA_DIR_UNKNOWN"
+  | "INSTALL_ROOT_UNKNOWN"
+  | "INSTALL_UNEXPECTED"
+  | "NOT_A_CHECKOUT"
+  | "PATH_NOT_GRANTABLE";
+
+/** Why an element cannot take an action. */
+export type ElementActionCode =
+  | "NOT_EDITABLE"
+  | "NOT_VISIBLE"
+  | "NOT_CHECKABLE"
+  | "NOT_A_SELECT"
+  | "NOT_A_SLIDER"
+  | "NOT_A_NUMBER"
+  | "SINGLE_SELECT"
+  | "NO_SUCH_OPTION"
+  | "OPTION_DISABLED"
+  | "PASSWORD_FIELD"
+  | "CLICK_INTERCEPTED"
+  | "CHECK_FAILED"
+  | "ELEMENT_SCRIPT_FAILED";
+
+/**
+ * Base class of runtime errors that reach a tool result (the project's one base, `CodedError`,
+ * which `cdp/` and `vault/` derive theirs from too). `C` is the layer's union of codes:
+ * {@link RuntimeErrorCode} unless a subclass names its own; a code is checked against it,
+ * never inferred from the argument.
+ */
+export class OmotaiError<C extends string = RuntimeErrorCode> extends CodedError<C> {
+  constructor(code: NoInfer<C>, message: string, options?: ErrorOptions) {
+    super(code, message, options);
+  }
+}
 
 /** Tool arguments failed validation. */
 export class InvalidArgumentsError extends OmotaiError {
@@ -44,7 +139,7 @@ export class BrowserLostError extends OmotaiError {
 }
 
 /** The element cannot take this action (not editable, not a select, covered...). */
-export class ElementActionError extends OmotaiError {}
+export class ElementActionError extends OmotaiError<ElementActionCode> {}
 
 /** A policy file that cannot be used. */
 export class PolicyFileError extends OmotaiError {

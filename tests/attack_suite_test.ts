@@ -8,7 +8,6 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { findBrowser, launchBrowser, ProfileStore } from "../cdp/mod.ts";
 import { verifyAudit, verifyJsonl } from "../runtime/audit/verify.ts";
 import { JsonlMirror } from "../runtime/audit/jsonl_mirror.ts";
 import { openDatabase } from "../runtime/store/database.ts";
@@ -23,6 +22,7 @@ import {
   startTestRuntime,
   TestClient,
 } from "./helpers/harness.ts";
+import { testBrowser } from "./helpers/operator_browser.ts";
 import type { AuditRow } from "../runtime/audit/audit_row.ts";
 import type { GuardPause } from "../runtime/egress/request_guard.ts";
 
@@ -54,30 +54,22 @@ const hitsOf = (w: World) =>
 
 Deno.test("control: every attack reaches the attacker from a plain Chromium", async () => {
   await using w = await world();
-  const dir = await Deno.makeTempDir({ prefix: "omotai-control-" });
-  await using profiles = await ProfileStore.open(dir);
-  await using browser = await launchBrowser({
-    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
-    profileDir: await profiles.create(),
-  });
+  await using chromium = await testBrowser({ prefix: "omotai-control-" });
+  const browser = chromium.browser;
   const root = browser.connection.root;
   const missed: string[] = [];
-  try {
-    for (const attack of ATTACKS) {
-      const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
-      const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
-      const page = browser.connection.session(sessionId)!;
-      await page.send("Page.enable");
-      const loaded = page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 10_000 });
-      await page.send("Page.navigate", { url: `${w.site.origin}/attack/${attack.name}` });
-      await loaded;
-      const before = hitsOf(w);
-      await page.send("Runtime.evaluate", { expression: "go()", userGesture: true });
-      if (!await eventually(() => hitsOf(w) > before, 4_000)) missed.push(attack.name);
-      await root.send("Target.closeTarget", { targetId }).catch(() => {});
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  for (const attack of ATTACKS) {
+    const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
+    const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
+    const page = browser.connection.session(sessionId)!;
+    await page.send("Page.enable");
+    const loaded = page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 10_000 });
+    await page.send("Page.navigate", { url: `${w.site.origin}/attack/${attack.name}` });
+    await loaded;
+    const before = hitsOf(w);
+    await page.send("Runtime.evaluate", { expression: "go()", userGesture: true });
+    if (!await eventually(() => hitsOf(w) > before, 4_000)) missed.push(attack.name);
+    await root.send("Target.closeTarget", { targetId }).catch(() => {});
   }
   assert.deepEqual(missed, [], "these attacks did not reach the attacker even unguarded");
 });

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { BASELINE_SIG, baselineWasm } from "./helpers/policies.ts";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { parseStartOptions } from "../runtime/cli/cli.ts";
@@ -252,11 +253,11 @@ Deno.test("omotai start reports a bad policy file naming key and line, and exits
 
 Deno.test("omotai start refuses a tampered or unsigned policy module at startup", async () => {
   const dir = await Deno.makeTempDir();
-  const wasm = await Deno.readFile("policies-wasm/dist/baseline.wasm");
+  const wasm = await baselineWasm();
   wasm[wasm.length - 1] ^= 0xff;
   await Deno.writeFile(`${dir}/m.wasm`, wasm);
-  await Deno.copyFile("policies-wasm/dist/baseline.wasm.sig.json", `${dir}/m.wasm.sig.json`);
-  await Deno.writeFile(`${dir}/u.wasm`, await Deno.readFile("policies-wasm/dist/baseline.wasm"));
+  await Deno.copyFile(BASELINE_SIG, `${dir}/m.wasm.sig.json`);
+  await Deno.writeFile(`${dir}/u.wasm`, await baselineWasm());
   for (const [file, code] of [["m.wasm", "HASH_MISMATCH"], ["u.wasm", "SIGNATURE_MISSING"]]) {
     await Deno.writeTextFile(`${dir}/policy.yaml`, `modules:\n  - path: ${file}\n`);
     const out = await new Deno.Command(Deno.execPath(), {

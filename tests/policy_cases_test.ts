@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { baselineWasm, bundledWasm } from "./helpers/policies.ts";
 import { parse } from "yaml";
 import { listModules } from "../policies-wasm/build.ts";
 import { formatResults, runCases } from "../runtime/policy/case_runner.ts";
@@ -12,7 +13,7 @@ Deno.test("runCases() passes every shipped policy module's whole case table", as
     const casesFile = source.replace(/\.ts$/, ".cases.yaml");
     const text = await Deno.readTextFile(casesFile);
     const listed = (parse(text) as { cases: unknown[] }).cases.length;
-    const wasm = await Deno.readFile(`policies-wasm/dist/${manifest.name}.wasm`);
+    const wasm = await bundledWasm(manifest.name);
     const results = await runCases(wasm, text, casesFile);
     assert.ok(results.length >= 4, manifest.name);
     assert.equal(results.length, listed, `${manifest.name}: every case of ${casesFile} ran`);
@@ -24,7 +25,7 @@ Deno.test("runCases() passes every shipped policy module's whole case table", as
 });
 
 Deno.test("runCases() reports a wrong expectation with a readable diff", async () => {
-  const wasm = await Deno.readFile("policies-wasm/dist/baseline.wasm");
+  const wasm = await baselineWasm();
   const yaml = `config: { allowed_origins: [https://a.test] }
 cases:
   - name: wrongly expected

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { ApprovalQueue } from "../runtime/approvals/approval_queue.ts";
 import { HumanQuestions } from "../runtime/approvals/questions.ts";
-import type { AuditEvent, AuditRow, AuditSink } from "../runtime/audit/audit_row.ts";
-import type { ApprovalOutcome, PendingApproval } from "../runtime/gate/approver.ts";
-import { requestView } from "../runtime/net/request_view.ts";
-import { baseFacts, FRESH_SESSION } from "../runtime/policy/fact_builders.ts";
+import type { AuditRow } from "../runtime/audit/audit_row.ts";
+import type { ApprovalOutcome } from "../runtime/gate/approver.ts";
+import { MemorySink } from "../tests/helpers/memory_sink.ts";
+import { formDetails, pending } from "../tests/helpers/pending_approval.ts";
 import { consoleRoutePaths, createConsoleApp, isConsolePath, ownedPaths } from "./console_app.ts";
 import type {
   AgentsPort,
@@ -29,13 +29,6 @@ const HOST = "127.0.0.1:8080";
 const HOSTILE = "<img src=x onerror=alert(1)>";
 const HOSTILE_SCRIPT = "<script>alert(2)</script>";
 const ESCAPED = "&lt;img src=x onerror=alert(1)&gt;";
-
-class MemorySink implements AuditSink {
-  rows: AuditEvent[] = [];
-  append(event: AuditEvent): void {
-    this.rows.push(event);
-  }
-}
 
 class FakeSessions implements SessionsPort {
   sessions: SessionInfo[] = [];
@@ -245,33 +238,6 @@ async function login(h: Harness): Promise<{ cookie: string; csrf: string }> {
   const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1];
   assert.ok(csrf, "pages carry the CSRF token");
   return { cookie, csrf };
-}
-
-/** The details of a held form post of `body` (urlencoded) to `url`, through `redact`. */
-function formDetails(
-  url: string,
-  body: string,
-  redact: (s: string) => string = (s) => s,
-): NonNullable<PendingApproval["details"]> {
-  const request = requestView({
-    method: "POST",
-    url,
-    contentType: "application/x-www-form-urlencoded",
-    body: new TextEncoder().encode(body),
-  }, redact);
-  return { origin: new URL(url).origin, kind: "form", request };
-}
-
-function pending(overrides: Partial<PendingApproval> = {}): PendingApproval {
-  return {
-    session: "s-1",
-    agent: "alice",
-    tool: "browser_click",
-    facts: baseFacts("click", FRESH_SESSION),
-    details: formDetails("https://bank.test/transfer?to=acct-9", "amount=100"),
-    timeoutMs: 60_000,
-    ...overrides,
-  };
 }
 
 /** Reads an SSE body until `match` appears in what was read; returns all of it. */

@@ -42,8 +42,7 @@ export type AgentKeyErrorCode =
   | "AGENTS_UNREADABLE";
 
 /** A refused agent operation; its message never carries a key. */
-export class AgentKeyError extends OmotaiError {
-  declare readonly code: AgentKeyErrorCode;
+export class AgentKeyError extends OmotaiError<AgentKeyErrorCode> {
   constructor(code: AgentKeyErrorCode, message: string, options?: ErrorOptions) {
     super(code, message, options);
   }

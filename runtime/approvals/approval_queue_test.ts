@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
-import type { AuditEvent, AuditSink } from "../audit/audit_row.ts";
+import { MemorySink } from "../../tests/helpers/memory_sink.ts";
+import { formDetails, pending as heldClick } from "../../tests/helpers/pending_approval.ts";
 import type { PendingApproval } from "../gate/approver.ts";
-import { requestView } from "../net/request_view.ts";
-import { baseFacts, FRESH_SESSION } from "../policy/fact_builders.ts";
 import { type ApprovalEvent, ApprovalQueue } from "./approval_queue.ts";
 
 const SECRET_PATH = "/transfer/acct-777";
@@ -10,38 +9,19 @@ const SECRET_QUERY = "token=q-5ecret";
 const PLANTED = "planted-value-41e9";
 const STORED_SECRET = "stored-S3cret-pw";
 
-/** The held request every test approves: a form post with a planted value and a secret. */
-const REQUEST = requestView(
-  {
-    method: "POST",
-    url: `https://bank.test${SECRET_PATH}?${SECRET_QUERY}`,
-    contentType: "application/x-www-form-urlencoded",
-    body: new TextEncoder().encode(`amount=${PLANTED}&password=${STORED_SECRET}`),
-  },
+/** The held form post every test approves: a planted value and a secret, redacted. */
+const DETAILS = formDetails(
+  `https://bank.test${SECRET_PATH}?${SECRET_QUERY}`,
+  `amount=${PLANTED}&password=${STORED_SECRET}`,
   (s) => s.replaceAll(STORED_SECRET, "[redacted]"),
 );
+/** The held request every test approves. */
+const REQUEST = DETAILS.request;
 
-/** Keeps rows in memory; `failing` makes every append throw like an unwritable log. */
-class MemorySink implements AuditSink {
-  rows: AuditEvent[] = [];
-  failing = false;
-  append(event: AuditEvent): void {
-    if (this.failing) throw Object.assign(new Error("disk full"), { code: "AUDIT_UNAVAILABLE" });
-    this.rows.push(event);
-  }
-}
-
+/** The shared held click, with this file's request and its deny-detail line. */
 function pending(overrides: Partial<PendingApproval> = {}): PendingApproval {
-  return {
-    session: "s-1",
-    agent: "alice",
-    tool: "browser_click",
-    facts: baseFacts("click", FRESH_SESSION),
-    detail: "POST form to https://bank.test/transfer",
-    details: { origin: "https://bank.test", kind: "form", request: REQUEST },
-    timeoutMs: 60_000,
-    ...overrides,
-  };
+  const detail = "POST form to https://bank.test/transfer";
+  return heldClick({ detail, details: { ...DETAILS }, ...overrides });
 }
 
 /** The only pending approval's id. */

@@ -1,19 +1,10 @@
 import assert from "node:assert/strict";
-import type { AuditEvent, AuditSink } from "../audit/audit_row.ts";
+import { MemorySink } from "../../tests/helpers/memory_sink.ts";
 import { OmotaiError } from "../errors.ts";
 import { HumanQuestions, QUESTION_MAX_CHARS, type QuestionEvent } from "./questions.ts";
 
 const QUESTION = "Which invoice, planted-q-93a1?";
 const ANSWER = "The March one, planted-a-77c2";
-
-class MemorySink implements AuditSink {
-  rows: AuditEvent[] = [];
-  failing = false;
-  append(event: AuditEvent): void {
-    if (this.failing) throw new Error("disk full");
-    this.rows.push(event);
-  }
-}
 
 const ASK = { question: QUESTION, agent: "alice", session: "s-1" };
 

@@ -3,12 +3,8 @@ import assert from "node:assert/strict";
 import type { BlockedRequest } from "./blocked_notice.ts";
 import type { Protocol } from "../../cdp/mod.ts";
 import { FakeHost, fakeTarget } from "../../tests/helpers/fake_target.ts";
-import { spec } from "../../tests/helpers/policies.ts";
-import { AuditLog } from "../audit/audit_log.ts";
+import { testBoundary } from "../../tests/helpers/boundary.ts";
 import { RequestGuard } from "../egress/request_guard.ts";
-import { Boundary } from "../gate/boundary.ts";
-import { PolicyEngine } from "../policy/engine.ts";
-import { openDatabase } from "../store/database.ts";
 import { NETWORK_LIMITS, NetworkLog } from "./network_log.ts";
 
 const NONCE = "0123456789abcdef";
@@ -246,66 +242,59 @@ Deno.test("NetworkLog.tunnelRefused() names the page's requests and sockets a re
 });
 
 Deno.test("NetworkLog.blocked() gets the reason through a real RequestGuard on the same target", async () => {
-  const db = openDatabase(":memory:");
-  const allowed = ["https://portal.test"];
-  const wasm = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
-  await using engine = await PolicyEngine.create([
-    await spec("baseline", wasm, { allowed_origins: allowed, read_only: true }),
-  ]);
-  try {
-    const boundary = new Boundary({ engine, audit: new AuditLog(db), allowedOrigins: allowed });
-    const log = new NetworkLog();
-    const guard = new RequestGuard({
-      boundary,
-      session: () => ({ id: "s-1", agent: null }),
-      counters: () => ({ tainted: false, actionsUsed: 0, secondsElapsed: 0, confirmationsUsed: 0 }),
-      onBlocked: (r) => log.blocked(r),
-    });
-    const host = new FakeHost();
-    const { target, session } = fakeTarget(host, "page", "tab-1");
-    log.watch(target);
-    await guard.install(target);
-    for (
-      const [id, url] of [["n1", "https://evil.test/steal?token=SECRET"], [
-        "n2",
-        "https://portal.test/ok",
-      ]]
-    ) {
-      session.dispatch("Network.requestWillBeSent", sent(id, url));
-      const answered = host.next(id === "n1" ? "Fetch.failRequest" : "Fetch.continueRequest");
-      session.dispatch(
-        "Fetch.requestPaused",
-        {
-          requestId: `interception-${id}`,
-          networkId: id,
-          request: {
-            url,
-            method: "GET",
-            headers: {},
-            initialPriority: "High",
-            referrerPolicy: "strict-origin-when-cross-origin",
-          },
-          frameId: "tab-1",
-          resourceType: "Fetch",
-        } satisfies Protocol.Fetch.RequestPausedEvent,
-      );
-      await answered;
-    }
-    session.dispatch("Network.loadingFailed", failed("n1", "net::ERR_BLOCKED_BY_CLIENT"));
-    session.dispatch("Network.responseReceived", received("n2", 200));
-    assert.deepEqual(
-      log.list("tab-1").entries.map((e) => [e.url, e.blocked, e.status]),
-      [["https://evil.test/steal", "ORIGIN_NOT_ALLOWED", undefined], [
-        "https://portal.test/ok",
-        undefined,
-        200,
-      ]],
+  await using built = await testBoundary({
+    allowed: ["https://portal.test"],
+    config: { read_only: true },
+    domains: false,
+  });
+  const boundary = built.boundary;
+  const log = new NetworkLog();
+  const guard = new RequestGuard({
+    boundary,
+    session: () => ({ id: "s-1", agent: null }),
+    counters: () => ({ tainted: false, actionsUsed: 0, secondsElapsed: 0, confirmationsUsed: 0 }),
+    onBlocked: (r) => log.blocked(r),
+  });
+  const host = new FakeHost();
+  const { target, session } = fakeTarget(host, "page", "tab-1");
+  log.watch(target);
+  await guard.install(target);
+  for (
+    const [id, url] of [["n1", "https://evil.test/steal?token=SECRET"], [
+      "n2",
+      "https://portal.test/ok",
+    ]]
+  ) {
+    session.dispatch("Network.requestWillBeSent", sent(id, url));
+    const answered = host.next(id === "n1" ? "Fetch.failRequest" : "Fetch.continueRequest");
+    session.dispatch(
+      "Fetch.requestPaused",
+      {
+        requestId: `interception-${id}`,
+        networkId: id,
+        request: {
+          url,
+          method: "GET",
+          headers: {},
+          initialPriority: "High",
+          referrerPolicy: "strict-origin-when-cross-origin",
+        },
+        frameId: "tab-1",
+        resourceType: "Fetch",
+      } satisfies Protocol.Fetch.RequestPausedEvent,
     );
-  } finally {
-    db.close();
+    await answered;
   }
+  session.dispatch("Network.loadingFailed", failed("n1", "net::ERR_BLOCKED_BY_CLIENT"));
+  session.dispatch("Network.responseReceived", received("n2", 200));
+  assert.deepEqual(
+    log.list("tab-1").entries.map((e) => [e.url, e.blocked, e.status]),
+    [["https://evil.test/steal", "ORIGIN_NOT_ALLOWED", undefined], [
+      "https://portal.test/ok",
+      undefined,
+      200,
+    ]],
+  );
 });
 
 Deno.test("NetworkLog keeps a bounded ring per tab and lists at most the newest", () => {
@@ -403,6 +392,27 @@ Deno.test("NetworkLog forgets a closed tab and the least recently written one be
   assert.deepEqual(["a", "b", "c"].map((id) => log.list(id).entries.length), [0, 1, 1]);
   tabs[1].session.markDetached();
   assert.equal(log.list("b").entries.length, 0);
+});
+
+Deno.test("NetworkLog keeps a tab written again over one written once before it (least recently written goes)", () => {
+  const log = new NetworkLog({ tabs: 2 });
+  const host = new FakeHost();
+  const tabs = Object.fromEntries(
+    ["a", "b", "c"].map((id) => [id, fakeTarget(host, "page", id)] as const),
+  );
+  for (const t of Object.values(tabs)) log.watch(t.target);
+  let n = 0;
+  const write = (id: string) =>
+    tabs[id].session.dispatch(
+      "Network.requestWillBeSent",
+      sent(`${id}-${++n}`, "https://portal.test/"),
+    );
+  write("a");
+  write("b");
+  // Written again, "a" is now the most recent: the third tab pushes out "b".
+  write("a");
+  write("c");
+  assert.deepEqual(["a", "b", "c"].map((id) => log.list(id).entries.length), [2, 0, 1]);
 });
 
 Deno.test("NetworkLog.render() neutralizes marker text in status texts", () => {

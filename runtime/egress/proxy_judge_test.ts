@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
-import { spec, testModuleWasm } from "../../tests/helpers/policies.ts";
-import { AuditLog } from "../audit/audit_log.ts";
+import { testBoundary } from "../../tests/helpers/boundary.ts";
 import type { BlockedRequest } from "../browser/blocked_notice.ts";
-import { Boundary } from "../gate/boundary.ts";
-import { DomainRules } from "../gate/domains.ts";
-import { PolicyEngine } from "../policy/engine.ts";
 import { FRESH_SESSION, type SessionCounters } from "../policy/fact_builders.ts";
-import { openDatabase } from "../store/database.ts";
 import { EgressLedger } from "./egress_ledger.ts";
 import { GuardTickets } from "./guard_tickets.ts";
 import { proxyFacts, proxyJudge } from "./proxy_judge.ts";
@@ -22,19 +17,12 @@ const ALLOWED = ["https://portal.test", "http://127.0.0.1:8081"];
 
 /** A real boundary (baseline or allow-all module) over an in-memory database. */
 async function judgeWith(allowAll: boolean) {
-  const db = openDatabase(":memory:");
-  const wasm = allowAll
-    ? await testModuleWasm("tests/fixtures/policies/allow_all.ts")
-    : await Deno.readFile(new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url));
-  const engine = await PolicyEngine.create([
-    await spec(allowAll ? "allow-all" : "baseline", wasm, {
-      allowed_origins: ALLOWED,
-      read_only: true,
-    }),
-  ]);
-  const audit = new AuditLog(db);
-  const domains = new DomainRules(db);
-  const boundary = new Boundary({ engine, domains, audit, allowedOrigins: ALLOWED });
+  const built = await testBoundary({
+    allowed: ALLOWED,
+    config: { read_only: true },
+    module: allowAll ? "allow-all" : "baseline",
+  });
+  const { boundary, audit, domains } = built;
   const blocked: BlockedRequest[] = [];
   const tunnels: [string, string][] = [];
   const settled: string[] = [];
@@ -70,10 +58,7 @@ async function judgeWith(allowAll: boolean) {
         r.origin,
         r.method,
       ]),
-    async [Symbol.asyncDispose]() {
-      await engine[Symbol.asyncDispose]();
-      db.close();
-    },
+    [Symbol.asyncDispose]: () => built[Symbol.asyncDispose](),
   };
 }
 

@@ -1,14 +1,10 @@
 import assert from "node:assert/strict";
 import { FakeHost, targetInfo } from "../../tests/helpers/fake_target.ts";
-import { spec } from "../../tests/helpers/policies.ts";
+import { testBoundary } from "../../tests/helpers/boundary.ts";
 import type { Protocol, TrackedTarget } from "../../cdp/mod.ts";
 import { CdpSession } from "../../cdp/session.ts";
-import { AuditLog } from "../audit/audit_log.ts";
-import { Boundary } from "../gate/boundary.ts";
-import { PolicyEngine } from "../policy/engine.ts";
 import type { Facts } from "../policy/facts.ts";
 import type { SessionCounters } from "../policy/fact_builders.ts";
-import { openDatabase } from "../store/database.ts";
 import type { BlockedRequest } from "../browser/blocked_notice.ts";
 import { type GuardPause, requestFacts, RequestGuard } from "./request_guard.ts";
 
@@ -136,16 +132,12 @@ function fakeTarget(type: string, url = "https://portal.test/"): {
 }
 
 async function guardWith(pause?: GuardPause) {
-  const db = openDatabase(":memory:");
-  const allowed = ["https://portal.test"];
-  const wasm = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
-  const engine = await PolicyEngine.create([
-    await spec("baseline", wasm, { allowed_origins: allowed, read_only: true }),
-  ]);
-  const audit = new AuditLog(db);
-  const boundary = new Boundary({ engine, audit, allowedOrigins: allowed });
+  const built = await testBoundary({
+    allowed: ["https://portal.test"],
+    config: { read_only: true },
+    domains: false,
+  });
+  const { boundary, audit } = built;
   const blocked: BlockedRequest[] = [];
   const tickets: string[] = [];
   const guard = new RequestGuard({
@@ -161,10 +153,7 @@ async function guardWith(pause?: GuardPause) {
     audit,
     blocked,
     tickets,
-    async [Symbol.asyncDispose]() {
-      await engine[Symbol.asyncDispose]();
-      db.close();
-    },
+    [Symbol.asyncDispose]: () => built[Symbol.asyncDispose](),
   };
 }
 

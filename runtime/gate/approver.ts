@@ -6,6 +6,7 @@
  * @module
  */
 import type { RequestView } from "../net/request_view.ts";
+import type { RuntimeDenyReason } from "../policy/decision.ts";
 import type { Facts } from "../policy/facts.ts";
 
 /**
@@ -38,7 +39,7 @@ export interface PendingApproval {
 /** A human's answer. */
 export type ApprovalOutcome =
   | { outcome: "approved" }
-  | { outcome: "denied"; reason: string }
+  | { outcome: "denied"; reason: RuntimeDenyReason }
   | { outcome: "timeout" };
 
 /** Asks a human; `signal` aborts when the agent's call is cancelled or its client leaves. */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
+import { testBoundary } from "../../tests/helpers/boundary.ts";
 import { spec, testModuleWasm } from "../../tests/helpers/policies.ts";
 import { AuditLog } from "../audit/audit_log.ts";
-import { DomainRules } from "./domains.ts";
 import { PolicyEngine } from "../policy/engine.ts";
 import type { Facts } from "../policy/facts.ts";
 import { openDatabase } from "../store/database.ts";
@@ -25,35 +25,17 @@ function request(url: string, method = "GET"): Facts {
   };
 }
 
-async function boundaryWith(
+function boundaryWith(
   allowAll: boolean,
   allowed: string[],
   secretIn?: (text: string) => boolean,
 ) {
-  const dir = await Deno.makeTempDir();
-  const db = openDatabase(`${dir}/o.db`);
-  const wasm = allowAll
-    ? await testModuleWasm("tests/fixtures/policies/allow_all.ts")
-    : await Deno.readFile(new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url));
-  const engine = await PolicyEngine.create([
-    await spec(allowAll ? "allow-all" : "baseline", wasm, {
-      allowed_origins: allowed,
-      read_only: true,
-    }),
-  ]);
-  const audit = new AuditLog(db);
-  const domains = new DomainRules(db);
-  const boundary = new Boundary({ engine, domains, audit, allowedOrigins: allowed, secretIn });
-  return {
-    boundary,
-    audit,
-    domains,
-    async [Symbol.asyncDispose]() {
-      await engine[Symbol.asyncDispose]();
-      db.close();
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
+  return testBoundary({
+    allowed,
+    config: { read_only: true },
+    module: allowAll ? "allow-all" : "baseline",
+    secretIn,
+  });
 }
 
 const ctx = { session: "s-1", agent: "test", source: "request" as const };

@@ -1,42 +1,16 @@
 import assert from "node:assert/strict";
-import { spec } from "../../tests/helpers/policies.ts";
-import { AuditLog } from "../audit/audit_log.ts";
-import { PolicyEngine } from "../policy/engine.ts";
+import { testBoundary } from "../../tests/helpers/boundary.ts";
 import { baseFacts, FRESH_SESSION } from "../policy/fact_builders.ts";
 import type { Facts } from "../policy/facts.ts";
-import { openDatabase } from "../store/database.ts";
 import type { ApprovalOutcome, Approver, PendingApproval } from "./approver.ts";
-import { Boundary } from "./boundary.ts";
-import { DomainRules } from "./domains.ts";
 import type { ProposedAction } from "./gate.ts";
 import { PolicyGate } from "./policy_gate.ts";
 import type { HeldWrite } from "./write_hold.ts";
 
 const ORIGIN = "https://portal.test";
 
-async function world(policy: Record<string, unknown>) {
-  const dir = await Deno.makeTempDir();
-  const db = openDatabase(`${dir}/o.db`);
-  const wasm = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
-  const engine = await PolicyEngine.create([
-    await spec("baseline", wasm, { allowed_origins: [ORIGIN], ...policy }),
-  ]);
-  const boundary = new Boundary({
-    engine,
-    domains: new DomainRules(db),
-    audit: new AuditLog(db),
-    allowedOrigins: [ORIGIN],
-  });
-  return {
-    boundary,
-    async [Symbol.asyncDispose]() {
-      await engine[Symbol.asyncDispose]();
-      db.close();
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
+function world(policy: Record<string, unknown>) {
+  return testBoundary({ allowed: [ORIGIN], config: policy });
 }
 
 function submit(): ProposedAction {

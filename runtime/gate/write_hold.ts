@@ -17,9 +17,9 @@
 import { normalizeOrigin } from "../net/origin.ts";
 import { canonicalPath } from "../net/paths.ts";
 import { type RequestView, requestView } from "../net/request_view.ts";
-import { type Decision, deny } from "../policy/decision.ts";
+import { type Decision, deny, type RuntimeDenyReason } from "../policy/decision.ts";
 import type { Facts } from "../policy/facts.ts";
-import type { Approver } from "./approver.ts";
+import type { ApprovalOutcome, Approver } from "./approver.ts";
 
 /** A write the egress proxy holds, whole: the bytes a verdict is about. */
 export interface HeldWrite {
@@ -162,7 +162,10 @@ export function actionHold(options: ActionHoldOptions): ActionHold {
         request,
       },
       timeoutMs: options.timeoutMs,
-    }, options.signal).catch(() => ({ outcome: "denied" as const, reason: "CONFIRM_UNAVAILABLE" }));
+    }, options.signal).catch((): ApprovalOutcome => ({
+      outcome: "denied",
+      reason: "CONFIRM_UNAVAILABLE",
+    }));
     if (answer.outcome === "approved") {
       options.confirmations.count();
       return { decision: "allow", reason: "APPROVED", module: "approval" };
@@ -237,7 +240,7 @@ export interface LoginSubmission {
 export function loginHold(): LoginHold {
   let expected: LoginSubmission | null = null;
   let admitted = false;
-  let refused: string | undefined;
+  let refused: RuntimeDenyReason | undefined;
   let judged = false;
   const wakes: (() => void)[] = [];
   const done = (d: Decision) => {
@@ -245,7 +248,7 @@ export function loginHold(): LoginHold {
     for (const w of wakes.splice(0)) w();
     return Promise.resolve(d);
   };
-  const refuse = (reason: string) => {
+  const refuse = (reason: RuntimeDenyReason) => {
     refused ??= reason;
     return done(deny(reason, { module: "login" }));
   };

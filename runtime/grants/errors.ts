@@ -43,8 +43,7 @@ export type GrantErrorCode =
   | "AUDIT_UNAVAILABLE";
 
 /** A refused grant operation or redemption. */
-export class GrantError extends OmotaiError {
-  declare readonly code: GrantErrorCode;
+export class GrantError extends OmotaiError<GrantErrorCode> {
   constructor(code: GrantErrorCode, message: string, options?: ErrorOptions) {
     super(code, message, options);
   }

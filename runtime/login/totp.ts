@@ -22,8 +22,7 @@ export type TotpErrorCode =
   | "TOTP_GENERATE_FAILED";
 
 /** The error of everything in this module; its message never carries the seed. */
-export class TotpError extends OmotaiError {
-  declare readonly code: TotpErrorCode;
+export class TotpError extends OmotaiError<TotpErrorCode> {
   constructor(code: TotpErrorCode, message: string) {
     // No `cause`: an underlying error (URL parser, otplib) may quote the input.
     super(code, message);

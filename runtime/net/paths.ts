@@ -35,14 +35,6 @@ export function canonicalPath(path: string): string {
   return "/" + out.filter((s) => s !== "").join("/");
 }
 
-/** Whether `path` is `prefix` or below it, on whole segments, after canonicalization. */
-export function pathUnder(path: string, prefix: string): boolean {
-  const p = canonicalPath(path);
-  const q = canonicalPath(prefix);
-  if (q === "/") return true;
-  return p === q || p.startsWith(q + "/");
-}
-
 function safeDecode(s: string): string {
   try {
     return decodeURIComponent(s);

@@ -69,7 +69,10 @@ export interface Decision {
   detail?: string;
 }
 
-/** A deny with a stable code. */
-export function deny(reason: string, extra: Omit<Decision, "decision" | "reason"> = {}): Decision {
+/** A deny the runtime decides itself, with one of its own codes (a policy module's come through the engine). */
+export function deny(
+  reason: RuntimeDenyReason,
+  extra: Omit<Decision, "decision" | "reason"> = {},
+): Decision {
   return { decision: "deny", reason, ...extra };
 }

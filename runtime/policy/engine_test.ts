@@ -1,14 +1,12 @@
 import assert from "node:assert/strict";
-import { spec, testModuleWasm } from "../../tests/helpers/policies.ts";
+import { baselineWasm, spec, testModuleWasm } from "../../tests/helpers/policies.ts";
 import { PolicyEngine } from "./engine.ts";
 import { SUBMIT_FACTS } from "../../tests/fixtures/facts.ts";
 
 const BASE_POLICY = { allowed_origins: ["http://portal.test"], read_only: true };
 
 Deno.test("PolicyEngine runs the baseline module on facts", async () => {
-  const wasm = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
+  const wasm = await baselineWasm();
   await using engine = await PolicyEngine.create([await spec("baseline", wasm, BASE_POLICY)]);
   const { verdict } = await engine.evaluate(SUBMIT_FACTS);
   assert.deepEqual(verdict, {
@@ -22,9 +20,7 @@ Deno.test("PolicyEngine runs the baseline module on facts", async () => {
 });
 
 Deno.test("PolicyEngine turns a trap, junk output and a hang into POLICY_ERROR and keeps going", async () => {
-  const base = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
+  const base = await baselineWasm();
   const get = { ...SUBMIT_FACTS, form: { ...SUBMIT_FACTS.form!, method: "GET" } };
   for (const bad of ["trap", "junk", "loop"]) {
     const wasm = await testModuleWasm(`tests/fixtures/policies/${bad}.ts`);
@@ -59,9 +55,7 @@ Deno.test("PolicyEngine ignores a classifier's allow: no rule allowing means den
 });
 
 Deno.test("PolicyEngine refuses a module whose bytes do not match the pinned hash", async () => {
-  const wasm = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
+  const wasm = await baselineWasm();
   const s = await spec("baseline", wasm, BASE_POLICY);
   await assert.rejects(
     () => PolicyEngine.create([{ ...s, sha256: "0".repeat(64) }]),
@@ -70,9 +64,7 @@ Deno.test("PolicyEngine refuses a module whose bytes do not match the pinned has
 });
 
 Deno.test("PolicyEngine gives the same verdict for the same facts", async () => {
-  const wasm = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
+  const wasm = await baselineWasm();
   await using engine = await PolicyEngine.create([await spec("baseline", wasm, BASE_POLICY)]);
   const first = await engine.evaluate(SUBMIT_FACTS);
   for (let i = 0; i < 50; i++) assert.deepEqual(await engine.evaluate(SUBMIT_FACTS), first);
@@ -80,9 +72,7 @@ Deno.test("PolicyEngine gives the same verdict for the same facts", async () => 
 
 Deno.test("checkWasmSandbox() refuses foreign imports and missing memory caps", async () => {
   const { checkWasmSandbox } = await import("./wasm_sandbox.ts");
-  const base = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
+  const base = await baselineWasm();
   checkWasmSandbox(base, 256, "baseline");
   assert.throws(() => checkWasmSandbox(base, 16, "baseline"), /the cap is 16/);
   assert.throws(
@@ -120,9 +110,7 @@ Deno.test("checkWasmSandbox() refuses foreign imports and missing memory caps", 
 });
 
 Deno.test("PolicyEngine answers concurrent evaluations each with its own verdict", async () => {
-  const wasm = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
+  const wasm = await baselineWasm();
   await using engine = await PolicyEngine.create([await spec("baseline", wasm, BASE_POLICY)]);
   const get = { ...SUBMIT_FACTS, form: { ...SUBMIT_FACTS.form!, method: "GET" } };
   // 200 at once (a page load): more than one batch, every answer matched to its facts.
@@ -134,9 +122,7 @@ Deno.test("PolicyEngine answers concurrent evaluations each with its own verdict
 });
 
 Deno.test("PolicyEngine.setExtraAllowedOrigins() applies to the next evaluation", async () => {
-  const wasm = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
+  const wasm = await baselineWasm();
   await using engine = await PolicyEngine.create([await spec("baseline", wasm, BASE_POLICY)]);
   const elsewhere = {
     ...SUBMIT_FACTS,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import createPlugin from "@extism/extism";
 import { listModules } from "../../policies-wasm/build.ts";
-import { testModuleWasm } from "../../tests/helpers/policies.ts";
+import { baselineWasm, bundledWasm, testModuleWasm } from "../../tests/helpers/policies.ts";
 import { seededRandom } from "../../tests/helpers/random.ts";
 import { parseCaseFile } from "./case_runner.ts";
 import { KernelModule } from "./kernel_host.ts";
@@ -12,7 +12,7 @@ const enc = new TextEncoder();
 Deno.test("KernelModule gives the Extism SDK's output for every case of every shipped module", async () => {
   let compared = 0;
   for (const { source, manifest } of await listModules()) {
-    const wasm = await Deno.readFile(`policies-wasm/dist/${manifest.name}.wasm`);
+    const wasm = await bundledWasm(manifest.name);
     const { config, cases } = parseCaseFile(
       await Deno.readTextFile(source.replace(/\.ts$/, ".cases.yaml")),
     );
@@ -43,7 +43,7 @@ Deno.test("KernelModule gives the Extism SDK's output for every case of every sh
 });
 
 Deno.test("KernelModule keeps answering after 30,000 calls (no per-call state survives)", async () => {
-  const wasm = await Deno.readFile("policies-wasm/dist/no-third-party-forms.wasm");
+  const wasm = await bundledWasm("no-third-party-forms");
   const m = await KernelModule.load(wasm, { policy: "{}" }, LIMITS);
   const input = enc.encode(JSON.stringify({ abi: 1, kind: "snapshot", form: null }));
   const first = m.call(input);
@@ -181,7 +181,7 @@ Deno.test("KernelModule.load() refuses a module that imports a capability the ke
 });
 
 Deno.test("KernelModule answers hostile facts bytes with a deny or a failure, never an allow or a crash", async () => {
-  const wasm = await Deno.readFile("policies-wasm/dist/baseline.wasm");
+  const wasm = await baselineWasm();
   const m = await KernelModule.load(
     wasm,
     { policy: JSON.stringify({ allowed_origins: ["https://portal.test"], read_only: true }) },

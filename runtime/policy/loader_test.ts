@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { BASELINE_SIG, baselineWasm } from "../../tests/helpers/policies.ts";
 import { OmotaiError } from "../errors.ts";
 import { loadModules, PROJECT_PUBLIC_KEY } from "./loader.ts";
 import { parsePolicy } from "./policy_file.ts";
@@ -22,12 +23,8 @@ Deno.test("loadModules() loads the bundled baseline by default", async () => {
 
 Deno.test("loadModules() refuses unsigned, tampered and untrusted modules", async () => {
   const dir = await Deno.makeTempDir();
-  const wasm = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
-  const sig = await Deno.readTextFile(
-    new URL("../../policies-wasm/dist/baseline.wasm.sig.json", import.meta.url),
-  );
+  const wasm = await baselineWasm();
+  const sig = await Deno.readTextFile(BASELINE_SIG);
   const policyPath = `${dir}/policy.yaml`;
   const load = (trusted?: string) =>
     loadModules(

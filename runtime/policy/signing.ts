@@ -30,8 +30,16 @@ export const SignatureFileSchema = z.strictObject({
 /** A parsed signature file. */
 export type SignatureFile = z.infer<typeof SignatureFileSchema>;
 
+/** Why a module's signature does not verify. */
+export type PolicySignatureCode =
+  | "SIGNATURE_MISSING"
+  | "SIGNATURE_MALFORMED"
+  | "SIGNATURE_INVALID"
+  | "HASH_MISMATCH"
+  | "KEY_NOT_TRUSTED";
+
 /** A signing failure with a stable code. */
-export class PolicySignatureError extends OmotaiError {}
+export class PolicySignatureError extends OmotaiError<PolicySignatureCode> {}
 
 /** A key pair, both halves base64 (public: raw 32 bytes; private: PKCS#8). */
 export interface KeyPair {

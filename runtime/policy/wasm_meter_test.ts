@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { baselineWasm } from "../../tests/helpers/policies.ts";
 import { seededRandom } from "../../tests/helpers/random.ts";
 import { FUEL_EXPORT, meterWasm } from "./wasm_meter.ts";
 
@@ -135,9 +136,7 @@ Deno.test("meterWasm() refuses what it cannot meter", () => {
 });
 
 Deno.test("meterWasm() answers mutated modules with a typed refusal or a valid module, never a crash", async () => {
-  const wasm = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
+  const wasm = await baselineWasm();
   const next = seededRandom(0x2545f491);
   let refused = 0;
   let stillValid = 0;

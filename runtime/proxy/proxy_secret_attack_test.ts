@@ -11,15 +11,13 @@
  *   method Chromium does not upper-case (`fetch(url, {method: "patch"})`).
  */
 import assert from "node:assert/strict";
-import { Boundary } from "../gate/boundary.ts";
+import { testBoundary } from "../../tests/helpers/boundary.ts";
+import { exchange, recordingProxy } from "../../tests/helpers/recording_proxy.ts";
 import type { HeldWrite } from "../gate/write_hold.ts";
 import { requestView } from "../net/request_view.ts";
-import { PolicyEngine } from "../policy/engine.ts";
 import { FRESH_SESSION } from "../policy/fact_builders.ts";
-import { sha256Hex } from "../policy/signing.ts";
 import { carriesEgressSecret, egressSecrets } from "../redact/egress_secrets.ts";
 import { proxyJudge } from "../egress/proxy_judge.ts";
-import { serveProxy } from "./proxy_server.ts";
 
 const PASSWORD = "Tr0ub4dor&3-horse";
 
@@ -68,59 +66,40 @@ function rawUpstream() {
 async function rig(readOnly: boolean) {
   const up = rawUpstream();
   const origin = `http://127.0.0.1:${up.port}`;
-  const wasm = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
-  const engine = await PolicyEngine.create([{
-    name: "baseline",
-    kind: "rule",
-    wasm,
-    sha256: await sha256Hex(wasm),
-    config: JSON.stringify({ allowed_origins: [origin], read_only: readOnly }),
-  }]);
-  egressSecrets().add([PASSWORD]);
-  const boundary = new Boundary({
-    engine,
-    allowedOrigins: [origin],
-    secretIn: carriesEgressSecret,
-  });
+  const built = await boundaryFor(origin, readOnly);
+  const boundary = built.boundary;
   const judge = proxyJudge({
     boundary,
     session: () => ({ id: "s-1", agent: "red" }),
     counters: () => FRESH_SESSION,
   });
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const served = serveProxy(listener, { ask: judge.ask, refused: judge.refused });
+  const proxy = recordingProxy({ ask: judge.ask, refused: judge.refused });
   return {
     boundary,
     origin,
     up,
     /** Sends one request through the proxy; the status line of its answer. */
     async send(raw: string): Promise<string> {
-      const conn = await Deno.connect({
-        hostname: "127.0.0.1",
-        port: (listener.addr as Deno.NetAddr).port,
-      });
-      await conn.write(new TextEncoder().encode(raw));
-      let out = "";
-      const buf = new Uint8Array(8192);
-      for (;;) {
-        const n = await conn.read(buf).catch(() => null);
-        if (n === null) break;
-        out += new TextDecoder().decode(buf.subarray(0, n));
-      }
-      try {
-        conn.close();
-      } catch { /* closed */ }
-      return out.split("\r\n")[0];
+      return (await exchange(proxy.port, raw)).split("\r\n")[0];
     },
     async [Symbol.asyncDispose]() {
-      listener.close();
-      await served.catch(() => {});
+      await proxy[Symbol.asyncDispose]();
       await up.close();
-      await engine[Symbol.asyncDispose]();
+      await built[Symbol.asyncDispose]();
     },
   };
+}
+
+/** The bundled baseline allowing `origin` only, guarding {@link PASSWORD} in every request. */
+function boundaryFor(origin: string, readOnly: boolean) {
+  egressSecrets().add([PASSWORD]);
+  return testBoundary({
+    allowed: [origin],
+    config: { read_only: readOnly },
+    domains: false,
+    audit: false,
+    secretIn: carriesEgressSecret,
+  });
 }
 
 const get = (url: string, extra: string) =>
@@ -201,22 +180,8 @@ Deno.test("serveProxy() attack: no WebSocket opens while a login's strict hold i
     }
     conn.close();
   })();
-  const wasm = await Deno.readFile(
-    new URL("../../policies-wasm/dist/baseline.wasm", import.meta.url),
-  );
-  await using engine = await PolicyEngine.create([{
-    name: "baseline",
-    kind: "rule",
-    wasm,
-    sha256: await sha256Hex(wasm),
-    config: JSON.stringify({ allowed_origins: [origin], read_only: true }),
-  }]);
-  egressSecrets().add([PASSWORD]);
-  const boundary = new Boundary({
-    engine,
-    allowedOrigins: [origin],
-    secretIn: carriesEgressSecret,
-  });
+  await using built = await boundaryFor(origin, true);
+  const boundary = built.boundary;
   const judged: string[] = [];
   // The login's strict hold: it would refuse any write it were asked about.
   const close = boundary.openHold("s-1", {
@@ -233,12 +198,8 @@ Deno.test("serveProxy() attack: no WebSocket opens while a login's strict hold i
     // The policy lists the site's socket origin (`websockets:`), as a chat widget needs.
     websockets: { readOnly: true, allowed: [origin] },
   });
-  const proxyListener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const served = serveProxy(proxyListener, { ask: judge.ask, refused: judge.refused });
-  const conn = await Deno.connect({
-    hostname: "127.0.0.1",
-    port: (proxyListener.addr as Deno.NetAddr).port,
-  });
+  const proxy = recordingProxy({ ask: judge.ask, refused: judge.refused });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: proxy.port });
   await conn.write(new TextEncoder().encode(
     `GET ${origin}/chat HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\n` +
       `Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n` +
@@ -250,9 +211,8 @@ Deno.test("serveProxy() attack: no WebSocket opens while a login's strict hold i
   assert.match(new TextDecoder().decode(buf.subarray(0, n ?? 0)), /LOGIN_WRITE_MISMATCH/);
   close();
   conn.close();
-  proxyListener.close();
+  await proxy[Symbol.asyncDispose]();
   listener.close();
-  await served.catch(() => {});
   await upstream.catch(() => {});
   assert.equal(carried, "", "nothing reached the upstream");
   assert.deepEqual(judged, [], "the strict hold was never asked");

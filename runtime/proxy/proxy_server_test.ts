@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
+import {
+  exchange,
+  recordingProxy,
+  recordingUpstream,
+} from "../../tests/helpers/recording_proxy.ts";
 import { MAX_HELD_BODY, type ProxyQuestion } from "./proxy_protocol.ts";
 import { resolveHost } from "./proxy_decide.ts";
-import { serveProxy } from "./proxy_server.ts";
 
 interface Rig extends AsyncDisposable {
   port: number;
@@ -19,59 +23,29 @@ function rig(
   allow: (q: ProxyQuestion) => boolean,
   options: { exact?: boolean; resolve?: (h: string) => Promise<string[]> } = {},
 ): Rig {
-  const upstreamSeen: string[] = [];
-  const upstream = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (req) => {
-      upstreamSeen.push(`${req.method} ${new URL(req.url).pathname} ${await req.text()}`);
-      return new Response("hello", { headers: { "x-up": "1" } });
-    },
-  );
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const questions: ProxyQuestion[] = [];
-  const refusals: string[] = [];
-  const served = serveProxy(listener, {
-    ask: (q) => {
-      questions.push(q);
-      return Promise.resolve(
+  const upstream = recordingUpstream(() => new Response("hello", { headers: { "x-up": "1" } }));
+  const proxy = recordingProxy({
+    ask: (q) =>
+      Promise.resolve(
         allow(q) ? { allow: true, reason: "OK", exact: options.exact ?? true } : {
           allow: false,
           reason: "ORIGIN_NOT_ALLOWED",
           exact: false,
         },
-      );
-    },
-    refused: (_q, reason) => refusals.push(reason),
+      ),
     resolve: options.resolve,
   });
   return {
-    port: (listener.addr as Deno.NetAddr).port,
-    upstreamPort: upstream.addr.port,
-    upstreamSeen,
-    questions,
-    refusals,
+    port: proxy.port,
+    upstreamPort: upstream.port,
+    upstreamSeen: upstream.seen,
+    questions: proxy.asked,
+    refusals: proxy.refused,
     async [Symbol.asyncDispose]() {
-      listener.close();
-      await served.catch(() => {});
-      await upstream.shutdown();
+      await proxy[Symbol.asyncDispose]();
+      await upstream[Symbol.asyncDispose]();
     },
   };
-}
-
-async function exchange(port: number, request: string): Promise<string> {
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  await conn.write(new TextEncoder().encode(request));
-  const chunks: Uint8Array[] = [];
-  const buf = new Uint8Array(8192);
-  for (;;) {
-    const n = await conn.read(buf).catch(() => null);
-    if (n === null) break;
-    chunks.push(buf.slice(0, n));
-  }
-  try {
-    conn.close();
-  } catch { /* closed by the proxy */ }
-  return new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
 }
 
 Deno.test("serveProxy() judges each request of a kept-alive connection on its own", async () => {

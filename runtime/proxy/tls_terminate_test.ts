@@ -1,68 +1,34 @@
 import "reflect-metadata";
 import assert from "node:assert/strict";
 import * as x509 from "@peculiar/x509";
+import {
+  type RecordingProxy,
+  recordingProxy,
+  type RecordingUpstream,
+  recordingUpstream,
+} from "../../tests/helpers/recording_proxy.ts";
 import { TlsAuthority } from "../egress/tls_authority.ts";
 import type { ProxyAnswer, ProxyQuestion } from "./proxy_protocol.ts";
-import { serveProxy } from "./proxy_server.ts";
-
-interface Upstream extends AsyncDisposable {
-  port: number;
-  seen: string[];
-}
 
 /** An HTTPS server on 127.0.0.1 with `cert`/`key`, recording what reached it. */
-function https(cert: string, key: string): Upstream {
-  const seen: string[] = [];
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, cert, key, onListen: () => {} },
-    async (req) => {
-      seen.push(`${req.method} ${new URL(req.url).pathname} ${await req.text()}`);
-      return new Response("upstream says hi");
-    },
-  );
-  return {
-    port: server.addr.port,
-    seen,
-    [Symbol.asyncDispose]: () => server.shutdown(),
-  };
-}
-
-interface Proxy extends AsyncDisposable {
-  port: number;
-  asked: ProxyQuestion[];
-  refused: string[];
+function https(cert: string, key: string): RecordingUpstream {
+  return recordingUpstream(() => new Response("upstream says hi"), { cert, key });
 }
 
 function proxy(
   authority: TlsAuthority,
   upstreamCa: string[] | undefined,
   answer: (q: ProxyQuestion) => ProxyAnswer = () => ({ allow: true, reason: "OK", exact: true }),
-): Proxy {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const asked: ProxyQuestion[] = [];
-  const refused: string[] = [];
-  const done = serveProxy(listener, {
-    ask: (q) => {
-      asked.push(q);
-      return Promise.resolve(answer(q));
-    },
-    refused: (_q, reason) => refused.push(reason),
+): RecordingProxy {
+  return recordingProxy({
+    ask: (q) => Promise.resolve(answer(q)),
     tls: { leaf: (h) => authority.leafFor(h), upstreamCa },
   });
-  return {
-    port: (listener.addr as Deno.NetAddr).port,
-    asked,
-    refused,
-    async [Symbol.asyncDispose]() {
-      listener.close();
-      await done.catch(() => {});
-    },
-  };
 }
 
 /** Sends one HTTPS request through the proxy as Chromium would; the raw response text. */
 async function through(
-  p: Proxy,
+  p: RecordingProxy,
   authority: TlsAuthority,
   port: number,
   request: string,

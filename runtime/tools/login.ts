@@ -8,7 +8,7 @@
  * @module
  */
 import { z } from "zod";
-import { performLogin } from "../login/login_flow.ts";
+import { type LoginStatus, performLogin } from "../login/login_flow.ts";
 import { OmotaiError } from "../errors.ts";
 import { pageFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
@@ -66,7 +66,7 @@ export const loginTool = defineTool({
       : "";
     const line =
       `login: ${outcome.status} (${outcome.message}; ${outcome.filled} field(s) on ${outcome.steps} page(s))${taint}`;
-    if (!outcome.ok) throw new OmotaiError(outcome.status, line);
+    if (!outcome.ok) throw new OmotaiError<LoginStatus>(outcome.status, line);
     ctx.response.result(line);
   },
 });

@@ -1,10 +1,61 @@
 /**
- * An operator's browser for console tests: a Chromium of its own (not the runtime's), one
- * page in it, driven over CDP.
+ * Chromium for tests that drive one directly: `testBrowser()` launches it as every such test
+ * did (the browser `OMOTAI_BROWSER` names or the first found, a fresh profile); the
+ * operator's browser of the console tests is one, with a page in it. Kept in this file so
+ * `tests/unit_task_test.ts` (which knows a browser test by its import of this file) still
+ * finds every test that starts Chromium.
  *
  * @module
  */
-import { type CdpSession, findBrowser, launchBrowser, ProfileStore } from "../../cdp/mod.ts";
+import {
+  type BrowserProcess,
+  type CdpSession,
+  findBrowser,
+  launchBrowser,
+  ProfileStore,
+} from "../../cdp/mod.ts";
+
+/** A launched Chromium and its profile; disposing it closes the browser, then the store. */
+export interface TestBrowser extends AsyncDisposable {
+  browser: BrowserProcess;
+  /** The profile directory the browser runs in. */
+  profileDir: string;
+  /** The store the profile came from. */
+  profiles: ProfileStore;
+}
+
+/**
+ * Launches Chromium with a new profile from a store opened in `dataDir`; without one, in a
+ * temporary directory (named with `prefix`) that disposing removes.
+ */
+export async function testBrowser(
+  options: { dataDir?: string; prefix?: string } = {},
+): Promise<TestBrowser> {
+  const { dataDir, prefix = "omotai-browser-" } = options;
+  const dir = dataDir ?? await Deno.makeTempDir({ prefix });
+  const profiles = await ProfileStore.open(dir);
+  const release = async () => {
+    await profiles[Symbol.asyncDispose]();
+    if (dataDir === undefined) await Deno.remove(dir, { recursive: true });
+  };
+  const profileDir = await profiles.create();
+  const browser = await launchBrowser({
+    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+    profileDir,
+  }).catch(async (err) => {
+    await release();
+    throw err;
+  });
+  return {
+    browser,
+    profileDir,
+    profiles,
+    async [Symbol.asyncDispose]() {
+      await browser.close();
+      await release();
+    },
+  };
+}
 
 /** The operator's page and what the console tests do with it. */
 export interface OperatorBrowser extends AsyncDisposable {
@@ -22,18 +73,9 @@ export interface OperatorBrowser extends AsyncDisposable {
 
 /** Launches the operator's Chromium with a profile from a store opened in `dataDir`. */
 export async function operatorBrowser(dataDir: string): Promise<OperatorBrowser> {
-  const profiles = await ProfileStore.open(dataDir);
-  const browser = await launchBrowser({
-    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
-    profileDir: await profiles.create(),
-  }).catch(async (err) => {
-    await profiles[Symbol.asyncDispose]();
-    throw err;
-  });
-  const close = async () => {
-    await browser.close();
-    await profiles[Symbol.asyncDispose]();
-  };
+  const chromium = await testBrowser({ dataDir });
+  const browser = chromium.browser;
+  const close = () => chromium[Symbol.asyncDispose]();
   try {
     const root = browser.connection.root;
     const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
