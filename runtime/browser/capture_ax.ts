@@ -7,12 +7,7 @@
  */
 import type { CdpSession, Protocol, TargetTracker } from "../../cdp/mod.ts";
 import type { AxFrame, HiddenControl } from "../snapshot/ax_outline.ts";
-import {
-  type CapturedFrame,
-  childTargets,
-  flatFrames,
-  MAX_TARGET_DEPTH,
-} from "./capture_frames.ts";
+import { type CapturedFrame, flatFrames, readChildTargets } from "./capture_frames.ts";
 
 const TEXT_FIELD_ROLES = new Set(["textbox", "searchbox"]);
 
@@ -61,18 +56,13 @@ export async function captureAxSession(
     }),
   );
 
-  if (depth < MAX_TARGET_DEPTH) {
-    await Promise.all(
-      childTargets(session, tracker).map(async (t) => {
-        const owner = await session.send("DOM.getFrameOwner", { frameId: t.info.targetId })
-          .catch(() => null);
-        if (!owner) return;
-        const child = await captureAxSession(t.session, tracker, frames, depth + 1)
-          .catch(() => null);
-        if (child) childFrames.set(owner.backendNodeId, child);
-      }),
-    );
-  }
+  await readChildTargets(
+    session,
+    tracker,
+    depth,
+    (child, childDepth) => captureAxSession(child, tracker, frames, childDepth),
+    (owner, child) => childFrames.set(owner, child),
+  );
   return axFrames[0];
 }
 

@@ -8,12 +8,7 @@
 import type { CdpSession, TargetTracker } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import { DOM_STYLES, type DomFrame, domFrames } from "../snapshot/dom_outline.ts";
-import {
-  type CapturedFrame,
-  childTargets,
-  flatFrames,
-  MAX_TARGET_DEPTH,
-} from "./capture_frames.ts";
+import { type CapturedFrame, flatFrames, readChildTargets } from "./capture_frames.ts";
 
 /**
  * Reads a session's frames from one DOM snapshot (same-process frames are documents of
@@ -43,17 +38,12 @@ export async function captureDomSession(
     // The snapshot holds no document of the main frame: nothing its refs could bind to.
     throw new OmotaiError("BROWSER_ERROR", "the page changed while it was read; try again");
   }
-  if (depth < MAX_TARGET_DEPTH) {
-    await Promise.all(
-      childTargets(session, tracker).map(async (t) => {
-        const owner = await session.send("DOM.getFrameOwner", { frameId: t.info.targetId })
-          .catch(() => null);
-        if (!owner) return;
-        const child = await captureDomSession(t.session, tracker, frames, depth + 1)
-          .catch(() => null);
-        if (child) read.childFrames.set(owner.backendNodeId, child);
-      }),
-    );
-  }
+  await readChildTargets(
+    session,
+    tracker,
+    depth,
+    (child, childDepth) => captureDomSession(child, tracker, frames, childDepth),
+    (owner, child) => read.childFrames.set(owner, child),
+  );
   return root;
 }

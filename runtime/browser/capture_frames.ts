@@ -36,3 +36,27 @@ export function childTargets(session: CdpSession, tracker: TargetTracker): Track
     t.info.type === "iframe" && t.session.parent === session && !t.session.detached
   );
 }
+
+/**
+ * Reads each out-of-process frame of `session` with `read` (within {@link MAX_TARGET_DEPTH})
+ * and hands it to `place` with the backend id of its owner `<iframe>`. A frame whose owner
+ * or content cannot be read (it navigated away mid-capture) is left out.
+ */
+export async function readChildTargets<F>(
+  session: CdpSession,
+  tracker: TargetTracker,
+  depth: number,
+  read: (child: CdpSession, depth: number) => Promise<F>,
+  place: (ownerBackendNodeId: number, frame: F) => void,
+): Promise<void> {
+  if (depth >= MAX_TARGET_DEPTH) return;
+  await Promise.all(
+    childTargets(session, tracker).map(async (t) => {
+      const owner = await session.send("DOM.getFrameOwner", { frameId: t.info.targetId })
+        .catch(() => null);
+      if (!owner) return;
+      const child = await read(t.session, depth + 1).catch(() => null);
+      if (child) place(owner.backendNodeId, child);
+    }),
+  );
+}
