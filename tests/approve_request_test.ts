@@ -223,11 +223,17 @@ Deno.test("approvals: an iframe replay, a script write and a write after the act
   }
   const later = await payOn(w, "/later", () => "approve");
   assert.deepEqual(later.seen, []);
-  await new Promise((r) => setTimeout(r, 3500));
+  const postReasons = () =>
+    w.runtime.audit.rows().filter((r) => r.kind === "request" && r.method === "POST")
+      .map((r) => r.reason);
+  // The page submits 2.5 s after the action ended: wait for its refusal to be audited.
+  assert.ok(
+    await eventually(() => postReasons().includes("READ_ONLY_WRITE"), 10_000),
+    "the late submit was judged",
+  );
   assert.deepEqual(await w.pending(), []);
   assert.deepEqual(received(w), [], "nothing reached the site");
-  const reasons = w.runtime.audit.rows().filter((r) => r.kind === "request" && r.method === "POST")
-    .map((r) => r.reason);
+  const reasons = postReasons();
   assert.ok(reasons.includes("SCRIPT_WRITE_REFUSED"), reasons.join());
   assert.ok(reasons.includes("READ_ONLY_WRITE"), "the late submit is refused as read_only says");
 });

@@ -63,8 +63,8 @@ Deno.test("console: a human approves one write and denies another while the agen
       const { data } = await operator.page.send("Page.captureScreenshot", { format: "png" });
       await Deno.writeFile(shot, Uint8Array.from(atob(data), (c) => c.charCodeAt(0)));
     }
-    // Long enough for the waiting client to hear progress.
-    await new Promise((r) => setTimeout(r, 5_600));
+    // The waiting client hears progress (every PROGRESS_EVERY_MS) while the write is held.
+    assert.ok(await eventually(() => progress >= 1, 15_000), "no progress while held");
     assert.equal(site.posts.get("/login"), undefined, "nothing is sent before the approval");
     await evaluateAndLoad(`document.querySelector("button.approve").click()`);
     const approved = await first;

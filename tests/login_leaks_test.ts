@@ -27,7 +27,10 @@ async function prepare(site: ReturnType<typeof serveLoginSite>, agent: string) {
     await vault.add("leak-user", "username", USER);
     await vault.add("leak-pass", "password", PASSWORD);
   }
-  const grants = new GrantStore(db, { audit: { append() {} } });
+  const grants = new GrantStore(db, {
+    audit: { append() {} },
+    secrets: { has: (id) => Vault.has(db, id) },
+  });
   for (const secret_id of ["leak-user", "leak-pass"]) {
     grants.add({
       secret_id,

@@ -38,7 +38,11 @@ Deno.test("browser_login with an expired grant is refused, audited, and types no
     await vault.add("p", "password", PASSWORD);
   }
   // Granted two hours ago for one hour.
-  const past = new GrantStore(db, { audit: { append() {} }, now: () => Date.now() - 7_200_000 });
+  const past = new GrantStore(db, {
+    audit: { append() {} },
+    secrets: { has: (id) => Vault.has(db, id) },
+    now: () => Date.now() - 7_200_000,
+  });
   for (const secret_id of ["u", "p"]) {
     past.add({
       secret_id,

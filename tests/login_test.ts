@@ -33,7 +33,10 @@ async function setup(totp = false): Promise<Setup> {
     await vault.add("site-pass", "password", PASSWORD);
     if (totp) await vault.add("site-totp", "totp", site.totpUri);
   }
-  const grants = new GrantStore(db, { audit: { append() {} } });
+  const grants = new GrantStore(db, {
+    audit: { append() {} },
+    secrets: { has: (id) => Vault.has(db, id) },
+  });
   return {
     site,
     dataDir,

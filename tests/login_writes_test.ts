@@ -68,7 +68,10 @@ async function world(extra: (site: HostileLoginSite) => string): Promise<World> 
     await vault.add("w-user", "username", USER);
     await vault.add("w-pass", "password", PASSWORD);
   }
-  const grants = new GrantStore(db, { audit: { append() {} } });
+  const grants = new GrantStore(db, {
+    audit: { append() {} },
+    secrets: { has: (id) => Vault.has(db, id) },
+  });
   for (const secret_id of ["w-user", "w-pass"]) {
     grants.add({
       secret_id,

@@ -14,6 +14,7 @@ import { toolSettingsFrom } from "../runtime/tools/settings.ts";
 import {
   agentTransport,
   type CallOutcome,
+  eventually,
   refOf,
   startTestRuntime,
   TestClient,
@@ -68,7 +69,11 @@ function ok(r: CallOutcome): CallOutcome {
   return r;
 }
 
-/** Lets the page's input reports reach the site. */
+/**
+ * Gives the page's input reports time to reach the site: a fixed wait on purpose where a test
+ * proves that nothing reached a field (a condition cannot show that nothing will arrive).
+ * Where only arrivals are checked, the tests wait for them instead (`eventually`).
+ */
 const settle = () => new Promise((r) => setTimeout(r, 300));
 
 Deno.test("browser_type refuses every password field with PASSWORD_FIELD, audited, typing nothing", async (t) => {
@@ -111,6 +116,7 @@ Deno.test("browser_type refuses every password field with PASSWORD_FIELD, audite
     ok(await type(/textbox "Cross name"/));
   });
 
+  // A fixed wait (settle): it also proves that nothing reached a password field.
   await settle();
   assert.deepEqual(w.valuesOf(...PASSWORD_IDS), [], "nothing reached a password field");
   assert.deepEqual(w.valuesOf("name", "frame-name"), [TYPED, TYPED]);
@@ -168,6 +174,8 @@ Deno.test("browser_press_key refuses keys that type into a focused password fiel
     ok(await press("Tab"));
   });
 
+  // A fixed wait (settle): refused keys came after the allowed ones, so this proves none of
+  // them reached a field.
   await settle();
   // Flip stays a text field in this session.
   const passwords = PASSWORD_IDS.filter((id) => id !== "flip");
@@ -250,7 +258,13 @@ Deno.test("model_may_type_passwords: true lets browser_type, browser_press_key a
   ok(await w.c.call("browser_press_key", { key: "x" }));
   ok(await w.c.call("browser_click", { ref: refOf(w.home, /password "Same secret"/) }));
   ok(await w.c.call("browser_press_key", { key: "y" }));
-  await settle();
+  assert.ok(
+    await eventually(() =>
+      w.valuesOf("secret", "sneaky", "open-secret").length >= 3 &&
+      w.valuesOf("frame-name", "frame-secret").length >= 2
+    ),
+    "the typed values reached the site",
+  );
   assert.deepEqual(w.valuesOf("secret", "sneaky", "open-secret"), [TYPED, TYPED, TYPED]);
   assert.deepEqual(w.valuesOf("frame-name", "frame-secret"), ["x", "y"]);
   assert.ok(!w.c.outputs.join("\n").includes(TYPED), "the text is never echoed");

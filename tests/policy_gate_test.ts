@@ -95,6 +95,7 @@ Deno.test("max_actions and max_seconds limit a session", async () => {
     `allowed_origins: [${site.origin}]\nmax_seconds: 1\n`
   );
   await using c2 = await h2.connect();
+  // A fixed wait on purpose: max_seconds counts wall time, so a second must really pass.
   await new Promise((r) => setTimeout(r, 1_100));
   const late = await c2.call("browser_navigate", { url: `${h2.site.origin}/` });
   assert.match(late.text, /^denied: LIMIT_TIME/);

@@ -51,7 +51,10 @@ async function world(extra = "") {
     `allowed_origins: [${site.origin}, ${site.otherOrigin}]\nread_only: false\n${extra}`,
     { vaultKey: { key: KEY } },
   );
-  const grants = new GrantStore(db, { audit: { append() {} } });
+  const grants = new GrantStore(db, {
+    audit: { append() {} },
+    secrets: { has: (id) => Vault.has(db, id) },
+  });
   for (const secret_id of ["dl-user", "dl-pass"]) {
     grants.add({
       secret_id,

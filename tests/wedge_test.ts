@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { refOf, startHarness } from "./helpers/harness.ts";
+import { eventually, refOf, startHarness } from "./helpers/harness.ts";
 import { serveWedgeSite } from "./fixtures/wedge_site.ts";
 
 async function world(policyExtra = "") {
@@ -58,7 +58,11 @@ Deno.test("a confirm accepted under read_only cannot write: the script's POST is
   await w.c.call("browser_click", { ref: refOf(home.text, /button "Delete order"/) });
   const accepted = await w.c.call("browser_handle_dialog", { accept: true });
   assert.equal(accepted.isError, false, accepted.text);
-  await new Promise((r) => setTimeout(r, 500));
+  // The accepted confirm lets the page's script POST: wait for its refusal to be audited.
+  assert.ok(
+    await eventually(() => w.h.runtime.audit.rows().some((r) => r.reason === "READ_ONLY_WRITE")),
+    "the script's POST was judged",
+  );
   assert.deepEqual(w.site.posts, []);
   const snap = await w.c.call("browser_snapshot");
   assert.match(accepted.text + snap.text, /blocked 1 request .*READ_ONLY_WRITE: POST http/);
@@ -129,6 +133,8 @@ Deno.test("a script that never yields is detected in seconds; PAGE_UNRESPONSIVE 
   assert.match(nav.text, /# Safe page/);
   // A page that starts spinning on its own is caught by the next call.
   await w.c.call("browser_navigate", { url: `${w.site.origin}/spin-later` });
+  // A fixed wait on purpose: the page starts spinning 200 ms after load, and only the call
+  // under test could observe that (any probe would be the first call to meet the loop).
   await new Promise((r) => setTimeout(r, 500));
   const t1 = performance.now();
   const snap = await w.c.call("browser_snapshot");

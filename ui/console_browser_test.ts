@@ -22,10 +22,16 @@ Deno.test("createConsoleApp() in Chromium: login, a live approval row and title,
   const approvals = new ApprovalQueue({ append: () => {} });
   const questions = new HumanQuestions({ append: () => {} });
   const empty = () => [];
+  // The live script counts pending approvals only once its stream said `ready`.
+  let liveReady = false;
   // The app needs the port, the server needs the app: requests come only once both exist.
   await using server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    (req, info) => app.fetch(req, info),
+    (req, info) => {
+      const url = new URL(req.url);
+      if (url.pathname === "/api/approvals" && url.search === "?state=pending") liveReady = true;
+      return app.fetch(req, info);
+    },
   );
   const base = `http://127.0.0.1:${server.addr.port}`;
   const app = createConsoleApp({
@@ -62,8 +68,8 @@ Deno.test("createConsoleApp() in Chromium: login, a live approval row and title,
     await operator.login(base, TOKEN);
     assert.equal(await evaluate("location.pathname"), "/", "the login form logs in");
     assert.equal(await evaluate("document.title"), "Approvals — Omotai");
-    // The live script is connected once its stream said ready; give it a moment.
-    await new Promise((r) => setTimeout(r, 300));
+    // The live script is connected once its stream said ready (it then catches up).
+    assert.ok(await eventually(() => Promise.resolve(liveReady)), "the live stream is ready");
 
     const answer = approvals.request({
       session: "s-1",

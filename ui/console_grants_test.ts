@@ -32,7 +32,10 @@ async function harness(): Promise<Harness> {
   await vault.add("shop.password", "password", "hunter2-value");
   vault[Symbol.dispose]();
   const rows: GrantAuditEvent[] = [];
-  const store = new GrantStore(db, { audit: { append: (e) => rows.push(e) } });
+  const store = new GrantStore(db, {
+    audit: { append: (e) => rows.push(e) },
+    secrets: { has: (id) => Vault.has(db, id) },
+  });
   const approvals = new ApprovalQueue({ append: () => {} });
   const questions = new HumanQuestions({ append: () => {} });
   const empty = () => [];

@@ -9,63 +9,41 @@
  * every call reads the table, so a grant revoked by another process (`omotai grant rm`) is
  * refused at the next redemption.
  *
+ * This file holds the SQL; the rows it audits are `grant_audit.ts`, the reading of a stored
+ * row `grant_row.ts`, and the checks of a redemption `redeem_checks.ts`.
+ *
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { z } from "zod";
 import { normalizeOrigin } from "../net/origin.ts";
-import { GrantError, type GrantErrorCode } from "./errors.ts";
+import { GrantError } from "./errors.ts";
 import {
   type Grant,
   GRANT_ID_RE,
-  GRANT_MODES,
-  type GrantMode,
-  grantState,
-  type GrantUse,
   newGrantId,
   parseGrantInput,
   USE_KINDS,
   type UseKind,
 } from "./grant.ts";
-
-/**
- * One audit row of a grant, shaped like `AuditEvent` (`runtime/audit/audit_row.ts`) so an
- * `AuditLog` is a sink as it is; declared here because grants sit below the audit layer.
- *
- * - operator rows: `kind` `grant_add` | `grant_approve` | `grant_revoke`, `source` `operator`,
- *   `module` the door (`cli`, `console`, `api`, `vault` when a removed secret revoked it).
- * - redemption rows: `kind` `grant_redeem`, `source` `action`, `decision` `allow` (reason
- *   `GRANT_REDEEMED`) or `deny` (reason the refusal's code), `origin` the document's origin,
- *   `method` the use kind (`fill`, `capture`).
- *
- * `rule` is the grant id in both, so one grant's history is one filter.
- */
-export interface GrantAuditEvent {
-  session: string | null;
-  agent: string | null;
-  kind: "grant_add" | "grant_approve" | "grant_revoke" | "grant_redeem";
-  source: "operator" | "action";
-  origin: string | null;
-  method: string | null;
-  decision: "allow" | "deny" | "event";
-  reason: string;
-  module: string | null;
-  rule: string | null;
-}
-
-/** Where grant rows go (an `AuditLog`, or a test's memory). Throws when a row cannot be kept. */
-export interface GrantAuditSink {
-  append(event: GrantAuditEvent): void;
-}
+import {
+  auditUnavailable,
+  GRANT_REDEEMED,
+  type GrantAuditEvent,
+  type GrantAuditSink,
+  operatorRow,
+  SECRET_REMOVED,
+} from "./grant_audit.ts";
+import { type GrantRow, toGrant } from "./grant_row.ts";
+import { closest, judgeGrant, type RedeemRequest, refusal, type Verdict } from "./redeem_checks.ts";
 
 /** What a `GrantStore` is built with. */
 export interface GrantStoreOptions {
   audit: GrantAuditSink;
   /**
-   * Which secrets the vault holds (`Vault.has`); a grant's secret is looked up here. Default:
-   * the vault's table in the same database, read by id only (callers that have no port).
+   * Which secrets the vault holds (`Vault.has`); a grant's secret is looked up here, never in
+   * the vault's table directly.
    */
-  secrets?: SecretIndex;
+  secrets: SecretIndex;
   /** The clock (tests); default `Date.now`. */
   now?: () => number;
 }
@@ -80,89 +58,6 @@ export interface OperatorOptions {
   by?: string;
 }
 
-/** One redemption: who asks, for what, where. */
-export interface RedeemRequest {
-  /** The agent of the session (its key's name; `stdio` for a stdio runtime). */
-  agent: string | null;
-  useKind: UseKind;
-  /** The document's origin as read from CDP (a URL is cut to its origin); never the model's. */
-  origin: string;
-  sessionId: string;
-  /**
-   * The grants to redeem, all or none. Absent: every grant of the agent that passes every
-   * check is redeemed (and, for `once`, used up), so a caller that knows its grants names them.
-   */
-  grantIds?: readonly string[];
-  /** The clock (tests); default the store's. */
-  now?: number;
-}
-
-/** The reason of an allowed redemption's audit row. */
-export const GRANT_REDEEMED = "GRANT_REDEEMED";
-
-/** Why a grant was revoked because its secret left the vault. */
-export const SECRET_REMOVED = "SECRET_REMOVED";
-
-/** Refusals in the order the checks run; a later one means the grant came closer to passing. */
-const CHECK_ORDER: readonly GrantErrorCode[] = [
-  "GRANT_NOT_FOUND",
-  "GRANT_WRONG_AGENT",
-  "GRANT_REVOKED",
-  "GRANT_EXPIRED",
-  "GRANT_PENDING",
-  "GRANT_USED",
-  "GRANT_WRONG_USE",
-  "GRANT_WRONG_ORIGIN",
-  "GRANT_WRONG_SESSION",
-];
-
-const REFUSAL_TEXT: Partial<Record<GrantErrorCode, string>> = {
-  GRANT_NOT_FOUND: "no such grant",
-  GRANT_WRONG_AGENT: "the grant belongs to another agent",
-  GRANT_REVOKED: "the grant was revoked",
-  GRANT_EXPIRED: "the grant has expired",
-  GRANT_PENDING: "the grant waits for an operator's approval",
-  GRANT_USED: "the once grant was used already",
-  GRANT_WRONG_USE: "the grant does not allow this use",
-  GRANT_WRONG_ORIGIN: "the grant does not allow this origin",
-  GRANT_WRONG_SESSION: "the session grant is bound to another session",
-};
-
-interface GrantRow {
-  id: string;
-  secret_id: string;
-  agent: string;
-  purpose: string;
-  mode: string;
-  uses: string;
-  expires_at: string;
-  created_at: string;
-  created_by: string;
-  approved_at: string | null;
-  approved_by: string | null;
-  revoked_at: string | null;
-  revoked_by: string | null;
-  revoke_reason: string | null;
-  session_id: string | null;
-  used_at: string | null;
-  last_redeemed_at: string | null;
-  redemptions: number;
-}
-
-const StoredUses = z.array(z.object({
-  kind: z.enum(USE_KINDS),
-  allowed_origins: z.array(z.string()),
-}));
-
-/** One redemption candidate and why it failed, if it did. */
-interface Verdict {
-  id: string | null;
-  grant?: Grant;
-  refusal?: GrantErrorCode;
-  /** Its secret left the vault: revoked as part of this redemption. */
-  secretGone?: boolean;
-}
-
 /** Reads and writes the `grants` table (migration 3 of `runtime/store/database.ts`). */
 export class GrantStore {
   #db: DatabaseSync;
@@ -174,13 +69,13 @@ export class GrantStore {
     this.#db = db;
     this.#audit = options.audit;
     this.#now = options.now ?? Date.now;
-    this.#secrets = options.secrets ?? vaultTableIndex(db);
+    this.#secrets = options.secrets;
   }
 
   /**
    * Adds a grant from untrusted `input` (see `GrantInputSchema`). It starts `pending` unless
-   * `approve` is set (an operator creating and approving in one step). The secret must be in
-   * the vault's `vault_secrets` table; only its id is looked at, so no vault key is needed.
+   * `approve` is set (an operator creating and approving in one step). The secret must be one
+   * the `secrets` port knows; only its id is looked at, so no vault key is needed.
    * Audited as `grant_add` (and `grant_approve`). Throws `GRANT_INVALID`, `SECRET_NOT_FOUND`,
    * `GRANTS_UNAVAILABLE` or `AUDIT_UNAVAILABLE` (then the grant is not kept).
    */
@@ -409,7 +304,7 @@ export class GrantStore {
     return rows.map((r) => toGrant(r, now));
   }
 
-  /** The checks of one grant, in `CHECK_ORDER`. */
+  /** Reads grant `id` (unless `known`) and runs its checks (`judgeGrant`). */
   #judge(
     id: string,
     request: RedeemRequest,
@@ -421,35 +316,7 @@ export class GrantStore {
     // A model-supplied id that is not id-shaped is not written to the audit.
     const shownId = typeof id === "string" && GRANT_ID_RE.test(id) ? id : null;
     const grant = known ?? (shownId ? this.#get(shownId, now) : undefined);
-    if (!grant) return { id: shownId, refusal: "GRANT_NOT_FOUND" };
-    const verdict = (refusal?: GrantErrorCode, secretGone?: boolean): Verdict => ({
-      id: grant.id,
-      grant,
-      refusal,
-      secretGone,
-    });
-    if (request.agent === null || grant.agent !== request.agent) {
-      return verdict("GRANT_WRONG_AGENT");
-    }
-    if (grant.state === "revoked") return verdict("GRANT_REVOKED");
-    if (!this.#secretExists(grant.secret_id)) return verdict("GRANT_REVOKED", true);
-    if (grant.state === "expired") return verdict("GRANT_EXPIRED");
-    if (grant.state === "pending") return verdict("GRANT_PENDING");
-    if (grant.state === "used") return verdict("GRANT_USED");
-    const use = grant.uses.find((u) => u.kind === useKind);
-    if (!use) return verdict("GRANT_WRONG_USE");
-    // Exact string equality of normalized origins: 127.0.0.2, another port or scheme, a
-    // trailing dot or a longer host are all other origins.
-    if (origin === undefined || !use.allowed_origins.includes(origin)) {
-      return verdict("GRANT_WRONG_ORIGIN");
-    }
-    if (
-      grant.mode === "session" && grant.session_id !== null &&
-      grant.session_id !== request.sessionId
-    ) {
-      return verdict("GRANT_WRONG_SESSION");
-    }
-    return verdict();
+    return judgeGrant(shownId, grant, request, origin, useKind, (id) => this.#secretExists(id));
   }
 
   /** Marks one passing grant redeemed; the conditions repeat the checks inside the write. */
@@ -550,106 +417,4 @@ export class GrantStore {
       // Nothing was granted, so there is nothing to undo; the caller still gets the refusal.
     }
   }
-}
-
-/** The refusals that came furthest in `CHECK_ORDER` (the first such, oldest grant first). */
-function closest(refused: readonly Verdict[]): Verdict[] {
-  let best: Verdict | undefined;
-  for (const v of refused) {
-    if (!best || CHECK_ORDER.indexOf(v.refusal!) > CHECK_ORDER.indexOf(best.refusal!)) best = v;
-  }
-  return best ? [best] : [];
-}
-
-function refusal(code: GrantErrorCode, id?: string): GrantError {
-  const text = REFUSAL_TEXT[code] ?? code;
-  return new GrantError(code, id ? `${text} (${id})` : text);
-}
-
-function auditUnavailable(err: unknown, what: string): GrantError {
-  return new GrantError("AUDIT_UNAVAILABLE", `the audit row could not be written: ${what}`, {
-    cause: err,
-  });
-}
-
-function operatorRow(
-  kind: "grant_add" | "grant_approve" | "grant_revoke",
-  grant: Grant,
-  by: string,
-  decision: "allow" | "event",
-  reason: string,
-): GrantAuditEvent {
-  return {
-    session: null,
-    agent: grant.agent,
-    kind,
-    source: "operator",
-    origin: null,
-    method: null,
-    decision,
-    reason,
-    module: by,
-    rule: grant.id,
-  };
-}
-
-function toGrant(r: GrantRow, now: number): Grant {
-  const parsed = StoredUses.safeParse(safeJson(r.uses));
-  // A damaged uses column matches nothing: the grant lists but never redeems.
-  const uses: GrantUse[] = parsed.success ? parsed.data : [];
-  const mode: GrantMode = (GRANT_MODES as readonly string[]).includes(r.mode)
-    ? r.mode as GrantMode
-    : "once";
-  const fields = {
-    mode,
-    expires_at: r.expires_at,
-    approved_at: r.approved_at,
-    revoked_at: r.revoked_at,
-    used_at: r.used_at,
-  };
-  return {
-    id: r.id,
-    secret_id: r.secret_id,
-    agent: r.agent,
-    purpose: r.purpose,
-    mode,
-    uses,
-    state: grantState(fields, now),
-    expires_at: r.expires_at,
-    created_at: r.created_at,
-    created_by: r.created_by,
-    approved_at: r.approved_at,
-    approved_by: r.approved_by,
-    revoked_at: r.revoked_at,
-    revoked_by: r.revoked_by,
-    revoke_reason: r.revoke_reason,
-    session_id: r.session_id,
-    used_at: r.used_at,
-    last_redeemed_at: r.last_redeemed_at,
-    redemptions: Number(r.redemptions),
-  };
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The default `SecretIndex`: the vault's `vault_secrets` table in `db`, by id (no table: no
- * secrets). The runtime passes `Vault.has` instead; this serves callers without a vault port.
- */
-function vaultTableIndex(db: DatabaseSync): SecretIndex {
-  return {
-    has(secretId) {
-      const table = db.prepare(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vault_secrets'",
-      ).get();
-      if (!table) return false;
-      return db.prepare("SELECT 1 FROM vault_secrets WHERE id = ?").get(secretId) !== undefined;
-    },
-  };
 }

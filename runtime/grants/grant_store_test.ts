@@ -7,12 +7,9 @@ import { verifyAudit } from "../audit/verify.ts";
 import { openDatabase } from "../store/database.ts";
 import { GrantError } from "./errors.ts";
 import type { Grant } from "./grant.ts";
-import {
-  type GrantAuditEvent,
-  type GrantAuditSink,
-  GrantStore,
-  type RedeemRequest,
-} from "./grant_store.ts";
+import type { GrantAuditEvent, GrantAuditSink } from "./grant_audit.ts";
+import { GrantStore } from "./grant_store.ts";
+import type { RedeemRequest } from "./redeem_checks.ts";
 
 const NOW = Date.parse("2026-06-01T12:00:00.000Z");
 const SHOP = "http://127.0.0.1:8081";
@@ -49,7 +46,7 @@ async function world(): Promise<World> {
   await vault.add("shop.user", "username", "alice");
   let clock = NOW;
   const sink = new MemorySink();
-  const store = new GrantStore(db, { audit: sink, now: () => clock });
+  const store = new GrantStore(db, { audit: sink, secrets: vault, now: () => clock });
   return {
     db,
     vault,
@@ -132,7 +129,10 @@ Deno.test("GrantStore.add() refuses a secret the vault does not hold and bad inp
   const dir = await Deno.makeTempDir({ prefix: "omotai-grants-" });
   const bare = openDatabase(join(dir, "omotai.db"));
   try {
-    const store = new GrantStore(bare, { audit: new MemorySink() });
+    const store = new GrantStore(bare, {
+      audit: new MemorySink(),
+      secrets: { has: (id) => Vault.has(bare, id) },
+    });
     assert.throws(
       () =>
         store.add({
@@ -283,7 +283,11 @@ Deno.test("GrantStore.redeem() a once grant redeems exactly once, also across tw
   const path = (w.db.prepare("PRAGMA database_list").get() as { file: string }).file;
   const db2 = openDatabase(path);
   try {
-    const store2 = new GrantStore(db2, { audit: new MemorySink(), now: () => NOW });
+    const store2 = new GrantStore(db2, {
+      audit: new MemorySink(),
+      secrets: { has: (id) => Vault.has(db2, id) },
+      now: () => NOW,
+    });
     assert.equal(
       store2.redeem({
         agent: "ci-bot",
@@ -485,7 +489,7 @@ Deno.test("GrantStore.list() is newest first and filters by secret and agent", a
 Deno.test("GrantStore over a real AuditLog: rows chain and verify, and hold no value", async () => {
   await using w = await world();
   const audit = new AuditLog(w.db);
-  const store = new GrantStore(w.db, { audit, now: () => NOW });
+  const store = new GrantStore(w.db, { audit, secrets: w.vault, now: () => NOW });
   const g = store.add({
     secret_id: "shop.password",
     agent: "ci-bot",

@@ -8,3 +8,10 @@
 export * from "./errors.ts";
 export * from "./grant.ts";
 export * from "./grant_store.ts";
+export {
+  GRANT_REDEEMED,
+  type GrantAuditEvent,
+  type GrantAuditSink,
+  SECRET_REMOVED,
+} from "./grant_audit.ts";
+export type { RedeemRequest } from "./redeem_checks.ts";

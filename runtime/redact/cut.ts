@@ -7,7 +7,8 @@
  * @module
  */
 import { processRedactor } from "./process_redactor.ts";
-import { PARTIAL_RUN_LENGTH, type Redactor } from "./redactor.ts";
+import type { Redactor } from "./redactor.ts";
+import { PARTIAL_RUN_LENGTH } from "./skeleton.ts";
 
 /**
  * How much of a giant string is read before it is redacted and cut to `max`: `max * 4`

@@ -9,3 +9,5 @@ export * from "./cut.ts";
 export * from "./egress_secrets.ts";
 export * from "./process_redactor.ts";
 export * from "./redactor.ts";
+export { MIN_SECRET_LENGTH, secretForms } from "./secret_forms.ts";
+export { PARTIAL_RUN_LENGTH } from "./skeleton.ts";

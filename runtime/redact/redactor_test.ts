@@ -1,107 +1,18 @@
 import assert from "node:assert/strict";
 import { seededRandom } from "../../tests/helpers/random.ts";
-import {
-  MIN_SECRET_LENGTH,
-  PARTIAL_RUN_LENGTH,
-  REDACTED,
-  Redactor,
-  secretForms,
-} from "./redactor.ts";
+import { b64, concat, expectedForms, hex, utf8 } from "../../tests/helpers/encodings.ts";
+import { REDACTED, Redactor } from "./redactor.ts";
+import { MIN_SECRET_LENGTH, secretForms } from "./secret_forms.ts";
+import { PARTIAL_RUN_LENGTH } from "./skeleton.ts";
 
 /** A value with every character class an encoder treats differently. */
 const PLANTED = "p@ss w0rd/&<x>\"'é😀+~*";
-
-const utf8 = (s: string) => new TextEncoder().encode(s);
-
-function b64(bytes: Uint8Array): string {
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin);
-}
-
-function hex(bytes: Uint8Array): string {
-  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
-}
 
 function redactorOf(...values: string[]): Redactor {
   const r = new Redactor();
   r.add(values);
   return r;
 }
-
-/** Every form of `value`, computed here with the platform's own encoders where it has one. */
-function expectedForms(value: string): Record<string, string> {
-  const bytes = utf8(value);
-  const std = b64(bytes);
-  const uri = encodeURIComponent(value);
-  const form = new URLSearchParams({ v: value }).toString().slice(2);
-  const lower = (s: string) => s.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
-  const cps = [...value].map((c) => c.codePointAt(0)!);
-  return {
-    raw: value,
-    reversed: [...value].reverse().join(""),
-    encodeURIComponent: uri,
-    encodeURIComponentLower: lower(uri),
-    formUrlencoded: form,
-    formUrlencodedLower: lower(form),
-    encodeURI: encodeURI(value),
-    htmlNamed: value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
-      .replace(/"/g, "&quot;").replace(/'/g, "&#39;"),
-    htmlDecimalAll: cps.map((c) => `&#${c};`).join(""),
-    htmlHexAll: cps.map((c) => `&#x${c.toString(16).toUpperCase()};`).join(""),
-    htmlDecimalSpecial: [...value].map((c) => `&<>"'`.includes(c) ? `&#${c.codePointAt(0)};` : c)
-      .join(""),
-    base64: std,
-    base64Unpadded: std.replace(/=+$/, ""),
-    base64Url: std.replace(/\+/g, "-").replace(/\//g, "_"),
-    base64UrlUnpadded: std.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""),
-    hexLower: hex(bytes),
-    hexUpper: hex(bytes).toUpperCase(),
-    json: JSON.stringify(value).slice(1, -1),
-  };
-}
-
-Deno.test("secretForms() includes every encoding of a planted value", () => {
-  const forms = new Set(secretForms(PLANTED));
-  for (const [name, form] of Object.entries(expectedForms(PLANTED))) {
-    assert.ok(forms.has(form), `${name} missing: ${form}`);
-  }
-  assert.deepEqual([...forms], [...forms].sort((a, b) => b.length - a.length), "longest first");
-});
-
-Deno.test("secretForms() is empty below MIN_SECRET_LENGTH characters", () => {
-  assert.equal(MIN_SECRET_LENGTH, 4);
-  assert.deepEqual(secretForms(""), []);
-  assert.deepEqual(secretForms("abc"), []);
-  // Three characters, even when they take more UTF-16 units.
-  assert.deepEqual(secretForms("😀😀😀"), []);
-  assert.ok(secretForms("abcd").includes("abcd"));
-  assert.ok(secretForms("abcd").every((f) => f.length >= MIN_SECRET_LENGTH));
-});
-
-Deno.test("secretForms() includes base64 at every alignment", () => {
-  const value = "hunter2-sekret";
-  const forms = secretForms(value);
-  for (let lead = 0; lead < 6; lead++) {
-    for (let trail = 0; trail < 4; trail++) {
-      const encoded = b64(concat(utf8("x".repeat(lead)), utf8(value), utf8("y".repeat(trail))));
-      assert.ok(
-        forms.some((f) => encoded.includes(f)),
-        `no form found in base64 with ${lead} bytes before and ${trail} after: ${encoded}`,
-      );
-    }
-  }
-});
 
 Deno.test("Redactor.redact() replaces every form of a planted value", () => {
   const r = redactorOf(PLANTED);

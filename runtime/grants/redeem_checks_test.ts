@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { GrantError } from "./errors.ts";
+import type { Grant } from "./grant.ts";
+import { closest, judgeGrant, type RedeemRequest, refusal } from "./redeem_checks.ts";
+
+const SHOP = "http://127.0.0.1:8081";
+
+const grant = (overrides: Partial<Grant> = {}): Grant => ({
+  id: "g_aaaaaaaaaaaaaaaa",
+  secret_id: "shop.password",
+  agent: "ci-bot",
+  purpose: "log in",
+  mode: "standing",
+  uses: [{ kind: "fill", allowed_origins: [SHOP] }],
+  state: "active",
+  expires_at: "2100-01-01T00:00:00.000Z",
+  created_at: "2026-01-01T00:00:00.000Z",
+  created_by: "cli",
+  approved_at: "2026-01-01T00:00:00.000Z",
+  approved_by: "cli",
+  revoked_at: null,
+  revoked_by: null,
+  revoke_reason: null,
+  session_id: null,
+  used_at: null,
+  last_redeemed_at: null,
+  redemptions: 0,
+  ...overrides,
+});
+
+const request: RedeemRequest = { agent: "ci-bot", useKind: "fill", origin: SHOP, sessionId: "s-1" };
+const held = () => true;
+
+Deno.test("judgeGrant() passes a grant that meets every check", () => {
+  const g = grant();
+  assert.deepEqual(judgeGrant(g.id, g, request, SHOP, "fill", held), {
+    id: g.id,
+    grant: g,
+    refusal: undefined,
+    secretGone: undefined,
+  });
+});
+
+Deno.test("judgeGrant() refuses in CHECK_ORDER and marks a secret gone from the vault", () => {
+  const code = (g: Grant | undefined, has = held, origin = SHOP, req = request) =>
+    judgeGrant(g?.id ?? null, g, req, origin, "fill", has).refusal;
+  assert.equal(code(undefined), "GRANT_NOT_FOUND");
+  assert.equal(code(grant({ agent: "other" })), "GRANT_WRONG_AGENT");
+  assert.equal(code(grant(), held, SHOP, { ...request, agent: null }), "GRANT_WRONG_AGENT");
+  assert.equal(code(grant({ state: "revoked" }), () => false), "GRANT_REVOKED");
+  const gone = judgeGrant("g_aaaaaaaaaaaaaaaa", grant(), request, SHOP, "fill", () => false);
+  assert.deepEqual([gone.refusal, gone.secretGone], ["GRANT_REVOKED", true]);
+  assert.equal(code(grant({ state: "expired" })), "GRANT_EXPIRED");
+  assert.equal(code(grant({ state: "pending" })), "GRANT_PENDING");
+  assert.equal(code(grant({ state: "used" })), "GRANT_USED");
+  assert.equal(
+    code(grant({ uses: [{ kind: "capture", allowed_origins: [SHOP] }] })),
+    "GRANT_WRONG_USE",
+  );
+  assert.equal(code(grant(), held, "http://127.0.0.2:8081"), "GRANT_WRONG_ORIGIN");
+  assert.equal(code(grant({ mode: "session", session_id: "s-0" })), "GRANT_WRONG_SESSION");
+  assert.equal(code(grant({ mode: "session", session_id: "s-1" })), undefined);
+});
+
+Deno.test("closest() keeps the refusal furthest in CHECK_ORDER, the first such", () => {
+  const a = { id: "a", refusal: "GRANT_PENDING" as const };
+  const b = { id: "b", refusal: "GRANT_WRONG_ORIGIN" as const };
+  const c = { id: "c", refusal: "GRANT_WRONG_ORIGIN" as const };
+  assert.deepEqual(closest([a, b, c]), [b]);
+  assert.deepEqual(closest([]), []);
+});
+
+Deno.test("refusal() is a GrantError naming the grant when there is one", () => {
+  const err = refusal("GRANT_USED", "g_aaaaaaaaaaaaaaaa");
+  assert.ok(err instanceof GrantError);
+  assert.equal(err.code, "GRANT_USED");
+  assert.equal(err.message, "the once grant was used already (g_aaaaaaaaaaaaaaaa)");
+  assert.equal(refusal("GRANT_NOT_FOUND").message, "no such grant");
+});
