@@ -11,13 +11,19 @@
 # tests/launcher_docker_test.ts runs this file's install step and command line outside Docker.
 FROM node:20-bookworm-slim
 # chromium-sandbox: the setuid sandbox Chromium falls back on where the engine refuses it user
-# namespaces, so a non-root browser keeps a sandbox.
+# namespaces, so a non-root browser keeps a sandbox. bubblewrap + socat: each browser in a
+# network namespace of its own whose only way out is the egress proxy (runtime/isolation/);
+# under Docker's default seccomp profile user namespaces are refused, and the runtime then
+# says so in one line and runs without (run with --security-opt seccomp=unconfined, or a
+# profile that allows them, to have it).
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-sandbox ca-certificates \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-sandbox ca-certificates bubblewrap socat \
  && rm -rf /var/lib/apt/lists/*
 RUN npm install -g deno@2.9.6
-# Never root: as root Chromium must drop its sandbox.
+# Never root: as root Chromium must drop its sandbox. omotai-browser: the browser's own user
+# when the runtime is run as root after all (docker run --user 0).
 RUN useradd --create-home --uid 10001 omotai \
+ && useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin omotai-browser \
  && mkdir -m 0700 /data && chown omotai:omotai /data
 WORKDIR /app
 COPY --chown=omotai:omotai . .

@@ -7,8 +7,8 @@
  *
  * @module
  */
-import { join } from "node:path";
 import { coverage, median, omotaiControls, playwrightControls } from "./compare.ts";
+import { corpusNames, serveCorpus } from "./corpus.ts";
 import {
   type BenchClient,
   PLAYWRIGHT_MCP_VERSION,
@@ -16,8 +16,6 @@ import {
   startPlaywrightMcp,
 } from "./peer.ts";
 
-const corpus = Deno.env.get("OMOTAI_CORPUS") ??
-  new URL("../../shared/corpus/pages", import.meta.url).pathname;
 const ROUNDS = Number(Deno.env.get("OMOTAI_BENCH_ROUNDS") ?? 7);
 
 const ROUND_TRIP_PAGE = `<!doctype html><html><head><title>Round trip</title></head><body>
@@ -29,23 +27,6 @@ const ROUND_TRIP_PAGE = `<!doctype html><html><head><title>Round trip</title></h
   Array.from({ length: 20 }, (_, i) => `<p>Paragraph ${i} with some ordinary text in it.</p>`)
     .join("")
 }</body></html>`;
-
-function serveCorpus() {
-  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    const path = decodeURIComponent(new URL(req.url).pathname);
-    if (path === "/__roundtrip") {
-      return new Response(ROUND_TRIP_PAGE, { headers: { "content-type": "text/html" } });
-    }
-    const m = path.match(/^\/([\w.-]+)\/$/);
-    if (!m) return new Response("not found", { status: 404 });
-    try {
-      const body = await Deno.readFile(join(corpus, m[1], "index.html"));
-      return new Response(body, { headers: { "content-type": "text/html; charset=utf-8" } });
-    } catch {
-      return new Response("not found", { status: 404 });
-    }
-  });
-}
 
 async function omotaiAllPages(
   om: BenchClient,
@@ -80,10 +61,12 @@ async function timeNavigate(c: BenchClient, url: string): Promise<number> {
 }
 
 async function main() {
-  const names: string[] = [];
-  for await (const e of Deno.readDir(corpus)) if (e.isDirectory) names.push(e.name);
-  names.sort();
-  const server = serveCorpus();
+  const names = await corpusNames();
+  const server = serveCorpus((path) =>
+    path === "/__roundtrip"
+      ? new Response(ROUND_TRIP_PAGE, { headers: { "content-type": "text/html" } })
+      : undefined
+  );
   const base = `http://127.0.0.1:${server.addr.port}`;
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-bench-" });
   await using pw = await startPlaywrightMcp();

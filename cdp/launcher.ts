@@ -101,6 +101,24 @@ export interface LaunchOptions {
   log?: CdpLog;
   /** Bytes one CDP message may have (default `MAX_MESSAGE_BYTES`): more ends the browser. */
   maxMessageBytes?: number;
+  /** Runs the browser under a wrapper (a sandbox launcher) instead of directly. */
+  wrap?: LaunchWrap;
+}
+
+/**
+ * A command prefix the browser runs under: the process started is
+ * `[...command, executable, ...flags]`, and it must pass on fds 3 and 4 (the CDP pipe), its
+ * stderr and its environment. Killing the started process must end the browser.
+ */
+export interface LaunchWrap {
+  command: readonly string[];
+  /** The profile directory as the browser sees it (`--user-data-dir`, `HOME`), if elsewhere. */
+  profileDir?: string;
+  /**
+   * Keep Chromium's sandbox on although this process is root: the wrapper runs the browser
+   * as another, unprivileged user. Without it a root runtime adds `--no-sandbox` as before.
+   */
+  sandbox?: boolean;
 }
 
 /** A running Chromium and its CDP connection. Dispose to stop it. */
@@ -196,16 +214,20 @@ export class BrowserProcess implements AsyncDisposable {
 export async function launchBrowser(options: LaunchOptions): Promise<BrowserProcess> {
   const args = [...HARDENED_ARGS];
   if (options.headful) args.splice(args.indexOf("--headless"), 1);
-  if (runningAsRoot()) args.push("--no-sandbox");
-  args.push(`--user-data-dir=${options.profileDir}`, ...(options.extraArgs ?? []), "about:blank");
+  if (runningAsRoot() && options.wrap?.sandbox !== true) args.push("--no-sandbox");
+  const seenProfile = options.wrap?.profileDir ?? options.profileDir;
+  args.push(`--user-data-dir=${seenProfile}`, ...(options.extraArgs ?? []), "about:blank");
+  const [program, ...argv] = options.wrap
+    ? [...options.wrap.command, options.executable, ...args]
+    : [options.executable, ...args];
   let child: ChildProcess;
   try {
-    child = spawn(options.executable, args, {
+    child = spawn(program, argv, {
       stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
       detached: false,
       // A minimal environment: nothing of the runtime's (tokens, keys) reaches the browser,
       // and spawning needs no env permission.
-      env: browserEnv(options.profileDir),
+      env: browserEnv(seenProfile),
     });
   } catch (err) {
     throw new BrowserLaunchError(`cannot start ${options.executable}: ${errorText(err)}`, {

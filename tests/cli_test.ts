@@ -59,11 +59,14 @@ Deno.test("childPermissions() of the start task: read of runs/, the demo policy 
   const cwd = Deno.cwd();
   assert.equal(
     flag("read"),
-    `--allow-read=${cwd}/runs,${cwd}/policies-wasm/dist,${cwd}/runtime/demo/demo_policy.yaml`,
+    // Then what finds out whether the browser can have a network namespace, and its user.
+    `--allow-read=${cwd}/runs,${cwd}/policies-wasm/dist,${cwd}/runtime/demo/demo_policy.yaml,` +
+      "/etc/passwd,/usr/bin/bwrap,/usr/bin/socat,/usr/bin/setpriv",
   );
   assert.equal(flag("write"), `--allow-write=${cwd}/runs`);
   assert.equal(flag("net"), "--allow-net=127.0.0.1:8080,127.0.0.1:8081");
-  assert.equal(flag("run"), `--allow-run=/usr/bin/chromium,${Deno.execPath()}`);
+  assert.equal(flag("run"), `--allow-run=/usr/bin/chromium,${Deno.execPath()},/usr/bin/bwrap`);
+  assert.match(text, /^browser isolation: each browser in a network namespace of its own/m);
   assert.ok(!runtime.includes("-A") && !runtime.includes("--allow-all"));
 });
 
@@ -233,6 +236,15 @@ Deno.test("parseStartOptions() validates flags with clear messages", () => {
   assert.throws(() => parseStartOptions(["--mode", "ws"]), /--mode must be stdio or sse/);
   assert.throws(() => parseStartOptions(["--port", "99999"]), /--port must be a port number/);
   assert.throws(() => parseStartOptions(["--bogus"]), /bogus/);
+  assert.deepEqual(parseStartOptions([]).isolation, { mode: "auto", browserUser: undefined });
+  assert.deepEqual(
+    parseStartOptions(["--isolation", "off", "--browser-user", "web"]).isolation,
+    { mode: "off", browserUser: "web" },
+  );
+  assert.throws(
+    () => parseStartOptions(["--isolation", "maybe"]),
+    /--isolation must be auto or off/,
+  );
 });
 
 Deno.test("omotai start reports a bad policy file naming key and line, and exits 1", async () => {

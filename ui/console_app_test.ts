@@ -723,6 +723,7 @@ Deno.test("createConsoleApp() escapes hostile values on every page", async () =>
     origin: hostile,
     actionsUsed: 3,
     tainted: true,
+    isolation: "netns",
     startedAt: "2025-01-01T00:00:00.000Z",
   }];
   h.agents.agents = [{ name: hostile, policy: hostile }];
@@ -802,11 +803,14 @@ Deno.test("createConsoleApp() pages show their tables and the live script", asyn
     origin: "https://shop.test",
     actionsUsed: 7,
     tainted: false,
+    isolation: "netns",
     startedAt: "2025-01-01T00:00:00.000Z",
   }];
   const sessions = await (await send(h, "/sessions", { cookie })).text();
   assert.match(sessions, /<td class="mono">s-42<\/td>/);
   assert.match(sessions, /action="\/sessions\/s-42\/kill"/);
+  assert.match(sessions, /<th>Isolation<\/th>/);
+  assert.match(sessions, /<td class="">netns<\/td>/);
   const audit = await (await send(h, "/audit?decision=deny&limit=2", { cookie })).text();
   assert.match(audit, /Chain intact: 5 rows verify/);
   assert.match(audit, /href="\/api\/audit\/export"/);
@@ -859,6 +863,7 @@ Deno.test("createConsoleApp() agents: the key is shown once on add; remove; sess
     origin: null,
     actionsUsed: 0,
     tainted: false,
+    isolation: "netns",
     startedAt: "2025-01-01T00:00:00.000Z",
   }];
   assert.equal((await send(h, "/sessions/s-1/kill", { cookie, form: { csrf } })).status, 303);

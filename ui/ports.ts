@@ -87,6 +87,8 @@ export interface SessionInfo {
   readonly origin: string | null;
   readonly actionsUsed: number;
   readonly tainted: boolean;
+  /** `netns`: its browser has a network of its own that reaches only the egress proxy. */
+  readonly isolation: "netns" | "none";
   /** ISO time. */
   readonly startedAt: string;
 }

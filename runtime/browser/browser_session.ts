@@ -25,7 +25,7 @@ import { BlockedRequests } from "./blocked_notice.ts";
 import { CallQueue } from "./call_queue.ts";
 import type { Element } from "./element_ops.ts";
 import type { BrowserHooks, BrowserHooksFactory, TargetWatcher } from "./hooks.ts";
-import { launchLive } from "./launch.ts";
+import { type LaunchIsolation, launchLive } from "./launch.ts";
 import type { Live } from "./live.ts";
 import { Notices } from "./notices.ts";
 import { PageSnapshots, type Presented, type SnapshotMode } from "./page_snapshot.ts";
@@ -53,6 +53,8 @@ export interface BrowserSessionOptions {
    * send a page's huge console message.
    */
   maxMessageBytes?: number;
+  /** The browser's sandbox (its own network namespace); none: started without one. */
+  isolation?: LaunchIsolation;
 }
 
 /** A captured snapshot plus counts. */
@@ -162,6 +164,11 @@ export class BrowserSession implements AsyncDisposable {
     return this.#tabs.originOf(this.#live);
   }
 
+  /** Whether this session's browsers run in a network namespace of their own. */
+  get isolation(): "netns" | "none" {
+    return this.#options.isolation ? "netns" : "none";
+  }
+
   /** The running browser process, if any (tests use it to simulate a crash). */
   get browserProcess(): BrowserProcess | undefined {
     return this.#live?.browser;
@@ -205,7 +212,8 @@ export class BrowserSession implements AsyncDisposable {
       log: (line) => log(`session ${this.id}: cdp: ${line}`),
       onStarted: (live) => {
         this.#live = live;
-        this.#lifecycle("browser_started");
+        // The row says whether this browser has a network of its own (`netns`) or not.
+        this.#lifecycle("browser_started", this.isolation);
         // Audited when it happens, not only at the next call: the agent may never make one.
         live.browser.connection.onClose(() => {
           const fault = live.browser.fault;

@@ -9,6 +9,7 @@ import {
   type BrowserProcess,
   describeError,
   launchBrowser,
+  type LaunchOptions,
   type ProfileStore,
   type TargetEvent,
   TargetTracker,
@@ -19,6 +20,16 @@ import type { BrowserHooks, LaunchExtras, TargetWatcher } from "./hooks.ts";
 import type { Live } from "./live.ts";
 import type { Tabs } from "./tabs.ts";
 
+/**
+ * Puts a browser into a sandbox (`runtime/isolation/` implements it, `cli/` hands it in
+ * through the session's options): the wrapper to run it under and its final flags.
+ */
+export interface LaunchIsolation {
+  prepare(
+    launch: { executable: string; profileDir: string; args: readonly string[] },
+  ): Promise<{ wrap: NonNullable<LaunchOptions["wrap"]>; args: string[] }>;
+}
+
 /** What one launch needs. */
 export interface LaunchDeps {
   profiles: ProfileStore;
@@ -27,6 +38,8 @@ export interface LaunchDeps {
   extraArgs?: string[];
   /** Bytes one CDP message may have (default `MAX_MESSAGE_BYTES`). */
   maxMessageBytes?: number;
+  /** The browser's sandbox (a network namespace of its own); none: started as before. */
+  isolation?: LaunchIsolation;
   hooks: BrowserHooks;
   /** The session's own followers of every target. */
   watchers: readonly TargetWatcher[];
@@ -46,13 +59,23 @@ export async function launchLive(deps: LaunchDeps): Promise<Live> {
   let browser: BrowserProcess;
   try {
     extras = await deps.hooks.beforeLaunch?.();
+    let extraArgs = [...(deps.extraArgs ?? []), ...(extras?.args ?? [])];
+    let wrap: LaunchOptions["wrap"];
+    if (deps.isolation) {
+      ({ wrap, args: extraArgs } = await deps.isolation.prepare({
+        executable: deps.executable,
+        profileDir,
+        args: extraArgs,
+      }));
+    }
     browser = await launchBrowser({
       executable: deps.executable,
       profileDir,
       headful: deps.headful,
-      extraArgs: [...(deps.extraArgs ?? []), ...(extras?.args ?? [])],
+      extraArgs,
       log: deps.log,
       maxMessageBytes: deps.maxMessageBytes,
+      wrap,
     });
   } catch (err) {
     extras?.release();

@@ -156,19 +156,22 @@ export async function goBack(
 /**
  * Runs an input action and, if it started a main-frame navigation within a short grace
  * period, waits for the new document to load. `knownMainFrameId` saves a round trip when
- * the caller has just read the frame tree.
+ * the caller has just read the frame tree. `before`, when given, is awaited with the grace
+ * period before the navigation is looked for: a form submission the caller knows was sent
+ * (a busy machine may send it after the grace) then gets its answer page waited for too.
  */
 export async function runAndSettle(
   session: CdpSession,
   action: () => Promise<void>,
   timeoutMs = LOAD_TIMEOUT_MS,
   knownMainFrameId?: string,
+  before?: () => Promise<void>,
 ): Promise<LoadOutcome> {
   const frameId = knownMainFrameId ?? (await mainFrameId(session)).id;
   const watch = new NavigationWatch(session, frameId);
   try {
     await action();
-    await sleep(NAV_GRACE_MS);
+    await Promise.all([sleep(NAV_GRACE_MS), before?.()]);
     if (watch.startedCount === 0 || session.detached) return { navigated: false };
     const { timedOut } = await watch.untilLoaded(undefined, session, timeoutMs);
     return { navigated: true, timedOut };

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { describeIsolation } from "../isolation/mod.ts";
 import type { Runtime } from "./start.ts";
 
 /** The agent a newcomer's client uses: its key is made anew at every sse start. */
@@ -24,6 +25,7 @@ export function banner(runtime: Runtime, version: string, key: string): string {
   ];
   if (runtime.consoleUrl) lines.push(`  Console:         ${runtime.consoleUrl}`);
   if (runtime.demoUrl) lines.push(`  Demo site:       ${runtime.demoUrl}`);
+  lines.push(`  Browsers:        ${describeIsolation(runtime.isolation)}`);
   if (runtime.adminTokenGenerated) {
     lines.push(
       "",

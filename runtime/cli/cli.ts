@@ -18,6 +18,7 @@ import { policyCommand } from "./policy_cmd.ts";
 import { secretCommand, vaultCommand } from "./secret_cmd.ts";
 import { serveUntilStopped } from "./shutdown.ts";
 import { banner, quickstartKey } from "./banner.ts";
+import { describeIsolation } from "../isolation/mod.ts";
 import { type StartOptions, startRuntime } from "./start.ts";
 
 const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a real browser
@@ -26,6 +27,7 @@ Usage:
   omotai start [--mode stdio|sse] [--policy FILE] [--host 127.0.0.1] [--port 8080]
                [--data-dir DIR] [--audit FILE.jsonl] [--demo-site] [--demo-port PORT]
                [--headful] [--idle-timeout SECONDS] [--console] [--console-port 8090]
+               [--isolation auto|off] [--browser-user NAME]
   omotai policy keygen|sign|verify|test|build ...
   omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list   [--data-dir DIR]
   omotai agent add NAME [--policy FILE] | rm NAME | list       [--data-dir DIR]
@@ -44,6 +46,10 @@ start     Serve the browser tools over MCP. stdio (default) is for clients that 
           Ends, closing every browser, when stdin closes or the parent process dies
           (stdio), or on SIGTERM, SIGINT or SIGHUP. --idle-timeout (sse, default 1800)
           closes a Streamable HTTP session that sent nothing for that many seconds.
+          Each browser runs in a network namespace of its own that reaches nothing
+          but the egress proxy (--isolation auto, the default, where the machine
+          allows; off: without); as root, as an unprivileged user (--browser-user,
+          default omotai-browser) with Chromium's sandbox on.
 policy    Build, sign, verify and test policy modules.
 domain    Allow or deny origins while the runtime runs (applies to the next action).
 agent     Give an agent its own key (printed once, on the last line) or take it away.
@@ -130,6 +136,12 @@ export function parseStartOptions(args: string[]): StartOptions {
     throw new OmotaiError("BAD_OPTION", `--mode must be stdio or sse, not "${values.mode}"`);
   }
   const port = parsePort(values.port, "--port");
+  if (values.isolation !== "auto" && values.isolation !== "off") {
+    throw new OmotaiError(
+      "BAD_OPTION",
+      `--isolation must be auto or off, not "${values.isolation}"`,
+    );
+  }
   return {
     mode: values.mode,
     policy: values.policy,
@@ -145,6 +157,7 @@ export function parseStartOptions(args: string[]): StartOptions {
     idleTimeoutMs: parseSeconds(values["idle-timeout"], "--idle-timeout") * 1000,
     console: values.console,
     consolePort: parsePort(values["console-port"], "--console-port"),
+    isolation: { mode: values.isolation, browserUser: values["browser-user"] },
   };
 }
 
@@ -174,6 +187,7 @@ async function startCommand(args: string[]): Promise<number> {
     console.log(banner(runtime, VERSION, quickstartKey(runtime)));
   } else {
     console.error(`omotai ${VERSION}: serving MCP on stdio`);
+    console.error(`browser isolation: ${describeIsolation(runtime.isolation)}`);
     // stdout carries MCP alone; a generated token is shown once, on stderr.
     if (runtime.consoleUrl) console.error(`console: ${runtime.consoleUrl}`);
     if (runtime.adminTokenGenerated) console.error(`admin token: ${runtime.adminToken}`);

@@ -10,12 +10,15 @@ import type { Vault } from "../../vault/mod.ts";
 import type { AgentInfo } from "../agents/agent_keys.ts";
 import type { AuditLog } from "../audit/audit_log.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
+import type { LaunchIsolation } from "../browser/launch.ts";
 import type { OmotaiError } from "../errors.ts";
 import type { GrantStore } from "../grants/mod.ts";
 import { log } from "../log.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { processRedactor } from "../redact/mod.ts";
 import type { HumanChannel } from "../tools/tool.ts";
+import type { IsolationFact } from "../isolation/mod.ts";
+import { requireIsolation } from "./browser_isolation.ts";
 import { grantLoginService } from "./login_service.ts";
 import type { PolicyWorld, PolicyWorlds } from "./policy_worlds.ts";
 import { consolePushChannel } from "./push_channel.ts";
@@ -39,6 +42,10 @@ export interface ConnectionDeps {
   human: HumanChannel | undefined;
   grants: GrantStore;
   vault: Vault | undefined;
+  /** Each browser's sandbox (its own network namespace), when this machine has one. */
+  isolation?: LaunchIsolation;
+  /** What isolation this machine gives, and why not when it gives none. */
+  isolationFact: IsolationFact;
 }
 
 /** A connection's MCP server. */
@@ -58,12 +65,15 @@ export function connectionFactory(
         throw err;
       })
       : d.runtimeWorld;
+    // Before a session exists: a policy that requires isolation gets none without it.
+    requireIsolation(world.policy, d.isolationFact, d.audit, agent?.name ?? null);
     const session = new BrowserSession({
       profiles: d.profiles,
       executable: d.executable,
       audit: d.audit,
       headful: d.headful,
       hooks: world.hooks,
+      isolation: d.isolation,
     });
     session.agent = agent?.name ?? (d.mode === "stdio" ? "stdio" : null);
     d.live.set(session.id, session);

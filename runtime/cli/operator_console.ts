@@ -59,6 +59,7 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
           origin: redactOrigin(s.currentOrigin()),
           actionsUsed: s.state.counters().actionsUsed,
           tainted: s.state.tainted,
+          isolation: s.isolation,
           startedAt: new Date(s.state.startedAt).toISOString(),
         })),
       kill: async (id) => {

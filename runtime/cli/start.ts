@@ -21,8 +21,11 @@ import { GrantStore } from "../grants/mod.ts";
 import { egressSecrets, processRedactor } from "../redact/mod.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
 import type { HumanChannel } from "../tools/tool.ts";
+import type { LaunchIsolation } from "../browser/launch.ts";
+import type { IsolationFact } from "../isolation/mod.ts";
 import { adminToken } from "./admin_token.ts";
 import { ApprovalQueue, HumanQuestions } from "../approvals/mod.ts";
+import { type IsolationOptions, openIsolation, requireIsolation } from "./browser_isolation.ts";
 import { connectionFactory } from "./connections.ts";
 import { operatorConsole } from "./operator_console.ts";
 import { type PolicyWorld, PolicyWorlds } from "./policy_worlds.ts";
@@ -66,6 +69,8 @@ export interface StartOptions {
   onStep?: (name: string) => void;
   /** Tests: told the id of each child process the start spawns (the egress proxy). */
   onChild?: (pid: number) => void;
+  /** Each browser in its own network namespace (default: when this machine has them). */
+  isolation?: IsolationOptions;
 }
 
 /** A running runtime. */
@@ -90,6 +95,8 @@ export interface Runtime extends AsyncDisposable {
   http?: HttpApp;
   /** Resolves when a stdio client disconnects (its transport closed or stdin ended). */
   done: Promise<void>;
+  /** The isolation every session's browser gets (`netns`, or `none` and why). */
+  isolation: IsolationFact;
 }
 
 /** Starts the runtime; resolves once it is listening. */
@@ -149,6 +156,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       adminToken: admin.token,
       adminTokenGenerated: admin.generated,
       done,
+      isolation: boundary.isolationFact,
       // Concurrent callers (a signal during a stdin-close shutdown) all wait for the same run.
       [Symbol.asyncDispose]: () => teardown.run(),
     };
@@ -228,6 +236,9 @@ export interface BoundaryParts {
   human: HumanChannel | undefined;
   worlds: PolicyWorlds;
   runtimeWorld: PolicyWorld;
+  /** What isolation the browsers get, and the sandbox each launch goes through (if any). */
+  isolationFact: IsolationFact;
+  isolation?: LaunchIsolation;
 }
 
 /**
@@ -248,7 +259,12 @@ export async function openBoundary(
   const authority = await TlsAuthority.create(caDir);
   const profiles = await ProfileStore.open(options.dataDir);
   teardown.defer("profile store", () => profiles[Symbol.asyncDispose]());
-  const proxy = EgressProxy.start({ authority, upstreamCa: options.upstreamCa });
+  const isolated = await openIsolation(
+    options.isolation,
+    { dataDir: options.dataDir, instanceDir: profiles.instanceDir, headful: options.headful },
+    teardown,
+  );
+  const proxy = EgressProxy.start({ authority, upstreamCa: options.upstreamCa, ...isolated.proxy });
   if (proxy.pid !== undefined) options.onChild?.(proxy.pid);
   teardown.defer("egress proxy", () => proxy[Symbol.asyncDispose]());
   const approvals = new ApprovalQueue(audit);
@@ -263,14 +279,34 @@ export async function openBoundary(
   teardown.defer("policy worlds", () => worlds[Symbol.asyncDispose]());
   // The runtime's own policy is verified before anything serves: a refused module stops it.
   const runtimeWorld = await worlds.get(options.policy);
+  // The runtime's own policy may require isolation: then no start without it.
+  requireIsolation(runtimeWorld.policy, isolated.fact, audit, null);
   audit.append({
     kind: "runtime_started",
     source: "lifecycle",
     decision: "event",
     reason: runtimeWorld.engine.modules.map((m) => m.name).join(","),
   });
+  // What every browser of this start gets: `netns`, or `none` (the log line says why).
+  audit.append({
+    kind: "browser_isolation",
+    source: "lifecycle",
+    decision: "event",
+    reason: isolated.fact.kind,
+  });
   stores.lifecycle.started = true;
-  return { profiles, proxy, approvals, questions, approver, human, worlds, runtimeWorld };
+  return {
+    profiles,
+    proxy,
+    approvals,
+    questions,
+    approver,
+    human,
+    worlds,
+    runtimeWorld,
+    isolationFact: isolated.fact,
+    isolation: isolated.launcher(proxy),
+  };
 }
 
 /** The origins the runtime answers on: the controlled browser may never reach them. */

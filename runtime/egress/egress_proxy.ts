@@ -11,11 +11,13 @@
  *
  * @module
  */
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describeError } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { FromProxy, ProxyAnswer, ProxyQuestion, ToProxy } from "../proxy/proxy_protocol.ts";
+import type { FromProxy, ProxyAnswer, ProxyQuestion } from "../proxy/proxy_protocol.ts";
+import type { ToProxyMessage } from "../proxy/socket_listen.ts";
 import type { TlsAuthority } from "./tls_authority.ts";
 
 /** How the proxy process runs. */
@@ -27,6 +29,15 @@ export interface EgressProxyOptions {
   authority?: TlsAuthority;
   /** Extra roots for upstream TLS (tests' own CA); the system roots and `DENO_CERT` apply. */
   upstreamCa?: string[];
+  /**
+   * Listen on Unix sockets below this directory instead of loopback ports: one private
+   * directory (0700) per listener, `<socketDir>/l<N>/proxy.sock`, for browsers in their own
+   * network namespace. The directory must exist, mode 0700; the proxy process may read and
+   * write it and nothing else of the file system.
+   */
+  socketDir?: string;
+  /** Who owns each listener's directory and socket (the browser's user, when it has its own). */
+  socketOwner?: { uid: number; gid: number };
 }
 
 /** Decides a session's proxy questions and hears about refusals after lookup. */
@@ -37,7 +48,24 @@ export interface ProxyJudge {
 
 /** A listener of the proxy bound to one session. */
 export interface ProxyListener extends Disposable {
+  /**
+   * The loopback port; for a socket listener, the port its forwarder listens on inside the
+   * browser's namespace (one per listener, so `socketOf()` finds the socket by it).
+   */
   readonly port: number;
+  /** The listener's Unix socket, when the proxy listens on sockets. */
+  readonly socket?: string;
+}
+
+/** Forwarder ports inside a namespace: `FORWARDER_PORT_BASE + (N mod 20000)` for listener N. */
+export const FORWARDER_PORT_BASE = 30_000;
+
+/** The longest Unix socket path Linux takes (`sun_path` is 108 bytes with its NUL). */
+export const MAX_SOCKET_PATH = 107;
+
+/** A listener's socket path below `socketDir` (what `MAX_SOCKET_PATH` is checked against). */
+export function socketPathFor(socketDir: string, listener: number): string {
+  return join(socketDir, `l${listener}`, "proxy.sock");
 }
 
 /** The proxy process as the runtime drives it: a `Deno.ChildProcess`, or a test's stand-in. */
@@ -75,11 +103,17 @@ export class EgressProxy implements AsyncDisposable {
   #next = 1;
   #closed = false;
   readonly #authority: TlsAuthority | undefined;
+  readonly #socketDir: string | undefined;
+  readonly #socketOwner: { uid: number; gid: number } | undefined;
+  /** Socket paths of open socket listeners, by forwarder port. */
+  #sockets = new Map<number, string>();
   readonly exited: Promise<void>;
 
   private constructor(child: ProxyProcess, options: EgressProxyOptions) {
     this.#child = child;
     this.#authority = options.authority;
+    this.#socketDir = options.socketDir;
+    this.#socketOwner = options.socketOwner;
     this.#writer = child.stdin.getWriter();
     this.exited = child.status.then(() => {
       this.#closed = true;
@@ -100,8 +134,32 @@ export class EgressProxy implements AsyncDisposable {
     return this.#authority;
   }
 
-  /** Starts the proxy process (`deno run --allow-net` and nothing else). */
+  /** The Unix socket of the open listener whose forwarder port is `port`, if any. */
+  socketOf(port: number): string | undefined {
+    return this.#sockets.get(port);
+  }
+
+  /** Whether listeners are Unix sockets (browsers in their own namespace) or loopback ports. */
+  get listensOnSockets(): boolean {
+    return this.#socketDir !== undefined;
+  }
+
+  /**
+   * Starts the proxy process: `deno run --allow-net`, and with `socketDir` read and write of
+   * that one directory (a Unix listener needs both in Deno 2), nothing else.
+   */
   static start(options: EgressProxyOptions = {}): EgressProxy {
+    const socketFlags: string[] = [];
+    if (options.socketDir !== undefined) {
+      // Deno splits a permission list on commas and has no escape for one.
+      if (options.socketDir.includes(",")) {
+        throw new OmotaiError(
+          "EGRESS_PROXY_FAILED",
+          `the socket directory ${options.socketDir} holds a comma, which a Deno permission cannot carry`,
+        );
+      }
+      socketFlags.push(`--allow-read=${options.socketDir}`, `--allow-write=${options.socketDir}`);
+    }
     let child: Deno.ChildProcess;
     try {
       child = new Deno.Command(Deno.execPath(), {
@@ -112,6 +170,7 @@ export class EgressProxy implements AsyncDisposable {
           "--quiet",
           "--no-prompt",
           "--allow-net",
+          ...socketFlags,
           PROXY_MAIN,
         ],
         stdin: "piped",
@@ -139,19 +198,11 @@ export class EgressProxy implements AsyncDisposable {
       throw new OmotaiError("EGRESS_PROXY_FAILED", "the egress proxy is not running");
     }
     const id = this.#next++;
+    if (this.#socketDir !== undefined) {
+      return await this.#listenOnSocket(id, this.#socketDir, judge);
+    }
     this.#judges.set(id, judge);
-    const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          reject(new OmotaiError("EGRESS_PROXY_FAILED", "the egress proxy did not open a port")),
-        10_000,
-      );
-      this.#waiting.set(id, (p) => {
-        clearTimeout(timer);
-        resolve(p);
-      });
-      this.#send({ op: "listen", listener: id }).catch(reject);
-    });
+    const port = await this.#opened(id, { op: "listen", listener: id });
     return {
       port,
       [Symbol.dispose]: () => {
@@ -161,11 +212,76 @@ export class EgressProxy implements AsyncDisposable {
     };
   }
 
+  /**
+   * A socket listener: its private directory (0700, the browser user's), the socket in it
+   * (0600, the browser user's; root's proxy needs no permission on it), removed on dispose.
+   */
+  async #listenOnSocket(id: number, socketDir: string, judge: ProxyJudge): Promise<ProxyListener> {
+    const path = socketPathFor(socketDir, id);
+    if (new TextEncoder().encode(path).length > MAX_SOCKET_PATH) {
+      throw new OmotaiError(
+        "EGRESS_PROXY_FAILED",
+        `the proxy socket path ${path} is longer than ${MAX_SOCKET_PATH} bytes: use a shorter data dir`,
+      );
+    }
+    const dir = join(socketDir, `l${id}`);
+    const owner = this.#socketOwner;
+    const removeDir = () => Deno.remove(dir, { recursive: true }).catch(() => {});
+    const port = FORWARDER_PORT_BASE + (id % 20_000);
+    try {
+      await Deno.mkdir(dir, { mode: 0o700 });
+      await Deno.chmod(dir, 0o700);
+      if (owner) await Deno.chown(dir, owner.uid, owner.gid);
+      this.#judges.set(id, judge);
+      await this.#opened(id, { op: "listen", listener: id, path });
+      // Connecting to a socket takes write permission on it: its owner's alone.
+      await Deno.chmod(path, 0o600);
+      if (owner) await Deno.chown(path, owner.uid, owner.gid);
+    } catch (err) {
+      this.#judges.delete(id);
+      this.#send({ op: "close", listener: id }).catch(() => {});
+      await removeDir();
+      if (err instanceof OmotaiError) throw err;
+      throw new OmotaiError(
+        "EGRESS_PROXY_FAILED",
+        `the egress proxy could not open its socket: ${describeError(err)}`,
+        { cause: err },
+      );
+    }
+    this.#sockets.set(port, path);
+    return {
+      port,
+      socket: path,
+      [Symbol.dispose]: () => {
+        this.#judges.delete(id);
+        this.#sockets.delete(port);
+        this.#send({ op: "close", listener: id }).catch(() => {});
+        removeDir();
+      },
+    };
+  }
+
+  /** Sends a `listen` and resolves with the port the proxy reports (0 for a socket). */
+  #opened(id: number, message: ToProxyMessage): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(new OmotaiError("EGRESS_PROXY_FAILED", "the egress proxy did not open a port")),
+        10_000,
+      );
+      this.#waiting.set(id, (p) => {
+        clearTimeout(timer);
+        resolve(p);
+      });
+      this.#send(message).catch(reject);
+    });
+  }
+
   /** Lines waiting for the next write: the answers to a burst of questions go out as one. */
   #outgoing: string[] = [];
   #flushed: Promise<void> | undefined;
 
-  #send(message: ToProxy): Promise<void> {
+  #send(message: ToProxyMessage): Promise<void> {
     this.#outgoing.push(JSON.stringify(message) + "\n");
     this.#flushed ??= Promise.resolve().then(() => {
       const text = this.#outgoing.join("");

@@ -8,11 +8,16 @@
  * script is made to call that same Deno by its path, so the two always agree and the command
  * works where no `deno` is on PATH at all (a machine that runs Deno through npx).
  *
+ * Run as root on Linux, it also makes the browser's own user (`omotai-browser`, a system user
+ * with no home and no shell): a root runtime runs each browser as that uid, sandbox on
+ * (runtime/isolation/). Where it may not run `useradd` it prints the command instead.
+ *
  * @module
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { OmotaiError } from "../errors.ts";
+import { BROWSER_USER } from "../isolation/detect.ts";
 import { launcherFlags } from "./launcher.ts";
 
 /** The name of the installed command. */
@@ -60,6 +65,56 @@ export function installRoot(env: { DENO_INSTALL_ROOT?: string; HOME?: string }):
   throw new OmotaiError("INSTALL_ROOT_UNKNOWN", "set DENO_INSTALL_ROOT or HOME");
 }
 
+/** The command that makes the browser's own user: a system user, no home, no login shell. */
+export function browserUserCommand(name = BROWSER_USER): string[] {
+  return [
+    "useradd",
+    "--system",
+    "--no-create-home",
+    "--home-dir",
+    "/nonexistent",
+    "--shell",
+    "/usr/sbin/nologin",
+    name,
+  ];
+}
+
+/** Whether `passwd` (the text of /etc/passwd) has a user `name`. */
+export function hasUser(passwd: string, name: string): boolean {
+  return passwd.split("\n").some((line) => line.split(":")[0] === name);
+}
+
+/** As root on Linux: makes the browser's user if it is missing (or says how). */
+async function ensureBrowserUser(): Promise<void> {
+  if (Deno.build.os !== "linux") return;
+  let uid: string | undefined;
+  let passwd = "";
+  try {
+    // Read, not Deno.uid(): the install runs without --allow-sys.
+    uid = /^Uid:\s*(\d+)/m.exec(await Deno.readTextFile("/proc/self/status"))?.[1];
+    passwd = await Deno.readTextFile("/etc/passwd");
+  } catch {
+    return;
+  }
+  if (uid !== "0" || hasUser(passwd, BROWSER_USER)) return;
+  const [cmd, ...args] = browserUserCommand();
+  try {
+    const out = await new Deno.Command(cmd, { args, stdout: "inherit", stderr: "inherit" })
+      .output();
+    if (out.success) {
+      console.log(`omotai: made the browser's user ${BROWSER_USER}`);
+      return;
+    }
+  } catch {
+    // Not allowed to run it here, or no useradd: say what to run.
+  }
+  console.log(
+    `omotai: a root runtime runs its browsers as ${BROWSER_USER}, sandbox on; make it with: ${
+      browserUserCommand().join(" ")
+    }`,
+  );
+}
+
 async function install(): Promise<number> {
   const deno = Deno.execPath();
   const home = Deno.build.os === "windows" ? Deno.env.get("USERPROFILE") : Deno.env.get("HOME");
@@ -83,6 +138,7 @@ async function install(): Promise<number> {
     await Deno.writeTextFile(script, pinDeno(text, deno));
   }
   console.log(`omotai: ${join(bin, COMMAND)} runs ${deno} (reinstall after moving Deno)`);
+  await ensureBrowserUser();
   return 0;
 }
 

@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { CdpLayerError } from "../../cdp/errors.ts";
 import { findBrowser } from "../../cdp/launcher.ts";
 import { OmotaiError } from "../errors.ts";
+import { BROWSER_USER } from "../isolation/detect.ts";
 import { parsePolicy } from "../policy/policy_file.ts";
 import {
   childPermissions,
@@ -202,9 +203,16 @@ function describe(plan: ChildPlan, argv: string[]): string {
   ];
   for (const [name, value] of Object.entries(plan.env)) lines.push(`  with ${name}=${value}`);
   if (plan.line?.command === "start") {
+    const off = plan.line.values.isolation === "off";
+    const user = plan.line.values["browser-user"] ?? BROWSER_USER;
     lines.push(
-      `egress proxy: ${Deno.execPath()} run --allow-net (network only, spawned by the runtime)`,
+      `egress proxy: ${Deno.execPath()} run --allow-net${
+        off ? "" : ", read and write of its socket directory under the data dir"
+      } (spawned by the runtime)`,
       `browser: ${plan.env.OMOTAI_BROWSER} (not a Deno process: a minimal environment, its own profile, CDP over a pipe)`,
+      off
+        ? "browser isolation: off (--isolation off): the browser shares the runtime's network"
+        : `browser isolation: each browser in a network namespace of its own (bubblewrap), reaching only the egress proxy (socat); as root, user ${user} with Chromium's sandbox. Where this machine cannot, the start says why and runs without (a policy's require_isolation refuses instead)`,
     );
   }
   return lines.join("\n");

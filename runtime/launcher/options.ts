@@ -24,6 +24,8 @@ export const START_OPTIONS = {
   "idle-timeout": { type: "string", default: "1800" },
   console: { type: "boolean", default: false },
   "console-port": { type: "string", default: "8090" },
+  isolation: { type: "string", default: "auto" },
+  "browser-user": { type: "string" },
 } as const satisfies Options;
 
 /** `omotai agent add|list|rm`. */

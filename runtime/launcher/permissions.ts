@@ -11,6 +11,7 @@
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { OmotaiError } from "../errors.ts";
+import { DETECT_READS, TOOL_DIRS } from "../isolation/detect.ts";
 import { DATA_DIR_ENV, resolveDataDir } from "./data_dir.ts";
 import {
   type CommandLine,
@@ -20,7 +21,7 @@ import {
 } from "./options.ts";
 
 /** A path the launcher cannot put into a Deno permission flag. */
-export class LaunchError extends OmotaiError {}
+export class LaunchError extends OmotaiError<"PATH_NOT_GRANTABLE"> {}
 
 /** What a policy file names that the runtime will read. */
 export interface PolicyRefs {
@@ -229,6 +230,14 @@ function startGrants(
   grants.run.add(facts.deno);
   // Chromium's sandbox cannot start as root: the runtime asks for its uid to know.
   grants.sys.add("uid");
+  // Each browser in its own network namespace (runtime/isolation/): the runtime looks for
+  // bubblewrap, socat, setpriv and the browser's user, and runs bubblewrap (which runs the
+  // rest; the egress proxy's socket directory is inside the data dir). `--isolation off`
+  // looks for none of it.
+  if (facts.os === "linux" && str(values, "isolation") !== "off") {
+    for (const p of DETECT_READS) grants.read.add(p);
+    for (const dir of TOOL_DIRS) grants.run.add(`${dir}/bwrap`);
+  }
 }
 
 /** Read of a policy file, the modules it names (and their signatures) and its upload_dir. */

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { BrowserLaunchError } from "../../cdp/errors.ts";
+import { DETECT_READS } from "../isolation/detect.ts";
 import { childPermissions, LaunchError, type LaunchFacts, type PolicyRefs } from "./permissions.ts";
 
 const DENO = "/opt/deno/bin/deno";
@@ -69,16 +70,28 @@ Deno.test("childPermissions() grants read of the policy and its modules", () => 
   assert.deepEqual(plan.flags, [
     `--allow-read=${STATE},${BUNDLED},${policy},/home/me/policies/mine/m.wasm,` +
     `/home/me/policies/mine/m.wasm.sig.json,/opt/x.wasm,/opt/x.wasm.sig.json,` +
-    `/home/me/uploads,/data/uploads`,
+    `/home/me/uploads,/data/uploads,${DETECT_READS.join(",")}`,
     `--allow-write=${STATE}`,
     `--allow-env=${START_ENV.join(",")}`,
-    `--allow-run=/usr/bin/chromium,${DENO}`,
+    `--allow-run=/usr/bin/chromium,${DENO},/usr/bin/bwrap`,
     "--allow-sys=uid",
   ]);
   // The caller's words stay as they are (the child keeps the caller's directory); only the
   // data dir the runtime would otherwise look up is made explicit.
   assert.deepEqual(plan.args, ["start", "--data-dir", STATE, "--policy", "../policies/p.yaml"]);
   assert.deepEqual(plan.env, { OMOTAI_BROWSER: "/usr/bin/chromium" });
+});
+
+Deno.test("childPermissions() with --isolation off grants nothing isolation would use", () => {
+  const f = facts();
+  const auto = childPermissions(["start"], f).flags;
+  const off = childPermissions(["start", "--isolation", "off"], f).flags;
+  for (const p of DETECT_READS) {
+    assert.ok(allowed(auto, "read")?.includes(p), p);
+    assert.ok(!allowed(off, "read")?.includes(p), p);
+  }
+  assert.ok(allowed(auto, "run")?.includes("/usr/bin/bwrap"));
+  assert.ok(!allowed(off, "run")?.includes("/usr/bin/bwrap"));
 });
 
 Deno.test("childPermissions() gives a stdio start no network and sse only its listen address", () => {
@@ -149,10 +162,11 @@ Deno.test("childPermissions() grants the policies of the database's agents to ss
     agentPolicy,
     "/etc/omotai/r.wasm",
     "/etc/omotai/r.wasm.sig.json",
+    ...DETECT_READS,
   ]);
   // stdio has no agents: its one client browses under --policy.
   const stdio = allowed(childPermissions(["start", "--data-dir", "/d"], f).flags, "read");
-  assert.deepEqual(stdio, ["/d", BUNDLED]);
+  assert.deepEqual(stdio, ["/d", BUNDLED, ...DETECT_READS]);
 });
 
 Deno.test("childPermissions() grants the audit mirror and its rotated files", () => {

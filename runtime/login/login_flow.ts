@@ -226,12 +226,19 @@ export async function performLogin(
           return out(false, "FILL_TARGET_REJECTED", "the login form submits to another origin");
         }
         hold?.expect(write);
-        await runAndSettle(page, async () => {
-          await page.send("DOM.focus", { backendNodeId: last_.backendNodeId });
-          for (const ev of keyEvents("Enter")) await page.send("Input.dispatchKeyEvent", ev);
-        });
-        // A submission slower than the settle's grace (a busy machine) still gets its answer.
-        if (write) await hold?.settled(SUBMIT_WAIT_MS);
+        // The hold stays open until the submission's answer page has loaded: a submission
+        // slower than the settle's grace (a busy machine) is waited for, and then its answer,
+        // so a page that posts the fields again at once is still the hold's to refuse.
+        await runAndSettle(
+          page,
+          async () => {
+            await page.send("DOM.focus", { backendNodeId: last_.backendNodeId });
+            for (const ev of keyEvents("Enter")) await page.send("Input.dispatchKeyEvent", ev);
+          },
+          undefined,
+          undefined,
+          write && hold ? () => hold.settled(SUBMIT_WAIT_MS) : undefined,
+        );
       } finally {
         refused = hold?.close();
       }

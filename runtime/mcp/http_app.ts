@@ -14,6 +14,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { AgentInfo } from "../agents/agent_keys.ts";
+import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
 import { type AgentEnv, agentGuard, type Authenticate, sameAgent } from "./agent_guard.ts";
 import { hostGuard } from "./host_guard.ts";
@@ -84,6 +85,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   app.onError((err, c) => {
     if (err instanceof HTTPException) return c.text(err.message, err.status);
+    // A session the runtime refuses to open (its policy's world, its required isolation):
+    // the client is told which code; coded messages never carry page data or secrets.
+    if (err instanceof OmotaiError) {
+      log(`http: session refused: ${err.code}`);
+      return c.text(`${err.code}: ${err.message}`, 503);
+    }
     log(`http error: ${err.name}`);
     return c.text("internal error", 500);
   });

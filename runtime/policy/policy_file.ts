@@ -129,6 +129,12 @@ export const PolicyFileSchema = z.strictObject({
    * browser_press_key): for sign-up flows. Off by default: PASSWORD_FIELD.
    */
   model_may_type_passwords: z.boolean().default(false),
+  /**
+   * Whether a session may start only with its browser in a network namespace of its own
+   * (`isolation: netns`); on a machine that cannot give one, the session is refused:
+   * ISOLATION_UNAVAILABLE. Off by default: the runtime says why and runs without.
+   */
+  require_isolation: z.boolean().default(false),
 });
 
 /** A validated policy. */

@@ -1,15 +1,17 @@
 /**
  * Entry point of the egress proxy process. It runs with network permission only
- * (`--allow-net`, nothing to read, write or run) and takes its orders as JSON lines on
- * stdin: open a listener per browser session, and the runtime's answer to every question.
- * An unanswered question is a deny.
+ * (`--allow-net`, nothing to read, write or run; with isolated browsers, also read and write
+ * of the one directory holding the sessions' sockets, see `socket_listen.ts`) and takes its
+ * orders as JSON lines on stdin: open a listener per browser session (a loopback port, or a
+ * Unix socket), and the runtime's answer to every question. An unanswered question is a deny.
  *
  * @module
  */
-import type { FromProxy, ProxyAnswer, ProxyQuestion, ToProxy } from "./proxy_protocol.ts";
+import type { FromProxy, ProxyAnswer, ProxyQuestion } from "./proxy_protocol.ts";
 import { Deadlines } from "./deadlines.ts";
 import type { TlsTermination } from "./proxy_context.ts";
 import { serveProxy } from "./proxy_server.ts";
+import { openListener, type ToProxyMessage } from "./socket_listen.ts";
 
 const ANSWER_TIMEOUT_MS = 10_000;
 /** Every question waits on these: one timer, not one per question. */
@@ -69,7 +71,7 @@ function ask(listener: number, question: ProxyQuestion): Promise<ProxyAnswer> {
   });
 }
 
-function handle(message: ToProxy): void {
+function handle(message: ToProxyMessage): void {
   switch (message.op) {
     case "configure": {
       tls = message.terminateTls ? { leaf: leafFor, upstreamCa: message.upstreamCa } : undefined;
@@ -86,7 +88,7 @@ function handle(message: ToProxy): void {
       return;
     }
     case "listen": {
-      const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const { listener: l, port } = openListener(message);
       listeners.set(message.listener, l);
       serveProxy(l, {
         ask: (q) => ask(message.listener, q),
@@ -94,7 +96,7 @@ function handle(message: ToProxy): void {
           send({ op: "refused", listener: message.listener, question, reason }),
         tls,
       }).catch(() => {});
-      send({ op: "listening", listener: message.listener, port: (l.addr as Deno.NetAddr).port });
+      send({ op: "listening", listener: message.listener, port });
       return;
     }
     case "close": {
@@ -130,7 +132,7 @@ for (;;) {
     const line = buffered.slice(0, nl);
     buffered = buffered.slice(nl + 1);
     try {
-      handle(JSON.parse(line) as ToProxy);
+      handle(JSON.parse(line) as ToProxyMessage);
     } catch (err) {
       send({ op: "error", message: (err as Error).message });
     }

@@ -1,7 +1,8 @@
 /**
  * The egress proxy's accept loop. Chromium is forced through it (`--proxy-server`, loopback
- * not bypassed, non-proxied UDP off), so every connection the browser makes, including
- * WebSocket handshakes and WebRTC's TCP fallback that `Fetch` never sees, arrives here. Each
+ * not bypassed, non-proxied UDP off; in its own network namespace the listener, then a Unix
+ * socket, is all it can reach), so every connection the browser makes, including WebSocket
+ * handshakes and WebRTC's TCP fallback that `Fetch` never sees, arrives here. Each
  * CONNECT tunnel (`proxy_tunnel.ts`) and each plain-HTTP request (`proxy_forward.ts`) is
  * asked about, resolved, and only then connected, to the address that was judged
  * (`proxy_decide.ts`).

@@ -34,6 +34,11 @@ export const LAYERS: readonly LayerRule[] = [
     may: ["runtime/net"],
   },
   { folder: ROOT, job: "errors, log, version (main.ts is the entry)", may: ["shared"] },
+  {
+    folder: "runtime/isolation",
+    job: "browser isolation: detection, a network namespace per browser (bubblewrap)",
+    may: [...BASE, "cdp"],
+  },
   { folder: "runtime/store", job: "SQLite database and migrations", may: BASE },
   {
     folder: "runtime/agents",
@@ -63,8 +68,9 @@ export const LAYERS: readonly LayerRule[] = [
   {
     folder: "runtime/launcher",
     job: "the omotai command: reads its command line, runs the runtime with its permissions",
-    // cdp/: which browser the runtime would start; policy/: which modules a policy names.
-    may: [...BASE, "cdp", "runtime/policy"],
+    // cdp/: which browser the runtime would start; policy/: which modules a policy names;
+    // isolation/: what its detection reads and runs.
+    may: [...BASE, "cdp", "runtime/policy", "runtime/isolation"],
   },
   {
     folder: "runtime/snapshot",

@@ -1,6 +1,6 @@
 /**
- * The sessions view: each live agent session with its current origin, actions used and
- * taint, and a Kill button.
+ * The sessions view: each live agent session with its current origin, actions used, taint
+ * and isolation, and a Kill button.
  *
  * @module
  */
@@ -20,6 +20,7 @@ export function sessionsBody(sessions: readonly SessionInfo[], csrf: string): Sa
           <th>Current origin</th>
           <th>Actions used</th>
           <th>Tainted</th>
+          <th>Isolation</th>
           <th>Started</th>
           <th></th>
         </tr>
@@ -32,6 +33,7 @@ export function sessionsBody(sessions: readonly SessionInfo[], csrf: string): Sa
             <td>${s.origin ?? "—"}</td>
             <td>${s.actionsUsed}</td>
             <td class="${s.tainted ? "bad" : ""}">${s.tainted ? "yes" : "no"}</td>
+            <td class="${s.isolation === "netns" ? "" : "bad"}">${s.isolation}</td>
             <td>${when(s.startedAt)}</td>
             <td>${postButton(`/sessions/${seg(s.id)}/kill`, "Kill", csrf, {}, "danger")}</td>
           </tr>
