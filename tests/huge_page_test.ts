@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { findBrowser, launchBrowser, ProfileStore, TargetTracker } from "../cdp/mod.ts";
+import { TargetTracker } from "../cdp/mod.ts";
+import { testBrowser } from "./helpers/operator_browser.ts";
 import { captureTab } from "../runtime/browser/capture.ts";
 import { buildDomOutline, type DomFrame } from "../runtime/snapshot/dom_outline.ts";
 import { PLANTED, serveFixtureSite } from "./fixtures/site.ts";
@@ -88,12 +89,8 @@ Deno.test("captureTab() reads a page of 60,000 links from a DOM snapshot: first 
 
 Deno.test("captureTab() from DOM snapshots reads same-process and out-of-process frames and never a password", async () => {
   await using site = serveFixtureSite();
-  const data = await Deno.makeTempDir();
-  await using store = await ProfileStore.open(data);
-  await using browser = await launchBrowser({
-    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
-    profileDir: await store.create(),
-  });
+  await using launched = await testBrowser();
+  const { browser } = launched;
   const tracker = await TargetTracker.start(browser.connection, async (t) => {
     if (t.info.type === "page" || t.info.type === "iframe") await t.session.send("Page.enable");
   });

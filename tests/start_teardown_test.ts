@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { type StartOptions, startRuntime } from "../runtime/cli/start.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
+import { detectIsolation } from "../runtime/isolation/mod.ts";
 import { keySourceFrom, Vault } from "../vault/mod.ts";
 
 const BROWSER = Deno.env.get("OMOTAI_BROWSER") ?? "/usr/bin/chromium";
@@ -41,6 +42,9 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /** Asserts that nothing of a start in `dataDir` is left (`pids`: its children seen). */
+/** Whether this machine gives browsers a namespace: a start then makes the proxy's socket dir. */
+const ISOLATED = (await detectIsolation()).kind === "netns";
+
 async function assertNothingLeft(dataDir: string, pids: number[], port?: number) {
   // Only the start's own children: other test files run beside this one in this process.
   for (const pid of pids) assert.equal(alive(pid), false, `child ${pid} still runs`);
@@ -52,6 +56,10 @@ async function assertNothingLeft(dataDir: string, pids: number[], port?: number)
   if (await exists(`${dataDir}/profiles`)) {
     const left = [...Deno.readDirSync(`${dataDir}/profiles`)].map((e) => e.name);
     assert.deepEqual(left, [], "no profile directory is left");
+  }
+  if (await exists(`${dataDir}/egress`)) {
+    const left = [...Deno.readDirSync(`${dataDir}/egress`)].map((e) => e.name);
+    assert.deepEqual(left, [], "no proxy socket directory is left");
   }
   if (port !== undefined) Deno.listen({ hostname: "127.0.0.1", port }).close();
   // The database opens again and is whole.
@@ -114,6 +122,7 @@ Deno.test("startRuntime(): a start failing at each of its steps leaves no proces
     "runtime_stopped row",
     "TLS authority",
     "profile store",
+    ...(ISOLATED ? ["proxy sockets"] : []),
     "egress proxy",
     "approval queue",
     "operator questions",
@@ -228,7 +237,7 @@ Deno.test("startRuntime(): a start whose listen address is taken stops everythin
     const db = new DatabaseSync(databasePath(dataDir));
     const kinds = db.prepare("SELECT kind FROM audit ORDER BY seq").all().map((r) => r.kind);
     db.close();
-    assert.deepEqual(kinds, ["runtime_started", "runtime_stopped"]);
+    assert.deepEqual(kinds, ["runtime_started", "browser_isolation", "runtime_stopped"]);
   } finally {
     taken.close();
     await Deno.remove(dataDir, { recursive: true });

@@ -164,6 +164,16 @@ export class BrowserSession implements AsyncDisposable {
     return this.#tabs.originOf(this.#live);
   }
 
+  /**
+   * The paths the browser is to open for files the runtime chose (an upload): the files
+   * themselves, or, in a sandbox that shows the browser no host path, copies it can read.
+   */
+  async uploadable(files: readonly string[]): Promise<string[]> {
+    const isolation = this.#options.isolation;
+    if (!isolation) return [...files];
+    return await isolation.stage((await this.ensureStarted()).profileDir, files);
+  }
+
   /** Whether this session's browsers run in a network namespace of their own. */
   get isolation(): "netns" | "none" {
     return this.#options.isolation ? "netns" : "none";

@@ -28,6 +28,11 @@ export interface LaunchIsolation {
   prepare(
     launch: { executable: string; profileDir: string; args: readonly string[] },
   ): Promise<{ wrap: NonNullable<LaunchOptions["wrap"]>; args: string[] }>;
+  /**
+   * Makes files the runtime chose (an upload) readable to the sandboxed browser, which sees
+   * no host path but its profile: copies of them in the profile, owned by its user.
+   */
+  stage(profileDir: string, files: readonly string[]): Promise<string[]>;
 }
 
 /** What one launch needs. */
@@ -99,7 +104,7 @@ export async function launchLive(deps: LaunchDeps): Promise<Live> {
       // Downloads would write page-chosen bytes to disk and bypass snapshots: refused.
       await browser.connection.root.send("Browser.setDownloadBehavior", { behavior: "deny" });
       const tracker = await TargetTracker.start(browser.connection, (t) => prepare(deps, t));
-      const live: Live = { browser, tracker, generation: deps.generation };
+      const live: Live = { browser, tracker, generation: deps.generation, profileDir };
       tracker.onChange((event, t) => deps.onTargetChange(live, event, t));
       deps.onStarted(live);
       await deps.tabs.adoptFirst(live);

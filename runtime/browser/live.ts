@@ -11,4 +11,6 @@ export interface Live {
   browser: BrowserProcess;
   tracker: TargetTracker;
   generation: number;
+  /** The browser's profile directory (removed when the process exits). */
+  profileDir: string;
 }

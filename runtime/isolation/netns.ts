@@ -26,7 +26,7 @@
  *
  * @module
  */
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { LaunchOptions } from "../../cdp/mod.ts";
 import { IsolationError, type IsolationFact } from "./detect.ts";
 
@@ -228,6 +228,31 @@ export class NetnsIsolation {
     }
     this.fact = options.fact;
     this.#options = options;
+  }
+
+  /**
+   * Copies `files` (real paths the runtime checked) into `<profileDir>/omotai-uploads/<n>/`,
+   * the one host directory the sandboxed browser sees, owned by its user: the operator's
+   * upload directory stays out of the browser's sight and needs no permissions for its user.
+   */
+  async stage(profileDir: string, files: readonly string[]): Promise<string[]> {
+    const user = this.fact.user;
+    const own = (path: string) => user ? Deno.chown(path, user.uid, user.gid) : Promise.resolve();
+    const root = join(await Deno.realPath(profileDir), "omotai-uploads");
+    await Deno.mkdir(root, { recursive: true, mode: 0o700 });
+    await own(root);
+    const out: string[] = [];
+    for (const file of files) {
+      // One directory per file, so two files of the same name keep their names.
+      const dir = await Deno.makeTempDir({ dir: root, prefix: "u" });
+      await own(dir);
+      const copy = join(dir, basename(file));
+      await Deno.copyFile(file, copy);
+      await Deno.chmod(copy, 0o600);
+      await own(copy);
+      out.push(copy);
+    }
+    return out;
   }
 
   /** The wrapper and flags for a browser with `profileDir` (made the browser user's) and `args`. */

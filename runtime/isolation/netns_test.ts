@@ -196,3 +196,30 @@ Deno.test("withoutNamespace(): no namespace, no uid switch, so a root runtime's 
   });
   assert.equal(withoutNamespace({ ...FACT, user: undefined }, "x").sandbox, true);
 });
+
+Deno.test("NetnsIsolation.stage() copies chosen files into the profile, the browser's to read", async () => {
+  const iso = new NetnsIsolation({ fact: { ...FACT, user: undefined }, socketOf: () => undefined });
+  const uploads = await Deno.makeTempDir();
+  const profile = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${uploads}/a`);
+    await Deno.writeTextFile(`${uploads}/a/cv.pdf`, "one");
+    await Deno.writeTextFile(`${uploads}/cv.pdf`, "two");
+    const staged = await iso.stage(profile, [`${uploads}/a/cv.pdf`, `${uploads}/cv.pdf`]);
+    const real = await Deno.realPath(profile);
+    assert.equal(staged.length, 2);
+    for (const path of staged) {
+      assert.ok(path.startsWith(`${real}/omotai-uploads/`), path);
+      assert.ok(path.endsWith("/cv.pdf"), "the name the page sees is the file's own");
+      assert.equal((await Deno.stat(path)).mode! & 0o777, 0o600);
+    }
+    assert.notEqual(staged[0], staged[1], "two files of one name stay two files");
+    assert.deepEqual(
+      await Promise.all(staged.map((p) => Deno.readTextFile(p))),
+      ["one", "two"],
+    );
+  } finally {
+    await Deno.remove(uploads, { recursive: true });
+    await Deno.remove(profile, { recursive: true });
+  }
+});

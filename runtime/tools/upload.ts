@@ -62,7 +62,7 @@ export const fileUploadTool = defineTool({
       return;
     }
     await chooser.session.send("DOM.setFileInputFiles", {
-      files,
+      files: await ctx.session.uploadable(files),
       backendNodeId: chooser.backendNodeId,
     });
     ctx.response.result(
