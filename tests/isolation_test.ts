@@ -322,3 +322,51 @@ Deno.test("isolation: require_isolation refuses a start, and an agent's session,
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test({
+  name:
+    "isolation: run by a normal user, the sandbox needs no uid switch and Chromium keeps its sandbox",
+  // Played here by the browser's user itself: a root test process starts the sandbox as it.
+  ignore: ignore || fact.user === undefined,
+  async fn() {
+    const user = fact.user!;
+    // What detection gives a non-root runtime: the namespace, no user to switch to.
+    const asUser: IsolationFact = { ...fact, user: undefined, sandbox: true, reason: undefined };
+    const profileDir = await Deno.makeTempDir({ prefix: "omotai-user-" });
+    await Deno.chown(profileDir, user.uid, user.gid);
+    const command = [
+      "setpriv",
+      `--reuid=${user.uid}`,
+      `--regid=${user.gid}`,
+      "--clear-groups",
+      ...sandboxCommand(asUser, { profileDir }),
+      "/usr/bin/chromium",
+      "--headless",
+      `--user-data-dir=${profileDir}`,
+      "data:text/html,<p>a page that stays open</p>",
+    ];
+    assert.ok(!command.includes("--no-sandbox"));
+    assert.ok(!command.some((a) => a.startsWith("--reuid=") && a !== `--reuid=${user.uid}`));
+    const child = new Deno.Command(command[0], {
+      args: command.slice(1),
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    try {
+      const renderers = () =>
+        descendants(child.pid).map((pid) => processes().get(pid)).filter((p) =>
+          p?.cmd.includes("--type=renderer")
+        );
+      assert.ok(await eventually(() => renderers().length > 0, 20_000), "a renderer started");
+      for (const r of renderers()) {
+        assert.equal(r!.uid, user.uid, "the renderer runs as the unprivileged user");
+        assert.equal(r!.seccomp, 2, "the renderer is under seccomp-bpf (Chromium's sandbox)");
+      }
+    } finally {
+      child.kill("SIGKILL");
+      await child.status;
+      await Deno.remove(profileDir, { recursive: true }).catch(() => {});
+    }
+  },
+});

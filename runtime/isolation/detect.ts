@@ -44,6 +44,23 @@ export interface IsolationTools {
   setpriv?: string;
 }
 
+/**
+ * The namespaces and mounts every sandbox starts from (`netns.ts` adds the rest): the probe
+ * tries exactly these, so a machine that passes it can make a browser's sandbox.
+ */
+export const NAMESPACE_ARGS: readonly string[] = [
+  "--unshare-net",
+  "--unshare-pid",
+  "--die-with-parent",
+  "--ro-bind",
+  "/",
+  "/",
+  "--dev",
+  "/dev",
+  "--proc",
+  "/proc",
+];
+
 /** The default name of the browser's user. */
 export const BROWSER_USER = "omotai-browser";
 
@@ -184,20 +201,7 @@ function findTool(name: string): string | undefined {
 async function probeBwrap(bwrap: string): Promise<string | undefined> {
   try {
     const out = await new Deno.Command(bwrap, {
-      args: [
-        "--unshare-net",
-        "--unshare-pid",
-        "--die-with-parent",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--",
-        "/bin/true",
-      ],
+      args: [...NAMESPACE_ARGS, "--", "/bin/true"],
       stdin: "null",
       stdout: "null",
       stderr: "piped",

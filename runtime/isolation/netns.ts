@@ -28,7 +28,7 @@
  */
 import { basename, dirname, join } from "node:path";
 import type { LaunchOptions } from "../../cdp/mod.ts";
-import { IsolationError, type IsolationFact } from "./detect.ts";
+import { IsolationError, type IsolationFact, NAMESPACE_ARGS } from "./detect.ts";
 
 /** The wrapper a launch runs the browser under (cdp's `LaunchWrap`). */
 export type LaunchWrap = NonNullable<LaunchOptions["wrap"]>;
@@ -119,19 +119,10 @@ export function sandboxCommand(fact: IsolationFact, spec: SandboxSpec): string[]
   }
   const args = [
     tools.bwrap,
-    "--unshare-net",
-    "--unshare-pid",
+    ...NAMESPACE_ARGS,
     "--unshare-ipc",
     "--unshare-uts",
-    "--die-with-parent",
     "--new-session",
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
     // The browser's user must be able to make its temporary files (sticky, like the host's).
     "--perms",
     "1777",
