@@ -445,9 +445,11 @@ Deno.test("runtime: a console.log over the real cap in one agent's session leave
   // seconds to send such a message, and any call meanwhile would find the renderer busy and
   // close the tab (PAGE_UNRESPONSIVE), so A waits without calling.
   const nav = await a.call("browser_navigate", {
-    url: `${site.origin}/log-later?kib=${OVER_CAP_MIB * 1024}&count=2`,
+    url: `${site.origin}/log-later?kib=${OVER_CAP_MIB * 1024}&count=2&after=3000`,
   });
-  assert.equal(nav.isError, false, nav.text);
+  // The page logs 3 s after it loaded; on a busy machine the navigation's own snapshot may
+  // still be waiting then, and the call ends with the fault itself: either is A's alone.
+  assert.ok(!nav.isError || /BROWSER_LOST .*CDP_MESSAGE_TOO_LARGE/.test(nav.text), nav.text);
   const stop = { done: false };
   const browsing = browseUntil(b, site.origin, stop);
   browsing.catch(() => {});

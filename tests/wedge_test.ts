@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { eventually, refOf, startHarness } from "./helpers/harness.ts";
 import { serveWedgeSite } from "./fixtures/wedge_site.ts";
+import { LOAD_TIMEOUT_MS } from "../runtime/browser/navigation.ts";
 
 async function world(policyExtra = "") {
   const site = serveWedgeSite();
@@ -155,7 +156,8 @@ Deno.test("a page that never finishes loading returns what is there after a boun
   assert.equal(r.isError, false, r.text);
   assert.match(r.text, /\(the page is still loading\)/);
   assert.match(r.text, /# Still coming/);
-  assert.ok(ms < 15_000, `${Math.round(ms)} ms`);
+  // Bounded by the load timeout; the rest is slack for a busy machine.
+  assert.ok(ms < LOAD_TIMEOUT_MS + 10_000, `${Math.round(ms)} ms`);
   const back = await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
   assert.match(back.text, /# Safe page/);
 });
