@@ -8,18 +8,20 @@
  *
  * The walk is iterative (an explicit stack, no recursion on tree depth) and every lookup
  * under a node visits a bounded number of nodes, so a tree built to be deep or wide costs
- * its size and no more; child frames nest a bounded depth ({@link MAX_FRAME_DEPTH}).
+ * its size and no more; child frames nest a bounded depth (`MAX_FRAME_DEPTH`).
  *
  * @module
  */
 import type { Protocol } from "../../cdp/mod.ts";
 import type { Redactor } from "../redact/mod.ts";
 import {
+  ARIA_CONTROL_ROLES,
   type ControlFacts,
   controlLine,
   frameOpenLine,
   headingLine,
   LINE_MAX,
+  MAX_FRAME_DEPTH,
   NAME_MAX,
   VALUE_MAX,
 } from "./outline_line.ts";
@@ -63,25 +65,6 @@ export interface AxOutlineOptions {
   redactor?: Redactor;
 }
 
-/** ARIA roles of controls: what an element's `role` attribute can make a control. */
-export const ARIA_CONTROL_ROLES: readonly string[] = [
-  "link",
-  "button",
-  "textbox",
-  "searchbox",
-  "combobox",
-  "listbox",
-  "checkbox",
-  "radio",
-  "switch",
-  "slider",
-  "spinbutton",
-  "menuitem",
-  "menuitemcheckbox",
-  "menuitemradio",
-  "tab",
-  "treeitem",
-];
 /** Controls as Chromium's accessibility tree names them: the ARIA ones and its own. */
 const CONTROL_ROLES = new Set([
   ...ARIA_CONTROL_ROLES,
@@ -113,8 +96,6 @@ const INLINE_ROLES = new Set([
   "presentation",
 ]);
 const CELL_ROLES = new Set(["cell", "gridcell", "columnheader", "rowheader"]);
-/** Child frames followed at most this deep (frames in frames in frames). */
-export const MAX_FRAME_DEPTH = 8;
 /** Nodes a select's options or an editable region's text may visit. */
 const SUBTREE_VISIT_MAX = 100_000;
 

@@ -16,13 +16,14 @@
  */
 import type { Protocol } from "../../cdp/mod.ts";
 import { CUT_READ_MARGIN, type Redactor } from "../redact/mod.ts";
-import { ARIA_CONTROL_ROLES, MAX_FRAME_DEPTH } from "./ax_outline.ts";
 import {
+  ARIA_CONTROL_ROLES,
   type ControlFacts,
   controlLine,
   frameOpenLine,
   headingLine,
   LINE_MAX,
+  MAX_FRAME_DEPTH,
   NAME_MAX,
   VALUE_MAX,
 } from "./outline_line.ts";

@@ -12,6 +12,28 @@
  * @module
  */
 
+/** ARIA roles of controls: what an element's `role` attribute can make a control. */
+export const ARIA_CONTROL_ROLES: readonly string[] = [
+  "link",
+  "button",
+  "textbox",
+  "searchbox",
+  "combobox",
+  "listbox",
+  "checkbox",
+  "radio",
+  "switch",
+  "slider",
+  "spinbutton",
+  "menuitem",
+  "menuitemcheckbox",
+  "menuitemradio",
+  "tab",
+  "treeitem",
+];
+/** Child frames followed at most this deep (frames in frames in frames). */
+export const MAX_FRAME_DEPTH = 8;
+
 /** Characters of a control's name kept (after redaction). */
 export const NAME_MAX = 120;
 /** Characters of a field's value kept (after redaction). */
