@@ -149,25 +149,35 @@ export async function goBack(
   return await runAndSettle(
     session,
     () => session.send("Page.navigateToHistoryEntry", { entryId: entry.id }).then(() => {}),
-    timeoutMs,
+    { timeoutMs },
   );
+}
+
+/** Options of {@link runAndSettle}. */
+export interface SettleOptions {
+  /** How long the new document may take to be parsed; default `LOAD_TIMEOUT_MS`. */
+  timeoutMs?: number;
+  /** The main frame's id, when the caller has just read it (saves a round trip). */
+  mainFrameId?: string;
+  /**
+   * Awaited with the grace period before the navigation is looked for: a form submission
+   * the caller knows was sent (a busy machine may send it after the grace) then gets its
+   * answer page waited for too.
+   */
+  before?: () => Promise<void>;
 }
 
 /**
  * Runs an input action and, if it started a main-frame navigation within a short grace
- * period, waits for the new document to load. `knownMainFrameId` saves a round trip when
- * the caller has just read the frame tree. `before`, when given, is awaited with the grace
- * period before the navigation is looked for: a form submission the caller knows was sent
- * (a busy machine may send it after the grace) then gets its answer page waited for too.
+ * period, waits for the new document to load.
  */
 export async function runAndSettle(
   session: CdpSession,
   action: () => Promise<void>,
-  timeoutMs = LOAD_TIMEOUT_MS,
-  knownMainFrameId?: string,
-  before?: () => Promise<void>,
+  options: SettleOptions = {},
 ): Promise<LoadOutcome> {
-  const frameId = knownMainFrameId ?? (await mainFrameId(session)).id;
+  const { timeoutMs = LOAD_TIMEOUT_MS, before } = options;
+  const frameId = options.mainFrameId ?? (await mainFrameId(session)).id;
   const watch = new NavigationWatch(session, frameId);
   try {
     await action();

@@ -235,9 +235,7 @@ export async function performLogin(
             await page.send("DOM.focus", { backendNodeId: last_.backendNodeId });
             for (const ev of keyEvents("Enter")) await page.send("Input.dispatchKeyEvent", ev);
           },
-          undefined,
-          undefined,
-          write && hold ? () => hold.settled(SUBMIT_WAIT_MS) : undefined,
+          { before: write && hold ? () => hold.settled(SUBMIT_WAIT_MS) : undefined },
         );
       } finally {
         refused = hold?.close();

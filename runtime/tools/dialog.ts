@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import type { OpenDialog } from "../browser/dialogs.ts";
-import { LOAD_TIMEOUT_MS, runAndSettle } from "../browser/navigation.ts";
+import { runAndSettle } from "../browser/navigation.ts";
 import { OmotaiError } from "../errors.ts";
 import { dialogFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
@@ -42,8 +42,7 @@ export const handleDialogTool = defineTool({
     const outcome = await runAndSettle(
       tab.session,
       () => ctx.session.guard.dialogs.answer(dialog.tabId, args.accept, args.promptText),
-      LOAD_TIMEOUT_MS,
-      tab.info.targetId,
+      { mainFrameId: tab.info.targetId },
     );
     const typed = args.accept && dialog.type === "prompt" && args.promptText !== undefined
       ? ` with ${[...args.promptText].length} characters`

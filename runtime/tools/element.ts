@@ -13,7 +13,7 @@ import {
   typeInto,
 } from "../browser/element_ops.ts";
 import { keyEvents } from "../browser/keys.ts";
-import { LOAD_TIMEOUT_MS, type LoadOutcome, runAndSettle } from "../browser/navigation.ts";
+import { type LoadOutcome, runAndSettle } from "../browser/navigation.ts";
 import { elementFacts, keyFacts, refuseKeyIntoPassword, rethrowAudited } from "./facts.ts";
 import { defineTool, type ToolContext } from "./tool.ts";
 
@@ -27,7 +27,7 @@ const byRef = (ctx: ToolContext, args: { ref: string }): Promise<Element> =>
 
 /** Runs an input action on `el` and waits for a navigation it may start. */
 const settle = (el: Element, action: () => Promise<void>): Promise<LoadOutcome> =>
-  runAndSettle(el.page, action, LOAD_TIMEOUT_MS, el.mainFrame.id);
+  runAndSettle(el.page, action, { mainFrameId: el.mainFrame.id });
 
 function settled(ctx: ToolContext, line: string, outcome: LoadOutcome): void {
   const after = outcome.navigated

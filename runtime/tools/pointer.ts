@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { Element } from "../browser/element_ops.ts";
-import { LOAD_TIMEOUT_MS, type LoadOutcome, runAndSettle } from "../browser/navigation.ts";
+import { type LoadOutcome, runAndSettle } from "../browser/navigation.ts";
 import { dragElement, hoverElement } from "../browser/pointer_ops.ts";
 import type { Facts } from "../policy/facts.ts";
 import { elementFacts, refuseDropOnPassword } from "./facts.ts";
@@ -21,7 +21,7 @@ export const elementArg = z.string().max(500).optional()
 
 /** Runs an input action on `el`'s tab and waits for a navigation it may start. */
 export const settle = (el: Element, action: () => Promise<void>): Promise<LoadOutcome> =>
-  runAndSettle(el.page, action, LOAD_TIMEOUT_MS, el.mainFrame.id);
+  runAndSettle(el.page, action, { mainFrameId: el.mainFrame.id });
 
 /** `line`, plus what happened to the page afterwards. */
 export function settledLine(line: string, outcome: LoadOutcome): string {
