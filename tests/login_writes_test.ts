@@ -252,7 +252,7 @@ Deno.test("read_only: a login page's script gets no write out beside or instead 
     assert.deepEqual(paths(a), []);
   });
 
-  for (const attack of ["beacon", "fetch-other"] as const) {
+  for (const attack of ["beacon", "fetch-other", "beacon-stall"] as const) {
     await t.step(`7. a ${attack} with the password beside the exact submission`, async () => {
       const a = await w.attempt({ attack });
       // The copy is refused; the login's own exact submission still goes (the hold admits

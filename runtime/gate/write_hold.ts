@@ -209,7 +209,11 @@ export function actionHold(options: ActionHoldOptions): ActionHold {
 export interface LoginHold extends WriteHold {
   /** The one submission to admit, once; null when it cannot be known exactly (none then). */
   expect(submission: LoginSubmission | null): void;
-  /** Resolves once the hold has judged a request, or after `ms`. */
+  /**
+   * Resolves once the hold has judged a top-level navigation (the form's own submission, or
+   * what a page made of it), or after `ms`. A beacon, fetch or frame copy sent first does not
+   * end the wait: the form's own submission may still be on its way on a busy machine.
+   */
   settled(ms: number): Promise<void>;
   /** The first refusal's code, if any. */
   readonly refused: string | undefined;
@@ -241,16 +245,18 @@ export function loginHold(): LoginHold {
   let expected: LoginSubmission | null = null;
   let admitted = false;
   let refused: RuntimeDenyReason | undefined;
-  let judged = false;
+  let navigated = false;
   const wakes: (() => void)[] = [];
-  const done = (d: Decision) => {
-    judged = true;
-    for (const w of wakes.splice(0)) w();
+  const done = (write: HeldWrite, d: Decision) => {
+    if (isNavigation(write)) {
+      navigated = true;
+      for (const w of wakes.splice(0)) w();
+    }
     return Promise.resolve(d);
   };
-  const refuse = (reason: RuntimeDenyReason) => {
+  const refuse = (write: HeldWrite, reason: RuntimeDenyReason) => {
     refused ??= reason;
-    return done(deny(reason, { module: "login" }));
+    return done(write, deny(reason, { module: "login" }));
   };
   return {
     strict: true,
@@ -264,7 +270,7 @@ export function loginHold(): LoginHold {
       expected = submission;
     },
     settled(ms) {
-      if (judged) return Promise.resolve();
+      if (navigated) return Promise.resolve();
       return new Promise((resolve) => {
         const timer = setTimeout(resolve, ms);
         wakes.push(() => {
@@ -275,19 +281,28 @@ export function loginHold(): LoginHold {
     },
     judge(write) {
       if (admitted || !expected || !matchesSubmission(write, expected)) {
-        return refuse("LOGIN_WRITE_MISMATCH");
+        return refuse(write, "LOGIN_WRITE_MISMATCH");
       }
       const origin = normalizeOrigin(expected.url);
       if (
         expected.namedOrigins &&
         !expected.namedOrigins.some((o) => normalizeOrigin(o) === origin)
       ) {
-        return refuse("LOGIN_ORIGIN_NOT_NAMED");
+        return refuse(write, "LOGIN_ORIGIN_NOT_NAMED");
       }
       admitted = true;
-      return done({ decision: "allow", reason: "LOGIN_SUBMIT", module: "login" });
+      return done(write, { decision: "allow", reason: "LOGIN_SUBMIT", module: "login" });
     },
   };
+}
+
+/**
+ * Whether `write` is a top-level navigation, or may be one: without `Sec-Fetch-*` (plain http
+ * to a non-secure origin) the proxy cannot tell, and a login then settles at any write.
+ */
+function isNavigation(write: HeldWrite): boolean {
+  if (write.dest === undefined && write.mode === undefined) return true;
+  return write.dest === "document" && write.mode === "navigate";
 }
 
 /** Whether `write` is exactly `expected`: method, whole URL and entries (as a multiset). */

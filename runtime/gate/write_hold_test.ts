@@ -105,7 +105,7 @@ Deno.test("loginHold() admits nothing before it is told what to expect (values b
   assert.equal((await hold.judge(write(), facts)).reason, "LOGIN_SUBMIT");
 });
 
-Deno.test("loginHold().settled() resolves at the first judged request, or after its time", async () => {
+Deno.test("loginHold().settled() resolves at the first judged navigation, or after its time", async () => {
   const hold = held(expected);
   const t0 = Date.now();
   await hold.settled(30);
@@ -114,6 +114,30 @@ Deno.test("loginHold().settled() resolves at the first judged request, or after 
   await hold.judge(write(), facts);
   await waiting;
   await hold.settled(10_000); // already judged: at once
+});
+
+Deno.test("loginHold().settled() keeps waiting past a copy sent before the form's own submission", async () => {
+  // A beacon, a fetch or a frame copy the page sends first is refused, but the form's own
+  // navigation may still be on its way: the login must not close its hold on the copy.
+  const copies: [string, Partial<HeldWrite>][] = [
+    ["a beacon", { dest: "empty", mode: "no-cors", url: "https://login.test/beacon" }],
+    ["a fetch", { dest: "empty", mode: "cors", url: "https://login.test/other" }],
+    ["a frame copy", { dest: "iframe", mode: "navigate" }],
+  ];
+  for (const [name, copy] of copies) {
+    const hold = held(expected);
+    assert.equal((await hold.judge(write(copy), facts)).reason, "LOGIN_WRITE_MISMATCH", name);
+    let woke = false;
+    const waiting = hold.settled(10_000).then(() => (woke = true));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(woke, false, `${name} ended the wait`);
+    assert.equal((await hold.judge(write(), facts)).reason, "LOGIN_SUBMIT", name);
+    await waiting;
+  }
+  // Without Sec-Fetch the proxy cannot tell a copy from the navigation: any write settles.
+  const plain = held(expected);
+  await plain.judge(write({ dest: undefined, mode: undefined, url: "https://login.test/x" }), facts);
+  await plain.settled(10_000);
 });
 
 Deno.test("isFormSubmission() is a top-level navigation to the form's own action in a form encoding", () => {
