@@ -136,7 +136,10 @@ Deno.test("loginHold().settled() keeps waiting past a copy sent before the form'
   }
   // Without Sec-Fetch the proxy cannot tell a copy from the navigation: any write settles.
   const plain = held(expected);
-  await plain.judge(write({ dest: undefined, mode: undefined, url: "https://login.test/x" }), facts);
+  await plain.judge(
+    write({ dest: undefined, mode: undefined, url: "https://login.test/x" }),
+    facts,
+  );
   await plain.settled(10_000);
 });
 
