@@ -497,6 +497,9 @@ async function spawnSse(f: Fixture, idleSeconds: number) {
         "0",
         "--idle-timeout",
         String(idleSeconds),
+        // One session's browser and nothing beside it (the pool's refill would be a second).
+        "--warm-browsers",
+        "0",
         "--data-dir",
         f.dataDir,
         "--policy",

@@ -128,6 +128,7 @@ Deno.test("startRuntime(): a start failing at each of its steps leaves no proces
     "operator questions",
     "policy worlds",
     "sessions",
+    "warm browsers",
     "demo site",
     "http server",
     "http sessions",

@@ -127,7 +127,8 @@ Deno.test("a script that never yields is detected in seconds; PAGE_UNRESPONSIVE 
     spin.text,
     /^error: PAGE_UNRESPONSIVE \(tab 0 stopped answering .* Go on in tab 0 \(about:blank\)/,
   );
-  assert.ok(ms < 12_000, `detected after ${Math.round(ms)} ms`);
+  // About 9 s on an idle machine; a loaded one gives the loop less CPU to prove itself with.
+  assert.ok(ms < 30_000, `detected after ${Math.round(ms)} ms`);
   console.log(`  script loop detected after ${Math.round(ms)} ms`);
   const nav = await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
   assert.equal(nav.isError, false, nav.text);
@@ -140,7 +141,7 @@ Deno.test("a script that never yields is detected in seconds; PAGE_UNRESPONSIVE 
   const t1 = performance.now();
   const snap = await w.c.call("browser_snapshot");
   assert.match(snap.text, /^error: PAGE_UNRESPONSIVE/);
-  assert.ok(performance.now() - t1 < 12_000);
+  assert.ok(performance.now() - t1 < 30_000);
   assert.match(
     (await w.c.call("browser_navigate", { url: `${w.site.origin}/` })).text,
     /# Safe page/,

@@ -14,7 +14,6 @@ import type {
   BrowserProcess,
   CdpFaultError,
   CdpSession,
-  ProfileStore,
   TargetEvent,
   TrackedTarget,
 } from "../../cdp/mod.ts";
@@ -25,7 +24,7 @@ import { BlockedRequests } from "./blocked_notice.ts";
 import { CallQueue } from "./call_queue.ts";
 import type { Element } from "./element_ops.ts";
 import type { BrowserHooks, BrowserHooksFactory, TargetWatcher } from "./hooks.ts";
-import { type LaunchIsolation, launchLive } from "./launch.ts";
+import { type BrowserStart, launchLive, type WarmSource } from "./launch.ts";
 import type { Live } from "./live.ts";
 import { Notices } from "./notices.ts";
 import { PageSnapshots, type Presented, type SnapshotMode } from "./page_snapshot.ts";
@@ -38,23 +37,13 @@ import { FileChoosers } from "./file_choosers.ts";
 import { NetworkLog } from "./network_log.ts";
 
 /** How a session starts its browser. */
-export interface BrowserSessionOptions {
-  profiles: ProfileStore;
-  executable: string;
+export interface BrowserSessionOptions extends BrowserStart {
   /** Where the session's rows go (lifecycle here, actions from the tool pipeline). */
   audit: AuditSink;
-  headful?: boolean;
-  extraArgs?: string[];
   /** Egress and anything else that shapes the browser; see `BrowserHooks`. */
   hooks?: BrowserHooksFactory;
-  /**
-   * Bytes one CDP message may have before the browser is ended (`CDP_MESSAGE_TOO_LARGE`);
-   * default `MAX_MESSAGE_BYTES`. Tests use a small one: Chromium takes seconds per MiB to
-   * send a page's huge console message.
-   */
-  maxMessageBytes?: number;
-  /** The browser's sandbox (its own network namespace); none: started without one. */
-  isolation?: LaunchIsolation;
+  /** Browsers started ahead of their session (taken when the hooks can bind them). */
+  pool?: WarmSource;
 }
 
 /** A captured snapshot plus counts. */
@@ -127,9 +116,9 @@ export class BrowserSession implements AsyncDisposable {
     this.#options.audit.append({ ...event, session: this.id, agent: this.agent });
   }
 
-  #lifecycle(kind: string, reason?: string): void {
+  #lifecycle(kind: string, reason?: string, rule?: string): void {
     try {
-      this.audit({ kind, source: "lifecycle", decision: "event", reason });
+      this.audit({ kind, source: "lifecycle", decision: "event", reason, rule });
     } catch (err) {
       log(`session ${this.id}: audit: ${err instanceof OmotaiError ? err.code : errorName(err)}`);
     }
@@ -222,8 +211,9 @@ export class BrowserSession implements AsyncDisposable {
       log: (line) => log(`session ${this.id}: cdp: ${line}`),
       onStarted: (live) => {
         this.#live = live;
-        // The row says whether this browser has a network of its own (`netns`) or not.
-        this.#lifecycle("browser_started", this.isolation);
+        // The row says whether this browser has a network of its own (`netns`) or not, and
+        // (its rule) whether it was started ahead of the session (`warm`) or for it.
+        this.#lifecycle("browser_started", this.isolation, live.warm ? "warm" : "cold");
         // Audited when it happens, not only at the next call: the agent may never make one.
         live.browser.connection.onClose(() => {
           const fault = live.browser.fault;
@@ -332,7 +322,10 @@ export class BrowserSession implements AsyncDisposable {
     this.#live = undefined;
     this.#lifecycle("session_closed");
     if (live) {
-      await live.browser.close();
+      // The profile is thrown away with the session: nothing is worth a polite close, and a
+      // browser asked to close on a busy machine can take seconds. In its own namespace the
+      // whole tree goes with the sandbox's first process.
+      live.browser.kill("SIGKILL");
       await live.browser.exited;
       // Wait for the exit handler's profile removal.
       await this.#options.profiles.remove(live.browser.profileDir).catch(() => {});

@@ -1,7 +1,10 @@
 /**
  * Watches one tool call for what would otherwise wedge it: a dialog opening on the current
- * tab (its renderer then waits for an answer) or a renderer that stopped answering (a script
- * that never yields). A call that is interrupted returns at once with what happened.
+ * tab (its renderer then waits for an answer) or a renderer that stopped answering because a
+ * script never yields. Silence alone is not enough: on a busy machine a healthy renderer
+ * waits for the CPU too, so a silent tab is called unresponsive only when a renderer spent
+ * the CPU while it was silent (or nothing ran at all for long; see `renderer_cpu.ts`). A
+ * call that is interrupted returns at once with what happened.
  *
  * @module
  */
@@ -13,22 +16,25 @@ import {
 } from "../../cdp/mod.ts";
 import { log } from "../log.ts";
 import type { Dialogs, OpenDialog } from "./dialogs.ts";
+import { type RendererCpu, type SilenceVerdict, silenceVerdict } from "./renderer_cpu.ts";
 
 /** What cut a call short. */
 export type Interruption =
   | { kind: "dialog"; dialog: OpenDialog }
-  | { kind: "unresponsive"; tabId: string };
+  | { kind: "unresponsive"; tabId: string; why: Exclude<SilenceVerdict, "wait"> };
 
 /** How long a call runs before the renderer is first probed. */
 export const PROBE_AFTER_MS = 1_000;
 /**
- * A renderer that leaves two probes in a row unanswered this long is unresponsive. Healthy
- * pages answer in a millisecond, but Chromium itself can hold a renderer for seconds (the
- * navigation after a refused download took 6 s in the attack suite): 2 × 4 s stays clear
- * of that, and a page that never yields is caught about 9 s into the call.
+ * How long one probe waits. Healthy pages answer in a millisecond, but Chromium itself can
+ * hold a renderer for seconds (the navigation after a refused download took 6 s in the attack
+ * suite): a silence is judged after two probes at the earliest, so a page that never yields
+ * is caught about 9 s into the call on an idle machine.
  */
 export const PROBE_TIMEOUT_MS = 4_000;
 const PROBE_EVERY_MS = 1_000;
+/** A probe not answered this soon has the renderers' CPU read, to judge a silence by. */
+const SLOW_ANSWER_MS = 250;
 
 /** A running watch. */
 export interface CallWatch {
@@ -47,8 +53,18 @@ export interface CallWatchDeps {
    * busy for seconds): probes then wait, since they would only queue behind it.
    */
   busy(): boolean;
+  /** The browser's renderers' CPU times; undefined when they cannot be read. */
+  cpu?(): Promise<RendererCpu | undefined>;
   probeAfterMs?: number;
   probeTimeoutMs?: number;
+}
+
+/** A silence in progress: since when, on which tab, how many probes, the CPU at its start. */
+interface Open {
+  tabId: string;
+  since: number;
+  probes: number;
+  before: RendererCpu | undefined;
 }
 
 /** Starts watching; `dispose()` when the call ends. */
@@ -62,27 +78,45 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
     }
   });
   const timeoutMs = deps.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
+  const readCpu = () => deps.cpu?.() ?? Promise.resolve(undefined);
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let silence: Open | undefined;
   // Run from a timer: a throw in it would be an unhandled rejection, which ends the process.
   // A watch that fails stops probing; the call it watches goes on unwatched.
   const probeLoop = () =>
     probeOnce().catch((err) => log(`call watch failed: ${describeError(err)}`));
+  // A renderer waiting on a dialog does not answer either: that is the dialog's case; nor
+  // one the runtime's own capture holds.
+  const excused = (tab: TrackedTarget) =>
+    tab.session.detached || deps.dialogs.openOn(tab.info.targetId) !== undefined || deps.busy();
   const probeOnce = async () => {
     if (disposed) return;
     const tab = deps.currentTab();
-    // A renderer waiting on a dialog does not answer either: that is the dialog's case.
-    if (
-      tab && !tab.session.detached && !deps.dialogs.openOn(tab.info.targetId) && !deps.busy()
-    ) {
-      const answered = await probe(tab.session, timeoutMs) ||
-        (!disposed && await probe(tab.session, timeoutMs));
+    if (!tab || excused(tab)) silence = undefined;
+    else {
+      if (silence && silence.tabId !== tab.info.targetId) silence = undefined;
+      const sentAt = Date.now();
+      const answer = probe(tab.session, timeoutMs);
+      // The CPU is read only around a probe that is slow to answer: a healthy page costs none.
+      const before = silence ? undefined : await slowly(answer, SLOW_ANSWER_MS, readCpu);
+      const answered = await answer;
       if (disposed) return;
-      if (
-        !answered && !tab.session.detached && !deps.dialogs.openOn(tab.info.targetId) &&
-        !deps.busy()
-      ) {
-        resolve({ kind: "unresponsive", tabId: tab.info.targetId });
-        return;
+      if (answered || excused(tab)) silence = undefined;
+      else {
+        silence ??= { tabId: tab.info.targetId, since: sentAt, probes: 0, before };
+        silence.probes++;
+        const verdict = silenceVerdict({
+          silentMs: Date.now() - silence.since,
+          probes: silence.probes,
+          before: silence.before,
+          after: silence.probes >= 2 ? await readCpu() : undefined,
+        });
+        if (disposed) return;
+        if (verdict !== "wait" && !excused(tab)) {
+          log(`call watch: tab silent ${Date.now() - silence.since} ms, ${verdict}`);
+          resolve({ kind: "unresponsive", tabId: tab.info.targetId, why: verdict });
+          return;
+        }
       }
     }
     timer = setTimeout(probeLoop, PROBE_EVERY_MS);
@@ -96,6 +130,20 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
       clearTimeout(timer);
     },
   };
+}
+
+/** `read()`, if `answer` has not settled within `ms`; undefined if it has. */
+function slowly<T>(
+  answer: Promise<unknown>,
+  ms: number,
+  read: () => Promise<T | undefined>,
+): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const slow = new Promise<true>((r) => timer = setTimeout(() => r(true), ms));
+  return Promise.race([answer.then(() => false), slow]).then((late) => {
+    clearTimeout(timer);
+    return late ? read() : undefined;
+  });
 }
 
 /** Whether the page's renderer evaluates a constant in time. */

@@ -37,6 +37,12 @@ export interface LaunchExtras {
 export interface BrowserHooks {
   /** Runs before each browser launch (a restart after a crash included). */
   beforeLaunch?(): Promise<LaunchExtras>;
+  /**
+   * Takes over a browser started ahead of the session (a warm one) by binding its extras to
+   * this session; false when these hooks cannot (they were made elsewhere), and the browser
+   * is then not used.
+   */
+  adopt?(extras: LaunchExtras): boolean;
   /** Runs on every new target while it is paused, before any of its requests can leave. */
   prepareTarget?(target: TrackedTarget): Promise<void>;
 }

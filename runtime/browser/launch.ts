@@ -1,7 +1,9 @@
 /**
- * Starting one browser of a session: a fresh profile, the hooks' launch flags, Chromium
- * over the pipe, downloads refused, every target prepared while paused, the first tab
- * adopted. Whatever fails on the way releases what was made before it.
+ * Starting one browser: a fresh profile, the launch flags (the egress proxy's), Chromium over
+ * the pipe in its sandbox at a lower priority; then, for its session, downloads refused,
+ * every target prepared while paused, the first tab adopted. A browser may be started ahead
+ * of its session (`WarmPool`) and taken over by it. Whatever fails on the way releases what
+ * was made before it.
  *
  * @module
  */
@@ -35,8 +37,14 @@ export interface LaunchIsolation {
   stage(profileDir: string, files: readonly string[]): Promise<string[]>;
 }
 
-/** What one launch needs. */
-export interface LaunchDeps {
+/**
+ * The niceness browsers run at: below the runtime, its egress proxy and the audit, so ten
+ * busy renderers on two cores never make a verdict or an approval wait for the CPU.
+ */
+export const BROWSER_NICENESS = 10;
+
+/** How every browser of a runtime is started, for a session or ahead of one. */
+export interface BrowserStart {
   profiles: ProfileStore;
   executable: string;
   headful?: boolean;
@@ -45,7 +53,31 @@ export interface LaunchDeps {
   maxMessageBytes?: number;
   /** The browser's sandbox (a network namespace of its own); none: started as before. */
   isolation?: LaunchIsolation;
+  /** `nice`, to start browsers under at `BROWSER_NICENESS`; none: at the runtime's priority. */
+  nice?: string;
+}
+
+/** A running browser with its profile, not yet any session's. */
+export interface StartedBrowser {
+  browser: BrowserProcess;
+  profileDir: string;
+}
+
+/** A browser started ahead of its session, with the extras its session binds. */
+export interface WarmBrowser extends StartedBrowser {
+  extras: LaunchExtras;
+}
+
+/** Where ready browsers come from (`WarmPool`); a miss means a launch of its own. */
+export interface WarmSource {
+  take(): Promise<WarmBrowser | undefined>;
+}
+
+/** What one launch needs. */
+export interface LaunchDeps extends BrowserStart {
   hooks: BrowserHooks;
+  /** Browsers started ahead of their session; none: every session launches its own. */
+  pool?: WarmSource;
   /** The session's own followers of every target. */
   watchers: readonly TargetWatcher[];
   generation: number;
@@ -57,54 +89,88 @@ export interface LaunchDeps {
   onTargetChange(live: Live, event: TargetEvent, target: TrackedTarget): void;
 }
 
-/** Launches a browser; its profile and the hooks' extras go when the process exits. */
-export async function launchLive(deps: LaunchDeps): Promise<Live> {
-  const profileDir = await deps.profiles.create();
-  let extras: LaunchExtras | undefined;
+/**
+ * Starts a browser in a fresh profile with `extras` (the egress flags): in its sandbox, at
+ * a lower priority. Its profile and extras go when the process exits, however it ends, and
+ * whoever holds it then; a failed start releases both.
+ */
+export async function startBrowser<E extends LaunchExtras | undefined>(
+  start: BrowserStart & { log(line: string): void },
+  extras: () => Promise<E>,
+): Promise<StartedBrowser & { extras: E }> {
+  const profileDir = await start.profiles.create();
+  let made: E | undefined;
   let browser: BrowserProcess;
   try {
-    extras = await deps.hooks.beforeLaunch?.();
-    let extraArgs = [...(deps.extraArgs ?? []), ...(extras?.args ?? [])];
+    made = await extras();
+    let extraArgs = [...(start.extraArgs ?? []), ...(made?.args ?? [])];
     let wrap: LaunchOptions["wrap"];
-    if (deps.isolation) {
-      ({ wrap, args: extraArgs } = await deps.isolation.prepare({
-        executable: deps.executable,
+    if (start.isolation) {
+      ({ wrap, args: extraArgs } = await start.isolation.prepare({
+        executable: start.executable,
         profileDir,
         args: extraArgs,
       }));
     }
+    if (start.nice) {
+      // Everything the browser starts inherits it: zygotes, renderers, the sandbox's helpers.
+      const nice = [start.nice, "-n", String(BROWSER_NICENESS)];
+      wrap = { ...wrap, command: [...nice, ...(wrap?.command ?? [])] };
+    }
     browser = await launchBrowser({
-      executable: deps.executable,
+      executable: start.executable,
       profileDir,
-      headful: deps.headful,
+      headful: start.headful,
       extraArgs,
-      log: deps.log,
-      maxMessageBytes: deps.maxMessageBytes,
+      log: start.log,
+      maxMessageBytes: start.maxMessageBytes,
       wrap,
     });
   } catch (err) {
-    extras?.release();
-    await deps.profiles.remove(profileDir).catch(() => {});
+    made?.release();
+    await start.profiles.remove(profileDir).catch(() => {});
     if (err instanceof OmotaiError) throw err;
     throw new OmotaiError("BROWSER_LAUNCH_FAILED", (err as Error).message);
   }
   browser.exited.then(async () => {
     try {
-      extras?.release();
+      made?.release();
     } catch (err) {
-      deps.log(`releasing the launch extras failed: ${describeError(err)}`);
+      start.log(`releasing the launch extras failed: ${describeError(err)}`);
     }
     // The profile goes with the process, however it ended.
-    await deps.profiles.remove(profileDir).catch((e) =>
-      deps.log(`could not remove a profile dir: ${describeError(e)}`)
+    await start.profiles.remove(profileDir).catch((e) =>
+      start.log(`could not remove a profile dir: ${describeError(e)}`)
     );
   }).catch(() => {});
+  return { browser, profileDir, extras: made as E };
+}
+
+/**
+ * A browser for a session: a warm one from the pool when its hooks can take it over (bind
+ * its extras), else a launch of its own; then downloads refused, every target prepared while
+ * paused, the first tab adopted.
+ */
+export async function launchLive(deps: LaunchDeps): Promise<Live> {
+  let started: StartedBrowser | undefined;
+  const warm = deps.hooks.adopt ? await deps.pool?.take() : undefined;
+  if (warm && deps.hooks.adopt?.(warm.extras)) started = warm;
+  // Extras these hooks cannot bind: the browser would answer to nobody; it goes.
+  else warm?.browser.kill("SIGKILL");
+  const { browser, profileDir } = started ??
+    await startBrowser(deps, async () => await deps.hooks.beforeLaunch?.());
   try {
     return await deps.tabs.opening(async () => {
       // Downloads would write page-chosen bytes to disk and bypass snapshots: refused.
       await browser.connection.root.send("Browser.setDownloadBehavior", { behavior: "deny" });
       const tracker = await TargetTracker.start(browser.connection, (t) => prepare(deps, t));
-      const live: Live = { browser, tracker, generation: deps.generation, profileDir };
+      const live: Live = {
+        browser,
+        tracker,
+        generation: deps.generation,
+        profileDir,
+        warm: started !== undefined,
+      };
       tracker.onChange((event, t) => deps.onTargetChange(live, event, t));
       deps.onStarted(live);
       await deps.tabs.adoptFirst(live);

@@ -13,4 +13,6 @@ export interface Live {
   generation: number;
   /** The browser's profile directory (removed when the process exits). */
   profileDir: string;
+  /** Started ahead of its session (taken from the warm pool). */
+  warm: boolean;
 }

@@ -14,6 +14,10 @@ import { Dialogs, LOOP_WINDOW_MS, type OpenDialog } from "./dialogs.ts";
 import type { Live } from "./live.ts";
 import type { Notices } from "./notices.ts";
 import type { Tabs } from "./tabs.ts";
+import { readRendererCpu } from "./renderer_cpu.ts";
+
+/** How long the browser may take to say what its renderers spent (it may be starved too). */
+const CPU_READ_TIMEOUT_MS = 3_000;
 
 /** What the guard needs from its session. */
 export interface WedgeGuardDeps {
@@ -53,6 +57,12 @@ export class WedgeGuard {
       currentTab: () => this.#deps.tabs.peek(this.#deps.live()),
       dialogs: this.dialogs,
       busy: () => this.#deps.capturing(),
+      cpu: () => {
+        const live = this.#deps.live();
+        return live
+          ? readRendererCpu(live.browser.connection.root, CPU_READ_TIMEOUT_MS)
+          : Promise.resolve(undefined);
+      },
     });
   }
 
@@ -63,12 +73,19 @@ export class WedgeGuard {
   async recover(i: Interruption & { kind: "unresponsive" }): Promise<OmotaiError> {
     const live = this.#deps.live();
     const index = this.tabIndex(i.tabId);
-    this.#deps.lifecycle("page_unresponsive");
+    this.#deps.lifecycle(
+      "page_unresponsive",
+      i.why === "spinning" ? "RENDERER_SPINNING" : "RENDERER_STUCK",
+    );
     // Closing can fail (the browser went meanwhile): the call still ends with what happened.
     const next = await this.#close(live, i.tabId).catch(() => "");
     return new OmotaiError(
       "PAGE_UNRESPONSIVE",
-      `tab ${index} stopped answering (a script that never yields); the runtime closed it. ${next}`,
+      `tab ${index} stopped answering (${
+        i.why === "spinning"
+          ? "a script that never yields: its renderer kept using the CPU"
+          : "its renderer did not run for a long time"
+      }); the runtime closed it. ${next}`,
     );
   }
 

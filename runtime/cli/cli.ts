@@ -27,7 +27,7 @@ Usage:
   omotai start [--mode stdio|sse] [--policy FILE] [--host 127.0.0.1] [--port 8080]
                [--data-dir DIR] [--audit FILE.jsonl] [--demo-site] [--demo-port PORT]
                [--headful] [--idle-timeout SECONDS] [--console] [--console-port 8090]
-               [--isolation auto|off] [--browser-user NAME]
+               [--isolation auto|off] [--browser-user NAME] [--warm-browsers N]
   omotai policy keygen|sign|verify|test|build ...
   omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list   [--data-dir DIR]
   omotai agent add NAME [--policy FILE] | rm NAME | list       [--data-dir DIR]
@@ -49,7 +49,9 @@ start     Serve the browser tools over MCP. stdio (default) is for clients that 
           Each browser runs in a network namespace of its own that reaches nothing
           but the egress proxy (--isolation auto, the default, where the machine
           allows; off: without); as root, as an unprivileged user (--browser-user,
-          default omotai-browser) with Chromium's sandbox on.
+          default omotai-browser) with Chromium's sandbox on. --warm-browsers keeps
+          N browsers started ahead of their sessions, each a fresh profile used by one
+          session only (default: 1, 2 from 8 cores; 0: none; stdio: the first only).
 policy    Build, sign, verify and test policy modules.
 domain    Allow or deny origins while the runtime runs (applies to the next action).
 agent     Give an agent its own key (printed once, on the last line) or take it away.
@@ -158,7 +160,21 @@ export function parseStartOptions(args: string[]): StartOptions {
     console: values.console,
     consolePort: parsePort(values["console-port"], "--console-port"),
     isolation: { mode: values.isolation, browserUser: values["browser-user"] },
+    warmBrowsers: values["warm-browsers"] !== undefined
+      ? parseCount(values["warm-browsers"], "--warm-browsers", 16)
+      : undefined,
   };
+}
+
+function parseCount(value: string, flag: string, max: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n > max) {
+    throw new OmotaiError(
+      "BAD_OPTION",
+      `${flag} must be a whole number from 0 to ${max}, not "${value}"`,
+    );
+  }
+  return n;
 }
 
 function parseSeconds(value: string, flag: string): number {

@@ -10,7 +10,7 @@ import type { Vault } from "../../vault/mod.ts";
 import type { AgentInfo } from "../agents/agent_keys.ts";
 import type { AuditLog } from "../audit/audit_log.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
-import type { LaunchIsolation } from "../browser/launch.ts";
+import type { LaunchIsolation, WarmSource } from "../browser/launch.ts";
 import type { OmotaiError } from "../errors.ts";
 import type { GrantStore } from "../grants/mod.ts";
 import { log } from "../log.ts";
@@ -44,6 +44,10 @@ export interface ConnectionDeps {
   vault: Vault | undefined;
   /** Each browser's sandbox (its own network namespace), when this machine has one. */
   isolation?: LaunchIsolation;
+  /** `nice`, to start browsers at a lower priority than the runtime. */
+  nice?: string;
+  /** Browsers started ahead of their sessions. */
+  pool?: WarmSource;
   /** What isolation this machine gives, and why not when it gives none. */
   isolationFact: IsolationFact;
 }
@@ -74,6 +78,8 @@ export function connectionFactory(
       headful: d.headful,
       hooks: world.hooks,
       isolation: d.isolation,
+      nice: d.nice,
+      pool: d.pool,
     });
     session.agent = agent?.name ?? (d.mode === "stdio" ? "stdio" : null);
     d.live.set(session.id, session);

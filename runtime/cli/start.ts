@@ -26,6 +26,7 @@ import type { IsolationFact } from "../isolation/mod.ts";
 import { adminToken } from "./admin_token.ts";
 import { ApprovalQueue, HumanQuestions } from "../approvals/mod.ts";
 import { type IsolationOptions, openIsolation, requireIsolation } from "./browser_isolation.ts";
+import { browserStart, openWarmPool } from "./browser_start.ts";
 import { connectionFactory } from "./connections.ts";
 import { operatorConsole } from "./operator_console.ts";
 import { type PolicyWorld, PolicyWorlds } from "./policy_worlds.ts";
@@ -71,6 +72,11 @@ export interface StartOptions {
   onChild?: (pid: number) => void;
   /** Each browser in its own network namespace (default: when this machine has them). */
   isolation?: IsolationOptions;
+  /**
+   * Browsers kept started ahead of their sessions (`--warm-browsers`); default by the
+   * machine's cores (`defaultPoolSize`), 0 for none.
+   */
+  warmBrowsers?: number;
 }
 
 /** A running runtime. */
@@ -121,11 +127,24 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     teardown.defer("sessions", () => sessions.disposeAll());
     /** Live sessions by id, for the console. */
     const live = new Map<string, BrowserSession>();
+    // Sessions and the warm pool start browsers by the same recipe.
+    const start = browserStart({
+      profiles: boundary.profiles,
+      executable,
+      headful: options.headful,
+      isolation: boundary.isolation,
+    });
+    const pool = openWarmPool(
+      start,
+      boundary.proxy,
+      { size: options.warmBrowsers, mode: options.mode },
+      teardown,
+    );
     const newServer = connectionFactory({
       ...boundary,
-      executable,
+      ...start,
+      pool,
       audit,
-      headful: options.headful,
       mode: options.mode,
       sessions,
       live,

@@ -9,11 +9,13 @@
 import type { BrowserHooksFactory } from "../browser/hooks.ts";
 import type { Boundary } from "../gate/boundary.ts";
 import { EgressLedger } from "./egress_ledger.ts";
-import type { EgressProxy } from "./egress_proxy.ts";
+import { egressArgs } from "./egress_args.ts";
+import type { EgressProxy, ProxyJudge } from "./egress_proxy.ts";
 import { GuardTickets } from "./guard_tickets.ts";
 import { proxyFacts, proxyJudge, type WebSocketRule } from "./proxy_judge.ts";
 import { RefusedHosts } from "./refused_hosts.ts";
 import { type GuardPause, RequestGuard } from "./request_guard.ts";
+import { WarmEgress } from "./warm_egress.ts";
 
 /** What the hooks need. */
 export interface EgressDeps {
@@ -60,39 +62,29 @@ export function egressHooks(
       onBlocked: (blocked) => ledger.outcome({ via: "guard", blocked }),
       onAllowed: (method, url) => tickets.issue(method, url),
     });
+    // One judge per browser: what its proxy listener asks, whether it was launched for this
+    // session or started warm and taken over.
+    const judgeOf = (): ProxyJudge => {
+      const judge = proxyJudge({ boundary, session: who, counters, websockets, tickets, ledger });
+      return {
+        ask: (question) => {
+          // New domain rules void what was learned under the old ones.
+          refusedHosts.sync(boundary.domainGeneration);
+          return judge.ask(question);
+        },
+        refused: (question, reason) => judge.refused(question, reason),
+      };
+    };
     return {
       async beforeLaunch() {
-        const judge = proxyJudge({ boundary, session: who, counters, websockets, tickets, ledger });
-        const listener = await proxy.listen({
-          ask: (question) => {
-            // New domain rules void what was learned under the old ones.
-            refusedHosts.sync(boundary.domainGeneration);
-            return judge.ask(question);
-          },
-          refused: (question, reason) => judge.refused(question, reason),
-        });
+        const listener = await proxy.listen(judgeOf());
         return {
           args: egressArgs(listener.port, proxy.authority?.spkiPin),
           release: () => listener[Symbol.dispose](),
         };
       },
+      adopt: (extras) => extras instanceof WarmEgress && extras.bind(judgeOf()),
       prepareTarget: (t) => Promise.all([guard.install(t), refusedHosts.install(t)]).then(() => {}),
     };
   };
-}
-
-/**
- * Chromium flags that leave the proxy as the only way out: loopback is not bypassed, and
- * WebRTC may not send UDP outside the proxy (which speaks TCP only).
- */
-export function egressArgs(port: number, spkiPin?: string): string[] {
-  return [
-    `--proxy-server=http://127.0.0.1:${port}`,
-    "--proxy-bypass-list=<-loopback>",
-    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
-    "--dns-prefetch-disable",
-    // The proxy's authority, trusted by this profile only and by its key alone: no other
-    // certificate check is relaxed.
-    ...(spkiPin ? [`--ignore-certificate-errors-spki-list=${spkiPin}`] : []),
-  ];
 }

@@ -215,3 +215,14 @@ async function probeBwrap(bwrap: string): Promise<string | undefined> {
     return (err as Error).message.slice(0, 160);
   }
 }
+
+/**
+ * Where `nice` is looked for (coreutils): browsers run below the runtime's CPU priority, so
+ * busy renderers never delay a verdict (read and run are granted by the launcher).
+ */
+export const NICE_PATHS: readonly string[] = TOOL_DIRS.map((d) => `${d}/nice`);
+
+/** The `nice` to start browsers under; none (browsers then keep the runtime's priority). */
+export function findNice(): string | undefined {
+  return findTool("nice");
+}

@@ -11,11 +11,13 @@ export {
   DETECT_READS,
   detectIsolation,
   type DetectOptions,
+  findNice,
   IsolationError,
   type IsolationErrorCode,
   type IsolationFact,
   type IsolationKind,
   type IsolationTools,
+  NICE_PATHS,
   withoutNamespace,
 } from "./detect.ts";
 export {

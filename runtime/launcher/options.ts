@@ -26,6 +26,7 @@ export const START_OPTIONS = {
   "console-port": { type: "string", default: "8090" },
   isolation: { type: "string", default: "auto" },
   "browser-user": { type: "string" },
+  "warm-browsers": { type: "string" },
 } as const satisfies Options;
 
 /** `omotai agent add|list|rm`. */

@@ -11,7 +11,7 @@
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { OmotaiError } from "../errors.ts";
-import { DETECT_READS, TOOL_DIRS } from "../isolation/detect.ts";
+import { DETECT_READS, NICE_PATHS, TOOL_DIRS } from "../isolation/detect.ts";
 import { DATA_DIR_ENV, resolveDataDir } from "./data_dir.ts";
 import {
   type CommandLine,
@@ -228,6 +228,11 @@ function startGrants(
   childEnv.OMOTAI_BROWSER = browser;
   grants.run.add(browser);
   grants.run.add(facts.deno);
+  // Browsers run at a lower CPU priority than the runtime (cli/browser_start.ts).
+  for (const p of NICE_PATHS) {
+    grants.read.add(p);
+    grants.run.add(p);
+  }
   // Chromium's sandbox cannot start as root: the runtime asks for its uid to know.
   grants.sys.add("uid");
   // Each browser in its own network namespace (runtime/isolation/): the runtime looks for

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { BrowserLaunchError } from "../../cdp/errors.ts";
-import { DETECT_READS } from "../isolation/detect.ts";
+import { DETECT_READS, NICE_PATHS } from "../isolation/detect.ts";
 import { childPermissions, LaunchError, type LaunchFacts, type PolicyRefs } from "./permissions.ts";
 
 const DENO = "/opt/deno/bin/deno";
@@ -70,10 +70,10 @@ Deno.test("childPermissions() grants read of the policy and its modules", () => 
   assert.deepEqual(plan.flags, [
     `--allow-read=${STATE},${BUNDLED},${policy},/home/me/policies/mine/m.wasm,` +
     `/home/me/policies/mine/m.wasm.sig.json,/opt/x.wasm,/opt/x.wasm.sig.json,` +
-    `/home/me/uploads,/data/uploads,${DETECT_READS.join(",")}`,
+    `/home/me/uploads,/data/uploads,${NICE_PATHS.join(",")},${DETECT_READS.join(",")}`,
     `--allow-write=${STATE}`,
     `--allow-env=${START_ENV.join(",")}`,
-    `--allow-run=/usr/bin/chromium,${DENO},/usr/bin/bwrap`,
+    `--allow-run=/usr/bin/chromium,${DENO},${NICE_PATHS.join(",")},/usr/bin/bwrap`,
     "--allow-sys=uid",
   ]);
   // The caller's words stay as they are (the child keeps the caller's directory); only the
@@ -162,11 +162,12 @@ Deno.test("childPermissions() grants the policies of the database's agents to ss
     agentPolicy,
     "/etc/omotai/r.wasm",
     "/etc/omotai/r.wasm.sig.json",
+    ...NICE_PATHS,
     ...DETECT_READS,
   ]);
   // stdio has no agents: its one client browses under --policy.
   const stdio = allowed(childPermissions(["start", "--data-dir", "/d"], f).flags, "read");
-  assert.deepEqual(stdio, ["/d", BUNDLED, ...DETECT_READS]);
+  assert.deepEqual(stdio, ["/d", BUNDLED, ...NICE_PATHS, ...DETECT_READS]);
 });
 
 Deno.test("childPermissions() grants the audit mirror and its rotated files", () => {

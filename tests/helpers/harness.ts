@@ -106,7 +106,16 @@ export class TestClient implements AsyncDisposable {
     }
   }
 
+  /**
+   * Ends the session as a client should: Streamable HTTP's DELETE (the SDK's `close()` alone
+   * only drops the connection, and the runtime would keep the session until its idle
+   * timeout), then the connection.
+   */
   async [Symbol.asyncDispose](): Promise<void> {
+    const transport = this.client.transport as
+      | { terminateSession?: () => Promise<void> }
+      | undefined;
+    await transport?.terminateSession?.().catch(() => {});
     await this.client.close().catch(() => {});
   }
 }
@@ -168,6 +177,9 @@ export async function startTestRuntime(
     port: 0,
     dataDir,
     policy: policyFile,
+    // A warm browser per test runtime would double the suite's launches: the pool's own
+    // tests ask for one.
+    warmBrowsers: 0,
     ...options,
   });
 }

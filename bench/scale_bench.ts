@@ -1,0 +1,708 @@
+/**
+ * How Omotai and the peer (Playwright MCP, bench/peer.ts) hold up under N concurrent MCP
+ * sessions over Streamable HTTP, side by side in one run: N clients on ONE server each open a
+ * session and navigate three real pages of `../shared/corpus/pages/` in sequence (news and
+ * reference pages, their third-party requests refused or unresolvable; the pages rotate so the
+ * clients do not all load the same one at once). The two systems run one after the other at
+ * each size, never at once, so they do not share the CPU.
+ *
+ * Per system and size it reports: navigations ok / total (an `isError` result, a Playwright
+ * `### Error` text or a thrown call is not ok), p50 / p95 of `browser_navigate` latency,
+ * browser-only PSS per session (the summed `Pss` of every Chromium process descending from the
+ * system's own process, sampled while all N sessions are open after their last navigation,
+ * divided by N), the server process's own PSS (for Omotai that is this bench's process, since
+ * the runtime runs in it, clients and corpus server included), the Chromium processes still
+ * there 2 s after every client ended its session (HTTP DELETE, then close; target 0), and the
+ * p50 over the N sessions of connect-to-first-navigation-answered.
+ *
+ * Run: deno run -A bench/scale_bench.ts [--sizes 1,5,10,20] [--json PATH]
+ * (Omotai uses the default isolation, `auto`: as root it needs the omotai-browser user, bwrap
+ * and socat for a network namespace per browser.)
+ *
+ * @module
+ */
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { agentTransport, startTestRuntime } from "../tests/helpers/harness.ts";
+import type { Runtime } from "../runtime/cli/start.ts";
+import { findBrowser, runningAsRoot } from "../cdp/mod.ts";
+import { serveCorpus } from "./corpus.ts";
+import { ensurePeerInstalled, PLAYWRIGHT_MCP_VERSION } from "./peer.ts";
+
+/** Real pages with many refused third-party requests (news, reference). */
+export const SCALE_PAGES = ["wikipedia", "cnet", "nytimes-1", "guardian-1", "buzzfeed-1"];
+/** Navigations per session. */
+export const NAVS_PER_SESSION = 3;
+/** How long after the last session ends the leftover processes are counted. */
+const LEFT_AFTER_MS = 2_000;
+/** How long leftovers are then watched for, to say when they went. */
+const GONE_POLL_MS = 30_000;
+/** Generous per-call timeout: 20 sessions on 2 cores are slow, and slow is what we measure. */
+const CALL_TIMEOUT_MS = 180_000;
+
+// ---------------------------------------------------------------------------------------------
+// Pure helpers (tested by scale_bench_test.ts)
+// ---------------------------------------------------------------------------------------------
+
+/** Command-line options. */
+export interface ScaleArgs {
+  sizes: number[];
+  json?: string;
+}
+
+/** Parses `--sizes 1,5,10,20` (or `--sizes=…`) and `--json PATH`. */
+export function parseArgs(argv: string[]): ScaleArgs {
+  const out: ScaleArgs = { sizes: [1, 5, 10, 20] };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
+    const value = () => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === "--sizes") {
+      const sizes = value().split(",").map((s) => Number(s.trim()));
+      if (sizes.length === 0 || sizes.some((n) => !Number.isInteger(n) || n < 1)) {
+        throw new Error(`--sizes takes positive integers separated by commas`);
+      }
+      out.sizes = sizes;
+    } else if (flag === "--json") out.json = value();
+    else throw new Error(`unknown argument ${argv[i]}`);
+  }
+  return out;
+}
+
+/** The pages session `i` navigates, in order: rotated so sessions start on different pages. */
+export function pagesFor(i: number, pages = SCALE_PAGES, n = NAVS_PER_SESSION): string[] {
+  return Array.from({ length: n }, (_, k) => pages[(i + k) % pages.length]);
+}
+
+/** Nearest-rank percentile (`p` in 0..100) of `xs`; NaN when empty. */
+export function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * s.length);
+  return s[Math.min(s.length - 1, Math.max(0, rank - 1))];
+}
+
+/** One process as /proc shows it. */
+export interface ProcInfo {
+  pid: number;
+  ppid: number;
+  /** `comm` from /proc/PID/stat (at most 15 characters). */
+  comm: string;
+  /** argv[0] from /proc/PID/cmdline ("" for a zombie or when unreadable). */
+  argv0: string;
+  /** The whole command line, space-joined, shortened. */
+  cmd?: string;
+}
+
+/** Pid, ppid and comm from the text of /proc/PID/stat (comm may hold spaces and parens). */
+export function parseStat(text: string): { pid: number; ppid: number; comm: string } | undefined {
+  const open = text.indexOf("(");
+  const close = text.lastIndexOf(")");
+  if (open < 0 || close < open) return undefined;
+  const pid = Number(text.slice(0, open).trim());
+  const rest = text.slice(close + 2).split(" ");
+  const ppid = Number(rest[1]);
+  if (!Number.isInteger(pid) || !Number.isInteger(ppid)) return undefined;
+  return { pid, ppid, comm: text.slice(open + 1, close) };
+}
+
+/** The `Pss:` line of /proc/PID/smaps_rollup, in KiB (0 when absent). */
+export function parsePssKiB(smapsRollup: string): number {
+  const m = smapsRollup.match(/^Pss:\s+(\d+)\s+kB/m);
+  return m ? Number(m[1]) : 0;
+}
+
+/** Every process descending from `root` (not `root` itself), minus the subtrees of `skip`. */
+export function descendants(procs: ProcInfo[], root: number, skip: number[] = []): ProcInfo[] {
+  const children = new Map<number, ProcInfo[]>();
+  for (const p of procs) {
+    const list = children.get(p.ppid) ?? [];
+    list.push(p);
+    children.set(p.ppid, list);
+  }
+  const out: ProcInfo[] = [];
+  const stack = [root];
+  const seen = new Set<number>([root]);
+  while (stack.length) {
+    for (const c of children.get(stack.pop()!) ?? []) {
+      if (seen.has(c.pid) || skip.includes(c.pid)) continue;
+      seen.add(c.pid);
+      out.push(c);
+      stack.push(c.pid);
+    }
+  }
+  return out;
+}
+
+/** Whether a process is a Chromium one (browser, zygote, renderer, GPU, utility, crashpad). */
+export function isChromium(p: Pick<ProcInfo, "comm" | "argv0">): boolean {
+  const base = p.argv0.split("/").pop() ?? "";
+  return /chrom|headless_shell/i.test(p.comm) || /chrom|headless_shell/i.test(base);
+}
+
+/** One system's figures at one size. */
+export interface SystemRow {
+  system: "omotai" | "playwright-mcp";
+  sessions: number;
+  ok: number;
+  total: number;
+  /** browser_navigate latency over the ok navigations, ms. */
+  p50Ms: number;
+  p95Ms: number;
+  /** Summed Chromium PSS while all sessions were open, KiB. */
+  browserPssKiB: number;
+  /** browserPssKiB / sessions. */
+  browserPssPerSessionKiB: number;
+  /** Chromium processes counted in that sample. */
+  browserProcesses: number;
+  /** Non-Chromium descendants' PSS in the same sample (bwrap, socat…), KiB. */
+  helperPssKiB: number;
+  /** Those descendants by `comm`: how many, and their PSS in KiB. */
+  helpers: Record<string, { count: number; pssKiB: number }>;
+  /** The server process's own PSS in the same sample, KiB (Omotai: the bench's process). */
+  serverPssKiB: number;
+  /** Chromium processes still descending from the server 2 s after every session ended. */
+  leftAfter2s: number;
+  /** Other (non-Chromium) descendants still there then. */
+  otherLeftAfter2s: number;
+  /** Their command lines. */
+  otherLeftNames: string[];
+  /** Ms from the end of the sessions until no Chromium process of the system was left
+   * (polled up to 30 s; NaN if some were still there then). */
+  allGoneMs: number;
+  /** p50 over sessions of connect start to first browser_navigate answered (ok ones), ms. */
+  firstNavigateP50Ms: number;
+  /** First 120 characters of each failure. */
+  failures: string[];
+  /** Set when the size could not be run at all for this system. */
+  error?: string;
+}
+
+/** One table row: both systems at one size. */
+export interface SizeRow {
+  sessions: number;
+  omotai: SystemRow;
+  peer: SystemRow;
+}
+
+function fmtMs(n: number): string {
+  return Number.isFinite(n) ? `${Math.round(n)}` : "–";
+}
+
+function fmtMiB(kib: number): string {
+  return Number.isFinite(kib) && kib > 0 ? `${(kib / 1024).toFixed(0)} MiB` : "–";
+}
+
+function cells(r: SystemRow): string[] {
+  if (r.error && r.total === 0) return [`failed: ${r.error.slice(0, 60)}`, "–", "–", "–", "–"];
+  return [
+    `${r.ok}/${r.total}`,
+    `${fmtMs(r.p50Ms)} / ${fmtMs(r.p95Ms)} ms`,
+    fmtMiB(r.browserPssPerSessionKiB),
+    `${r.leftAfter2s}`,
+    `${fmtMs(r.firstNavigateP50Ms)} ms`,
+  ];
+}
+
+/** The markdown table of the issue, one line per size. */
+export function markdownTable(rows: SizeRow[]): string {
+  const head = [
+    "sessions",
+    "Omotai: ok",
+    "p50 / p95",
+    "PSS per session",
+    "left after 2 s",
+    "first navigate p50",
+    "Playwright MCP: ok",
+    "p50 / p95",
+    "PSS per session",
+    "left after 2 s",
+    "first navigate p50",
+  ];
+  const lines = [
+    `| ${head.join(" | ")} |`,
+    `|${head.map(() => " --- ").join("|")}|`,
+  ];
+  for (const r of rows) {
+    lines.push(`| ${[`${r.sessions}`, ...cells(r.omotai), ...cells(r.peer)].join(" | ")} |`);
+  }
+  return lines.join("\n");
+}
+
+/** A row for a system whose run failed before any figure. */
+export function failedRow(
+  system: SystemRow["system"],
+  sessions: number,
+  error: string,
+): SystemRow {
+  return {
+    system,
+    sessions,
+    ok: 0,
+    total: 0,
+    p50Ms: NaN,
+    p95Ms: NaN,
+    browserPssKiB: 0,
+    browserPssPerSessionKiB: 0,
+    browserProcesses: 0,
+    helperPssKiB: 0,
+    helpers: {},
+    serverPssKiB: 0,
+    leftAfter2s: NaN,
+    otherLeftAfter2s: NaN,
+    otherLeftNames: [],
+    allGoneMs: NaN,
+    firstNavigateP50Ms: NaN,
+    failures: [],
+    error,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// /proc
+// ---------------------------------------------------------------------------------------------
+
+/** Every process now in /proc (those that vanish while read are skipped). */
+async function listProcs(): Promise<ProcInfo[]> {
+  const out: ProcInfo[] = [];
+  for await (const e of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const stat = parseStat(await Deno.readTextFile(`/proc/${e.name}/stat`));
+      if (!stat) continue;
+      let argv: string[] = [];
+      try {
+        argv = (await Deno.readTextFile(`/proc/${e.name}/cmdline`)).split("\0");
+      } catch { /* unreadable: comm decides */ }
+      out.push({ ...stat, argv0: argv[0] ?? "", cmd: argv.join(" ").trim().slice(0, 160) });
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+async function pssKiB(pid: number): Promise<number> {
+  try {
+    return parsePssKiB(await Deno.readTextFile(`/proc/${pid}/smaps_rollup`));
+  } catch {
+    return 0;
+  }
+}
+
+/** What descends from `root` now: Chromium processes and the others, with their PSS. */
+async function sampleTree(root: number, skip: number[] = []) {
+  const tree = descendants(await listProcs(), root, skip);
+  const browsers = tree.filter(isChromium);
+  const others = tree.filter((p) => !isChromium(p));
+  const helpers: Record<string, { count: number; pssKiB: number }> = {};
+  for (const p of others) {
+    const h = helpers[p.comm] ??= { count: 0, pssKiB: 0 };
+    h.count++;
+    h.pssKiB += await pssKiB(p.pid);
+  }
+  const sum = async (ps: ProcInfo[]) =>
+    (await Promise.all(ps.map((p) => pssKiB(p.pid)))).reduce((a, b) => a + b, 0);
+  return {
+    browsers,
+    others,
+    browserPssKiB: await sum(browsers),
+    otherPssKiB: await sum(others),
+    helpers,
+    rootPssKiB: await pssKiB(root),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions
+// ---------------------------------------------------------------------------------------------
+
+interface NavOutcome {
+  ok: boolean;
+  ms: number;
+  failure?: string;
+}
+
+interface SessionOutcome {
+  navs: NavOutcome[];
+  firstNavigateMs?: number;
+  client?: Client;
+  transport?: StreamableHTTPClientTransport;
+  failure?: string;
+}
+
+async function navigate(client: Client, url: string): Promise<NavOutcome> {
+  const t0 = performance.now();
+  try {
+    const res = await client.callTool({ name: "browser_navigate", arguments: { url } }, undefined, {
+      timeout: CALL_TIMEOUT_MS,
+    });
+    const ms = performance.now() - t0;
+    const text = ((res.content ?? []) as { text?: string }[]).map((c) => c.text ?? "").join("\n");
+    if (res.isError === true || text.startsWith("### Error")) {
+      return { ok: false, ms, failure: text.replace(/\s+/g, " ").slice(0, 120) };
+    }
+    return { ok: true, ms };
+  } catch (err) {
+    const msg = `thrown: ${err instanceof Error ? err.message : String(err)}`;
+    return { ok: false, ms: performance.now() - t0, failure: oneLine(msg).slice(0, 120) };
+  }
+}
+
+/** One session: connect, then its pages in order; the client is left open. */
+async function runSession(
+  transport: StreamableHTTPClientTransport,
+  urls: string[],
+): Promise<SessionOutcome> {
+  const client = new Client({ name: "omotai-scale-bench", version: "0" });
+  const out: SessionOutcome = { navs: [], transport };
+  const t0 = performance.now();
+  try {
+    await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
+  } catch (err) {
+    out.failure = `connect: ${err instanceof Error ? err.message : String(err)}`.slice(0, 120);
+    await client.close().catch(() => {});
+    return out;
+  }
+  out.client = client;
+  for (const url of urls) {
+    const nav = await navigate(client, url);
+    if (out.navs.length === 0 && nav.ok) out.firstNavigateMs = performance.now() - t0;
+    out.navs.push(nav);
+  }
+  return out;
+}
+
+/** Ends a session the way a client should: DELETE of the session, then the transport closed. */
+async function endSession(s: SessionOutcome): Promise<string | undefined> {
+  let problem: string | undefined;
+  try {
+    await s.transport?.terminateSession();
+  } catch (err) {
+    problem = `DELETE: ${err instanceof Error ? err.message : String(err)}`.slice(0, 120);
+  }
+  await s.client?.close().catch(() => {});
+  return problem;
+}
+
+/** A system under test: how to get a transport for one more client, and whose tree is its. */
+interface System {
+  name: SystemRow["system"];
+  transport(): StreamableHTTPClientTransport;
+  /** The process whose descendants are this system's browsers. */
+  root: number;
+  /** Subtrees under `root` that are not this system's (the peer's, when root is this process). */
+  skip: number[];
+}
+
+/** Runs `n` concurrent sessions on `sys` and measures them; the system stays up. */
+async function measure(sys: System, n: number, base: string): Promise<SystemRow> {
+  const transports = Array.from({ length: n }, () => sys.transport());
+  const sessions = await Promise.all(
+    transports.map((t, i) => runSession(t, pagesFor(i).map((p) => `${base}/${p}/`))),
+  );
+  // All N sessions are open, each after its last navigation.
+  const sample = await sampleTree(sys.root, sys.skip);
+  const ended = await Promise.all(sessions.map(endSession));
+  const endedAt = performance.now();
+  await new Promise((r) => setTimeout(r, LEFT_AFTER_MS));
+  const after = await sampleTree(sys.root, sys.skip);
+  // How long the leftovers, if any, take to go (the figure above is the one the issue asks).
+  let allGoneMs = after.browsers.length === 0 ? LEFT_AFTER_MS : NaN;
+  while (Number.isNaN(allGoneMs) && performance.now() - endedAt < GONE_POLL_MS) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = descendants(await listProcs(), sys.root, sys.skip).filter(isChromium);
+    if (now.length === 0) allGoneMs = performance.now() - endedAt;
+  }
+
+  const navs = sessions.flatMap((s) => s.navs);
+  const okMs = navs.filter((v) => v.ok).map((v) => v.ms);
+  const failures = [
+    ...sessions.flatMap((s) => s.failure ? [s.failure] : []),
+    ...navs.flatMap((v) => v.failure ? [v.failure] : []),
+    ...ended.flatMap((e) => e ? [e] : []),
+  ];
+  const firsts = sessions.flatMap((s) =>
+    s.firstNavigateMs === undefined ? [] : [s.firstNavigateMs]
+  );
+  return {
+    system: sys.name,
+    sessions: n,
+    ok: okMs.length,
+    total: n * NAVS_PER_SESSION,
+    p50Ms: percentile(okMs, 50),
+    p95Ms: percentile(okMs, 95),
+    browserPssKiB: sample.browserPssKiB,
+    browserPssPerSessionKiB: sample.browserPssKiB / n,
+    browserProcesses: sample.browsers.length,
+    helperPssKiB: sample.otherPssKiB,
+    helpers: sample.helpers,
+    serverPssKiB: sample.rootPssKiB,
+    leftAfter2s: after.browsers.length,
+    otherLeftAfter2s: after.others.length,
+    otherLeftNames: after.others.map((p) => p.cmd || p.comm),
+    allGoneMs,
+    firstNavigateP50Ms: percentile(firsts, 50),
+    failures,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The two systems
+// ---------------------------------------------------------------------------------------------
+
+/** Omotai in this process, default isolation (`auto`), allowing the corpus origin. */
+async function runOmotai(n: number, base: string, skip: number[]): Promise<SystemRow> {
+  const dir = await Deno.makeTempDir({ prefix: "omotai-scale-" });
+  let runtime: Runtime | undefined;
+  try {
+    runtime = await startTestRuntime(dir, `allowed_origins: [${base}]\n`);
+    if (runtime.isolation.kind !== "netns") {
+      console.log(`  (omotai: no network namespace here: ${runtime.isolation.reason})`);
+    }
+    const rt = runtime;
+    return await measure(
+      {
+        name: "omotai",
+        transport: () => agentTransport(rt, "http") as StreamableHTTPClientTransport,
+        root: Deno.pid,
+        skip,
+      },
+      n,
+      base,
+    );
+  } finally {
+    try {
+      await runtime?.[Symbol.asyncDispose]();
+    } catch (err) {
+      console.log(`  omotai: runtime dispose failed: ${errText(err)}`);
+    }
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** A free loopback TCP port (closed again at once). */
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+/** A running Playwright MCP over Streamable HTTP on a free port. */
+export interface PeerServer extends AsyncDisposable {
+  pid: number;
+  url: URL;
+  /** The last of its stderr, for failures. */
+  stderrTail(): string;
+}
+
+/**
+ * Starts Playwright MCP (the pinned peer, installed into bench/.peer) as an HTTP server:
+ * `--port P --isolated --headless --executable-path <system chromium>` (and `--no-sandbox` as
+ * root, as peerCommand does), bound to 127.0.0.1 and told to accept that as the Host header.
+ */
+export async function startPeerHttp(): Promise<PeerServer> {
+  const cli = await ensurePeerInstalled();
+  const port = freePort();
+  const cwd = await Deno.makeTempDir({ prefix: "bench-peer-scale-" });
+  const args = [
+    cli,
+    "--port",
+    `${port}`,
+    "--host",
+    "127.0.0.1",
+    // It names its loopback server "localhost" and refuses any other Host header.
+    "--allowed-hosts",
+    `127.0.0.1:${port}`,
+    "--isolated",
+    "--headless",
+    "--executable-path",
+    findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+    ...(runningAsRoot() ? ["--no-sandbox"] : []),
+  ];
+  const child = new Deno.Command("node", {
+    args,
+    cwd,
+    // Its browser profiles (`--isolated`) go to the temp dir; this one is removed with it.
+    env: { TMPDIR: cwd },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let tail = "";
+  const drain = (async () => {
+    const dec = new TextDecoder();
+    for await (const chunk of child.stderr) tail = (tail + dec.decode(chunk)).slice(-4000);
+  })().catch(() => {});
+  const url = new URL(`http://127.0.0.1:${port}/mcp`);
+  const dispose = async () => {
+    // Whatever it left running is killed too, so no size inherits another's browsers.
+    const mine = descendants(await listProcs(), child.pid).map((p) => p.pid);
+    try {
+      child.kill("SIGTERM");
+    } catch { /* already gone */ }
+    const done = await Promise.race([
+      child.status.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 5_000)),
+    ]);
+    if (!done) {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* gone */ }
+      await child.status;
+    }
+    for (const pid of mine) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch { /* gone */ }
+    }
+    await drain;
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
+  };
+  // Ready once the port answers.
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const c = await Deno.connect({ hostname: "127.0.0.1", port });
+      c.close();
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        await dispose();
+        throw new Error(`playwright-mcp did not listen on ${port}: ${tail.slice(-300)}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return { pid: child.pid, url, stderrTail: () => tail, [Symbol.asyncDispose]: dispose };
+}
+
+async function runPeer(n: number, base: string, peerPids: number[]): Promise<SystemRow> {
+  const peer = await startPeerHttp();
+  peerPids.push(peer.pid);
+  try {
+    const row = await measure(
+      {
+        name: "playwright-mcp",
+        transport: () => new StreamableHTTPClientTransport(peer.url),
+        root: peer.pid,
+        skip: [],
+      },
+      n,
+      base,
+    );
+    if (row.ok < row.total) row.failures.push(`stderr: ${oneLine(peer.stderrTail()).slice(-120)}`);
+    return row;
+  } finally {
+    await peer[Symbol.asyncDispose]();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------------------------
+
+function oneLine(s: string): string {
+  return s.replace(/\s+/g, " ").trim();
+}
+
+function errText(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).slice(0, 200);
+}
+
+function describe(r: SystemRow): string {
+  const mib = (k: number) => `${(k / 1024).toFixed(0)} MiB`;
+  if (r.error) return `${r.system}: FAILED ${r.error}`;
+  return `${r.system}: ${r.ok}/${r.total} ok, p50 ${fmtMs(r.p50Ms)} p95 ${fmtMs(r.p95Ms)} ms, ` +
+    `chromium ${mib(r.browserPssKiB)} in ${r.browserProcesses} processes ` +
+    `(${mib(r.browserPssPerSessionKiB)}/session), helpers ${mib(r.helperPssKiB)} ${
+      JSON.stringify(r.helpers)
+    }, ` +
+    `server process ${mib(r.serverPssKiB)}, left after 2 s: ${r.leftAfter2s} chromium + ` +
+    `${r.otherLeftAfter2s} other [${r.otherLeftNames.join("; ")}], all gone after ` +
+    `${
+      Number.isNaN(r.allGoneMs) ? `> ${GONE_POLL_MS}` : fmtMs(r.allGoneMs)
+    } ms, first navigate p50 ${fmtMs(r.firstNavigateP50Ms)} ms`;
+}
+
+if (import.meta.main) {
+  const args = parseArgs(Deno.args);
+  const corpus = serveCorpus();
+  const base = `http://127.0.0.1:${corpus.addr.port}`;
+  const rows: SizeRow[] = [];
+  const peerPids: number[] = [];
+  const loadBefore = Deno.loadavg();
+  try {
+    for (const n of args.sizes) {
+      console.log(`size ${n}: load ${Deno.loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+      let omotai: SystemRow;
+      try {
+        omotai = await runOmotai(n, base, peerPids);
+      } catch (err) {
+        omotai = failedRow("omotai", n, errText(err));
+      }
+      console.log(`  ${describe(omotai)}`);
+      let peer: SystemRow;
+      try {
+        peer = await runPeer(n, base, peerPids);
+      } catch (err) {
+        peer = failedRow("playwright-mcp", n, errText(err));
+      }
+      console.log(`  ${describe(peer)}`);
+      rows.push({ sessions: n, omotai, peer });
+    }
+  } finally {
+    await corpus.shutdown();
+  }
+  const loadAfter = Deno.loadavg();
+  console.log("");
+  console.log(
+    `N concurrent Streamable HTTP sessions, ${NAVS_PER_SESSION} corpus pages each (${
+      SCALE_PAGES.join(", ")
+    }, rotated); Playwright MCP ${PLAYWRIGHT_MCP_VERSION}. PSS per session is browser-only: ` +
+      `the Chromium processes' summed PSS / N, sampled with all N sessions open.`,
+  );
+  console.log("");
+  console.log(markdownTable(rows));
+  console.log("");
+  console.log(
+    `${navigator.hardwareConcurrency} cores; load average before ` +
+      `${loadBefore.map((x) => x.toFixed(2)).join(" ")}, after ${
+        loadAfter.map((x) => x.toFixed(2)).join(" ")
+      }`,
+  );
+  for (const r of rows) {
+    for (const s of [r.omotai, r.peer]) {
+      console.log(
+        `size ${r.sessions} ${s.system}: server process PSS ${fmtMiB(s.serverPssKiB)}` +
+          (s.system === "omotai" ? " (the bench's own process: runtime + clients + corpus)" : ""),
+      );
+      for (const f of s.failures.slice(0, 10)) console.log(`    failure: ${f}`);
+      if (s.failures.length > 10) console.log(`    … ${s.failures.length - 10} more`);
+    }
+  }
+  if (args.json) {
+    await Deno.writeTextFile(
+      args.json,
+      JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          cores: navigator.hardwareConcurrency,
+          loadBefore,
+          loadAfter,
+          pages: SCALE_PAGES,
+          navsPerSession: NAVS_PER_SESSION,
+          playwrightMcp: PLAYWRIGHT_MCP_VERSION,
+          rows,
+        },
+        (_k, v) => typeof v === "number" && !Number.isFinite(v) ? null : v,
+        2,
+      ) + "\n",
+    );
+    console.log(`wrote ${args.json}`);
+  }
+}

@@ -1,0 +1,113 @@
+import assert from "node:assert/strict";
+import {
+  descendants,
+  failedRow,
+  isChromium,
+  markdownTable,
+  pagesFor,
+  parseArgs,
+  parsePssKiB,
+  parseStat,
+  percentile,
+  type ProcInfo,
+  SCALE_PAGES,
+  type SystemRow,
+} from "./scale_bench.ts";
+
+Deno.test("parseArgs: defaults, --sizes in both spellings, --json, and bad input", () => {
+  assert.deepEqual(parseArgs([]), { sizes: [1, 5, 10, 20] });
+  assert.deepEqual(parseArgs(["--sizes", "1,2", "--json", "/tmp/x.json"]), {
+    sizes: [1, 2],
+    json: "/tmp/x.json",
+  });
+  assert.deepEqual(parseArgs(["--sizes=10"]).sizes, [10]);
+  assert.throws(() => parseArgs(["--sizes", "0,2"]));
+  assert.throws(() => parseArgs(["--sizes", "a"]));
+  assert.throws(() => parseArgs(["--json"]));
+  assert.throws(() => parseArgs(["--what"]));
+});
+
+Deno.test("pagesFor: three pages in order, rotated by session", () => {
+  assert.deepEqual(pagesFor(0), SCALE_PAGES.slice(0, 3));
+  assert.deepEqual(pagesFor(1), SCALE_PAGES.slice(1, 4));
+  assert.deepEqual(pagesFor(4), [SCALE_PAGES[4], SCALE_PAGES[0], SCALE_PAGES[1]]);
+  // Five sessions start on five different pages.
+  assert.deepEqual(new Set([0, 1, 2, 3, 4].map((i) => pagesFor(i)[0])).size, 5);
+});
+
+Deno.test("percentile: nearest rank, unsorted input, empty is NaN", () => {
+  assert.deepEqual(percentile([5, 1, 3], 50), 3);
+  assert.deepEqual(percentile([1, 2, 3, 4], 50), 2);
+  const hundred = Array.from({ length: 100 }, (_, i) => 100 - i);
+  assert.deepEqual(percentile(hundred, 95), 95);
+  assert.deepEqual(percentile([7], 95), 7);
+  assert.ok(Number.isNaN(percentile([], 50)));
+});
+
+Deno.test("parseStat: comm with spaces and parens; ppid after it", () => {
+  assert.deepEqual(parseStat("1234 (chromium) S 99 1234 1234 0 -1"), {
+    pid: 1234,
+    ppid: 99,
+    comm: "chromium",
+  });
+  assert.deepEqual(parseStat("7 (a (b) c) R 3 7 7 0")?.comm, "a (b) c");
+  assert.deepEqual(parseStat("7 (a (b) c) R 3 7 7 0")?.ppid, 3);
+  assert.deepEqual(parseStat("garbage"), undefined);
+});
+
+Deno.test("parsePssKiB: the Pss line, not Pss_Anon and friends", () => {
+  const text = "55d0-7ffd ---p 00000000 00:00 0 [rollup]\nRss: 2000 kB\nPss: 1234 kB\n" +
+    "Pss_Anon: 1000 kB\nPss_File: 234 kB\n";
+  assert.deepEqual(parsePssKiB(text), 1234);
+  assert.deepEqual(parsePssKiB(""), 0);
+});
+
+Deno.test("descendants: the whole subtree, minus skipped subtrees, cycles harmless", () => {
+  const p = (pid: number, ppid: number, comm = "x"): ProcInfo => ({
+    pid,
+    ppid,
+    comm,
+    argv0: "",
+  });
+  const procs = [p(1, 0), p(10, 1), p(11, 10), p(12, 11), p(20, 1), p(21, 20), p(30, 99)];
+  assert.deepEqual(descendants(procs, 10).map((x) => x.pid).sort(), [11, 12]);
+  assert.deepEqual(descendants(procs, 1, [20]).map((x) => x.pid).sort(), [10, 11, 12]);
+  assert.deepEqual(descendants([p(5, 6), p(6, 5)], 5).map((x) => x.pid), [6]);
+});
+
+Deno.test("isChromium: by comm or by argv0's name, not bwrap, socat or node", () => {
+  assert.deepEqual(isChromium({ comm: "chromium", argv0: "/usr/lib/chromium/chromium" }), true);
+  assert.deepEqual(isChromium({ comm: "chrome_crashpad", argv0: "" }), true);
+  assert.deepEqual(isChromium({ comm: "headless_shell", argv0: "" }), true);
+  assert.deepEqual(isChromium({ comm: "bwrap", argv0: "bwrap" }), false);
+  assert.deepEqual(isChromium({ comm: "socat", argv0: "/usr/bin/socat" }), false);
+  assert.deepEqual(isChromium({ comm: "node", argv0: "node" }), false);
+});
+
+Deno.test("markdownTable: the issue's header, one line per size, failed systems marked", () => {
+  const row: SystemRow = {
+    ...failedRow("omotai", 2, ""),
+    error: undefined,
+    ok: 6,
+    total: 6,
+    p50Ms: 1500.4,
+    p95Ms: 3000,
+    browserPssKiB: 2 * 300 * 1024,
+    browserPssPerSessionKiB: 300 * 1024,
+    leftAfter2s: 0,
+    firstNavigateP50Ms: 2000,
+  };
+  const table = markdownTable([
+    { sessions: 2, omotai: row, peer: failedRow("playwright-mcp", 2, "no npm") },
+  ]).split("\n");
+  assert.deepEqual(table.length, 3);
+  assert.deepEqual(
+    table[0],
+    "| sessions | Omotai: ok | p50 / p95 | PSS per session | left after 2 s | first navigate p50 " +
+      "| Playwright MCP: ok | p50 / p95 | PSS per session | left after 2 s | first navigate p50 |",
+  );
+  assert.deepEqual(
+    table[2],
+    "| 2 | 6/6 | 1500 / 3000 ms | 300 MiB | 0 | 2000 ms | failed: no npm | – | – | – | – |",
+  );
+});

@@ -1,0 +1,63 @@
+/**
+ * How this runtime starts browsers, put together once: the executable, the sandbox, a lower
+ * CPU priority (`nice`), and the pool of browsers started ahead of their sessions. Sessions
+ * and the pool launch through the same recipe.
+ *
+ * @module
+ */
+import { describeError, type ProfileStore } from "../../cdp/mod.ts";
+import { type BrowserStart, type LaunchIsolation, startBrowser } from "../browser/launch.ts";
+import { defaultPoolSize, WarmPool } from "../browser/warm_pool.ts";
+import type { EgressProxy } from "../egress/egress_proxy.ts";
+import { warmEgress } from "../egress/warm_egress.ts";
+import { findNice } from "../isolation/mod.ts";
+import { log } from "../log.ts";
+import type { Teardown } from "./teardown.ts";
+
+/** What the recipe is made of. */
+export interface BrowserStartParts {
+  profiles: ProfileStore;
+  executable: string;
+  headful?: boolean;
+  isolation?: LaunchIsolation;
+}
+
+/** The recipe every browser of this runtime is started with. */
+export function browserStart(parts: BrowserStartParts): BrowserStart {
+  const nice = findNice();
+  if (!nice) log("browsers run at the runtime's CPU priority: nice was not found");
+  return { ...parts, nice };
+}
+
+/**
+ * The pool of warm browsers (`size`; default by the machine's cores), on the teardown; it
+ * starts filling at once, in the background. None when the size is 0. In stdio mode (one
+ * session) at most one, not replaced once taken.
+ */
+export function openWarmPool(
+  start: BrowserStart,
+  proxy: EgressProxy,
+  options: { size?: number; mode: "stdio" | "sse" },
+  teardown: Teardown,
+): WarmPool | undefined {
+  const stdio = options.mode === "stdio";
+  const n = Math.min(
+    options.size ?? defaultPoolSize(navigator.hardwareConcurrency ?? 1),
+    stdio ? 1 : Infinity,
+  );
+  if (n <= 0) return undefined;
+  const pool = new WarmPool({
+    size: n,
+    refill: !stdio,
+    start: async () => {
+      return await startBrowser(
+        { ...start, log: (line) => log(`warm browser: cdp: ${line}`) },
+        () => warmEgress(proxy),
+      );
+    },
+    log,
+  });
+  teardown.defer("warm browsers", () => pool[Symbol.asyncDispose]());
+  pool.fill().catch((err) => log(`warm pool: ${describeError(err)}`));
+  return pool;
+}
