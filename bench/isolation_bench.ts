@@ -6,6 +6,10 @@
  * started). The two runtimes run at once and their calls alternate, so both see the same
  * machine load.
  *
+ * Session start is measured twice: cold (`--warm-browsers 0`: each session launches its own
+ * browser) and warm (the default pool of one: a session takes a browser started ahead of it;
+ * the pool is given time to refill between sessions, as between a team's agents arriving).
+ *
  * Run: deno run -A bench/isolation_bench.ts [ROUNDS]   (default 5; root needs the
  * omotai-browser user for the sandboxed form)
  *
@@ -63,16 +67,18 @@ if (import.meta.main) {
   const corpus = serveCorpus();
   const corpusBase = `http://127.0.0.1:${corpus.addr.port}`;
   const dirs: string[] = [];
-  const start = async (mode: "off" | "auto") => {
+  const start = async (mode: "off" | "auto", warmBrowsers = 0) => {
     const dir = await Deno.makeTempDir({ prefix: "omotai-bench-" });
     dirs.push(dir);
     return await startTestRuntime(dir, `allowed_origins: [${site.origin}, ${corpusBase}]\n`, {
       isolation: { mode },
+      warmBrowsers,
     });
   };
   const plain = await start("off");
   const isolated = await start("auto");
   const times = { none: [] as number[], netns: [] as number[] };
+  const warmTimes = { none: [] as number[], netns: [] as number[] };
   const loads = { none: [] as number[], netns: [] as number[] };
   try {
     if (isolated.isolation.kind !== "netns") {
@@ -85,6 +91,19 @@ if (import.meta.main) {
         const ms = await sessionStart(rt, `${site.origin}/`);
         (rt === plain ? times.none : times.netns).push(Math.round(ms));
         await new Promise((r) => setTimeout(r, 300));
+      }
+    }
+    {
+      await using warmPlain = await start("off", 1);
+      await using warmIsolated = await start("auto", 1);
+      for (let i = 0; i < rounds; i++) {
+        const order = i % 2 === 0 ? [warmPlain, warmIsolated] : [warmIsolated, warmPlain];
+        for (const rt of order) {
+          // The pool refills behind each session: agents do not arrive back to back.
+          await new Promise((r) => setTimeout(r, 4_000));
+          const ms = await sessionStart(rt, `${site.origin}/`);
+          (rt === warmPlain ? warmTimes.none : warmTimes.netns).push(Math.round(ms));
+        }
       }
     }
     // Corpus page loads in one open session per runtime, alternating page by page.
@@ -113,6 +132,11 @@ if (import.meta.main) {
     `  netns: median ${m.netns}  runs ${times.netns.join(", ")}  (${isolated.isolation.kind})`,
   );
   console.log(`  cost : ${Math.round(((m.netns - m.none) / m.none) * 100)} %`);
+  const w = { none: median(warmTimes.none), netns: median(warmTimes.netns) };
+  console.log(`session start with a warm browser (the default pool of one), ${rounds} rounds`);
+  console.log(`  none : median ${w.none}  runs ${warmTimes.none.join(", ")}`);
+  console.log(`  netns: median ${w.netns}  runs ${warmTimes.netns.join(", ")}`);
+  console.log(`  cost : ${Math.round(((w.netns - w.none) / w.none) * 100)} %`);
   const l = { none: median(loads.none), netns: median(loads.netns) };
   console.log(
     `corpus page load, ms (browser_navigate answered; ${

@@ -15,7 +15,15 @@
  * there 2 s after every client ended its session (HTTP DELETE, then close; target 0), and the
  * p50 over the N sessions of connect-to-first-navigation-answered.
  *
- * Run: deno run -A bench/scale_bench.ts [--sizes 1,5,10,20] [--json PATH]
+ * Then, Omotai only (Playwright MCP has neither verdicts nor approvals), its responsiveness at
+ * `--responsiveness N` busy sessions (default: the largest size; 0 skips it): on a runtime of
+ * its own (read-only, `confirm_writes`), a probe session's verdict latency (a `browser_navigate`
+ * to an origin the policy does not allow, denied by the gate without browser work) and an
+ * approval's turnaround (a POST form's click held: click to the request listed by
+ * `GET /api/approvals`, then approve to the click's answer), each at idle and again while N
+ * other sessions navigate the corpus in a loop; p50 / p95 of each, and the load averages.
+ *
+ * Run: deno run -A bench/scale_bench.ts [--sizes 1,5,10,20] [--responsiveness N] [--json PATH]
  * (Omotai uses the default isolation, `auto`: as root it needs the omotai-browser user, bwrap
  * and socat for a network namespace per browser.)
  *
@@ -25,7 +33,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { agentTransport, startTestRuntime } from "../tests/helpers/harness.ts";
+import { agentTransport, refOf, startTestRuntime } from "../tests/helpers/harness.ts";
 import type { Runtime } from "../runtime/cli/start.ts";
 import { findBrowser, runningAsRoot } from "../cdp/mod.ts";
 import { serveCorpus } from "./corpus.ts";
@@ -50,11 +58,16 @@ const CALL_TIMEOUT_MS = 180_000;
 export interface ScaleArgs {
   sizes: number[];
   json?: string;
+  /** Busy sessions of the responsiveness measurement (0: skip it); default the largest size. */
+  responsiveness: number;
 }
 
-/** Parses `--sizes 1,5,10,20` (or `--sizes=…`) and `--json PATH`. */
+/**
+ * Parses `--sizes 1,5,10,20` (or `--sizes=…`), `--json PATH` and `--responsiveness N` (0
+ * skips it; without the flag, N is the largest of the sizes).
+ */
 export function parseArgs(argv: string[]): ScaleArgs {
-  const out: ScaleArgs = { sizes: [1, 5, 10, 20] };
+  const out: ScaleArgs = { sizes: [1, 5, 10, 20], responsiveness: -1 };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2);
     const value = () => {
@@ -69,8 +82,15 @@ export function parseArgs(argv: string[]): ScaleArgs {
       }
       out.sizes = sizes;
     } else if (flag === "--json") out.json = value();
-    else throw new Error(`unknown argument ${argv[i]}`);
+    else if (flag === "--responsiveness") {
+      const n = Number(value());
+      if (!Number.isInteger(n) || n < 0) {
+        throw new Error(`--responsiveness takes a number of sessions (0 skips it)`);
+      }
+      out.responsiveness = n;
+    } else throw new Error(`unknown argument ${argv[i]}`);
   }
+  if (out.responsiveness < 0) out.responsiveness = Math.max(...out.sizes);
   return out;
 }
 
@@ -261,6 +281,91 @@ export function failedRow(
     failures: [],
     error,
   };
+}
+
+/** Denied navigations per phase of the responsiveness measurement. */
+export const VERDICT_PROBES = 20;
+/** Approval rounds per phase. */
+export const APPROVAL_ROUNDS = 5;
+
+/** Some timings of one kind in one phase: the ok samples, and how many were tried. */
+export interface Timings {
+  /** Ms of each ok sample, in order. */
+  samplesMs: number[];
+  ok: number;
+  total: number;
+  p50Ms: number;
+  p95Ms: number;
+}
+
+/** p50 / p95 over `samples` (the ok ones) out of `total` tried. */
+export function timings(samples: number[], total: number): Timings {
+  return {
+    samplesMs: samples.map((x) => Math.round(x * 10) / 10),
+    ok: samples.length,
+    total,
+    p50Ms: percentile(samples, 50),
+    p95Ms: percentile(samples, 95),
+  };
+}
+
+/** One phase (idle, or while the busy sessions navigate) of the responsiveness measurement. */
+export interface Phase {
+  /** Other sessions navigating meanwhile (0 at idle). */
+  busySessions: number;
+  /** Deno.loadavg() (the 1, 5 and 15 minute load averages) at the phase's start and end. */
+  loadStart: number[];
+  loadEnd: number[];
+  /** Round trip of a `browser_navigate` the gate denies (`ORIGIN_NOT_ALLOWED`). */
+  verdict: Timings;
+  /** From the `browser_click` call to the held request listed by `GET /api/approvals`. */
+  shown: Timings;
+  /** From the approve `POST /api/approvals/{id}` to the click's result. */
+  released: Timings;
+  /** The busy sessions' navigations that ended during the probes (busy phase only). */
+  busyNavs?: { ok: number; total: number; p50Ms: number };
+  /** First 120 characters of each failure. */
+  failures: string[];
+}
+
+/** The responsiveness measurement: a probe session at idle and beside N busy sessions. */
+export interface Responsiveness {
+  sessions: number;
+  idle?: Phase;
+  busy?: Phase;
+  error?: string;
+}
+
+/**
+ * The held request of a click, out of `GET /api/approvals?state=pending`: the first pending
+ * POST to `origin` whose id was not seen before.
+ */
+export function pickHeld<T extends { id: string; origin: string; method: string; state: string }>(
+  pending: T[],
+  origin: string,
+  seen: ReadonlySet<string> = new Set(),
+): T | undefined {
+  return pending.find((a) =>
+    a.state === "pending" && a.origin === origin && a.method === "POST" && !seen.has(a.id)
+  );
+}
+
+function pair(t: Timings | undefined): string {
+  if (!t || t.total === 0) return "–";
+  const n = t.ok === t.total ? `${t.total}` : `${t.ok}/${t.total} ok`;
+  return `${fmtMs(t.p50Ms)} / ${fmtMs(t.p95Ms)} ms (${n})`;
+}
+
+/** The responsiveness table: one line per figure, idle beside busy. */
+export function responsivenessTable(r: Responsiveness): string {
+  const head = [`at ${r.sessions} busy sessions`, "idle p50 / p95", "busy p50 / p95"];
+  const lines = [`| ${head.join(" | ")} |`, `|${head.map(() => " --- ").join("|")}|`];
+  const line = (what: string, k: "verdict" | "shown" | "released") =>
+    lines.push(`| ${what} | ${pair(r.idle?.[k])} | ${pair(r.busy?.[k])} |`);
+  line("verdict (denied navigate)", "verdict");
+  line("approval shown to operator", "shown");
+  line("approved write released", "released");
+  return lines.join("\n");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -603,6 +708,326 @@ async function runPeer(n: number, base: string, peerPids: number[]): Promise<Sys
 }
 
 // ---------------------------------------------------------------------------------------------
+// Responsiveness: a probe session's verdicts and approvals, at idle and beside N busy sessions
+// ---------------------------------------------------------------------------------------------
+
+/** An origin the policy does not allow: the gate denies it before any browser work. */
+const DENIED_URL = "http://127.0.0.9:9/";
+/** Pause between two denied navigations. */
+const VERDICT_SPACING_MS = 250;
+/** How often the operator's side lists the pending approvals. */
+const APPROVAL_POLL_MS = 20;
+/** How long a click may take to be held before the round counts as failed. */
+const HOLD_WAIT_MS = 60_000;
+/** How long the busy sessions may take to have each answered one navigation. */
+const BUSY_READY_MS = 180_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A loopback site with one POST form (`/`) whose submission (`/done`) answers "Sent". */
+function serveFormSite(): { server: Deno.HttpServer<Deno.NetAddr>; posts(): number } {
+  const page = (title: string, body: string) =>
+    new Response(`<!doctype html><title>${title}</title>${body}`, {
+      headers: { "content-type": "text/html; charset=utf-8" },
+    });
+  const state = { posts: 0 };
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const path = new URL(req.url).pathname;
+    if (req.method === "GET" && path === "/") {
+      return page(
+        "Form",
+        `<form method="post" action="/done"><input name="q" value="x"><button>Send</button></form>`,
+      );
+    }
+    if (req.method === "POST" && path === "/done") {
+      await req.body?.cancel();
+      state.posts++;
+      return page("Sent", "<p>Sent</p>");
+    }
+    await req.body?.cancel();
+    return new Response("not found", { status: 404 });
+  });
+  return { server, posts: () => state.posts };
+}
+
+/** A tool call's text and error flag, with its round trip; never throws. */
+async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ text: string; isError: boolean; ms: number }> {
+  const t0 = performance.now();
+  try {
+    const res = await client.callTool({ name, arguments: args }, undefined, {
+      timeout: CALL_TIMEOUT_MS,
+    });
+    const text = ((res.content ?? []) as { text?: string }[]).map((c) => c.text ?? "").join("\n");
+    return { text, isError: res.isError === true, ms: performance.now() - t0 };
+  } catch (err) {
+    return { text: `thrown: ${errText(err)}`, isError: true, ms: performance.now() - t0 };
+  }
+}
+
+interface BusyNav extends NavOutcome {
+  endedAt: number;
+}
+
+/** N sessions navigating corpus pages in a loop until stopped. */
+function startBusy(rt: Runtime, n: number, base: string) {
+  let stopping = false;
+  let answered = 0;
+  let resolveReady!: () => void;
+  const ready = new Promise<void>((r) => resolveReady = r);
+  const firstDone = () => {
+    if (++answered >= n) resolveReady();
+  };
+  const navs: BusyNav[] = [];
+  const failures: string[] = [];
+  const loops = Array.from({ length: n }, async (_, i) => {
+    const transport = agentTransport(rt, "http") as StreamableHTTPClientTransport;
+    const client = new Client({ name: "omotai-scale-bench-busy", version: "0" });
+    const s: SessionOutcome = { navs: [], transport };
+    try {
+      await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
+      s.client = client;
+    } catch (err) {
+      failures.push(`busy connect: ${errText(err)}`.slice(0, 120));
+      firstDone();
+      await client.close().catch(() => {});
+      return;
+    }
+    try {
+      for (let k = 0; !stopping; k++) {
+        const nav = await navigate(client, `${base}/${SCALE_PAGES[(i + k) % SCALE_PAGES.length]}/`);
+        navs.push({ ...nav, endedAt: performance.now() });
+        if (k === 0) firstDone();
+        if (!nav.ok) {
+          failures.push(`busy: ${nav.failure}`);
+          await sleep(250);
+        }
+      }
+    } finally {
+      const problem = await endSession(s);
+      if (problem) failures.push(problem);
+    }
+  });
+  return {
+    navs,
+    failures,
+    /** Resolves once every session answered (or failed) its first navigation. */
+    ready,
+    /** Stops the loops after their current navigation and ends the sessions. */
+    async stop() {
+      stopping = true;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/** What the probe session needs: its client, the API, and the form site. */
+interface Probe {
+  client: Client;
+  api(path: string, init?: RequestInit): Promise<Response>;
+  formOrigin: string;
+}
+
+interface Held {
+  id: string;
+  origin: string;
+  method: string;
+  state: string;
+}
+
+/** One approval round: form page, click held, listed, approved, released. */
+async function approvalRound(
+  p: Probe,
+  seen: Set<string>,
+): Promise<{ shownMs?: number; releasedMs?: number; failure?: string }> {
+  const page = await callTool(p.client, "browser_navigate", { url: `${p.formOrigin}/` });
+  if (page.isError) return { failure: `form page: ${oneLine(page.text).slice(0, 100)}` };
+  let ref: string;
+  try {
+    ref = refOf(page.text, /button "Send"/);
+  } catch {
+    return { failure: `no Send button: ${oneLine(page.text).slice(0, 100)}` };
+  }
+  const t0 = performance.now();
+  let settled = false;
+  const click = callTool(p.client, "browser_click", { ref }).finally(() => settled = true);
+  let held: Held | undefined;
+  while (!settled && performance.now() - t0 < HOLD_WAIT_MS) {
+    try {
+      const res = await p.api("/api/approvals?state=pending");
+      held = res.ok ? pickHeld(await res.json() as Held[], p.formOrigin, seen) : undefined;
+      if (!res.ok) await res.body?.cancel();
+    } catch { /* the next poll tells */ }
+    if (held) break;
+    await sleep(APPROVAL_POLL_MS);
+  }
+  if (!held) {
+    const r = await click;
+    return { failure: `not held: ${oneLine(r.text).slice(0, 100)}` };
+  }
+  const shownMs = performance.now() - t0;
+  seen.add(held.id);
+  const t1 = performance.now();
+  let decided: string;
+  try {
+    const res = await p.api(`/api/approvals/${held.id}`, {
+      method: "POST",
+      body: JSON.stringify({ decision: "approve" }),
+    });
+    decided = res.status === 200 ? "" : `${res.status} ${await res.text()}`;
+    if (res.status === 200) await res.body?.cancel();
+  } catch (err) {
+    decided = errText(err);
+  }
+  const r = await click;
+  const releasedMs = performance.now() - t1;
+  if (decided) return { shownMs, failure: `approve: ${oneLine(decided).slice(0, 100)}` };
+  if (r.isError || !/Sent|approved/.test(r.text)) {
+    return { shownMs, failure: `click: ${oneLine(r.text).slice(0, 100)}` };
+  }
+  return { shownMs, releasedMs };
+}
+
+/** The probes of one phase: denied navigations, then approval rounds. */
+async function probePhase(
+  p: Probe,
+  seen: Set<string>,
+): Promise<Pick<Phase, "verdict" | "shown" | "released" | "failures">> {
+  const failures: string[] = [];
+  const verdicts: number[] = [];
+  for (let k = 0; k < VERDICT_PROBES; k++) {
+    if (k > 0) await sleep(VERDICT_SPACING_MS);
+    const r = await callTool(p.client, "browser_navigate", { url: DENIED_URL });
+    if (/^denied: ORIGIN_NOT_ALLOWED/.test(r.text)) verdicts.push(r.ms);
+    else failures.push(`verdict: ${oneLine(r.text).slice(0, 110)}`);
+  }
+  const shown: number[] = [];
+  const released: number[] = [];
+  for (let k = 0; k < APPROVAL_ROUNDS; k++) {
+    const r = await approvalRound(p, seen);
+    if (r.shownMs !== undefined) shown.push(r.shownMs);
+    if (r.releasedMs !== undefined) released.push(r.releasedMs);
+    if (r.failure) failures.push(r.failure.slice(0, 120));
+  }
+  return {
+    verdict: timings(verdicts, VERDICT_PROBES),
+    shown: timings(shown, APPROVAL_ROUNDS),
+    released: timings(released, APPROVAL_ROUNDS),
+    failures,
+  };
+}
+
+/**
+ * A runtime of its own (the corpus and the form site allowed, read-only with approvals), one
+ * probe session: its probes at idle, then again while `n` other sessions navigate the corpus
+ * in a loop (once each of them has answered one navigation), then those stopped.
+ */
+async function runResponsiveness(n: number, base: string): Promise<Responsiveness> {
+  const dir = await Deno.makeTempDir({ prefix: "omotai-scale-resp-" });
+  const site = serveFormSite();
+  const formOrigin = `http://127.0.0.1:${site.server.addr.port}`;
+  let runtime: Runtime | undefined;
+  let probe: SessionOutcome | undefined;
+  const out: Responsiveness = { sessions: n };
+  try {
+    runtime = await startTestRuntime(
+      dir,
+      `allowed_origins: [${base}, ${formOrigin}]\nread_only: true\nconfirm_writes: true\n` +
+        `confirm_timeout_seconds: 300\nmax_confirmations: 1000\n`,
+    );
+    const rt = runtime;
+    const transport = agentTransport(rt, "http", "probe") as StreamableHTTPClientTransport;
+    const client = new Client({ name: "omotai-scale-bench-probe", version: "0" });
+    probe = { navs: [], transport };
+    await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
+    probe.client = client;
+    const p: Probe = {
+      client,
+      formOrigin,
+      api: (path, init = {}) =>
+        fetch(new URL(path, rt.url), {
+          ...init,
+          headers: {
+            Authorization: `Bearer ${rt.adminToken}`,
+            "content-type": "application/json",
+            ...init.headers,
+          },
+        }),
+    };
+    const seen = new Set<string>();
+    // Warm-up, not counted: the probe's browser starts, and one denied navigation.
+    const warm = await callTool(client, "browser_navigate", { url: `${formOrigin}/` });
+    if (warm.isError) throw new Error(`probe warm-up: ${oneLine(warm.text).slice(0, 150)}`);
+    await callTool(client, "browser_navigate", { url: DENIED_URL });
+
+    const idleStart = Deno.loadavg();
+    const idle = await probePhase(p, seen);
+    out.idle = { busySessions: 0, loadStart: idleStart, loadEnd: Deno.loadavg(), ...idle };
+    console.log(`  responsiveness idle: ${describePhase(out.idle)}`);
+
+    const busy = startBusy(rt, n, base);
+    try {
+      const ready = await Promise.race([
+        busy.ready.then(() => true),
+        sleep(BUSY_READY_MS).then(() => false),
+      ]);
+      if (!ready) busy.failures.push(`not every busy session answered within ${BUSY_READY_MS} ms`);
+      const busyStart = Deno.loadavg();
+      const from = performance.now();
+      const probes = await probePhase(p, seen);
+      const to = performance.now();
+      const loadEnd = Deno.loadavg();
+      const during = busy.navs.filter((v) => v.endedAt >= from && v.endedAt <= to);
+      const okMs = during.filter((v) => v.ok).map((v) => v.ms);
+      out.busy = {
+        busySessions: n,
+        loadStart: busyStart,
+        loadEnd,
+        ...probes,
+        busyNavs: { ok: okMs.length, total: during.length, p50Ms: percentile(okMs, 50) },
+      };
+    } finally {
+      await busy.stop();
+      out.busy?.failures.push(...busy.failures.slice(0, 20));
+    }
+    console.log(`  responsiveness busy: ${describePhase(out.busy)}`);
+    if (site.posts() !== (out.idle.released.ok + out.busy.released.ok)) {
+      out.busy.failures.push(
+        `the form site got ${site.posts()} posts for ${
+          out.idle.released.ok + out.busy.released.ok
+        } released`,
+      );
+    }
+  } catch (err) {
+    out.error = errText(err);
+  } finally {
+    if (probe) await endSession(probe);
+    try {
+      await runtime?.[Symbol.asyncDispose]();
+    } catch (err) {
+      console.log(`  responsiveness: runtime dispose failed: ${errText(err)}`);
+    }
+    await site.server.shutdown().catch(() => {});
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+  return out;
+}
+
+function describePhase(ph: Phase | undefined): string {
+  if (!ph) return "not run";
+  const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(" ");
+  const busy = ph.busyNavs
+    ? `, busy navigations ended meanwhile ${ph.busyNavs.ok}/${ph.busyNavs.total} ok ` +
+      `(p50 ${fmtMs(ph.busyNavs.p50Ms)} ms)`
+    : "";
+  return `verdict ${pair(ph.verdict)}, shown ${pair(ph.shown)}, released ${pair(ph.released)}` +
+    `${busy}; load ${load(ph.loadStart)} -> ${load(ph.loadEnd)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Main
 // ---------------------------------------------------------------------------------------------
 
@@ -635,6 +1060,7 @@ if (import.meta.main) {
   const base = `http://127.0.0.1:${corpus.addr.port}`;
   const rows: SizeRow[] = [];
   const peerPids: number[] = [];
+  let responsiveness: Responsiveness | undefined;
   const loadBefore = Deno.loadavg();
   try {
     for (const n of args.sizes) {
@@ -654,6 +1080,16 @@ if (import.meta.main) {
       }
       console.log(`  ${describe(peer)}`);
       rows.push({ sessions: n, omotai, peer });
+    }
+    if (args.responsiveness > 0) {
+      const n = args.responsiveness;
+      console.log(
+        `responsiveness at ${n} busy sessions: load ${
+          Deno.loadavg().map((x) => x.toFixed(2)).join(" ")
+        }`,
+      );
+      responsiveness = await runResponsiveness(n, base);
+      if (responsiveness.error) console.log(`  responsiveness: FAILED ${responsiveness.error}`);
     }
   } finally {
     await corpus.shutdown();
@@ -685,6 +1121,29 @@ if (import.meta.main) {
       if (s.failures.length > 10) console.log(`    … ${s.failures.length - 10} more`);
     }
   }
+  if (responsiveness) {
+    const r = responsiveness;
+    console.log("");
+    console.log(
+      `Responsiveness, Omotai only (Playwright MCP has no verdicts or approvals): one probe ` +
+        `session on a runtime of its own (read_only, confirm_writes), at idle and while ` +
+        `${r.sessions} other sessions navigate the corpus in a loop. Verdict: a ` +
+        `browser_navigate to ${DENIED_URL}, denied by the gate (ORIGIN_NOT_ALLOWED), ` +
+        `${VERDICT_PROBES} per phase ${VERDICT_SPACING_MS} ms apart. Approval: a POST form's ` +
+        `click; shown = click call to the held request listed by GET /api/approvals (polled ` +
+        `every ${APPROVAL_POLL_MS} ms), released = approve POST to the click's result; ` +
+        `${APPROVAL_ROUNDS} rounds per phase. Runtime, clients and sites share this process.`,
+    );
+    console.log("");
+    if (r.error) console.log(`failed: ${r.error}`);
+    console.log(responsivenessTable(r));
+    console.log("");
+    for (const [name, ph] of [["idle", r.idle], ["busy", r.busy]] as const) {
+      console.log(`${name}: ${describePhase(ph)}`);
+      for (const f of ph?.failures.slice(0, 10) ?? []) console.log(`    failure: ${f}`);
+      if ((ph?.failures.length ?? 0) > 10) console.log(`    … ${ph!.failures.length - 10} more`);
+    }
+  }
   if (args.json) {
     await Deno.writeTextFile(
       args.json,
@@ -698,6 +1157,7 @@ if (import.meta.main) {
           navsPerSession: NAVS_PER_SESSION,
           playwrightMcp: PLAYWRIGHT_MCP_VERSION,
           rows,
+          responsiveness,
         },
         (_k, v) => typeof v === "number" && !Number.isFinite(v) ? null : v,
         2,

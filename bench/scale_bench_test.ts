@@ -9,16 +9,21 @@ import {
   parsePssKiB,
   parseStat,
   percentile,
+  pickHeld,
   type ProcInfo,
+  type Responsiveness,
+  responsivenessTable,
   SCALE_PAGES,
   type SystemRow,
+  timings,
 } from "./scale_bench.ts";
 
 Deno.test("parseArgs: defaults, --sizes in both spellings, --json, and bad input", () => {
-  assert.deepEqual(parseArgs([]), { sizes: [1, 5, 10, 20] });
+  assert.deepEqual(parseArgs([]), { sizes: [1, 5, 10, 20], responsiveness: 20 });
   assert.deepEqual(parseArgs(["--sizes", "1,2", "--json", "/tmp/x.json"]), {
     sizes: [1, 2],
     json: "/tmp/x.json",
+    responsiveness: 2,
   });
   assert.deepEqual(parseArgs(["--sizes=10"]).sizes, [10]);
   assert.throws(() => parseArgs(["--sizes", "0,2"]));
@@ -110,4 +115,60 @@ Deno.test("markdownTable: the issue's header, one line per size, failed systems 
     table[2],
     "| 2 | 6/6 | 1500 / 3000 ms | 300 MiB | 0 | 2000 ms | failed: no npm | – | – | – | – |",
   );
+});
+
+Deno.test("parseArgs: --responsiveness defaults to the largest size, 0 skips, bad input", () => {
+  assert.deepEqual(parseArgs(["--sizes", "10,2"]).responsiveness, 10);
+  assert.deepEqual(parseArgs(["--sizes", "2", "--responsiveness", "10"]).responsiveness, 10);
+  assert.deepEqual(parseArgs(["--responsiveness=0"]).responsiveness, 0);
+  assert.throws(() => parseArgs(["--responsiveness", "-1"]));
+  assert.throws(() => parseArgs(["--responsiveness", "x"]));
+  assert.throws(() => parseArgs(["--responsiveness"]));
+});
+
+Deno.test("timings: p50 / p95 of the ok samples out of the tried, rounded samples kept", () => {
+  const t = timings([30, 10.04, 20], 4);
+  assert.deepEqual(t, { samplesMs: [30, 10, 20], ok: 3, total: 4, p50Ms: 20, p95Ms: 30 });
+  const none = timings([], 5);
+  assert.deepEqual([none.ok, none.total], [0, 5]);
+  assert.ok(Number.isNaN(none.p50Ms));
+});
+
+Deno.test("pickHeld: the first pending POST to the form's origin not seen before", () => {
+  const a = (id: string, origin = "http://127.0.0.1:5", method = "POST", state = "pending") => ({
+    id,
+    origin,
+    method,
+    state,
+  });
+  const list = [a("x", "http://127.0.0.1:6"), a("y", undefined, "PUT"), a("z"), a("w")];
+  assert.deepEqual(pickHeld(list, "http://127.0.0.1:5")?.id, "z");
+  assert.deepEqual(pickHeld(list, "http://127.0.0.1:5", new Set(["z"]))?.id, "w");
+  assert.deepEqual(
+    pickHeld([a("v", undefined, "POST", "approved")], "http://127.0.0.1:5"),
+    undefined,
+  );
+  assert.deepEqual(pickHeld([], "http://127.0.0.1:5"), undefined);
+});
+
+Deno.test("responsivenessTable: three figures, idle beside busy, failures counted", () => {
+  const phase = (busySessions: number, ms: number) => ({
+    busySessions,
+    loadStart: [1, 1, 1],
+    loadEnd: [2, 2, 2],
+    verdict: timings([ms, 2 * ms], 2),
+    shown: timings([3 * ms], 2),
+    released: timings([4 * ms], 1),
+    failures: [],
+  });
+  const r: Responsiveness = { sessions: 10, idle: phase(0, 10), busy: phase(10, 100) };
+  assert.deepEqual(responsivenessTable(r).split("\n"), [
+    "| at 10 busy sessions | idle p50 / p95 | busy p50 / p95 |",
+    "| --- | --- | --- |",
+    "| verdict (denied navigate) | 10 / 20 ms (2) | 100 / 200 ms (2) |",
+    "| approval shown to operator | 30 / 30 ms (1/2 ok) | 300 / 300 ms (1/2 ok) |",
+    "| approved write released | 40 / 40 ms (1) | 400 / 400 ms (1) |",
+  ]);
+  const failed = responsivenessTable({ sessions: 2, error: "boom" }).split("\n");
+  assert.deepEqual(failed[2], "| verdict (denied navigate) | – | – |");
 });

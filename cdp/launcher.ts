@@ -16,6 +16,39 @@ export const BROWSER_CANDIDATES: readonly string[] = [
   "/usr/bin/google-chrome",
 ];
 
+/**
+ * Features every launch turns off (one `--disable-features`: Chromium reads the last one).
+ * Memory per session was measured with each (docs/bench-results.md, "Ten agents").
+ */
+export const DISABLED_FEATURES: readonly string[] = [
+  // A restored back/forward-cache page would revive a document whose refs were retired.
+  "BackForwardCache",
+  "Translate",
+  "OptimizationHints",
+  "MediaRouter",
+  "AutofillServerCommunication",
+  "InterestFeedContentSuggestions",
+  // Headless still preloads the omnibox popup's WebUI in a renderer of its own (~38 MB).
+  "WebUIOmniboxPopup",
+  "WebUIOmniboxAimPopup",
+  "WebUIOmniboxFullPopup",
+  "PreloadTopChromeWebUI",
+  // A spare renderer kept ready for the next site: a process per browser for nothing.
+  "SpareRendererForSitePerProcess",
+];
+
+/**
+ * Features every launch turns on. Error pages of refused cross-site frames share one process
+ * instead of one per refused site (isolation is not loosened: they hold no site's content).
+ * The network service runs in the browser process: on Linux its own process is not sandboxed
+ * (no seccomp, same user), so the process boundary bought nothing but ~20 MB per session;
+ * the browser's network namespace is what confines it.
+ */
+export const ENABLED_FEATURES: readonly string[] = [
+  "IsolateSubframeErrorPages",
+  "NetworkServiceInProcess2",
+];
+
 /** Flags every launch gets; they keep Chromium from calling home or opening ports. */
 export const HARDENED_ARGS: readonly string[] = [
   "--remote-debugging-pipe",
@@ -41,8 +74,10 @@ export const HARDENED_ARGS: readonly string[] = [
   "--mute-audio",
   "--hide-scrollbars",
   "--no-service-autorun",
-  // A restored back/forward-cache page would revive a document whose refs were retired.
-  "--disable-features=BackForwardCache,Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,InterestFeedContentSuggestions",
+  `--disable-features=${DISABLED_FEATURES.join(",")}`,
+  `--enable-features=${ENABLED_FEATURES.join(",")}`,
+  // No software GL: 2D pages and screenshots do not need it, and the GPU process halves.
+  "--disable-software-rasterizer",
   "--window-size=1280,900",
 ];
 

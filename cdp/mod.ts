@@ -20,6 +20,8 @@ export { MAX_MESSAGE_BYTES, PipeTransport, type PipeTransportOptions } from "./p
 export {
   BROWSER_CANDIDATES,
   BrowserProcess,
+  DISABLED_FEATURES,
+  ENABLED_FEATURES,
   findBrowser,
   HARDENED_ARGS,
   launchBrowser,

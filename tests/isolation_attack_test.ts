@@ -10,7 +10,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { type BrowserProcess, findBrowser, launchBrowser, ProfileStore } from "../cdp/mod.ts";
+import {
+  type BrowserProcess,
+  DISABLED_FEATURES,
+  findBrowser,
+  launchBrowser,
+  ProfileStore,
+} from "../cdp/mod.ts";
 import { detectIsolation, NetnsIsolation } from "../runtime/isolation/mod.ts";
 import { startAttacker } from "./fixtures/attacker.ts";
 import { ATTACKS, serveHostileSite } from "./fixtures/hostile_site.ts";
@@ -25,9 +31,15 @@ const fact = await detectIsolation();
  * `--disable-features` is the one Chromium reads).
  */
 const COMPROMISED = [
-  "--disable-features=BackForwardCache,Translate,OptimizationHints,MediaRouter," +
-  "AutofillServerCommunication,InterestFeedContentSuggestions,BlockInsecurePrivateNetworkRequests," +
-  "PrivateNetworkAccessSendPreflights,PrivateNetworkAccessRespectPreflightResults,LocalNetworkAccessChecks",
+  `--disable-features=${
+    [
+      ...DISABLED_FEATURES,
+      "BlockInsecurePrivateNetworkRequests",
+      "PrivateNetworkAccessSendPreflights",
+      "PrivateNetworkAccessRespectPreflightResults",
+      "LocalNetworkAccessChecks",
+    ].join(",")
+  }`,
 ];
 
 function base64(bytes: Uint8Array): string {
