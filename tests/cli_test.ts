@@ -61,11 +61,15 @@ Deno.test("childPermissions() of the start task: read of runs/, the demo policy 
     flag("read"),
     // Then what finds out whether the browser can have a network namespace, and its user.
     `--allow-read=${cwd}/runs,${cwd}/policies-wasm/dist,${cwd}/runtime/demo/demo_policy.yaml,` +
-      "/etc/passwd,/usr/bin/bwrap,/usr/bin/socat,/usr/bin/setpriv",
+      // `nice`, to start browsers below the runtime's priority.
+      "/usr/bin/nice,/etc/passwd,/usr/bin/bwrap,/usr/bin/socat,/usr/bin/setpriv",
   );
   assert.equal(flag("write"), `--allow-write=${cwd}/runs`);
   assert.equal(flag("net"), "--allow-net=127.0.0.1:8080,127.0.0.1:8081");
-  assert.equal(flag("run"), `--allow-run=/usr/bin/chromium,${Deno.execPath()},/usr/bin/bwrap`);
+  assert.equal(
+    flag("run"),
+    `--allow-run=/usr/bin/chromium,${Deno.execPath()},/usr/bin/nice,/usr/bin/bwrap`,
+  );
   assert.match(text, /^browser isolation: each browser in a network namespace of its own/m);
   assert.ok(!runtime.includes("-A") && !runtime.includes("--allow-all"));
 });
