@@ -103,18 +103,26 @@ export class TargetTracker {
     session.on("Target.detachedFromTarget", (child) => this.#onDetached(child.sessionId));
     session.onDetach(() => this.#forget(info.targetId, session));
     try {
-      const setup = [
-        NESTING_TYPES.has(info.type)
-          ? session.send("Target.setAutoAttach", AUTO_ATTACH).then(() => {})
-          : Promise.resolve(),
-        this.#hook(target),
-      ];
+      const nesting = NESTING_TYPES.has(info.type)
+        ? session.send("Target.setAutoAttach", AUTO_ATTACH).then(() => {})
+        : Promise.resolve();
+      // A hook that throws at once fails the setup like one that rejects; what was sent
+      // before it stays awaited. Its commands go before the resume, never after.
+      let hooked: Promise<void>;
+      try {
+        hooked = this.#hook(target);
+      } catch (err) {
+        hooked = Promise.reject(err);
+      }
+      const setup = [nesting, hooked];
       const resume = session.send("Runtime.runIfWaitingForDebugger");
       await Promise.all([...setup, resume]);
       this.#emit("attached", target);
     } catch (err) {
       if (session.detached) return;
-      // A target we could not prepare must not run unguarded.
+      // A target we could not prepare must not run unguarded: it is closed, and no longer
+      // listed while Chromium takes its time to say it is gone.
+      this.#targets.delete(info.targetId);
       this.#connection.log(`closing a ${info.type} target that failed setup: ${errorCode(err)}`);
       await this.#connection.root.send("Target.closeTarget", { targetId: info.targetId })
         .catch(() => {});

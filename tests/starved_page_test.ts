@@ -7,14 +7,21 @@
  */
 import assert from "node:assert/strict";
 import { refOf, startHarness } from "./helpers/harness.ts";
-import { descendants } from "./helpers/processes.ts";
+import { descendants, processes } from "./helpers/processes.ts";
 import { serveWedgeSite } from "./fixtures/wedge_site.ts";
 
-/** The renderer processes of every browser this test process started, now. */
-function renderers(): number[] {
+/**
+ * The renderer processes of the browsers whose profiles are in `dataDir`. Test files run in
+ * parallel in this one process: only the profile path tells this runtime's browsers apart.
+ */
+function renderers(dataDir: string): number[] {
+  const all = processes();
+  const browsers = descendants(Deno.pid, all).filter((p) =>
+    p.argv.some((a) => a.startsWith(`--user-data-dir=${dataDir}/`))
+  );
   // Chromium rewrites a child's command line into one string: look for the flag in it.
-  return descendants(Deno.pid).filter((p) => p.argv.join(" ").includes(" --type=renderer"))
-    .map((p) => p.pid);
+  return browsers.flatMap((b) => descendants(b.pid, all))
+    .filter((p) => p.argv.join(" ").includes(" --type=renderer")).map((p) => p.pid);
 }
 
 Deno.test("a starved page is waited for while a spinning one is closed (PAGE_UNRESPONSIVE)", async () => {
@@ -24,7 +31,7 @@ Deno.test("a starved page is waited for while a spinning one is closed (PAGE_UNR
     const starved = await h.connect();
     const home = await starved.call("browser_navigate", { url: `${site.origin}/` });
     assert.match(home.text, /# Safe page/);
-    const stopped = renderers();
+    const stopped = renderers(h.dataDir);
     assert.ok(stopped.length > 0, "the session's renderers are found");
     const STOP_MS = 14_000; // longer than a loop takes to be caught on an idle machine
     for (const pid of stopped) Deno.kill(pid, "SIGSTOP");

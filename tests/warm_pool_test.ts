@@ -9,11 +9,15 @@ import { agentTransport, startTestRuntime, TestClient } from "./helpers/harness.
 import { alive, descendants, type Proc, processes } from "./helpers/processes.ts";
 import { serveFixtureSite } from "./fixtures/site.ts";
 
-/** Browser processes (the ones holding a profile) below this test process, by profile. */
-function browsers(all: readonly Proc[] = processes()): Map<string, Proc> {
+/**
+ * Browser processes (the ones holding a profile) of the runtime whose data dir is `dataDir`,
+ * by profile. Test files run in parallel in this one process: only the profile path tells
+ * this runtime's browsers from another file's.
+ */
+function browsers(dataDir: string, all: readonly Proc[] = processes()): Map<string, Proc> {
   const out = new Map<string, Proc>();
   for (const p of descendants(Deno.pid, all)) {
-    const dir = p.argv.find((a) => a.startsWith("--user-data-dir="));
+    const dir = p.argv.find((a) => a.startsWith(`--user-data-dir=${dataDir}/`));
     if (dir && !p.argv.join(" ").includes("--type=")) out.set(dir.slice(16), p);
   }
   return out;
@@ -30,10 +34,10 @@ async function until<T>(what: string, check: () => T | undefined, ms: number): P
   }
 }
 
-/** Every Chromium process below this test process started with `profile`, and its children. */
-function treeOf(profile: string): Proc[] {
+/** The browser of `dataDir` started with `profile`, and its children. */
+function treeOf(dataDir: string, profile: string): Proc[] {
   const all = processes();
-  const root = browsers(all).get(profile);
+  const root = browsers(dataDir, all).get(profile);
   return root ? [root, ...descendants(root.pid, all)] : [];
 }
 
@@ -56,9 +60,9 @@ for (const mode of ["auto", "off"] as const) {
     try {
       // The pool fills before any client comes.
       const warmProfile = await until("the pool filled", () => {
-        const b = [...browsers().keys()];
+        const b = [...browsers(dir).keys()];
         return b.length === 1 ? b[0] : undefined;
-      }, 30_000);
+      }, 60_000);
       const a = await connect();
       const nav = await a.call("browser_navigate", { url: `${site.origin}/` });
       assert.equal(nav.isError, false, nav.text);
@@ -66,17 +70,17 @@ for (const mode of ["auto", "off"] as const) {
       assert.deepEqual(rows().map((r) => r.rule), ["warm"], "A's browser came from the pool");
       // The pool refills behind the take with another fresh profile.
       const refill = await until("the pool refilled", () => {
-        const b = [...browsers().keys()].filter((p) => p !== warmProfile);
+        const b = [...browsers(dir).keys()].filter((p) => p !== warmProfile);
         return b.length === 1 ? b[0] : undefined;
-      }, 30_000);
-      assert.ok(browsers().has(warmProfile), "A still has its own");
+      }, 60_000);
+      assert.ok(browsers(dir).has(warmProfile), "A still has its own");
       const b = await connect();
       assert.equal((await b.call("browser_navigate", { url: `${site.origin}/` })).isError, false);
       assert.deepEqual(rows().map((r) => r.rule), ["warm", "warm"]);
       assert.notEqual(refill, warmProfile);
 
       // A leaves: its whole tree is gone within 2 s, its profile removed.
-      const tree = treeOf(warmProfile);
+      const tree = treeOf(dir, warmProfile);
       assert.ok(tree.length >= 3, `A's browser has its processes (${tree.length})`);
       const t0 = performance.now();
       await a[Symbol.asyncDispose]();
@@ -103,6 +107,6 @@ for (const mode of ["auto", "off"] as const) {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
     // The runtime's end takes the warm one with it.
-    assert.equal(browsers().size, 0, "no browser outlives the runtime");
+    assert.equal(browsers(dir).size, 0, "no browser outlives the runtime");
   });
 }

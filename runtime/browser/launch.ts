@@ -192,11 +192,13 @@ function prepare(deps: LaunchDeps, t: TrackedTarget): Promise<void> {
       t.session.send("Page.setLifecycleEventsEnabled", { enabled: true }),
     );
   }
-  // A watcher or hook that throws at once is a failed setup like one that rejects, and the
-  // commands already sent stay awaited (a browser killed meanwhile rejects them).
-  const later = (fn: () => unknown) => Promise.resolve().then(fn);
-  for (const w of deps.watchers) setup.push(later(() => w.watch(t)));
-  const hook = deps.hooks.prepareTarget;
-  if (hook) setup.push(later(() => hook(t)));
+  try {
+    for (const w of deps.watchers) setup.push(Promise.resolve(w.watch(t)));
+    if (deps.hooks.prepareTarget) setup.push(deps.hooks.prepareTarget(t));
+  } catch (err) {
+    // A watcher or hook that throws at once is a failed setup like one that rejects, and
+    // the commands already sent stay awaited (a browser killed meanwhile rejects them).
+    setup.push(Promise.reject(err));
+  }
   return Promise.all(setup).then(() => {});
 }

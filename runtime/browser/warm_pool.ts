@@ -91,8 +91,10 @@ export class WarmPool implements WarmSource, AsyncDisposable {
       try {
         warm = await this.#options.start();
       } catch (err) {
-        this.#options.log(`warm pool: a browser did not start: ${describeError(err)}`);
         this.#hand(undefined);
+        // Closing while a browser started (the runtime's teardown) is not a failure to retry.
+        if (this.#closed) return;
+        this.#options.log(`warm pool: a browser did not start: ${describeError(err)}`);
         // Sessions launch their own meanwhile; the pool tries again later.
         clearTimeout(this.#retry);
         this.#retry = setTimeout(() => this.fill().catch(() => {}), RETRY_MS);
