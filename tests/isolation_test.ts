@@ -359,6 +359,8 @@ Deno.test({
           p?.cmd.includes("--type=renderer")
         );
       assert.ok(await eventually(() => renderers().length > 0, 20_000), "a renderer started");
+      // A renderer just forked from the zygote turns its filter on a moment later.
+      await eventually(() => renderers().every((r) => r?.seccomp === 2), 5_000);
       for (const r of renderers()) {
         assert.equal(r!.uid, user.uid, "the renderer runs as the unprivileged user");
         assert.equal(r!.seccomp, 2, "the renderer is under seccomp-bpf (Chromium's sandbox)");

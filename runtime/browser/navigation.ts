@@ -193,3 +193,28 @@ export async function runAndSettle(
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+/** How long {@link nextFrame} waits for a frame before going on without one. */
+const FRAME_WAIT_MS = 2_000;
+
+/**
+ * Resolves once the page has rendered a frame after now (its resize and scroll handlers have
+ * run), in the runtime's isolated world, which the page cannot see; or after
+ * `FRAME_WAIT_MS` when no frame comes (a tab that does not render).
+ */
+export async function nextFrame(session: CdpSession, frameId: string): Promise<void> {
+  try {
+    const world = await session.send("Page.createIsolatedWorld", {
+      frameId,
+      worldName: "omotai",
+      grantUniveralAccess: false,
+    });
+    await session.send("Runtime.evaluate", {
+      expression: "new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)))",
+      contextId: world.executionContextId,
+      awaitPromise: true,
+    }, { timeoutMs: FRAME_WAIT_MS });
+  } catch {
+    // No frame in time, or the page went: what is there is what the snapshot shows.
+  }
+}

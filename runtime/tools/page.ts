@@ -8,6 +8,7 @@ import type { CdpSession } from "../../cdp/mod.ts";
 import { readElementInfo } from "../browser/element_info.ts";
 import type { Element, ViewportBox } from "../browser/element_ops.ts";
 import { visibleBox } from "../browser/pointer_ops.ts";
+import { mainFrameId, nextFrame } from "../browser/navigation.ts";
 import { OmotaiError } from "../errors.ts";
 import { normalizeOrigin } from "../net/origin.ts";
 import type { Facts } from "../policy/facts.ts";
@@ -63,6 +64,8 @@ export const resizeTool = defineTool({
       deviceScaleFactor: 0,
       mobile: false,
     });
+    // The page hears of the resize at its next frame: the snapshot shows what it made of it.
+    await nextFrame(page, (await mainFrameId(page)).id);
     ctx.response.result(`resized the viewport to ${width}×${height}`).includeSnapshot();
   },
 });
