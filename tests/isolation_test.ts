@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { createSocket } from "node:dgram";
 import { join } from "node:path";
+import { descendants, type Proc, processes } from "./helpers/processes.ts";
 import { eventually, type Harness, startHarness, startTestRuntime } from "./helpers/harness.ts";
 import { serveFixtureSite } from "./fixtures/site.ts";
 import { detectIsolation, type IsolationFact, sandboxCommand } from "../runtime/isolation/mod.ts";
@@ -39,41 +40,8 @@ async function run(cmd: string[]): Promise<{ code: number; out: string; err: str
   return { code: o.code, out: d.decode(o.stdout), err: d.decode(o.stderr) };
 }
 
-/** Every process by pid: its parent, uid, seccomp mode and command line. */
-function processes(): Map<number, { ppid: number; uid: number; seccomp: number; cmd: string }> {
-  const out = new Map<number, { ppid: number; uid: number; seccomp: number; cmd: string }>();
-  for (const e of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(e.name)) continue;
-    try {
-      const status = Deno.readTextFileSync(`/proc/${e.name}/status`);
-      const field = (k: string) => Number(new RegExp(`^${k}:\\s*(\\d+)`, "m").exec(status)?.[1]);
-      const cmd = Deno.readTextFileSync(`/proc/${e.name}/cmdline`).replaceAll("\0", " ");
-      out.set(Number(e.name), {
-        ppid: field("PPid"),
-        uid: field("Uid"),
-        seccomp: field("Seccomp"),
-        cmd,
-      });
-    } catch { /* gone */ }
-  }
-  return out;
-}
-
-/** `root` and every process below it. */
-function descendants(root: number): number[] {
-  const all = processes();
-  const found = new Set([root]);
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const [pid, p] of all) {
-      if (!found.has(pid) && found.has(p.ppid)) {
-        found.add(pid);
-        grew = true;
-      }
-    }
-  }
-  return [...found];
-}
+/** `p`'s command line as one string (Chromium rewrites a child's into one anyway). */
+const cmdOf = (p: Proc) => p.argv.join(" ");
 
 /** The sandbox of `h`'s runtime, as its launcher builds it, running `program` as the browser. */
 function inSandbox(f: IsolationFact, h: Harness, profileDir: string, program: string[]): string[] {
@@ -220,23 +188,24 @@ Deno.test({
     await c.call("browser_navigate", { url: `${h.site.origin}/` });
     const [profileDir] = await profileDirs(h.dataDir);
     const all = processes();
-    const browsers = [...all].filter(([, p]) =>
+    const browsers = all.filter((p) =>
       // bubblewrap's own command line holds the browser's too: the browser is what it runs.
-      p.cmd.includes(`--user-data-dir=${profileDir}`) && !p.cmd.includes("--type=") &&
-      !p.cmd.startsWith(fact.tools!.bwrap)
+      cmdOf(p).includes(`--user-data-dir=${profileDir}`) && !cmdOf(p).includes("--type=") &&
+      !cmdOf(p).startsWith(fact.tools!.bwrap)
     );
     assert.equal(browsers.length, 1, "one browser process for the session");
-    const [browserPid, browser] = browsers[0];
+    const [browser] = browsers;
     assert.equal(browser.uid, fact.user!.uid, "the browser runs as the browser user");
-    const tree = descendants(browserPid).map((pid) => ({ pid, ...processes().get(pid)! }))
-      .filter((p) => p.cmd !== undefined);
-    const renderers = tree.filter((p) => p.cmd.includes("--type=renderer"));
+    const tree = [browser, ...descendants(browser.pid, all)];
+    const renderers = tree.filter((p) => cmdOf(p).includes("--type=renderer"));
     assert.ok(renderers.length > 0, "renderers are found below the browser");
     for (const r of renderers) {
       assert.equal(r.seccomp, 2, `renderer ${r.pid} is under a seccomp filter`);
       assert.equal(r.uid, fact.user!.uid, `renderer ${r.pid} runs as the browser user`);
     }
-    for (const p of tree) assert.ok(!p.cmd.includes("--no-sandbox"), `no --no-sandbox: ${p.cmd}`);
+    for (const p of tree) {
+      assert.ok(!cmdOf(p).includes("--no-sandbox"), `no --no-sandbox: ${cmdOf(p)}`);
+    }
   },
 });
 
@@ -355,15 +324,13 @@ Deno.test({
     }).spawn();
     try {
       const renderers = () =>
-        descendants(child.pid).map((pid) => processes().get(pid)).filter((p) =>
-          p?.cmd.includes("--type=renderer")
-        );
+        descendants(child.pid).filter((p) => cmdOf(p).includes("--type=renderer"));
       assert.ok(await eventually(() => renderers().length > 0, 20_000), "a renderer started");
       // A renderer just forked from the zygote turns its filter on a moment later.
-      await eventually(() => renderers().every((r) => r?.seccomp === 2), 5_000);
+      await eventually(() => renderers().every((r) => r.seccomp === 2), 5_000);
       for (const r of renderers()) {
-        assert.equal(r!.uid, user.uid, "the renderer runs as the unprivileged user");
-        assert.equal(r!.seccomp, 2, "the renderer is under seccomp-bpf (Chromium's sandbox)");
+        assert.equal(r.uid, user.uid, "the renderer runs as the unprivileged user");
+        assert.equal(r.seccomp, 2, "the renderer is under seccomp-bpf (Chromium's sandbox)");
       }
     } finally {
       child.kill("SIGKILL");
