@@ -14,6 +14,7 @@ import type { BrowserHooksFactory } from "../runtime/browser/hooks.ts";
 import { allowAllGate } from "../runtime/gate/gate.ts";
 import { runTool, TOOLS } from "../runtime/tools/mod.ts";
 import { eventually, startHarness, type TestClient } from "./helpers/harness.ts";
+import { alive } from "./helpers/processes.ts";
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -186,7 +187,7 @@ async function assertEndedAndRecovers(
     JSON.stringify(w.a.rows),
   );
   assert.equal(w.a.rows.filter((r) => r.kind === "browser_ended").length, 1);
-  assert.ok(await eventually(() => !pidAlive(oldPid), 10_000), "the faulted browser was killed");
+  assert.ok(await eventually(() => !alive(oldPid), 10_000), "the faulted browser was killed");
   const next = await w.a.call("browser_navigate", { url: `${w.site.origin}/next` });
   assert.equal(next.isError, false, next.text);
   assert.match(next.text, /# Calm next/);
@@ -196,17 +197,6 @@ async function assertEndedAndRecovers(
   );
   assert.notEqual(w.a.session.browserProcess?.pid, oldPid);
   assert.ok(w.a.rows.some((r) => r.kind === "browser_lost" && r.reason === code));
-}
-
-function pidAlive(pid: number | undefined): boolean {
-  if (pid === undefined) return false;
-  try {
-    // Signal 0 does not exist in Deno.kill; /proc tells whether the process is still there.
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
 }
 
 async function started(d: Driven, w: World): Promise<number | undefined> {
@@ -343,7 +333,7 @@ Deno.test("BrowserSession: a watcher whose listener throws (dialogs) ends only t
     assert.ok(
       w.a.rows.some((r) => r.kind === "browser_ended" && r.reason === "CDP_LISTENER_FAILED"),
     );
-    assert.ok(await eventually(() => !pidAlive(pid), 10_000), "the faulted browser was killed");
+    assert.ok(await eventually(() => !alive(pid), 10_000), "the faulted browser was killed");
     return;
   }
   await assertEndedAndRecovers(w, failed, pid, "CDP_LISTENER_FAILED");

@@ -9,6 +9,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { type Proc, processes } from "./helpers/processes.ts";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/shared/stdio"
@@ -38,35 +39,9 @@ import { databasePath, openDatabase } from "../runtime/store/database.ts";
 /** How long a way of leaving may take until everything is gone. */
 const CLEANUP_MS = 10_000;
 
-interface Proc {
-  pid: number;
-  ppid: number;
-  argv: string[];
-}
-
-/** Every live (non-zombie) process, from /proc. */
-async function processes(): Promise<Proc[]> {
-  const out: Proc[] = [];
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`);
-      // The command name may hold spaces and parentheses; the fields after it do not.
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] === "Z") continue;
-      const argv = (await Deno.readTextFile(`/proc/${entry.name}/cmdline`)).split("\0")
-        .filter((a) => a !== "");
-      out.push({ pid: Number(entry.name), ppid: Number(fields[1]), argv });
-    } catch {
-      // Gone between readDir and read.
-    }
-  }
-  return out;
-}
-
 /** The runtime of `dataDir`, its egress proxy, its Chromiums and all their children. */
-async function runtimeTree(dataDir: string): Promise<Proc[]> {
-  const all = await processes();
+function runtimeTree(dataDir: string): Proc[] {
+  const all = processes();
   const roots = all.filter((p) =>
     // A Chromium re-parented after its runtime died still names the data dir.
     p.argv.some((a) => a.startsWith(`--user-data-dir=${dataDir}/profiles/`)) ||
@@ -99,8 +74,8 @@ function isProxy(p: Proc): boolean {
 }
 
 /** Whether any of `procs` still runs (same pid, same command line). */
-async function anyAlive(procs: Proc[]): Promise<Proc[]> {
-  const now = new Map((await processes()).map((p) => [p.pid, p]));
+function anyAlive(procs: Proc[]): Proc[] {
+  const now = new Map(processes().map((p) => [p.pid, p]));
   return procs.filter((p) => now.get(p.pid)?.argv.join(" ") === p.argv.join(" "));
 }
 
@@ -254,7 +229,7 @@ async function browse(c: TestClient, f: Fixture, stderr: () => string): Promise<
   const r = await c.call("browser_navigate", { url: f.pageUrl });
   assert.equal(r.isError, false, `${r.text}\n${stderr()}`);
   assert.match(r.text, /Lifecycle page/);
-  const tree = await runtimeTree(f.dataDir);
+  const tree = runtimeTree(f.dataDir);
   // Otherwise the checks after leaving would pass for a browser that never ran.
   assert.ok(tree.some(isChromium), `a Chromium of ${f.dataDir} runs`);
   assert.ok(tree.some(isProxy), "the egress proxy runs");
@@ -264,12 +239,12 @@ async function browse(c: TestClient, f: Fixture, stderr: () => string): Promise<
 
 /** Asserts that every process of `tree` is gone within CLEANUP_MS; returns the time taken. */
 async function assertAllGone(tree: Proc[], dataDir: string, since: number): Promise<number> {
-  const gone = await eventually(async () => (await anyAlive(tree)).length === 0, CLEANUP_MS);
+  const gone = await eventually(() => anyAlive(tree).length === 0, CLEANUP_MS);
   const took = Date.now() - since;
-  const left = (await anyAlive(tree)).map((p) => `${p.pid} ${p.argv.slice(0, 2).join(" ")}`);
+  const left = anyAlive(tree).map((p) => `${p.pid} ${p.argv.slice(0, 2).join(" ")}`);
   assert.ok(gone, `still running after ${took} ms:\n${left.join("\n")}`);
   assert.deepEqual(
-    (await runtimeTree(dataDir)).filter(isChromium),
+    runtimeTree(dataDir).filter(isChromium),
     [],
     "no Chromium names the data dir",
   );
@@ -299,7 +274,7 @@ function report(way: string, ms: number, what = "everything gone"): void {
 
 /** Ends whatever a failed test left running, and the pipes to it. */
 async function cleanUp(rt: StdioRuntime): Promise<void> {
-  for (const p of await runtimeTree(rt.dataDir)) {
+  for (const p of runtimeTree(rt.dataDir)) {
     try {
       Deno.kill(p.pid, "SIGKILL");
     } catch { /* gone */ }
@@ -532,10 +507,10 @@ for (const kind of ["Streamable HTTP", "legacy SSE"] as const) {
         "the session profile is gone",
       );
       const runtime = runtimeTree.filter((p) => !browser.includes(p));
-      assert.equal((await anyAlive(runtime)).length, runtime.length, "the runtime still serves");
+      assert.equal(anyAlive(runtime).length, runtime.length, "the runtime still serves");
       rt.child.kill("SIGTERM");
       assert.equal((await statusWithin(rt.child, CLEANUP_MS)).code, 0, rt.stderr());
-      assert.equal((await anyAlive(runtime)).length, 0);
+      assert.equal(anyAlive(runtime).length, 0);
       await assertNoProfiles(f.dataDir);
     } finally {
       try {

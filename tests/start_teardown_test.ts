@@ -8,17 +8,9 @@ import { type StartOptions, startRuntime } from "../runtime/cli/start.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { detectIsolation } from "../runtime/isolation/mod.ts";
 import { keySourceFrom, Vault } from "../vault/mod.ts";
+import { alive } from "./helpers/processes.ts";
 
 const BROWSER = Deno.env.get("OMOTAI_BROWSER") ?? "/usr/bin/chromium";
-
-function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 /** Files of `dir` this process holds open (Linux `/proc/self/fd`). */
 function openFilesUnder(dir: string): string[] {
