@@ -7,12 +7,19 @@
  * @module
  */
 import type { LaunchExtras } from "../browser/hooks.ts";
+import { log } from "../log.ts";
 import { egressArgs } from "./egress_args.ts";
 import type { EgressProxy, ProxyJudge } from "./egress_proxy.ts";
 
-/** What a warm browser's requests get before a session binds it. */
+/**
+ * What a warm browser's requests get before a session binds it. There is no session to audit
+ * them under: the refusal is logged, without the request (its URL is page data).
+ */
 const UNCLAIMED: ProxyJudge = {
-  ask: () => Promise.resolve({ allow: false, reason: "BROWSER_UNCLAIMED", exact: false }),
+  ask: () => {
+    log("warm browser: a request before any session took the browser refused (BROWSER_UNCLAIMED)");
+    return Promise.resolve({ allow: false, reason: "BROWSER_UNCLAIMED", exact: false });
+  },
   refused: () => {},
 };
 
