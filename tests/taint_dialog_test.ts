@@ -259,12 +259,20 @@ Deno.test("runTool() withholds a tainted session's dialogs from frames and popup
       assert.match(login.text, /login: LOGIN_SUBMITTED/, login.text);
       const closed = await c.call("browser_close");
       assert.match(closed.text, /^closed the current tab/, closed.text);
-      // The tab the next call acts on waits on its dialog: reported at once, not hung.
-      const t0 = performance.now();
-      const snap = await c.call("browser_snapshot");
-      assert.ok(performance.now() - t0 < 5_000, `took ${performance.now() - t0} ms`);
-      assert.match(snap.text, /^error: DIALOG_OPEN/, snap.text);
-      assert.match(snap.text, WITHHELD);
+      // The tab the next call acts on waits on its dialog: every call is answered at once,
+      // never hung. The popup alerts on load, which under load may come after the first call.
+      let snap: CallOutcome | undefined;
+      for (let i = 0; i < 50 && !(snap && WITHHELD.test(snap.text)); i++) {
+        if (snap) await new Promise((res) => setTimeout(res, 100));
+        const t0 = performance.now();
+        snap = await c.call("browser_snapshot");
+        assert.ok(performance.now() - t0 < 5_000, `took ${performance.now() - t0} ms`);
+        if (!WITHHELD.test(snap.text)) {
+          assert.match(snap.text, /^\s*status only: this session is tainted/, snap.text);
+        }
+      }
+      assert.match(snap!.text, /^error: DIALOG_OPEN/, snap!.text);
+      assert.match(snap!.text, WITHHELD);
       await dismissWithheld(c);
       await assertSettled(c);
     },
