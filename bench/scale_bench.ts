@@ -60,11 +60,13 @@ export interface ScaleArgs {
   json?: string;
   /** Busy sessions of the responsiveness measurement (0: skip it); default the largest size. */
   responsiveness: number;
+  /** One system alone (`--only omotai`), to try a change quickly; the tables need both. */
+  only?: "omotai" | "playwright-mcp";
 }
 
 /**
- * Parses `--sizes 1,5,10,20` (or `--sizes=…`), `--json PATH` and `--responsiveness N` (0
- * skips it; without the flag, N is the largest of the sizes).
+ * Parses `--sizes 1,5,10,20` (or `--sizes=…`), `--json PATH`, `--responsiveness N` (0
+ * skips it; without the flag, N is the largest of the sizes) and `--only omotai|playwright-mcp`.
  */
 export function parseArgs(argv: string[]): ScaleArgs {
   const out: ScaleArgs = { sizes: [1, 5, 10, 20], responsiveness: -1 };
@@ -88,6 +90,12 @@ export function parseArgs(argv: string[]): ScaleArgs {
         throw new Error(`--responsiveness takes a number of sessions (0 skips it)`);
       }
       out.responsiveness = n;
+    } else if (flag === "--only") {
+      const v = value();
+      if (v !== "omotai" && v !== "playwright-mcp") {
+        throw new Error(`--only takes omotai or playwright-mcp`);
+      }
+      out.only = v;
     } else throw new Error(`unknown argument ${argv[i]}`);
   }
   if (out.responsiveness < 0) out.responsiveness = Math.max(...out.sizes);
@@ -1065,20 +1073,24 @@ if (import.meta.main) {
   try {
     for (const n of args.sizes) {
       console.log(`size ${n}: load ${Deno.loadavg().map((x) => x.toFixed(2)).join(" ")}`);
-      let omotai: SystemRow;
-      try {
-        omotai = await runOmotai(n, base, peerPids);
-      } catch (err) {
-        omotai = failedRow("omotai", n, errText(err));
+      let omotai = failedRow("omotai", n, "not run (--only)");
+      if (args.only !== "playwright-mcp") {
+        try {
+          omotai = await runOmotai(n, base, peerPids);
+        } catch (err) {
+          omotai = failedRow("omotai", n, errText(err));
+        }
+        console.log(`  ${describe(omotai)}`);
       }
-      console.log(`  ${describe(omotai)}`);
-      let peer: SystemRow;
-      try {
-        peer = await runPeer(n, base, peerPids);
-      } catch (err) {
-        peer = failedRow("playwright-mcp", n, errText(err));
+      let peer = failedRow("playwright-mcp", n, "not run (--only)");
+      if (args.only !== "omotai") {
+        try {
+          peer = await runPeer(n, base, peerPids);
+        } catch (err) {
+          peer = failedRow("playwright-mcp", n, errText(err));
+        }
+        console.log(`  ${describe(peer)}`);
       }
-      console.log(`  ${describe(peer)}`);
       rows.push({ sessions: n, omotai, peer });
     }
     if (args.responsiveness > 0) {

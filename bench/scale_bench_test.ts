@@ -18,7 +18,7 @@ import {
   timings,
 } from "./scale_bench.ts";
 
-Deno.test("parseArgs: defaults, --sizes in both spellings, --json, and bad input", () => {
+Deno.test("parseArgs: defaults, --sizes in both spellings, --json, --only, and bad input", () => {
   assert.deepEqual(parseArgs([]), { sizes: [1, 5, 10, 20], responsiveness: 20 });
   assert.deepEqual(parseArgs(["--sizes", "1,2", "--json", "/tmp/x.json"]), {
     sizes: [1, 2],
@@ -30,6 +30,9 @@ Deno.test("parseArgs: defaults, --sizes in both spellings, --json, and bad input
   assert.throws(() => parseArgs(["--sizes", "a"]));
   assert.throws(() => parseArgs(["--json"]));
   assert.throws(() => parseArgs(["--what"]));
+  assert.equal(parseArgs(["--only", "omotai"]).only, "omotai");
+  assert.equal(parseArgs(["--only=playwright-mcp"]).only, "playwright-mcp");
+  assert.throws(() => parseArgs(["--only", "chrome"]), /omotai or playwright-mcp/);
 });
 
 Deno.test("pagesFor: three pages in order, rotated by session", () => {

@@ -120,6 +120,7 @@ Deno.test("startRuntime(): a start failing at each of its steps leaves no proces
     "operator questions",
     "policy worlds",
     "sessions",
+    "admission",
     "warm browsers",
     "demo site",
     "http server",

@@ -24,6 +24,7 @@ import { BlockedRequests } from "./blocked_notice.ts";
 import { CallQueue } from "./call_queue.ts";
 import type { Element } from "./element_ops.ts";
 import type { BrowserHooks, BrowserHooksFactory, TargetWatcher } from "./hooks.ts";
+import type { Admission } from "./admission.ts";
 import { type BrowserStart, launchLive, type WarmSource } from "./launch.ts";
 import type { Live } from "./live.ts";
 import { Notices } from "./notices.ts";
@@ -44,6 +45,8 @@ export interface BrowserSessionOptions extends BrowserStart {
   hooks?: BrowserHooksFactory;
   /** Browsers started ahead of their session (taken when the hooks can bind them). */
   pool?: WarmSource;
+  /** Admits page loads a few at a time across the runtime's sessions; none: all at once. */
+  loads?: Admission;
 }
 
 /** A captured snapshot plus counts. */
@@ -122,6 +125,14 @@ export class BrowserSession implements AsyncDisposable {
     } catch (err) {
       log(`session ${this.id}: audit: ${err instanceof OmotaiError ? err.code : errorName(err)}`);
     }
+  }
+
+  /**
+   * Runs a page load (and the snapshot after it) in its turn among every session's loads;
+   * throws `SERVER_BUSY` when none came in time (`load` then never ran).
+   */
+  loading<T>(load: () => Promise<T>): Promise<T> {
+    return this.#options.loads ? this.#options.loads.run(load) : load();
   }
 
   /**

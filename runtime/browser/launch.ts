@@ -19,6 +19,7 @@ import {
 } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import type { BrowserHooks, LaunchExtras, TargetWatcher } from "./hooks.ts";
+import type { Admission } from "./admission.ts";
 import type { Live } from "./live.ts";
 import type { Tabs } from "./tabs.ts";
 
@@ -55,6 +56,8 @@ export interface BrowserStart {
   isolation?: LaunchIsolation;
   /** `nice`, to start browsers under at `BROWSER_NICENESS`; none: at the runtime's priority. */
   nice?: string;
+  /** Admits launches a few at a time (one per core); none: every launch starts at once. */
+  launches?: Admission;
 }
 
 /** A running browser with its profile, not yet any session's. */
@@ -91,7 +94,7 @@ export interface LaunchDeps extends BrowserStart {
 
 /**
  * Starts a browser in a fresh profile with `extras` (the egress flags): in its sandbox, at
- * a lower priority. Its profile and extras go when the process exits, however it ends, and
+ * a lower priority, in its turn among the runtime's launches. Its profile and extras go when the process exits, however it ends, and
  * whoever holds it then; a failed start releases both.
  */
 export async function startBrowser<E extends LaunchExtras | undefined>(
@@ -117,15 +120,18 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
       const nice = [start.nice, "-n", String(BROWSER_NICENESS)];
       wrap = { ...wrap, command: [...nice, ...(wrap?.command ?? [])] };
     }
-    browser = await launchBrowser({
-      executable: start.executable,
-      profileDir,
-      headful: start.headful,
-      extraArgs,
-      log: start.log,
-      maxMessageBytes: start.maxMessageBytes,
-      wrap,
-    });
+    const launch = () =>
+      launchBrowser({
+        executable: start.executable,
+        profileDir,
+        headful: start.headful,
+        extraArgs,
+        log: start.log,
+        maxMessageBytes: start.maxMessageBytes,
+        wrap,
+      });
+    // The start bound counts from the turn: a launch that waited is not a launch that hung.
+    browser = await (start.launches ? start.launches.run(launch) : launch());
   } catch (err) {
     made?.release();
     await start.profiles.remove(profileDir).catch(() => {});

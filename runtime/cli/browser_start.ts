@@ -1,12 +1,13 @@
 /**
  * How this runtime starts browsers, put together once: the executable, the sandbox, a lower
- * CPU priority (`nice`), and the pool of browsers started ahead of their sessions. Sessions
- * and the pool launch through the same recipe.
+ * CPU priority (`nice`), launches and page loads admitted a few at a time (`Admission`), and
+ * the pool of browsers started ahead of their sessions. Sessions and the pool launch through the same recipe.
  *
  * @module
  */
 import { describeError, type ProfileStore } from "../../cdp/mod.ts";
 import { type BrowserStart, type LaunchIsolation, startBrowser } from "../browser/launch.ts";
+import { type Admission, launchAdmission, loadAdmission } from "../browser/admission.ts";
 import { defaultPoolSize, WarmPool } from "../browser/warm_pool.ts";
 import type { EgressProxy } from "../egress/egress_proxy.ts";
 import { warmEgress } from "../egress/warm_egress.ts";
@@ -22,11 +23,25 @@ export interface BrowserStartParts {
   isolation?: LaunchIsolation;
 }
 
-/** The recipe every browser of this runtime is started with. */
-export function browserStart(parts: BrowserStartParts): BrowserStart {
+/**
+ * The recipe every browser of this runtime is started with, and the admission of its
+ * sessions' page loads. Both admissions are on the teardown: whoever still waits for a turn
+ * then is refused.
+ */
+export function browserStart(
+  parts: BrowserStartParts,
+  teardown: Teardown,
+): BrowserStart & { loads: Admission } {
   const nice = findNice();
   if (!nice) log("browsers run at the runtime's CPU priority: nice was not found");
-  return { ...parts, nice };
+  const cores = navigator.hardwareConcurrency ?? 1;
+  const launches = launchAdmission(cores);
+  const loads = loadAdmission(cores);
+  teardown.defer("admission", () => {
+    launches[Symbol.dispose]();
+    loads[Symbol.dispose]();
+  });
+  return { ...parts, nice, launches, loads };
 }
 
 /**

@@ -5,12 +5,12 @@
  *
  * @module
  */
-import type { ProfileStore } from "../../cdp/mod.ts";
 import type { Vault } from "../../vault/mod.ts";
 import type { AgentInfo } from "../agents/agent_keys.ts";
 import type { AuditLog } from "../audit/audit_log.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
-import type { LaunchIsolation, WarmSource } from "../browser/launch.ts";
+import type { Admission } from "../browser/admission.ts";
+import type { BrowserStart, WarmSource } from "../browser/launch.ts";
 import type { OmotaiError } from "../errors.ts";
 import type { GrantStore } from "../grants/mod.ts";
 import { log } from "../log.ts";
@@ -30,10 +30,9 @@ export interface ConnectionDeps {
   worlds: PolicyWorlds;
   /** The runtime's own policy world (a connection without an agent policy). */
   runtimeWorld: PolicyWorld;
-  profiles: ProfileStore;
-  executable: string;
+  /** How this runtime starts browsers (`browserStart()`), and admits its sessions' loads. */
+  start: BrowserStart & { loads?: Admission };
   audit: AuditLog;
-  headful?: boolean;
   mode: "stdio" | "sse";
   /** Sessions the teardown waits for. */
   sessions: Teardowns;
@@ -42,10 +41,6 @@ export interface ConnectionDeps {
   human: HumanChannel | undefined;
   grants: GrantStore;
   vault: Vault | undefined;
-  /** Each browser's sandbox (its own network namespace), when this machine has one. */
-  isolation?: LaunchIsolation;
-  /** `nice`, to start browsers at a lower priority than the runtime. */
-  nice?: string;
   /** Browsers started ahead of their sessions. */
   pool?: WarmSource;
   /** What isolation this machine gives, and why not when it gives none. */
@@ -72,13 +67,9 @@ export function connectionFactory(
     // Before a session exists: a policy that requires isolation gets none without it.
     requireIsolation(world.policy, d.isolationFact, d.audit, agent?.name ?? null);
     const session = new BrowserSession({
-      profiles: d.profiles,
-      executable: d.executable,
+      ...d.start,
       audit: d.audit,
-      headful: d.headful,
       hooks: world.hooks,
-      isolation: d.isolation,
-      nice: d.nice,
       pool: d.pool,
     });
     session.agent = agent?.name ?? (d.mode === "stdio" ? "stdio" : null);

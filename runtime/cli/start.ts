@@ -133,7 +133,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       executable,
       headful: options.headful,
       isolation: boundary.isolation,
-    });
+    }, teardown);
     const pool = openWarmPool(
       start,
       boundary.proxy,
@@ -142,7 +142,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     );
     const newServer = connectionFactory({
       ...boundary,
-      ...start,
+      start,
       pool,
       audit,
       mode: options.mode,

@@ -30,6 +30,8 @@ import {
 
 /** Kinds that count against `max_actions`. */
 const COUNTED = new Set<ActionKind>(["navigate", "back", "click", "type", "select", "key"]);
+/** Actions that load a page: admitted a few at a time across sessions (`Admission`). */
+const LOADS = new Set<ActionKind>(["navigate", "back"]);
 
 /** What a call runs against. */
 export interface ToolDeps {
@@ -191,27 +193,34 @@ async function runSteps(
   }
   if (abandoned.aborted) return;
   if (COUNTED.has(tool.kind)) session.state.countAction();
-  if (hold) {
-    await runHeld(tool, args, target, ctx, hold, abandoned);
-  } else {
-    try {
-      await tool.handle(ctx, args, target);
-    } catch (err) {
-      if (!abandoned.aborted) reportError(response, session.translateError(err), tool.name);
-    }
-  }
-  if (response.wantsSnapshot && !abandoned.aborted) {
-    try {
-      // After an action the agent gets what changed on a page it has seen, not the page again.
-      response.snapshot(
-        (await session.snapshot(1, undefined, "changes", response.typedFields)).text,
-      );
-    } catch (err) {
-      if (!response.failed && !abandoned.aborted) {
-        reportError(response, session.translateError(err), tool.name);
+  const act = async () => {
+    if (hold) {
+      await runHeld(tool, args, target, ctx, hold, abandoned);
+    } else {
+      try {
+        await tool.handle(ctx, args, target);
+      } catch (err) {
+        if (!abandoned.aborted) reportError(response, session.translateError(err), tool.name);
       }
     }
-  }
+    if (response.wantsSnapshot && !abandoned.aborted) {
+      try {
+        // After an action the agent gets what changed on a page it has seen, not the page again.
+        response.snapshot(
+          (await session.snapshot(1, undefined, "changes", response.typedFields)).text,
+        );
+      } catch (err) {
+        if (!response.failed && !abandoned.aborted) {
+          reportError(response, session.translateError(err), tool.name);
+        }
+      }
+    }
+  };
+  if (!LOADS.has(tool.kind)) return await act();
+  // A load and its snapshot take every core: on a busy machine they wait their turn.
+  await session.loading(act).catch((err) => {
+    if (!abandoned.aborted) reportError(response, err, tool.name);
+  });
 }
 
 /**

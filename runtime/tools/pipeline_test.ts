@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { ProfileStore } from "../../cdp/mod.ts";
 import type { AuditEvent } from "../audit/audit_row.ts";
+import { Admission } from "../browser/admission.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
 import { OmotaiError, StaleRefError } from "../errors.ts";
 import { allowAllGate, type Gate } from "../gate/gate.ts";
@@ -12,7 +13,7 @@ import { runTool } from "./pipeline.ts";
 import { type AnyTool, defineTool } from "./tool.ts";
 
 /** A session that is never launched, with a sink the test can read or break. */
-async function world() {
+async function world(loads?: Admission) {
   const dir = await Deno.makeTempDir({ prefix: "omotai-tool-test-" });
   const profiles = await ProfileStore.open(dir);
   const rows: AuditEvent[] = [];
@@ -20,6 +21,7 @@ async function world() {
   const session = new BrowserSession({
     profiles,
     executable: "/nonexistent",
+    loads,
     audit: {
       append(e) {
         if (broken) throw new OmotaiError("AUDIT_UNAVAILABLE", "the audit cannot be written");
@@ -296,4 +298,36 @@ Deno.test("runTool() judges every fact set of a multi-element call and runs only
   await runTool(two, {}, { session: w.session, gate: allowAllGate });
   assert.equal(handled, 1);
   assert.equal(w.session.state.counters().actionsUsed, 1);
+});
+
+Deno.test("runTool() runs a load in its turn among every session's loads; other actions do not wait; no turn is SERVER_BUSY", async () => {
+  const loads = new Admission({
+    slots: 1,
+    maxWaitMs: 100,
+    refusal: (waited) => new OmotaiError("SERVER_BUSY", `no turn within ${waited} ms`),
+  });
+  await using w = await world(loads);
+  // Another session's load holds the one slot.
+  let release!: () => void;
+  const other = loads.run(() => new Promise<void>((r) => release = r));
+  const log: string[] = [];
+  const click = await runTool(probe("click", log), {}, { session: w.session, gate: allowAllGate });
+  assert.equal(click.content[0].text, "done");
+  assert.deepEqual(log, ["resolve", "facts:target-1", "handle:target-1:rows=?"]);
+  log.length = 0;
+  const waiting = runTool(probe("navigate", log), {}, { session: w.session, gate: allowAllGate });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(log, ["resolve", "facts:target-1"], "judged and audited, not yet run");
+  assert.equal(loads.waiting, 1);
+  release();
+  await other;
+  assert.equal((await waiting).content[0].text, "done");
+  // No turn within the wait: the load never runs and the call says why.
+  log.length = 0;
+  const held = loads.run(() => new Promise<void>((r) => release = r));
+  const busy = await runTool(probe("back", log), {}, { session: w.session, gate: allowAllGate });
+  assert.match(busy.content[0].text, /^error: SERVER_BUSY \(no turn within 100 ms\)/);
+  assert.ok(!log.some((l) => l.startsWith("handle")), log.join());
+  release();
+  await held;
 });

@@ -1,0 +1,188 @@
+/**
+ * A throwaway PostgreSQL cluster for tests: Debian's `postgresql` binaries, `initdb` in a
+ * temp dir, a loopback port, run as the `postgres` user when the tests run as root (the
+ * server refuses root). It makes the roles `docs/deploy.md` asks for: an owner that runs
+ * the migrations, the NOLOGIN group `omotai_runtime` that holds the runtime's grants, and an
+ * app login in that group (neither superuser nor `BYPASSRLS`). Every role has a password
+ * over TCP (scram); the superuser is there only for tests that play a database superuser.
+ *
+ * @module
+ */
+import { join } from "node:path";
+
+/** A running cluster and how to reach it as each role. */
+export interface TestPostgres extends AsyncDisposable {
+  port: number;
+  /** The owner of the schema (migrations). */
+  ownerUrl: string;
+  /** The runtime's login: a member of `omotai_runtime`, no BYPASSRLS. */
+  appUrl: string;
+  /** A superuser, for tests that attack the database as its superuser. */
+  superUrl: string;
+  /** Stops the server (the cluster stays); `start()` brings it back on the same port. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** Where Debian puts the server's binaries: the newest version's `bin`. */
+export function postgresBin(): string | undefined {
+  try {
+    const versions = [...Deno.readDirSync("/usr/lib/postgresql")]
+      .map((e) => e.name).filter((n) => /^\d+$/.test(n)).sort((a, b) => Number(b) - Number(a));
+    for (const v of versions) {
+      const bin = `/usr/lib/postgresql/${v}/bin`;
+      if (exists(join(bin, "initdb"))) return bin;
+    }
+  } catch { /* no Debian layout */ }
+  return undefined;
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function freePort(): Promise<number> {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+async function run(argv: string[], what: string): Promise<string> {
+  const out = await new Deno.Command(argv[0], { args: argv.slice(1), stdout: "piped", stderr: "piped" })
+    .output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  if (!out.success) throw new Error(`${what} failed (${out.code}): ${text.trim().slice(-2000)}`);
+  return text;
+}
+
+const PASSWORDS = {
+  super: "pg-super-" + crypto.randomUUID(),
+  owner: "pg-owner-" + crypto.randomUUID(),
+  app: "pg-app-" + crypto.randomUUID(),
+};
+
+/** Starts a fresh cluster with the database `omotai` and its roles. */
+export async function startPostgres(): Promise<TestPostgres> {
+  const bin = postgresBin();
+  if (!bin) throw new Error("PostgreSQL is not installed (apt-get install postgresql)");
+  const dir = await Deno.makeTempDir({ prefix: "omotai-pg-" });
+  const data = join(dir, "data");
+  const root = Deno.uid() === 0;
+  // The server refuses to run as root: the cluster belongs to Debian's `postgres` user.
+  const as = root ? ["runuser", "-u", "postgres", "--"] : [];
+  if (root) {
+    const uid = Number((await run(["id", "-u", "postgres"], "id")).trim());
+    const gid = Number((await run(["id", "-g", "postgres"], "id")).trim());
+    await Deno.chown(dir, uid, gid);
+  }
+  await Deno.chmod(dir, 0o700);
+  const pwfile = join(dir, "pw");
+  await Deno.writeTextFile(pwfile, PASSWORDS.super + "\n");
+  if (root) {
+    const uid = Number((await run(["id", "-u", "postgres"], "id")).trim());
+    await Deno.chown(pwfile, uid, null);
+  }
+  await run([
+    ...as,
+    join(bin, "initdb"),
+    "-D",
+    data,
+    "-U",
+    "omotai_super",
+    "--auth-local=trust",
+    "--auth-host=scram-sha-256",
+    `--pwfile=${pwfile}`,
+    "-E",
+    "UTF8",
+    "--no-sync",
+    "--no-instructions",
+  ], "initdb");
+  await Deno.remove(pwfile);
+  const port = await freePort();
+  const pgCtl = (action: "start" | "stop") =>
+    run([
+      ...as,
+      join(bin, "pg_ctl"),
+      "-D",
+      data,
+      "-l",
+      join(dir, "server.log"),
+      "-w",
+      "-t",
+      "60",
+      ...(action === "stop" ? ["-m", "fast"] : [
+        "-o",
+        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off ` +
+        `-c synchronous_commit=off -c full_page_writes=off -c max_connections=200`,
+      ]),
+      action,
+    ], `pg_ctl ${action}`);
+  await pgCtl("start");
+  let running = true;
+  const psql = (sql: string, db = "postgres") =>
+    run([
+      ...as,
+      join(bin, "psql"),
+      "-h",
+      dir,
+      "-p",
+      String(port),
+      "-U",
+      "omotai_super",
+      "-d",
+      db,
+      "-v",
+      "ON_ERROR_STOP=1",
+      "-q",
+      "-c",
+      sql,
+    ], "psql");
+  try {
+    await psql(
+      `CREATE ROLE omotai_owner LOGIN PASSWORD '${PASSWORDS.owner}';
+       CREATE ROLE omotai_runtime NOLOGIN;
+       CREATE ROLE omotai_app LOGIN PASSWORD '${PASSWORDS.app}' IN ROLE omotai_runtime;`,
+    );
+    await psql(`CREATE DATABASE omotai OWNER omotai_owner;`);
+    await psql(
+      `REVOKE ALL ON DATABASE omotai FROM PUBLIC;
+       GRANT CONNECT ON DATABASE omotai TO omotai_runtime;
+       REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+       ALTER SCHEMA public OWNER TO omotai_owner;`,
+      "omotai",
+    );
+  } catch (err) {
+    await pgCtl("stop").catch(() => {});
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    throw err;
+  }
+  const url = (user: string, password: string) =>
+    `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/omotai`;
+  return {
+    port,
+    ownerUrl: url("omotai_owner", PASSWORDS.owner),
+    appUrl: url("omotai_app", PASSWORDS.app),
+    superUrl: url("omotai_super", PASSWORDS.super),
+    async stop() {
+      if (!running) return;
+      await pgCtl("stop");
+      running = false;
+    },
+    async start() {
+      if (running) return;
+      await pgCtl("start");
+      running = true;
+    },
+    async [Symbol.asyncDispose]() {
+      if (running) await pgCtl("stop").catch(() => {});
+      running = false;
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
