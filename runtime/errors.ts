@@ -61,6 +61,9 @@ export type RuntimeErrorCode =
   | "AUDIT_UNAVAILABLE"
   | "DB_UNAVAILABLE"
   | "DB_TOO_NEW"
+  // A PostgreSQL role the runtime refuses to run as (row-level security would not hold).
+  | "DB_ROLE_UNSAFE"
+  | "BAD_TENANT"
   | "VAULT_UNAVAILABLE"
   | "GRANTS_UNAVAILABLE"
   | "EGRESS_PROXY_FAILED"

@@ -16,10 +16,9 @@ import type { JsonlMirror } from "./jsonl_mirror.ts";
 import {
   AUDIT_FIELDS,
   type AuditEvent,
-  auditOrigin,
   type AuditRow,
   type AuditSink,
-  rowHash,
+  chainedRow,
 } from "./audit_row.ts";
 
 /** Appends rows to the audit table (and its JSONL mirror). */
@@ -45,6 +44,11 @@ export class AuditLog implements AuditSink {
   /** Appends one row; throws `AUDIT_UNAVAILABLE` when it cannot (callers then deny). */
   append(event: AuditEvent): AuditRow {
     return this.#write([event])[0];
+  }
+
+  /** Appends rows in one transaction, in order; throws `AUDIT_UNAVAILABLE` as `append`. */
+  appendAll(events: AuditEvent[]): AuditRow[] {
+    return this.#write(events);
   }
 
   /**
@@ -87,25 +91,9 @@ export class AuditLog implements AuditSink {
         let seq = head.head_seq;
         let prev = head.head_hash;
         const ts = new Date().toISOString();
-        const r = (v: string | null | undefined) => v == null ? null : this.#redactor.redact(v);
+        const redact = (v: string) => this.#redactor.redact(v);
         for (const event of events) {
-          // `source` and `decision` are the runtime's own closed sets and stay as they are.
-          const base: Omit<AuditRow, "hash"> = {
-            seq: ++seq,
-            ts,
-            session: r(event.session),
-            agent: r(event.agent),
-            kind: this.#redactor.redact(event.kind),
-            source: event.source,
-            origin: r(auditOrigin(event.origin)),
-            method: r(event.method),
-            decision: event.decision,
-            reason: r(event.reason),
-            module: r(event.module),
-            rule: r(event.rule),
-            prev_hash: prev,
-          };
-          const row = { ...base, hash: rowHash(base) };
+          const row = chainedRow(event, { seq: ++seq, ts, prevHash: prev }, redact);
           this.#insert.run(...AUDIT_FIELDS.map((f) => row[f]), row.prev_hash, row.hash);
           rows.push(row);
           prev = row.hash;

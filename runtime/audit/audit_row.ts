@@ -69,6 +69,34 @@ export function rowHash(row: Omit<AuditRow, "hash">): string {
   return createHash("sha256").update(`${row.prev_hash}\n${JSON.stringify(fields)}`).digest("hex");
 }
 
+/**
+ * The row `event` becomes at `seq`, chained to `prevHash`: every free-text field through
+ * `redact` before it is hashed (`source` and `decision` are the runtime's own closed sets).
+ */
+export function chainedRow(
+  event: AuditEvent,
+  at: { seq: number; ts: string; prevHash: string },
+  redact: (text: string) => string,
+): AuditRow {
+  const r = (v: string | null | undefined) => v == null ? null : redact(v);
+  const base: Omit<AuditRow, "hash"> = {
+    seq: at.seq,
+    ts: at.ts,
+    session: r(event.session),
+    agent: r(event.agent),
+    kind: redact(event.kind),
+    source: event.source,
+    origin: r(auditOrigin(event.origin)),
+    method: r(event.method),
+    decision: event.decision,
+    reason: r(event.reason),
+    module: r(event.module),
+    rule: r(event.rule),
+    prev_hash: at.prevHash,
+  };
+  return { ...base, hash: rowHash(base) };
+}
+
 /** Cuts anything URL-like to its origin; other strings are kept only when origin-shaped. */
 export function auditOrigin(value: string | null | undefined): string | null {
   if (!value) return null;

@@ -39,7 +39,11 @@ export const LAYERS: readonly LayerRule[] = [
     job: "browser isolation: detection, a network namespace per browser (bubblewrap)",
     may: [...BASE, "cdp"],
   },
-  { folder: "runtime/store", job: "SQLite database and migrations", may: BASE },
+  {
+    folder: "runtime/store",
+    job: "SQLite database and migrations; the PostgreSQL pool, its migrations and tenants",
+    may: BASE,
+  },
   {
     folder: "runtime/agents",
     job: "agent keys: add, verify, list, remove",
@@ -52,8 +56,8 @@ export const LAYERS: readonly LayerRule[] = [
   },
   {
     folder: "runtime/audit",
-    job: "hash-chained audit log, mirror, verify",
-    may: [...BASE, "runtime/redact"],
+    job: "hash-chained audit log, mirror, verify; its store port and PostgreSQL adapter",
+    may: [...BASE, "runtime/store", "runtime/redact"],
   },
   {
     folder: "runtime/grants",

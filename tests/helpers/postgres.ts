@@ -46,7 +46,7 @@ function exists(path: string): boolean {
   }
 }
 
-async function freePort(): Promise<number> {
+function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (l.addr as Deno.NetAddr).port;
   l.close();
@@ -54,7 +54,11 @@ async function freePort(): Promise<number> {
 }
 
 async function run(argv: string[], what: string): Promise<string> {
-  const out = await new Deno.Command(argv[0], { args: argv.slice(1), stdout: "piped", stderr: "piped" })
+  const out = await new Deno.Command(argv[0], {
+    args: argv.slice(1),
+    stdout: "piped",
+    stderr: "piped",
+  })
     .output();
   const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
   if (!out.success) throw new Error(`${what} failed (${out.code}): ${text.trim().slice(-2000)}`);
@@ -104,7 +108,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     "--no-instructions",
   ], "initdb");
   await Deno.remove(pwfile);
-  const port = await freePort();
+  const port = freePort();
   const pgCtl = (action: "start" | "stop") =>
     run([
       ...as,

@@ -1,0 +1,160 @@
+/**
+ * One tenant's audit chain in PostgreSQL (`audit_events`, under row-level security). Rows
+ * are built and hashed exactly as the embedded log builds them (`chainedRow`, redacted
+ * before they are hashed); appends for one tenant are serialized across every runtime with
+ * `pg_advisory_xact_lock` on the tenant, and the database itself refuses a row that does not
+ * continue the tenant's head (`audit_link`). A tenant's chain starts from a genesis bound to
+ * its id (`audit_genesis`), so rows moved between tenants do not link.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { OmotaiError } from "../errors.ts";
+import { processRedactor, type Redactor } from "../redact/mod.ts";
+import type { PgDatabase, PgTx } from "../store/pg_database.ts";
+import type { AuditStore } from "./audit_store.ts";
+import { AUDIT_FIELDS, type AuditEvent, type AuditRow, chainedRow } from "./audit_row.ts";
+import type { JsonlMirror } from "./jsonl_mirror.ts";
+import { type VerifyResult, verifyRows } from "./verify.ts";
+
+/** Where tenant `tenant`'s chain starts (the database's `audit_genesis`). */
+export function tenantGenesis(tenant: string): string {
+  return createHash("sha256").update(`omotai-audit-genesis\n${tenant}`).digest("hex");
+}
+
+interface Head {
+  head_seq: string;
+  head_hash: string;
+  anchor_seq: string;
+  anchor_hash: string;
+}
+
+/** What a PostgreSQL audit log writes with. */
+export interface PgAuditOptions {
+  mirror?: JsonlMirror;
+  /** Defaults to the process's redactor. */
+  redactor?: Redactor;
+  /** The rows' time (tests date rows back to prune them). */
+  now?: () => Date;
+}
+
+/** Tenant `tenant`'s chain in `db`. */
+export class PgAuditLog implements AuditStore {
+  readonly tenant: string;
+  readonly #db: PgDatabase;
+  readonly #mirror: JsonlMirror | undefined;
+  readonly #redactor: Redactor;
+  readonly #now: () => Date;
+
+  constructor(db: PgDatabase, tenant: string, options: PgAuditOptions = {}) {
+    this.#db = db;
+    this.tenant = tenant;
+    this.#mirror = options.mirror;
+    this.#redactor = options.redactor ?? processRedactor();
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  async append(events: AuditEvent[]): Promise<AuditRow[]> {
+    if (events.length === 0) return [];
+    let rows: AuditRow[];
+    try {
+      rows = await this.#db.tenant(this.tenant, async (tx) => {
+        // Every runtime of this tenant appends in turn; other tenants do not wait.
+        await tx`SELECT pg_advisory_xact_lock(hashtextextended(${this.tenant}, 0))`;
+        const head = await readHead(tx, this.tenant);
+        if (!head) {
+          throw new OmotaiError("AUDIT_UNAVAILABLE", `no tenant ${this.tenant} in the database`);
+        }
+        let seq = Number(head.head_seq);
+        let prev = head.head_hash;
+        const ts = this.#now().toISOString();
+        const redact = (v: string) => this.#redactor.redact(v);
+        const out: AuditRow[] = [];
+        for (const event of events) {
+          const row = chainedRow(event, { seq: ++seq, ts, prevHash: prev }, redact);
+          out.push(row);
+          prev = row.hash;
+        }
+        const records = out.map((row) => ({
+          tenant_id: this.tenant,
+          ...Object.fromEntries(AUDIT_FIELDS.map((f) => [f, row[f]])),
+          prev_hash: row.prev_hash,
+          hash: row.hash,
+        }));
+        await tx`INSERT INTO audit_events ${tx(records)}`;
+        return out;
+      });
+    } catch (err) {
+      throw new OmotaiError(
+        "AUDIT_UNAVAILABLE",
+        this.#redactor.redact(
+          `audit row not written: ${err instanceof OmotaiError ? err.message : "error"}`,
+        ),
+      );
+    }
+    for (const row of rows) this.#mirror?.write(row);
+    return rows;
+  }
+
+  async rows(afterSeq = 0, limit = 10_000): Promise<AuditRow[]> {
+    return await this.#db.tenant(this.tenant, async (tx) => {
+      const found = await tx<Record<string, unknown>[]>`
+        SELECT seq, ts, session, agent, kind, source, origin, method, decision, reason,
+          module, rule, prev_hash, hash
+        FROM audit_events WHERE tenant_id = ${this.tenant} AND seq > ${afterSeq}
+        ORDER BY seq LIMIT ${limit}`;
+      return found.map(toRow);
+    });
+  }
+
+  async verify(): Promise<VerifyResult> {
+    return await this.#db.tenant(this.tenant, async (tx) => {
+      const head = await readHead(tx, this.tenant);
+      if (!head) {
+        return {
+          ok: false,
+          rows: 0,
+          firstSeq: null,
+          lastSeq: null,
+          problems: [`no tenant ${this.tenant}`],
+        };
+      }
+      const found = await tx<Record<string, unknown>[]>`
+        SELECT seq, ts, session, agent, kind, source, origin, method, decision, reason,
+          module, rule, prev_hash, hash
+        FROM audit_events WHERE tenant_id = ${this.tenant} ORDER BY seq`;
+      const result = verifyRows(
+        found.map(toRow),
+        { seq: Number(head.anchor_seq), prevHash: head.anchor_hash },
+        { seq: Number(head.head_seq), hash: head.head_hash },
+      );
+      // A chain whose anchor is not where it started must have been pruned by the function
+      // that records it; one that starts at 1 must start from this tenant's genesis.
+      if (Number(head.anchor_seq) === 1 && head.anchor_hash !== tenantGenesis(this.tenant)) {
+        result.problems.unshift("anchor: the chain does not start from this tenant's genesis");
+        result.ok = false;
+      }
+      return result;
+    });
+  }
+
+  async prune(cutoff: Date): Promise<{ removed: number; anchorSeq: number }> {
+    return await this.#db.tenant(this.tenant, async (tx) => {
+      const [r] = await tx<{ removed: string; anchor_seq: string }[]>`
+        SELECT removed, anchor_seq FROM audit_prune(${cutoff})`;
+      return { removed: Number(r.removed), anchorSeq: Number(r.anchor_seq) };
+    });
+  }
+}
+
+/** The tenant's head (row-level security would hide any other; the filter says so too). */
+async function readHead(tx: PgTx, tenant: string): Promise<Head | undefined> {
+  const [head] = await tx<Head[]>`
+    SELECT head_seq, head_hash, anchor_seq, anchor_hash FROM audit_heads
+    WHERE tenant_id = ${tenant}`;
+  return head;
+}
+
+function toRow(r: Record<string, unknown>): AuditRow {
+  return { ...r, seq: Number(r.seq) } as unknown as AuditRow;
+}

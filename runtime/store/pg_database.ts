@@ -1,0 +1,158 @@
+/**
+ * The shared store in PostgreSQL (`--database postgres://…`): a bounded pool on the
+ * maintained `postgres` client (no native code, parameters always bound, LISTEN/NOTIFY
+ * built in). Every query a runtime makes runs in a transaction that first sets
+ * `app.tenant_id` with `set_config(…, true)` (`SET LOCAL`): row-level security on every
+ * table reads it, so no query path can run without a tenant. The runtime's role must be
+ * neither a superuser, nor `BYPASSRLS`, nor the tables' owner: `open()` refuses one that is.
+ * A query that fails or outlasts its bound is `DB_UNAVAILABLE` (callers deny); the pool
+ * reconnects by itself when the server is back.
+ *
+ * @module
+ */
+import postgres from "postgres";
+import { OmotaiError } from "../errors.ts";
+import { PG_MIGRATIONS } from "./pg_migrations.ts";
+
+/** A transaction with its tenant set. */
+export type PgTx = postgres.TransactionSql;
+
+/** How to reach the database. */
+export interface PgOptions {
+  url: string;
+  /** Connections in the pool (default 10). */
+  max?: number;
+  /** A statement running longer is cancelled, and the caller denies (default 5 s). */
+  statementTimeoutMs?: number;
+  /** Seconds to wait for a connection to open (default 5). */
+  connectTimeoutS?: number;
+}
+
+/** Tenant ids: what an operator types, and safe in a log line. */
+export const TENANT_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/** One pool to one database. */
+export class PgDatabase implements AsyncDisposable {
+  readonly #sql: postgres.Sql;
+
+  private constructor(sql: postgres.Sql) {
+    this.#sql = sql;
+  }
+
+  /**
+   * Opens a pool. `role: "runtime"` (the default) checks the role may not read past its
+   * tenant; `role: "owner"` is for migrations and the operator's tenant commands.
+   */
+  static async open(
+    options: PgOptions,
+    role: "runtime" | "owner" = "runtime",
+  ): Promise<PgDatabase> {
+    let sql: postgres.Sql;
+    try {
+      sql = postgres(options.url, {
+        max: options.max ?? 10,
+        connect_timeout: options.connectTimeoutS ?? 5,
+        idle_timeout: 30,
+        onnotice: () => {},
+        connection: {
+          application_name: "omotai",
+          statement_timeout: options.statementTimeoutMs ?? 5_000,
+          lock_timeout: options.statementTimeoutMs ?? 5_000,
+          idle_in_transaction_session_timeout: 30_000,
+        },
+      });
+    } catch (err) {
+      throw unavailable(err);
+    }
+    const db = new PgDatabase(sql);
+    try {
+      if (role === "runtime") await db.#checkRuntimeRole();
+    } catch (err) {
+      await db[Symbol.asyncDispose]();
+      throw err;
+    }
+    return db;
+  }
+
+  /** Runs `fn` in one transaction as `tenant` (row-level security reads it). */
+  async tenant<T>(tenant: string, fn: (tx: PgTx) => Promise<T>): Promise<T> {
+    if (!TENANT_ID.test(tenant)) {
+      throw new OmotaiError("BAD_TENANT", "a tenant id is 1-63 of a-z, 0-9, _ and -");
+    }
+    try {
+      return await this.#sql.begin(async (tx) => {
+        await tx`SELECT set_config('app.tenant_id', ${tenant}, true)`;
+        return await fn(tx);
+      }) as T;
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
+  /** Runs `fn` in one transaction with no tenant (the owner's own work, or a test's). */
+  async transaction<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
+    try {
+      return await this.#sql.begin(fn) as T;
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
+  /** Applies the migrations this database has not had yet; returns its schema version. */
+  async migrate(): Promise<number> {
+    return await this.transaction(async (tx) => {
+      // Two runtimes starting at once: one migrates, the other waits and finds it done.
+      await tx`SELECT pg_advisory_xact_lock(7213404551)`;
+      await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version integer PRIMARY KEY,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`;
+      const [{ v }] = await tx<{ v: number }[]>`
+        SELECT coalesce(max(version), 0)::int AS v FROM schema_migrations`;
+      for (let i = v; i < PG_MIGRATIONS.length; i++) {
+        await tx.unsafe(PG_MIGRATIONS[i]);
+        await tx`INSERT INTO schema_migrations (version) VALUES (${i + 1})`;
+      }
+      return PG_MIGRATIONS.length;
+    });
+  }
+
+  /** Closes the pool (waits up to 5 s for running queries). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.#sql.end({ timeout: 5 }).catch(() => {});
+  }
+
+  async #checkRuntimeRole(): Promise<void> {
+    const [role] = await this.transaction((tx) =>
+      tx<{ rolsuper: boolean; rolbypassrls: boolean; owns: boolean }[]>`
+        SELECT r.rolsuper, r.rolbypassrls,
+          EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                  WHERE n.nspname = current_schema() AND c.relkind = 'r'
+                    AND pg_has_role(current_user, c.relowner, 'USAGE')) AS owns
+        FROM pg_roles r WHERE r.rolname = current_user`
+    );
+    if (!role || role.rolsuper || role.rolbypassrls || role.owns) {
+      throw new OmotaiError(
+        "DB_ROLE_UNSAFE",
+        "the runtime's database role must not be a superuser, have BYPASSRLS or own the tables: row-level security would not hold (docs/deploy.md)",
+      );
+    }
+  }
+}
+
+/**
+ * A database failure as the runtime's code: a coded error passes; anything else is
+ * `DB_UNAVAILABLE` with PostgreSQL's error code only (its message may quote row values).
+ */
+function unavailable(err: unknown): OmotaiError {
+  if (err instanceof OmotaiError) return err;
+  const code = (err as { code?: unknown })?.code;
+  const what = typeof code === "string" && /^[A-Z0-9_]{1,40}$/.test(code) ? code : "ERROR";
+  const message = err instanceof Error ? err.message : "";
+  // A trigger's own refusal names itself; it carries no row data.
+  const own = /^(AUDIT_[A-Z_]+|TENANT_[A-Z_]+): [\w ,.'()-]{0,200}$/.exec(message);
+  return new OmotaiError(
+    "DB_UNAVAILABLE",
+    own ? own[0] : `the database did not answer (${what})`,
+  );
+}

@@ -1,0 +1,181 @@
+/**
+ * The PostgreSQL schema as numbered migrations, run by the tables' owner (`PgDatabase.migrate`,
+ * tracked in `schema_migrations`). Every table has row-level security enabled and forced,
+ * keyed on `current_setting('app.tenant_id')`; the runtime's grants go to the NOLOGIN group
+ * `omotai_runtime` (its login roles are members; docs/deploy.md makes them). Policies
+ * `TO` the migrating role let the owner's own commands (tenants, verify, prune) see every
+ * tenant; it owns the tables and could lift the policies anyway.
+ *
+ * The audit is append-only twice over: the runtime's group has no UPDATE, DELETE or TRUNCATE,
+ * and triggers refuse them to anyone but the prune function. Its chain is checked as rows
+ * arrive (each row links to its tenant's head) and the head is kept by a trigger the
+ * runtime cannot bypass. What a superuser can still do (rewrite it all) the signed
+ * checkpoints catch.
+ *
+ * @module
+ */
+
+/** Migrations, in order; index + 1 is the version each leads to. */
+export const PG_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE tenants (
+    id text PRIMARY KEY CHECK (id ~ '^[a-z0-9][a-z0-9_-]{0,62}$'),
+    created_at timestamptz NOT NULL DEFAULT now()
+  );
+
+  CREATE TABLE audit_events (
+    tenant_id text NOT NULL REFERENCES tenants(id),
+    seq bigint NOT NULL CHECK (seq > 0),
+    ts text NOT NULL,
+    session text,
+    agent text,
+    kind text NOT NULL,
+    source text NOT NULL,
+    origin text,
+    method text,
+    decision text NOT NULL,
+    reason text,
+    module text,
+    rule text,
+    prev_hash text NOT NULL,
+    hash text NOT NULL,
+    PRIMARY KEY (tenant_id, seq)
+  );
+  CREATE INDEX audit_events_ts ON audit_events (tenant_id, ts);
+
+  -- One row per tenant: its chain's head (kept by a trigger) and, after a prune, the
+  -- anchor the remaining rows chain from.
+  CREATE TABLE audit_heads (
+    tenant_id text PRIMARY KEY REFERENCES tenants(id),
+    head_seq bigint NOT NULL,
+    head_hash text NOT NULL,
+    anchor_seq bigint NOT NULL,
+    anchor_hash text NOT NULL
+  );
+
+  -- How long the runtime's prune must keep rows, per tenant (the owner may change it).
+  CREATE TABLE audit_retention (
+    tenant_id text PRIMARY KEY REFERENCES tenants(id),
+    days integer NOT NULL CHECK (days >= 1)
+  );
+
+  -- Where a tenant's chain starts: bound to the tenant, so rows moved to another tenant
+  -- do not link.
+  CREATE FUNCTION audit_genesis(tenant text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$
+    SELECT encode(sha256(convert_to('omotai-audit-genesis' || chr(10) || tenant, 'UTF8')), 'hex')
+  $f$;
+
+  CREATE FUNCTION audit_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $f$
+  BEGIN
+    IF TG_OP = 'DELETE' AND current_setting('omotai.pruning', true) = 'on' THEN
+      RETURN OLD;
+    END IF;
+    RAISE EXCEPTION 'AUDIT_APPEND_ONLY: audit rows cannot be changed or removed'
+      USING ERRCODE = 'insufficient_privilege';
+  END $f$;
+  CREATE TRIGGER audit_events_append_only BEFORE UPDATE OR DELETE ON audit_events
+    FOR EACH ROW EXECUTE FUNCTION audit_refuse_change();
+  CREATE TRIGGER audit_events_no_truncate BEFORE TRUNCATE ON audit_events
+    FOR EACH STATEMENT EXECUTE FUNCTION audit_refuse_change();
+
+  -- A row must continue its tenant's chain; the head moves with it. Runs as the owner:
+  -- the runtime cannot write the head itself.
+  CREATE FUNCTION audit_link() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, public AS $f$
+  DECLARE h record;
+  BEGIN
+    SELECT head_seq, head_hash INTO h FROM audit_heads WHERE tenant_id = NEW.tenant_id
+      FOR UPDATE;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'TENANT_UNKNOWN: no such tenant' USING ERRCODE = 'foreign_key_violation';
+    END IF;
+    IF NEW.seq <> h.head_seq + 1 OR NEW.prev_hash <> h.head_hash THEN
+      RAISE EXCEPTION 'AUDIT_CHAIN_BROKEN: a row must continue its tenant''s chain'
+        USING ERRCODE = 'check_violation';
+    END IF;
+    UPDATE audit_heads SET head_seq = NEW.seq, head_hash = NEW.hash
+      WHERE tenant_id = NEW.tenant_id;
+    RETURN NEW;
+  END $f$;
+  CREATE TRIGGER audit_events_link BEFORE INSERT ON audit_events
+    FOR EACH ROW EXECUTE FUNCTION audit_link();
+
+  -- A tenant is made with its chain's head at its genesis.
+  CREATE FUNCTION tenant_heads() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, public AS $f$
+  BEGIN
+    INSERT INTO audit_heads VALUES (NEW.id, 0, audit_genesis(NEW.id), 1, audit_genesis(NEW.id));
+    INSERT INTO audit_retention VALUES (NEW.id, 90);
+    RETURN NEW;
+  END $f$;
+  CREATE TRIGGER tenants_heads AFTER INSERT ON tenants
+    FOR EACH ROW EXECUTE FUNCTION tenant_heads();
+
+  -- The only way rows leave: the oldest ones of the caller's tenant, older than its
+  -- retention, with the anchor moved so the rest still verify. The runtime may call it; it
+  -- cannot make it remove anything younger.
+  CREATE FUNCTION audit_prune(cutoff timestamptz) RETURNS TABLE (removed bigint, anchor_seq bigint)
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$
+  DECLARE
+    t text := current_setting('app.tenant_id', true);
+    keep_days integer;
+    h record;
+    keep_seq bigint;
+    keep_prev text;
+    n bigint;
+  BEGIN
+    IF t IS NULL OR t = '' THEN
+      RAISE EXCEPTION 'TENANT_UNSET: no tenant for this transaction'
+        USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    SELECT days INTO keep_days FROM audit_retention WHERE tenant_id = t;
+    IF cutoff > now() - make_interval(days => coalesce(keep_days, 90)) THEN
+      cutoff := now() - make_interval(days => coalesce(keep_days, 90));
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtextextended(t, 0));
+    SELECT * INTO h FROM audit_heads WHERE tenant_id = t FOR UPDATE;
+    SELECT seq, prev_hash INTO keep_seq, keep_prev FROM audit_events
+      WHERE tenant_id = t
+        AND ts >= to_char(cutoff AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+      ORDER BY seq LIMIT 1;
+    IF NOT FOUND THEN
+      keep_seq := h.head_seq + 1;
+      keep_prev := h.head_hash;
+    END IF;
+    PERFORM set_config('omotai.pruning', 'on', true);
+    DELETE FROM audit_events WHERE tenant_id = t AND seq < keep_seq;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    PERFORM set_config('omotai.pruning', 'off', true);
+    UPDATE audit_heads SET anchor_seq = keep_seq, anchor_hash = keep_prev WHERE tenant_id = t;
+    RETURN QUERY SELECT n, keep_seq;
+  END $f$;
+
+  DO $d$
+  DECLARE tbl text;
+  BEGIN
+    FOREACH tbl IN ARRAY ARRAY['tenants', 'audit_events', 'audit_heads', 'audit_retention'] LOOP
+      EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', tbl);
+      EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', tbl);
+      EXECUTE format(
+        'CREATE POLICY %I ON %I TO %I USING (true) WITH CHECK (true)',
+        tbl || '_owner', tbl, current_user);
+    END LOOP;
+  END $d$;
+  CREATE POLICY tenants_own ON tenants TO omotai_runtime
+    USING (id = current_setting('app.tenant_id', true));
+  CREATE POLICY audit_events_own ON audit_events TO omotai_runtime
+    USING (tenant_id = current_setting('app.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('app.tenant_id', true));
+  CREATE POLICY audit_heads_own ON audit_heads TO omotai_runtime
+    USING (tenant_id = current_setting('app.tenant_id', true));
+  CREATE POLICY audit_retention_own ON audit_retention TO omotai_runtime
+    USING (tenant_id = current_setting('app.tenant_id', true));
+
+  REVOKE ALL ON tenants, audit_events, audit_heads, audit_retention FROM PUBLIC;
+  REVOKE EXECUTE ON FUNCTION audit_prune(timestamptz), audit_link(), tenant_heads() FROM PUBLIC;
+  GRANT USAGE ON SCHEMA public TO omotai_runtime;
+  GRANT SELECT ON tenants, audit_heads, audit_retention TO omotai_runtime;
+  GRANT SELECT, INSERT ON audit_events TO omotai_runtime;
+  GRANT EXECUTE ON FUNCTION audit_prune(timestamptz), audit_genesis(text) TO omotai_runtime;
+  `,
+];
