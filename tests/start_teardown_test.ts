@@ -111,6 +111,7 @@ Deno.test("startRuntime(): a start failing at each of its steps leaves no proces
     "database",
     "vault key",
     "audit mirror",
+    "audit checkpoints",
     "runtime_stopped row",
     "TLS authority",
     "profile store",

@@ -6,10 +6,18 @@
  *
  * @module
  */
+import type { KeyObject } from "node:crypto";
 import type { DatabaseSync } from "node:sqlite";
 import type { AuditLog } from "./audit_log.ts";
 import type { AuditEvent, AuditRow } from "./audit_row.ts";
+import { type ChainView, checkAgainst, type Checkpoint } from "./checkpoint.ts";
 import { pruneAudit, verifyAudit, type VerifyResult } from "./verify.ts";
+
+/** Signed checkpoints to hold a chain against, and the key that signed them. */
+export interface CheckpointCheck {
+  checkpoints: Iterable<Checkpoint>;
+  publicKey: KeyObject;
+}
 
 /** One tenant's audit chain. */
 export interface AuditStore {
@@ -22,8 +30,17 @@ export interface AuditStore {
   append(events: AuditEvent[]): Promise<AuditRow[]>;
   /** Rows in order after `afterSeq`, at most `limit`. */
   rows(afterSeq?: number, limit?: number): Promise<AuditRow[]>;
-  /** Walks the chain from its anchor to its recorded head. */
-  verify(): Promise<VerifyResult>;
+  /**
+   * Walks the chain from its anchor to its recorded head, and holds it against signed
+   * checkpoints when given (a history rewritten by the database's owner fails there).
+   */
+  verify(check?: CheckpointCheck): Promise<VerifyResult>;
+  /** The chain's last row (`seq` 0 and the genesis when empty): what a checkpoint signs. */
+  head(): Promise<{ seq: number; hash: string }>;
+  /** Keeps a signed checkpoint beside the rows. */
+  addCheckpoint(checkpoint: Checkpoint): Promise<void>;
+  /** The checkpoints kept beside the rows, oldest first. */
+  checkpoints(): Promise<Checkpoint[]>;
   /**
    * Removes the rows older than `cutoff` from the start of the chain (never younger than the
    * store's retention allows) and moves the anchor so the rest still verify.
@@ -34,8 +51,24 @@ export interface AuditStore {
 /** The tenant of the embedded default: it has exactly one. */
 export const DEFAULT_TENANT = "default";
 
+/** Adds what `check` finds against `chain` to `result`. */
+export function checkedResult(
+  result: VerifyResult,
+  chain: ChainView,
+  tenant: string,
+  check?: CheckpointCheck,
+): VerifyResult {
+  if (!check) return result;
+  const { problems } = checkAgainst(chain, tenant, check.checkpoints, check.publicKey);
+  if (problems.length === 0) return result;
+  return { ...result, ok: false, problems: [...result.problems, ...problems] };
+}
+
 /** The embedded SQLite audit as an `AuditStore` (its one tenant). */
 export function sqliteAuditStore(db: DatabaseSync, log: AuditLog): AuditStore {
+  const state = () =>
+    db.prepare("SELECT head_seq, head_hash, anchor_seq, anchor_hash FROM audit_state WHERE id = 1")
+      .get() as { head_seq: number; head_hash: string; anchor_seq: number; anchor_hash: string };
   return {
     tenant: DEFAULT_TENANT,
     append: (events) => {
@@ -48,7 +81,47 @@ export function sqliteAuditStore(db: DatabaseSync, log: AuditLog): AuditStore {
     // Plain objects, as the other adapters give (SQLite's rows have no prototype).
     rows: (afterSeq = 0, limit = 10_000) =>
       Promise.resolve(log.rows(afterSeq, limit).map((r) => ({ ...r }))),
-    verify: () => Promise.resolve(verifyAudit(db)),
+    verify: (check) => {
+      const s = state();
+      const hashAt = db.prepare("SELECT hash FROM audit WHERE seq = ?");
+      return Promise.resolve(checkedResult(
+        verifyAudit(db),
+        {
+          anchor: { seq: s.anchor_seq, prevHash: s.anchor_hash },
+          head: { seq: s.head_seq, hash: s.head_hash },
+          hashAt: (seq) => (hashAt.get(seq) as { hash: string } | undefined)?.hash,
+        },
+        DEFAULT_TENANT,
+        check,
+      ));
+    },
+    head: () => {
+      const s = state();
+      return Promise.resolve({ seq: s.head_seq, hash: s.head_hash });
+    },
+    addCheckpoint: (c) => {
+      try {
+        db.prepare(
+          "INSERT INTO audit_checkpoints (seq, hash, ts, runtime, key_id, sig) VALUES (?,?,?,?,?,?)",
+        ).run(c.seq, c.hash, c.ts, c.runtime, c.key_id, c.sig);
+        return Promise.resolve();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
+    checkpoints: () =>
+      Promise.resolve(
+        db.prepare("SELECT * FROM audit_checkpoints ORDER BY ts, seq").all().map((r) => ({
+          v: 1 as const,
+          tenant: DEFAULT_TENANT,
+          seq: Number(r.seq),
+          hash: String(r.hash),
+          ts: String(r.ts),
+          runtime: String(r.runtime),
+          key_id: String(r.key_id),
+          sig: String(r.sig),
+        })),
+      ),
     prune: (cutoff) => Promise.resolve(pruneAudit(db, cutoff)),
   };
 }

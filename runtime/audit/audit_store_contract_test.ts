@@ -10,8 +10,12 @@ import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant } from "../store/pg_tenants.ts";
 import { startPostgres } from "../../tests/helpers/postgres.ts";
 import { AuditLog } from "./audit_log.ts";
-import type { AuditEvent } from "./audit_row.ts";
+import type { AuditEvent, AuditRow } from "./audit_row.ts";
+import { forgeFrom } from "../../tests/helpers/audit_forgery.ts";
 import { type AuditStore, sqliteAuditStore } from "./audit_store.ts";
+import { readCheckpoints } from "./checkpointer.ts";
+import { Checkpointer } from "./checkpointer.ts";
+import { generateCheckpointKey } from "./checkpoint.ts";
 import { PgAuditLog, tenantGenesis } from "./pg_audit_log.ts";
 import { GENESIS_HASH } from "./audit_row.ts";
 
@@ -21,7 +25,16 @@ interface Adapter {
   name: string;
   /** A fresh, empty store; `tamper` changes a stored row behind the store's back. */
   open(redactor: Redactor): Promise<
-    { store: AuditStore; genesis: string; tamper(seq: number): Promise<void> } & AsyncDisposable
+    {
+      store: AuditStore;
+      genesis: string;
+      tamper(seq: number): Promise<void>;
+      /**
+       * What the database's owner (or superuser) can do: change row `seq` and recompute every
+       * hash after it and the head, so the chain alone verifies again.
+       */
+      rewrite(seq: number): Promise<void>;
+    } & AsyncDisposable
   >;
 }
 
@@ -36,6 +49,19 @@ const sqlite: Adapter = {
       tamper: (seq) => {
         db.exec("DROP TRIGGER audit_no_update");
         db.prepare("UPDATE audit SET decision = 'allow' WHERE seq = ?").run(seq);
+        return Promise.resolve();
+      },
+      rewrite: (seq) => {
+        db.exec("DROP TRIGGER IF EXISTS audit_no_update");
+        const rows = db.prepare("SELECT * FROM audit ORDER BY seq").all()
+          .map((r) => ({ ...r })) as unknown as AuditRow[];
+        const rewritten = forgeFrom(rows, seq);
+        const update = db.prepare(
+          "UPDATE audit SET decision = ?, prev_hash = ?, hash = ? WHERE seq = ?",
+        );
+        for (const r of rewritten) update.run(r.decision, r.prev_hash, r.hash, r.seq);
+        const last = rewritten.at(-1)!;
+        db.prepare("UPDATE audit_state SET head_hash = ? WHERE id = 1").run(last.hash);
         return Promise.resolve();
       },
       async [Symbol.asyncDispose]() {
@@ -70,6 +96,25 @@ const postgresAdapter: Adapter = {
           await tx`UPDATE audit_events SET decision = 'allow'
             WHERE tenant_id = ${tenant} AND seq = ${seq}`;
           await tx`ALTER TABLE audit_events ENABLE TRIGGER audit_events_append_only`;
+        });
+      },
+      rewrite: async (seq) => {
+        // The superuser turns every trigger off for its session and rewrites the history.
+        await using root = await PgDatabase.open({ url: pg.superUrl }, "owner");
+        await root.transaction(async (tx) => {
+          await tx`SET LOCAL session_replication_role = replica`;
+          const rows = (await tx<Record<string, unknown>[]>`
+            SELECT seq, ts, session, agent, kind, source, origin, method, decision, reason,
+              module, rule, prev_hash, hash
+            FROM audit_events WHERE tenant_id = ${tenant} ORDER BY seq`)
+            .map((r) => ({ ...r, seq: Number(r.seq) })) as unknown as AuditRow[];
+          for (const r of forgeFrom(rows, seq)) {
+            await tx`UPDATE audit_events SET decision = ${r.decision}, prev_hash = ${r.prev_hash},
+              hash = ${r.hash} WHERE tenant_id = ${tenant} AND seq = ${r.seq}`;
+          }
+          const [last] = await tx`SELECT hash FROM audit_events WHERE tenant_id = ${tenant}
+            ORDER BY seq DESC LIMIT 1`;
+          await tx`UPDATE audit_heads SET head_hash = ${last.hash} WHERE tenant_id = ${tenant}`;
         });
       },
       async [Symbol.asyncDispose]() {
@@ -164,6 +209,47 @@ for (const adapter of ADAPTERS) {
     const v = await s.store.verify();
     assert.deepEqual(v.problems, []);
     assert.equal(v.rows, 60);
+  });
+}
+
+for (const adapter of ADAPTERS) {
+  Deno.test(`AuditStore (${adapter.name}): signed checkpoints catch a history the database's owner rewrote and re-hashed`, async () => {
+    await using s = await adapter.open(new Redactor());
+    const dir = await Deno.makeTempDir({ prefix: "omotai-checkpoints-" });
+    const file = `${dir}/audit-checkpoints.jsonl`;
+    const key = generateCheckpointKey();
+    const lines: string[] = [];
+    try {
+      await s.store.append(events(5));
+      {
+        await using signer = new Checkpointer({
+          store: s.store,
+          key,
+          runtime: "rt-a",
+          file,
+          log: (l) => lines.push(l),
+        });
+        const first = await signer.checkpoint();
+        assert.equal(first?.seq, 5);
+        assert.equal(await signer.checkpoint(), undefined, "an unmoved head is not signed again");
+        await s.store.append(events(3, 5));
+      } // disposed: the final head (row 8) is signed
+      const { checkpoints, problems } = await readCheckpoints(file);
+      assert.deepEqual(problems, []);
+      assert.deepEqual(checkpoints.map((c) => c.seq), [5, 8]);
+      assert.deepEqual(await s.store.checkpoints(), checkpoints);
+      const check = { checkpoints, publicKey: key.public };
+      assert.deepEqual((await s.store.verify(check)).problems, []);
+      // The forgery verifies as a chain: only the checkpoints tell.
+      await s.rewrite(3);
+      assert.deepEqual((await s.store.verify()).problems, []);
+      const v = await s.store.verify(check);
+      assert.equal(v.ok, false);
+      assert.match(v.problems.join("\n"), /row 5 is not the row that was signed/);
+      assert.deepEqual(lines, []);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
   });
 }
 

@@ -12,7 +12,8 @@ import { createHash } from "node:crypto";
 import { OmotaiError } from "../errors.ts";
 import { processRedactor, type Redactor } from "../redact/mod.ts";
 import type { PgDatabase, PgTx } from "../store/pg_database.ts";
-import type { AuditStore } from "./audit_store.ts";
+import { type AuditStore, checkedResult, type CheckpointCheck } from "./audit_store.ts";
+import type { Checkpoint } from "./checkpoint.ts";
 import { AUDIT_FIELDS, type AuditEvent, type AuditRow, chainedRow } from "./audit_row.ts";
 import type { JsonlMirror } from "./jsonl_mirror.ts";
 import { type VerifyResult, verifyRows } from "./verify.ts";
@@ -107,7 +108,7 @@ export class PgAuditLog implements AuditStore {
     });
   }
 
-  async verify(): Promise<VerifyResult> {
+  async verify(check?: CheckpointCheck): Promise<VerifyResult> {
     return await this.#db.tenant(this.tenant, async (tx) => {
       const head = await readHead(tx, this.tenant);
       if (!head) {
@@ -123,10 +124,19 @@ export class PgAuditLog implements AuditStore {
         SELECT seq, ts, session, agent, kind, source, origin, method, decision, reason,
           module, rule, prev_hash, hash
         FROM audit_events WHERE tenant_id = ${this.tenant} ORDER BY seq`;
-      const result = verifyRows(
-        found.map(toRow),
-        { seq: Number(head.anchor_seq), prevHash: head.anchor_hash },
-        { seq: Number(head.head_seq), hash: head.head_hash },
+      const rows = found.map(toRow);
+      const anchor = { seq: Number(head.anchor_seq), prevHash: head.anchor_hash };
+      const last = { seq: Number(head.head_seq), hash: head.head_hash };
+      const bySeq = new Map(rows.map((r) => [r.seq, r.hash]));
+      const result = checkedResult(
+        verifyRows(rows, anchor, last),
+        {
+          anchor,
+          head: last,
+          hashAt: (seq) => bySeq.get(seq),
+        },
+        this.tenant,
+        check,
       );
       // A chain whose anchor is not where it started must have been pruned by the function
       // that records it; one that starts at 1 must start from this tenant's genesis.
@@ -135,6 +145,41 @@ export class PgAuditLog implements AuditStore {
         result.ok = false;
       }
       return result;
+    });
+  }
+
+  async head(): Promise<{ seq: number; hash: string }> {
+    return await this.#db.tenant(this.tenant, async (tx) => {
+      const head = await readHead(tx, this.tenant);
+      if (!head) throw new OmotaiError("AUDIT_UNAVAILABLE", `no tenant ${this.tenant}`);
+      return { seq: Number(head.head_seq), hash: head.head_hash };
+    });
+  }
+
+  async addCheckpoint(c: Checkpoint): Promise<void> {
+    await this.#db.tenant(
+      this.tenant,
+      (tx) =>
+        tx`INSERT INTO audit_checkpoints (tenant_id, seq, hash, ts, runtime, key_id, sig)
+        VALUES (${this.tenant}, ${c.seq}, ${c.hash}, ${c.ts}, ${c.runtime}, ${c.key_id}, ${c.sig})`,
+    );
+  }
+
+  async checkpoints(): Promise<Checkpoint[]> {
+    return await this.#db.tenant(this.tenant, async (tx) => {
+      const rows = await tx<Record<string, string>[]>`
+        SELECT seq, hash, ts, runtime, key_id, sig FROM audit_checkpoints
+        WHERE tenant_id = ${this.tenant} ORDER BY ts, seq`;
+      return rows.map((r) => ({
+        v: 1 as const,
+        tenant: this.tenant,
+        seq: Number(r.seq),
+        hash: r.hash,
+        ts: r.ts,
+        runtime: r.runtime,
+        key_id: r.key_id,
+        sig: r.sig,
+      }));
     });
   }
 

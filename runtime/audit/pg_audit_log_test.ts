@@ -11,6 +11,7 @@ import { OmotaiError } from "../errors.ts";
 import { Redactor } from "../redact/mod.ts";
 import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant, listTenants } from "../store/pg_tenants.ts";
+import { PG_MIGRATIONS } from "../store/pg_migrations.ts";
 import { startPostgres } from "../../tests/helpers/postgres.ts";
 import type { AuditEvent } from "./audit_row.ts";
 import { PgAuditLog, tenantGenesis } from "./pg_audit_log.ts";
@@ -38,7 +39,7 @@ function rawApp() {
 const code = (c: string) => (err: unknown) => err instanceof OmotaiError && err.code === c;
 
 Deno.test("PgDatabase.migrate() is idempotent and says its version; tenants are listed for the owner", async () => {
-  assert.equal(await owner.migrate(), 1);
+  assert.equal(await owner.migrate(), PG_MIGRATIONS.length);
   assert.deepEqual((await listTenants(owner)).map((t) => t.id), ["acme", "globex"]);
   await assert.rejects(addTenant(owner, "acme"), code("BAD_TENANT"));
   await assert.rejects(addTenant(owner, "Bad Tenant!"), code("BAD_TENANT"));

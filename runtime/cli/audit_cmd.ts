@@ -1,32 +1,61 @@
 /**
  * `omotai audit verify|prune`: check the hash chain of the audit table (or of its JSONL
- * mirror), and remove old rows while keeping what remains verifiable.
+ * mirror), held against the runtime's signed checkpoints when given, and remove old rows
+ * while keeping what remains verifiable. `--database URL` (or `OMOTAI_DATABASE_URL`) checks
+ * one tenant's chain in PostgreSQL instead of the data dir's SQLite.
  *
  * @module
  */
+import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { AuditLog } from "../audit/audit_log.ts";
+import { type AuditStore, DEFAULT_TENANT, sqliteAuditStore } from "../audit/audit_store.ts";
+import { importCheckpointPublicKey } from "../audit/checkpoint.ts";
+import { CHECKPOINT_PUB_FILE, readCheckpoints } from "../audit/checkpointer.ts";
 import { JsonlMirror } from "../audit/jsonl_mirror.ts";
-import { parseAge, pruneAudit, verifyAudit, verifyJsonl } from "../audit/verify.ts";
-import { databasePath, openDatabase } from "../store/database.ts";
+import { PgAuditLog } from "../audit/pg_audit_log.ts";
+import { parseAge, verifyJsonl, type VerifyResult } from "../audit/verify.ts";
+import { OmotaiError } from "../errors.ts";
 import { dataDirFrom } from "../launcher/data_dir.ts";
 import { AUDIT_OPTIONS } from "../launcher/options.ts";
+import { databasePath, openDatabase } from "../store/database.ts";
+import { PgDatabase } from "../store/pg_database.ts";
+import { databaseUrl } from "../launcher/database_url.ts";
 
 /** Usage of `omotai audit`. */
-export const AUDIT_USAGE = `omotai audit verify [--jsonl FILE.jsonl] [--data-dir DIR]
-omotai audit prune --older-than 90d [--data-dir DIR]`;
+export const AUDIT_USAGE =
+  `omotai audit verify [--jsonl FILE.jsonl] [--checkpoints FILE [--checkpoint-key PUB.pem]]
+                    [--data-dir DIR | --database URL --tenant ID]
+omotai audit prune --older-than 90d [--data-dir DIR | --database URL --tenant ID]`;
 
 /** Runs an audit subcommand; returns the exit code (1 when the chain is broken). */
-export function auditCommand(args: string[]): number {
+export async function auditCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  const { values } = parseArgs({
-    args: rest,
-    options: AUDIT_OPTIONS,
-  });
+  const { values } = parseArgs({ args: rest, options: AUDIT_OPTIONS });
   switch (sub) {
     case "verify": {
-      const result = values.jsonl
-        ? verifyJsonl(JsonlMirror.files(values.jsonl))
-        : withDb(dataDirFrom(values["data-dir"]), verifyAudit);
+      let result: VerifyResult;
+      if (values.jsonl) result = verifyJsonl(JsonlMirror.files(values.jsonl));
+      else {
+        result = await withStore(values, async (store, dataDir) => {
+          if (!values.checkpoints) return await store.verify();
+          const read = await readCheckpoints(values.checkpoints);
+          const pubPath = values["checkpoint-key"] ??
+            (dataDir ? join(dataDir, CHECKPOINT_PUB_FILE) : undefined);
+          if (!pubPath) {
+            throw new OmotaiError(
+              "BAD_OPTION",
+              "--checkpoints with --database needs --checkpoint-key",
+            );
+          }
+          const publicKey = importCheckpointPublicKey(await Deno.readTextFile(pubPath));
+          const v = await store.verify({ checkpoints: read.checkpoints, publicKey });
+          const problems = [...read.problems, ...v.problems];
+          const signed = read.checkpoints.filter((c) => c.tenant === store.tenant).length;
+          console.log(`${signed} signed checkpoints of tenant ${store.tenant} checked`);
+          return { ...v, ok: problems.length === 0, problems };
+        });
+      }
       const span = result.rows ? `rows ${result.firstSeq}..${result.lastSeq}` : "no rows";
       if (result.ok) {
         console.log(`audit ok: ${result.rows} rows (${span}), chain intact`);
@@ -43,10 +72,7 @@ export function auditCommand(args: string[]): number {
         return 2;
       }
       const cutoff = new Date(Date.now() - parseAge(values["older-than"]));
-      const { removed, anchorSeq } = withDb(
-        dataDirFrom(values["data-dir"]),
-        (db) => pruneAudit(db, cutoff),
-      );
+      const { removed, anchorSeq } = await withStore(values, (store) => store.prune(cutoff));
       console.log(
         `pruned ${removed} rows older than ${cutoff.toISOString()}; the chain now starts at row ${anchorSeq}`,
       );
@@ -58,11 +84,24 @@ export function auditCommand(args: string[]): number {
   }
 }
 
-function withDb<T>(dataDir: string, fn: (db: ReturnType<typeof openDatabase>) => T): T {
+/** The chain the options name: a tenant's in PostgreSQL, or the data dir's SQLite one. */
+async function withStore<T>(
+  values: { "data-dir"?: string; database?: string; tenant?: string },
+  fn: (store: AuditStore, dataDir?: string) => Promise<T>,
+): Promise<T> {
+  const url = databaseUrl(values.database);
+  if (url) {
+    await using db = await PgDatabase.open({ url }, "owner");
+    return await fn(new PgAuditLog(db, values.tenant ?? DEFAULT_TENANT));
+  }
+  if (values.tenant !== undefined && values.tenant !== DEFAULT_TENANT) {
+    throw new OmotaiError("BAD_TENANT", "the embedded database has one tenant: default");
+  }
+  const dataDir = dataDirFrom(values["data-dir"]);
   Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(databasePath(dataDir));
   try {
-    return fn(db);
+    return await fn(sqliteAuditStore(db, new AuditLog(db)), dataDir);
   } finally {
     db.close();
   }

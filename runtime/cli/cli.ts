@@ -16,6 +16,7 @@ import { domainCommand } from "./domain_cmd.ts";
 import { grantCommand } from "./grant_cmd.ts";
 import { policyCommand } from "./policy_cmd.ts";
 import { secretCommand, vaultCommand } from "./secret_cmd.ts";
+import { tenantCommand } from "./tenant_cmd.ts";
 import { serveUntilStopped } from "./shutdown.ts";
 import { banner, quickstartKey } from "./banner.ts";
 import { describeIsolation } from "../isolation/mod.ts";
@@ -31,7 +32,9 @@ Usage:
   omotai policy keygen|sign|verify|test|build ...
   omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list   [--data-dir DIR]
   omotai agent add NAME [--policy FILE] | rm NAME | list       [--data-dir DIR]
-  omotai audit verify [--jsonl FILE] | prune --older-than 90d   [--data-dir DIR]
+  omotai audit verify [--jsonl FILE] [--checkpoints FILE [--checkpoint-key PUB]]
+               | prune --older-than 90d   [--data-dir DIR | --database URL --tenant ID]
+  omotai tenant add ID | list                                   --database URL
   omotai secret add ID --kind password|username|totp|generic | rm ID | list   [--data-dir DIR]
   omotai vault rekey                                            [--data-dir DIR]
   omotai grant add SECRET_ID --agent NAME --purpose TEXT --mode once|session|standing
@@ -55,7 +58,11 @@ start     Serve the browser tools over MCP. stdio (default) is for clients that 
 policy    Build, sign, verify and test policy modules.
 domain    Allow or deny origins while the runtime runs (applies to the next action).
 agent     Give an agent its own key (printed once, on the last line) or take it away.
-audit     Check the audit chain, or prune old rows keeping it verifiable.
+audit     Check the audit chain (and hold it against the runtime's signed checkpoints,
+          which catch a history rewritten by whoever holds the database), or prune old
+          rows keeping it verifiable. --database (or OMOTAI_DATABASE_URL) checks one
+          tenant's chain in a shared PostgreSQL store.
+tenant    Add or list the tenants of a shared PostgreSQL store (the owner's URL).
 secret    Keep credentials in the encrypted vault. add reads the value from stdin
           (never from argv) and no command prints it. The vault key comes from
           OMOTAI_VAULT_KEY (32 bytes, base64) or OMOTAI_VAULT_PASSPHRASE.
@@ -86,7 +93,9 @@ export async function main(args: string[]): Promise<number> {
       case "agent":
         return agentCommand(rest);
       case "audit":
-        return auditCommand(rest);
+        return await auditCommand(rest);
+      case "tenant":
+        return await tenantCommand(rest);
       case "secret":
         return await secretCommand(rest);
       case "vault":

@@ -6,7 +6,10 @@
 import { findBrowser, ProfileStore } from "../../cdp/mod.ts";
 import { AgentKeys } from "../agents/agent_keys.ts";
 import { AuditLog } from "../audit/audit_log.ts";
+import { join } from "node:path";
 import { JsonlMirror } from "../audit/jsonl_mirror.ts";
+import { sqliteAuditStore } from "../audit/audit_store.ts";
+import { CHECKPOINT_FILE, Checkpointer, checkpointKeyIn } from "../audit/checkpointer.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import { DomainRules } from "../gate/domains.ts";
 import { EgressProxy } from "../egress/egress_proxy.ts";
@@ -225,6 +228,17 @@ export async function openStores(options: StartOptions, teardown: Teardown): Pro
   const mirror = options.audit ? new JsonlMirror(options.audit) : undefined;
   if (mirror) teardown.defer("audit mirror", () => mirror[Symbol.dispose]());
   const audit = new AuditLog(db, mirror);
+  // Every minute and at the end (after the runtime_stopped row: registered before it), the
+  // chain's head is signed with a key outside the database (docs/audit.md).
+  const checkpoints = new Checkpointer({
+    store: sqliteAuditStore(db, audit),
+    key: await checkpointKeyIn(options.dataDir),
+    runtime: `runtime-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`,
+    file: join(options.dataDir, CHECKPOINT_FILE),
+    log,
+  });
+  checkpoints.start();
+  teardown.defer("audit checkpoints", () => checkpoints[Symbol.asyncDispose]());
   const lifecycle = { started: false };
   teardown.defer("runtime_stopped row", () => {
     if (!lifecycle.started) return;

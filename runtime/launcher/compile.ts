@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BROWSER_CANDIDATES } from "../../cdp/launcher.ts";
 import { CHILD_ENV } from "./permissions.ts";
+import { PG_CLIENT_ENV } from "./database_url.ts";
 
 const CHECKOUT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -24,6 +25,8 @@ const CHECKOUT = fileURLToPath(new URL("../../", import.meta.url));
 export function compiledFlags(output: string, browser?: string): string[] {
   const env = new Set(Object.values(CHILD_ENV).flat());
   for (const name of ["OMOTAI_DATA_DIR", "XDG_STATE_HOME", "HOME", "LOCALAPPDATA"]) env.add(name);
+  // A binary that opens the shared store reads what the PostgreSQL client reads.
+  for (const name of PG_CLIENT_ENV) env.add(name);
   const run = [...new Set([...(browser ? [browser] : []), ...BROWSER_CANDIDATES, output])];
   return [
     "--no-prompt",

@@ -47,6 +47,15 @@ export const AUDIT_OPTIONS = {
   jsonl: { type: "string" },
   "older-than": { type: "string" },
   "data-dir": { type: "string" },
+  checkpoints: { type: "string" },
+  "checkpoint-key": { type: "string" },
+  database: { type: "string" },
+  tenant: { type: "string" },
+} as const satisfies Options;
+
+/** `omotai tenant add|list` (PostgreSQL only, with the tables' owner's URL). */
+export const TENANT_OPTIONS = {
+  database: { type: "string" },
 } as const satisfies Options;
 
 /** `omotai secret add|rm|list`. */
@@ -133,6 +142,10 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
     const [sub, ...more] = rest;
     const options = DATA_DIR_COMMANDS[command as keyof typeof DATA_DIR_COMMANDS];
     return { command, sub, ...read(more, options, true) };
+  }
+  if (command === "tenant") {
+    const [sub, ...more] = rest;
+    return { command, sub, ...read(more, TENANT_OPTIONS, true) };
   }
   if (command === "policy") {
     const [sub, ...more] = rest;

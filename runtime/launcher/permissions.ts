@@ -20,6 +20,8 @@ import {
   parseCommandLine,
 } from "./options.ts";
 
+import { DATABASE_URL_ENV, databaseAddress, PG_CLIENT_ENV } from "./database_url.ts";
+
 /** A path the launcher cannot put into a Deno permission flag. */
 export class LaunchError extends OmotaiError<"PATH_NOT_GRANTABLE"> {}
 
@@ -34,6 +36,8 @@ export const LAUNCHER_ENV = [
   ...DATA_DIR_ENV,
   "OMOTAI_BROWSER",
   "OMOTAI_DB",
+  // The shared database (`--database`'s default): its host and port are granted.
+  "OMOTAI_DATABASE_URL",
   "TMPDIR",
   // The YAML parser looks at these while it reads a policy file.
   "LOG_TOKENS",
@@ -94,7 +98,8 @@ export const CHILD_ENV: Readonly<Record<string, readonly string[]>> = {
   ],
   agent: BASE_ENV,
   domain: BASE_ENV,
-  audit: BASE_ENV,
+  audit: [...BASE_ENV, DATABASE_URL_ENV],
+  tenant: [...BASE_ENV, DATABASE_URL_ENV],
   grant: BASE_ENV,
   secret: [...BASE_ENV, ...VAULT_ENV],
   vault: [...BASE_ENV, ...VAULT_ENV, "OMOTAI_VAULT_NEW_KEY", "OMOTAI_VAULT_NEW_PASSPHRASE"],
@@ -179,13 +184,29 @@ export function childPermissions(args: readonly string[], facts: LaunchFacts): C
     case "audit": {
       const jsonl = str(values, "jsonl");
       if (jsonl !== undefined) { for (const f of mirrorFiles(abs(jsonl))) grants.read.add(f); }
+      for (const file of [str(values, "checkpoints"), str(values, "checkpoint-key")]) {
+        if (file !== undefined) grants.read.add(abs(file));
+      }
+      databaseGrant(values, grants, facts);
       break;
     }
+    case "tenant":
+      databaseGrant(values, grants, facts);
+      break;
     case "policy":
       policyGrants(line, grants, facts);
       break;
   }
   return { flags: grants.flags(), args: childArgs, env: childEnv, line };
+}
+
+/** The shared database's address (`--database`, else `OMOTAI_DATABASE_URL`), if one is named. */
+function databaseGrant(values: OptionValues, grants: Grants, facts: LaunchFacts): void {
+  const url = str(values, "database") ?? facts.env[DATABASE_URL_ENV];
+  const address = url ? databaseAddress(url) : undefined;
+  if (!address) return;
+  grants.net.add(address);
+  for (const name of PG_CLIENT_ENV) grants.env.add(name);
 }
 
 function startGrants(

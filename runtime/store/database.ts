@@ -92,6 +92,22 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX grants_secret ON grants(secret_id);
   CREATE INDEX grants_agent ON grants(agent);
   `,
+  // Signed checkpoints of the audit chain (runtime/audit/checkpoint.ts), append-only.
+  `
+  CREATE TABLE audit_checkpoints (
+    seq INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    ts TEXT NOT NULL,
+    runtime TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    sig TEXT NOT NULL,
+    PRIMARY KEY (seq, runtime, ts)
+  );
+  CREATE TRIGGER audit_checkpoints_no_update BEFORE UPDATE ON audit_checkpoints
+    BEGIN SELECT RAISE(ABORT, 'AUDIT_APPEND_ONLY: checkpoints cannot be changed'); END;
+  CREATE TRIGGER audit_checkpoints_no_delete BEFORE DELETE ON audit_checkpoints
+    BEGIN SELECT RAISE(ABORT, 'AUDIT_APPEND_ONLY: checkpoints cannot be removed'); END;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -178,4 +178,30 @@ export const PG_MIGRATIONS: readonly string[] = [
   GRANT SELECT, INSERT ON audit_events TO omotai_runtime;
   GRANT EXECUTE ON FUNCTION audit_prune(timestamptz), audit_genesis(text) TO omotai_runtime;
   `,
+  // Signed checkpoints of each tenant's chain (runtime/audit/checkpoint.ts): kept beside
+  // the rows, append-only like them; the copy that counts is the signer's JSONL file.
+  `
+  CREATE TABLE audit_checkpoints (
+    tenant_id text NOT NULL REFERENCES tenants(id),
+    seq bigint NOT NULL,
+    hash text NOT NULL,
+    ts text NOT NULL,
+    runtime text NOT NULL,
+    key_id text NOT NULL,
+    sig text NOT NULL,
+    PRIMARY KEY (tenant_id, seq, runtime, ts)
+  );
+  CREATE TRIGGER audit_checkpoints_append_only BEFORE UPDATE OR DELETE ON audit_checkpoints
+    FOR EACH ROW EXECUTE FUNCTION audit_refuse_change();
+  ALTER TABLE audit_checkpoints ENABLE ROW LEVEL SECURITY;
+  ALTER TABLE audit_checkpoints FORCE ROW LEVEL SECURITY;
+  DO $d$ BEGIN
+    EXECUTE format('CREATE POLICY audit_checkpoints_owner ON audit_checkpoints TO %I USING (true) WITH CHECK (true)', current_user);
+  END $d$;
+  CREATE POLICY audit_checkpoints_own ON audit_checkpoints TO omotai_runtime
+    USING (tenant_id = current_setting('app.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('app.tenant_id', true));
+  REVOKE ALL ON audit_checkpoints FROM PUBLIC;
+  GRANT SELECT, INSERT ON audit_checkpoints TO omotai_runtime;
+  `,
 ];

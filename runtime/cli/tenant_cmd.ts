@@ -1,0 +1,53 @@
+/**
+ * `omotai tenant add|list`: the tenants of a shared PostgreSQL store, made by the tables'
+ * owner (`--database` with the owner's URL, or `OMOTAI_DATABASE_URL`). The embedded SQLite
+ * store has exactly one tenant, `default`, and nothing to add.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { OmotaiError } from "../errors.ts";
+import { databaseUrl } from "../launcher/database_url.ts";
+import { TENANT_OPTIONS } from "../launcher/options.ts";
+import { PgDatabase } from "../store/pg_database.ts";
+import { addTenant, listTenants } from "../store/pg_tenants.ts";
+
+/** Usage of `omotai tenant`. */
+export const TENANT_USAGE = `omotai tenant add ID | list   --database URL (the owner's)`;
+
+/** Runs a tenant subcommand; returns the exit code. */
+export async function tenantCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: TENANT_OPTIONS,
+    allowPositionals: true,
+  });
+  if (sub !== "add" && sub !== "list") {
+    console.error(TENANT_USAGE);
+    return 2;
+  }
+  const url = databaseUrl(values.database);
+  if (!url) {
+    throw new OmotaiError(
+      "BAD_OPTION",
+      "tenants live in a shared PostgreSQL store: give --database or OMOTAI_DATABASE_URL (the embedded store has one tenant, default)",
+    );
+  }
+  await using db = await PgDatabase.open({ url }, "owner");
+  await db.migrate();
+  if (sub === "add") {
+    const [id] = positionals;
+    if (!id || positionals.length !== 1) {
+      console.error(TENANT_USAGE);
+      return 2;
+    }
+    await addTenant(db, id);
+    console.log(`added tenant ${id}`);
+    return 0;
+  }
+  const tenants = await listTenants(db);
+  if (tenants.length === 0) console.log("no tenants");
+  for (const t of tenants) console.log(`${t.id}  created ${t.created}`);
+  return 0;
+}

@@ -1,0 +1,188 @@
+/**
+ * Signed audit checkpoints end to end, through `omotai` as users run it (the launcher and
+ * the permissions it works out): a runtime signs its chain's head while it runs and when it
+ * stops; `omotai audit verify --checkpoints` passes on the real chain and catches a history
+ * rewritten and re-hashed by whoever holds the database, in the embedded SQLite store and
+ * in PostgreSQL (`omotai tenant add|list`, `--database`), where the forger is the superuser.
+ */
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { AuditRow } from "../runtime/audit/audit_row.ts";
+import {
+  CHECKPOINT_FILE,
+  CHECKPOINT_PUB_FILE,
+  Checkpointer,
+} from "../runtime/audit/checkpointer.ts";
+import { exportCheckpointKey, generateCheckpointKey } from "../runtime/audit/checkpoint.ts";
+import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
+import { launcherFlags } from "../runtime/launcher/launcher.ts";
+import { databasePath } from "../runtime/store/database.ts";
+import { PgDatabase } from "../runtime/store/pg_database.ts";
+import { forgeFrom } from "./helpers/audit_forgery.ts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { serveFixtureSite } from "./fixtures/site.ts";
+import { agentTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import { startPostgres } from "./helpers/postgres.ts";
+
+const MAIN = join(fileURLToPath(new URL("..", import.meta.url)), "runtime", "main.ts");
+const decoder = new TextDecoder();
+
+/** `omotai ARGS` through the launcher, from `/`, with only `env`. */
+async function omotai(args: string[], env: Record<string, string> = {}) {
+  const res = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...launcherFlags(Deno.execPath()), MAIN, ...args],
+    cwd: "/",
+    clearEnv: true,
+    env: { PATH: "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return { code: res.code, out: decoder.decode(res.stdout) + decoder.decode(res.stderr) };
+}
+
+Deno.test("omotai audit verify --checkpoints: a runtime's signed heads pass, a re-hashed rewrite of its SQLite audit fails", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "omotai-checkpoints-" });
+  {
+    await using site = serveFixtureSite();
+    await using runtime = await startTestRuntime(dataDir, `allowed_origins: [${site.origin}]\n`);
+    const client = new Client({ name: "checkpoints-test", version: "0" });
+    await client.connect(agentTransport(runtime, "http"));
+    await using c = new TestClient(client);
+    await c.call("browser_navigate", { url: `${site.origin}/` });
+    await c.call("browser_navigate", { url: "http://127.0.0.3:9/x" });
+  } // the runtime stopped: its last checkpoint covers runtime_stopped
+  try {
+    const file = join(dataDir, CHECKPOINT_FILE);
+    const ok = await omotai(["audit", "verify", "--data-dir", dataDir, "--checkpoints", file]);
+    assert.equal(ok.code, 0, ok.out);
+    assert.match(ok.out, /[1-9]\d* signed checkpoints of tenant default checked/);
+    assert.match(ok.out, /audit ok/);
+    // The key's private half is the runtime's alone.
+    assert.equal((await Deno.stat(join(dataDir, "audit-checkpoint.key"))).mode! & 0o077, 0);
+
+    // Whoever holds the database file rewrites a deny into an allow and re-hashes the rest.
+    const db = new DatabaseSync(databasePath(dataDir));
+    db.exec("DROP TRIGGER audit_no_update");
+    const rows = db.prepare("SELECT * FROM audit ORDER BY seq").all()
+      .map((r) => ({ ...r })) as unknown as AuditRow[];
+    const target = rows.find((r) => r.decision === "deny")!;
+    const update = db.prepare(
+      "UPDATE audit SET decision = ?, prev_hash = ?, hash = ? WHERE seq = ?",
+    );
+    const forged = forgeFrom(rows, target.seq);
+    for (const r of forged) update.run(r.decision, r.prev_hash, r.hash, r.seq);
+    db.prepare("UPDATE audit_state SET head_hash = ? WHERE id = 1").run(forged.at(-1)!.hash);
+    db.close();
+
+    const plain = await omotai(["audit", "verify", "--data-dir", dataDir]);
+    assert.equal(plain.code, 0, `the chain alone cannot tell: ${plain.out}`);
+    const caught = await omotai(["audit", "verify", "--data-dir", dataDir, "--checkpoints", file]);
+    assert.equal(caught.code, 1, caught.out);
+    assert.match(caught.out, /audit BROKEN/);
+    assert.match(caught.out, /is not the row that was signed; the history was rewritten/);
+
+    // Checkpoints signed by another key prove nothing, and say so.
+    const other = await Deno.makeTempDir({ prefix: "omotai-other-key-" });
+    try {
+      await Deno.writeTextFile(
+        `${other}/k.pub`,
+        exportCheckpointKey(generateCheckpointKey()).public,
+      );
+      const foreign = await omotai([
+        "audit",
+        "verify",
+        "--data-dir",
+        dataDir,
+        "--checkpoints",
+        file,
+        "--checkpoint-key",
+        `${other}/k.pub`,
+      ]);
+      assert.equal(foreign.code, 1);
+      assert.match(foreign.out, /not signed by this key/);
+    } finally {
+      await Deno.remove(other, { recursive: true });
+    }
+  } finally {
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("omotai tenant and audit verify --database: tenants made by the owner; a superuser's re-hashed rewrite of one tenant's chain is caught by its checkpoints", async () => {
+  await using pg = await startPostgres();
+  const env = { OMOTAI_DATABASE_URL: pg.ownerUrl };
+  // The URL from the environment; the launcher grants its host and port only.
+  const added = await omotai(["tenant", "add", "acme"], env);
+  assert.equal(added.code, 0, added.out);
+  assert.equal((await omotai(["tenant", "add", "globex", "--database", pg.ownerUrl])).code, 0);
+  const listed = await omotai(["tenant", "list"], env);
+  assert.match(listed.out, /^acme {2}created .*\nglobex {2}created /m);
+  assert.ok(!listed.out.includes(pg.ownerUrl.split("@")[0]), "no password printed");
+  const dup = await omotai(["tenant", "add", "acme"], env);
+  assert.equal(dup.code, 1);
+  assert.match(dup.out, /BAD_TENANT: tenant acme exists/);
+
+  const dir = await Deno.makeTempDir({ prefix: "omotai-pg-checkpoints-" });
+  try {
+    const key = generateCheckpointKey();
+    await Deno.writeTextFile(join(dir, CHECKPOINT_PUB_FILE), exportCheckpointKey(key).public);
+    const file = join(dir, CHECKPOINT_FILE);
+    {
+      await using app = await PgDatabase.open({ url: pg.appUrl });
+      const acme = new PgAuditLog(app, "acme");
+      await using signer = new Checkpointer({
+        store: acme,
+        key,
+        runtime: "rt-a",
+        file,
+        log: () => {},
+      });
+      for (let i = 0; i < 6; i++) {
+        await acme.append([{
+          kind: "navigate",
+          source: "action",
+          decision: i % 2 ? "deny" : "allow",
+          reason: "X",
+        }]);
+        if (i === 3) await signer.checkpoint();
+      }
+    }
+    const verify = (more: string[] = []) =>
+      omotai(["audit", "verify", "--tenant", "acme", ...more], env);
+    const withKey = ["--checkpoints", file, "--checkpoint-key", join(dir, CHECKPOINT_PUB_FILE)];
+    const ok = await verify(withKey);
+    assert.equal(ok.code, 0, ok.out);
+    assert.match(ok.out, /2 signed checkpoints of tenant acme checked/);
+    assert.match(ok.out, /audit ok: 6 rows/);
+
+    // The superuser turns every trigger off and rewrites row 2 and every hash after it.
+    await using root = await PgDatabase.open({ url: pg.superUrl }, "owner");
+    await root.transaction(async (tx) => {
+      await tx`SET LOCAL session_replication_role = replica`;
+      const rows = (await tx<Record<string, unknown>[]>`
+        SELECT seq, ts, session, agent, kind, source, origin, method, decision, reason, module,
+          rule, prev_hash, hash FROM audit_events WHERE tenant_id = 'acme' ORDER BY seq`)
+        .map((r) => ({ ...r, seq: Number(r.seq) })) as unknown as AuditRow[];
+      const forged = forgeFrom(rows, 2);
+      for (const r of forged) {
+        await tx`UPDATE audit_events SET decision = ${r.decision}, prev_hash = ${r.prev_hash},
+          hash = ${r.hash} WHERE tenant_id = 'acme' AND seq = ${r.seq}`;
+      }
+      await tx`UPDATE audit_heads SET head_hash = ${forged.at(-1)!.hash} WHERE tenant_id = 'acme'`;
+    });
+    assert.equal((await verify()).code, 0, "the chain alone cannot tell");
+    const caught = await verify(withKey);
+    assert.equal(caught.code, 1, caught.out);
+    assert.match(caught.out, /checkpoint at row 4 .*the history was rewritten/);
+    assert.match(caught.out, /checkpoint at row 6 .*the history was rewritten/);
+    // The other tenant's chain is untouched and verifies.
+    assert.match(
+      (await omotai(["audit", "verify", "--tenant", "globex"], env)).out,
+      /audit ok: 0 rows/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
