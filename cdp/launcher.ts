@@ -62,6 +62,9 @@ export const HARDENED_ARGS: readonly string[] = [
   "--disable-default-apps",
   "--disable-breakpad",
   "--disable-crash-reporter",
+  // Without it Debian's build still starts two crashpad handlers per browser, reparented to
+  // init (outside the browser's process tree) and able to write minidumps of page memory.
+  "--disable-crashpad-for-testing",
   "--disable-domain-reliability",
   "--disable-client-side-phishing-detection",
   "--disable-hang-monitor",

@@ -1,9 +1,9 @@
 /**
  * A throwaway PostgreSQL cluster for tests: Debian's `postgresql` binaries, `initdb` in a
  * temp dir, a loopback port, run as the `postgres` user when the tests run as root (the
- * server refuses root). It makes the roles `docs/deploy.md` asks for: an owner that runs
- * the migrations, the NOLOGIN group `omotai_runtime` that holds the runtime's grants, and an
- * app login in that group (neither superuser nor `BYPASSRLS`). Every role has a password
+ * server refuses root). It makes the roles by running `docs/deploy.md`'s own `deploy-roles`
+ * block: an owner that runs the migrations, the NOLOGIN group `omotai_runtime` that holds the
+ * runtime's grants, and an app login in that group (neither superuser nor `BYPASSRLS`). Every role has a password
  * over TCP (scram); the superuser is there only for tests that play a database superuser.
  *
  * @module
@@ -129,8 +129,17 @@ export async function startPostgres(): Promise<TestPostgres> {
     ], `pg_ctl ${action}`);
   await pgCtl("start");
   let running = true;
-  const psql = (sql: string, db = "postgres") =>
-    run([
+  try {
+    // The roles exactly as docs/deploy.md makes them (its `deploy-roles` block, run by psql).
+    const doc = await Deno.readTextFile(new URL("../../docs/deploy.md", import.meta.url));
+    const block = /```sql deploy-roles\n([\s\S]+?)```/.exec(doc)?.[1];
+    if (!block) throw new Error("docs/deploy.md has no deploy-roles block");
+    const script = join(dir, "roles.sql");
+    await Deno.writeTextFile(script, block);
+    if (root) {
+      await Deno.chown(script, Number((await run(["id", "-u", "postgres"], "id")).trim()), null);
+    }
+    await run([
       ...as,
       join(bin, "psql"),
       "-h",
@@ -140,27 +149,17 @@ export async function startPostgres(): Promise<TestPostgres> {
       "-U",
       "omotai_super",
       "-d",
-      db,
+      "postgres",
       "-v",
       "ON_ERROR_STOP=1",
+      "-v",
+      `owner_password=${PASSWORDS.owner}`,
+      "-v",
+      `app_password=${PASSWORDS.app}`,
       "-q",
-      "-c",
-      sql,
-    ], "psql");
-  try {
-    await psql(
-      `CREATE ROLE omotai_owner LOGIN PASSWORD '${PASSWORDS.owner}';
-       CREATE ROLE omotai_runtime NOLOGIN;
-       CREATE ROLE omotai_app LOGIN PASSWORD '${PASSWORDS.app}' IN ROLE omotai_runtime;`,
-    );
-    await psql(`CREATE DATABASE omotai OWNER omotai_owner;`);
-    await psql(
-      `REVOKE ALL ON DATABASE omotai FROM PUBLIC;
-       GRANT CONNECT ON DATABASE omotai TO omotai_runtime;
-       REVOKE CREATE ON SCHEMA public FROM PUBLIC;
-       ALTER SCHEMA public OWNER TO omotai_owner;`,
-      "omotai",
-    );
+      "-f",
+      script,
+    ], "psql (docs/deploy.md roles)");
   } catch (err) {
     await pgCtl("stop").catch(() => {});
     await Deno.remove(dir, { recursive: true }).catch(() => {});
