@@ -90,6 +90,13 @@ export function apiRoutes(
   });
 
   app.get("/api/sessions", async (c) => c.json(await deps.sessions.list()));
+  app.get("/api/capacity", (c) => {
+    const capacity = deps.sessions.capacity?.();
+    if (!capacity) {
+      throw new ConsoleError(404, "NOT_FOUND", "this runtime does not report capacity");
+    }
+    return c.json(capacity);
+  });
   app.post("/api/sessions/:id/kill", async (c) => {
     if (!await deps.sessions.kill(c.req.param("id"))) {
       throw new ConsoleError(404, "NOT_FOUND", "no such session");

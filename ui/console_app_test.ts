@@ -33,8 +33,14 @@ const ESCAPED = "&lt;img src=x onerror=alert(1)&gt;";
 class FakeSessions implements SessionsPort {
   sessions: SessionInfo[] = [];
   killed: string[] = [];
+  max: number | null | undefined = undefined;
   list(): SessionInfo[] {
     return this.sessions;
+  }
+  get capacity(): SessionsPort["capacity"] {
+    return this.max === undefined
+      ? undefined
+      : () => ({ open: this.sessions.length, max: this.max ?? null });
   }
   kill(id: string): Promise<boolean> {
     const found = this.sessions.some((s) => s.id === id);
@@ -918,4 +924,35 @@ Deno.test("isConsolePath() comes from the route table: every route is the consol
   for (const p of ["/mcp", "/sse", "/messages", "/approvals", "/audit/x"]) {
     assert.equal(owns(p), false, p);
   }
+});
+
+Deno.test("createConsoleApp() shows this runtime's session use and cap on /sessions and /api/capacity", async () => {
+  using h = harness();
+  const none = await send(h, "/api/capacity", { bearer: TOKEN });
+  assert.equal(none.status, 404);
+  await none.body?.cancel();
+  h.sessions.max = 1;
+  h.sessions.sessions = [{
+    id: "s-1",
+    agent: "helper",
+    origin: null,
+    actionsUsed: 0,
+    tainted: false,
+    isolation: "netns",
+    startedAt: "2025-01-01T00:00:00.000Z",
+  }];
+  assert.deepEqual(await (await send(h, "/api/capacity", { bearer: TOKEN })).json(), {
+    open: 1,
+    max: 1,
+  });
+  const { cookie } = await login(h);
+  const page = await (await send(h, "/sessions", { cookie })).text();
+  assert.match(
+    page,
+    /1 of 1 sessions on this runtime \(full: new sessions are refused with SERVER_BUSY\)/,
+  );
+  h.sessions.max = null;
+  h.sessions.sessions = [];
+  const open = await (await send(h, "/sessions", { cookie })).text();
+  assert.match(open, /0 of unlimited sessions on this runtime/);
 });

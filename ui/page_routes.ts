@@ -46,7 +46,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps): void {
 
   app.get("/sessions", async (c) => {
     const csrf = csrfOf(c.var.auth);
-    const body = sessionsBody(await deps.sessions.list(), csrf);
+    const body = sessionsBody(await deps.sessions.list(), csrf, deps.sessions.capacity?.());
     return c.html(show("Sessions", "sessions", csrf, body));
   });
 

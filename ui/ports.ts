@@ -93,9 +93,18 @@ export interface SessionInfo {
   readonly startedAt: string;
 }
 
+/** How many sessions this runtime holds, and may hold at once. */
+export interface Capacity {
+  readonly open: number;
+  /** The cap (`--max-sessions`); null: none (stdio, one session). */
+  readonly max: number | null;
+}
+
 /** The live sessions. */
 export interface SessionsPort {
   list(): MaybePromise<readonly SessionInfo[]>;
+  /** This runtime's use and cap; absent: not known. */
+  capacity?(): Capacity;
   /** Ends the session and its browser; false when there is no such session. */
   kill(id: string): Promise<boolean>;
 }

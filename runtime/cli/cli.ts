@@ -29,6 +29,7 @@ Usage:
                [--data-dir DIR] [--audit FILE.jsonl] [--demo-site] [--demo-port PORT]
                [--headful] [--idle-timeout SECONDS] [--console] [--console-port 8090]
                [--isolation auto|off] [--browser-user NAME] [--warm-browsers N]
+               [--max-sessions N]
   omotai policy keygen|sign|verify|test|build ...
   omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list   [--data-dir DIR]
   omotai agent add NAME [--policy FILE] | rm NAME | list       [--data-dir DIR]
@@ -55,6 +56,9 @@ start     Serve the browser tools over MCP. stdio (default) is for clients that 
           default omotai-browser) with Chromium's sandbox on. --warm-browsers keeps
           N browsers started ahead of their sessions, each a fresh profile used by one
           session only (default: 1, 2 from 8 cores; 0: none; stdio: the first only).
+          --max-sessions caps the sessions held at once (sse; default: what the
+          machine's memory holds at 256 MiB each); one more gets 503 SERVER_BUSY with
+          Retry-After, so a load balancer can send it to another runtime.
 policy    Build, sign, verify and test policy modules.
 domain    Allow or deny origins while the runtime runs (applies to the next action).
 agent     Give an agent its own key (printed once, on the last line) or take it away.
@@ -171,6 +175,9 @@ export function parseStartOptions(args: string[]): StartOptions {
     isolation: { mode: values.isolation, browserUser: values["browser-user"] },
     warmBrowsers: values["warm-browsers"] !== undefined
       ? parseCount(values["warm-browsers"], "--warm-browsers", 16)
+      : undefined,
+    maxSessions: values["max-sessions"] !== undefined
+      ? Math.max(1, parseCount(values["max-sessions"], "--max-sessions", 10_000))
       : undefined,
   };
 }

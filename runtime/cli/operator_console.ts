@@ -41,6 +41,8 @@ export interface OperatorConsoleDeps {
   grants?: GrantStore;
   /** Closes the live sessions of an agent whose key the operator removed. */
   closeAgent(name: string): Promise<number>;
+  /** Sessions open and the cap (sse mode). */
+  capacity?(): { open: number; max: number | null };
 }
 
 /** Builds the console app. */
@@ -62,6 +64,7 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
           isolation: s.isolation,
           startedAt: new Date(s.state.startedAt).toISOString(),
         })),
+      capacity: d.capacity,
       kill: async (id) => {
         const s = d.live.get(id);
         if (!s) return false;

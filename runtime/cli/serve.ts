@@ -80,7 +80,7 @@ export async function serveStdio(
 /** MCP (SSE + Streamable HTTP) and the console on one port. */
 export async function serveHttp(
   d: ServeDeps & { agents: AgentKeys },
-  options: { host: string; port: number; idleTimeoutMs?: number },
+  options: { host: string; port: number; idleTimeoutMs?: number; maxSessions?: number },
 ): Promise<{ url: string; consoleUrl: string; http: HttpApp }> {
   let fetchHandler: (
     req: Request,
@@ -97,6 +97,7 @@ export async function serveHttp(
     newServer: d.newServer,
     authenticate: (key) => d.agents.verify(key),
     idleTimeoutMs: options.idleTimeoutMs,
+    maxSessions: options.maxSessions,
   });
   d.teardown.defer("http sessions", () => http.closeAll());
   await d.worlds.reserve(runtimeOrigins(options.host, port));

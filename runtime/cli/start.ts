@@ -9,6 +9,7 @@ import { AuditLog } from "../audit/audit_log.ts";
 import { join } from "node:path";
 import { JsonlMirror } from "../audit/jsonl_mirror.ts";
 import { sqliteAuditStore } from "../audit/audit_store.ts";
+import { machineMaxSessions } from "./session_cap.ts";
 import { CHECKPOINT_FILE, Checkpointer, checkpointKeyIn } from "../audit/checkpointer.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import { DomainRules } from "../gate/domains.ts";
@@ -53,6 +54,8 @@ export interface StartOptions {
   audit?: string;
   /** sse mode: a Streamable HTTP session idle this long is closed (`--idle-timeout`). */
   idleTimeoutMs?: number;
+  /** sse mode: sessions held at once (`--max-sessions`); default by the machine's memory. */
+  maxSessions?: number;
   /** stdio mode: serve the operator console alone on `consolePort` (`--console`). */
   console?: boolean;
   consolePort?: number;
@@ -169,6 +172,9 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
         worlds,
         grants: stores.grants,
         closeAgent: (name) => http?.closeAgent(name) ?? Promise.resolve(0),
+        capacity: http
+          ? () => ({ open: http.connectionCount(), max: http.maxSessions ?? null })
+          : () => ({ open: live.size, max: null }),
       });
     const runtime: Runtime = {
       policy: boundary.runtimeWorld.policy,
@@ -189,7 +195,13 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     if (options.mode === "stdio") {
       Object.assign(runtime, await serveStdio(serve, options, () => resolveDone()));
     } else {
-      Object.assign(runtime, await serveHttp({ ...serve, agents }, options));
+      Object.assign(
+        runtime,
+        await serveHttp({ ...serve, agents }, {
+          ...options,
+          maxSessions: options.maxSessions ?? machineMaxSessions(),
+        }),
+      );
     }
     // Browsers first: a server or transport that hangs on close must not keep them alive.
     teardown.defer("sessions before servers", () => sessions.disposeAll());

@@ -37,7 +37,7 @@ export function compiledFlags(output: string, browser?: string): string[] {
     "--allow-net",
     `--allow-env=${[...env].join(",")}`,
     `--allow-run=${run.join(",")}`,
-    "--allow-sys=uid",
+    "--allow-sys=uid,systemMemoryInfo",
   ];
 }
 

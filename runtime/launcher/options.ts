@@ -27,6 +27,7 @@ export const START_OPTIONS = {
   isolation: { type: "string", default: "auto" },
   "browser-user": { type: "string" },
   "warm-browsers": { type: "string" },
+  "max-sessions": { type: "string" },
 } as const satisfies Options;
 
 /** `omotai agent add|list|rm`. */

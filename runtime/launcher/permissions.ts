@@ -256,6 +256,8 @@ function startGrants(
   }
   // Chromium's sandbox cannot start as root: the runtime asks for its uid to know.
   grants.sys.add("uid");
+  // The session cap's default is read from the machine's memory.
+  grants.sys.add("systemMemoryInfo");
   // Each browser in its own network namespace (runtime/isolation/): the runtime looks for
   // bubblewrap, socat, setpriv and the browser's user, and runs bubblewrap (which runs the
   // rest; the egress proxy's socket directory is inside the data dir). `--isolation off`

@@ -43,13 +43,24 @@ export interface HttpAppOptions {
    * not idleness). A legacy SSE session needs none: it ends when its stream's connection does.
    */
   idleTimeoutMs?: number;
+  /**
+   * Sessions this runtime holds at once (both transports). One more is answered 503 with
+   * `Retry-After` (`SERVER_BUSY`), before any browser starts, so a load balancer sends it to
+   * another runtime; none: no cap.
+   */
+  maxSessions?: number;
 }
+
+/** Seconds a client refused for capacity is told to wait (`Retry-After`). */
+export const RETRY_AFTER_S = 10;
 
 /** The app plus a way to close every open connection. */
 export interface HttpApp {
   app: Hono<AgentEnv>;
   /** Number of open MCP connections (both transports). */
   connectionCount(): number;
+  /** The session cap (`maxSessions`), if any. */
+  readonly maxSessions: number | undefined;
   /**
    * Closes every open connection (both transports) of the agent `name`, their browsers with
    * them; returns how many. For a removed agent: its key is refused already, this ends its
@@ -82,9 +93,33 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   >();
   const streams = new Map<string, StreamEntry>();
   const idleMs = options.idleTimeoutMs ?? 30 * 60_000;
+  /** Sessions being opened (counted against the cap before their browser exists). */
+  let opening = 0;
+  const max = options.maxSessions;
+  /** Takes a place for a new session, or refuses it for capacity; `release` gives it back. */
+  const admit = (): { release(): void } => {
+    if (max !== undefined && sse.size + streams.size + opening >= max) {
+      log(`http: session refused: SERVER_BUSY (${max} sessions)`);
+      throw new HTTPException(503, {
+        res: new Response(
+          `SERVER_BUSY: this runtime holds its ${max} sessions; try again later or another runtime`,
+          { status: 503, headers: { "Retry-After": String(RETRY_AFTER_S) } },
+        ),
+      });
+    }
+    opening++;
+    let released = false;
+    return {
+      release() {
+        if (released) return;
+        released = true;
+        opening--;
+      },
+    };
+  };
 
   app.onError((err, c) => {
-    if (err instanceof HTTPException) return c.text(err.message, err.status);
+    if (err instanceof HTTPException) return err.res ?? c.text(err.message, err.status);
     // A session the runtime refuses to open (its policy's world, its required isolation):
     // the client is told which code; coded messages never carry page data or secrets.
     if (err instanceof OmotaiError) {
@@ -105,11 +140,17 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       "Omotai MCP runtime\n  Streamable HTTP: /mcp\n  SSE: /sse (messages: /messages)\n",
     ));
 
-  app.get("/sse", (c) =>
-    streamSSE(c, async (stream) => {
+  app.get("/sse", (c) => {
+    const place = admit();
+    return streamSSE(c, async (stream) => {
       const transport = new SseServerTransport(stream, "/messages");
       const agent = c.get("agent");
-      const server = await options.newServer(agent);
+      let server: Server;
+      try {
+        server = await options.newServer(agent);
+      } finally {
+        place.release();
+      }
       sse.set(transport.sessionId, { transport, server, agent });
       try {
         await server.connect(transport);
@@ -119,7 +160,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         sse.delete(transport.sessionId);
         await server.close().catch(() => {});
       }
-    }));
+    });
+  });
 
   app.post("/messages", async (c) => {
     const id = c.req.query("sessionId") ?? "";
@@ -159,21 +201,26 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       throw new HTTPException(400, { message: "start a session with an initialize POST" });
     }
     const agent = c.get("agent");
-    const server = await options.newServer(agent);
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (sid) => {
-        streams.set(sid, { transport, server, agent, lastSeen: Date.now(), busy: 0 });
-      },
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) streams.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    const res = await transport.handleRequest(c.req.raw);
-    // Anything but a successful initialize leaves no session behind.
-    if (!transport.sessionId || !streams.has(transport.sessionId)) await server.close();
-    return res;
+    const place = admit();
+    try {
+      const server = await options.newServer(agent);
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        onsessioninitialized: (sid) => {
+          streams.set(sid, { transport, server, agent, lastSeen: Date.now(), busy: 0 });
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) streams.delete(transport.sessionId);
+      };
+      await server.connect(transport);
+      const res = await transport.handleRequest(c.req.raw);
+      // Anything but a successful initialize leaves no session behind.
+      if (!transport.sessionId || !streams.has(transport.sessionId)) await server.close();
+      return res;
+    } finally {
+      place.release();
+    }
   });
 
   const sweeper = setInterval(() => {
@@ -190,6 +237,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   return {
     app,
     connectionCount: () => sse.size + streams.size,
+    maxSessions: max,
     async closeAgent(name, createdAt) {
       const closing: Server[] = [];
       for (const map of [sse, streams]) {

@@ -42,12 +42,13 @@ interface Harness extends AsyncDisposable {
   servers: Servers;
 }
 
-function harness(idleTimeoutMs?: number): Harness {
+function harness(idleTimeoutMs?: number, maxSessions?: number): Harness {
   const servers = new Servers();
   const http = createHttpApp({
     allowedHosts: allowedHostsFor("127.0.0.1", 8080),
     newServer: servers.newServer,
     idleTimeoutMs,
+    maxSessions,
   });
   return {
     http,
@@ -638,4 +639,50 @@ Deno.test("createHttpApp() with authenticate stays shut (503) when the key store
   assert.equal(res.status, 503);
   assert.deepEqual(await res.json(), { error: "AUTH_UNAVAILABLE" });
   assert.equal(h.servers.built, 0);
+});
+
+Deno.test("createHttpApp() with maxSessions refuses one more session with 503, Retry-After and SERVER_BUSY before building its server; a freed place is taken again", async () => {
+  await using h = harness(undefined, 2);
+  assert.equal(h.http.maxSessions, 2);
+  const first = await initialize(h.http);
+  await initialize(h.http);
+  const full = await post(h.http, INITIALIZE);
+  assert.equal(full.status, 503);
+  assert.equal(full.headers.get("retry-after"), "10");
+  assert.match(await full.text(), /^SERVER_BUSY: this runtime holds its 2 sessions/);
+  // Legacy SSE counts against the same cap.
+  const sse = await h.http.app.request("/sse", { headers: { host: HOST } });
+  assert.equal(sse.status, 503);
+  await sse.body?.cancel();
+  assert.equal(h.servers.built, 2, "no server (no browser) for a refused session");
+  // Requests inside an open session are never refused for capacity.
+  const inside = await post(
+    h.http,
+    { jsonrpc: "2.0", id: 7, method: "tools/list" },
+    { "mcp-session-id": first, "mcp-protocol-version": PROTOCOL },
+  );
+  assert.equal(inside.status, 200);
+  await inside.body?.cancel();
+  const del = await h.http.app.request("/mcp", {
+    method: "DELETE",
+    headers: { host: HOST, "mcp-session-id": first, "mcp-protocol-version": PROTOCOL },
+  });
+  await del.body?.cancel();
+  await initialize(h.http);
+  assert.equal(h.http.connectionCount(), 2);
+});
+
+Deno.test("createHttpApp() with maxSessions: initializes racing for the last places get exactly the cap", async () => {
+  await using h = harness(undefined, 3);
+  const results = await Promise.all(Array.from({ length: 8 }, () => post(h.http, INITIALIZE)));
+  const statuses = results.map((r) => r.status).sort();
+  for (const r of results) await r.body?.cancel();
+  assert.deepEqual(statuses, [200, 200, 200, 503, 503, 503, 503, 503]);
+  assert.equal(h.servers.built, 3);
+  // A failed initialize gives its place back.
+  await using g = harness(undefined, 1);
+  const bad = await post(g.http, { jsonrpc: "2.0", id: 1, method: "tools/list" });
+  assert.equal(bad.status, 400);
+  await bad.body?.cancel();
+  await initialize(g.http);
 });

@@ -6,12 +6,26 @@
  */
 import { postButton, seg, when } from "../format.ts";
 import { html, type SafeHtml } from "../html.ts";
-import type { SessionInfo } from "../ports.ts";
+import type { Capacity, SessionInfo } from "../ports.ts";
 
-/** The sessions page body. */
-export function sessionsBody(sessions: readonly SessionInfo[], csrf: string): SafeHtml {
-  if (sessions.length === 0) return html`<p class="empty">No agent is connected.</p>`;
+/** The sessions page body; with `capacity`, this runtime's use of its session cap first. */
+export function sessionsBody(
+  sessions: readonly SessionInfo[],
+  csrf: string,
+  capacity?: Capacity,
+): SafeHtml {
+  const use = capacity
+    ? html`<p class="capacity">${capacity.open} of ${
+      capacity.max ?? "unlimited"
+    } sessions on this runtime${
+      capacity.max !== null && capacity.open >= capacity.max
+        ? " (full: new sessions are refused with SERVER_BUSY)"
+        : ""
+    }</p>`
+    : html``;
+  if (sessions.length === 0) return html`${use}<p class="empty">No agent is connected.</p>`;
   return html`
+    ${use}
     <table>
       <thead>
         <tr>
