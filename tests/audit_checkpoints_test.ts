@@ -17,6 +17,7 @@ import {
 } from "../runtime/audit/checkpointer.ts";
 import { exportCheckpointKey, generateCheckpointKey } from "../runtime/audit/checkpoint.ts";
 import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
+import { PgAgentStore } from "../runtime/agents/pg_agent_store.ts";
 import { launcherFlags } from "../runtime/launcher/launcher.ts";
 import { databasePath } from "../runtime/store/database.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";
@@ -39,7 +40,8 @@ async function omotai(args: string[], env: Record<string, string> = {}) {
     stdout: "piped",
     stderr: "piped",
   }).output();
-  return { code: res.code, out: decoder.decode(res.stdout) + decoder.decode(res.stderr) };
+  const stdout = decoder.decode(res.stdout);
+  return { code: res.code, stdout, out: stdout + decoder.decode(res.stderr) };
 }
 
 Deno.test("omotai audit verify --checkpoints: a runtime's signed heads pass, a re-hashed rewrite of its SQLite audit fails", async () => {
@@ -110,7 +112,7 @@ Deno.test("omotai audit verify --checkpoints: a runtime's signed heads pass, a r
   }
 });
 
-Deno.test("omotai tenant and audit verify --database: tenants made by the owner; a superuser's re-hashed rewrite of one tenant's chain is caught by its checkpoints", async () => {
+Deno.test("omotai tenant, agent and audit verify --database: tenants made by the owner, agents in one tenant; a superuser's re-hashed rewrite of one tenant's chain is caught by its checkpoints", async () => {
   await using pg = await startPostgres();
   const env = { OMOTAI_DATABASE_URL: pg.ownerUrl };
   // The URL from the environment; the launcher grants its host and port only.
@@ -123,6 +125,17 @@ Deno.test("omotai tenant and audit verify --database: tenants made by the owner;
   const dup = await omotai(["tenant", "add", "acme"], env);
   assert.equal(dup.code, 1);
   assert.match(dup.out, /BAD_TENANT: tenant acme exists/);
+  // Agents belong to one tenant; each tenant lists only its own.
+  const agent = await omotai(["agent", "add", "ada", "--tenant", "acme"], env);
+  assert.equal(agent.code, 0, agent.out);
+  const key = agent.stdout.trim().split("\n").at(-1)!;
+  assert.match(key, /^omk_/);
+  assert.match((await omotai(["agent", "list", "--tenant", "acme"], env)).out, /^ada {2}policy/m);
+  assert.match((await omotai(["agent", "list", "--tenant", "globex"], env)).out, /^no agents$/m);
+  {
+    await using app = await PgDatabase.open({ url: pg.appUrl });
+    assert.equal((await new PgAgentStore(app, "globex").verify(key))?.tenant, "acme");
+  }
 
   const dir = await Deno.makeTempDir({ prefix: "omotai-pg-checkpoints-" });
   try {

@@ -95,15 +95,14 @@ export class AgentKeys {
   add(name: string, policy?: string): NewAgent {
     checkAgentName(name);
     if (policy !== undefined) checkPolicyFile(policy);
-    const key = AGENT_KEY_PREFIX + Buffer.from(crypto.getRandomValues(new Uint8Array(32)))
-      .toString("base64url");
+    const key = newAgentKey();
     const exists = () =>
       new AgentKeyError("AGENT_EXISTS", `an agent named "${name}" exists; remove it first`);
     if (this.#db.prepare("SELECT 1 FROM agents WHERE name = ?").get(name)) throw exists();
     try {
       this.#db.prepare(
         "INSERT INTO agents (name, key_hash, policy, created_at) VALUES (?, ?, ?, ?)",
-      ).run(name, sha256(key).toString("hex"), policy ?? null, new Date().toISOString());
+      ).run(name, agentKeyHash(key), policy ?? null, new Date().toISOString());
     } catch (err) {
       // Another process added the same name between the check and the insert.
       if (/UNIQUE constraint failed: agents\.name/.test((err as Error).message)) throw exists();
@@ -196,6 +195,17 @@ export class AgentKeys {
   }
 }
 
+/** A new agent key: 32 random bytes, `omk_` + base64url. */
+export function newAgentKey(): string {
+  return AGENT_KEY_PREFIX + Buffer.from(crypto.getRandomValues(new Uint8Array(32)))
+    .toString("base64url");
+}
+
+/** What is stored of a key: its SHA-256, hex. */
+export function agentKeyHash(key: string): string {
+  return sha256(key).toString("hex");
+}
+
 function sha256(text: string): Buffer {
   return createHash("sha256").update(text, "utf8").digest();
 }
@@ -206,7 +216,8 @@ function hashBytes(hex: string): Uint8Array {
   return bytes ?? new Uint8Array(32).fill(0xff);
 }
 
-function checkPolicyFile(path: string): void {
+/** Throws `BAD_POLICY_PATH` or `POLICY_UNREADABLE` unless `path` is an absolute, readable file. */
+export function checkPolicyFile(path: string): void {
   if (!isAbsolute(path)) {
     throw new AgentKeyError("BAD_POLICY_PATH", `the policy path ${path} is not absolute`);
   }

@@ -12,6 +12,7 @@ import type { AuditLog } from "./audit_log.ts";
 import type { AuditEvent, AuditRow } from "./audit_row.ts";
 import { type ChainView, checkAgainst, type Checkpoint } from "./checkpoint.ts";
 import { pruneAudit, verifyAudit, type VerifyResult } from "./verify.ts";
+import { DEFAULT_TENANT } from "../store/tenant.ts";
 
 /** Signed checkpoints to hold a chain against, and the key that signed them. */
 export interface CheckpointCheck {
@@ -47,9 +48,6 @@ export interface AuditStore {
    */
   prune(cutoff: Date): Promise<{ removed: number; anchorSeq: number }>;
 }
-
-/** The tenant of the embedded default: it has exactly one. */
-export const DEFAULT_TENANT = "default";
 
 /** Adds what `check` finds against `chain` to `result`. */
 export function checkedResult(

@@ -2,37 +2,51 @@
  * `omotai agent add|list|rm`: the agents that may use the MCP door, each with its own key.
  * `add` prints the key once, alone on the last line of stdout, so a script can take it with
  * `tail -n 1`; it is never stored or shown again. A running runtime refuses a removed agent's
- * key at its next request.
+ * key at its next request. `--database URL` (or `OMOTAI_DATABASE_URL`) with `--tenant ID` works
+ * on that tenant's agents in a shared PostgreSQL store.
  *
  * @module
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { AgentKeys } from "../agents/agent_keys.ts";
+import { type AgentStore, sqliteAgentStore } from "../agents/agent_store.ts";
+import { PgAgentStore } from "../agents/pg_agent_store.ts";
+import { databaseUrl } from "../launcher/database_url.ts";
+import { PgDatabase } from "../store/pg_database.ts";
+import { DEFAULT_TENANT } from "../store/tenant.ts";
 import { OmotaiError } from "../errors.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 import { dataDirFrom } from "../launcher/data_dir.ts";
 import { AGENT_OPTIONS } from "../launcher/options.ts";
 
 /** Usage of `omotai agent`. */
-export const AGENT_USAGE = `omotai agent add NAME [--policy FILE] [--data-dir DIR]
-omotai agent list [--data-dir DIR]
-omotai agent rm NAME [--data-dir DIR]`;
+export const AGENT_USAGE = `omotai agent add NAME [--policy FILE] [--data-dir DIR | --database URL --tenant ID]
+omotai agent list [--data-dir DIR | --database URL --tenant ID]
+omotai agent rm NAME [--data-dir DIR | --database URL --tenant ID]`;
 
 /** Runs an agent subcommand; returns the exit code. */
-export function agentCommand(args: string[]): number {
+export async function agentCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
     options: AGENT_OPTIONS,
   });
-  const dataDir = dataDirFrom(values["data-dir"]);
-  const withKeys = <T>(fn: (keys: AgentKeys) => T): T => {
+  const withKeys = async <T>(fn: (keys: AgentStore) => Promise<T>): Promise<T> => {
+    const url = databaseUrl(values.database);
+    if (url) {
+      await using db = await PgDatabase.open({ url }, "owner");
+      return await fn(new PgAgentStore(db, values.tenant ?? DEFAULT_TENANT));
+    }
+    if (values.tenant !== undefined && values.tenant !== DEFAULT_TENANT) {
+      throw new OmotaiError("BAD_TENANT", "the embedded database has one tenant: default");
+    }
+    const dataDir = dataDirFrom(values["data-dir"]);
     Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const db = openDatabase(databasePath(dataDir));
     try {
-      return fn(new AgentKeys(db));
+      return await fn(sqliteAgentStore(new AgentKeys(db)));
     } finally {
       db.close();
     }
@@ -47,7 +61,7 @@ export function agentCommand(args: string[]): number {
       }
       // Relative to where the operator typed it, not to wherever the runtime later runs.
       const policy = values.policy !== undefined ? resolve(Deno.cwd(), values.policy) : undefined;
-      const { name, key } = withKeys((keys) => keys.add(positionals[0], policy));
+      const { name, key } = await withKeys((keys) => keys.add(positionals[0], policy));
       console.error(
         `added agent ${name}${policy ? ` (policy ${policy})` : ""}. Its key follows, shown ` +
           "this once: give it to the agent's MCP client as Authorization: Bearer <key>.",
@@ -59,7 +73,7 @@ export function agentCommand(args: string[]): number {
       if (positionals.length !== 0) {
         throw new OmotaiError("BAD_OPTION", `agent list takes no name\n${AGENT_USAGE}`);
       }
-      const agents = withKeys((keys) => keys.list());
+      const agents = await withKeys((keys) => keys.list());
       if (agents.length === 0) console.log("no agents");
       for (const a of agents) {
         console.log(
@@ -72,7 +86,7 @@ export function agentCommand(args: string[]): number {
       if (positionals.length !== 1) {
         throw new OmotaiError("BAD_OPTION", `agent rm takes one name\n${AGENT_USAGE}`);
       }
-      const removed = withKeys((keys) => keys.remove(positionals[0]));
+      const removed = await withKeys((keys) => keys.remove(positionals[0]));
       console.log(removed ? `removed agent ${positionals[0]}` : `no agent ${positionals[0]}`);
       return removed ? 0 : 1;
     }

@@ -9,7 +9,8 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { AuditLog } from "../audit/audit_log.ts";
-import { type AuditStore, DEFAULT_TENANT, sqliteAuditStore } from "../audit/audit_store.ts";
+import { type AuditStore, sqliteAuditStore } from "../audit/audit_store.ts";
+import { DEFAULT_TENANT } from "../store/tenant.ts";
 import { importCheckpointPublicKey } from "../audit/checkpoint.ts";
 import { CHECKPOINT_PUB_FILE, readCheckpoints } from "../audit/checkpointer.ts";
 import { JsonlMirror } from "../audit/jsonl_mirror.ts";

@@ -32,7 +32,8 @@ Usage:
                [--max-sessions N]
   omotai policy keygen|sign|verify|test|build ...
   omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list   [--data-dir DIR]
-  omotai agent add NAME [--policy FILE] | rm NAME | list       [--data-dir DIR]
+  omotai agent add NAME [--policy FILE] | rm NAME | list
+               [--data-dir DIR | --database URL --tenant ID]
   omotai audit verify [--jsonl FILE] [--checkpoints FILE [--checkpoint-key PUB]]
                | prune --older-than 90d   [--data-dir DIR | --database URL --tenant ID]
   omotai tenant add ID | list                                   --database URL
@@ -95,7 +96,7 @@ export async function main(args: string[]): Promise<number> {
       case "domain":
         return domainCommand(rest);
       case "agent":
-        return agentCommand(rest);
+        return await agentCommand(rest);
       case "audit":
         return await auditCommand(rest);
       case "tenant":

@@ -34,6 +34,8 @@ export const START_OPTIONS = {
 export const AGENT_OPTIONS = {
   policy: { type: "string" },
   "data-dir": { type: "string" },
+  database: { type: "string" },
+  tenant: { type: "string" },
 } as const satisfies Options;
 
 /** `omotai domain add|rm|list`. */

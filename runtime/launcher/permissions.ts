@@ -96,7 +96,7 @@ export const CHILD_ENV: Readonly<Record<string, readonly string[]>> = {
     // node:child_process (Chromium is spawned with it) looks at this one.
     "NODE_V8_COVERAGE",
   ],
-  agent: BASE_ENV,
+  agent: [...BASE_ENV, DATABASE_URL_ENV],
   domain: BASE_ENV,
   audit: [...BASE_ENV, DATABASE_URL_ENV],
   tenant: [...BASE_ENV, DATABASE_URL_ENV],
@@ -179,6 +179,7 @@ export function childPermissions(args: readonly string[], facts: LaunchFacts): C
       // `agent add --policy FILE` checks that the file is there and readable.
       const policy = str(values, "policy");
       if (policy !== undefined) grants.read.add(abs(policy));
+      databaseGrant(values, grants, facts);
       break;
     }
     case "audit": {
@@ -312,6 +313,7 @@ function policyGrants(line: CommandLine, grants: Grants, facts: LaunchFacts): vo
       if (wasm !== undefined) grants.read.add(wasm).add(`${wasm}.sig.json`);
       const policy = str(values, "policy");
       if (policy !== undefined) grants.read.add(abs(policy));
+      databaseGrant(values, grants, facts);
       break;
     }
     case "test":

@@ -13,6 +13,7 @@
 import postgres from "postgres";
 import { OmotaiError } from "../errors.ts";
 import { PG_MIGRATIONS } from "./pg_migrations.ts";
+import { TENANT_ID } from "./tenant.ts";
 
 /** A transaction with its tenant set. */
 export type PgTx = postgres.TransactionSql;
@@ -27,9 +28,6 @@ export interface PgOptions {
   /** Seconds to wait for a connection to open (default 5). */
   connectTimeoutS?: number;
 }
-
-/** Tenant ids: what an operator types, and safe in a log line. */
-export const TENANT_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /** One pool to one database. */
 export class PgDatabase implements AsyncDisposable {

@@ -204,4 +204,34 @@ export const PG_MIGRATIONS: readonly string[] = [
   REVOKE ALL ON audit_checkpoints FROM PUBLIC;
   GRANT SELECT, INSERT ON audit_checkpoints TO omotai_runtime;
   `,
+  // Agent keys (runtime/agents/): only a key's SHA-256 is kept. A key names its tenant: the
+  // one path across tenants is agent_by_key(), which answers for exactly the presented
+  // key's hash and lists nothing.
+  `
+  CREATE TABLE agents (
+    tenant_id text NOT NULL REFERENCES tenants(id),
+    name text NOT NULL CHECK (name ~ '^[a-z0-9][a-z0-9_-]{0,63}$'),
+    key_hash text NOT NULL UNIQUE CHECK (key_hash ~ '^[0-9a-f]{64}$'),
+    policy text,
+    created_at text NOT NULL,
+    PRIMARY KEY (tenant_id, name)
+  );
+  ALTER TABLE agents ENABLE ROW LEVEL SECURITY;
+  ALTER TABLE agents FORCE ROW LEVEL SECURITY;
+  DO $d$ BEGIN
+    EXECUTE format('CREATE POLICY agents_owner ON agents TO %I USING (true) WITH CHECK (true)', current_user);
+  END $d$;
+  CREATE POLICY agents_own ON agents TO omotai_runtime
+    USING (tenant_id = current_setting('app.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('app.tenant_id', true));
+  CREATE FUNCTION agent_by_key(hash text)
+    RETURNS TABLE (tenant_id text, name text, policy text, created_at text)
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $f$
+      SELECT a.tenant_id, a.name, a.policy, a.created_at FROM agents a WHERE a.key_hash = hash
+    $f$;
+  REVOKE ALL ON agents FROM PUBLIC;
+  REVOKE EXECUTE ON FUNCTION agent_by_key(text) FROM PUBLIC;
+  GRANT SELECT, INSERT, DELETE ON agents TO omotai_runtime;
+  GRANT EXECUTE ON FUNCTION agent_by_key(text) TO omotai_runtime;
+  `,
 ];

@@ -5,7 +5,8 @@
  * @module
  */
 import { OmotaiError } from "../errors.ts";
-import { type PgDatabase, TENANT_ID } from "./pg_database.ts";
+import type { PgDatabase } from "./pg_database.ts";
+import { TENANT_ID } from "./tenant.ts";
 
 /** Adds tenant `id` (its audit chain starts at its genesis); `BAD_TENANT` when taken. */
 export async function addTenant(owner: PgDatabase, id: string): Promise<void> {

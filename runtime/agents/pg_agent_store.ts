@@ -1,0 +1,93 @@
+/**
+ * One tenant's agents in PostgreSQL (`agents`, under row-level security). Only a key's
+ * SHA-256 is stored. A key is checked before its tenant is known: `agent_by_key()` is the
+ * one path across tenants, and it answers for exactly the presented key's hash.
+ *
+ * @module
+ */
+import type { PgDatabase } from "../store/pg_database.ts";
+import {
+  type AgentInfo,
+  AgentKeyError,
+  agentKeyHash,
+  checkAgentName,
+  checkPolicyFile,
+  type NewAgent,
+  newAgentKey,
+} from "./agent_keys.ts";
+import type { AgentStore, TenantAgent } from "./agent_store.ts";
+
+interface AgentRow {
+  tenant_id: string;
+  name: string;
+  policy: string | null;
+  created_at: string;
+}
+
+/** Tenant `tenant`'s agents in `db`. */
+export class PgAgentStore implements AgentStore {
+  readonly tenant: string;
+  readonly #db: PgDatabase;
+
+  constructor(db: PgDatabase, tenant: string) {
+    this.#db = db;
+    this.tenant = tenant;
+  }
+
+  async add(name: string, policy?: string): Promise<NewAgent> {
+    checkAgentName(name);
+    if (policy !== undefined) checkPolicyFile(policy);
+    const key = newAgentKey();
+    const added = await this.#db.tenant(
+      this.tenant,
+      (tx) =>
+        tx`INSERT INTO agents (tenant_id, name, key_hash, policy, created_at)
+        VALUES (${this.tenant}, ${name}, ${agentKeyHash(key)}, ${policy ?? null},
+          ${new Date().toISOString()})
+        ON CONFLICT (tenant_id, name) DO NOTHING RETURNING name`,
+    );
+    if (added.length === 0) {
+      throw new AgentKeyError("AGENT_EXISTS", `an agent named "${name}" exists; remove it first`);
+    }
+    return { name, key };
+  }
+
+  async verify(key: string): Promise<TenantAgent | undefined> {
+    // The hash is looked up, not compared in a loop: a SHA-256 of a 256-bit key is found by
+    // an index, and nothing about other keys is read.
+    const [row] = await this.#db.transaction((tx) =>
+      tx<AgentRow[]>`SELECT tenant_id, name, policy, created_at FROM agent_by_key(${
+        agentKeyHash(key)
+      })`
+    );
+    return row ? { ...info(row), tenant: row.tenant_id } : undefined;
+  }
+
+  async list(): Promise<AgentInfo[]> {
+    const rows = await this.#db.tenant(
+      this.tenant,
+      (tx) =>
+        tx<AgentRow[]>`SELECT tenant_id, name, policy, created_at FROM agents
+        WHERE tenant_id = ${this.tenant} ORDER BY name`,
+    );
+    return rows.map(info);
+  }
+
+  async remove(name: string): Promise<boolean> {
+    checkAgentName(name);
+    const gone = await this.#db.tenant(
+      this.tenant,
+      (tx) =>
+        tx`DELETE FROM agents WHERE tenant_id = ${this.tenant} AND name = ${name} RETURNING name`,
+    );
+    return gone.length > 0;
+  }
+}
+
+function info(row: AgentRow): AgentInfo {
+  return {
+    name: row.name,
+    ...(row.policy !== null ? { policy: row.policy } : {}),
+    createdAt: row.created_at,
+  };
+}
