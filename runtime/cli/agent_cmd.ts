@@ -21,7 +21,8 @@ import { dataDirFrom } from "../launcher/data_dir.ts";
 import { AGENT_OPTIONS } from "../launcher/options.ts";
 
 /** Usage of `omotai agent`. */
-export const AGENT_USAGE = `omotai agent add NAME [--policy FILE] [--data-dir DIR | --database URL --tenant ID]
+export const AGENT_USAGE =
+  `omotai agent add NAME [--policy FILE] [--data-dir DIR | --database URL --tenant ID]
 omotai agent list [--data-dir DIR | --database URL --tenant ID]
 omotai agent rm NAME [--data-dir DIR | --database URL --tenant ID]`;
 

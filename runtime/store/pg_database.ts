@@ -115,6 +115,19 @@ export class PgDatabase implements AsyncDisposable {
     });
   }
 
+  /**
+   * Calls `fn` with each notification on `channel` (a connection of its own, re-established
+   * by the client after a loss); resolves once listening. The returned function stops it.
+   */
+  async listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>> {
+    try {
+      const { unlisten } = await this.#sql.listen(channel, fn);
+      return async () => await unlisten().catch(() => {});
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
   /** Closes the pool (waits up to 5 s for running queries). */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.#sql.end({ timeout: 5 }).catch(() => {});
@@ -148,7 +161,7 @@ function unavailable(err: unknown): OmotaiError {
   const what = typeof code === "string" && /^[A-Z0-9_]{1,40}$/.test(code) ? code : "ERROR";
   const message = err instanceof Error ? err.message : "";
   // A trigger's own refusal names itself; it carries no row data.
-  const own = /^(AUDIT_[A-Z_]+|TENANT_[A-Z_]+): [\w ,.'()-]{0,200}$/.exec(message);
+  const own = /^((?:AUDIT|TENANT|APPROVAL)_[A-Z_]+): [\w ,.'()-]{0,200}$/.exec(message);
   return new OmotaiError(
     "DB_UNAVAILABLE",
     own ? own[0] : `the database did not answer (${what})`,

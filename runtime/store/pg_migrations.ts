@@ -234,4 +234,52 @@ export const PG_MIGRATIONS: readonly string[] = [
   GRANT SELECT, INSERT, DELETE ON agents TO omotai_runtime;
   GRANT EXECUTE ON FUNCTION agent_by_key(text) TO omotai_runtime;
   `,
+  // Approvals shared by every runtime of a tenant (runtime/approvals/pg_approval_board.ts):
+  // raised on one, decided on any; a decision is a conditional update, so exactly one wins.
+  `
+  CREATE TABLE approvals (
+    tenant_id text NOT NULL REFERENCES tenants(id),
+    id text NOT NULL,
+    runtime text NOT NULL,
+    agent text,
+    session text NOT NULL,
+    origin text NOT NULL,
+    method text NOT NULL,
+    kind text NOT NULL CHECK (kind IN ('form', 'script')),
+    request jsonb NOT NULL,
+    created_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    state text NOT NULL CHECK (state IN ('pending', 'approved', 'denied', 'expired', 'withdrawn')),
+    decided_at timestamptz,
+    decided_by text,
+    PRIMARY KEY (tenant_id, id)
+  );
+  CREATE INDEX approvals_pending ON approvals (tenant_id, state, created_at);
+  ALTER TABLE approvals ENABLE ROW LEVEL SECURITY;
+  ALTER TABLE approvals FORCE ROW LEVEL SECURITY;
+  DO $d$ BEGIN
+    EXECUTE format('CREATE POLICY approvals_owner ON approvals TO %I USING (true) WITH CHECK (true)', current_user);
+  END $d$;
+  CREATE POLICY approvals_own ON approvals TO omotai_runtime
+    USING (tenant_id = current_setting('app.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('app.tenant_id', true));
+  -- A decided approval stays decided: only a pending row may change, and only its outcome.
+  CREATE FUNCTION approvals_final() RETURNS trigger LANGUAGE plpgsql AS $f$
+  BEGIN
+    IF OLD.state <> 'pending' THEN
+      RAISE EXCEPTION 'APPROVAL_FINAL: a decided approval cannot change'
+        USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.id <> OLD.id OR NEW.tenant_id <> OLD.tenant_id OR NEW.request <> OLD.request
+      OR NEW.origin <> OLD.origin OR NEW.method <> OLD.method OR NEW.session <> OLD.session THEN
+      RAISE EXCEPTION 'APPROVAL_FINAL: only the outcome of an approval changes'
+        USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+  END $f$;
+  CREATE TRIGGER approvals_final BEFORE UPDATE ON approvals
+    FOR EACH ROW EXECUTE FUNCTION approvals_final();
+  REVOKE ALL ON approvals FROM PUBLIC;
+  GRANT SELECT, INSERT, UPDATE ON approvals TO omotai_runtime;
+  `,
 ];

@@ -156,8 +156,8 @@ export const LAYERS: readonly LayerRule[] = [
   },
   {
     folder: "runtime/approvals",
-    job: "pending approvals and operator questions",
-    may: [...BASE, "runtime/audit", "runtime/net"],
+    job: "pending approvals and operator questions; the approval board shared in PostgreSQL",
+    may: [...BASE, "runtime/store", "runtime/audit", "runtime/net"],
     // Only the Approver port and its types: the gate calls the queue, never the reverse.
     typesOnly: ["runtime/gate"],
   },

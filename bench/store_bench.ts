@@ -1,0 +1,239 @@
+/**
+ * The audit's store work, both stores in one run (issue 23's targets): the embedded SQLite
+ * log and PostgreSQL on loopback (a throwaway cluster from Debian's `postgresql`, reached as
+ * the runtime's role under row-level security), under R runtimes × S sessions.
+ *
+ * - **An action's store work**: one session appends its action's row and waits for it (what
+ *   the pipeline does before an action runs); every session of every runtime does so in a
+ *   loop. Latency per append, p50 / p99.
+ * - **Sustained rows per second** across runtimes: the same load's total rows over its wall
+ *   time; and the same with each runtime batching what arrives together (`appendSoon`'s way:
+ *   a page load's requests in one transaction).
+ *
+ * PostgreSQL runs with one tenant (the worst case: every append of every runtime takes the
+ * same tenant's lock) and with one tenant per runtime. SQLite is one process's file (its
+ * sessions append in turn: it has no runtimes to share with).
+ *
+ * Run: deno run -A bench/store_bench.ts [--runtimes 4] [--sessions 10] [--seconds 5]
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { AuditLog } from "../runtime/audit/audit_log.ts";
+import type { AuditEvent } from "../runtime/audit/audit_row.ts";
+import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
+import { Redactor } from "../runtime/redact/mod.ts";
+import { openDatabase } from "../runtime/store/database.ts";
+import { PgDatabase } from "../runtime/store/pg_database.ts";
+import { addTenant } from "../runtime/store/pg_tenants.ts";
+import { startPostgres } from "../tests/helpers/postgres.ts";
+import { percentile } from "./scale_bench.ts";
+
+/** One action's row, as the pipeline writes it. */
+export const ACTION: AuditEvent = {
+  session: "bench-session-0000",
+  agent: "bench-agent",
+  kind: "click",
+  source: "action",
+  origin: "https://shop.example.test/cart?id=1",
+  method: "POST",
+  decision: "allow",
+  reason: "OK",
+  module: "baseline",
+  rule: "form-target",
+};
+
+/** What one measurement gives. */
+export interface StoreRow {
+  store: string;
+  shape: string;
+  rows: number;
+  seconds: number;
+  rowsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** Runs `sessions` loops of `append` for `seconds`; latency of each append and the total. */
+export async function load(
+  sessions: ((event: AuditEvent) => Promise<unknown>)[],
+  seconds: number,
+  batch = 1,
+): Promise<{ rows: number; seconds: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  let rows = 0;
+  const t0 = performance.now();
+  const until = t0 + seconds * 1000;
+  await Promise.all(sessions.map(async (append) => {
+    while (performance.now() < until) {
+      const a = performance.now();
+      await Promise.all(Array.from({ length: batch }, () => append(ACTION)));
+      latencies.push(performance.now() - a);
+      rows += batch;
+    }
+  }));
+  return { rows, seconds: (performance.now() - t0) / 1000, latencies };
+}
+
+function row(
+  store: string,
+  shape: string,
+  r: { rows: number; seconds: number; latencies: number[] },
+): StoreRow {
+  return {
+    store,
+    shape,
+    rows: r.rows,
+    seconds: r.seconds,
+    rowsPerSecond: r.rows / r.seconds,
+    p50Ms: percentile(r.latencies, 50),
+    p99Ms: percentile(r.latencies, 99),
+  };
+}
+
+/** A markdown table of `rows`. */
+export function table(rows: StoreRow[]): string {
+  const lines = [
+    "| store | load | rows | rows/s | append p50 | append p99 |",
+    "| --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const r of rows) {
+    lines.push(
+      `| ${r.store} | ${r.shape} | ${r.rows} | ${Math.round(r.rowsPerSecond)} | ${
+        r.p50Ms.toFixed(2)
+      } ms | ${r.p99Ms.toFixed(2)} ms |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/**
+ * A runtime's appends through one queue: those arriving while a transaction runs go in the
+ * next one together (the way `AuditLog.appendSoon` batches a page load's requests).
+ */
+function batching(log: PgAuditLog): (event: AuditEvent) => Promise<unknown> {
+  let queue: { event: AuditEvent; done: (err?: unknown) => void }[] = [];
+  let running = false;
+  const drain = async () => {
+    running = true;
+    while (queue.length > 0) {
+      const batch = queue;
+      queue = [];
+      try {
+        await log.append(batch.map((b) => b.event));
+        for (const b of batch) b.done();
+      } catch (err) {
+        for (const b of batch) b.done(err);
+      }
+    }
+    running = false;
+  };
+  return (event) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ event, done: (err) => err ? reject(err) : resolve() });
+      if (!running) drain();
+    });
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      runtimes: { type: "string", default: "4" },
+      sessions: { type: "string", default: "10" },
+      seconds: { type: "string", default: "5" },
+    },
+  });
+  const R = Number(values.runtimes);
+  const S = Number(values.sessions);
+  const seconds = Number(values.seconds);
+  const results: StoreRow[] = [];
+  const shape = `${R} runtimes × ${S} sessions`;
+
+  // SQLite: one process's file; its sessions append in turn.
+  {
+    const dir = await Deno.makeTempDir({ prefix: "omotai-store-bench-" });
+    const db = openDatabase(`${dir}/omotai.db`);
+    const log = new AuditLog(db, undefined, new Redactor());
+    const append = (e: AuditEvent) => Promise.resolve(log.append(e));
+    results.push(row(
+      "sqlite",
+      `${R * S} sessions, one process`,
+      await load(
+        Array.from({ length: R * S }, () => append),
+        seconds,
+      ),
+    ));
+    const soon = (e: AuditEvent) => log.appendSoon(e);
+    results.push(row(
+      "sqlite",
+      `${R * S} sessions, batched (appendSoon)`,
+      await load(
+        Array.from({ length: R * S }, () => soon),
+        seconds,
+      ),
+    ));
+    db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+
+  await using pg = await startPostgres();
+  {
+    await using owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
+    await owner.migrate();
+    await addTenant(owner, "bench");
+    for (let r = 0; r < R; r++) await addTenant(owner, `bench-${r}`);
+  }
+  const runtimes = await Promise.all(
+    Array.from({ length: R }, () => PgDatabase.open({ url: pg.appUrl, max: S })),
+  );
+  try {
+    const oneTenant = runtimes.map((db) =>
+      new PgAuditLog(db, "bench", { redactor: new Redactor() })
+    );
+    results.push(row(
+      "postgres",
+      `${shape}, one tenant`,
+      await load(
+        oneTenant.flatMap((log) =>
+          Array.from({ length: S }, () => (e: AuditEvent) => log.append([e]))
+        ),
+        seconds,
+      ),
+    ));
+    const own = runtimes.map((db, r) =>
+      new PgAuditLog(db, `bench-${r}`, { redactor: new Redactor() })
+    );
+    results.push(row(
+      "postgres",
+      `${shape}, a tenant per runtime`,
+      await load(
+        own.flatMap((log) => Array.from({ length: S }, () => (e: AuditEvent) => log.append([e]))),
+        seconds,
+      ),
+    ));
+    results.push(row(
+      "postgres",
+      `${shape}, one tenant, batched per runtime`,
+      await load(
+        oneTenant.flatMap((log) => {
+          const append = batching(log);
+          return Array.from({ length: S }, () => append);
+        }),
+        seconds,
+      ),
+    ));
+    for (const log of [...oneTenant, ...own]) {
+      const v = await log.verify();
+      if (!v.ok) throw new Error(`${log.tenant}: chain broken: ${v.problems[0]}`);
+    }
+  } finally {
+    for (const db of runtimes) await db[Symbol.asyncDispose]();
+  }
+  console.log(
+    `audit store work, ${seconds} s per load, ${navigator.hardwareConcurrency} cores, ` +
+      `load average ${Deno.loadavg().map((x) => x.toFixed(2)).join(" ")}`,
+  );
+  console.log("");
+  console.log(table(results));
+}

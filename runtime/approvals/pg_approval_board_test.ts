@@ -1,0 +1,170 @@
+/**
+ * Approvals across runtimes in a real PostgreSQL: posted on one runtime (its own pool, as a
+ * second process would have), decided on another, heard by the first within a second;
+ * exactly one of racing outcomes wins; a decided approval stays decided; tenants are walled.
+ */
+import assert from "node:assert/strict";
+import { PgDatabase } from "../store/pg_database.ts";
+import { addTenant } from "../store/pg_tenants.ts";
+import { startPostgres } from "../../tests/helpers/postgres.ts";
+import type { Approval } from "./approval_queue.ts";
+import { PgApprovalBoard } from "./pg_approval_board.ts";
+
+const pg = await startPostgres();
+const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
+await owner.migrate();
+await addTenant(owner, "acme");
+await addTenant(owner, "globex");
+
+function pending(seconds = 60): Approval {
+  const now = Date.now();
+  return {
+    id: crypto.randomUUID(),
+    agent: "ada",
+    session: "s-1",
+    origin: "https://shop.example.test",
+    method: "POST",
+    kind: "form",
+    request: {
+      method: "POST",
+      url: "https://shop.example.test/pay",
+      origin: "https://shop.example.test",
+      query: [],
+      body: { kind: "form", entries: [{ name: "amount", value: "10" }] },
+      headers: [],
+      flags: [],
+    } as unknown as Approval["request"],
+    created_at: new Date(now).toISOString(),
+    expires_at: new Date(now + seconds * 1000).toISOString(),
+    state: "pending",
+  };
+}
+
+/** Two runtimes: a pool and a board each. */
+async function runtimes(tenant = "acme", pollMs?: number) {
+  const dbs = await Promise.all([0, 1, 2].map(() => PgDatabase.open({ url: pg.appUrl, max: 4 })));
+  const boards = await Promise.all(
+    dbs.map((db, i) => PgApprovalBoard.open(db, tenant, { runtime: `rt-${i}`, pollMs })),
+  );
+  return {
+    a: boards[0],
+    b: boards[1],
+    c: boards[2],
+    async [Symbol.asyncDispose]() {
+      for (const board of boards) await board[Symbol.asyncDispose]();
+      for (const db of dbs) await db[Symbol.asyncDispose]();
+    },
+  };
+}
+
+Deno.test("PgApprovalBoard: posted on A, listed and approved on B, heard on A within a second; a second decision is not_pending", async () => {
+  await using r = await runtimes();
+  const record = pending();
+  await r.a.post(record);
+  const listed = await r.b.list();
+  assert.ok(listed.some((x) => x.id === record.id && x.state === "pending"));
+  assert.deepEqual((await r.b.get(record.id))?.request, record.request, "the exact request");
+  const heard = r.a.settled(record.id);
+  const t0 = performance.now();
+  assert.equal(await r.b.decide(record.id, "approve", "console"), "ok");
+  const settled = await heard;
+  const ms = performance.now() - t0;
+  assert.equal(settled.state, "approved");
+  assert.equal(settled.decided_by, "console");
+  assert.ok(ms < 1_000, `heard after ${ms} ms`);
+  assert.equal(await r.c.decide(record.id, "deny", "api"), "not_pending");
+  assert.equal(await r.c.decide(crypto.randomUUID(), "deny", "api"), "unknown");
+  assert.equal(await r.a.finish(record.id, "expired"), false, "a decided approval stays decided");
+  assert.equal((await r.a.get(record.id))?.state, "approved");
+});
+
+Deno.test("PgApprovalBoard: of racing outcomes (approve on B, deny on C, the poster's timeout on A) exactly one wins", async () => {
+  await using r = await runtimes();
+  for (let round = 0; round < 20; round++) {
+    const record = pending();
+    await r.a.post(record);
+    const [approve, deny, expire] = await Promise.all([
+      r.b.decide(record.id, "approve", "console"),
+      r.c.decide(record.id, "deny", "api"),
+      r.a.finish(record.id, "expired"),
+    ]);
+    const wins = [approve === "ok", deny === "ok", expire].filter(Boolean).length;
+    assert.equal(wins, 1, `round ${round}: ${approve} ${deny} ${expire}`);
+    const final = (await r.a.get(record.id))!.state;
+    assert.equal(
+      final,
+      approve === "ok" ? "approved" : deny === "ok" ? "denied" : "expired",
+      `round ${round}`,
+    );
+  }
+});
+
+Deno.test("PgApprovalBoard: an approval past its time cannot be approved; a withdrawn one neither", async () => {
+  await using r = await runtimes();
+  const late = pending(-1);
+  await r.a.post(late);
+  assert.equal(await r.b.decide(late.id, "approve", "console"), "not_pending");
+  const gone = pending();
+  await r.a.post(gone);
+  assert.equal(await r.a.finish(gone.id, "withdrawn"), true);
+  assert.equal(await r.b.decide(gone.id, "approve", "console"), "not_pending");
+  assert.equal((await r.b.get(gone.id))?.state, "withdrawn");
+});
+
+Deno.test("PgApprovalBoard: tenants are walled: another tenant neither lists, reads nor decides", async () => {
+  await using acme = await runtimes("acme");
+  await using globex = await runtimes("globex");
+  const record = pending();
+  await acme.a.post(record);
+  assert.ok(!(await globex.b.list()).some((x) => x.id === record.id));
+  assert.equal(await globex.b.get(record.id), undefined);
+  assert.equal(await globex.b.decide(record.id, "approve", "console"), "unknown");
+  assert.equal((await acme.b.get(record.id))?.state, "pending");
+});
+
+Deno.test("PgApprovalBoard: a change made without a notification is still heard, by the poll", async () => {
+  await using r = await runtimes("acme", 100);
+  const record = pending();
+  await r.a.post(record);
+  const heard = r.a.settled(record.id);
+  // The owner decides behind the boards' backs: no NOTIFY.
+  await owner.transaction((tx) =>
+    tx`UPDATE approvals SET state = 'denied', decided_at = now(), decided_by = 'owner'
+      WHERE id = ${record.id}`
+  );
+  assert.equal((await heard).state, "denied");
+  // And a waiting call that goes away stops waiting.
+  const other = pending();
+  await r.a.post(other);
+  const abort = new AbortController();
+  const waiting = r.a.settled(other.id, abort.signal);
+  abort.abort();
+  await assert.rejects(waiting);
+});
+
+Deno.test("PgApprovalBoard: only a pending approval's outcome may change, even for the owner", async () => {
+  await using r = await runtimes();
+  const record = pending();
+  await r.a.post(record);
+  await assert.rejects(
+    owner.transaction((tx) =>
+      tx`UPDATE approvals SET request = '{"method":"GET"}' WHERE id = ${record.id}`
+    ),
+    /APPROVAL_FINAL/,
+  );
+  await r.b.decide(record.id, "deny", "console");
+  await assert.rejects(
+    owner.transaction((tx) => tx`UPDATE approvals SET state = 'approved' WHERE id = ${record.id}`),
+    /APPROVAL_FINAL/,
+  );
+});
+
+Deno.test({
+  name: "PgApprovalBoard tests: the throwaway cluster stops",
+  fn: async () => {
+    await owner[Symbol.asyncDispose]();
+    await pg[Symbol.asyncDispose]();
+  },
+  sanitizeResources: false,
+  sanitizeOps: false,
+});
