@@ -30,6 +30,17 @@ const HOSTILE = "<img src=x onerror=alert(1)>";
 const HOSTILE_SCRIPT = "<script>alert(2)</script>";
 const ESCAPED = "&lt;img src=x onerror=alert(1)&gt;";
 
+/** A live session as the console lists it. */
+const SESSION: SessionInfo = {
+  id: "s-1",
+  agent: "helper",
+  origin: null,
+  actionsUsed: 0,
+  tainted: false,
+  isolation: "netns",
+  startedAt: "2025-01-01T00:00:00.000Z",
+};
+
 class FakeSessions implements SessionsPort {
   sessions: SessionInfo[] = [];
   killed: string[] = [];
@@ -863,15 +874,7 @@ Deno.test("createConsoleApp() agents: the key is shown once on add; remove; sess
   assert.equal(gone.status, 404);
   await gone.body?.cancel();
 
-  h.sessions.sessions = [{
-    id: "s-1",
-    agent: "helper",
-    origin: null,
-    actionsUsed: 0,
-    tainted: false,
-    isolation: "netns",
-    startedAt: "2025-01-01T00:00:00.000Z",
-  }];
+  h.sessions.sessions = [SESSION];
   assert.equal((await send(h, "/sessions/s-1/kill", { cookie, form: { csrf } })).status, 303);
   assert.deepEqual(h.sessions.killed, ["s-1"]);
   const again = await send(h, "/api/sessions/s-1/kill", { bearer: TOKEN, method: "POST" });
@@ -932,15 +935,7 @@ Deno.test("createConsoleApp() shows this runtime's session use and cap on /sessi
   assert.equal(none.status, 404);
   await none.body?.cancel();
   h.sessions.max = 1;
-  h.sessions.sessions = [{
-    id: "s-1",
-    agent: "helper",
-    origin: null,
-    actionsUsed: 0,
-    tainted: false,
-    isolation: "netns",
-    startedAt: "2025-01-01T00:00:00.000Z",
-  }];
+  h.sessions.sessions = [SESSION];
   assert.deepEqual(await (await send(h, "/api/capacity", { bearer: TOKEN })).json(), {
     open: 1,
     max: 1,

@@ -8,7 +8,7 @@ import postgres from "postgres";
 import { openDatabase } from "../store/database.ts";
 import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant } from "../store/pg_tenants.ts";
-import { startPostgres } from "../../tests/helpers/postgres.ts";
+import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import { agentKeyHash, AgentKeys } from "./agent_keys.ts";
 import { type AgentStore, sqliteAgentStore } from "./agent_store.ts";
 import { PgAgentStore } from "./pg_agent_store.ts";
@@ -145,12 +145,4 @@ Deno.test("PgAgentStore: the runtime's role reads no agent, hash or name without
   }
 });
 
-Deno.test({
-  name: "AgentStore contract: the throwaway cluster stops",
-  fn: async () => {
-    await owner[Symbol.asyncDispose]();
-    await pg[Symbol.asyncDispose]();
-  },
-  sanitizeResources: false,
-  sanitizeOps: false,
-});
+Deno.test(clusterTeardown("AgentStore contract", pg, owner));

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant } from "../store/pg_tenants.ts";
-import { startPostgres } from "../../tests/helpers/postgres.ts";
+import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import type { Approval } from "./approval_queue.ts";
 import { PgApprovalBoard } from "./pg_approval_board.ts";
 
@@ -159,12 +159,4 @@ Deno.test("PgApprovalBoard: only a pending approval's outcome may change, even f
   );
 });
 
-Deno.test({
-  name: "PgApprovalBoard tests: the throwaway cluster stops",
-  fn: async () => {
-    await owner[Symbol.asyncDispose]();
-    await pg[Symbol.asyncDispose]();
-  },
-  sanitizeResources: false,
-  sanitizeOps: false,
-});
+Deno.test(clusterTeardown("PgApprovalBoard tests", pg, owner));

@@ -8,7 +8,7 @@ import { REDACTED, Redactor } from "../redact/mod.ts";
 import { openDatabase } from "../store/database.ts";
 import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant } from "../store/pg_tenants.ts";
-import { startPostgres } from "../../tests/helpers/postgres.ts";
+import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import { AuditLog } from "./audit_log.ts";
 import type { AuditEvent, AuditRow } from "./audit_row.ts";
 import { forgeFrom } from "../../tests/helpers/audit_forgery.ts";
@@ -253,9 +253,4 @@ for (const adapter of ADAPTERS) {
   });
 }
 
-Deno.test({
-  name: "AuditStore contract: the throwaway cluster stops",
-  fn: async () => await pg[Symbol.asyncDispose](),
-  sanitizeResources: false,
-  sanitizeOps: false,
-});
+Deno.test(clusterTeardown("AuditStore contract", pg));

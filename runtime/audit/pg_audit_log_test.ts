@@ -12,7 +12,7 @@ import { Redactor } from "../redact/mod.ts";
 import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant, listTenants } from "../store/pg_tenants.ts";
 import { PG_MIGRATIONS } from "../store/pg_migrations.ts";
-import { startPostgres } from "../../tests/helpers/postgres.ts";
+import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import type { AuditEvent } from "./audit_row.ts";
 import { PgAuditLog, tenantGenesis } from "./pg_audit_log.ts";
 
@@ -242,12 +242,4 @@ Deno.test("PgAuditLog: with the database stopped an append fails as AUDIT_UNAVAI
   assert.deepEqual((await acme.verify()).problems, []);
 });
 
-Deno.test({
-  name: "PgAuditLog tests: the throwaway cluster stops",
-  fn: async () => {
-    await owner[Symbol.asyncDispose]();
-    await pg[Symbol.asyncDispose]();
-  },
-  sanitizeResources: false,
-  sanitizeOps: false,
-});
+Deno.test(clusterTeardown("PgAuditLog tests", pg, owner));

@@ -189,3 +189,23 @@ export async function startPostgres(): Promise<TestPostgres> {
     },
   };
 }
+
+/**
+ * The last test of a file whose tests share one cluster: closes `pools`, then stops and
+ * removes the cluster (its connections outlive single tests, so the sanitizers are off).
+ */
+export function clusterTeardown(
+  name: string,
+  pg: TestPostgres,
+  ...pools: AsyncDisposable[]
+): Deno.TestDefinition {
+  return {
+    name: `${name}: the throwaway cluster stops`,
+    fn: async () => {
+      for (const pool of pools) await pool[Symbol.asyncDispose]();
+      await pg[Symbol.asyncDispose]();
+    },
+    sanitizeResources: false,
+    sanitizeOps: false,
+  };
+}
