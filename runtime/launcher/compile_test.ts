@@ -11,7 +11,7 @@ Deno.test("compiledFlags() bakes no -A: run of the browsers and the binary itsel
       "--allow-run=/snap/bin/chromium,/usr/bin/chromium,/usr/bin/chromium-browser,/usr/bin/google-chrome,/opt/omotai/omotai",
     ),
   );
-  assert.ok(flags.includes("--allow-sys=uid"));
+  assert.ok(flags.includes("--allow-sys=uid,systemMemoryInfo"));
   assert.ok(!flags.some((f) => f.startsWith("--allow-ffi")));
   const env = flags.find((f) => f.startsWith("--allow-env="))!;
   for (

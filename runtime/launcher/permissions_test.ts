@@ -74,7 +74,7 @@ Deno.test("childPermissions() grants read of the policy and its modules", () => 
     `--allow-write=${STATE}`,
     `--allow-env=${START_ENV.join(",")}`,
     `--allow-run=/usr/bin/chromium,${DENO},${NICE_PATHS.join(",")},/usr/bin/bwrap`,
-    "--allow-sys=uid",
+    "--allow-sys=uid,systemMemoryInfo",
   ]);
   // The caller's words stay as they are (the child keeps the caller's directory); only the
   // data dir the runtime would otherwise look up is made explicit.
@@ -272,4 +272,41 @@ Deno.test("childPermissions() lets start fail before the runtime runs when there
   );
   // Other commands never start a browser and do not need one.
   assert.doesNotThrow(() => childPermissions(["agent", "list"], facts({ browser: null })));
+});
+
+Deno.test("childPermissions() grants a command naming a shared database its host and port and the PG* variables, nothing more", () => {
+  const url = "postgres://omotai_owner:s3cret@db.internal:6543/omotai";
+  for (
+    const args of [
+      ["tenant", "list", "--database", url],
+      ["agent", "add", "ada", "--database", url, "--tenant", "acme"],
+      ["audit", "verify", "--database", url, "--tenant", "acme"],
+    ]
+  ) {
+    const plan = childPermissions(args, facts());
+    assert.deepEqual(allowed(plan.flags, "net"), ["db.internal:6543"], args.join(" "));
+    const env = allowed(plan.flags, "env") ?? [];
+    for (const name of ["OMOTAI_DATABASE_URL", "PGAPPNAME", "PGTARGET_SESSION_ATTRS"]) {
+      assert.ok(env.includes(name), `${args[0]}: ${name}`);
+    }
+    assert.ok(!plan.flags.some((f) => f.includes("s3cret")), "the password is in no flag");
+  }
+  // From the environment, the default port; and no database named: no network at all.
+  const fromEnv = childPermissions(
+    ["tenant", "add", "acme"],
+    facts({ env: { HOME: "/home/me", OMOTAI_DATABASE_URL: "postgresql://u:p@10.0.0.5/omotai" } }),
+  );
+  assert.deepEqual(allowed(fromEnv.flags, "net"), ["10.0.0.5:5432"]);
+  assert.equal(allowed(childPermissions(["agent", "list"], facts()).flags, "net"), undefined);
+  assert.equal(
+    allowed(childPermissions(["audit", "verify", "--database", "not a url"], facts()).flags, "net"),
+    undefined,
+  );
+  // The checkpoint files are read, where they are.
+  const checked = childPermissions(
+    ["audit", "verify", "--checkpoints", "cp.jsonl", "--checkpoint-key", "/keys/k.pub"],
+    facts(),
+  );
+  const read = allowed(checked.flags, "read") ?? [];
+  assert.ok(read.includes("/home/me/work/cp.jsonl") && read.includes("/keys/k.pub"), read.join());
 });

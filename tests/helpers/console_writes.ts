@@ -24,6 +24,7 @@ export const CONSOLE_ALLOWED: Readonly<Record<string, string>> = {
   "runtime/cli/grant_cmd.ts": COMMAND_OUTPUT,
   "runtime/cli/policy_cmd.ts": COMMAND_OUTPUT,
   "runtime/cli/secret_cmd.ts": COMMAND_OUTPUT,
+  "runtime/cli/tenant_cmd.ts": COMMAND_OUTPUT,
   "runtime/launcher/launcher.ts":
     "the omotai command before the runtime runs: its plan and launch errors (no redactor yet)",
   "runtime/launcher/install.ts": "`deno task install`'s own output",

@@ -1,0 +1,1069 @@
+/**
+ * An attacker's pass over the PostgreSQL schema (runtime/store/pg_migrations.ts): the runtime's
+ * role (`omotai_app`, member of `omotai_runtime`) on a raw connection, sending any SQL it
+ * likes. Every test asserts the SECURE behaviour: it passes when the attack fails.
+ *
+ * Tests named "[BROKEN] …" are attacks that SUCCEED against the current schema/deployment:
+ * they fail on purpose until the weakness is fixed.
+ *
+ * Setting `app.tenant_id` to another tenant is possible (set_config is unprivileged) and is
+ * not itself treated as a finding here: per-tenant roles are the documented next step. What
+ * is attacked is everything else: reads/writes past RLS without naming the tenant, the
+ * append-only audit, prune's retention, approvals' finality, agent keys, SECURITY DEFINER
+ * functions, LISTEN/NOTIFY, DDL, and denial of service against other tenants.
+ */
+import assert from "node:assert/strict";
+import postgres from "postgres";
+import { Redactor } from "../redact/mod.ts";
+import { PgDatabase } from "./pg_database.ts";
+import { PG_MIGRATIONS } from "./pg_migrations.ts";
+import { addTenant } from "./pg_tenants.ts";
+import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
+import { PgAuditLog, tenantGenesis } from "../audit/pg_audit_log.ts";
+import type { AuditEvent } from "../audit/audit_row.ts";
+import { PgAgentStore } from "../agents/pg_agent_store.ts";
+import { agentKeyHash } from "../agents/agent_keys.ts";
+import { PgApprovalBoard } from "../approvals/pg_approval_board.ts";
+import type { Approval } from "../approvals/approval_queue.ts";
+
+const pg = await startPostgres();
+const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
+await owner.migrate();
+for (const t of ["acme", "globex"]) await addTenant(owner, t);
+
+const EVENT: AuditEvent = {
+  kind: "navigate",
+  source: "action",
+  agent: "ada",
+  origin: "https://a.test/x",
+  decision: "allow",
+  reason: "OK",
+};
+
+function pending(seconds = 600): Approval {
+  const now = Date.now();
+  return {
+    id: crypto.randomUUID(),
+    agent: "ada",
+    session: "s-1",
+    origin: "https://shop.example.test",
+    method: "POST",
+    kind: "form",
+    request: {
+      method: "POST",
+      url: "https://shop.example.test/pay",
+      origin: "https://shop.example.test",
+      query: [],
+      body: { kind: "form", entries: [{ name: "amount", value: "10" }] },
+      headers: [],
+      flags: [],
+    } as unknown as Approval["request"],
+    created_at: new Date(now).toISOString(),
+    expires_at: new Date(now + seconds * 1000).toISOString(),
+    state: "pending",
+  };
+}
+
+// Seed both tenants honestly, through the runtime's own classes.
+const seedDb = await PgDatabase.open({ url: pg.appUrl });
+const seed = {
+  acme: new PgAuditLog(seedDb, "acme", { redactor: new Redactor() }),
+  globex: new PgAuditLog(seedDb, "globex", { redactor: new Redactor() }),
+};
+await seed.acme.append([EVENT]);
+await seed.globex.append([EVENT, EVENT]);
+const acmeAgent = await new PgAgentStore(seedDb, "acme").add("ada");
+const globexAgent = await new PgAgentStore(seedDb, "globex").add("gina");
+const globexKeyHash = agentKeyHash(globexAgent.key);
+const acmeKeyHash = agentKeyHash(acmeAgent.key);
+const globexApproval = pending();
+const globexDecided = pending();
+{
+  const b = await PgApprovalBoard.open(seedDb, "globex", { runtime: "rt-g" });
+  await b.post(globexApproval);
+  await b.post(globexDecided);
+  await b.decide(globexDecided.id, "deny", "console");
+  await b[Symbol.asyncDispose]();
+}
+await seedDb.tenant(
+  "globex",
+  (tx) =>
+    tx`INSERT INTO audit_checkpoints (tenant_id, seq, hash, ts, runtime, key_id, sig)
+    VALUES ('globex', 2, 'h', '2025-01-01T00:00:00.000Z', 'rt-g', 'k', 's')`,
+);
+await seedDb[Symbol.asyncDispose]();
+
+const TABLES = [
+  "tenants",
+  "audit_events",
+  "audit_heads",
+  "audit_retention",
+  "audit_checkpoints",
+  "agents",
+  "approvals",
+];
+
+/** A raw connection as the runtime's role: what a compromised runtime has. */
+function rawApp(): postgres.Sql {
+  return postgres(pg.appUrl, { max: 1, onnotice: () => {} });
+}
+
+/** Runs `fn` in a transaction on `sql`, naming `tenant` (or none). */
+function as<T>(
+  sql: postgres.Sql,
+  tenant: string | null,
+  fn: (tx: postgres.TransactionSql) => Promise<T>,
+): Promise<T> {
+  return sql.begin(async (tx) => {
+    if (tenant !== null) await tx`SELECT set_config('app.tenant_id', ${tenant}, true)`;
+    return await fn(tx);
+  }) as Promise<T>;
+}
+
+async function globexState() {
+  return await owner.transaction(async (tx) => {
+    const [a] = await tx`SELECT count(*)::int AS n FROM audit_events WHERE tenant_id = 'globex'`;
+    const [h] = await tx`SELECT head_seq::int, head_hash, anchor_seq::int, anchor_hash
+      FROM audit_heads WHERE tenant_id = 'globex'`;
+    const [ag] = await tx`SELECT count(*)::int AS n FROM agents WHERE tenant_id = 'globex'`;
+    const ap = await tx`SELECT id, state, request, agent, kind FROM approvals
+      WHERE tenant_id = 'globex' AND id IN ${tx([globexApproval.id, globexDecided.id])}
+      ORDER BY id`;
+    const [c] =
+      await tx`SELECT count(*)::int AS n FROM audit_checkpoints WHERE tenant_id = 'globex'`;
+    const [r] = await tx`SELECT days FROM audit_retention WHERE tenant_id = 'globex'`;
+    return { rows: a.n, head: h, agents: ag.n, approvals: ap, checkpoints: c.n, days: r.days };
+  });
+}
+const GLOBEX_BEFORE = await globexState();
+
+const refused =
+  /permission denied|must be (the )?owner|must be superuser|row-level security|not allowed|cannot|only superusers|must have|APPEND_ONLY|APPROVAL_FINAL|TENANT_UNSET/i;
+
+// ---------------------------------------------------------------------------------------------
+// (a) reads and writes past RLS, without naming the tenant
+
+Deno.test("(a) no tenant / own tenant: no other tenant's row is visible in any table", async () => {
+  const sql = rawApp();
+  try {
+    for (const t of TABLES) {
+      const [{ n }] = await sql.unsafe(`SELECT count(*)::int AS n FROM ${t}`);
+      assert.equal(n, 0, `${t} with no tenant`);
+      const [{ m }] = await as(sql, "", (tx) => tx.unsafe(`SELECT count(*)::int AS m FROM ${t}`));
+      assert.equal(m, 0, `${t} with an empty tenant`);
+      const col = t === "tenants" ? "id" : "tenant_id";
+      const [{ k }] = await as(
+        sql,
+        "acme",
+        (tx) => tx.unsafe(`SELECT count(*)::int AS k FROM ${t} WHERE ${col} <> 'acme'`),
+      );
+      assert.equal(k, 0, `${t}: acme sees another tenant`);
+    }
+    // row_security = off makes a query fail, it does not lift the policies.
+    await assert.rejects(
+      sql.begin(async (tx) => {
+        await tx`SET LOCAL row_security = off`;
+        await tx`SELECT * FROM agents`;
+      }),
+      /row-level security/,
+    );
+  } finally {
+    await sql.end();
+  }
+});
+
+Deno.test("(a) a non-leakproof qual cannot leak another tenant's values in an error (policy runs first)", async () => {
+  const sql = rawApp();
+  try {
+    for (
+      const q of [
+        `SELECT 1 FROM agents WHERE key_hash::int = 1`,
+        `SELECT 1 FROM audit_events WHERE hash::int = 1`,
+        `SELECT 1 FROM approvals WHERE (request->>'url')::int = 1`,
+        `SELECT 1 FROM tenants WHERE id::int = 1`,
+      ]
+    ) {
+      assert.deepEqual([...await sql.unsafe(q)], [], q);
+    }
+  } finally {
+    await sql.end();
+  }
+});
+
+Deno.test("(a) pg_stats shows nothing of RLS tables to the runtime, even after ANALYZE", async () => {
+  await owner.transaction((tx) => tx.unsafe(`ANALYZE ${TABLES.join(", ")}`));
+  const sql = rawApp();
+  try {
+    const rows = await sql`SELECT tablename, attname FROM pg_stats
+      WHERE schemaname = 'public' AND tablename IN ${sql(TABLES)}`;
+    assert.deepEqual([...rows], []);
+    const ext = await sql`SELECT 1 FROM pg_stats_ext WHERE schemaname = 'public'`;
+    assert.deepEqual([...ext], []);
+  } finally {
+    await sql.end();
+  }
+});
+
+Deno.test("(a) writes into another tenant are refused while naming one's own tenant (or none)", async () => {
+  const sql = rawApp();
+  try {
+    const head = GLOBEX_BEFORE.head;
+    const attempts: [string, string | null][] = [
+      [
+        `INSERT INTO agents (tenant_id, name, key_hash, created_at)
+        VALUES ('globex', 'evil', '${"e".repeat(64)}', 'now')`,
+        "acme",
+      ],
+      [
+        `INSERT INTO approvals (tenant_id, id, runtime, session, origin, method, kind, request,
+          created_at, expires_at, state)
+        VALUES ('globex', 'x', 'r', 's', 'o', 'm', 'form', '{}', now(), now() + interval '1h',
+          'approved')`,
+        "acme",
+      ],
+      [
+        `INSERT INTO approvals (tenant_id, id, runtime, session, origin, method, kind, request,
+          created_at, expires_at, state)
+        VALUES ('globex', '${globexApproval.id}', 'r', 's', 'o', 'm', 'form', '{}', now(),
+          now(), 'pending')
+        ON CONFLICT (tenant_id, id) DO UPDATE SET state = 'approved'`,
+        "acme",
+      ],
+      [
+        `INSERT INTO audit_checkpoints (tenant_id, seq, hash, ts, runtime, key_id, sig)
+        VALUES ('globex', 9, 'h', 't', 'r', 'k', 's')`,
+        "acme",
+      ],
+      [
+        `INSERT INTO audit_events (tenant_id, seq, ts, kind, source, decision, prev_hash, hash)
+        VALUES ('globex', ${head.head_seq + 1}, 'now', 'x', 'action', 'allow',
+          '${head.head_hash}', 'h')`,
+        "acme",
+      ],
+      [
+        `INSERT INTO audit_events (tenant_id, seq, ts, kind, source, decision, prev_hash, hash)
+        VALUES ('globex', ${head.head_seq + 1}, 'now', 'x', 'action', 'allow',
+          '${head.head_hash}', 'h')`,
+        null,
+      ],
+    ];
+    for (const [stmt, tenant] of attempts) {
+      await assert.rejects(as(sql, tenant, (tx) => tx.unsafe(stmt)), /row-level security/, stmt);
+    }
+    // UPDATE/DELETE of globex's rows, naming acme or nobody, touch nothing.
+    for (
+      const [stmt, tenants] of [
+        [
+          `UPDATE approvals SET state = 'approved', decided_by = 'evil' WHERE tenant_id = 'globex'`,
+          ["acme", null],
+        ],
+        [`DELETE FROM agents WHERE tenant_id = 'globex'`, ["acme", null]],
+        [`DELETE FROM agents`, [null]],
+        [`UPDATE approvals SET state = 'approved'`, [null]],
+      ] as const
+    ) {
+      for (const tenant of tenants) {
+        const r = await as(sql, tenant, (tx) => tx.unsafe(stmt));
+        assert.equal(r.count, 0, `${stmt} (${tenant})`);
+      }
+    }
+    // Moving one's own pending approval into globex.
+    await using app = await PgDatabase.open({ url: pg.appUrl });
+    const board = await PgApprovalBoard.open(app, "acme", { runtime: "rt" });
+    const mine = pending();
+    await board.post(mine);
+    await board[Symbol.asyncDispose]();
+    await assert.rejects(
+      as(sql, "acme", (tx) => tx`UPDATE approvals SET tenant_id = 'globex' WHERE id = ${mine.id}`),
+      /APPROVAL_FINAL|row-level security/,
+    );
+    assert.deepEqual(await globexState(), GLOBEX_BEFORE);
+  } finally {
+    await sql.end();
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// (b)(j) the audit is append-only; no DDL, no grants, no privilege the role does not have
+
+Deno.test("(b)(j) UPDATE/DELETE/TRUNCATE of audit rows, heads, retention, checkpoints, tenants are refused even with omotai.pruning=on", async () => {
+  const sql = rawApp();
+  try {
+    for (
+      const stmt of [
+        `UPDATE audit_events SET decision = 'deny'`,
+        `DELETE FROM audit_events`,
+        `TRUNCATE audit_events`,
+        `UPDATE audit_heads SET head_seq = 0`,
+        `INSERT INTO audit_heads VALUES ('acme', 0, 'x', 1, 'x')`,
+        `DELETE FROM audit_heads`,
+        `UPDATE audit_retention SET days = 1`,
+        `DELETE FROM audit_retention`,
+        `INSERT INTO audit_retention VALUES ('acme', 1)`,
+        `UPDATE audit_checkpoints SET sig = 'x'`,
+        `DELETE FROM audit_checkpoints`,
+        `TRUNCATE audit_checkpoints`,
+        `INSERT INTO tenants (id) VALUES ('mallory')`,
+        `UPDATE tenants SET id = 'x'`,
+        `DELETE FROM tenants`,
+        `UPDATE agents SET key_hash = '${"0".repeat(64)}'`,
+        `TRUNCATE agents`,
+        `DELETE FROM approvals`,
+        `TRUNCATE approvals`,
+        `TRUNCATE tenants CASCADE`,
+      ]
+    ) {
+      for (const tenant of ["acme", "globex"]) {
+        await assert.rejects(
+          as(sql, tenant, async (tx) => {
+            await tx`SELECT set_config('omotai.pruning', 'on', true)`;
+            await tx.unsafe(stmt);
+          }),
+          /permission denied/,
+          stmt,
+        );
+      }
+    }
+  } finally {
+    await sql.end();
+  }
+  assert.deepEqual(await globexState(), GLOBEX_BEFORE);
+});
+
+Deno.test("(f)(j) DDL, GRANT, COMMENT, ownership, role switches and object creation anywhere are refused", async () => {
+  const sql = rawApp();
+  try {
+    const [p] = await sql`SELECT
+      has_database_privilege(current_database(), 'CREATE') AS db_create,
+      has_database_privilege(current_database(), 'TEMP') AS db_temp,
+      (SELECT coalesce(array_agg(nspname::text), '{}') FROM pg_namespace
+        WHERE has_schema_privilege(oid, 'CREATE')) AS schemas,
+      (SELECT rolsuper OR rolbypassrls OR rolcreaterole OR rolcreatedb
+        FROM pg_roles WHERE rolname = current_user) AS strong`;
+    assert.deepEqual(p, { db_create: false, db_temp: false, schemas: [], strong: false });
+    const fn = `CREATE FUNCTION public.sha256(bytea) RETURNS bytea LANGUAGE sql AS 'select $1'`;
+    for (
+      const stmt of [
+        `ALTER TABLE audit_events DISABLE TRIGGER ALL`,
+        `ALTER TABLE agents NO FORCE ROW LEVEL SECURITY`,
+        `ALTER TABLE approvals DISABLE ROW LEVEL SECURITY`,
+        `ALTER TABLE tenants OWNER TO omotai_app`,
+        `DROP POLICY agents_own ON agents`,
+        `ALTER POLICY agents_own ON agents USING (true)`,
+        `CREATE POLICY evil ON agents TO omotai_runtime USING (true)`,
+        `DROP TABLE audit_checkpoints`,
+        `DROP TRIGGER approvals_final ON approvals`,
+        `CREATE TRIGGER evil BEFORE INSERT ON approvals FOR EACH ROW EXECUTE FUNCTION approvals_final()`,
+        `CREATE RULE evil AS ON INSERT TO approvals DO INSTEAD NOTHING`,
+        `COMMENT ON TABLE tenants IS 'pwned'`,
+        `COMMENT ON FUNCTION audit_prune(timestamptz) IS 'pwned'`,
+        `GRANT omotai_runtime TO omotai_owner`,
+        `CREATE OR REPLACE FUNCTION audit_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN OLD; END$$`,
+        `ALTER FUNCTION audit_prune(timestamptz) RESET search_path`,
+        `ALTER FUNCTION agent_by_key(text) OWNER TO omotai_app`,
+        `ALTER FUNCTION audit_link() SECURITY INVOKER`,
+        `CREATE TABLE public.evil (a int)`,
+        fn,
+        `CREATE OPERATOR public.<> (LEFTARG = text, RIGHTARG = text, FUNCTION = texteq)`,
+        `CREATE TEMP TABLE audit_retention (tenant_id text, days int)`,
+        `CREATE TEMP TABLE audit_heads (tenant_id text)`,
+        `CREATE SCHEMA evil`,
+        `CREATE EXTENSION IF NOT EXISTS pgcrypto`,
+        `CREATE ROLE evil`,
+        `CREATE PUBLICATION evil FOR TABLE agents`,
+        `ALTER DATABASE omotai SET row_security = off`,
+        `REINDEX TABLE agents`,
+        `SET session_replication_role = replica`,
+        `SET ROLE omotai_owner`,
+        `SET SESSION AUTHORIZATION omotai_owner`,
+        `SELECT pg_read_file('/etc/hostname')`,
+        `COPY agents TO '/tmp/omotai-agents'`,
+        `SELECT lo_import('/etc/hostname')`,
+      ]
+    ) {
+      await assert.rejects(
+        as(sql, "acme", (tx) => tx.unsafe(stmt)),
+        (err: Error & { code?: string }) => {
+          assert.notEqual(err.code, "42601", `${stmt}: syntax error ${err.message}`);
+          assert.match(err.message, refused, stmt);
+          return true;
+        },
+        stmt,
+      );
+    }
+    // GRANT/REVOKE without the grant option only warn ("no privileges were granted"): check
+    // that nothing changed.
+    const before = await sql`SELECT relname::text, relacl::text FROM pg_class
+      WHERE relname IN ${sql(TABLES)} ORDER BY relname`;
+    for (
+      const stmt of [
+        `GRANT UPDATE, DELETE, TRUNCATE ON audit_events TO omotai_runtime`,
+        `GRANT ALL ON agents, approvals, tenants, audit_heads TO PUBLIC`,
+        `REVOKE SELECT ON agents FROM omotai_runtime`,
+        `GRANT EXECUTE ON FUNCTION audit_prune(timestamptz) TO PUBLIC`,
+      ]
+    ) {
+      await as(sql, "acme", (tx) => tx.unsafe(stmt)).catch(() => {});
+    }
+    const after = await sql`SELECT relname::text, relacl::text FROM pg_class
+      WHERE relname IN ${sql(TABLES)} ORDER BY relname`;
+    assert.deepEqual([...after], [...before]);
+    const [{ upd }] = await sql`SELECT has_table_privilege('audit_events', 'UPDATE') AS upd`;
+    assert.equal(upd, false);
+  } finally {
+    await sql.end();
+  }
+});
+
+Deno.test("(b) the database does not recompute a row's hash: a bogus hash is accepted, but verify() flags it (detected, not hidden)", async () => {
+  await addTenant(owner, "forge-co");
+  const sql = rawApp();
+  try {
+    await as(
+      sql,
+      "forge-co",
+      (tx) =>
+        tx`INSERT INTO audit_events (tenant_id, seq, ts, kind, source, decision, prev_hash, hash)
+        VALUES ('forge-co', 1, '2030-01-01T00:00:00.000Z', 'x', 'action', 'allow',
+          ${tenantGenesis("forge-co")}, ${"f".repeat(64)})`,
+    );
+  } finally {
+    await sql.end();
+  }
+  await using app = await PgDatabase.open({ url: pg.appUrl });
+  const v = await new PgAuditLog(app, "forge-co", { redactor: new Redactor() }).verify();
+  assert.equal(v.ok, false, "a forged row is reported");
+});
+
+// ---------------------------------------------------------------------------------------------
+// (c) prune
+
+async function youngTenant(id: string): Promise<void> {
+  await addTenant(owner, id);
+  await using app = await PgDatabase.open({ url: pg.appUrl });
+  await new PgAuditLog(app, id, { redactor: new Redactor() }).append([EVENT, EVENT, EVENT]);
+}
+
+Deno.test("(c) audit_prune keeps everything younger than retention for a far-future cutoff, and refuses with no tenant", async () => {
+  await youngTenant("prune-future");
+  const sql = rawApp();
+  try {
+    for (const cutoff of ["infinity", "9999-12-31", "294276-01-01"]) {
+      const [r] = await as(
+        sql,
+        "prune-future",
+        (tx) => tx.unsafe(`SELECT removed::int FROM audit_prune('${cutoff}'::timestamptz)`),
+      );
+      assert.equal(r.removed, 0, cutoff);
+    }
+    await assert.rejects(sql`SELECT * FROM audit_prune('infinity')`, /TENANT_UNSET/);
+  } finally {
+    await sql.end();
+  }
+});
+
+const PRUNE_CUTOFFS = [
+  ["NULL", "NULL"],
+  ["'-infinity'", "'-infinity'::timestamptz"],
+  ["a BC date", "'4000-01-01 BC'::timestamptz"],
+] as const;
+
+/** A tenant with 3 young rows asks audit_prune(cutoff): what went, what is left, does it verify. */
+async function pruneAttack(cutoff: string) {
+  const id = `prune-${crypto.randomUUID().slice(0, 8)}`;
+  await youngTenant(id);
+  const sql = rawApp();
+  try {
+    const [r] = await as(
+      sql,
+      id,
+      (tx) => tx.unsafe(`SELECT removed::int, anchor_seq::int FROM audit_prune(${cutoff})`),
+    );
+    const [{ n }] = await owner.transaction((tx) =>
+      tx`SELECT count(*)::int AS n FROM audit_events WHERE tenant_id = ${id}`
+    );
+    await using app = await PgDatabase.open({ url: pg.appUrl });
+    const v = await new PgAuditLog(app, id, { redactor: new Redactor() }).verify();
+    return { removed: r.removed, left: n, verifies: v.ok };
+  } finally {
+    await sql.end();
+  }
+}
+
+for (const [label, cutoff] of PRUNE_CUTOFFS) {
+  Deno.test(`[BROKEN] (c) audit_prune(${label}) removes no row younger than the tenant's retention (today: all go, and the chain still verifies)`, async () => {
+    assert.deepEqual(await pruneAttack(cutoff), { removed: 0, left: 3, verifies: true });
+  });
+}
+
+/** With TEMP granted, a TEMP audit_retention (days -3650) shadows the real one in audit_prune. */
+async function tempShadowAttack(): Promise<number> {
+  // The deployment revokes TEMP from PUBLIC (docs/deploy.md), so this is latent: grant it, as a
+  // deployment that skipped that line (or a later GRANT ALL ON DATABASE) would.
+  const id = `prune-${crypto.randomUUID().slice(0, 8)}`;
+  const su = postgres(pg.superUrl, { max: 1, onnotice: () => {} });
+  await su`GRANT TEMP ON DATABASE omotai TO omotai_runtime`;
+  await youngTenant(id);
+  const sql = rawApp();
+  try {
+    await as(sql, id, async (tx) => {
+      await tx`CREATE TEMP TABLE audit_retention (tenant_id text, days integer) ON COMMIT DROP`;
+      await tx`INSERT INTO audit_retention VALUES (${id}, -3650)`;
+      await tx`GRANT SELECT ON audit_retention TO PUBLIC`;
+      return await tx`SELECT removed::int FROM audit_prune(now() + interval '1 day')`;
+    });
+    const [{ n }] = await owner.transaction((tx) =>
+      tx`SELECT count(*)::int AS n FROM audit_events WHERE tenant_id = ${id}`
+    );
+    return n;
+  } finally {
+    await sql.end();
+    await su`REVOKE TEMP ON DATABASE omotai FROM omotai_runtime`;
+    await su.end();
+  }
+}
+
+Deno.test("[BROKEN, latent] (c)(f) pg_temp is searched first for tables in the SECURITY DEFINER functions: with TEMP granted, a TEMP audit_retention cannot shorten retention", async () => {
+  assert.equal(await tempShadowAttack(), 3, "young rows left");
+});
+
+// ---------------------------------------------------------------------------------------------
+// (d) approvals
+
+Deno.test("(d) a decided approval cannot change; a pending one's request cannot change (also via ON CONFLICT DO UPDATE)", async () => {
+  await using app = await PgDatabase.open({ url: pg.appUrl });
+  const board = await PgApprovalBoard.open(app, "acme", { runtime: "rt" });
+  const rec = pending();
+  await board.post(rec);
+  const decided = pending();
+  await board.post(decided);
+  await board.decide(decided.id, "deny", "console");
+  await board[Symbol.asyncDispose]();
+  const sql = rawApp();
+  try {
+    for (
+      const [id, set] of [
+        [decided.id, `state = 'approved'`],
+        [decided.id, `state = 'pending'`],
+        [decided.id, `decided_by = 'alice'`],
+        [decided.id, `expires_at = now() + interval '1 day'`],
+        [rec.id, `request = '{"url":"https://evil.test"}'`],
+        [rec.id, `origin = 'https://evil.test'`],
+        [rec.id, `method = 'GET'`],
+        [rec.id, `session = 's-2'`],
+        [rec.id, `id = 'other'`],
+      ]
+    ) {
+      await assert.rejects(
+        as(sql, "acme", (tx) => tx.unsafe(`UPDATE approvals SET ${set} WHERE id = '${id}'`)),
+        /APPROVAL_FINAL/,
+        set,
+      );
+    }
+    await assert.rejects(
+      as(
+        sql,
+        "acme",
+        (tx) =>
+          tx.unsafe(`INSERT INTO approvals (tenant_id, id, runtime, session, origin, method, kind,
+            request, created_at, expires_at, state)
+          VALUES ('acme', '${decided.id}', 'r', 's', 'o', 'm', 'form', '{}', now(), now(), 'pending')
+          ON CONFLICT (tenant_id, id) DO UPDATE SET state = 'approved'`),
+      ),
+      /APPROVAL_FINAL/,
+    );
+  } finally {
+    await sql.end();
+  }
+});
+
+/** What the runtime's role may change on a pending approval of its tenant. */
+async function approvalMutations(): Promise<Record<string, string>> {
+  await using app = await PgDatabase.open({ url: pg.appUrl });
+  const board = await PgApprovalBoard.open(app, "acme", { runtime: "rt" });
+  const rec = pending(60);
+  await board.post(rec);
+  await board[Symbol.asyncDispose]();
+  const sql = rawApp();
+  const out: Record<string, string> = {};
+  try {
+    for (
+      const set of [
+        `agent = 'trusted-bot'`,
+        `kind = 'script'`,
+        `runtime = 'evil'`,
+        `created_at = '2000-01-01'`,
+        `expires_at = now() + interval '10 years'`,
+        `decided_by = 'alice', decided_at = '2000-01-01'`,
+      ]
+    ) {
+      out[set] = await as(
+        sql,
+        "acme",
+        (tx) => tx.unsafe(`UPDATE approvals SET ${set} WHERE id = '${rec.id}'`),
+      ).then(
+        () => "changed",
+        () => "refused",
+      );
+    }
+    out["INSERT state = 'approved', decided_by = 'alice'"] = await as(
+      sql,
+      "acme",
+      (tx) =>
+        tx.unsafe(`INSERT INTO approvals (tenant_id, id, runtime, session, origin, method, kind,
+          request, created_at, expires_at, state, decided_at, decided_by)
+        VALUES ('acme', '${crypto.randomUUID()}', 'rt', 's', 'https://bank.test', 'POST',
+          'form', '{}', now(), now() + interval '1h', 'approved', now(), 'alice')`),
+    ).then(
+      () => "changed",
+      () => "refused",
+    );
+    return out;
+  } finally {
+    await sql.end();
+  }
+}
+
+Deno.test("[BROKEN] (d) only a pending approval's outcome changes: not its agent, kind, runtime, created_at, expires_at; no decision without a state change; none inserted already decided", async () => {
+  const out = await approvalMutations();
+  assert.deepEqual(out, Object.fromEntries(Object.keys(out).map((k) => [k, "refused"])));
+});
+
+// ---------------------------------------------------------------------------------------------
+// (e) agent keys
+
+Deno.test("(e) agent_by_key answers for exactly one presented hash: no wildcard, no empty/NULL match, no listing", async () => {
+  const sql = rawApp();
+  try {
+    for (const h of ["%", "", "_".repeat(64), `${globexKeyHash.slice(0, 63)}%`]) {
+      assert.deepEqual([...await sql`SELECT * FROM agent_by_key(${h})`], [], h);
+    }
+    assert.deepEqual([...await sql`SELECT * FROM agent_by_key(NULL)`], []);
+    // Agents are invisible, so feeding their hashes back does not work either.
+    assert.deepEqual([...await sql`SELECT b.* FROM agents a, agent_by_key(a.key_hash) b`], []);
+    // It returns no hash, only what the key's holder may know.
+    const [g] = await sql`SELECT * FROM agent_by_key(${globexKeyHash})`;
+    assert.deepEqual(Object.keys(g).sort(), ["created_at", "name", "policy", "tenant_id"]);
+    // FOR UPDATE / SHARE on agents needs UPDATE: refused.
+    await assert.rejects(sql`SELECT 1 FROM agents FOR SHARE`, /permission denied/);
+  } finally {
+    await sql.end();
+  }
+});
+
+/** Sums "Rows Removed by Filter" over an EXPLAIN ANALYZE plan. */
+async function removedByFilter(sql: postgres.Sql, query: string): Promise<number> {
+  const [row] = await sql.begin(async (tx) => {
+    await tx`SET LOCAL enable_seqscan = off`;
+    await tx`SET LOCAL enable_bitmapscan = off`;
+    return await tx.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${query}`);
+  });
+  let n = 0;
+  const walk = (node: Record<string, unknown>) => {
+    n += Number(node["Rows Removed by Filter"] ?? 0);
+    for (const c of (node["Plans"] as Record<string, unknown>[] | undefined) ?? []) walk(c);
+  };
+  walk((row["QUERY PLAN"] as { Plan: Record<string, unknown> }[])[0].Plan);
+  return n;
+}
+
+Deno.test("(a)(e) EXPLAIN ANALYZE (Rows Removed by Filter) cannot tell a tenant exists or rebuild key hashes with no tenant set: the policy's tenant_id equality becomes the index condition", async () => {
+  const sql = rawApp();
+  try {
+    // Does tenant 'globex' exist? (an index cond on a leakproof operator, then the RLS filter)
+    const exists = await removedByFilter(sql, `SELECT * FROM tenants WHERE id = 'globex'`);
+    const missing = await removedByFilter(sql, `SELECT * FROM tenants WHERE id = 'nosuch'`);
+    const tenantRange = await removedByFilter(
+      sql,
+      `SELECT * FROM audit_events WHERE tenant_id >= 'g' AND tenant_id < 'h' ORDER BY tenant_id, seq`,
+    );
+    assert.equal(tenantRange, 0, "audit rows of tenants starting with g");
+    // Rebuild the smallest key hash in the table, one hex digit at a time. (Only an exact
+    // key_hash = X uses the unique index and shows 1 removed row: what agent_by_key(X)
+    // answers anyway.)
+    let prefix = "";
+    for (let pos = 0; pos < 64; pos++) {
+      for (const c of "0123456789abcdef") {
+        const lo = (prefix + c).padEnd(64, "0");
+        const hi = (prefix + c).padEnd(64, "f");
+        const n = await removedByFilter(
+          sql,
+          `SELECT * FROM agents WHERE key_hash >= '${lo}' AND key_hash <= '${hi}'`,
+        );
+        if (n > 0) {
+          prefix += c;
+          break;
+        }
+      }
+      if (prefix.length !== pos + 1) break;
+    }
+    const smallest = [acmeKeyHash, globexKeyHash].sort()[0];
+    assert.deepEqual(
+      { tenantOracle: exists !== missing, keyHashRecovered: prefix === smallest },
+      { tenantOracle: false, keyHashRecovered: false },
+      `exists=${exists} missing=${missing} recovered=${prefix}`,
+    );
+  } finally {
+    await sql.end();
+  }
+});
+
+/** With no tenant set, INSERTs into audit_events for a missing, an existing and a fresh tenant. */
+async function tenantOracle(fresh: string): Promise<Record<string, string>> {
+  await addTenant(owner, fresh);
+  const sql = rawApp();
+  const attempt = (tenant: string, seq: number, prev: string) =>
+    sql`INSERT INTO audit_events (tenant_id, seq, ts, kind, source, decision, prev_hash, hash)
+      VALUES (${tenant}, ${seq}, 'now', 'x', 'action', 'allow', ${prev}, 'h')`
+      .then(() => "inserted", (err: Error) => err.message.split(":")[0]);
+  try {
+    return {
+      nosuch: await attempt("nosuch", 1, tenantGenesis("nosuch")),
+      globexWrongGuess: await attempt("globex", 1, tenantGenesis("globex")),
+      freshRightGuess: await attempt(fresh, 1, tenantGenesis(fresh)),
+    };
+  } finally {
+    await sql.end();
+  }
+}
+
+Deno.test("[BROKEN] (a) with no tenant set, an INSERT cannot tell whether another tenant exists, or confirm a guess of its head (audit_link runs before the RLS check)", async () => {
+  const answers = await tenantOracle("fresh-co");
+  assert.ok(!Object.values(answers).includes("inserted"));
+  assert.equal(new Set(Object.values(answers)).size, 1, JSON.stringify(answers));
+});
+
+// ---------------------------------------------------------------------------------------------
+// (h) LISTEN / NOTIFY
+
+Deno.test("(h) a spoofed NOTIFY on the approvals channel wakes a waiter, which re-reads the row and keeps waiting", async () => {
+  await using app = await PgDatabase.open({ url: pg.appUrl });
+  const board = await PgApprovalBoard.open(app, "acme", { runtime: "rt", pollMs: 60_000 });
+  const rec = pending();
+  await board.post(rec);
+  const sql = rawApp();
+  try {
+    const waiting = board.settled(rec.id);
+    let settled = false;
+    waiting.then(() => settled = true, () => {});
+    await new Promise((r) => setTimeout(r, 200));
+    await sql`SELECT pg_notify('omotai_approvals', ${rec.id})`;
+    await sql`NOTIFY omotai_approvals, ${sql.unsafe(`'${rec.id}'`)}`.catch(() => {});
+    await new Promise((r) => setTimeout(r, 700));
+    assert.equal(settled, false, "a spoof settles nothing");
+    assert.equal(await board.decide(rec.id, "deny", "console"), "ok");
+    assert.equal((await waiting).state, "denied");
+  } finally {
+    await board[Symbol.asyncDispose]();
+    await sql.end();
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// (i) denial of service against other tenants
+
+Deno.test("(i) row locks on another tenant's head, tenant or retention rows are refused; FOR UPDATE on approvals stays inside RLS", async () => {
+  const sql = rawApp();
+  try {
+    for (
+      const t of ["audit_heads", "tenants", "audit_retention", "audit_events", "audit_checkpoints"]
+    ) {
+      for (const mode of ["FOR UPDATE", "FOR NO KEY UPDATE", "FOR SHARE", "FOR KEY SHARE"]) {
+        await assert.rejects(
+          as(sql, "globex", (tx) => tx.unsafe(`SELECT 1 FROM ${t} ${mode}`)),
+          /permission denied/,
+          `${t} ${mode}`,
+        );
+      }
+      for (const mode of ["SHARE", "EXCLUSIVE", "ACCESS EXCLUSIVE", "SHARE ROW EXCLUSIVE"]) {
+        await assert.rejects(
+          as(sql, "acme", (tx) => tx.unsafe(`LOCK TABLE ${t} IN ${mode} MODE`)),
+          /permission denied/,
+          `LOCK ${t} ${mode}`,
+        );
+      }
+    }
+    // Locking every approval it can see (acme's, or with no tenant none) does not block globex.
+    await using victim = await PgDatabase.open({ url: pg.appUrl, statementTimeoutMs: 1500 });
+    const vboard = await PgApprovalBoard.open(victim, "globex", { runtime: "rt-g" });
+    const rec = pending();
+    await vboard.post(rec);
+    try {
+      let outcome = "";
+      await as(sql, "acme", async (tx) => {
+        await tx`SELECT 1 FROM approvals FOR UPDATE`;
+        outcome = await vboard.decide(rec.id, "approve", "console");
+      });
+      assert.equal(outcome, "ok");
+    } finally {
+      await vboard[Symbol.asyncDispose]();
+    }
+  } finally {
+    await sql.end();
+  }
+});
+
+Deno.test("[BROKEN] (i) holding globex's advisory lock (no tenant set) cannot stop globex's audit appends", async () => {
+  await using victim = await PgDatabase.open({ url: pg.appUrl, statementTimeoutMs: 1500 });
+  const sql = rawApp();
+  try {
+    await sql`SELECT pg_advisory_lock(hashtextextended('globex', 0))`;
+    const log = new PgAuditLog(victim, "globex", { redactor: new Redactor() });
+    const r = await log.append([EVENT]).then(() => "appended", (err: Error) => err.message);
+    assert.equal(r, "appended");
+  } finally {
+    await sql`SELECT pg_advisory_unlock_all()`.catch(() => {});
+    await sql.end();
+  }
+});
+
+/** LOCK TABLE … ACCESS EXCLUSIVE as acme's runtime; what globex's runtime meets meanwhile. */
+async function lockAttack(table: "agents" | "approvals") {
+  await using victim = await PgDatabase.open({ url: pg.appUrl, statementTimeoutMs: 1500 });
+  const sql = rawApp();
+  let victimResult = "not tried";
+  try {
+    const lock = await as(sql, "acme", async (tx) => {
+      await tx.unsafe(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      victimResult = table === "agents"
+        ? await new PgAgentStore(victim, "globex").verify(globexAgent.key).then(
+          (a) => a ? "verified" : "unknown key",
+          (err: Error) => err.message,
+        )
+        : await victim.tenant("globex", (tx2) => tx2`SELECT 1 FROM approvals`).then(
+          () => "read",
+          (err: Error) => err.message,
+        );
+      throw new Error("LOCK_HELD");
+    }).then(() => "", (err: Error) => /permission denied/.test(err.message) ? "refused" : "taken");
+    return { lock, victim: victimResult };
+  } finally {
+    await sql.end();
+  }
+}
+
+for (const table of ["agents", "approvals"] as const) {
+  Deno.test(`[BROKEN] (i) LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE is refused (today it stalls every tenant's ${table === "agents" ? "key checks" : "approvals"})`, async () => {
+    assert.deepEqual(await lockAttack(table), { lock: "refused", victim: "not tried" });
+  });
+}
+
+Deno.test("[BROKEN] (i) the runtime's role cannot terminate another runtime's connections (another tenant's pool)", async () => {
+  await using victim = await PgDatabase.open({ url: pg.appUrl, max: 1 });
+  const [{ pid }] = await victim.tenant("globex", (tx) => tx`SELECT pg_backend_pid() AS pid`);
+  const sql = rawApp();
+  try {
+    const r = await sql`SELECT pg_terminate_backend(${pid}) AS ok`.then(
+      ([x]) => x.ok ? "terminated" : "not terminated",
+      (err: Error) => err.message,
+    );
+    assert.match(r, /permission denied|must be a member/, r);
+  } finally {
+    await sql.end();
+  }
+});
+
+Deno.test("[BROKEN] (i) the runtime's role cannot change its own password or session defaults (every runtime sharing the login)", async () => {
+  const su = postgres(pg.superUrl, { max: 1, onnotice: () => {} });
+  const sql = rawApp();
+  const password = decodeURIComponent(new URL(pg.appUrl).password);
+  const results: Record<string, string> = {};
+  try {
+    for (
+      const stmt of [
+        `ALTER ROLE omotai_app SET default_transaction_read_only = on`,
+        `ALTER ROLE omotai_app IN DATABASE omotai SET search_path = pg_catalog`,
+        `ALTER ROLE omotai_app PASSWORD '${password}'`,
+      ]
+    ) {
+      const label = stmt.includes("PASSWORD") ? "ALTER ROLE omotai_app PASSWORD" : stmt;
+      results[label] = await sql.unsafe(stmt).then(() => "accepted", () => "refused");
+    }
+    // What a fresh runtime pool then meets.
+    await using victim = await PgDatabase.open({ url: pg.appUrl });
+    const appended = await new PgAuditLog(victim, "globex", { redactor: new Redactor() })
+      .append([EVENT]).then(() => "appended", (err: Error) => err.message);
+    assert.deepEqual(
+      { ...results, freshPoolAppend: appended },
+      {
+        ...Object.fromEntries(Object.keys(results).map((k) => [k, "refused"])),
+        freshPoolAppend: "appended",
+      },
+    );
+  } finally {
+    await sql.end();
+    await su`ALTER ROLE omotai_app RESET ALL`;
+    await su`ALTER ROLE omotai_app IN DATABASE omotai RESET ALL`;
+    await su.end();
+  }
+});
+
+Deno.test("globex is untouched by every attack above", async () => {
+  const now = await globexState();
+  // The DoS tests that a fix would let through may append globex rows; compare the rest.
+  assert.deepEqual(
+    { ...now, rows: 0, head: 0 },
+    { ...GLOBEX_BEFORE, rows: 0, head: 0 },
+  );
+  await using app = await PgDatabase.open({ url: pg.appUrl });
+  assert.deepEqual(
+    (await new PgAuditLog(app, "globex", { redactor: new Redactor() }).verify()).problems,
+    [],
+  );
+});
+
+// ---------------------------------------------------------------------------------------------
+// The fixes suggested in the report, applied by the owner at the very end (this changes the
+// schema, so it runs last): the [BROKEN] attacks above that the schema can close, closed.
+
+/** audit_prune as migrated, with its cutoff clamped and pg_temp searched last. */
+function fixedPrune(): string {
+  const m = /CREATE FUNCTION audit_prune[\s\S]+?END \$f\$;/.exec(PG_MIGRATIONS[0]);
+  assert.ok(m, "audit_prune in migration 1");
+  const clamp = /IF cutoff > now\(\)[\s\S]+?END IF;/;
+  assert.match(m[0], clamp);
+  return m[0]
+    .replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION")
+    .replace(
+      "SET search_path = pg_catalog, public",
+      "SET search_path = pg_catalog, public, pg_temp",
+    )
+    .replace(
+      clamp,
+      `cutoff := least(greatest(cutoff, timestamptz '2000-01-01 00:00:00+00'),
+        now() - make_interval(days => coalesce(keep_days, 90)));`,
+    );
+}
+
+const FIX_SQL = `
+  -- (f) pg_temp last in every SECURITY DEFINER function (else it is searched FIRST for tables).
+  ALTER FUNCTION audit_link() SET search_path = pg_catalog, public, pg_temp;
+  ALTER FUNCTION tenant_heads() SET search_path = pg_catalog, public, pg_temp;
+  ALTER FUNCTION agent_by_key(text) SET search_path = pg_catalog, public, pg_temp;
+
+  -- (a) an invoker-rights check that runs before audit_link (triggers fire by name): a tenant
+  -- the caller cannot see is "unknown", whether it exists or not, before anything is locked.
+  CREATE FUNCTION audit_tenant_visible() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, public, pg_temp AS $f$
+  BEGIN
+    IF NOT EXISTS (SELECT 1 FROM public.tenants WHERE id = NEW.tenant_id) THEN
+      RAISE EXCEPTION 'TENANT_UNKNOWN: no such tenant' USING ERRCODE = 'foreign_key_violation';
+    END IF;
+    RETURN NEW;
+  END $f$;
+  CREATE TRIGGER audit_events_a_tenant BEFORE INSERT ON audit_events
+    FOR EACH ROW EXECUTE FUNCTION audit_tenant_visible();
+
+  -- (d) a posted approval is pending; an update must leave pending; nothing else changes.
+  CREATE OR REPLACE FUNCTION approvals_final() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $f$
+  BEGIN
+    IF TG_OP = 'INSERT' THEN
+      IF NEW.state <> 'pending' OR NEW.decided_at IS NOT NULL OR NEW.decided_by IS NOT NULL THEN
+        RAISE EXCEPTION 'APPROVAL_FINAL: an approval is posted pending'
+          USING ERRCODE = 'check_violation';
+      END IF;
+      RETURN NEW;
+    END IF;
+    IF OLD.state <> 'pending' OR NEW.state = 'pending' THEN
+      RAISE EXCEPTION 'APPROVAL_FINAL: a decided approval cannot change'
+        USING ERRCODE = 'check_violation';
+    END IF;
+    IF (NEW.tenant_id, NEW.id, NEW.runtime, NEW.agent, NEW.session, NEW.origin, NEW.method,
+        NEW.kind, NEW.request, NEW.created_at, NEW.expires_at)
+      IS DISTINCT FROM (OLD.tenant_id, OLD.id, OLD.runtime, OLD.agent, OLD.session, OLD.origin,
+        OLD.method, OLD.kind, OLD.request, OLD.created_at, OLD.expires_at) THEN
+      RAISE EXCEPTION 'APPROVAL_FINAL: only the outcome of an approval changes'
+        USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+  END $f$;
+  CREATE TRIGGER approvals_posted BEFORE INSERT ON approvals
+    FOR EACH ROW EXECUTE FUNCTION approvals_final();
+
+  -- (i)(d) LOCK TABLE needs table-level UPDATE/DELETE/TRUNCATE: give the runtime column-level
+  -- UPDATE of the outcome only, and remove agents through a function instead of DELETE.
+  REVOKE UPDATE ON approvals FROM omotai_runtime;
+  GRANT UPDATE (state, decided_at, decided_by) ON approvals TO omotai_runtime;
+  REVOKE DELETE ON agents FROM omotai_runtime;
+  CREATE FUNCTION agent_remove(agent_name text) RETURNS boolean LANGUAGE sql
+    SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
+    WITH gone AS (DELETE FROM public.agents
+      WHERE tenant_id = current_setting('app.tenant_id', true) AND name = agent_name RETURNING 1)
+    SELECT count(*) > 0 FROM gone
+  $f$;
+  REVOKE EXECUTE ON FUNCTION agent_remove(text) FROM PUBLIC;
+  GRANT EXECUTE ON FUNCTION agent_remove(text) TO omotai_runtime;
+`;
+
+Deno.test("fixes (applied last, as the owner): the schema-level [BROKEN] attacks are closed and the runtime's paths still work", async () => {
+  await owner.transaction(async (tx) => {
+    await tx.unsafe(fixedPrune());
+    await tx.unsafe(FIX_SQL);
+  });
+  for (const [, cutoff] of PRUNE_CUTOFFS) {
+    assert.deepEqual(await pruneAttack(cutoff), { removed: 0, left: 3, verifies: true }, cutoff);
+  }
+  assert.equal(await tempShadowAttack(), 3);
+  const muts = await approvalMutations();
+  assert.deepEqual(muts, Object.fromEntries(Object.keys(muts).map((k) => [k, "refused"])));
+  const answers = await tenantOracle("fresh-co-2");
+  assert.deepEqual(new Set(Object.values(answers)), new Set(["TENANT_UNKNOWN"]));
+  for (const table of ["agents", "approvals"] as const) {
+    assert.deepEqual(await lockAttack(table), { lock: "refused", victim: "not tried" }, table);
+  }
+  // The runtime's own paths: append, prune past retention, post/decide/finish, add/remove.
+  await addTenant(owner, "after-fix");
+  await using app = await PgDatabase.open({ url: pg.appUrl });
+  const old = new PgAuditLog(app, "after-fix", {
+    redactor: new Redactor(),
+    now: () => new Date(Date.now() - 120 * 86_400_000),
+  });
+  const young = new PgAuditLog(app, "after-fix", { redactor: new Redactor() });
+  await old.append([EVENT, EVENT]);
+  await young.append([EVENT]);
+  assert.deepEqual(await young.prune(new Date(Date.now() + 86_400_000)), {
+    removed: 2,
+    anchorSeq: 3,
+  });
+  assert.equal((await young.verify()).ok, true);
+  const board = await PgApprovalBoard.open(app, "after-fix", { runtime: "rt" });
+  const a = pending();
+  const b = pending();
+  await board.post(a);
+  await board.post(b);
+  assert.equal(await board.decide(a.id, "approve", "console"), "ok");
+  assert.equal(await board.decide(a.id, "deny", "console"), "not_pending");
+  assert.equal(await board.finish(b.id, "withdrawn"), true);
+  await board[Symbol.asyncDispose]();
+  const agents = new PgAgentStore(app, "after-fix");
+  const k = await agents.add("ada");
+  assert.equal((await agents.verify(k.key))?.tenant, "after-fix");
+  const removed = await app.tenant("after-fix", (tx) => tx`SELECT agent_remove('ada') AS ok`);
+  assert.equal(removed[0].ok, true);
+  assert.deepEqual(await agents.list(), []);
+  // One login per runtime: another runtime's login cannot terminate this one's sessions.
+  const su = postgres(pg.superUrl, { max: 1, onnotice: () => {} });
+  const pw2 = `pw-${crypto.randomUUID()}`;
+  await su.unsafe(`CREATE ROLE omotai_app2 LOGIN PASSWORD '${pw2}' IN ROLE omotai_runtime`);
+  await su.end();
+  const url2 = new URL(pg.appUrl);
+  url2.username = "omotai_app2";
+  url2.password = pw2;
+  const [{ pid }] = await app.tenant("after-fix", (tx) => tx`SELECT pg_backend_pid() AS pid`);
+  const sql2 = postgres(url2.href, { max: 1, onnotice: () => {} });
+  try {
+    await assert.rejects(
+      sql2`SELECT pg_terminate_backend(${pid})`,
+      /permission denied|must be a member/,
+    );
+    await assert.rejects(
+      sql2`ALTER ROLE omotai_app SET default_transaction_read_only = on`,
+      /permission denied/,
+    );
+  } finally {
+    await sql2.end();
+  }
+});
+
+Deno.test(clusterTeardown("pg attack tests", pg, owner));
