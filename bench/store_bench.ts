@@ -4,8 +4,8 @@
  * the runtime's role under row-level security), under R runtimes × S sessions.
  *
  * - **An action's store work**: one session appends its action's row and waits for it (what
- *   the pipeline does before an action runs); every session of every runtime does so in a
- *   loop. Latency per append, p50 / p99.
+ *   the pipeline does before an action runs): alone, and with every session of every
+ *   runtime doing so in a loop. Latency per append, p50 / p99.
  * - **Sustained rows per second** across runtimes: the same load's total rows over its wall
  *   time; and the same with each runtime batching what arrives together (`appendSoon`'s way:
  *   a page load's requests in one transaction).
@@ -156,6 +156,7 @@ if (import.meta.main) {
     const db = openDatabase(`${dir}/omotai.db`);
     const log = new AuditLog(db, undefined, new Redactor());
     const append = (e: AuditEvent) => Promise.resolve(log.append(e));
+    results.push(row("sqlite", "1 session alone", await load([append], seconds)));
     results.push(row(
       "sqlite",
       `${R * S} sessions, one process`,

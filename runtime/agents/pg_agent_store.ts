@@ -75,12 +75,12 @@ export class PgAgentStore implements AgentStore {
 
   async remove(name: string): Promise<boolean> {
     checkAgentName(name);
-    const gone = await this.#db.tenant(
+    // Through agent_remove(): the runtime's role has no table-wide DELETE.
+    const [{ gone }] = await this.#db.tenant(
       this.tenant,
-      (tx) =>
-        tx`DELETE FROM agents WHERE tenant_id = ${this.tenant} AND name = ${name} RETURNING name`,
+      (tx) => tx<{ gone: boolean }[]>`SELECT agent_remove(${name}) AS gone`,
     );
-    return gone.length > 0;
+    return gone;
   }
 }
 

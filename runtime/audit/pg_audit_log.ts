@@ -1,9 +1,10 @@
 /**
  * One tenant's audit chain in PostgreSQL (`audit_events`, under row-level security). Rows
  * are built and hashed exactly as the embedded log builds them (`chainedRow`, redacted
- * before they are hashed); appends for one tenant are serialized across every runtime with
- * `pg_advisory_xact_lock` on the tenant, and the database itself refuses a row that does not
- * continue the tenant's head (`audit_link`). A tenant's chain starts from a genesis bound to
+ * before they are hashed); appends for one tenant are serialized across every runtime on the
+ * tenant's head row (`audit_lock_head()`, `FOR UPDATE`; an advisory lock would be open to any
+ * role, so another tenant's runtime could hold it), and the database itself refuses a row
+ * that does not continue the tenant's head (`audit_link`). A tenant's chain starts from a genesis bound to
  * its id (`audit_genesis`), so rows moved between tenants do not link.
  *
  * @module
@@ -60,9 +61,10 @@ export class PgAuditLog implements AuditStore {
     let rows: AuditRow[];
     try {
       rows = await this.#db.tenant(this.tenant, async (tx) => {
-        // Every runtime of this tenant appends in turn; other tenants do not wait.
-        await tx`SELECT pg_advisory_xact_lock(hashtextextended(${this.tenant}, 0))`;
-        const head = await readHead(tx, this.tenant);
+        // Every runtime of this tenant appends in turn, on the tenant's head row; other
+        // tenants do not wait (and cannot make this one wait: no advisory lock to hold).
+        const [head] = await tx<{ head_seq: string; head_hash: string }[]>`
+          SELECT head_seq, head_hash FROM audit_lock_head()`;
         if (!head) {
           throw new OmotaiError("AUDIT_UNAVAILABLE", `no tenant ${this.tenant} in the database`);
         }

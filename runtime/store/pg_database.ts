@@ -54,6 +54,10 @@ export class PgDatabase implements AsyncDisposable {
         onnotice: () => {},
         connection: {
           application_name: "omotai",
+          // Pinned at connect, over any ALTER ROLE … SET a compromised runtime could make: the
+          // schema it reads and row-level security on (every transaction is begun READ WRITE).
+          search_path: "public",
+          row_security: "on",
           statement_timeout: options.statementTimeoutMs ?? 5_000,
           lock_timeout: options.statementTimeoutMs ?? 5_000,
           idle_in_transaction_session_timeout: 30_000,
@@ -78,7 +82,7 @@ export class PgDatabase implements AsyncDisposable {
       throw new OmotaiError("BAD_TENANT", "a tenant id is 1-63 of a-z, 0-9, _ and -");
     }
     try {
-      return await this.#sql.begin(async (tx) => {
+      return await this.#sql.begin("read write", async (tx) => {
         await tx`SELECT set_config('app.tenant_id', ${tenant}, true)`;
         return await fn(tx);
       }) as T;
@@ -90,7 +94,7 @@ export class PgDatabase implements AsyncDisposable {
   /** Runs `fn` in one transaction with no tenant (the owner's own work, or a test's). */
   async transaction<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
     try {
-      return await this.#sql.begin(fn) as T;
+      return await this.#sql.begin("read write", fn) as T;
     } catch (err) {
       throw unavailable(err);
     }

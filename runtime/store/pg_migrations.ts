@@ -12,6 +12,12 @@
  * runtime cannot bypass. What a superuser can still do (rewrite it all) the signed
  * checkpoints catch.
  *
+ * Every SECURITY DEFINER function pins `search_path = pg_catalog, public, pg_temp` and names
+ * its tables `public.…`, so nothing a caller creates can stand in for them; the runtime's
+ * group gets no table-wide UPDATE or DELETE anywhere (a function removes agents, and only an
+ * approval's outcome columns are updatable), so it cannot `LOCK` a table against every
+ * tenant either. `runtime/store/pg_attack_test.ts` is the attacker's pass over all of it.
+ *
  * @module
  */
 
@@ -81,10 +87,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- A row must continue its tenant's chain; the head moves with it. Runs as the owner:
   -- the runtime cannot write the head itself.
   CREATE FUNCTION audit_link() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path = pg_catalog, public AS $f$
+    SET search_path = pg_catalog, public, pg_temp AS $f$
   DECLARE h record;
   BEGIN
-    SELECT head_seq, head_hash INTO h FROM audit_heads WHERE tenant_id = NEW.tenant_id
+    SELECT head_seq, head_hash INTO h FROM public.audit_heads WHERE tenant_id = NEW.tenant_id
       FOR UPDATE;
     IF NOT FOUND THEN
       RAISE EXCEPTION 'TENANT_UNKNOWN: no such tenant' USING ERRCODE = 'foreign_key_violation';
@@ -93,19 +99,41 @@ export const PG_MIGRATIONS: readonly string[] = [
       RAISE EXCEPTION 'AUDIT_CHAIN_BROKEN: a row must continue its tenant''s chain'
         USING ERRCODE = 'check_violation';
     END IF;
-    UPDATE audit_heads SET head_seq = NEW.seq, head_hash = NEW.hash
+    UPDATE public.audit_heads SET head_seq = NEW.seq, head_hash = NEW.hash
       WHERE tenant_id = NEW.tenant_id;
     RETURN NEW;
   END $f$;
   CREATE TRIGGER audit_events_link BEFORE INSERT ON audit_events
     FOR EACH ROW EXECUTE FUNCTION audit_link();
+  -- Before it (triggers fire by name), with the caller's rights: a row of a tenant the caller
+  -- cannot see is refused the same way whether that tenant exists or not, and audit_link
+  -- never runs (or locks a head) for it.
+  CREATE FUNCTION audit_tenant_visible() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, public, pg_temp AS $f$
+  BEGIN
+    IF NOT EXISTS (SELECT 1 FROM public.tenants WHERE id = NEW.tenant_id) THEN
+      RAISE EXCEPTION 'TENANT_UNKNOWN: no such tenant' USING ERRCODE = 'foreign_key_violation';
+    END IF;
+    RETURN NEW;
+  END $f$;
+  CREATE TRIGGER audit_events_a_tenant BEFORE INSERT ON audit_events
+    FOR EACH ROW EXECUTE FUNCTION audit_tenant_visible();
+
+  -- Appends of one tenant take turns on its head row (not an advisory lock: those are open to
+  -- every role, and another tenant's could be held to stall this one).
+  CREATE FUNCTION audit_lock_head() RETURNS TABLE (head_seq bigint, head_hash text)
+    LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
+      SELECT h.head_seq, h.head_hash FROM public.audit_heads h
+      WHERE h.tenant_id = current_setting('app.tenant_id', true) FOR UPDATE
+    $f$;
 
   -- A tenant is made with its chain's head at its genesis.
   CREATE FUNCTION tenant_heads() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path = pg_catalog, public AS $f$
+    SET search_path = pg_catalog, public, pg_temp AS $f$
   BEGIN
-    INSERT INTO audit_heads VALUES (NEW.id, 0, audit_genesis(NEW.id), 1, audit_genesis(NEW.id));
-    INSERT INTO audit_retention VALUES (NEW.id, 90);
+    INSERT INTO public.audit_heads
+      VALUES (NEW.id, 0, public.audit_genesis(NEW.id), 1, public.audit_genesis(NEW.id));
+    INSERT INTO public.audit_retention VALUES (NEW.id, 90);
     RETURN NEW;
   END $f$;
   CREATE TRIGGER tenants_heads AFTER INSERT ON tenants
@@ -115,7 +143,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- retention, with the anchor moved so the rest still verify. The runtime may call it; it
   -- cannot make it remove anything younger.
   CREATE FUNCTION audit_prune(cutoff timestamptz) RETURNS TABLE (removed bigint, anchor_seq bigint)
-    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $f$
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
   DECLARE
     t text := current_setting('app.tenant_id', true);
     keep_days integer;
@@ -128,13 +156,17 @@ export const PG_MIGRATIONS: readonly string[] = [
       RAISE EXCEPTION 'TENANT_UNSET: no tenant for this transaction'
         USING ERRCODE = 'insufficient_privilege';
     END IF;
-    SELECT days INTO keep_days FROM audit_retention WHERE tenant_id = t;
-    IF cutoff > now() - make_interval(days => coalesce(keep_days, 90)) THEN
-      cutoff := now() - make_interval(days => coalesce(keep_days, 90));
+    SELECT days INTO keep_days FROM public.audit_retention WHERE tenant_id = t;
+    -- Never younger than the retention, never before 2000: NULL, -infinity and BC dates (whose
+    -- text sorts after this century's) all become the floor, which removes nothing young.
+    cutoff := least(
+      greatest(cutoff, timestamptz '2000-01-01 00:00:00+00'),
+      now() - make_interval(days => greatest(coalesce(keep_days, 90), 1)));
+    SELECT * INTO h FROM public.audit_heads WHERE tenant_id = t FOR UPDATE;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'TENANT_UNKNOWN: no such tenant' USING ERRCODE = 'foreign_key_violation';
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtextextended(t, 0));
-    SELECT * INTO h FROM audit_heads WHERE tenant_id = t FOR UPDATE;
-    SELECT seq, prev_hash INTO keep_seq, keep_prev FROM audit_events
+    SELECT seq, prev_hash INTO keep_seq, keep_prev FROM public.audit_events
       WHERE tenant_id = t
         AND ts >= to_char(cutoff AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
       ORDER BY seq LIMIT 1;
@@ -143,40 +175,42 @@ export const PG_MIGRATIONS: readonly string[] = [
       keep_prev := h.head_hash;
     END IF;
     PERFORM set_config('omotai.pruning', 'on', true);
-    DELETE FROM audit_events WHERE tenant_id = t AND seq < keep_seq;
+    DELETE FROM public.audit_events WHERE tenant_id = t AND seq < keep_seq;
     GET DIAGNOSTICS n = ROW_COUNT;
     PERFORM set_config('omotai.pruning', 'off', true);
-    UPDATE audit_heads SET anchor_seq = keep_seq, anchor_hash = keep_prev WHERE tenant_id = t;
+    UPDATE public.audit_heads SET anchor_seq = keep_seq, anchor_hash = keep_prev
+      WHERE tenant_id = t;
     RETURN QUERY SELECT n, keep_seq;
   END $f$;
 
-  DO $d$
-  DECLARE tbl text;
+  -- Every table of a tenant's rows: row-level security enabled and forced; the owner (the
+  -- migrating role) sees every tenant, the runtime's group only app.tenant_id's rows.
+  CREATE FUNCTION tenant_rls(tbl text, col text) RETURNS void LANGUAGE plpgsql AS $f$
   BEGIN
-    FOREACH tbl IN ARRAY ARRAY['tenants', 'audit_events', 'audit_heads', 'audit_retention'] LOOP
-      EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', tbl);
-      EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', tbl);
-      EXECUTE format(
-        'CREATE POLICY %I ON %I TO %I USING (true) WITH CHECK (true)',
-        tbl || '_owner', tbl, current_user);
-    END LOOP;
-  END $d$;
-  CREATE POLICY tenants_own ON tenants TO omotai_runtime
-    USING (id = current_setting('app.tenant_id', true));
-  CREATE POLICY audit_events_own ON audit_events TO omotai_runtime
-    USING (tenant_id = current_setting('app.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('app.tenant_id', true));
-  CREATE POLICY audit_heads_own ON audit_heads TO omotai_runtime
-    USING (tenant_id = current_setting('app.tenant_id', true));
-  CREATE POLICY audit_retention_own ON audit_retention TO omotai_runtime
-    USING (tenant_id = current_setting('app.tenant_id', true));
+    EXECUTE format('ALTER TABLE public.%I ENABLE ROW LEVEL SECURITY', tbl);
+    EXECUTE format('ALTER TABLE public.%I FORCE ROW LEVEL SECURITY', tbl);
+    EXECUTE format('CREATE POLICY %I ON public.%I TO %I USING (true) WITH CHECK (true)',
+      tbl || '_owner', tbl, current_user);
+    EXECUTE format(
+      'CREATE POLICY %I ON public.%I TO omotai_runtime '
+      || 'USING (%I = current_setting(''app.tenant_id'', true)) '
+      || 'WITH CHECK (%I = current_setting(''app.tenant_id'', true))',
+      tbl || '_own', tbl, col, col);
+  END $f$;
+  REVOKE EXECUTE ON FUNCTION tenant_rls(text, text) FROM PUBLIC;
+  SELECT tenant_rls('tenants', 'id');
+  SELECT tenant_rls('audit_events', 'tenant_id');
+  SELECT tenant_rls('audit_heads', 'tenant_id');
+  SELECT tenant_rls('audit_retention', 'tenant_id');
 
   REVOKE ALL ON tenants, audit_events, audit_heads, audit_retention FROM PUBLIC;
-  REVOKE EXECUTE ON FUNCTION audit_prune(timestamptz), audit_link(), tenant_heads() FROM PUBLIC;
+  REVOKE EXECUTE ON FUNCTION audit_prune(timestamptz), audit_link(), tenant_heads(),
+    audit_lock_head() FROM PUBLIC;
   GRANT USAGE ON SCHEMA public TO omotai_runtime;
   GRANT SELECT ON tenants, audit_heads, audit_retention TO omotai_runtime;
   GRANT SELECT, INSERT ON audit_events TO omotai_runtime;
-  GRANT EXECUTE ON FUNCTION audit_prune(timestamptz), audit_genesis(text) TO omotai_runtime;
+  GRANT EXECUTE ON FUNCTION audit_prune(timestamptz), audit_genesis(text), audit_lock_head()
+    TO omotai_runtime;
   `,
   // Signed checkpoints of each tenant's chain (runtime/audit/checkpoint.ts): kept beside
   // the rows, append-only like them; the copy that counts is the signer's JSONL file.
@@ -193,14 +227,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE TRIGGER audit_checkpoints_append_only BEFORE UPDATE OR DELETE ON audit_checkpoints
     FOR EACH ROW EXECUTE FUNCTION audit_refuse_change();
-  ALTER TABLE audit_checkpoints ENABLE ROW LEVEL SECURITY;
-  ALTER TABLE audit_checkpoints FORCE ROW LEVEL SECURITY;
-  DO $d$ BEGIN
-    EXECUTE format('CREATE POLICY audit_checkpoints_owner ON audit_checkpoints TO %I USING (true) WITH CHECK (true)', current_user);
-  END $d$;
-  CREATE POLICY audit_checkpoints_own ON audit_checkpoints TO omotai_runtime
-    USING (tenant_id = current_setting('app.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('app.tenant_id', true));
+  CREATE TRIGGER audit_checkpoints_no_truncate BEFORE TRUNCATE ON audit_checkpoints
+    FOR EACH STATEMENT EXECUTE FUNCTION audit_refuse_change();
+  SELECT tenant_rls('audit_checkpoints', 'tenant_id');
   REVOKE ALL ON audit_checkpoints FROM PUBLIC;
   GRANT SELECT, INSERT ON audit_checkpoints TO omotai_runtime;
   `,
@@ -216,23 +245,27 @@ export const PG_MIGRATIONS: readonly string[] = [
     created_at text NOT NULL,
     PRIMARY KEY (tenant_id, name)
   );
-  ALTER TABLE agents ENABLE ROW LEVEL SECURITY;
-  ALTER TABLE agents FORCE ROW LEVEL SECURITY;
-  DO $d$ BEGIN
-    EXECUTE format('CREATE POLICY agents_owner ON agents TO %I USING (true) WITH CHECK (true)', current_user);
-  END $d$;
-  CREATE POLICY agents_own ON agents TO omotai_runtime
-    USING (tenant_id = current_setting('app.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('app.tenant_id', true));
+  SELECT tenant_rls('agents', 'tenant_id');
   CREATE FUNCTION agent_by_key(hash text)
     RETURNS TABLE (tenant_id text, name text, policy text, created_at text)
-    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $f$
-      SELECT a.tenant_id, a.name, a.policy, a.created_at FROM agents a WHERE a.key_hash = hash
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
+      SELECT a.tenant_id, a.name, a.policy, a.created_at FROM public.agents a
+      WHERE a.key_hash = hash
+    $f$;
+  -- Removal through a function, not a table-wide DELETE grant (which would also let the role
+  -- LOCK the whole table against every tenant).
+  CREATE FUNCTION agent_remove(agent_name text) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
+      WITH gone AS (
+        DELETE FROM public.agents
+        WHERE tenant_id = current_setting('app.tenant_id', true) AND name = agent_name
+        RETURNING 1)
+      SELECT count(*) > 0 FROM gone
     $f$;
   REVOKE ALL ON agents FROM PUBLIC;
-  REVOKE EXECUTE ON FUNCTION agent_by_key(text) FROM PUBLIC;
-  GRANT SELECT, INSERT, DELETE ON agents TO omotai_runtime;
-  GRANT EXECUTE ON FUNCTION agent_by_key(text) TO omotai_runtime;
+  REVOKE EXECUTE ON FUNCTION agent_by_key(text), agent_remove(text) FROM PUBLIC;
+  GRANT SELECT, INSERT ON agents TO omotai_runtime;
+  GRANT EXECUTE ON FUNCTION agent_by_key(text), agent_remove(text) TO omotai_runtime;
   `,
   // Approvals shared by every runtime of a tenant (runtime/approvals/pg_approval_board.ts):
   // raised on one, decided on any; a decision is a conditional update, so exactly one wins.
@@ -255,23 +288,26 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (tenant_id, id)
   );
   CREATE INDEX approvals_pending ON approvals (tenant_id, state, created_at);
-  ALTER TABLE approvals ENABLE ROW LEVEL SECURITY;
-  ALTER TABLE approvals FORCE ROW LEVEL SECURITY;
-  DO $d$ BEGIN
-    EXECUTE format('CREATE POLICY approvals_owner ON approvals TO %I USING (true) WITH CHECK (true)', current_user);
-  END $d$;
-  CREATE POLICY approvals_own ON approvals TO omotai_runtime
-    USING (tenant_id = current_setting('app.tenant_id', true))
-    WITH CHECK (tenant_id = current_setting('app.tenant_id', true));
-  -- A decided approval stays decided: only a pending row may change, and only its outcome.
-  CREATE FUNCTION approvals_final() RETURNS trigger LANGUAGE plpgsql AS $f$
+  SELECT tenant_rls('approvals', 'tenant_id');
+  -- An approval is posted pending, and only a pending one changes, once, and only its outcome.
+  CREATE FUNCTION approvals_final() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, public, pg_temp AS $f$
   BEGIN
-    IF OLD.state <> 'pending' THEN
+    IF TG_OP = 'INSERT' THEN
+      IF NEW.state <> 'pending' OR NEW.decided_at IS NOT NULL OR NEW.decided_by IS NOT NULL THEN
+        RAISE EXCEPTION 'APPROVAL_FINAL: an approval is posted pending'
+          USING ERRCODE = 'check_violation';
+      END IF;
+      RETURN NEW;
+    END IF;
+    IF OLD.state <> 'pending' OR NEW.state = 'pending' THEN
       RAISE EXCEPTION 'APPROVAL_FINAL: a decided approval cannot change'
         USING ERRCODE = 'check_violation';
     END IF;
-    IF NEW.id <> OLD.id OR NEW.tenant_id <> OLD.tenant_id OR NEW.request <> OLD.request
-      OR NEW.origin <> OLD.origin OR NEW.method <> OLD.method OR NEW.session <> OLD.session THEN
+    IF (NEW.tenant_id, NEW.id, NEW.runtime, NEW.agent, NEW.session, NEW.origin, NEW.method,
+        NEW.kind, NEW.request, NEW.created_at, NEW.expires_at)
+      IS DISTINCT FROM (OLD.tenant_id, OLD.id, OLD.runtime, OLD.agent, OLD.session, OLD.origin,
+        OLD.method, OLD.kind, OLD.request, OLD.created_at, OLD.expires_at) THEN
       RAISE EXCEPTION 'APPROVAL_FINAL: only the outcome of an approval changes'
         USING ERRCODE = 'check_violation';
     END IF;
@@ -279,7 +315,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   END $f$;
   CREATE TRIGGER approvals_final BEFORE UPDATE ON approvals
     FOR EACH ROW EXECUTE FUNCTION approvals_final();
+  CREATE TRIGGER approvals_posted BEFORE INSERT ON approvals
+    FOR EACH ROW EXECUTE FUNCTION approvals_final();
   REVOKE ALL ON approvals FROM PUBLIC;
-  GRANT SELECT, INSERT, UPDATE ON approvals TO omotai_runtime;
+  -- The outcome's columns only: no table-wide UPDATE (which would also allow LOCK TABLE).
+  GRANT SELECT, INSERT ON approvals TO omotai_runtime;
+  GRANT UPDATE (state, decided_at, decided_by) ON approvals TO omotai_runtime;
   `,
 ];
