@@ -194,6 +194,11 @@ if (import.meta.main) {
     );
     results.push(row(
       "postgres",
+      "1 session alone",
+      await load([(e: AuditEvent) => oneTenant[0].append([e])], seconds),
+    ));
+    results.push(row(
+      "postgres",
       `${shape}, one tenant`,
       await load(
         oneTenant.flatMap((log) =>
