@@ -101,6 +101,7 @@ const TABLES = [
   "audit_checkpoints",
   "agents",
   "approvals",
+  "live_sessions",
 ];
 
 /** A raw connection as the runtime's role: what a compromised runtime has. */

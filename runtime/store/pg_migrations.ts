@@ -322,4 +322,65 @@ export const PG_MIGRATIONS: readonly string[] = [
   GRANT SELECT, INSERT ON approvals TO omotai_runtime;
   GRANT UPDATE (state, decided_at, decided_by) ON approvals TO omotai_runtime;
   `,
+  // Live sessions of every runtime (runtime/store/pg_live_sessions.ts): a row per session,
+  // kept fresh by its runtime's heartbeat; one whose heartbeat lapsed is shown as gone, and
+  // its runtime's next start removes it. A runtime is named for show (`runtime`) and known by
+  // the SHA-256 of a secret only it holds (`runtime_key`, which no runtime may read): its
+  // heartbeat and sweep reach its own sessions and nobody else's.
+  `
+  CREATE TABLE live_sessions (
+    tenant_id text NOT NULL REFERENCES tenants(id),
+    id text NOT NULL,
+    runtime text NOT NULL,
+    runtime_key text NOT NULL CHECK (runtime_key ~ '^[0-9a-f]{64}$'),
+    agent text,
+    origin text,
+    actions_used integer NOT NULL DEFAULT 0,
+    tainted boolean NOT NULL DEFAULT false,
+    isolation text NOT NULL,
+    started_at timestamptz NOT NULL,
+    heartbeat_at timestamptz NOT NULL,
+    PRIMARY KEY (tenant_id, id)
+  );
+  CREATE INDEX live_sessions_runtime ON live_sessions (runtime_key);
+  SELECT tenant_rls('live_sessions', 'tenant_id');
+  CREATE FUNCTION live_key(secret text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$
+    SELECT encode(sha256(convert_to(secret, 'UTF8')), 'hex')
+  $f$;
+  CREATE FUNCTION live_heartbeat(secret text) RETURNS integer
+    LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
+      WITH beat AS (UPDATE public.live_sessions SET heartbeat_at = now()
+        WHERE runtime_key = public.live_key(secret) RETURNING 1)
+      SELECT count(*)::integer FROM beat
+    $f$;
+  CREATE FUNCTION live_sweep(secret text) RETURNS integer
+    LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
+      WITH gone AS (DELETE FROM public.live_sessions
+        WHERE runtime_key = public.live_key(secret) RETURNING 1)
+      SELECT count(*)::integer FROM gone
+    $f$;
+  CREATE FUNCTION live_end(secret text, session_id text) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
+      WITH gone AS (DELETE FROM public.live_sessions
+        WHERE runtime_key = public.live_key(secret) AND id = session_id RETURNING 1)
+      SELECT count(*) > 0 FROM gone
+    $f$;
+  CREATE FUNCTION live_update(secret text, session_id text, new_origin text, actions integer,
+    is_tainted boolean) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
+      WITH changed AS (UPDATE public.live_sessions
+        SET origin = new_origin, actions_used = actions, tainted = is_tainted,
+          heartbeat_at = now()
+        WHERE runtime_key = public.live_key(secret) AND id = session_id RETURNING 1)
+      SELECT count(*) > 0 FROM changed
+    $f$;
+  REVOKE ALL ON live_sessions FROM PUBLIC;
+  REVOKE EXECUTE ON FUNCTION live_heartbeat(text), live_sweep(text), live_end(text, text),
+    live_update(text, text, text, integer, boolean) FROM PUBLIC;
+  GRANT SELECT (tenant_id, id, runtime, agent, origin, actions_used, tainted, isolation,
+    started_at, heartbeat_at) ON live_sessions TO omotai_runtime;
+  GRANT INSERT ON live_sessions TO omotai_runtime;
+  GRANT EXECUTE ON FUNCTION live_key(text), live_heartbeat(text), live_sweep(text),
+    live_end(text, text), live_update(text, text, text, integer, boolean) TO omotai_runtime;
+  `,
 ];

@@ -1,0 +1,125 @@
+/**
+ * Live sessions across runtimes in a real PostgreSQL: every runtime's sessions listed to the
+ * tenant, a lapsed heartbeat shown as gone, the next start's sweep; one runtime cannot beat
+ * for, change, end or sweep another's sessions, nor read the key that names them.
+ */
+import assert from "node:assert/strict";
+import postgres from "postgres";
+import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
+import { PgDatabase } from "./pg_database.ts";
+import { PgLiveSessions } from "./pg_live_sessions.ts";
+import { addTenant } from "./pg_tenants.ts";
+
+const pg = await startPostgres();
+const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
+await owner.migrate();
+await addTenant(owner, "acme");
+await addTenant(owner, "globex");
+
+const session = (id: string, agent = "ada") => ({
+  id,
+  agent,
+  isolation: "netns",
+  startedAt: new Date().toISOString(),
+});
+
+/** Two runtimes, each its own pool and secret. */
+async function runtimes(lapseMs?: number) {
+  const dbs = await Promise.all([0, 1].map(() => PgDatabase.open({ url: pg.appUrl })));
+  const [a, b] = dbs.map((db, i) =>
+    new PgLiveSessions(db, { name: `rt-${i}`, secret: crypto.randomUUID(), lapseMs })
+  );
+  return {
+    a,
+    b,
+    async [Symbol.asyncDispose]() {
+      for (const db of dbs) await db[Symbol.asyncDispose]();
+    },
+  };
+}
+
+Deno.test("PgLiveSessions: the tenant's sessions of every runtime, updated by their own runtime, ended, and walled from other tenants", async () => {
+  await using r = await runtimes();
+  const ida = crypto.randomUUID();
+  const idb = crypto.randomUUID();
+  await r.a.open("acme", session(ida));
+  await r.b.open("acme", session(idb, "bob"));
+  await r.b.open("globex", session(crypto.randomUUID(), "gina"));
+  const listed = await r.a.list("acme");
+  assert.deepEqual(
+    listed.filter((s) => s.id === ida || s.id === idb).map((s) => [s.runtime, s.agent, s.gone]),
+    [["rt-0", "ada", false], ["rt-1", "bob", false]],
+  );
+  assert.ok(!listed.some((s) => s.agent === "gina"), "globex's session is not acme's");
+  assert.equal(
+    await r.a.update("acme", ida, { origin: "https://a.test", actionsUsed: 3, tainted: true }),
+    true,
+  );
+  // Another runtime's session is not this one's to change or end.
+  assert.equal(
+    await r.a.update("acme", idb, { origin: "x", actionsUsed: 99, tainted: false }),
+    false,
+  );
+  assert.equal(await r.a.end("acme", idb), false);
+  const mine = (await r.b.list("acme")).find((s) => s.id === ida)!;
+  assert.deepEqual([mine.origin, mine.actionsUsed, mine.tainted], ["https://a.test", 3, true]);
+  assert.equal(await r.a.end("acme", ida), true);
+  assert.ok(!(await r.b.list("acme")).some((s) => s.id === ida));
+});
+
+Deno.test("PgLiveSessions: a runtime that stops beating shows its sessions as gone; its next start sweeps them; nobody else's sweep reaches them", async () => {
+  await using r = await runtimes(300);
+  const id = crypto.randomUUID();
+  await r.a.open("acme", session(id));
+  const beating = setInterval(() => r.b.heartbeat().catch(() => {}), 100);
+  const other = crypto.randomUUID();
+  await r.b.open("acme", session(other, "bob"));
+  try {
+    await new Promise((res) => setTimeout(res, 600));
+    const listed = await r.b.list("acme");
+    assert.equal(listed.find((s) => s.id === id)?.gone, true, "rt-0 stopped beating");
+    assert.equal(listed.find((s) => s.id === other)?.gone, false, "rt-1 beats");
+    assert.equal(await r.b.sweep() >= 1, true, "rt-1's sweep removes its own only");
+    assert.ok((await r.b.list("acme")).some((s) => s.id === id), "rt-0's session is still there");
+    assert.equal(await r.a.heartbeat(), 1);
+    assert.equal((await r.b.list("acme")).find((s) => s.id === id)?.gone, false, "beating again");
+    assert.equal(await r.a.sweep(), 1);
+    assert.ok(!(await r.b.list("acme")).some((s) => s.id === id));
+  } finally {
+    clearInterval(beating);
+  }
+});
+
+Deno.test("PgLiveSessions: the runtime's role cannot read the keys that name runtimes, nor change or remove rows directly", async () => {
+  await using r = await runtimes();
+  await r.a.open("acme", session(crypto.randomUUID()));
+  const sql = postgres(pg.appUrl, { max: 1, onnotice: () => {} });
+  try {
+    for (
+      const stmt of [
+        `SELECT runtime_key FROM live_sessions`,
+        `SELECT * FROM live_sessions`,
+        `UPDATE live_sessions SET heartbeat_at = now()`,
+        `UPDATE live_sessions SET tainted = false`,
+        `DELETE FROM live_sessions`,
+        `LOCK TABLE live_sessions IN ACCESS EXCLUSIVE MODE`,
+      ]
+    ) {
+      await assert.rejects(
+        sql.begin(async (tx) => {
+          await tx`SELECT set_config('app.tenant_id', 'acme', true)`;
+          await tx.unsafe(stmt);
+        }),
+        /permission denied/,
+        stmt,
+      );
+    }
+    // A guessed secret reaches nothing.
+    const [{ n }] = await sql`SELECT live_sweep('guess') AS n`;
+    assert.equal(n, 0);
+  } finally {
+    await sql.end();
+  }
+});
+
+Deno.test(clusterTeardown("PgLiveSessions tests", pg, owner));
