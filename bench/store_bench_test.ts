@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ACTION, load, table } from "./store_bench.ts";
+import { type ACTION, load, table } from "./store_bench.ts";
 
 Deno.test("load() runs every session's loop for the time given and times each append", async () => {
   const seen: string[] = [];

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant } from "../store/pg_tenants.ts";
 import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
-import type { Approval } from "./approval_queue.ts";
+import { pendingApproval } from "../../tests/helpers/approvals.ts";
 import { PgApprovalBoard } from "./pg_approval_board.ts";
 
 const pg = await startPostgres();
@@ -16,29 +16,7 @@ await owner.migrate();
 await addTenant(owner, "acme");
 await addTenant(owner, "globex");
 
-function pending(seconds = 60): Approval {
-  const now = Date.now();
-  return {
-    id: crypto.randomUUID(),
-    agent: "ada",
-    session: "s-1",
-    origin: "https://shop.example.test",
-    method: "POST",
-    kind: "form",
-    request: {
-      method: "POST",
-      url: "https://shop.example.test/pay",
-      origin: "https://shop.example.test",
-      query: [],
-      body: { kind: "form", entries: [{ name: "amount", value: "10" }] },
-      headers: [],
-      flags: [],
-    } as unknown as Approval["request"],
-    created_at: new Date(now).toISOString(),
-    expires_at: new Date(now + seconds * 1000).toISOString(),
-    state: "pending",
-  };
-}
+const pending = (seconds = 60) => pendingApproval(seconds);
 
 /** Two runtimes: a pool and a board each. */
 async function runtimes(tenant = "acme", pollMs?: number) {

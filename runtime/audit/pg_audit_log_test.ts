@@ -12,7 +12,7 @@ import { Redactor } from "../redact/mod.ts";
 import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant, listTenants } from "../store/pg_tenants.ts";
 import { PG_MIGRATIONS } from "../store/pg_migrations.ts";
-import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
+import { assertRefused, clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import type { AuditEvent } from "./audit_row.ts";
 import { PgAuditLog, tenantGenesis } from "./pg_audit_log.ts";
 
@@ -125,24 +125,13 @@ Deno.test("PgAuditLog: UPDATE, DELETE and TRUNCATE are refused to the runtime's 
   await acme.append([EVENT, EVENT]);
   const sql = rawApp();
   try {
-    for (
-      const stmt of [
-        `UPDATE audit_events SET decision = 'deny'`,
-        `DELETE FROM audit_events`,
-        `TRUNCATE audit_events`,
-        `UPDATE audit_heads SET head_seq = 0`,
-        `INSERT INTO tenants (id) VALUES ('mallory')`,
-      ]
-    ) {
-      await assert.rejects(
-        sql.begin(async (tx) => {
-          await tx`SELECT set_config('app.tenant_id', 'acme', true)`;
-          await tx.unsafe(stmt);
-        }),
-        /permission denied/,
-        stmt,
-      );
-    }
+    await assertRefused(sql, "acme", [
+      `UPDATE audit_events SET decision = 'deny'`,
+      `DELETE FROM audit_events`,
+      `TRUNCATE audit_events`,
+      `UPDATE audit_heads SET head_seq = 0`,
+      `INSERT INTO tenants (id) VALUES ('mallory')`,
+    ], /permission denied/);
   } finally {
     await sql.end();
   }

@@ -12,13 +12,9 @@ import { parseArgs } from "node:util";
 import { AgentKeys } from "../agents/agent_keys.ts";
 import { type AgentStore, sqliteAgentStore } from "../agents/agent_store.ts";
 import { PgAgentStore } from "../agents/pg_agent_store.ts";
-import { databaseUrl } from "../launcher/database_url.ts";
-import { PgDatabase } from "../store/pg_database.ts";
-import { DEFAULT_TENANT } from "../store/tenant.ts";
 import { OmotaiError } from "../errors.ts";
-import { databasePath, openDatabase } from "../store/database.ts";
-import { dataDirFrom } from "../launcher/data_dir.ts";
 import { AGENT_OPTIONS } from "../launcher/options.ts";
+import { withStore } from "./store_choice.ts";
 
 /** Usage of `omotai agent`. */
 export const AGENT_USAGE =
@@ -34,24 +30,11 @@ export async function agentCommand(args: string[]): Promise<number> {
     allowPositionals: true,
     options: AGENT_OPTIONS,
   });
-  const withKeys = async <T>(fn: (keys: AgentStore) => Promise<T>): Promise<T> => {
-    const url = databaseUrl(values.database);
-    if (url) {
-      await using db = await PgDatabase.open({ url }, "owner");
-      return await fn(new PgAgentStore(db, values.tenant ?? DEFAULT_TENANT));
-    }
-    if (values.tenant !== undefined && values.tenant !== DEFAULT_TENANT) {
-      throw new OmotaiError("BAD_TENANT", "the embedded database has one tenant: default");
-    }
-    const dataDir = dataDirFrom(values["data-dir"]);
-    Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    const db = openDatabase(databasePath(dataDir));
-    try {
-      return await fn(sqliteAgentStore(new AgentKeys(db)));
-    } finally {
-      db.close();
-    }
-  };
+  const withKeys = <T>(fn: (keys: AgentStore) => Promise<T>): Promise<T> =>
+    withStore(values, {
+      pg: (db, tenant) => new PgAgentStore(db, tenant),
+      sqlite: (db) => sqliteAgentStore(new AgentKeys(db)),
+    }, fn);
   if (sub !== "add" && values.policy !== undefined) {
     throw new OmotaiError("BAD_OPTION", `--policy belongs to agent add\n${AGENT_USAGE}`);
   }

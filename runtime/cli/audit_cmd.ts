@@ -10,18 +10,14 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { AuditLog } from "../audit/audit_log.ts";
 import { type AuditStore, sqliteAuditStore } from "../audit/audit_store.ts";
-import { DEFAULT_TENANT } from "../store/tenant.ts";
 import { importCheckpointPublicKey } from "../audit/checkpoint.ts";
 import { CHECKPOINT_PUB_FILE, readCheckpoints } from "../audit/checkpointer.ts";
 import { JsonlMirror } from "../audit/jsonl_mirror.ts";
 import { PgAuditLog } from "../audit/pg_audit_log.ts";
 import { parseAge, verifyJsonl, type VerifyResult } from "../audit/verify.ts";
 import { OmotaiError } from "../errors.ts";
-import { dataDirFrom } from "../launcher/data_dir.ts";
 import { AUDIT_OPTIONS } from "../launcher/options.ts";
-import { databasePath, openDatabase } from "../store/database.ts";
-import { PgDatabase } from "../store/pg_database.ts";
-import { databaseUrl } from "../launcher/database_url.ts";
+import { type StoreOptions, withStore } from "./store_choice.ts";
 
 /** Usage of `omotai audit`. */
 export const AUDIT_USAGE =
@@ -38,7 +34,7 @@ export async function auditCommand(args: string[]): Promise<number> {
       let result: VerifyResult;
       if (values.jsonl) result = verifyJsonl(JsonlMirror.files(values.jsonl));
       else {
-        result = await withStore(values, async (store, dataDir) => {
+        result = await withAudit(values, async (store, dataDir) => {
           if (!values.checkpoints) return await store.verify();
           const read = await readCheckpoints(values.checkpoints);
           const pubPath = values["checkpoint-key"] ??
@@ -73,7 +69,7 @@ export async function auditCommand(args: string[]): Promise<number> {
         return 2;
       }
       const cutoff = new Date(Date.now() - parseAge(values["older-than"]));
-      const { removed, anchorSeq } = await withStore(values, (store) => store.prune(cutoff));
+      const { removed, anchorSeq } = await withAudit(values, (store) => store.prune(cutoff));
       console.log(
         `pruned ${removed} rows older than ${cutoff.toISOString()}; the chain now starts at row ${anchorSeq}`,
       );
@@ -86,24 +82,12 @@ export async function auditCommand(args: string[]): Promise<number> {
 }
 
 /** The chain the options name: a tenant's in PostgreSQL, or the data dir's SQLite one. */
-async function withStore<T>(
-  values: { "data-dir"?: string; database?: string; tenant?: string },
+function withAudit<T>(
+  values: StoreOptions,
   fn: (store: AuditStore, dataDir?: string) => Promise<T>,
 ): Promise<T> {
-  const url = databaseUrl(values.database);
-  if (url) {
-    await using db = await PgDatabase.open({ url }, "owner");
-    return await fn(new PgAuditLog(db, values.tenant ?? DEFAULT_TENANT));
-  }
-  if (values.tenant !== undefined && values.tenant !== DEFAULT_TENANT) {
-    throw new OmotaiError("BAD_TENANT", "the embedded database has one tenant: default");
-  }
-  const dataDir = dataDirFrom(values["data-dir"]);
-  Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const db = openDatabase(databasePath(dataDir));
-  try {
-    return await fn(sqliteAuditStore(db, new AuditLog(db)), dataDir);
-  } finally {
-    db.close();
-  }
+  return withStore(values, {
+    pg: (db, tenant) => new PgAuditLog(db, tenant),
+    sqlite: (db) => sqliteAuditStore(db, new AuditLog(db)),
+  }, fn);
 }

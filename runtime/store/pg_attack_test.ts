@@ -18,13 +18,13 @@ import postgres from "postgres";
 import { Redactor } from "../redact/mod.ts";
 import { PgDatabase } from "./pg_database.ts";
 import { addTenant } from "./pg_tenants.ts";
-import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
+import { asTenant, clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
+import { pendingApproval } from "../../tests/helpers/approvals.ts";
 import { PgAuditLog, tenantGenesis } from "../audit/pg_audit_log.ts";
 import type { AuditEvent } from "../audit/audit_row.ts";
 import { PgAgentStore } from "../agents/pg_agent_store.ts";
 import { agentKeyHash } from "../agents/agent_keys.ts";
 import { PgApprovalBoard } from "../approvals/pg_approval_board.ts";
-import type { Approval } from "../approvals/approval_queue.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -40,29 +40,7 @@ const EVENT: AuditEvent = {
   reason: "OK",
 };
 
-function pending(seconds = 600): Approval {
-  const now = Date.now();
-  return {
-    id: crypto.randomUUID(),
-    agent: "ada",
-    session: "s-1",
-    origin: "https://shop.example.test",
-    method: "POST",
-    kind: "form",
-    request: {
-      method: "POST",
-      url: "https://shop.example.test/pay",
-      origin: "https://shop.example.test",
-      query: [],
-      body: { kind: "form", entries: [{ name: "amount", value: "10" }] },
-      headers: [],
-      flags: [],
-    } as unknown as Approval["request"],
-    created_at: new Date(now).toISOString(),
-    expires_at: new Date(now + seconds * 1000).toISOString(),
-    state: "pending",
-  };
-}
+const pending = (seconds = 600) => pendingApproval(seconds);
 
 // Seed both tenants honestly, through the runtime's own classes.
 const seedDb = await PgDatabase.open({ url: pg.appUrl });
@@ -109,17 +87,7 @@ function rawApp(): postgres.Sql {
   return postgres(pg.appUrl, { max: 1, onnotice: () => {} });
 }
 
-/** Runs `fn` in a transaction on `sql`, naming `tenant` (or none). */
-function as<T>(
-  sql: postgres.Sql,
-  tenant: string | null,
-  fn: (tx: postgres.TransactionSql) => Promise<T>,
-): Promise<T> {
-  return sql.begin(async (tx) => {
-    if (tenant !== null) await tx`SELECT set_config('app.tenant_id', ${tenant}, true)`;
-    return await fn(tx);
-  }) as Promise<T>;
-}
+const as = asTenant;
 
 async function globexState() {
   return await owner.transaction(async (tx) => {

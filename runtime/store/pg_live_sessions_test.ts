@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
+import { assertRefused, clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import { PgDatabase } from "./pg_database.ts";
 import { PgLiveSessions } from "./pg_live_sessions.ts";
 import { addTenant } from "./pg_tenants.ts";
@@ -95,25 +95,14 @@ Deno.test("PgLiveSessions: the runtime's role cannot read the keys that name run
   await r.a.open("acme", session(crypto.randomUUID()));
   const sql = postgres(pg.appUrl, { max: 1, onnotice: () => {} });
   try {
-    for (
-      const stmt of [
-        `SELECT runtime_key FROM live_sessions`,
-        `SELECT * FROM live_sessions`,
-        `UPDATE live_sessions SET heartbeat_at = now()`,
-        `UPDATE live_sessions SET tainted = false`,
-        `DELETE FROM live_sessions`,
-        `LOCK TABLE live_sessions IN ACCESS EXCLUSIVE MODE`,
-      ]
-    ) {
-      await assert.rejects(
-        sql.begin(async (tx) => {
-          await tx`SELECT set_config('app.tenant_id', 'acme', true)`;
-          await tx.unsafe(stmt);
-        }),
-        /permission denied/,
-        stmt,
-      );
-    }
+    await assertRefused(sql, "acme", [
+      `SELECT runtime_key FROM live_sessions`,
+      `SELECT * FROM live_sessions`,
+      `UPDATE live_sessions SET heartbeat_at = now()`,
+      `UPDATE live_sessions SET tainted = false`,
+      `DELETE FROM live_sessions`,
+      `LOCK TABLE live_sessions IN ACCESS EXCLUSIVE MODE`,
+    ], /permission denied/);
     // A guessed secret reaches nothing.
     const [{ n }] = await sql`SELECT live_sweep('guess') AS n`;
     assert.equal(n, 0);

@@ -8,7 +8,9 @@
  *
  * @module
  */
+import assert from "node:assert/strict";
 import { join } from "node:path";
+import type postgres from "postgres";
 
 /** A running cluster and how to reach it as each role. */
 export interface TestPostgres extends AsyncDisposable {
@@ -208,4 +210,31 @@ export function clusterTeardown(
     sanitizeResources: false,
     sanitizeOps: false,
   };
+}
+
+/**
+ * Runs `fn` in a transaction on a raw connection, naming `tenant` (or none): what a runtime
+ * that sends any SQL it likes can do.
+ */
+export function asTenant<T>(
+  sql: postgres.Sql,
+  tenant: string | null,
+  fn: (tx: postgres.TransactionSql) => Promise<T>,
+): Promise<T> {
+  return sql.begin(async (tx) => {
+    if (tenant !== null) await tx`SELECT set_config('app.tenant_id', ${tenant}, true)`;
+    return await fn(tx);
+  }) as Promise<T>;
+}
+
+/** Asserts that each of `statements`, sent as `tenant` on `sql`, is refused with `refusal`. */
+export async function assertRefused(
+  sql: postgres.Sql,
+  tenant: string | null,
+  statements: readonly string[],
+  refusal: RegExp,
+): Promise<void> {
+  for (const stmt of statements) {
+    await assert.rejects(asTenant(sql, tenant, (tx) => tx.unsafe(stmt)), refusal, stmt);
+  }
 }

@@ -1,0 +1,55 @@
+/**
+ * Which store a command works on: a tenant's in the shared PostgreSQL store when a database
+ * is named (`--database`, `OMOTAI_DATABASE_URL`), else the data dir's embedded SQLite file
+ * (its one tenant). The commands that open a store (`agent`, `audit`) choose through here.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { OmotaiError } from "../errors.ts";
+import { dataDirFrom } from "../launcher/data_dir.ts";
+import { databaseUrl } from "../launcher/database_url.ts";
+import { databasePath, openDatabase } from "../store/database.ts";
+import { PgDatabase } from "../store/pg_database.ts";
+import { DEFAULT_TENANT } from "../store/tenant.ts";
+
+/** The options that choose a store. */
+export interface StoreOptions {
+  "data-dir"?: string;
+  database?: string;
+  tenant?: string;
+}
+
+/** How a command's port is made over either database. */
+export interface StoreAdapters<S> {
+  pg(db: PgDatabase, tenant: string): S;
+  sqlite(db: DatabaseSync): S;
+}
+
+/**
+ * Runs `fn` on the store `options` choose, closed after; `dataDir` is given for the embedded
+ * store. `--tenant` other than `default` without a database is `BAD_TENANT`.
+ */
+export async function withStore<S, T>(
+  options: StoreOptions,
+  adapters: StoreAdapters<S>,
+  fn: (store: S, dataDir?: string) => Promise<T>,
+): Promise<T> {
+  const url = databaseUrl(options.database);
+  if (url) {
+    // The operator's commands run as whoever the URL names (the owner, typically).
+    await using db = await PgDatabase.open({ url }, "owner");
+    return await fn(adapters.pg(db, options.tenant ?? DEFAULT_TENANT));
+  }
+  if (options.tenant !== undefined && options.tenant !== DEFAULT_TENANT) {
+    throw new OmotaiError("BAD_TENANT", "the embedded database has one tenant: default");
+  }
+  const dataDir = dataDirFrom(options["data-dir"]);
+  Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const db = openDatabase(databasePath(dataDir));
+  try {
+    return await fn(adapters.sqlite(db), dataDir);
+  } finally {
+    db.close();
+  }
+}
