@@ -38,8 +38,10 @@ function rawApp() {
 
 const code = (c: string) => (err: unknown) => err instanceof OmotaiError && err.code === c;
 
-Deno.test("PgDatabase.migrate() is idempotent and says its version; tenants are listed for the owner", async () => {
+Deno.test("PgDatabase.migrate() is idempotent and says its version, also when several run at once; tenants are listed for the owner", async () => {
   assert.equal(await owner.migrate(), PG_MIGRATIONS.length);
+  const again = await Promise.all([1, 2, 3].map(() => owner.migrate()));
+  assert.deepEqual(again, [1, 2, 3].map(() => PG_MIGRATIONS.length));
   assert.deepEqual((await listTenants(owner)).map((t) => t.id), ["acme", "globex"]);
   await assert.rejects(addTenant(owner, "acme"), code("BAD_TENANT"));
   await assert.rejects(addTenant(owner, "Bad Tenant!"), code("BAD_TENANT"));

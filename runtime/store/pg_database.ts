@@ -108,21 +108,25 @@ export class PgDatabase implements AsyncDisposable {
 
   /** Applies the migrations this database has not had yet; returns its schema version. */
   async migrate(): Promise<number> {
-    return await this.transaction(async (tx) => {
-      // Two runtimes starting at once: one migrates, the other waits and finds it done.
-      await tx`SELECT pg_advisory_xact_lock(7213404551)`;
-      await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
-        version integer PRIMARY KEY,
-        applied_at timestamptz NOT NULL DEFAULT now()
-      )`;
-      const [{ v }] = await tx<{ v: number }[]>`
-        SELECT coalesce(max(version), 0)::int AS v FROM schema_migrations`;
-      for (let i = v; i < PG_MIGRATIONS.length; i++) {
-        await tx.unsafe(PG_MIGRATIONS[i]);
-        await tx`INSERT INTO schema_migrations (version) VALUES (${i + 1})`;
-      }
-      return PG_MIGRATIONS.length;
-    });
+    const once = () =>
+      this.transaction(async (tx) => {
+        await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+          version integer PRIMARY KEY,
+          applied_at timestamptz NOT NULL DEFAULT now()
+        )`;
+        // Two migrators at once: one migrates, the other waits and finds it done. A lock on
+        // the owner's own table, not an advisory lock any role could hold to stall it.
+        await tx`LOCK TABLE schema_migrations IN SHARE ROW EXCLUSIVE MODE`;
+        const [{ v }] = await tx<{ v: number }[]>`
+          SELECT coalesce(max(version), 0)::int AS v FROM schema_migrations`;
+        for (let i = v; i < PG_MIGRATIONS.length; i++) {
+          await tx.unsafe(PG_MIGRATIONS[i]);
+          await tx`INSERT INTO schema_migrations (version) VALUES (${i + 1})`;
+        }
+        return PG_MIGRATIONS.length;
+      });
+    // The very first two, racing to create the table itself: the loser tries once more.
+    return await once().catch(() => once());
   }
 
   /**
