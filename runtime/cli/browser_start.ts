@@ -9,6 +9,7 @@ import { describeError, type ProfileStore } from "../../cdp/mod.ts";
 import { type BrowserStart, type LaunchIsolation, startBrowser } from "../browser/launch.ts";
 import { type Admission, launchAdmission, loadAdmission } from "../browser/admission.ts";
 import { defaultPoolSize, WarmPool } from "../browser/warm_pool.ts";
+import type { AuditSink } from "../audit/audit_row.ts";
 import type { EgressProxy } from "../egress/egress_proxy.ts";
 import { warmEgress } from "../egress/warm_egress.ts";
 import { findNice } from "../isolation/mod.ts";
@@ -46,15 +47,17 @@ export function browserStart(
 
 /**
  * The pool of warm browsers (`size`; default by the machine's cores), on the teardown; it
- * starts filling at once, in the background. None when the size is 0. In stdio mode (one
+ * starts filling at once, in the background. What they send before a session takes them is
+ * refused and audited to `egress.audit`. None when the size is 0. In stdio mode (one
  * session) at most one, not replaced once taken.
  */
 export function openWarmPool(
   start: BrowserStart,
-  proxy: EgressProxy,
+  egress: { proxy: EgressProxy; audit: AuditSink },
   options: { size?: number; mode: "stdio" | "sse" },
   teardown: Teardown,
 ): WarmPool | undefined {
+  const { proxy, audit } = egress;
   const stdio = options.mode === "stdio";
   const n = Math.min(
     options.size ?? defaultPoolSize(navigator.hardwareConcurrency ?? 1),
@@ -67,7 +70,7 @@ export function openWarmPool(
     start: async () => {
       return await startBrowser(
         { ...start, log: (line) => log(`warm browser: cdp: ${line}`) },
-        () => warmEgress(proxy),
+        () => warmEgress(proxy, audit),
       );
     },
     log,

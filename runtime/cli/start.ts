@@ -142,7 +142,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     }, teardown);
     const pool = openWarmPool(
       start,
-      boundary.proxy,
+      { proxy: boundary.proxy, audit },
       { size: options.warmBrowsers, mode: options.mode },
       teardown,
     );

@@ -1,27 +1,54 @@
 /**
  * The egress of a browser started ahead of its session (`browser/warm_pool.ts`): its own
- * proxy listener from the start, whose every request is refused (`BROWSER_UNCLAIMED`) until a
- * session takes the browser over and binds its judge. A warm browser sits on `about:blank`;
+ * proxy listener from the start, whose every request is refused (`BROWSER_UNCLAIMED`, with
+ * an audit row) until a session takes the browser over and binds its judge. A warm browser sits on `about:blank`;
  * whatever it might send before then leaves nothing.
  *
  * @module
  */
+import type { AuditSink } from "../audit/audit_row.ts";
 import type { LaunchExtras } from "../browser/hooks.ts";
+import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
+import { bracketHost } from "../net/host.ts";
+import { normalizeOrigin } from "../net/origin.ts";
 import { egressArgs } from "./egress_args.ts";
 import type { EgressProxy, ProxyJudge } from "./egress_proxy.ts";
 
 /**
- * What a warm browser's requests get before a session binds it. There is no session to audit
- * them under: the refusal is logged, without the request (its URL is page data).
+ * What a warm browser's requests get before a session binds it: refused, each with an audit
+ * row (no session, no agent: none has the browser yet) naming the origin and method only. A
+ * row that cannot be written changes nothing: the answer is a refusal either way.
  */
-const UNCLAIMED: ProxyJudge = {
-  ask: () => {
-    log("warm browser: a request before any session took the browser refused (BROWSER_UNCLAIMED)");
-    return Promise.resolve({ allow: false, reason: "BROWSER_UNCLAIMED", exact: false });
-  },
-  refused: () => {},
-};
+function unclaimed(audit: AuditSink): ProxyJudge {
+  return {
+    ask: (question) => {
+      // The tunnel's origin as the proxy's judge names it; a request's URL is cut to its
+      // origin by the audit itself.
+      const where = question.type === "connect"
+        ? normalizeOrigin(`https://${bracketHost(question.host)}:${question.port}`) ?? null
+        : question.type === "http"
+        ? question.url
+        : null;
+      try {
+        audit.append({
+          kind: "request",
+          source: "proxy",
+          origin: where,
+          method: question.type === "http" ? question.method : "CONNECT",
+          decision: "deny",
+          reason: "BROWSER_UNCLAIMED",
+        });
+      } catch (err) {
+        log(
+          `warm browser: refusal not audited: ${err instanceof OmotaiError ? err.code : "ERROR"}`,
+        );
+      }
+      return Promise.resolve({ allow: false, reason: "BROWSER_UNCLAIMED", exact: false });
+    },
+    refused: () => {},
+  };
+}
 
 /** Where a warm listener's questions go: the unclaimed judge, then its session's. */
 interface Route {
@@ -54,9 +81,12 @@ export class WarmEgress implements LaunchExtras {
   }
 }
 
-/** Opens a listener whose questions go to whichever judge the extras are bound to. */
-export async function warmEgress(proxy: EgressProxy): Promise<WarmEgress> {
-  const route: Route = { judge: UNCLAIMED };
+/**
+ * Opens a listener whose questions go to whichever judge the extras are bound to; until a
+ * session binds one, every request is refused and audited to `audit`.
+ */
+export async function warmEgress(proxy: EgressProxy, audit: AuditSink): Promise<WarmEgress> {
+  const route: Route = { judge: unclaimed(audit) };
   const listener = await proxy.listen({
     ask: (question) => route.judge.ask(question),
     refused: (question, reason) => route.judge.refused(question, reason),

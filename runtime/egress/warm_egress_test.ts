@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import type { AuditEvent } from "../audit/audit_row.ts";
 import type { ProxyQuestion } from "../proxy/proxy_protocol.ts";
 import type { EgressProxy, ProxyJudge } from "./egress_proxy.ts";
 import { warmEgress } from "./warm_egress.ts";
@@ -21,9 +22,10 @@ function fakeProxy() {
 
 const question: ProxyQuestion = { type: "connect", host: "example.test", port: 443 };
 
-Deno.test("warmEgress() refuses every request until a session binds it, then asks that session's judge", async () => {
+Deno.test("warmEgress() refuses and audits every request until a session binds it, then asks that session's judge", async () => {
   const { proxy, seen } = fakeProxy();
-  const extras = await warmEgress(proxy);
+  const rows: AuditEvent[] = [];
+  const extras = await warmEgress(proxy, { append: (e) => void rows.push(e) });
   assert.ok(extras.args.includes("--proxy-server=http://127.0.0.1:30007"));
   assert.ok(extras.args.includes("--ignore-certificate-errors-spki-list=PIN"));
   assert.deepEqual(await seen.judge!.ask(question), {
@@ -31,6 +33,17 @@ Deno.test("warmEgress() refuses every request until a session binds it, then ask
     reason: "BROWSER_UNCLAIMED",
     exact: false,
   });
+  const http: ProxyQuestion = {
+    type: "http",
+    method: "POST",
+    url: "https://tracker.test/collect?id=planted-query",
+  };
+  assert.equal((await seen.judge!.ask(http)).reason, "BROWSER_UNCLAIMED");
+  assert.deepEqual(rows.map((r) => [r.source, r.decision, r.reason, r.method, r.session]), [
+    ["proxy", "deny", "BROWSER_UNCLAIMED", "CONNECT", undefined],
+    ["proxy", "deny", "BROWSER_UNCLAIMED", "POST", undefined],
+  ]);
+  assert.deepEqual(rows.map((r) => r.origin), ["https://example.test", http.url]);
   const asked: string[] = [];
   const session: ProxyJudge = {
     ask: (q) => {
@@ -52,4 +65,14 @@ Deno.test("warmEgress() refuses every request until a session binds it, then ask
   assert.equal((await seen.judge!.ask(question)).reason, "OK");
   extras.release();
   assert.equal(seen.closed, true);
+});
+
+Deno.test("warmEgress() refuses an unclaimed request even when its audit row cannot be written", async () => {
+  const { proxy, seen } = fakeProxy();
+  await warmEgress(proxy, {
+    append() {
+      throw new Error("disk full");
+    },
+  });
+  assert.equal((await seen.judge!.ask(question)).allow, false);
 });

@@ -105,6 +105,7 @@ export const LAYERS: readonly LayerRule[] = [
     may: [
       ...BASE,
       "cdp",
+      "runtime/audit",
       "runtime/net",
       "runtime/policy",
       "runtime/browser",
