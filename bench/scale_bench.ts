@@ -34,6 +34,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { agentTransport, refOf, startTestRuntime } from "../tests/helpers/harness.ts";
+import { descendants, type Proc, processes, pssKiB } from "../tests/helpers/processes.ts";
 import type { Runtime } from "../runtime/cli/start.ts";
 import { findBrowser, runningAsRoot } from "../cdp/mod.ts";
 import { serveCorpus } from "./corpus.ts";
@@ -115,61 +116,9 @@ export function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, rank - 1))];
 }
 
-/** One process as /proc shows it. */
-export interface ProcInfo {
-  pid: number;
-  ppid: number;
-  /** `comm` from /proc/PID/stat (at most 15 characters). */
-  comm: string;
-  /** argv[0] from /proc/PID/cmdline ("" for a zombie or when unreadable). */
-  argv0: string;
-  /** The whole command line, space-joined, shortened. */
-  cmd?: string;
-}
-
-/** Pid, ppid and comm from the text of /proc/PID/stat (comm may hold spaces and parens). */
-export function parseStat(text: string): { pid: number; ppid: number; comm: string } | undefined {
-  const open = text.indexOf("(");
-  const close = text.lastIndexOf(")");
-  if (open < 0 || close < open) return undefined;
-  const pid = Number(text.slice(0, open).trim());
-  const rest = text.slice(close + 2).split(" ");
-  const ppid = Number(rest[1]);
-  if (!Number.isInteger(pid) || !Number.isInteger(ppid)) return undefined;
-  return { pid, ppid, comm: text.slice(open + 1, close) };
-}
-
-/** The `Pss:` line of /proc/PID/smaps_rollup, in KiB (0 when absent). */
-export function parsePssKiB(smapsRollup: string): number {
-  const m = smapsRollup.match(/^Pss:\s+(\d+)\s+kB/m);
-  return m ? Number(m[1]) : 0;
-}
-
-/** Every process descending from `root` (not `root` itself), minus the subtrees of `skip`. */
-export function descendants(procs: ProcInfo[], root: number, skip: number[] = []): ProcInfo[] {
-  const children = new Map<number, ProcInfo[]>();
-  for (const p of procs) {
-    const list = children.get(p.ppid) ?? [];
-    list.push(p);
-    children.set(p.ppid, list);
-  }
-  const out: ProcInfo[] = [];
-  const stack = [root];
-  const seen = new Set<number>([root]);
-  while (stack.length) {
-    for (const c of children.get(stack.pop()!) ?? []) {
-      if (seen.has(c.pid) || skip.includes(c.pid)) continue;
-      seen.add(c.pid);
-      out.push(c);
-      stack.push(c.pid);
-    }
-  }
-  return out;
-}
-
 /** Whether a process is a Chromium one (browser, zygote, renderer, GPU, utility, crashpad). */
-export function isChromium(p: Pick<ProcInfo, "comm" | "argv0">): boolean {
-  const base = p.argv0.split("/").pop() ?? "";
+export function isChromium(p: Pick<Proc, "comm" | "argv">): boolean {
+  const base = p.argv[0]?.split("/").pop() ?? "";
   return /chrom|headless_shell/i.test(p.comm) || /chrom|headless_shell/i.test(base);
 }
 
@@ -381,34 +330,9 @@ export function responsivenessTable(r: Responsiveness): string {
 // ---------------------------------------------------------------------------------------------
 
 /** Every process now in /proc (those that vanish while read are skipped). */
-async function listProcs(): Promise<ProcInfo[]> {
-  const out: ProcInfo[] = [];
-  for await (const e of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(e.name)) continue;
-    try {
-      const stat = parseStat(await Deno.readTextFile(`/proc/${e.name}/stat`));
-      if (!stat) continue;
-      let argv: string[] = [];
-      try {
-        argv = (await Deno.readTextFile(`/proc/${e.name}/cmdline`)).split("\0");
-      } catch { /* unreadable: comm decides */ }
-      out.push({ ...stat, argv0: argv[0] ?? "", cmd: argv.join(" ").trim().slice(0, 160) });
-    } catch { /* gone */ }
-  }
-  return out;
-}
-
-async function pssKiB(pid: number): Promise<number> {
-  try {
-    return parsePssKiB(await Deno.readTextFile(`/proc/${pid}/smaps_rollup`));
-  } catch {
-    return 0;
-  }
-}
-
 /** What descends from `root` now: Chromium processes and the others, with their PSS. */
 async function sampleTree(root: number, skip: number[] = []) {
-  const tree = descendants(await listProcs(), root, skip);
+  const tree = descendants(root, processes(), skip);
   const browsers = tree.filter(isChromium);
   const others = tree.filter((p) => !isChromium(p));
   const helpers: Record<string, { count: number; pssKiB: number }> = {};
@@ -417,7 +341,7 @@ async function sampleTree(root: number, skip: number[] = []) {
     h.count++;
     h.pssKiB += await pssKiB(p.pid);
   }
-  const sum = async (ps: ProcInfo[]) =>
+  const sum = async (ps: Proc[]) =>
     (await Promise.all(ps.map((p) => pssKiB(p.pid)))).reduce((a, b) => a + b, 0);
   return {
     browsers,
@@ -527,7 +451,7 @@ async function measure(sys: System, n: number, base: string): Promise<SystemRow>
   let allGoneMs = after.browsers.length === 0 ? LEFT_AFTER_MS : NaN;
   while (Number.isNaN(allGoneMs) && performance.now() - endedAt < GONE_POLL_MS) {
     await new Promise((r) => setTimeout(r, 250));
-    const now = descendants(await listProcs(), sys.root, sys.skip).filter(isChromium);
+    const now = descendants(sys.root, processes(), sys.skip).filter(isChromium);
     if (now.length === 0) allGoneMs = performance.now() - endedAt;
   }
 
@@ -556,7 +480,7 @@ async function measure(sys: System, n: number, base: string): Promise<SystemRow>
     serverPssKiB: sample.rootPssKiB,
     leftAfter2s: after.browsers.length,
     otherLeftAfter2s: after.others.length,
-    otherLeftNames: after.others.map((p) => p.cmd || p.comm),
+    otherLeftNames: after.others.map((p) => p.argv.join(" ").slice(0, 160) || p.comm),
     allGoneMs,
     firstNavigateP50Ms: percentile(firsts, 50),
     failures,
@@ -654,7 +578,7 @@ export async function startPeerHttp(): Promise<PeerServer> {
   const url = new URL(`http://127.0.0.1:${port}/mcp`);
   const dispose = async () => {
     // Whatever it left running is killed too, so no size inherits another's browsers.
-    const mine = descendants(await listProcs(), child.pid).map((p) => p.pid);
+    const mine = descendants(child.pid).map((p) => p.pid);
     try {
       child.kill("SIGTERM");
     } catch { /* already gone */ }

@@ -1,16 +1,12 @@
 import assert from "node:assert/strict";
 import {
-  descendants,
   failedRow,
   isChromium,
   markdownTable,
   pagesFor,
   parseArgs,
-  parsePssKiB,
-  parseStat,
   percentile,
   pickHeld,
-  type ProcInfo,
   type Responsiveness,
   responsivenessTable,
   SCALE_PAGES,
@@ -52,44 +48,13 @@ Deno.test("percentile: nearest rank, unsorted input, empty is NaN", () => {
   assert.ok(Number.isNaN(percentile([], 50)));
 });
 
-Deno.test("parseStat: comm with spaces and parens; ppid after it", () => {
-  assert.deepEqual(parseStat("1234 (chromium) S 99 1234 1234 0 -1"), {
-    pid: 1234,
-    ppid: 99,
-    comm: "chromium",
-  });
-  assert.deepEqual(parseStat("7 (a (b) c) R 3 7 7 0")?.comm, "a (b) c");
-  assert.deepEqual(parseStat("7 (a (b) c) R 3 7 7 0")?.ppid, 3);
-  assert.deepEqual(parseStat("garbage"), undefined);
-});
-
-Deno.test("parsePssKiB: the Pss line, not Pss_Anon and friends", () => {
-  const text = "55d0-7ffd ---p 00000000 00:00 0 [rollup]\nRss: 2000 kB\nPss: 1234 kB\n" +
-    "Pss_Anon: 1000 kB\nPss_File: 234 kB\n";
-  assert.deepEqual(parsePssKiB(text), 1234);
-  assert.deepEqual(parsePssKiB(""), 0);
-});
-
-Deno.test("descendants: the whole subtree, minus skipped subtrees, cycles harmless", () => {
-  const p = (pid: number, ppid: number, comm = "x"): ProcInfo => ({
-    pid,
-    ppid,
-    comm,
-    argv0: "",
-  });
-  const procs = [p(1, 0), p(10, 1), p(11, 10), p(12, 11), p(20, 1), p(21, 20), p(30, 99)];
-  assert.deepEqual(descendants(procs, 10).map((x) => x.pid).sort(), [11, 12]);
-  assert.deepEqual(descendants(procs, 1, [20]).map((x) => x.pid).sort(), [10, 11, 12]);
-  assert.deepEqual(descendants([p(5, 6), p(6, 5)], 5).map((x) => x.pid), [6]);
-});
-
 Deno.test("isChromium: by comm or by argv0's name, not bwrap, socat or node", () => {
-  assert.deepEqual(isChromium({ comm: "chromium", argv0: "/usr/lib/chromium/chromium" }), true);
-  assert.deepEqual(isChromium({ comm: "chrome_crashpad", argv0: "" }), true);
-  assert.deepEqual(isChromium({ comm: "headless_shell", argv0: "" }), true);
-  assert.deepEqual(isChromium({ comm: "bwrap", argv0: "bwrap" }), false);
-  assert.deepEqual(isChromium({ comm: "socat", argv0: "/usr/bin/socat" }), false);
-  assert.deepEqual(isChromium({ comm: "node", argv0: "node" }), false);
+  assert.deepEqual(isChromium({ comm: "chromium", argv: ["/usr/lib/chromium/chromium"] }), true);
+  assert.deepEqual(isChromium({ comm: "chrome_crashpad", argv: [] }), true);
+  assert.deepEqual(isChromium({ comm: "headless_shell", argv: [] }), true);
+  assert.deepEqual(isChromium({ comm: "bwrap", argv: ["bwrap"] }), false);
+  assert.deepEqual(isChromium({ comm: "socat", argv: ["/usr/bin/socat"] }), false);
+  assert.deepEqual(isChromium({ comm: "node", argv: ["node"] }), false);
 });
 
 Deno.test("markdownTable: the issue's header, one line per size, failed systems marked", () => {
