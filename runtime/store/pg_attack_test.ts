@@ -80,6 +80,7 @@ const TABLES = [
   "agents",
   "approvals",
   "live_sessions",
+  "domain_rules",
 ];
 
 /** A raw connection as the runtime's role: what a compromised runtime has. */

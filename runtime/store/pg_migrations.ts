@@ -383,4 +383,44 @@ export const PG_MIGRATIONS: readonly string[] = [
   GRANT EXECUTE ON FUNCTION live_key(text), live_heartbeat(text), live_sweep(text),
     live_end(text, text), live_update(text, text, text, integer, boolean) TO omotai_runtime;
   `,
+  // Domain rules an operator changes while runtimes run (runtime/gate/pg_domain_rules.ts):
+  // changed through two functions that notify every runtime (the payload is the tenant's
+  // hash, so a listener learns only that its own tenant's rules changed, or someone's).
+  `
+  CREATE TABLE domain_rules (
+    tenant_id text NOT NULL REFERENCES tenants(id),
+    origin text NOT NULL,
+    rule text NOT NULL CHECK (rule IN ('allow', 'deny')),
+    added_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, origin)
+  );
+  SELECT tenant_rls('domain_rules', 'tenant_id');
+  CREATE FUNCTION domain_set(rule_origin text, rule_kind text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
+  DECLARE t text := current_setting('app.tenant_id', true);
+  BEGIN
+    IF t IS NULL OR t = '' THEN
+      RAISE EXCEPTION 'TENANT_UNSET: no tenant for this transaction'
+        USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    INSERT INTO public.domain_rules (tenant_id, origin, rule) VALUES (t, rule_origin, rule_kind)
+      ON CONFLICT (tenant_id, origin) DO UPDATE SET rule = excluded.rule, added_at = now();
+    PERFORM pg_notify('omotai_domains', encode(sha256(convert_to(t, 'UTF8')), 'hex'));
+  END $f$;
+  CREATE FUNCTION domain_remove(rule_origin text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
+  DECLARE t text := current_setting('app.tenant_id', true); n integer;
+  BEGIN
+    DELETE FROM public.domain_rules WHERE tenant_id = t AND origin = rule_origin;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n > 0 THEN
+      PERFORM pg_notify('omotai_domains', encode(sha256(convert_to(t, 'UTF8')), 'hex'));
+    END IF;
+    RETURN n > 0;
+  END $f$;
+  REVOKE ALL ON domain_rules FROM PUBLIC;
+  REVOKE EXECUTE ON FUNCTION domain_set(text, text), domain_remove(text) FROM PUBLIC;
+  GRANT SELECT ON domain_rules TO omotai_runtime;
+  GRANT EXECUTE ON FUNCTION domain_set(text, text), domain_remove(text) TO omotai_runtime;
+  `,
 ];

@@ -96,8 +96,9 @@ export const LAYERS: readonly LayerRule[] = [
   },
   {
     folder: "runtime/gate",
-    job: "the gate, boundary, approver port, domain rules, audit rows",
-    may: [...BASE, "runtime/net", "runtime/audit", "runtime/policy"],
+    job:
+      "the gate, boundary, approver port, domain rules (and their PostgreSQL adapter), audit rows",
+    may: [...BASE, "runtime/net", "runtime/store", "runtime/audit", "runtime/policy"],
   },
   {
     folder: "runtime/egress",
