@@ -122,14 +122,17 @@ export class PgApprovalBoard implements AsyncDisposable {
     return row ? approval(row) : undefined;
   }
 
-  /** The tenant's approvals of every runtime, oldest first: pending ones, or decided ones. */
+  /**
+   * The tenant's approvals of every runtime, oldest first: pending ones (still within their
+   * time), or decided ones.
+   */
   async list(which: "pending" | "decided" = "pending"): Promise<Approval[]> {
     const rows = await this.#db.tenant(
       this.tenant,
       (tx) =>
         which === "pending"
           ? tx<Row[]>`SELECT * FROM approvals WHERE tenant_id = ${this.tenant}
-            AND state = 'pending' ORDER BY created_at, id`
+            AND state = 'pending' AND expires_at > now() ORDER BY created_at, id`
           : tx<Row[]>`SELECT * FROM approvals WHERE tenant_id = ${this.tenant}
             AND state <> 'pending' ORDER BY decided_at DESC, id LIMIT 200`,
     );
@@ -146,11 +149,19 @@ export class PgApprovalBoard implements AsyncDisposable {
       const now = await this.get(id);
       if (!now) throw new Error(`no approval ${id}`);
       if (now.state !== "pending") return now;
+      // Past its time and its poster gone (or failing to end it): ended here, so no one
+      // waits for ever on an approval nobody can decide any more.
+      if (Date.parse(now.expires_at) <= Date.now()) {
+        await this.finish(id, "expired");
+        continue;
+      }
       await new Promise<void>((resolve) => {
         const wake = () => {
           clearTimeout(timer);
           signal?.removeEventListener("abort", wake);
-          this.#waiting.get(id)?.delete(wake);
+          const set = this.#waiting.get(id);
+          set?.delete(wake);
+          if (set?.size === 0) this.#waiting.delete(id);
           resolve();
         };
         const timer = setTimeout(wake, this.#pollMs);

@@ -137,4 +137,15 @@ Deno.test("PgApprovalBoard: only a pending approval's outcome may change, even f
   );
 });
 
+Deno.test("PgApprovalBoard: an approval past its time is not listed as pending, and a runtime waiting on it ends it as expired", async () => {
+  await using r = await runtimes();
+  const late = pending(1);
+  await r.a.post(late);
+  assert.ok((await r.b.list()).some((x) => x.id === late.id));
+  await new Promise((res) => setTimeout(res, 1_100));
+  assert.ok(!(await r.b.list()).some((x) => x.id === late.id), "no longer pending in the list");
+  // Its poster is gone: whoever waits ends it, and the waiting ends.
+  assert.equal((await r.c.settled(late.id)).state, "expired");
+});
+
 Deno.test(clusterTeardown("PgApprovalBoard tests", pg, owner));

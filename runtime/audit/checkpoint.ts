@@ -149,18 +149,28 @@ export interface ChainView {
   head: { seq: number; hash: string };
   /** The hash of row `seq`, if the chain still holds it. */
   hashAt(seq: number): string | undefined;
+  /**
+   * How long rows must be kept (a PostgreSQL tenant's retention): a signed row below the
+   * anchor that is younger was removed by something other than a prune. None: any age.
+   */
+  retentionMs?: number;
 }
+
+/** Rows signed this long before their checkpoint still count as that young (the signing cadence). */
+const SIGNING_SLACK_MS = 120_000;
 
 /**
  * Problems of `chain` against `checkpoints` of its tenant signed by `pub`: an unsigned or
  * foreign-signed checkpoint, a row whose hash is not the one signed, a chain that ends
- * before a signed head. Checkpoints of rows pruned since are checked at the anchor only.
+ * before a signed head, a signed row gone before the chain's retention allows. Checkpoints
+ * of rows pruned since are checked at the anchor only.
  */
 export function checkAgainst(
   chain: ChainView,
   tenant: string,
   checkpoints: Iterable<Checkpoint>,
   pub: KeyObject,
+  now = Date.now(),
 ): { checked: number; problems: string[] } {
   const problems: string[] = [];
   let checked = 0;
@@ -174,6 +184,12 @@ export function checkAgainst(
     if (c.seq > chain.head.seq) {
       problems.push(
         `checkpoint at row ${c.seq} (${c.ts}): the chain ends at row ${chain.head.seq}; signed rows were removed`,
+      );
+    } else if (c.seq < chain.anchor.seq && tooYoung(c, chain, now)) {
+      // A prune removes only rows past the retention: these were deleted some other way
+      // (and the anchor moved to hide it).
+      problems.push(
+        `checkpoint at row ${c.seq} (${c.ts}): the row was removed before the retention allows; the history was cut`,
       );
     } else if (c.seq === chain.anchor.seq - 1) {
       if (c.seq > 0 && c.hash !== chain.anchor.prevHash) {
@@ -189,4 +205,10 @@ export function checkAgainst(
     }
   }
   return { checked, problems };
+}
+
+function tooYoung(c: Checkpoint, chain: ChainView, now: number): boolean {
+  if (chain.retentionMs === undefined || c.seq === 0) return false;
+  const signed = Date.parse(c.ts);
+  return Number.isFinite(signed) && signed - SIGNING_SLACK_MS > now - chain.retentionMs;
 }

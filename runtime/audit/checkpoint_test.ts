@@ -105,6 +105,16 @@ Deno.test("checkAgainst() vectors: intact, rewritten, shortened, pruned, foreign
     assert.equal(r.problems.length, expected.length, `${name}: ${r.problems.join("; ")}`);
     expected.forEach((re, i) => assert.match(r.problems[i], re, name));
   }
+  // A cut the anchor hides: signed rows gone below it, younger than the retention.
+  const cut = { ...chain(11, 10), retentionMs: 90 * 86_400_000 };
+  const hidden = checkAgainst(cut, "acme", [cp(4), cp(10)], key.public);
+  assert.equal(hidden.problems.length, 2, hidden.problems.join("; "));
+  assert.match(hidden.problems[0], /removed before the retention allows; the history was cut/);
+  // The same checkpoints, signed long ago, pruned legitimately: fine.
+  const old = [4, 10].map((seq) =>
+    signCheckpoint(key, { tenant: "acme", seq, hash: H(seq), runtime: "rt-1" }, new Date(0))
+  );
+  assert.deepEqual(checkAgainst(cut, "acme", old, key.public).problems, []);
   const foreign = checkAgainst(chain(1, 10), "acme", [cp(3, other)], key.public);
   assert.match(foreign.problems[0], /not signed by this key/);
   const elsewhere = checkAgainst(chain(1, 2), "acme", [cp(9, key, "globex")], key.public);

@@ -130,12 +130,16 @@ export class PgAuditLog implements AuditStore {
       const anchor = { seq: Number(head.anchor_seq), prevHash: head.anchor_hash };
       const last = { seq: Number(head.head_seq), hash: head.head_hash };
       const bySeq = new Map(rows.map((r) => [r.seq, r.hash]));
+      const [keep] = await tx<{ days: number }[]>`
+        SELECT days FROM audit_retention WHERE tenant_id = ${this.tenant}`;
       const result = checkedResult(
         verifyRows(rows, anchor, last),
         {
           anchor,
           head: last,
           hashAt: (seq) => bySeq.get(seq),
+          // What a prune may remove: nothing younger than the tenant's retention.
+          retentionMs: (keep?.days ?? 90) * 86_400_000,
         },
         this.tenant,
         check,

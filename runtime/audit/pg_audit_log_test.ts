@@ -15,6 +15,8 @@ import { PG_MIGRATIONS } from "../store/pg_migrations.ts";
 import { assertRefused, clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import type { AuditEvent } from "./audit_row.ts";
 import { PgAuditLog, tenantGenesis } from "./pg_audit_log.ts";
+import { generateCheckpointKey } from "./checkpoint.ts";
+import { Checkpointer, readCheckpoints } from "./checkpointer.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -232,6 +234,39 @@ Deno.test("PgAuditLog: with the database stopped an append fails as AUDIT_UNAVAI
   }
   assert.ok(ok, "the same pool appends again without a restart");
   assert.deepEqual((await acme.verify()).problems, []);
+});
+
+Deno.test("PgAuditLog.verify(): rows deleted by the superuser with the anchor moved past them pass the chain alone and fail the checkpoints", async () => {
+  await addTenant(owner, "cut-co");
+  await using app = await PgDatabase.open({ url: pg.appUrl });
+  const log = new PgAuditLog(app, "cut-co", { redactor: new Redactor() });
+  const key = generateCheckpointKey();
+  const dir = await Deno.makeTempDir({ prefix: "omotai-cut-" });
+  try {
+    await log.append([EVENT, EVENT, EVENT]);
+    const signer = new Checkpointer({
+      store: log,
+      key,
+      runtime: "rt",
+      file: `${dir}/cp.jsonl`,
+      log: () => {},
+    });
+    await signer.checkpoint();
+    await using root = await PgDatabase.open({ url: pg.superUrl }, "owner");
+    await root.transaction(async (tx) => {
+      await tx`SET LOCAL session_replication_role = replica`;
+      await tx`DELETE FROM audit_events WHERE tenant_id = 'cut-co'`;
+      await tx`UPDATE audit_heads SET anchor_seq = head_seq + 1, anchor_hash = head_hash
+        WHERE tenant_id = 'cut-co'`;
+    });
+    assert.deepEqual((await log.verify()).problems, [], "the chain alone cannot tell");
+    const { checkpoints } = await readCheckpoints(`${dir}/cp.jsonl`);
+    const v = await log.verify({ checkpoints, publicKey: key.public });
+    assert.equal(v.ok, false);
+    assert.match(v.problems.join("\n"), /removed before the retention allows; the history was cut/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test(clusterTeardown("PgAuditLog tests", pg, owner));

@@ -69,11 +69,11 @@ export class Admission implements Disposable {
 
   /**
    * Runs `work` in its turn; the slot is free again when it settles, however it ends. Throws
-   * the refusal when no turn came within the wait or the admission closed; `work` then never
-   * ran.
+   * the refusal when no turn came within the wait or the admission closed, and `CANCELLED`
+   * when `signal` aborted while it waited; `work` then never ran.
    */
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    await this.#turn();
+  async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    await this.#turn(signal);
     try {
       return await work();
     } finally {
@@ -91,22 +91,31 @@ export class Admission implements Disposable {
     }
   }
 
-  #turn(): Promise<void> {
+  #turn(signal?: AbortSignal): Promise<void> {
     if (this.#closed) return Promise.reject(this.#refusal());
+    if (signal?.aborted) return Promise.reject(cancelled());
     if (this.#running < this.#slots && this.#queue.length === 0) {
       this.#running++;
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = {
-        admit: resolve,
-        refuse: reject,
-        timer: setTimeout(() => {
-          const at = this.#queue.indexOf(waiter);
-          if (at >= 0) this.#queue.splice(at, 1);
-          reject(this.#refusal(this.#maxWaitMs));
-        }, this.#maxWaitMs),
+      const leave = (err: OmotaiError) => {
+        const at = this.#queue.indexOf(waiter);
+        if (at >= 0) this.#queue.splice(at, 1);
+        clearTimeout(waiter.timer);
+        signal?.removeEventListener("abort", onAbort);
+        reject(err);
       };
+      const onAbort = () => leave(cancelled());
+      const waiter: Waiter = {
+        admit: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+        refuse: (err) => leave(err),
+        timer: setTimeout(() => leave(this.#refusal(this.#maxWaitMs)), this.#maxWaitMs),
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
       this.#queue.push(waiter);
     });
   }
@@ -120,6 +129,10 @@ export class Admission implements Disposable {
       waiter.admit();
     }
   }
+}
+
+function cancelled(): OmotaiError {
+  return new OmotaiError("CANCELLED", "the call ended while it waited for its turn");
 }
 
 /** Admits browser launches, one per core (refused as `BROWSER_LAUNCH_FAILED`). */

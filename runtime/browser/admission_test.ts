@@ -140,3 +140,30 @@ Deno.test("launchAdmission() and loadAdmission() refuse with their codes, saying
     await Promise.all(running);
   }
 });
+
+Deno.test("Admission.run() with a signal that aborts while it waits: CANCELLED, out of the queue, never run", async () => {
+  using g = gate(1);
+  const first = deferred();
+  const running = g.run(() => first.promise);
+  const abort = new AbortController();
+  let ran = false;
+  const waiting = g.run(() => {
+    ran = true;
+    return Promise.resolve("late");
+  }, abort.signal);
+  await tick();
+  assert.equal(g.waiting, 1);
+  abort.abort();
+  await assert.rejects(
+    waiting,
+    (err: unknown) => err instanceof OmotaiError && err.code === "CANCELLED",
+  );
+  assert.equal(g.waiting, 0);
+  first.resolve("a");
+  await running;
+  await tick();
+  assert.equal(ran, false);
+  // Already aborted: refused at once, even with a free slot.
+  await assert.rejects(g.run(() => Promise.resolve(1), AbortSignal.abort()), /while it waited/);
+  assert.equal(g.running, 0);
+});

@@ -129,10 +129,11 @@ export class BrowserSession implements AsyncDisposable {
 
   /**
    * Runs a page load (and the snapshot after it) in its turn among every session's loads;
-   * throws `SERVER_BUSY` when none came in time (`load` then never ran).
+   * throws `SERVER_BUSY` when none came in time, or `CANCELLED` when `signal` aborted while
+   * it waited (`load` then never ran).
    */
-  loading<T>(load: () => Promise<T>): Promise<T> {
-    return this.#options.loads ? this.#options.loads.run(load) : load();
+  loading<T>(load: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.#options.loads ? this.#options.loads.run(load, signal) : load();
   }
 
   /**

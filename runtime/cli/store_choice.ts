@@ -37,8 +37,9 @@ export async function withStore<S, T>(
 ): Promise<T> {
   const url = databaseUrl(options.database);
   if (url) {
-    // The operator's commands run as whoever the URL names (the owner, typically).
-    await using db = await PgDatabase.open({ url }, "owner");
+    // The operator's commands run as whoever the URL names (the owner, typically), and may
+    // walk a whole tenant's chain: statements get minutes, not the runtime's seconds.
+    await using db = await PgDatabase.open({ url, statementTimeoutMs: 600_000 }, "owner");
     return await fn(adapters.pg(db, options.tenant ?? DEFAULT_TENANT));
   }
   if (options.tenant !== undefined && options.tenant !== DEFAULT_TENANT) {

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { DATABASE_URL_ENV } from "./database_url.ts";
 import { existsSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
@@ -196,12 +197,25 @@ function kill(child: Deno.ChildProcess, signal: Deno.Signal): void {
 }
 
 /** What `omotai permissions …` prints: each process and its permissions. */
+/** A database URL as it may be shown: its password replaced. */
+function maskPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "****";
+    return u.href;
+  } catch {
+    return "****";
+  }
+}
+
 function describe(plan: ChildPlan, argv: string[]): string {
   const lines = [
     `launcher: ${Deno.execPath()} run ${launcherFlags(Deno.execPath()).join(" ")} (omotai)`,
     `runtime:  ${Deno.execPath()} ${argv.join(" ")}`,
   ];
-  for (const [name, value] of Object.entries(plan.env)) lines.push(`  with ${name}=${value}`);
+  for (const [name, value] of Object.entries(plan.env)) {
+    lines.push(`  with ${name}=${name === DATABASE_URL_ENV ? maskPassword(value) : value}`);
+  }
   if (plan.line?.command === "start") {
     const off = plan.line.values.isolation === "off";
     const user = plan.line.values["browser-user"] ?? BROWSER_USER;

@@ -198,7 +198,28 @@ export function childPermissions(args: readonly string[], facts: LaunchFacts): C
       policyGrants(line, grants, facts);
       break;
   }
+  // A database URL holds a password: it reaches the runtime through its environment, not
+  // its argv (which every local user can read in /proc).
+  const url = str(values, "database");
+  if (url !== undefined && (command === "agent" || command === "audit" || command === "tenant")) {
+    childArgs = withoutOption(childArgs, "database");
+    childEnv[DATABASE_URL_ENV] = url;
+  }
   return { flags: grants.flags(), args: childArgs, env: childEnv, line };
+}
+
+/** `args` without `--NAME VALUE` and `--NAME=VALUE`. */
+function withoutOption(args: readonly string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === `--${name}`) {
+      i++;
+      continue;
+    }
+    if (args[i].startsWith(`--${name}=`)) continue;
+    out.push(args[i]);
+  }
+  return out;
 }
 
 /** The shared database's address (`--database`, else `OMOTAI_DATABASE_URL`), if one is named. */

@@ -290,6 +290,9 @@ Deno.test("childPermissions() grants a command naming a shared database its host
       assert.ok(env.includes(name), `${args[0]}: ${name}`);
     }
     assert.ok(!plan.flags.some((f) => f.includes("s3cret")), "the password is in no flag");
+    // Nor in the runtime's argv (readable in /proc): it goes through its environment.
+    assert.ok(!plan.args.some((a) => a.includes("s3cret")), plan.args.join(" "));
+    assert.equal(plan.env.OMOTAI_DATABASE_URL, url);
   }
   // From the environment, the default port; and no database named: no network at all.
   const fromEnv = childPermissions(

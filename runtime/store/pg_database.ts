@@ -32,9 +32,12 @@ export interface PgOptions {
 /** One pool to one database. */
 export class PgDatabase implements AsyncDisposable {
   readonly #sql: postgres.Sql;
+  /** How long one transaction may take, all in (the server's bounds, a connect, slack). */
+  readonly #boundMs: number;
 
-  private constructor(sql: postgres.Sql) {
+  private constructor(sql: postgres.Sql, boundMs: number) {
     this.#sql = sql;
+    this.#boundMs = boundMs;
   }
 
   /**
@@ -66,7 +69,12 @@ export class PgDatabase implements AsyncDisposable {
     } catch (err) {
       throw unavailable(err);
     }
-    const db = new PgDatabase(sql);
+    // The server bounds each statement; this bounds what it cannot see: a connection that
+    // went silent, a wait for a free one in a full pool.
+    const db = new PgDatabase(
+      sql,
+      (options.statementTimeoutMs ?? 5_000) * 2 + (options.connectTimeoutS ?? 5) * 1000 + 2_000,
+    );
     try {
       if (role === "runtime") await db.#checkRuntimeRole();
     } catch (err) {
@@ -82,7 +90,7 @@ export class PgDatabase implements AsyncDisposable {
       throw new OmotaiError("BAD_TENANT", "a tenant id is 1-63 of a-z, 0-9, _ and -");
     }
     try {
-      return await this.#sql.begin("read write", async (tx) => {
+      return await this.#bounded(this.#sql.begin("read write", async (tx) => {
         // Sent, not awaited: the connection runs its queries in order, so the tenant is set
         // before `fn`'s first query, which goes out with it (one round trip fewer). Should it
         // fail, the transaction is aborted and `fn`'s queries fail with it.
@@ -91,7 +99,7 @@ export class PgDatabase implements AsyncDisposable {
         const result = await fn(tx);
         await setting;
         return result;
-      }) as T;
+      }) as Promise<T>);
     } catch (err) {
       throw unavailable(err);
     }
@@ -100,7 +108,7 @@ export class PgDatabase implements AsyncDisposable {
   /** Runs `fn` in one transaction with no tenant (the owner's own work, or a test's). */
   async transaction<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
     try {
-      return await this.#sql.begin("read write", fn) as T;
+      return await this.#bounded(this.#sql.begin("read write", fn) as Promise<T>);
     } catch (err) {
       throw unavailable(err);
     }
@@ -119,6 +127,12 @@ export class PgDatabase implements AsyncDisposable {
         await tx`LOCK TABLE schema_migrations IN SHARE ROW EXCLUSIVE MODE`;
         const [{ v }] = await tx<{ v: number }[]>`
           SELECT coalesce(max(version), 0)::int AS v FROM schema_migrations`;
+        if (v > PG_MIGRATIONS.length) {
+          throw new OmotaiError(
+            "DB_TOO_NEW",
+            `the database's schema is version ${v}; this build knows ${PG_MIGRATIONS.length}: upgrade omotai`,
+          );
+        }
         for (let i = v; i < PG_MIGRATIONS.length; i++) {
           await tx.unsafe(PG_MIGRATIONS[i]);
           await tx`INSERT INTO schema_migrations (version) VALUES (${i + 1})`;
@@ -142,6 +156,22 @@ export class PgDatabase implements AsyncDisposable {
     }
   }
 
+  /** `work`, or `DB_UNAVAILABLE` once it outlasts the bound (it may still finish; nobody waits). */
+  async #bounded<T>(work: Promise<T>): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new OmotaiError("DB_UNAVAILABLE", "the database did not answer in time")),
+        this.#boundMs,
+      );
+    });
+    try {
+      return await Promise.race([work, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Closes the pool (waits up to 5 s for running queries). */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.#sql.end({ timeout: 5 }).catch(() => {});
@@ -151,9 +181,13 @@ export class PgDatabase implements AsyncDisposable {
     const [role] = await this.transaction((tx) =>
       tx<{ rolsuper: boolean; rolbypassrls: boolean; owns: boolean }[]>`
         SELECT r.rolsuper, r.rolbypassrls,
+          -- MEMBER, not USAGE: a NOINHERIT member can still SET ROLE to what it is in.
           EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                   WHERE n.nspname = current_schema() AND c.relkind = 'r'
-                    AND pg_has_role(current_user, c.relowner, 'USAGE')) AS owns
+                    AND pg_has_role(current_user, c.relowner, 'MEMBER'))
+          OR EXISTS (SELECT 1 FROM pg_roles r2 WHERE (r2.rolsuper OR r2.rolbypassrls)
+                  AND r2.rolname <> current_user
+                  AND pg_has_role(current_user, r2.oid, 'MEMBER')) AS owns
         FROM pg_roles r WHERE r.rolname = current_user`
     );
     if (!role || role.rolsuper || role.rolbypassrls || role.owns) {

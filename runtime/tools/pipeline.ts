@@ -191,9 +191,11 @@ async function runSteps(
     response.denied(verdict.reason, verdict.detail);
     return;
   }
-  if (abandoned.aborted) return;
-  if (COUNTED.has(tool.kind)) session.state.countAction();
   const act = async () => {
+    // A call cut short (a dialog, an unresponsive page) while this waited starts nothing.
+    if (abandoned.aborted) return;
+    // Counted when it runs: a load that never got its turn used up nothing.
+    if (COUNTED.has(tool.kind)) session.state.countAction();
     if (hold) {
       await runHeld(tool, args, target, ctx, hold, abandoned);
     } else {
@@ -217,9 +219,17 @@ async function runSteps(
     }
   };
   if (!LOADS.has(tool.kind)) return await act();
-  // A load and its snapshot take every core: on a busy machine they wait their turn.
-  await session.loading(act).catch((err) => {
-    if (!abandoned.aborted) reportError(response, err, tool.name);
+  // A load and its snapshot take every core: on a busy machine they wait their turn, and a
+  // call cut short meanwhile leaves the queue.
+  await session.loading(act, abandoned).catch((err) => {
+    if (abandoned.aborted) return;
+    // It never ran: the audit says so beside the allow it was judged with.
+    const code = err instanceof OmotaiError ? err.code : "SERVER_BUSY";
+    if (!refusalRecorded(session, tool.kind, code)) {
+      response.denied("AUDIT_UNAVAILABLE");
+      return;
+    }
+    reportError(response, err, tool.name);
   });
 }
 

@@ -325,9 +325,19 @@ Deno.test("runTool() runs a load in its turn among every session's loads; other 
   // No turn within the wait: the load never runs and the call says why.
   log.length = 0;
   const held = loads.run(() => new Promise<void>((r) => release = r));
-  const busy = await runTool(probe("back", log), {}, { session: w.session, gate: allowAllGate });
+  const before = w.session.state.counters().actionsUsed;
+  const busy = await runTool(probe("back", log, w.rows), {}, {
+    session: w.session,
+    gate: allowAllGate,
+  });
   assert.match(busy.content[0].text, /^error: SERVER_BUSY \(no turn within 100 ms\)/);
   assert.ok(!log.some((l) => l.startsWith("handle")), log.join());
+  // Judged and allowed, then refused for the machine: both rows; no action used up.
+  assert.deepEqual(actionRows(w.rows).slice(-2).map((r) => [r.decision, r.reason]), [
+    ["allow", actionRows(w.rows).at(-2)!.reason],
+    ["deny", "SERVER_BUSY"],
+  ]);
+  assert.equal(w.session.state.counters().actionsUsed, before);
   release();
   await held;
 });
