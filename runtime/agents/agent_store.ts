@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { asPromise } from "../store/as_promise.ts";
 import { DEFAULT_TENANT } from "../store/tenant.ts";
 import type { AgentInfo, AgentKeys, NewAgent } from "./agent_keys.ts";
 
@@ -30,22 +31,15 @@ export interface AgentStore {
 
 /** The embedded SQLite agents as an `AgentStore` (its one tenant). */
 export function sqliteAgentStore(keys: AgentKeys): AgentStore {
-  const settle = <T>(fn: () => T): Promise<T> => {
-    try {
-      return Promise.resolve(fn());
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  };
   return {
     tenant: DEFAULT_TENANT,
-    add: (name, policy) => settle(() => keys.add(name, policy)),
+    add: (name, policy) => asPromise(() => keys.add(name, policy)),
     verify: (key) =>
-      settle(() => {
+      asPromise(() => {
         const info = keys.verify(key);
         return info ? { ...info, tenant: DEFAULT_TENANT } : undefined;
       }),
-    list: () => settle(() => keys.list().map((a) => ({ ...a }))),
-    remove: (name) => settle(() => keys.remove(name)),
+    list: () => asPromise(() => keys.list().map((a) => ({ ...a }))),
+    remove: (name) => asPromise(() => keys.remove(name)),
   };
 }

@@ -12,6 +12,7 @@ import type { AuditLog } from "./audit_log.ts";
 import type { AuditEvent, AuditRow } from "./audit_row.ts";
 import { type ChainView, checkAgainst, type Checkpoint } from "./checkpoint.ts";
 import { pruneAudit, verifyAudit, type VerifyResult } from "./verify.ts";
+import { asPromise } from "../store/as_promise.ts";
 import { DEFAULT_TENANT } from "../store/tenant.ts";
 
 /** Signed checkpoints to hold a chain against, and the key that signed them. */
@@ -69,13 +70,7 @@ export function sqliteAuditStore(db: DatabaseSync, log: AuditLog): AuditStore {
       .get() as { head_seq: number; head_hash: string; anchor_seq: number; anchor_hash: string };
   return {
     tenant: DEFAULT_TENANT,
-    append: (events) => {
-      try {
-        return Promise.resolve(events.length === 0 ? [] : log.appendAll(events));
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    },
+    append: (events) => asPromise(() => events.length === 0 ? [] : log.appendAll(events)),
     // Plain objects, as the other adapters give (SQLite's rows have no prototype).
     rows: (afterSeq = 0, limit = 10_000) =>
       Promise.resolve(log.rows(afterSeq, limit).map((r) => ({ ...r }))),
@@ -97,16 +92,12 @@ export function sqliteAuditStore(db: DatabaseSync, log: AuditLog): AuditStore {
       const s = state();
       return Promise.resolve({ seq: s.head_seq, hash: s.head_hash });
     },
-    addCheckpoint: (c) => {
-      try {
+    addCheckpoint: (c) =>
+      asPromise(() => {
         db.prepare(
           "INSERT INTO audit_checkpoints (seq, hash, ts, runtime, key_id, sig) VALUES (?,?,?,?,?,?)",
         ).run(c.seq, c.hash, c.ts, c.runtime, c.key_id, c.sig);
-        return Promise.resolve();
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    },
+      }),
     checkpoints: () =>
       Promise.resolve(
         db.prepare("SELECT * FROM audit_checkpoints ORDER BY ts, seq").all().map((r) => ({

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { asPromise } from "../store/as_promise.ts";
 import type { DomainRule, DomainRules, DomainSnapshot } from "./domains.ts";
 
 /** One tenant's domain rules. */
@@ -23,17 +24,10 @@ export interface DomainStore {
 
 /** The embedded SQLite rules as a `DomainStore`. */
 export function sqliteDomainStore(rules: DomainRules): DomainStore {
-  const settle = <T>(fn: () => T): Promise<T> => {
-    try {
-      return Promise.resolve(fn());
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  };
   return {
-    add: (origin, rule) => settle(() => rules.add(origin, rule)),
-    remove: (origin) => settle(() => rules.remove(origin)),
-    list: () => settle(() => rules.list().map((r) => ({ ...r }))),
+    add: (origin, rule) => asPromise(() => rules.add(origin, rule)),
+    remove: (origin) => asPromise(() => rules.remove(origin)),
+    list: () => asPromise(() => rules.list().map((r) => ({ ...r }))),
     current: () => rules.current(),
   };
 }
