@@ -4,8 +4,9 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const FOLDERS = ["runtime", "cdp", "vault", "ui"];
-/** What a test that starts Chromium calls or imports. */
-const STARTS_BROWSER = /\b(?:findBrowser|launchBrowser)\b|helpers\/operator_browser\.ts/;
+/** What a test that starts Chromium or a PostgreSQL cluster calls or imports. */
+const STARTS_BROWSER =
+  /\b(?:findBrowser|launchBrowser|startPostgres)\b|helpers\/operator_browser\.ts/;
 
 async function unitTestFiles(): Promise<string[]> {
   const out: string[] = [];
@@ -20,7 +21,7 @@ async function unitTestFiles(): Promise<string[]> {
   return out.sort();
 }
 
-Deno.test("task test:unit leaves out exactly the unit tests that start Chromium", async () => {
+Deno.test("task test:unit leaves out exactly the unit tests that start Chromium or PostgreSQL", async () => {
   const config = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
   const task: string = config.tasks["test:unit"];
   // `**/` globs: deno resolves a plain path of `--ignore` against the first folder given.
@@ -33,6 +34,7 @@ Deno.test("task test:unit leaves out exactly the unit tests that start Chromium"
     if (STARTS_BROWSER.test(await Deno.readTextFile(join(ROOT, f)))) browser.push(f);
   }
   assert.ok(browser.includes("cdp/launcher_test.ts"), "the rule finds a browser test");
+  assert.ok(browser.includes("runtime/store/pg_database_test.ts"), "and a database test");
   assert.deepEqual(ignored, browser);
   for (const f of FOLDERS) assert.ok(task.includes(` ${f}/`), `test:unit runs ${f}/`);
   // The full gate still runs everything.
