@@ -131,6 +131,20 @@ export async function startPostgres(): Promise<TestPostgres> {
     ], `pg_ctl ${action}`);
   await pgCtl("start");
   let running = true;
+  // A run that never reaches its teardown test (`--filter`, a failure) still leaves no
+  // server and no directory behind.
+  const atExit = () => {
+    if (running) {
+      const argv = [...as, join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "stop"];
+      new Deno.Command(argv[0], { args: argv.slice(1), stdout: "null", stderr: "null" })
+        .outputSync();
+      running = false;
+    }
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* gone already */ }
+  };
+  globalThis.addEventListener("unload", atExit);
   try {
     // The roles exactly as docs/deploy.md makes them (its `deploy-roles` block, run by psql).
     const doc = await Deno.readTextFile(new URL("../../docs/deploy.md", import.meta.url));
@@ -185,6 +199,7 @@ export async function startPostgres(): Promise<TestPostgres> {
       running = true;
     },
     async [Symbol.asyncDispose]() {
+      globalThis.removeEventListener("unload", atExit);
       if (running) await pgCtl("stop").catch(() => {});
       running = false;
       await Deno.remove(dir, { recursive: true }).catch(() => {});
