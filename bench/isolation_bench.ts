@@ -30,7 +30,7 @@ const CORPUS_PAGES = ["wikipedia", "cnet", "buzzfeed-1", "nytimes-1", "guardian-
 async function sessionStart(runtime: Runtime, url: string): Promise<number> {
   const client = new Client({ name: "omotai-bench", version: "0" });
   const t0 = performance.now();
-  await client.connect(agentTransport(runtime, "http"));
+  await client.connect(await agentTransport(runtime, "http"));
   await using c = new TestClient(client);
   const r = await c.call("browser_navigate", { url });
   const ms = performance.now() - t0;
@@ -41,7 +41,7 @@ async function sessionStart(runtime: Runtime, url: string): Promise<number> {
 /** A session on `runtime`, started with a first navigation. */
 async function openSession(runtime: Runtime, url: string): Promise<TestClient> {
   const client = new Client({ name: "omotai-bench", version: "0" });
-  await client.connect(agentTransport(runtime, "http"));
+  await client.connect(await agentTransport(runtime, "http"));
   const c = new TestClient(client);
   await navigate(c, url);
   return c;

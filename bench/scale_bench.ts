@@ -428,7 +428,7 @@ async function endSession(s: SessionOutcome): Promise<string | undefined> {
 /** A system under test: how to get a transport for one more client, and whose tree is its. */
 interface System {
   name: SystemRow["system"];
-  transport(): StreamableHTTPClientTransport;
+  transport(): StreamableHTTPClientTransport | Promise<StreamableHTTPClientTransport>;
   /** The process whose descendants are this system's browsers. */
   root: number;
   /** Subtrees under `root` that are not this system's (the peer's, when root is this process). */
@@ -437,7 +437,7 @@ interface System {
 
 /** Runs `n` concurrent sessions on `sys` and measures them; the system stays up. */
 async function measure(sys: System, n: number, base: string): Promise<SystemRow> {
-  const transports = Array.from({ length: n }, () => sys.transport());
+  const transports = await Promise.all(Array.from({ length: n }, () => sys.transport()));
   const sessions = await Promise.all(
     transports.map((t, i) => runSession(t, pagesFor(i).map((p) => `${base}/${p}/`))),
   );
@@ -504,7 +504,7 @@ async function runOmotai(n: number, base: string, skip: number[]): Promise<Syste
     return await measure(
       {
         name: "omotai",
-        transport: () => agentTransport(rt, "http") as StreamableHTTPClientTransport,
+        transport: () => agentTransport(rt, "http") as Promise<StreamableHTTPClientTransport>,
         root: Deno.pid,
         skip,
       },
@@ -716,7 +716,7 @@ function startBusy(rt: Runtime, n: number, base: string) {
   const navs: BusyNav[] = [];
   const failures: string[] = [];
   const loops = Array.from({ length: n }, async (_, i) => {
-    const transport = agentTransport(rt, "http") as StreamableHTTPClientTransport;
+    const transport = await agentTransport(rt, "http") as StreamableHTTPClientTransport;
     const client = new Client({ name: "omotai-scale-bench-busy", version: "0" });
     const s: SessionOutcome = { navs: [], transport };
     try {
@@ -871,7 +871,7 @@ async function runResponsiveness(n: number, base: string): Promise<Responsivenes
         `confirm_timeout_seconds: 300\nmax_confirmations: 1000\n`,
     );
     const rt = runtime;
-    const transport = agentTransport(rt, "http", "probe") as StreamableHTTPClientTransport;
+    const transport = await agentTransport(rt, "http", "probe") as StreamableHTTPClientTransport;
     const client = new Client({ name: "omotai-scale-bench-probe", version: "0" });
     probe = { navs: [], transport };
     await client.connect(transport, { timeout: CALL_TIMEOUT_MS });

@@ -276,7 +276,7 @@ async function startOmotaiAgent(origin: string): Promise<Agent> {
     `allowed_origins: [${origin}]\nread_only: false\n`,
   );
   const client = new Client({ name: "omotai-task-bench", version: "0" });
-  await client.connect(agentTransport(runtime));
+  await client.connect(await agentTransport(runtime));
   return await agentOf("omotai", client, async () => {
     await runtime[Symbol.asyncDispose]();
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});

@@ -64,6 +64,7 @@ export type RuntimeErrorCode =
   // A PostgreSQL role the runtime refuses to run as (row-level security would not hold).
   | "DB_ROLE_UNSAFE"
   | "BAD_TENANT"
+  | "TENANT_UNKNOWN"
   | "CHECKPOINT_KEY_INVALID"
   | "VAULT_UNAVAILABLE"
   | "GRANTS_UNAVAILABLE"

@@ -19,8 +19,8 @@ Deno.test("agents browse under their own policies side by side; identity comes f
     dataDir,
     `allowed_origins: [${site.origin}]\nread_only: false\n`,
   );
-  const reader = runtime.agents.add("reader", readOnly);
-  const writer = runtime.agents.add("writer");
+  const reader = await runtime.agents.add("reader", readOnly);
+  const writer = await runtime.agents.add("writer");
   await using r = await connect(runtime.url!, reader.key);
   await using w = await connect(runtime.url!, writer.key);
   const rHome = await r.call("browser_navigate", { url: `${site.origin}/` });
@@ -32,12 +32,12 @@ Deno.test("agents browse under their own policies side by side; identity comes f
   assert.equal(posted.isError, false, posted.text);
   assert.equal(site.posts.get("/login")?.length, 1);
   const agents = new Set(
-    runtime.audit.rows().filter((row) => row.source === "action").map((row) => row.agent),
+    (await runtime.audit.rows()).filter((row) => row.source === "action").map((row) => row.agent),
   );
   assert.deepEqual([...agents].sort(), ["reader", "writer"]);
 
   // A removed key stops working at once and its browser goes.
-  runtime.agents.remove("reader");
+  await runtime.agents.remove("reader");
   const after = await r.call("browser_snapshot");
   assert.equal(after.isError, true);
   assert.doesNotMatch(after.text, /Fixture home/);
@@ -51,8 +51,8 @@ Deno.test("the runtime's own origin is unreachable from the controlled browser, 
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-self-" });
   await using runtime = await startTestRuntime(dataDir, `allowed_origins: [${site.origin}]\n`);
   // The operator even allows it explicitly: the reservation wins.
-  runtime.domains.add(runtime.url!, "allow");
-  await using c = await connect(runtime.url!, runtime.agents.add("probe").key);
+  await runtime.domains.add(runtime.url!, "allow");
+  await using c = await connect(runtime.url!, (await runtime.agents.add("probe")).key);
   for (const path of ["/mcp", "/api/approvals", "/"]) {
     const r = await c.call("browser_navigate", { url: `${runtime.url}${path}` });
     assert.match(r.text, /^denied: RUNTIME_ORIGIN/, `${path}: ${r.text}`);
@@ -86,13 +86,13 @@ fetch("${runtimeUrl}/api/approvals/x", {method: "POST", body: '{"decision":"appr
     `allowed_origins: [${site}]\nread_only: false\n`,
   );
   runtimeUrl = runtime.url!;
-  runtime.domains.add(runtimeUrl, "allow");
+  await runtime.domains.add(runtimeUrl, "allow");
   try {
-    await using c = await connect(runtimeUrl, runtime.agents.add("lured").key);
+    await using c = await connect(runtimeUrl, (await runtime.agents.add("lured")).key);
     const page = await c.call("browser_navigate", { url: `${site}/` });
     const click = await c.call("browser_click", { ref: refOf(page.text, /button "Approve"/) });
     assert.match(click.text, /^denied: RUNTIME_ORIGIN/);
-    const refused = runtime.audit.rows().filter((r) => r.reason === "RUNTIME_ORIGIN");
+    const refused = (await runtime.audit.rows()).filter((r) => r.reason === "RUNTIME_ORIGIN");
     // The iframe's document and both fetches were stopped at the request guard or the proxy.
     assert.ok(
       refused.filter((r) => r.source === "request" || r.source === "proxy").length >= 3,

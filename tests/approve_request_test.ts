@@ -113,7 +113,7 @@ async function world(extraPolicy = "", readOnly = true): Promise<World> {
     `allowed_origins: [${site.origin}]\nread_only: ${readOnly}\nconfirm_writes: true\nconfirm_timeout_seconds: 30\n${extraPolicy}`,
   );
   const client = new Client({ name: "approve-test", version: "0" });
-  await client.connect(agentTransport(runtime));
+  await client.connect(await agentTransport(runtime));
   const c = new TestClient(client);
   const api = (path: string, init: RequestInit = {}) =>
     fetch(`${runtime.url}${path}`, {
@@ -223,17 +223,17 @@ Deno.test("approvals: an iframe replay, a script write and a write after the act
   }
   const later = await payOn(w, "/later", () => "approve");
   assert.deepEqual(later.seen, []);
-  const postReasons = () =>
-    w.runtime.audit.rows().filter((r) => r.kind === "request" && r.method === "POST")
+  const postReasons = async () =>
+    (await w.runtime.audit.rows()).filter((r) => r.kind === "request" && r.method === "POST")
       .map((r) => r.reason);
   // The page submits 2.5 s after the action ended: wait for its refusal to be audited.
   assert.ok(
-    await eventually(() => postReasons().includes("READ_ONLY_WRITE"), 10_000),
+    await eventually(async () => (await postReasons()).includes("READ_ONLY_WRITE"), 10_000),
     "the late submit was judged",
   );
   assert.deepEqual(await w.pending(), []);
   assert.deepEqual(received(w), [], "nothing reached the site");
-  const reasons = postReasons();
+  const reasons = await postReasons();
   assert.ok(reasons.includes("SCRIPT_WRITE_REFUSED"), reasons.join());
   assert.ok(reasons.includes("READ_ONLY_WRITE"), "the late submit is refused as read_only says");
 });
@@ -333,7 +333,7 @@ Deno.test("approvals: a guarded credential in a held request is refused before a
   const r = await payOn(w, "/secret", () => "approve");
   assert.deepEqual(r.seen, [], "nothing offered for approval");
   assert.deepEqual(received(w), [], "nothing reached the site");
-  const rows = w.runtime.audit.rows();
+  const rows = await w.runtime.audit.rows();
   assert.ok(rows.some((row) => row.reason === "SECRET_IN_REQUEST"));
   for (const out of [r.text, ...w.client.outputs, JSON.stringify(rows)]) {
     assert.deepEqual(leaks(out, SECRET), []);

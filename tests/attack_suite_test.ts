@@ -81,7 +81,7 @@ async function guarded(w: World, dataDir: string, pause: GuardPause = "all") {
     { audit: `${dataDir}/audit.jsonl` },
   );
   const client = new Client({ name: "attack-suite", version: "0" });
-  await client.connect(agentTransport(runtime));
+  await client.connect(await agentTransport(runtime));
   return { runtime, c: new TestClient(client) };
 }
 
@@ -127,7 +127,7 @@ async function attackSuite(pause: GuardPause): Promise<void> {
 
     for (const attack of ATTACKS) {
       const t0 = performance.now();
-      const start = runtime.audit.rows().at(-1)!.seq;
+      const start = (await runtime.audit.rows()).at(-1)!.seq;
       const page = await c.call("browser_navigate", {
         url: `${w.site.origin}/attack/${attack.name}`,
       });
@@ -147,11 +147,13 @@ async function attackSuite(pause: GuardPause): Promise<void> {
       notices.push(...go.text.split("\n").filter((l) => l.startsWith("notice: blocked")));
       if (attack.audited) {
         const seen = await eventually(
-          () => deniesFor(runtime.audit.rows(start), [w.att, w.att2]).length > 0,
+          async () => deniesFor(await runtime.audit.rows(start), [w.att, w.att2]).length > 0,
           6_000,
         );
         if (!seen) failures.push(`${attack.name}: no deny row for the attacker in the audit`);
-        const layers = deniesFor(runtime.audit.rows(start), [w.att, w.att2]).map((r) => r.source);
+        const layers = deniesFor(await runtime.audit.rows(start), [w.att, w.att2]).map((r) =>
+          r.source
+        );
         // With documents paused only, the proxy stands where the request guard stood.
         if (attack.layer && pause === "all" && !layers.includes(attack.layer)) {
           failures.push(
@@ -185,7 +187,7 @@ async function attackSuite(pause: GuardPause): Promise<void> {
     );
     assert.ok(notices.every((n) => !n.includes("secret") && !n.includes("?")), notices.join(" | "));
 
-    const denies = deniesFor(runtime.audit.rows(), [w.att, w.att2]);
+    const denies = deniesFor(await runtime.audit.rows(), [w.att, w.att2]);
     for (const row of denies) {
       assert.ok(
         ["ORIGIN_NOT_ALLOWED", "LINK_ORIGIN_NOT_ALLOWED", "PRIVATE_ADDRESS"].includes(row.reason!),
@@ -238,13 +240,15 @@ Deno.test("benign browsing works behind the guard; read_only keeps every write o
     // Writes: an agent submit, a page script's POST, and a form POST that would be 307'd.
     const save = await c.call("browser_click", { ref: refOf(again.text, /button "Save"$/) });
     assert.match(save.text, /^denied: READ_ONLY_SUBMIT \(POST form to /);
-    const start = runtime.audit.rows().at(-1)!.seq;
+    const start = (await runtime.audit.rows()).at(-1)!.seq;
     const byScript = await c.call("browser_click", {
       ref: refOf(again.text, /button "Save by script"/),
     });
     assert.ok(
-      await eventually(() =>
-        runtime.audit.rows(start).some((r) => r.method === "POST" && r.reason === "READ_ONLY_WRITE")
+      await eventually(async () =>
+        (await runtime.audit.rows(start)).some((r) =>
+          r.method === "POST" && r.reason === "READ_ONLY_WRITE"
+        )
       ),
       "the script's POST is refused as READ_ONLY_WRITE",
     );

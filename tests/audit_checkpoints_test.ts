@@ -50,7 +50,7 @@ Deno.test("omotai audit verify --checkpoints: a runtime's signed heads pass, a r
     await using site = serveFixtureSite();
     await using runtime = await startTestRuntime(dataDir, `allowed_origins: [${site.origin}]\n`);
     const client = new Client({ name: "checkpoints-test", version: "0" });
-    await client.connect(agentTransport(runtime, "http"));
+    await client.connect(await agentTransport(runtime, "http"));
     await using c = new TestClient(client);
     await c.call("browser_navigate", { url: `${site.origin}/` });
     await c.call("browser_navigate", { url: "http://127.0.0.3:9/x" });

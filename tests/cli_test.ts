@@ -172,7 +172,7 @@ Deno.test("the MCP Inspector CLI (a client nobody here wrote) lists and calls to
     }).output();
     return new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
   };
-  const auth = `Authorization: Bearer ${h.runtime.agents.add("inspector").key}`;
+  const auth = `Authorization: Bearer ${(await h.runtime.agents.add("inspector")).key}`;
   const list = await run([
     `${h.runtime.url}/sse`,
     "--transport",

@@ -210,7 +210,7 @@ Deno.test("Inspector CLI over Streamable HTTP: an agent key in --header lists to
   await using rt = await sseRuntime(site);
   await using state = await clientState();
   const url = new URL("/mcp", rt.runtime.url!).href;
-  const { key } = rt.runtime.agents.add("inspector-http");
+  const { key } = await rt.runtime.agents.add("inspector-http");
   const keyed = ["--transport", "http", "--header", `Authorization: Bearer ${key}`];
 
   const list = await inspector([url, ...keyed, "--method", "tools/list"], state.env);
@@ -260,7 +260,7 @@ Deno.test("mcp-remote bridges a stdio client to /mcp (and /sse) with the agent k
   const { mcpRemote } = await ensureClientsInstalled();
   for (const [path, strategy] of [["/mcp", "http-only"], ["/sse", "sse-only"]]) {
     const agent = `via-mcp-remote-${strategy}`;
-    const { key } = rt.runtime.agents.add(agent);
+    const { key } = await rt.runtime.agents.add(agent);
     // The header as README examples give it, and (for SSE) in the form that keeps the key in
     // the client config's env rather than its args: mcp-remote expands ${VAR} itself.
     const header = strategy === "http-only"
@@ -299,7 +299,7 @@ Deno.test("mcp-remote bridges a stdio client to /mcp (and /sse) with the agent k
       assert.notEqual(nav.isError, true, textOf(nav));
       assert.match(textOf(nav), /# Fixture home/, strategy);
       // The session is the key's agent, whatever the bridge calls itself.
-      const rows = rt.runtime.audit.rows().filter((r) => r.agent === agent);
+      const rows = (await rt.runtime.audit.rows()).filter((r) => r.agent === agent);
       assert.ok(rows.length > 0, `${strategy}: the audit names the agent of the key sent`);
       const mode = strategy === "http-only"
         ? /Connected to remote server using StreamableHTTPClientTransport/
@@ -530,8 +530,8 @@ Deno.test("SDK client over stdio, legacy SSE and Streamable HTTP: negotiation, p
     return stderr.match(/console: (\S+)/)![1];
   };
 
-  const sse = keyedTransport(base, rt.runtime.agents.add("matrix-sse").key, "sse");
-  const http = keyedTransport(base, rt.runtime.agents.add("matrix-http").key, "http");
+  const sse = keyedTransport(base, (await rt.runtime.agents.add("matrix-sse")).key, "sse");
+  const http = keyedTransport(base, (await rt.runtime.agents.add("matrix-http")).key, "http");
   await exerciseTransport("sse", sse, site, () => Promise.resolve(rt.runtime.consoleUrl ?? base));
   await exerciseTransport("http", http, site, () => Promise.resolve(rt.runtime.consoleUrl ?? base));
   await exerciseTransport("stdio", stdio, site, stdioConsole);
@@ -568,7 +568,7 @@ Deno.test("protocol version negotiation over Streamable HTTP: each supported ver
   await using site = serveFixtureSite();
   await using rt = await sseRuntime(site);
   const url = new URL("/mcp", rt.runtime.url!).href;
-  const { key } = rt.runtime.agents.add("versions");
+  const { key } = await rt.runtime.agents.add("versions");
   assert.equal(SUPPORTED_PROTOCOL_VERSIONS[0], LATEST_PROTOCOL_VERSION);
   for (const asked of [...SUPPORTED_PROTOCOL_VERSIONS, "2099-01-01", "1999-01-01"]) {
     const expected = SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION;

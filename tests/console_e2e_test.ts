@@ -18,7 +18,7 @@ Deno.test("console: a human approves one write and denies another while the agen
     `allowed_origins: [${site.origin}]\nread_only: true\nconfirm_writes: true\nconfirm_timeout_seconds: 60\n`,
   );
   const client = new Client({ name: "agent", version: "0" });
-  await client.connect(agentTransport(runtime, "http", "clerk"));
+  await client.connect(await agentTransport(runtime, "http", "clerk"));
   const call = async (name: string, args: Record<string, unknown>, onprogress?: () => void) => {
     const r = await client.callTool({ name, arguments: args }, undefined, {
       onprogress,
@@ -90,7 +90,7 @@ Deno.test("console: a human approves one write and denies another while the agen
     assert.match(denied.text, /^denied: CONFIRM_DENIED/);
     assert.equal(site.posts.get("/login")?.length, 1, "the denied POST never left");
 
-    const rows = runtime.audit.rows().filter((r) => r.kind === "approval");
+    const rows = (await runtime.audit.rows()).filter((r) => r.kind === "approval");
     assert.deepEqual(rows.map((r) => r.reason), ["APPROVED", "CONFIRM_DENIED"]);
     for (const r of rows) assert.ok(!JSON.stringify(r).includes("/login"), "no path in the audit");
   } finally {

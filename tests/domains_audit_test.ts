@@ -26,10 +26,10 @@ Deno.test("omotai domain add/rm applies to the next action and request without a
     /^denied: ORIGIN_NOT_ALLOWED/,
   );
   // The home page's cross-origin iframe is refused by the egress proxy for now.
-  const start = h.runtime.audit.rows().at(-1)!.seq;
+  const start = (await h.runtime.audit.rows()).at(-1)!.seq;
   await c.call("browser_navigate", { url: `${h.site.origin}/` });
   assert.ok(
-    h.runtime.audit.rows(start).some((r) =>
+    (await h.runtime.audit.rows(start)).some((r) =>
       r.source === "proxy" && r.origin === h.site.otherOrigin && r.reason === "ORIGIN_NOT_ALLOWED"
     ),
   );
@@ -46,11 +46,11 @@ Deno.test("omotai domain add/rm applies to the next action and request without a
   const allowed = await c.call("browser_navigate", { url: other });
   assert.equal(allowed.isError, false, allowed.text);
   assert.match(allowed.text, /# Next page/);
-  const frameStart = h.runtime.audit.rows().at(-1)!.seq;
+  const frameStart = (await h.runtime.audit.rows()).at(-1)!.seq;
   await c.call("browser_navigate", { url: `${h.site.origin}/` });
   assert.ok(
-    await eventually(() =>
-      h.runtime.audit.rows(frameStart).some((r) =>
+    await eventually(async () =>
+      (await h.runtime.audit.rows(frameStart)).some((r) =>
         r.source === "proxy" && r.origin === h.site.otherOrigin && r.decision === "allow"
       )
     ),
@@ -81,7 +81,7 @@ Deno.test("omotai domain add/rm applies to the next action and request without a
   ]);
   assert.equal(bad.code, 1);
   assert.match(bad.out, /BAD_ORIGIN/);
-  assert.ok(h.runtime.audit.rows().some((r) => r.kind === "domains_changed"));
+  assert.ok((await h.runtime.audit.rows()).some((r) => r.kind === "domains_changed"));
 });
 
 Deno.test("an unreadable domain table denies every action and request with DOMAINS_UNREADABLE", async () => {
@@ -93,7 +93,7 @@ Deno.test("an unreadable domain table denies every action and request with DOMAI
   other.close();
   const r = await c.call("browser_navigate", { url: `${h.site.origin}/next` });
   assert.match(r.text, /^denied: DOMAINS_UNREADABLE/);
-  const rows = h.runtime.audit.rows();
+  const rows = await h.runtime.audit.rows();
   assert.ok(rows.some((row) => row.kind === "navigate" && row.reason === "DOMAINS_UNREADABLE"));
   assert.ok(
     !rows.some((row) =>
@@ -114,7 +114,7 @@ Deno.test("omotai audit verify passes on a real run, fails on an edit, and prune
     const ok = await omotai(["audit", "verify", "--data-dir", h.dataDir]);
     assert.equal(ok.code, 0, ok.out);
     assert.match(ok.out, /audit ok: \d+ rows/);
-    const rows = h.runtime.audit.rows();
+    const rows = await h.runtime.audit.rows();
     assert.ok(
       rows.some((r) =>
         r.kind === "navigate" && r.decision === "deny" && r.reason === "ORIGIN_NOT_ALLOWED"

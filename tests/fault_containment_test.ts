@@ -444,13 +444,13 @@ Deno.test("runtime: a console.log over the real cap in one agent's session leave
   const browsing = browseUntil(b, site.origin, stop);
   browsing.catch(() => {});
   const faulted = await eventually(
-    () => h.runtime.audit.rows().some((r) => r.kind === "browser_ended"),
+    async () => (await h.runtime.audit.rows()).some((r) => r.kind === "browser_ended"),
     120_000,
   );
   stop.done = true;
   assert.ok(await browsing >= 2);
   assert.ok(faulted, "A's browser was ended");
-  const ended = h.runtime.audit.rows().filter((r) => r.kind === "browser_ended");
+  const ended = (await h.runtime.audit.rows()).filter((r) => r.kind === "browser_ended");
   assert.equal(ended.length, 1);
   assert.equal(ended[0].reason, "CDP_MESSAGE_TOO_LARGE");
   const next = await a.call("browser_navigate", { url: `${site.origin}/next` });

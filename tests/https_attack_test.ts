@@ -39,7 +39,7 @@ async function world(extra: (site: HttpsSite) => string = () => ""): Promise<Wor
     { upstreamCa: [site.caPem] },
   );
   const client = new Client({ name: "https-test", version: "0" });
-  await client.connect(keyedTransport(runtime.url!, runtime.agents.add("tls-agent").key));
+  await client.connect(keyedTransport(runtime.url!, (await runtime.agents.add("tls-agent")).key));
   const c = new TestClient(client);
   return {
     c,
@@ -191,7 +191,9 @@ Deno.test("an allowed origin whose certificate is for another name is refused wi
     const key = await Deno.stat(`${dataDir}/proxy-ca/ca.key`);
     assert.equal((key.mode ?? 0) & 0o777, 0o600);
     const client = new Client({ name: "https-name", version: "0" });
-    await client.connect(keyedTransport(runtime.url!, runtime.agents.add("name-agent").key));
+    await client.connect(
+      keyedTransport(runtime.url!, (await runtime.agents.add("name-agent")).key),
+    );
     await using c = new TestClient(client);
     const r = await c.call("browser_navigate", { url: `${origin}/` });
     assert.doesNotMatch(r.text, /should not be read/);

@@ -67,7 +67,7 @@ Deno.test({
     const away = await c.call("browser_navigate", { url: "http://127.0.0.3:9/" });
     assert.match(away.text, /^denied: ORIGIN_NOT_ALLOWED/);
     // The audit says what this start's browsers get, and each browser's start says it again.
-    const rows = h.runtime.audit.rows();
+    const rows = await h.runtime.audit.rows();
     assert.ok(rows.some((r) => r.kind === "browser_isolation" && r.reason === "netns"));
     const started = rows.filter((r) => r.kind === "browser_started");
     assert.equal(started.length, 2);
@@ -161,7 +161,7 @@ Deno.test({
       });
       try {
         const client = new Client({ name: "omotai-test", version: "0" });
-        await client.connect(agentTransport(runtime, "http"));
+        await client.connect(await agentTransport(runtime, "http"));
         await using c = new TestClient(client);
         const r = await c.call("browser_navigate", { url: `${site.origin}/` });
         assert.equal(stripped, 1, "the launch hook removed --proxy-server");
@@ -257,7 +257,7 @@ Deno.test("isolation: require_isolation refuses a start, and an agent's session,
       isolation: { mode: "off" },
     });
     assert.equal(runtime.isolation.kind, "none");
-    const { key } = runtime.agents.add("strict", agentPolicy);
+    const { key } = await runtime.agents.add("strict", agentPolicy);
     const res = await fetch(`${runtime.url}/mcp`, {
       method: "POST",
       headers: {
@@ -279,13 +279,15 @@ Deno.test("isolation: require_isolation refuses a start, and an agent's session,
     assert.equal(res.status, 503);
     assert.match(await res.text(), /^ISOLATION_UNAVAILABLE: /);
     // The refused start was audited too (same data dir), before it ended.
-    const refused = runtime.audit.rows().filter((r) => r.kind === "session_refused");
+    const refused = (await runtime.audit.rows()).filter((r) => r.kind === "session_refused");
     assert.deepEqual(refused.map((r) => [r.agent, r.reason]), [
       [null, "ISOLATION_UNAVAILABLE"],
       ["strict", "ISOLATION_UNAVAILABLE"],
     ]);
     assert.ok(
-      runtime.audit.rows().some((r) => r.kind === "browser_isolation" && r.reason === "none"),
+      (await runtime.audit.rows()).some((r) =>
+        r.kind === "browser_isolation" && r.reason === "none"
+      ),
     );
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -110,7 +110,7 @@ Deno.test("no console page or API answer holds a form of a login's values", asyn
     audit: mirror,
   });
   await using _rt = runtime;
-  const { key } = runtime.agents.add("carol");
+  const { key } = await runtime.agents.add("carol");
   const client = new Client({ name: "leak-test", version: "0" });
   await client.connect(keyedTransport(runtime.url!, key));
   await using c = new TestClient(client);

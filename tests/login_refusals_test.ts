@@ -58,7 +58,7 @@ Deno.test("browser_login with an expired grant is refused, audited, and types no
   });
   await using _rt = runtime;
   const client = new Client({ name: "expired-test", version: "0" });
-  await client.connect(keyedTransport(runtime.url!, runtime.agents.add("dora").key));
+  await client.connect(keyedTransport(runtime.url!, (await runtime.agents.add("dora")).key));
   await using c = new TestClient(client);
   await c.call("browser_navigate", { url: `${site.origin}/login` });
   const r = await c.call("browser_login");

@@ -65,7 +65,7 @@ const keys = new Map<string, string>();
 async function connect(runtime: Awaited<ReturnType<typeof startTestRuntime>>, agent: string) {
   const client = new Client({ name: "login-test", version: "0" });
   const id = `${runtime.url}|${agent}`;
-  const key = keys.get(id) ?? runtime.agents.add(agent).key;
+  const key = keys.get(id) ?? (await runtime.agents.add(agent)).key;
   keys.set(id, key);
   await client.connect(keyedTransport(runtime.url!, key));
   return new TestClient(client);

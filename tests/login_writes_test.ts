@@ -88,7 +88,7 @@ async function world(extra: (site: HostileLoginSite) => string): Promise<World> 
     `allowed_origins: [${site.origin}, ${site.otherOrigin}]\n${extra(site)}`,
     { vaultKey: { key: KEY } },
   );
-  const { key } = runtime.agents.add("alice");
+  const { key } = await runtime.agents.add("alice");
   const outputs: string[] = [];
   return {
     site,

@@ -24,7 +24,7 @@ Deno.test("ask_human waits for the operator's answer through the API, and times 
     }),
   );
   // An agent key does not open the operator's door.
-  const agentKey = h.runtime.agents.add("sneaky").key;
+  const agentKey = (await h.runtime.agents.add("sneaky")).key;
   const refused = await fetch(`${h.runtime.url}/api/questions/${id}`, {
     method: "POST",
     headers: { Authorization: `Bearer ${agentKey}`, "content-type": "application/json" },
@@ -46,7 +46,9 @@ Deno.test("ask_human waits for the operator's answer through the API, and times 
   const late = await c.call("ask_human", { question: "Anyone there?" });
   assert.match(late.text, /^error: ASK_TIMEOUT/);
   // The audit keeps neither the question nor the answer.
-  const rows = JSON.stringify(h.runtime.audit.rows().filter((row) => row.kind === "ask_human"));
+  const rows = JSON.stringify(
+    (await h.runtime.audit.rows()).filter((row) => row.kind === "ask_human"),
+  );
   assert.match(rows, /ANSWERED/);
   assert.doesNotMatch(rows, /INV-1013|Which invoice/);
 });
@@ -72,8 +74,10 @@ Deno.test("an approval the agent's client cancels is withdrawn from the console"
   assert.ok((await click) instanceof Error, "the call was cancelled");
   assert.ok(await eventually(async () => (await pending()).length === 0), "withdrawn");
   assert.ok(
-    await eventually(() =>
-      h.runtime.audit.rows().some((r) => r.kind === "approval" && r.reason === "CONFIRM_WITHDRAWN")
+    await eventually(async () =>
+      (await h.runtime.audit.rows()).some((r) =>
+        r.kind === "approval" && r.reason === "CONFIRM_WITHDRAWN"
+      )
     ),
   );
   assert.equal(h.site.posts.get("/login"), undefined);

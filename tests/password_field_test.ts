@@ -33,7 +33,7 @@ async function world(extra = "") {
     `allowed_origins: [${site.origin}, ${site.otherOrigin}]\n${extra}`,
   );
   const client = new Client({ name: "password-test", version: "0" });
-  await client.connect(agentTransport(runtime));
+  await client.connect(await agentTransport(runtime));
   const c = new TestClient(client);
   const home = await c.call("browser_navigate", { url: `${site.origin}/` });
   assert.equal(home.isError, false, home.text);
@@ -48,8 +48,8 @@ async function world(extra = "") {
     valuesOf: (...fields: string[]) =>
       site.typed.filter((t) => fields.includes(t.field)).map((t) => t.value),
     /** Action rows denied with PASSWORD_FIELD, by kind. */
-    refusals: (kind: string) =>
-      runtime.audit.rows().filter((r) =>
+    refusals: async (kind: string) =>
+      (await runtime.audit.rows()).filter((r) =>
         r.source === "action" && r.kind === kind && r.decision === "deny" &&
         r.reason === "PASSWORD_FIELD"
       ).length,
@@ -94,11 +94,11 @@ Deno.test("browser_type refuses every password field with PASSWORD_FIELD, audite
     assert.match((await type(/textbox "Flip"/)).text, REFUSED);
   });
   await t.step("a field that turns into a password field as it takes the focus", async () => {
-    const before = w.refusals("type");
+    const before = await w.refusals("type");
     const r = await type(/textbox "Sneaky"/);
     assert.match(r.text, /^error: PASSWORD_FIELD \(e\d+ is a password field as it takes the focus/);
     // Allowed on the facts (a text field then), refused at action time: both rows exist.
-    assert.equal(w.refusals("type"), before + 1);
+    assert.equal(await w.refusals("type"), before + 1);
   });
   for (
     const [name, label] of [
@@ -120,7 +120,7 @@ Deno.test("browser_type refuses every password field with PASSWORD_FIELD, audite
   await settle();
   assert.deepEqual(w.valuesOf(...PASSWORD_IDS), [], "nothing reached a password field");
   assert.deepEqual(w.valuesOf("name", "frame-name"), [TYPED, TYPED]);
-  assert.equal(w.refusals("type"), 7, "each refusal is an audited deny");
+  assert.equal(await w.refusals("type"), 7, "each refusal is an audited deny");
   assert.ok(!w.c.outputs.join("\n").includes(TYPED), "the text is never echoed");
 });
 
@@ -181,7 +181,8 @@ Deno.test("browser_press_key refuses keys that type into a focused password fiel
   const passwords = PASSWORD_IDS.filter((id) => id !== "flip");
   assert.deepEqual(w.valuesOf(...passwords), [], "no key reached a password field");
   assert.deepEqual(w.valuesOf("flip", "frame-name"), ["b", "d"]);
-  assert.ok(w.refusals("key") >= 13, `${w.refusals("key")} audited refusals`);
+  const keyRefusals = await w.refusals("key");
+  assert.ok(keyRefusals >= 13, `${keyRefusals} audited refusals`);
 });
 
 Deno.test("browser_fill_form and browser_select_option put no text into a password field", async () => {
@@ -232,7 +233,7 @@ Deno.test("browser_fill_form and browser_select_option put no text into a passwo
   );
   await settle();
   assert.deepEqual(w.site.typed, [], "not one field was filled");
-  assert.equal(w.refusals("type"), 5);
+  assert.equal(await w.refusals("type"), 5);
 });
 
 Deno.test("model_may_type_passwords: true lets browser_type, browser_press_key and browser_fill_form fill password fields", async () => {
@@ -268,7 +269,7 @@ Deno.test("model_may_type_passwords: true lets browser_type, browser_press_key a
   assert.deepEqual(w.valuesOf("secret", "sneaky", "open-secret"), [TYPED, TYPED, TYPED]);
   assert.deepEqual(w.valuesOf("frame-name", "frame-secret"), ["x", "y"]);
   assert.ok(!w.c.outputs.join("\n").includes(TYPED), "the text is never echoed");
-  assert.equal(w.refusals("type") + w.refusals("key"), 0);
+  assert.equal((await w.refusals("type")) + (await w.refusals("key")), 0);
 });
 
 Deno.test("parsePolicy() reads model_may_type_passwords, off by default; toolSettingsFrom() carries it only when on", () => {

@@ -460,7 +460,7 @@ Deno.test("a session shows no run of 8 of a vault password, whatever the page do
       vaultKey: { key: KEY },
     });
     await using _rt = runtime;
-    const { key } = runtime.agents.add("cuts");
+    const { key } = await runtime.agents.add("cuts");
     const client = new Client({ name: "cuts-test", version: "0" });
     await client.connect(keyedTransport(runtime.url!, key));
     await using c = new TestClient(client);

@@ -65,7 +65,7 @@ async function world(extra = "") {
       uses: [{ kind: "fill", allowed_origins: [site.origin] }],
     }, { approve: true });
   }
-  const { key } = runtime.agents.add("dana");
+  const { key } = await runtime.agents.add("dana");
   const clients: TestClient[] = [];
   return {
     site,

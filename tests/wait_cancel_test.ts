@@ -9,7 +9,7 @@ Deno.test("browser_wait_for cancelled by the client frees the session at once", 
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-wait-cancel-" });
   await using runtime = await startTestRuntime(dataDir, `allowed_origins: [${site.origin}]\n`);
   const client = new Client({ name: "cancel", version: "0" });
-  await client.connect(agentTransport(runtime));
+  await client.connect(await agentTransport(runtime));
   try {
     await client.callTool({ name: "browser_navigate", arguments: { url: `${site.origin}/` } });
     for (const args of [{ time: 30 }, { text: "never on this page" }]) {

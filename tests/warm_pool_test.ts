@@ -52,7 +52,7 @@ for (const mode of ["auto", "off"] as const) {
     const clients: TestClient[] = [];
     const connect = async () => {
       const client = new Client({ name: "warm-pool-test", version: "0" });
-      await client.connect(agentTransport(runtime, "http"));
+      await client.connect(await agentTransport(runtime, "http"));
       const c = new TestClient(client);
       clients.push(c);
       return c;
@@ -66,8 +66,13 @@ for (const mode of ["auto", "off"] as const) {
       const a = await connect();
       const nav = await a.call("browser_navigate", { url: `${site.origin}/` });
       assert.equal(nav.isError, false, nav.text);
-      const rows = () => runtime.audit.rows().filter((r) => r.kind === "browser_started");
-      assert.deepEqual(rows().map((r) => r.rule), ["warm"], "A's browser came from the pool");
+      const rows = async () =>
+        (await runtime.audit.rows()).filter((r) => r.kind === "browser_started");
+      assert.deepEqual(
+        (await rows()).map((r) => r.rule),
+        ["warm"],
+        "A's browser came from the pool",
+      );
       // The pool refills behind the take with another fresh profile.
       const refill = await until("the pool refilled", () => {
         const b = [...browsers(dir).keys()].filter((p) => p !== warmProfile);
@@ -76,7 +81,7 @@ for (const mode of ["auto", "off"] as const) {
       assert.ok(browsers(dir).has(warmProfile), "A still has its own");
       const b = await connect();
       assert.equal((await b.call("browser_navigate", { url: `${site.origin}/` })).isError, false);
-      assert.deepEqual(rows().map((r) => r.rule), ["warm", "warm"]);
+      assert.deepEqual((await rows()).map((r) => r.rule), ["warm", "warm"]);
       assert.notEqual(refill, warmProfile);
 
       // A leaves: its whole tree is gone within 2 s, its profile removed.

@@ -61,7 +61,9 @@ Deno.test("a confirm accepted under read_only cannot write: the script's POST is
   assert.equal(accepted.isError, false, accepted.text);
   // The accepted confirm lets the page's script POST: wait for its refusal to be audited.
   assert.ok(
-    await eventually(() => w.h.runtime.audit.rows().some((r) => r.reason === "READ_ONLY_WRITE")),
+    await eventually(async () =>
+      (await w.h.runtime.audit.rows()).some((r) => r.reason === "READ_ONLY_WRITE")
+    ),
     "the script's POST was judged",
   );
   assert.deepEqual(w.site.posts, []);
@@ -181,7 +183,7 @@ Deno.test("browser_handle_dialog is judged: refused past max_actions, and a writ
   await w2.c.call("browser_click", { ref: refOf(page.text, /button "Delete order"/) });
   // The operator denies the origin while the dialog is open: accepting lets the page's
   // script run, and its POST is refused on its own.
-  w2.h.runtime.domains.add(w2.site.origin, "deny");
+  await w2.h.runtime.domains.add(w2.site.origin, "deny");
   const accepted = await w2.c.call("browser_handle_dialog", { accept: true });
   assert.match(accepted.text, /blocked 1 request .*DOMAIN_DENIED: POST http/);
   assert.deepEqual(w2.site.posts, []);

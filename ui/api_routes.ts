@@ -66,15 +66,15 @@ export function apiRoutes(
 ): void {
   const { approvals, questions } = deps;
 
-  app.get("/api/approvals", (c) => {
+  app.get("/api/approvals", async (c) => {
     const state = parseInput(ApprovalStateQuery, c.req.query("state"));
-    return c.json(approvals.list(state));
+    return c.json(await approvals.list(state));
   });
   app.post("/api/approvals/:id", async (c) => {
     const { decision } = parseInput(DecisionBody, await jsonBody(c));
     const id = c.req.param("id");
-    settled(approvals.decide(id, decision, doorOf(c.var.auth)), "approval");
-    const record = approvals.list().find((a) => a.id === id);
+    settled(await approvals.decide(id, decision, doorOf(c.var.auth)), "approval");
+    const record = (await approvals.list()).find((a) => a.id === id);
     return c.json({ id, state: record?.state ?? (decision === "approve" ? "approved" : "denied") });
   });
 
@@ -90,6 +90,7 @@ export function apiRoutes(
   });
 
   app.get("/api/sessions", async (c) => c.json(await deps.sessions.list()));
+  app.get("/api/status", (c) => c.json(deps.status?.() ?? { storeAvailable: true }));
   app.get("/api/capacity", (c) => {
     const capacity = deps.sessions.capacity?.();
     if (!capacity) {

@@ -13,6 +13,7 @@ import type {
   PoliciesPort,
   QuestionsPort,
   SessionsPort,
+  StoreStatus,
 } from "./ports.ts";
 
 /** The console's dependencies. */
@@ -32,6 +33,8 @@ export interface ConsoleDeps {
   grants: GrantsPort;
   audit: AuditPort;
   policies: PoliciesPort;
+  /** Whether the store answers now; absent: always (the embedded store). */
+  status?(): StoreStatus;
   /** Heartbeat of `/api/events`; default 15 s. */
   heartbeatMs?: number;
   /** Largest request body; default 64 KiB. */

@@ -28,7 +28,7 @@ import {
 export function formRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps): void {
   app.post("/approvals/:id", async (c) => {
     const { decision } = parseInput(DecisionBody, await formBody(c));
-    const result = deps.approvals.decide(c.req.param("id"), decision, doorOf(c.var.auth));
+    const result = await deps.approvals.decide(c.req.param("id"), decision, doorOf(c.var.auth));
     return c.redirect(result === "ok" ? "/" : `/?notice=${result}`, 303);
   });
 

@@ -28,10 +28,12 @@ export interface PageParts {
   /** The session's CSRF token (for the logout form); empty on pages without a session. */
   csrf: string;
   body: SafeHtml;
+  /** The runtime's store does not answer: said above everything else. */
+  storeDown?: boolean;
 }
 
 /** A whole console page. */
-export function page({ title, view, csrf, body }: PageParts): SafeHtml {
+export function page({ title, view, csrf, body, storeDown }: PageParts): SafeHtml {
   const nav = VIEWS.map(([key, href, label]) =>
     html`<a href="${href}" class="${key === view ? "active" : ""}">${label}</a>`
   );
@@ -54,6 +56,12 @@ export function page({ title, view, csrf, body }: PageParts): SafeHtml {
       <body>
     ${header}
     <main>
+    ${storeDown
+      ? html`
+        <p class="alert bad"
+          role="alert">The database does not answer: every action and request is refused until it does.</p>
+      `
+      : ""}
     <h1>${title}</h1>
     ${body}
     </main>

@@ -23,19 +23,19 @@ import { AuditQuery, parseInput } from "./schemas.ts";
 export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps): void {
   const { approvals, questions } = deps;
   const show = (title: string, view: ViewKey, csrf: string, body: SafeHtml) =>
-    page({ title, view, csrf, body }).value;
+    page({ title, view, csrf, body, storeDown: deps.status?.().storeAvailable === false }).value;
 
-  const approvalsNow = (csrf: string) =>
-    approvalsTable(approvals.list("pending"), approvals.list("decided"), csrf);
+  const approvalsNow = async (csrf: string) =>
+    approvalsTable(await approvals.list("pending"), await approvals.list("decided"), csrf);
   const questionsNow = (csrf: string) =>
     questionsTable(questions.list("pending"), questions.list("answered"), csrf);
 
-  app.get("/", (c) => {
+  app.get("/", async (c) => {
     const csrf = csrfOf(c.var.auth);
-    const body = approvalsBody(approvalsNow(csrf), notice(c.req.query("notice")));
+    const body = approvalsBody(await approvalsNow(csrf), notice(c.req.query("notice")));
     return c.html(show("Approvals", "approvals", csrf, body));
   });
-  app.get("/approvals/table", (c) => c.html(approvalsNow(csrfOf(c.var.auth)).value));
+  app.get("/approvals/table", async (c) => c.html((await approvalsNow(csrfOf(c.var.auth))).value));
 
   app.get("/questions", (c) => {
     const csrf = csrfOf(c.var.auth);

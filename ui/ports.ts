@@ -42,12 +42,16 @@ export interface ApprovalChange {
   readonly approval: ApprovalView;
 }
 
-/** The approval queue (`ApprovalQueue`). */
+/** The approval queue (`ApprovalQueue`, or `SharedApprovals` on a shared store). */
 export interface ApprovalsPort {
   /** Newest first; no state: pending ones, then finished ones. */
-  list(state?: "pending" | "decided"): readonly ApprovalView[];
+  list(state?: "pending" | "decided"): MaybePromise<readonly ApprovalView[]>;
   /** `by` names the door: `console` (cookie) or `api` (bearer). */
-  decide(id: string, decision: "approve" | "deny", by: string): "ok" | "not_pending" | "unknown";
+  decide(
+    id: string,
+    decision: "approve" | "deny",
+    by: string,
+  ): MaybePromise<"ok" | "not_pending" | "unknown">;
   subscribe(listener: (event: ApprovalChange) => void): () => void;
 }
 
@@ -91,6 +95,16 @@ export interface SessionInfo {
   readonly isolation: "netns" | "none";
   /** ISO time. */
   readonly startedAt: string;
+  /** On a shared store: the runtime holding it (absent: this one). */
+  readonly runtime?: string;
+  /** Its runtime stopped beating: the runtime, and so the session, is gone. */
+  readonly gone?: boolean;
+}
+
+/** Whether the runtime's store answers (a shared database may not). */
+export interface StoreStatus {
+  /** False: every action and request is refused until the database answers again. */
+  readonly storeAvailable: boolean;
 }
 
 /** How many sessions this runtime holds, and may hold at once. */

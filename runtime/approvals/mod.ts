@@ -5,3 +5,4 @@
  */
 export * from "./approval_queue.ts";
 export * from "./questions.ts";
+export * from "./shared_approvals.ts";

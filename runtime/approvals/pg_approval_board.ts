@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { log } from "../log.ts";
 import type { PgDatabase } from "../store/pg_database.ts";
 import type { Approval, ApprovalDecision, ApprovalState, DecideResult } from "./approval_queue.ts";
 
@@ -44,6 +45,7 @@ export class PgApprovalBoard implements AsyncDisposable {
   readonly #runtime: string;
   readonly #pollMs: number;
   readonly #waiting = new Map<string, Set<() => void>>();
+  readonly #changes = new Set<(id: string) => void>();
   #unlisten: (() => Promise<void>) | undefined;
 
   private constructor(db: PgDatabase, tenant: string, runtime: string, pollMs: number) {
@@ -173,7 +175,31 @@ export class PgApprovalBoard implements AsyncDisposable {
     }
   }
 
+  /**
+   * Calls `listener` with the id of every approval a notification names: posted, decided,
+   * expired or withdrawn on any runtime (the console's live view reads it back with `get`).
+   * The channel is shared by every tenant, so an id may be another tenant's: `get` then
+   * finds nothing, which is the wall. Notifications lost while the listening connection was
+   * down are not replayed. Returns the function that removes the listener.
+   */
+  onChange(listener: (id: string) => void): () => void {
+    // A wrapper per call, so adding one function twice needs two removals.
+    const entry = (id: string) => listener(id);
+    this.#changes.add(entry);
+    return () => {
+      this.#changes.delete(entry);
+    };
+  }
+
   #wake(id: string): void {
+    for (const listener of [...this.#changes]) {
+      try {
+        listener(id);
+      } catch (err) {
+        // A broken listener must not stop the waiting calls below from waking.
+        log(`approvals: a change listener failed: ${(err as Error)?.name ?? "error"}`);
+      }
+    }
     const set = this.#waiting.get(id);
     if (!set) return;
     this.#waiting.delete(id);

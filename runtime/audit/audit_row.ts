@@ -114,3 +114,13 @@ export function auditOrigin(value: string | null | undefined): string | null {
 export interface AuditSink {
   append(event: AuditEvent): void;
 }
+
+/**
+ * The runtime's audit writer: `AuditLog` (SQLite) or `PgAuditSink` (PostgreSQL). `append`
+ * is for rows nothing waits on (lifecycle events) and throws at once when the store is known
+ * to be failing; `appendSoon` is for rows an action or a request waits on ("audit before it
+ * runs"): it resolves only once the row is kept, and its rejection is a deny.
+ */
+export interface AuditWriter extends AuditSink {
+  appendSoon(event: AuditEvent): Promise<AuditRow>;
+}

@@ -21,6 +21,18 @@ export interface CheckpointCheck {
   publicKey: KeyObject;
 }
 
+/** Which rows the console pages through: newest first, `before` the last row of a page. */
+export interface RecentFilter {
+  /** Rows at most. */
+  limit: number;
+  /** Only rows with a `seq` below this (the next page after a row). */
+  before?: number;
+  /** Only this session's rows (as stored, after redaction). */
+  session?: string;
+  /** Only rows with this decision (`allow`, `deny`, `confirm`, `event`). */
+  decision?: string;
+}
+
 /** One tenant's audit chain. */
 export interface AuditStore {
   /** The tenant whose chain this is. */
@@ -32,6 +44,8 @@ export interface AuditStore {
   append(events: AuditEvent[]): Promise<AuditRow[]>;
   /** Rows in order after `afterSeq`, at most `limit`. */
   rows(afterSeq?: number, limit?: number): Promise<AuditRow[]>;
+  /** Rows newest first that match `filter`, at most `filter.limit` (the console's pages). */
+  recent(filter: RecentFilter): Promise<AuditRow[]>;
   /**
    * Walks the chain from its anchor to its recorded head, and holds it against signed
    * checkpoints when given (a history rewritten by the database's owner fails there).
@@ -74,6 +88,14 @@ export function sqliteAuditStore(db: DatabaseSync, log: AuditLog): AuditStore {
     // Plain objects, as the other adapters give (SQLite's rows have no prototype).
     rows: (afterSeq = 0, limit = 10_000) =>
       Promise.resolve(log.rows(afterSeq, limit).map((r) => ({ ...r }))),
+    recent: (f) =>
+      asPromise(() =>
+        db.prepare(
+          "SELECT * FROM audit WHERE (?1 IS NULL OR seq < ?1) AND (?2 IS NULL OR session = ?2) " +
+            "AND (?3 IS NULL OR decision = ?3) ORDER BY seq DESC LIMIT ?4",
+        ).all(f.before ?? null, f.session ?? null, f.decision ?? null, f.limit)
+          .map((r) => ({ ...r }) as unknown as AuditRow)
+      ),
     verify: (check) => {
       const s = state();
       const hashAt = db.prepare("SELECT hash FROM audit WHERE seq = ?");

@@ -203,6 +203,48 @@ for (const adapter of ADAPTERS) {
     assert.equal((await s.store.verify()).rows, 6);
   });
 
+  Deno.test(`AuditStore (${adapter.name}): recent() pages newest first, before a seq, by session and decision`, async () => {
+    await using s = await adapter.open(new Redactor());
+    assert.deepEqual(await s.store.recent({ limit: 5 }), [], "an empty chain");
+    // Rows 1-10: sessions a, b, a, b, ...; decisions allow, deny, confirm, allow, deny, ...
+    const decisions = ["allow", "deny", "confirm"] as const;
+    await s.store.append(Array.from({ length: 10 }, (_, i) => ({
+      kind: "request",
+      source: "request",
+      session: i % 2 ? "b" : "a",
+      decision: decisions[i % 3],
+      reason: `r${i + 1}`,
+    })));
+    const all = await s.store.rows();
+    const seqs = (rows: AuditRow[]) => rows.map((r) => r.seq);
+    // Whole rows, as rows() gives them, newest first.
+    assert.deepEqual(await s.store.recent({ limit: 3 }), all.slice(-3).reverse());
+    assert.deepEqual(await s.store.recent({ limit: 100 }), [...all].reverse());
+    assert.deepEqual(seqs(await s.store.recent({ limit: 3, before: 8 })), [7, 6, 5]);
+    assert.deepEqual(seqs(await s.store.recent({ limit: 3, before: 2 })), [1]);
+    assert.deepEqual(await s.store.recent({ limit: 3, before: 1 }), []);
+    assert.deepEqual(await s.store.recent({ limit: 0 }), []);
+    assert.deepEqual(seqs(await s.store.recent({ limit: 10, session: "b" })), [10, 8, 6, 4, 2]);
+    assert.deepEqual(seqs(await s.store.recent({ limit: 10, decision: "deny" })), [8, 5, 2]);
+    assert.deepEqual(
+      seqs(await s.store.recent({ limit: 10, session: "a", decision: "allow" })),
+      [7, 1],
+    );
+    assert.deepEqual(
+      seqs(await s.store.recent({ limit: 1, before: 7, session: "a", decision: "allow" })),
+      [1],
+    );
+    assert.deepEqual(await s.store.recent({ limit: 10, session: "nobody" }), []);
+    // Paging with the last seq of each page walks every row once.
+    const paged: number[] = [];
+    let page = await s.store.recent({ limit: 4 });
+    while (page.length > 0) {
+      paged.push(...seqs(page));
+      page = await s.store.recent({ limit: 4, before: page.at(-1)!.seq });
+    }
+    assert.deepEqual(paged, [10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+  });
+
   Deno.test(`AuditStore (${adapter.name}): concurrent appends are serialized into one gapless chain`, async () => {
     await using s = await adapter.open(new Redactor());
     await Promise.all(Array.from({ length: 20 }, (_, i) => s.store.append(events(3, i * 3))));

@@ -13,7 +13,12 @@ import { createHash } from "node:crypto";
 import { OmotaiError } from "../errors.ts";
 import { processRedactor, type Redactor } from "../redact/mod.ts";
 import type { PgDatabase, PgTx } from "../store/pg_database.ts";
-import { type AuditStore, checkedResult, type CheckpointCheck } from "./audit_store.ts";
+import {
+  type AuditStore,
+  checkedResult,
+  type CheckpointCheck,
+  type RecentFilter,
+} from "./audit_store.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { AUDIT_FIELDS, type AuditEvent, type AuditRow, chainedRow } from "./audit_row.ts";
 import type { JsonlMirror } from "./jsonl_mirror.ts";
@@ -106,6 +111,21 @@ export class PgAuditLog implements AuditStore {
           module, rule, prev_hash, hash
         FROM audit_events WHERE tenant_id = ${this.tenant} AND seq > ${afterSeq}
         ORDER BY seq LIMIT ${limit}`;
+      return found.map(toRow);
+    });
+  }
+
+  async recent(f: RecentFilter): Promise<AuditRow[]> {
+    return await this.#db.tenant(this.tenant, async (tx) => {
+      // Each filter a fragment of its own, or none: every value stays a bound parameter.
+      const found = await tx<Record<string, unknown>[]>`
+        SELECT seq, ts, session, agent, kind, source, origin, method, decision, reason,
+          module, rule, prev_hash, hash
+        FROM audit_events WHERE tenant_id = ${this.tenant}
+          ${f.before != null ? tx`AND seq < ${f.before}` : tx``}
+          ${f.session != null ? tx`AND session = ${f.session}` : tx``}
+          ${f.decision != null ? tx`AND decision = ${f.decision}` : tx``}
+        ORDER BY seq DESC LIMIT ${f.limit}`;
       return found.map(toRow);
     });
   }

@@ -17,7 +17,7 @@ import type {
   TargetEvent,
   TrackedTarget,
 } from "../../cdp/mod.ts";
-import type { AuditEvent, AuditSink } from "../audit/audit_row.ts";
+import type { AuditEvent, AuditSink, AuditWriter } from "../audit/audit_row.ts";
 import { BrowserLostError, OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
 import { BlockedRequests } from "./blocked_notice.ts";
@@ -40,7 +40,8 @@ import { NetworkLog } from "./network_log.ts";
 /** How a session starts its browser. */
 export interface BrowserSessionOptions extends BrowserStart {
   /** Where the session's rows go (lifecycle here, actions from the tool pipeline). */
-  audit: AuditSink;
+  /** Where its rows go; a writer's `appendSoon` lets an action wait until its row is kept. */
+  audit: AuditSink | AuditWriter;
   /** Egress and anything else that shapes the browser; see `BrowserHooks`. */
   hooks?: BrowserHooksFactory;
   /** Browsers started ahead of their session (taken when the hooks can bind them). */
@@ -117,6 +118,17 @@ export class BrowserSession implements AsyncDisposable {
    */
   audit(event: Omit<AuditEvent, "session" | "agent">): void {
     this.#options.audit.append({ ...event, session: this.id, agent: this.agent });
+  }
+
+  /**
+   * Appends an audit row and resolves once it is kept (an action's verdict, before the
+   * action runs); rejects with `AUDIT_UNAVAILABLE` when it cannot be, and callers then deny.
+   */
+  async auditKept(event: Omit<AuditEvent, "session" | "agent">): Promise<void> {
+    const row = { ...event, session: this.id, agent: this.agent };
+    const sink = this.#options.audit;
+    if ("appendSoon" in sink) await sink.appendSoon(row);
+    else sink.append(row);
   }
 
   #lifecycle(kind: string, reason?: string, rule?: string): void {

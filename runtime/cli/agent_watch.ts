@@ -1,37 +1,45 @@
 /**
  * Ends the live sessions of agents whose key was removed, whoever removed it (the console,
- * the API, or `omotai agent rm` in another process).
+ * the API, `omotai agent rm` in another process, or another runtime sharing the database).
  *
  * @module
  */
-import type { AgentKeys } from "../agents/agent_keys.ts";
+import type { AgentInfo } from "../agents/agent_keys.ts";
 import { log } from "../log.ts";
 
-/** Watches `agents`; returns the timer (cleared at shutdown). */
+/** How often the agents are read again (a removal ends its sessions within this). */
+export const AGENT_WATCH_MS = 1_000;
+
+/** Watches the agents `list()` answers; returns a function that stops watching. */
 export function watchRemovedAgents(
-  agents: AgentKeys,
+  list: () => readonly AgentInfo[] | Promise<readonly AgentInfo[]>,
   close: (name: string, createdAt: string) => Promise<number>,
-): ReturnType<typeof setInterval> {
-  let generation = agents.generation();
-  let known = agents.list();
-  const timer = setInterval(() => {
+  intervalMs = AGENT_WATCH_MS,
+): () => void {
+  let known: readonly AgentInfo[] | undefined;
+  let busy = false;
+  const look = async () => {
+    // One read at a time: a slow database does not pile reads up.
+    if (busy) return;
+    busy = true;
     try {
-      const g = agents.generation();
-      if (g === generation) return;
-      generation = g;
-      const now = agents.list();
-      for (const a of known) {
+      const now = await list();
+      for (const a of known ?? []) {
         if (!now.some((b) => b.name === a.name && b.createdAt === a.createdAt)) {
-          close(a.name, a.createdAt).then((n) =>
-            n && log(`closed ${n} session(s) of a removed agent`)
-          );
+          const n = await close(a.name, a.createdAt);
+          if (n) log(`closed ${n} session(s) of a removed agent`);
         }
       }
       known = now;
     } catch {
-      // An unreadable table: verify() already refuses every key.
+      // Unreadable keys: every key is refused already (the guard answers 503), and the
+      // next read that succeeds compares against the last list known.
+    } finally {
+      busy = false;
     }
-  }, 1_000);
+  };
+  void look();
+  const timer = setInterval(look, intervalMs);
   Deno.unrefTimer(timer);
-  return timer;
+  return () => clearInterval(timer);
 }

@@ -10,14 +10,25 @@ import type { Runtime } from "./start.ts";
 /** The agent a newcomer's client uses: its key is made anew at every sse start. */
 export const QUICKSTART_AGENT = "quickstart";
 
-/** Replaces the quickstart agent's key and returns the new one (printed once, in the banner). */
-export function quickstartKey(runtime: Runtime): string {
-  runtime.agents.remove(QUICKSTART_AGENT);
-  return runtime.agents.add(QUICKSTART_AGENT).key;
+/**
+ * Replaces the quickstart agent's key and returns the new one (printed once, in the banner).
+ * On a shared store none is made: the tenant's agents are its operators' (and a quickstart
+ * key replaced at every start would end the sessions of the other runtimes' clients).
+ */
+export async function quickstartKey(
+  runtime: Runtime,
+  options: { database?: string },
+): Promise<string | undefined> {
+  if (options.database) return undefined;
+  await runtime.agents.remove(QUICKSTART_AGENT);
+  return (await runtime.agents.add(QUICKSTART_AGENT)).key;
 }
 
-/** The text `omotai start --mode sse` prints once it listens; `key` is an agent's key. */
-export function banner(runtime: Runtime, version: string, key: string): string {
+/**
+ * The text `omotai start --mode sse` prints once it listens; `key` is an agent's key
+ * (none on a shared store: the tenant's agents are added with `omotai agent add`).
+ */
+export function banner(runtime: Runtime, version: string, key: string | undefined): string {
   const lines = [
     `Omotai ${version} is running.`,
     `  Streamable HTTP: ${runtime.url}/mcp`,
@@ -32,6 +43,14 @@ export function banner(runtime: Runtime, version: string, key: string): string {
       `Admin token (console and /api; shown only now, set OMOTAI_ADMIN_TOKEN to keep one):`,
       `  ${runtime.adminToken}`,
     );
+  }
+  if (key === undefined) {
+    lines.push(
+      "",
+      `Agents are the tenant's: omotai agent add NAME --tenant ${runtime.tenant} (with the database named).`,
+      "Press Ctrl+C to stop.",
+    );
+    return lines.join("\n");
   }
   lines.push(
     "",

@@ -10,6 +10,7 @@ import { OmotaiError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { dataDirFrom } from "../launcher/data_dir.ts";
 import { START_OPTIONS } from "../launcher/options.ts";
+import { databaseUrl } from "../launcher/database_url.ts";
 import { agentCommand } from "./agent_cmd.ts";
 import { auditCommand } from "./audit_cmd.ts";
 import { domainCommand } from "./domain_cmd.ts";
@@ -29,9 +30,11 @@ Usage:
                [--data-dir DIR] [--audit FILE.jsonl] [--demo-site] [--demo-port PORT]
                [--headful] [--idle-timeout SECONDS] [--console] [--console-port 8090]
                [--isolation auto|off] [--browser-user NAME] [--warm-browsers N]
-               [--max-sessions N]
+               [--max-sessions N] [--database URL --tenant ID]
+               [--public-host HOST:PORT ...]
   omotai policy keygen|sign|verify|test|build ...
-  omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list   [--data-dir DIR]
+  omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list
+               [--data-dir DIR | --database URL --tenant ID]
   omotai agent add NAME [--policy FILE] | rm NAME | list
                [--data-dir DIR | --database URL --tenant ID]
   omotai audit verify [--jsonl FILE] [--checkpoints FILE [--checkpoint-key PUB]]
@@ -94,7 +97,7 @@ export async function main(args: string[]): Promise<number> {
       case "policy":
         return await policyCommand(rest);
       case "domain":
-        return domainCommand(rest);
+        return await domainCommand(rest);
       case "agent":
         return await agentCommand(rest);
       case "audit":
@@ -165,6 +168,10 @@ export function parseStartOptions(args: string[]): StartOptions {
     port,
     dataDir: dataDirFrom(values["data-dir"]),
     audit: values.audit,
+    // The shared store: the launcher hands a --database value over in the environment.
+    database: databaseUrl(values.database),
+    tenant: values.tenant,
+    publicHosts: (values["public-host"] ?? []).map(parsePublicHost),
     demoSite: values["demo-site"],
     demoPort: values["demo-port"] !== undefined
       ? parsePort(values["demo-port"], "--demo-port")
@@ -181,6 +188,15 @@ export function parseStartOptions(args: string[]): StartOptions {
       ? Math.max(1, parseCount(values["max-sessions"], "--max-sessions", 10_000))
       : undefined,
   };
+}
+
+/** A `host:port` a load balancer is reached by, as a Host header names it. */
+function parsePublicHost(value: string): string {
+  const v = value.trim().toLowerCase();
+  if (!/^(?:[a-z0-9.-]+|\[[0-9a-f:.]+\]):\d{1,5}$/.test(v) || Number(v.split(":").pop()) > 65535) {
+    throw new OmotaiError("BAD_OPTION", `--public-host takes HOST:PORT, not "${value}"`);
+  }
+  return v;
 }
 
 function parseCount(value: string, flag: string, max: number): number {
@@ -217,7 +233,7 @@ async function startCommand(args: string[]): Promise<number> {
   const options = parseStartOptions(args);
   const runtime = await startRuntime(options);
   if (options.mode === "sse") {
-    console.log(banner(runtime, VERSION, quickstartKey(runtime)));
+    console.log(banner(runtime, VERSION, await quickstartKey(runtime, options)));
   } else {
     console.error(`omotai ${VERSION}: serving MCP on stdio`);
     console.error(`browser isolation: ${describeIsolation(runtime.isolation)}`);

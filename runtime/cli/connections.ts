@@ -7,7 +7,7 @@
  */
 import type { Vault } from "../../vault/mod.ts";
 import type { AgentInfo } from "../agents/agent_keys.ts";
-import type { AuditLog } from "../audit/audit_log.ts";
+import type { AuditWriter } from "../audit/audit_row.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
 import type { Admission } from "../browser/admission.ts";
 import type { BrowserStart, WarmSource } from "../browser/launch.ts";
@@ -32,7 +32,7 @@ export interface ConnectionDeps {
   runtimeWorld: PolicyWorld;
   /** How this runtime starts browsers (`browserStart()`), and admits its sessions' loads. */
   start: BrowserStart & { loads?: Admission };
-  audit: AuditLog;
+  audit: AuditWriter;
   mode: "stdio" | "sse";
   /** Sessions the teardown waits for. */
   sessions: Teardowns;

@@ -5,20 +5,24 @@
  *
  * @module
  */
-import type { DatabaseSync } from "node:sqlite";
-import type { AgentKeys } from "../agents/agent_keys.ts";
-import type { ApprovalQueue, HumanQuestions } from "../approvals/mod.ts";
-import type { AuditLog } from "../audit/audit_log.ts";
+import type { AgentStore } from "../agents/agent_store.ts";
+import type { HumanQuestions } from "../approvals/mod.ts";
 import type { AuditRow } from "../audit/audit_row.ts";
-import { verifyAudit } from "../audit/verify.ts";
+import type { AuditStore } from "../audit/audit_store.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
-import type { DomainRules } from "../gate/domains.ts";
-import { GrantError, GrantStore } from "../grants/mod.ts";
-import { Vault } from "../../vault/mod.ts";
+import type { DomainStore } from "../gate/domain_store.ts";
+import { GrantError, type GrantStore } from "../grants/mod.ts";
 import { log } from "../log.ts";
 import { processRedactor } from "../redact/mod.ts";
 import { createConsoleApp } from "../../ui/console_app.ts";
-import type { GrantsPort } from "../../ui/ports.ts";
+import type {
+  ApprovalsPort,
+  AuditPort,
+  GrantsPort,
+  SessionInfo,
+  SessionsPort,
+} from "../../ui/ports.ts";
+import type { Stores } from "./open_stores.ts";
 import type { PolicyWorlds } from "./policy_worlds.ts";
 
 /** A page origin as the console shows it: a host name can hold a secret a page put there. */
@@ -28,17 +32,15 @@ const redactOrigin = (o: string | null) => o === null ? null : processRedactor()
 export interface OperatorConsoleDeps {
   adminToken: string;
   allowedHosts: readonly string[];
-  approvals: ApprovalQueue;
+  approvals: ApprovalsPort;
   questions: HumanQuestions;
-  /** Live sessions by id. */
+  /** This runtime's live sessions by id. */
   live: ReadonlyMap<string, BrowserSession>;
-  agents: AgentKeys;
-  domains: DomainRules;
-  db: DatabaseSync;
-  audit: AuditLog;
+  agents: AgentStore;
+  domains: DomainStore;
+  /** The audit chain, the grants, and on a shared store every runtime's sessions. */
+  stores: Pick<Stores, "auditStore" | "grants" | "shared" | "tenant" | "available">;
   worlds: PolicyWorlds;
-  /** The grants; default: a `GrantStore` over `db` auditing to `audit`, asking `Vault.has`. */
-  grants?: GrantStore;
   /** Closes the live sessions of an agent whose key the operator removed. */
   closeAgent(name: string): Promise<number>;
   /** Sessions open and the cap (sse mode). */
@@ -52,41 +54,20 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
     allowedHosts: d.allowedHosts,
     approvals: d.approvals,
     questions: d.questions,
-    sessions: {
-      list: () =>
-        [...d.live.values()].map((s) => ({
-          id: s.id,
-          agent: s.agent,
-          // A host name can hold a secret a page put there (it is page data like any other).
-          origin: redactOrigin(s.currentOrigin()),
-          actionsUsed: s.state.counters().actionsUsed,
-          tainted: s.state.tainted,
-          isolation: s.isolation,
-          startedAt: new Date(s.state.startedAt).toISOString(),
-        })),
-      capacity: d.capacity,
-      kill: async (id) => {
-        const s = d.live.get(id);
-        if (!s) return false;
-        await s[Symbol.asyncDispose]();
-        return true;
-      },
-    },
+    sessions: sessionsPort(d),
     agents: {
       list: () => d.agents.list(),
       add: (name, policy) => d.agents.add(name, policy),
-      remove: (name) => {
-        const removed = d.agents.remove(name);
+      remove: async (name) => {
+        const removed = await d.agents.remove(name);
         if (removed) d.closeAgent(name).catch((e) => log(`closing sessions: ${(e as Error).name}`));
         return removed;
       },
     },
     domains: d.domains,
-    grants: grantsPort(
-      d.grants ??
-        new GrantStore(d.db, { audit: d.audit, secrets: { has: (id) => Vault.has(d.db, id) } }),
-    ),
-    audit: auditPort(d.db, d.audit),
+    grants: grantsPort(d.stores.grants),
+    audit: auditPort(d.stores.auditStore),
+    status: () => ({ storeAvailable: d.stores.available() }),
     policies: {
       modules: async () =>
         (await d.worlds.loaded()).flatMap((w) =>
@@ -139,26 +120,70 @@ export function grantsPort(store: GrantStore): GrantsPort {
   };
 }
 
-/** The audit as the console reads it: newest first with filters, the chain, a JSONL export. */
-function auditPort(db: DatabaseSync, audit: AuditLog) {
+/**
+ * The live sessions: this runtime's, or on a shared store the tenant's of every runtime (one
+ * whose runtime stopped beating shown as gone). A kill of another runtime's session marks
+ * its row, and that runtime ends it at its next beat.
+ */
+function sessionsPort(d: OperatorConsoleDeps): SessionsPort {
+  const local = (): SessionInfo[] =>
+    [...d.live.values()].map((s) => ({
+      id: s.id,
+      agent: s.agent,
+      // A host name can hold a secret a page put there (it is page data like any other).
+      origin: redactOrigin(s.currentOrigin()),
+      actionsUsed: s.state.counters().actionsUsed,
+      tainted: s.state.tainted,
+      isolation: s.isolation,
+      startedAt: new Date(s.state.startedAt).toISOString(),
+    }));
+  const shared = d.stores.shared;
   return {
-    rows: (f: { limit: number; before?: number; session?: string; decision?: string }) =>
-      db.prepare(
-        "SELECT * FROM audit WHERE (?1 IS NULL OR seq < ?1) AND (?2 IS NULL OR session = ?2) " +
-          "AND (?3 IS NULL OR decision = ?3) ORDER BY seq DESC LIMIT ?4",
-      ).all(
-        f.before ?? null,
-        f.session ?? null,
-        f.decision ?? null,
-        f.limit,
-      ) as unknown as AuditRow[],
-    verify: () => {
-      const r = verifyAudit(db);
+    list: shared
+      ? async () => {
+        const here = new Map(local().map((s) => [s.id, s]));
+        const rows = await shared.live.list(d.stores.tenant);
+        const listed = rows.map((r) =>
+          here.get(r.id) ?? {
+            id: r.id,
+            agent: r.agent,
+            origin: redactOrigin(r.origin),
+            actionsUsed: r.actionsUsed,
+            tainted: r.tainted,
+            isolation: r.isolation === "netns" ? "netns" as const : "none" as const,
+            startedAt: r.startedAt,
+            runtime: r.runtime,
+            gone: r.gone,
+          }
+        );
+        // A session opened since the last beat has no row yet.
+        for (const s of here.values()) if (!rows.some((r) => r.id === s.id)) listed.push(s);
+        return listed;
+      }
+      : local,
+    capacity: d.capacity,
+    kill: async (id) => {
+      const s = d.live.get(id);
+      if (s) {
+        await s[Symbol.asyncDispose]();
+        return true;
+      }
+      return shared ? await shared.live.kill(d.stores.tenant, id) : false;
+    },
+  };
+}
+
+/** The audit as the console reads it: newest first with filters, the chain, a JSONL export. */
+function auditPort(store: AuditStore): AuditPort {
+  return {
+    rows: (f) => store.recent(f),
+    verify: async () => {
+      const r = await store.verify();
       return { ok: r.ok, rows: r.rows, error: r.problems[0] };
     },
-    *export(): Iterable<AuditRow> {
+    async *export(): AsyncIterable<AuditRow> {
       for (let after = 0;;) {
-        const page = audit.rows(after, 1_000);
+        const page = await store.rows(after, 1_000);
         if (page.length === 0) return;
         yield* page;
         after = page.at(-1)!.seq;

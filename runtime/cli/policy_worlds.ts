@@ -6,14 +6,14 @@
  *
  * @module
  */
-import type { AuditLog } from "../audit/audit_log.ts";
+import type { AuditWriter } from "../audit/audit_row.ts";
 import type { BrowserHooksFactory } from "../browser/hooks.ts";
 import type { EgressProxy } from "../egress/egress_proxy.ts";
 import { egressHooks } from "../egress/egress_hooks.ts";
 import { OmotaiError } from "../errors.ts";
 import type { Approver } from "../gate/approver.ts";
 import { Boundary } from "../gate/boundary.ts";
-import type { DomainRules } from "../gate/domains.ts";
+import type { DomainSnapshot } from "../gate/domains.ts";
 import { PolicyGate } from "../gate/policy_gate.ts";
 import { PolicyEngine } from "../policy/engine.ts";
 import { loadModules } from "../policy/loader.ts";
@@ -49,8 +49,8 @@ export function loginSubmitOrigins(policy: PolicyFile): readonly string[] | unde
 
 /** What every world shares. */
 export interface PolicyWorldDeps {
-  domains: DomainRules;
-  audit: AuditLog;
+  domains: { current(): DomainSnapshot };
+  audit: AuditWriter;
   proxy: EgressProxy;
   approver: Approver;
 }

@@ -7,7 +7,8 @@
  */
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/stdio"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { AgentInfo, AgentKeys } from "../agents/agent_keys.ts";
+import type { AgentInfo } from "../agents/agent_keys.ts";
+import type { AgentStore } from "../agents/agent_store.ts";
 import { createDemoSite } from "../demo/site.ts";
 import { allowedHostsFor } from "../mcp/host_guard.ts";
 import { createHttpApp, type HttpApp } from "../mcp/http_app.ts";
@@ -79,8 +80,14 @@ export async function serveStdio(
 
 /** MCP (SSE + Streamable HTTP) and the console on one port. */
 export async function serveHttp(
-  d: ServeDeps & { agents: AgentKeys },
-  options: { host: string; port: number; idleTimeoutMs?: number; maxSessions?: number },
+  d: ServeDeps & { agents: AgentStore },
+  options: {
+    host: string;
+    port: number;
+    idleTimeoutMs?: number;
+    maxSessions?: number;
+    publicHosts?: readonly string[];
+  },
 ): Promise<{ url: string; consoleUrl: string; http: HttpApp }> {
   let fetchHandler: (
     req: Request,
@@ -92,18 +99,33 @@ export async function serveHttp(
   );
   d.teardown.defer("http server", () => server.shutdown());
   const port = server.addr.port;
+  // Behind a load balancer, clients name the balancer's host (`--public-host`), not this one.
+  const allowedHosts = [...allowedHostsFor(options.host, port), ...options.publicHosts ?? []];
   const http = createHttpApp({
-    allowedHosts: allowedHostsFor(options.host, port),
+    allowedHosts,
     newServer: d.newServer,
-    authenticate: (key) => d.agents.verify(key),
+    // A key of another tenant (one database, several tenants) opens nothing here.
+    authenticate: async (key) => {
+      const agent = await d.agents.verify(key);
+      if (!agent || agent.tenant !== d.agents.tenant) return undefined;
+      const { tenant: _, ...info } = agent;
+      return info;
+    },
     idleTimeoutMs: options.idleTimeoutMs,
     maxSessions: options.maxSessions,
   });
   d.teardown.defer("http sessions", () => http.closeAll());
-  await d.worlds.reserve(runtimeOrigins(options.host, port));
-  const watch = watchRemovedAgents(d.agents, (name, at) => http.closeAgent(name, at));
-  d.teardown.defer("agent watch", () => clearInterval(watch));
-  const operator = d.consoleApp(allowedHostsFor(options.host, port), http);
+  await d.worlds.reserve([
+    ...runtimeOrigins(options.host, port),
+    // The balancer's name reaches this console too: no controlled browser may go there.
+    ...(options.publicHosts ?? []).flatMap((h) => [`http://${h}`, `https://${h}`]),
+  ]);
+  const unwatch = watchRemovedAgents(
+    () => d.agents.list(),
+    (name, at) => http.closeAgent(name, at),
+  );
+  d.teardown.defer("agent watch", unwatch);
+  const operator = d.consoleApp(allowedHosts, http);
   // One port: MCP keeps /mcp, /sse and /messages; the console owns its own paths.
   fetchHandler = (req, info) =>
     isConsolePath(new URL(req.url).pathname) ? operator.fetch(req, info) : http.app.fetch(req);

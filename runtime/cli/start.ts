@@ -4,39 +4,34 @@
  * @module
  */
 import { findBrowser, ProfileStore } from "../../cdp/mod.ts";
-import { AgentKeys } from "../agents/agent_keys.ts";
-import { AuditLog } from "../audit/audit_log.ts";
-import { join } from "node:path";
-import { JsonlMirror } from "../audit/jsonl_mirror.ts";
-import { sqliteAuditStore } from "../audit/audit_store.ts";
+import type { AgentStore } from "../agents/agent_store.ts";
+import type { AuditStore } from "../audit/audit_store.ts";
 import { machineMaxSessions } from "./session_cap.ts";
-import { CHECKPOINT_FILE, Checkpointer, checkpointKeyIn } from "../audit/checkpointer.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
-import { DomainRules } from "../gate/domains.ts";
+import type { DomainStore } from "../gate/domain_store.ts";
 import { EgressProxy } from "../egress/egress_proxy.ts";
 import { TlsAuthority } from "../egress/tls_authority.ts";
-import { databasePath, openDatabase } from "../store/database.ts";
 import { type Approver, unavailableApprover } from "../gate/approver.ts";
 import { log } from "../log.ts";
 import type { HttpApp } from "../mcp/http_app.ts";
-import type { DatabaseSync } from "node:sqlite";
-import { keySourceFrom, Vault } from "../../vault/mod.ts";
-import { GrantStore } from "../grants/mod.ts";
-import { egressSecrets, processRedactor } from "../redact/mod.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
 import type { HumanChannel } from "../tools/tool.ts";
 import type { LaunchIsolation } from "../browser/launch.ts";
 import type { IsolationFact } from "../isolation/mod.ts";
 import { adminToken } from "./admin_token.ts";
-import { ApprovalQueue, HumanQuestions } from "../approvals/mod.ts";
+import { ApprovalQueue, HumanQuestions, SharedApprovals } from "../approvals/mod.ts";
 import { type IsolationOptions, openIsolation, requireIsolation } from "./browser_isolation.ts";
 import { browserStart, openWarmPool } from "./browser_start.ts";
 import { connectionFactory } from "./connections.ts";
+import { mirrorLiveSessions } from "./live_mirror.ts";
+import { openStores, type Stores } from "./open_stores.ts";
 import { operatorConsole } from "./operator_console.ts";
 import { type PolicyWorld, PolicyWorlds } from "./policy_worlds.ts";
 import { type ConsoleFactory, runtimeOrigins, serveDemo, serveHttp, serveStdio } from "./serve.ts";
 import { Teardowns } from "./shutdown.ts";
 import { Teardown } from "./teardown.ts";
+
+export { openStores, type Stores };
 
 /** Options of `omotai start`. */
 export interface StartOptions {
@@ -52,6 +47,18 @@ export interface StartOptions {
   browser?: string;
   /** JSONL file mirroring every audit row (`--audit`). */
   audit?: string;
+  /**
+   * A PostgreSQL URL (`--database`, `OMOTAI_DATABASE_URL`): the audit, agents, domain rules,
+   * approvals and live sessions are then the tenant's, shared by every runtime of it.
+   */
+  database?: string;
+  /** The tenant this runtime serves (`--tenant`; default `default`). */
+  tenant?: string;
+  /**
+   * sse mode: further `host:port` names clients reach this runtime by (`--public-host`, a
+   * load balancer's); its Host check answers to them too.
+   */
+  publicHosts?: string[];
   /** sse mode: a Streamable HTTP session idle this long is closed (`--idle-timeout`). */
   idleTimeoutMs?: number;
   /** sse mode: sessions held at once (`--max-sessions`); default by the machine's memory. */
@@ -88,12 +95,12 @@ export interface StartOptions {
 /** A running runtime. */
 export interface Runtime extends AsyncDisposable {
   policy: PolicyFile;
-  /** The audit log (tests read it). */
-  audit: AuditLog;
+  /** The audit chain (tests read it). */
+  audit: AuditStore;
   /** The dynamic domain rules. */
-  domains: DomainRules;
+  domains: DomainStore;
   /** Agent keys (sse mode needs one per client). */
-  agents: AgentKeys;
+  agents: AgentStore;
   /** The admin token of the console and `/api` (from `OMOTAI_ADMIN_TOKEN` or generated). */
   adminToken: string;
   /** Whether the admin token was generated here (then it is printed once). */
@@ -109,6 +116,8 @@ export interface Runtime extends AsyncDisposable {
   done: Promise<void>;
   /** The isolation every session's browser gets (`netns`, or `none` and why). */
   isolation: IsolationFact;
+  /** The tenant it serves (`default` on the embedded store). */
+  tenant: string;
 }
 
 /** Starts the runtime; resolves once it is listening. */
@@ -125,7 +134,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     teardown.defer("done", () => resolveDone());
     const stores = await openStores(options, teardown);
     const boundary = await openBoundary(options, stores, teardown);
-    const { audit, domains, agents, db } = stores;
+    const { audit, domains, agents } = stores;
     const { worlds, approvals, questions } = boundary;
     // Shutdown waits for every session's browser and profile, not just for its server's close.
     const sessions = new Teardowns();
@@ -133,6 +142,11 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     teardown.defer("sessions", () => sessions.disposeAll());
     /** Live sessions by id, for the console. */
     const live = new Map<string, BrowserSession>();
+    if (stores.shared) {
+      // Every runtime's console lists this one's sessions, and may end them.
+      const mirror = mirrorLiveSessions({ live, store: stores.shared.live, tenant: stores.tenant });
+      teardown.defer("live sessions mirror", () => mirror[Symbol.asyncDispose]());
+    }
     // Sessions and the warm pool start browsers by the same recipe.
     const start = browserStart({
       profiles: boundary.profiles,
@@ -167,10 +181,8 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
         live,
         agents,
         domains,
-        db,
-        audit,
+        stores,
         worlds,
-        grants: stores.grants,
         closeAgent: (name) => http?.closeAgent(name) ?? Promise.resolve(0),
         capacity: http
           ? () => ({ open: http.connectionCount(), max: http.maxSessions ?? null })
@@ -178,13 +190,14 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       });
     const runtime: Runtime = {
       policy: boundary.runtimeWorld.policy,
-      audit,
+      audit: stores.auditStore,
       domains,
       agents,
       adminToken: admin.token,
       adminTokenGenerated: admin.generated,
       done,
       isolation: boundary.isolationFact,
+      tenant: stores.tenant,
       // Concurrent callers (a signal during a stdin-close shutdown) all wait for the same run.
       [Symbol.asyncDispose]: () => teardown.run(),
     };
@@ -212,69 +225,11 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   }
 }
 
-/** The database and what lives in it: vault, audit (and its mirror), rules, agents, grants. */
-export interface Stores {
-  db: DatabaseSync;
-  vault: Vault | undefined;
-  audit: AuditLog;
-  domains: DomainRules;
-  agents: AgentKeys;
-  grants: GrantStore;
-  /** Set once `runtime_started` is written: only then does the teardown write `runtime_stopped`. */
-  lifecycle: { started: boolean };
-}
-
-/**
- * Opens the data dir's database and its stores. On the teardown: the database's close, the
- * vault's key, the audit mirror, and the `runtime_stopped` row once the runtime has started.
- */
-export async function openStores(options: StartOptions, teardown: Teardown): Promise<Stores> {
-  await Deno.mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-  const db = openDatabase(databasePath(options.dataDir));
-  teardown.defer("database", () => db.close());
-  // The vault opens here or not at all: a wrong key stops the start (VAULT_KEY_MISMATCH)
-  // before anything else runs, never at the first login, and every value is known to the
-  // redactor before any page can echo it.
-  const vault = await openVault(db, options.vaultKey);
-  if (vault) teardown.defer("vault key", () => vault[Symbol.dispose]());
-  const mirror = options.audit ? new JsonlMirror(options.audit) : undefined;
-  if (mirror) teardown.defer("audit mirror", () => mirror[Symbol.dispose]());
-  const audit = new AuditLog(db, mirror);
-  // Every minute and at the end (after the runtime_stopped row: registered before it), the
-  // chain's head is signed with a key outside the database (docs/audit.md).
-  const checkpoints = new Checkpointer({
-    store: sqliteAuditStore(db, audit),
-    key: await checkpointKeyIn(options.dataDir),
-    runtime: `runtime-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`,
-    file: join(options.dataDir, CHECKPOINT_FILE),
-    log,
-  });
-  checkpoints.start();
-  teardown.defer("audit checkpoints", () => checkpoints[Symbol.asyncDispose]());
-  const lifecycle = { started: false };
-  teardown.defer("runtime_stopped row", () => {
-    if (!lifecycle.started) return;
-    try {
-      audit.append({ kind: "runtime_stopped", source: "lifecycle", decision: "event" });
-    } catch { /* the database may be gone; nothing else to do */ }
-  });
-  const secrets = { has: (id: string) => Vault.has(db, id) };
-  return {
-    db,
-    vault,
-    audit,
-    domains: new DomainRules(db),
-    agents: new AgentKeys(db),
-    grants: new GrantStore(db, { audit, secrets }),
-    lifecycle,
-  };
-}
-
 /** What stands between sessions and the world: TLS authority, profiles, proxy, policies. */
 export interface BoundaryParts {
   profiles: ProfileStore;
   proxy: EgressProxy;
-  approvals: ApprovalQueue;
+  approvals: ApprovalQueue | SharedApprovals;
   questions: HumanQuestions;
   /** The console's queue and questions, or refusals when no human is reachable. */
   approver: Approver;
@@ -312,7 +267,10 @@ export async function openBoundary(
   const proxy = EgressProxy.start({ authority, upstreamCa: options.upstreamCa, ...isolated.proxy });
   if (proxy.pid !== undefined) options.onChild?.(proxy.pid);
   teardown.defer("egress proxy", () => proxy[Symbol.asyncDispose]());
-  const approvals = new ApprovalQueue(audit);
+  // The tenant's approvals of every runtime on the shared store; this runtime's own else.
+  const approvals = stores.shared
+    ? new SharedApprovals(stores.shared.board, audit)
+    : new ApprovalQueue(audit);
   teardown.defer("approval queue", () => approvals.close());
   const questions = new HumanQuestions(audit);
   teardown.defer("operator questions", () => questions.close());
@@ -360,32 +318,4 @@ export { runtimeOrigins };
 /** Logs and swallows errors of a shutdown path. */
 export function logShutdownError(err: unknown): void {
   log(`shutdown: ${(err as Error).name}`);
-}
-
-/**
- * The vault, when `OMOTAI_VAULT_KEY` or `OMOTAI_VAULT_PASSPHRASE` is set; its values go into
- * the process redactor at once.
- */
-async function openVault(
-  db: DatabaseSync,
-  given?: { key?: string; passphrase?: string },
-): Promise<Vault | undefined> {
-  const key = given ? given.key : Deno.env.get("OMOTAI_VAULT_KEY");
-  const passphrase = given ? given.passphrase : Deno.env.get("OMOTAI_VAULT_PASSPHRASE");
-  if (!key && !passphrase) return undefined;
-  const vault = await Vault.open(
-    db,
-    keySourceFrom({ key, passphrase }, {
-      key: "OMOTAI_VAULT_KEY",
-      passphrase: "OMOTAI_VAULT_PASSPHRASE",
-    }),
-  );
-  for (const s of vault.list()) {
-    const value = await vault.reveal(s.id);
-    // A username is blanked whole, not by its pieces (an e-mail's domain is ordinary text),
-    // and may be in a signed-in site's own URLs; every other value leaves only in a login.
-    processRedactor().add([value], { wholeOnly: s.kind === "username" });
-    if (s.kind !== "username") egressSecrets().add([value]);
-  }
-  return vault;
 }

@@ -9,11 +9,10 @@
  *
  * @module
  */
-import type { AuditLog } from "../audit/audit_log.ts";
-import type { AuditEvent } from "../audit/audit_row.ts";
+import type { AuditEvent, AuditWriter } from "../audit/audit_row.ts";
 import { type RequestContext, requestRow } from "./audit_rows.ts";
 import { isPrivateHost } from "../net/addresses.ts";
-import type { DomainRules } from "./domains.ts";
+import type { DomainSnapshot } from "./domains.ts";
 import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
 import { type Decision, deny } from "../policy/decision.ts";
@@ -24,8 +23,9 @@ import type { HeldWrite, WriteHold } from "./write_hold.ts";
 /** What the boundary needs. */
 export interface BoundaryDeps {
   engine: PolicyEngine;
-  domains?: DomainRules;
-  audit?: AuditLog;
+  /** The dynamic domain rules now (`DomainStore.current`): throws when unreadable. */
+  domains?: { current(): DomainSnapshot };
+  audit?: AuditWriter;
   /** The policy file's `allowed_origins`: exact origins that may be private addresses. */
   allowedOrigins: readonly string[];
   /**
@@ -72,7 +72,7 @@ export class Boundary {
   }
 
   /** The audit log, when there is one. */
-  get audit(): AuditLog | undefined {
+  get audit(): AuditWriter | undefined {
     return this.#deps.audit;
   }
 

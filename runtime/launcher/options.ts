@@ -28,6 +28,9 @@ export const START_OPTIONS = {
   "browser-user": { type: "string" },
   "warm-browsers": { type: "string" },
   "max-sessions": { type: "string" },
+  database: { type: "string" },
+  tenant: { type: "string" },
+  "public-host": { type: "string", multiple: true },
 } as const satisfies Options;
 
 /** `omotai agent add|list|rm`. */
@@ -43,6 +46,8 @@ export const DOMAIN_OPTIONS = {
   allow: { type: "boolean", default: false },
   deny: { type: "boolean", default: false },
   "data-dir": { type: "string" },
+  database: { type: "string" },
+  tenant: { type: "string" },
 } as const satisfies Options;
 
 /** `omotai audit verify|prune`. */

@@ -92,12 +92,13 @@ export const CHILD_ENV: Readonly<Record<string, readonly string[]>> = {
     "OMOTAI_BROWSER",
     "OMOTAI_HEADFUL",
     "OMOTAI_ADMIN_TOKEN",
+    DATABASE_URL_ENV,
     ...VAULT_ENV,
     // node:child_process (Chromium is spawned with it) looks at this one.
     "NODE_V8_COVERAGE",
   ],
   agent: [...BASE_ENV, DATABASE_URL_ENV],
-  domain: BASE_ENV,
+  domain: [...BASE_ENV, DATABASE_URL_ENV],
   audit: [...BASE_ENV, DATABASE_URL_ENV],
   tenant: [...BASE_ENV, DATABASE_URL_ENV],
   grant: BASE_ENV,
@@ -105,6 +106,9 @@ export const CHILD_ENV: Readonly<Record<string, readonly string[]>> = {
   vault: [...BASE_ENV, ...VAULT_ENV, "OMOTAI_VAULT_NEW_KEY", "OMOTAI_VAULT_NEW_PASSPHRASE"],
   policy: ["LOG_TOKENS", "LOG_STREAM"],
 };
+
+/** The commands that take `--database URL`. */
+const DATABASE_COMMANDS = new Set(["start", "agent", "audit", "tenant", "domain"]);
 
 /** Rotated files of a JSONL audit mirror next to the live one (runtime/audit/jsonl_mirror.ts). */
 const MIRROR_KEEP = 5;
@@ -171,7 +175,10 @@ export function childPermissions(args: readonly string[], facts: LaunchFacts): C
         grants.write.add(f);
       }
     }
-    if (command === "start") startGrants(line, grants, childEnv, db, facts);
+    if (command === "start") {
+      startGrants(line, grants, childEnv, db, facts);
+      databaseGrant(values, grants, facts);
+    }
   }
 
   switch (command) {
@@ -192,6 +199,7 @@ export function childPermissions(args: readonly string[], facts: LaunchFacts): C
       break;
     }
     case "tenant":
+    case "domain":
       databaseGrant(values, grants, facts);
       break;
     case "policy":
@@ -201,7 +209,7 @@ export function childPermissions(args: readonly string[], facts: LaunchFacts): C
   // A database URL holds a password: it reaches the runtime through its environment, not
   // its argv (which every local user can read in /proc).
   const url = str(values, "database");
-  if (url !== undefined && (command === "agent" || command === "audit" || command === "tenant")) {
+  if (url !== undefined && command !== undefined && DATABASE_COMMANDS.has(command)) {
     childArgs = withoutOption(childArgs, "database");
     childEnv[DATABASE_URL_ENV] = url;
   }

@@ -48,6 +48,7 @@ const START_ENV = [
   "OMOTAI_BROWSER",
   "OMOTAI_HEADFUL",
   "OMOTAI_ADMIN_TOKEN",
+  "OMOTAI_DATABASE_URL",
   "OMOTAI_VAULT_KEY",
   "OMOTAI_VAULT_PASSPHRASE",
   "NODE_V8_COVERAGE",
@@ -281,10 +282,18 @@ Deno.test("childPermissions() grants a command naming a shared database its host
       ["tenant", "list", "--database", url],
       ["agent", "add", "ada", "--database", url, "--tenant", "acme"],
       ["audit", "verify", "--database", url, "--tenant", "acme"],
+      ["domain", "list", "--database", url, "--tenant", "acme"],
+      ["start", "--mode", "sse", "--database", url, "--tenant", "acme"],
     ]
   ) {
     const plan = childPermissions(args, facts());
-    assert.deepEqual(allowed(plan.flags, "net"), ["db.internal:6543"], args.join(" "));
+    const net = allowed(plan.flags, "net") ?? [];
+    // `start` also listens on its own port; every other command reaches the database only.
+    assert.deepEqual(
+      args[0] === "start" ? net.filter((a) => a.startsWith("db.")) : net,
+      ["db.internal:6543"],
+      args.join(" "),
+    );
     const env = allowed(plan.flags, "env") ?? [];
     for (const name of ["OMOTAI_DATABASE_URL", "PGAPPNAME", "PGTARGET_SESSION_ATTRS"]) {
       assert.ok(env.includes(name), `${args[0]}: ${name}`);

@@ -14,8 +14,13 @@ export interface AgentEnv {
   Variables: { agent: AgentInfo | undefined };
 }
 
-/** Answers a bearer token with its agent, or undefined (see `AgentKeys.verify`). */
-export type Authenticate = (bearerToken: string) => AgentInfo | undefined;
+/**
+ * Answers a bearer token with its agent, or undefined (see `AgentStore.verify`); throwing or
+ * rejecting means the keys cannot be read.
+ */
+export type Authenticate = (
+  bearerToken: string,
+) => AgentInfo | undefined | Promise<AgentInfo | undefined>;
 
 const CHALLENGE = 'Bearer realm="omotai"';
 
@@ -40,7 +45,7 @@ export function agentGuard(authenticate: Authenticate): MiddlewareHandler<AgentE
     let agent: AgentInfo | undefined;
     if (token !== undefined) {
       try {
-        agent = authenticate(token);
+        agent = await authenticate(token);
       } catch (err) {
         log(`agent keys unavailable: ${(err as { code?: string }).code ?? (err as Error).name}`);
         return c.json({ error: "AUTH_UNAVAILABLE" }, 503);

@@ -96,6 +96,26 @@ export class PgLiveSessions {
     return ok;
   }
 
+  /**
+   * Asks the runtime holding session `id` of `tenant` to end it (a console's kill on another
+   * runtime); false when the tenant has no such session.
+   */
+  async kill(tenant: string, id: string): Promise<boolean> {
+    const [{ ok }] = await this.#db.tenant(
+      tenant,
+      (tx) => tx<{ ok: boolean }[]>`SELECT live_kill(${id}) AS ok`,
+    );
+    return ok;
+  }
+
+  /** The ids of this runtime's sessions a console asked to end. */
+  async killed(): Promise<string[]> {
+    const rows = await this.#db.transaction((tx) =>
+      tx<{ id: string }[]>`SELECT live_killed(${this.#secret}) AS id`
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** Keeps every session of this runtime fresh; returns how many. */
   async heartbeat(): Promise<number> {
     const [{ n }] = await this.#db.transaction((tx) =>

@@ -111,4 +111,18 @@ Deno.test("PgLiveSessions: the runtime's role cannot read the keys that name run
   }
 });
 
+Deno.test("PgLiveSessions.kill: a console on any runtime of the tenant marks a session; only its holder hears it, and no other tenant can mark it", async () => {
+  await using r = await runtimes();
+  const id = crypto.randomUUID();
+  await r.a.open("acme", session(id));
+  assert.equal(await r.b.kill("globex", id), false, "another tenant does not see it");
+  assert.deepEqual(await r.a.killed(), []);
+  assert.equal(await r.b.kill("acme", id), true, "runtime B asks for it");
+  assert.deepEqual(await r.b.killed(), [], "B does not hold it");
+  assert.deepEqual(await r.a.killed(), [id], "A, its holder, hears it");
+  assert.equal(await r.a.end("acme", id), true);
+  assert.deepEqual(await r.a.killed(), []);
+  assert.equal(await r.b.kill("acme", crypto.randomUUID()), false, "unknown id");
+});
+
 Deno.test(clusterTeardown("PgLiveSessions tests", pg, owner));

@@ -423,4 +423,30 @@ export const PG_MIGRATIONS: readonly string[] = [
   GRANT SELECT ON domain_rules TO omotai_runtime;
   GRANT EXECUTE ON FUNCTION domain_set(text, text), domain_remove(text) TO omotai_runtime;
   `,
+  // A console on any runtime ends a session another runtime holds: it marks the row
+  // (`live_kill`, for its own tenant only), and the holding runtime, which reads its marked
+  // sessions with every heartbeat (`live_killed`, its own only), ends them.
+  `
+  ALTER TABLE live_sessions ADD COLUMN kill_requested_at timestamptz;
+  CREATE FUNCTION live_kill(session_id text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
+  DECLARE t text := current_setting('app.tenant_id', true); n integer;
+  BEGIN
+    IF t IS NULL OR t = '' THEN
+      RAISE EXCEPTION 'TENANT_UNSET: no tenant for this transaction'
+        USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    UPDATE public.live_sessions SET kill_requested_at = now()
+      WHERE tenant_id = t AND id = session_id;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n > 0;
+  END $f$;
+  CREATE FUNCTION live_killed(secret text) RETURNS SETOF text
+    LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
+      SELECT id FROM public.live_sessions
+      WHERE runtime_key = public.live_key(secret) AND kill_requested_at IS NOT NULL
+    $f$;
+  REVOKE EXECUTE ON FUNCTION live_kill(text), live_killed(text) FROM PUBLIC;
+  GRANT EXECUTE ON FUNCTION live_kill(text), live_killed(text) TO omotai_runtime;
+  `,
 ];

@@ -180,7 +180,7 @@ async function runSteps(
       session: { id: session.id, agent: session.agent },
     }, signal);
     // Recorded before anything runs: an action that cannot be audited does not run.
-    if (!recorded(session, actionRow(tool.kind, facts, verdict))) {
+    if (!await kept(session, actionRow(tool.kind, facts, verdict))) {
       verdict = { decision: "deny", reason: "AUDIT_UNAVAILABLE" };
     }
     if (verdict.decision !== "allow") break;
@@ -335,6 +335,16 @@ function refusalRecorded(session: BrowserSession, kind: ActionKind, reason: stri
 function recorded(session: BrowserSession, row: ReturnType<typeof actionRow>): boolean {
   try {
     session.audit(row);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Like `recorded`, but waits until the row is kept: an action runs only after its row. */
+async function kept(session: BrowserSession, row: ReturnType<typeof actionRow>): Promise<boolean> {
+  try {
+    await session.auditKept(row);
     return true;
   } catch {
     return false;

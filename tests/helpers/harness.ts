@@ -48,12 +48,12 @@ let agentSeq = 0;
  * A client transport to `runtime` carrying a fresh agent key (`name` or a new test agent):
  * the MCP door refuses any request without one.
  */
-export function agentTransport(
+export async function agentTransport(
   runtime: Runtime,
   kind: "http" | "sse" = "http",
   name = `test-${++agentSeq}`,
-): SSEClientTransport | StreamableHTTPClientTransport {
-  const { key } = runtime.agents.add(name);
+): Promise<SSEClientTransport | StreamableHTTPClientTransport> {
+  const { key } = await runtime.agents.add(name);
   return keyedTransport(runtime.url!, key, kind);
 }
 
@@ -146,7 +146,7 @@ export async function startHarness(
     dataDir,
     async connect(transport = "http") {
       const client = new Client({ name: "omotai-test", version: "0" });
-      await client.connect(agentTransport(runtime, transport === "sse" ? "sse" : "http"));
+      await client.connect(await agentTransport(runtime, transport === "sse" ? "sse" : "http"));
       const c = new TestClient(client);
       clients.push(c);
       return c;

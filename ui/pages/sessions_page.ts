@@ -42,7 +42,9 @@ export function sessionsBody(
       <tbody>${sessions.map((s) =>
         html`
           <tr>
-            <td class="mono">${s.id}</td>
+            <td class="mono">${s.id}${s.runtime
+              ? html`<br><small>${s.runtime}${s.gone ? " (gone)" : ""}</small>`
+              : ""}</td>
             <td>${s.agent ?? "—"}</td>
             <td>${s.origin ?? "—"}</td>
             <td>${s.actionsUsed}</td>

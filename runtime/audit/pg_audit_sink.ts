@@ -1,0 +1,188 @@
+/**
+ * The runtime's audit writer when the store is PostgreSQL: the surface the runtime uses of
+ * the embedded `AuditLog` (`append`, `appendSoon`) over the asynchronous `AuditStore` port.
+ * Rows are queued in the order they come and written in batches, one batch in flight at a
+ * time, each batch one `AuditStore.append()` (one transaction): a burst of requests costs a
+ * few round trips, not one each, and the chain holds the rows in the order they were queued.
+ *
+ * It fails closed. A network database cannot answer synchronously, so `append` (rows nothing
+ * waits on) cannot know whether its own row will be kept; it knows whether the last batch
+ * was, and throws `AUDIT_UNAVAILABLE` at once while the store is known to be failing. Rows
+ * that waited on nothing and were then lost are logged by count and code (never their text).
+ * `appendSoon` (rows an action or a request waits on) is always tried: it is how the sink
+ * finds the database back, and one batch that commits makes it healthy again.
+ *
+ * @module
+ */
+import { OmotaiError } from "../errors.ts";
+import { log as runtimeLog } from "../log.ts";
+import type { AuditEvent, AuditRow, AuditWriter } from "./audit_row.ts";
+import type { AuditStore } from "./audit_store.ts";
+
+/** Rows per batch by default: one INSERT of this many stays well inside a statement's bound. */
+export const AUDIT_BATCH_MAX = 500;
+
+/** How a sink batches and whom it tells. */
+export interface PgAuditSinkOptions {
+  /**
+   * Called when the sink turns unhealthy (a batch failed) or healthy again (a batch
+   * committed after a failure): the console's "database unavailable" banner. Called on
+   * changes only; what it throws is ignored (the audit does not depend on its watcher).
+   */
+  onHealth?: (healthy: boolean) => void;
+  /** Rows per transaction at most (default {@link AUDIT_BATCH_MAX}). */
+  maxBatch?: number;
+}
+
+/** One queued row: `resolve`/`reject` when a caller waits on it (`appendSoon`). */
+interface Pending {
+  event: AuditEvent;
+  resolve?: (row: AuditRow) => void;
+  reject?: (err: OmotaiError) => void;
+}
+
+/** Queues audit rows and writes them to an `AuditStore` in ordered batches. */
+export class PgAuditSink implements AuditWriter, AsyncDisposable {
+  readonly #store: AuditStore;
+  readonly #onHealth: ((healthy: boolean) => void) | undefined;
+  readonly #maxBatch: number;
+  #queue: Pending[] = [];
+  #healthy = true;
+  /** A drain is scheduled or running: the one batch in flight is its. */
+  #draining = false;
+  /** Rows queued and settled since the start: `flush()` waits for the one to reach the other. */
+  #queued = 0;
+  #settled = 0;
+  #waiters: { upTo: number; resolve: () => void }[] = [];
+
+  /** Writes to `store` (a `PgAuditLog` in production; any `AuditStore`). */
+  constructor(store: AuditStore, options: PgAuditSinkOptions = {}) {
+    this.#store = store;
+    this.#onHealth = options.onHealth;
+    this.#maxBatch = Math.max(1, Math.floor(options.maxBatch ?? AUDIT_BATCH_MAX));
+  }
+
+  /** False from a failed batch until one commits again. */
+  get healthy(): boolean {
+    return this.#healthy;
+  }
+
+  /**
+   * Queues a row nothing waits on. Throws `AUDIT_UNAVAILABLE` (and queues nothing) while the
+   * store is known to be failing: the caller then denies, as with the embedded log. A row
+   * queued here whose batch fails is logged by code and marks the sink unhealthy.
+   */
+  append(event: AuditEvent): void {
+    if (!this.#healthy) {
+      throw new OmotaiError(
+        "AUDIT_UNAVAILABLE",
+        "audit row not written: the audit database is unavailable",
+      );
+    }
+    this.#enqueue({ event });
+  }
+
+  /**
+   * Queues a row and resolves once it is committed; rejects with `AUDIT_UNAVAILABLE` (every
+   * row of its batch alike) when it cannot be, and callers then deny. Tried even while the
+   * sink is unhealthy: a commit is how it learns the database is back.
+   */
+  appendSoon(event: AuditEvent): Promise<AuditRow> {
+    return new Promise((resolve, reject) => this.#enqueue({ event, resolve, reject }));
+  }
+
+  /** Resolves once every row queued so far is settled (committed or failed). */
+  flush(): Promise<void> {
+    if (this.#settled >= this.#queued) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ upTo: this.#queued, resolve }));
+  }
+
+  /** Flushes (at shutdown: the last rows are written or logged before the pool closes). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.flush();
+  }
+
+  #enqueue(pending: Pending): void {
+    this.#queue.push(pending);
+    this.#queued++;
+    if (this.#draining) return;
+    this.#draining = true;
+    // A microtask later, so the rows of this turn of the event loop go out as one batch.
+    queueMicrotask(() => void this.#drain());
+  }
+
+  /** Writes batch after batch until the queue is empty; rows that came meanwhile are next. */
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        await this.#write(this.#queue.splice(0, this.#maxBatch));
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  /** One batch, one transaction; never throws (its outcome goes to its rows). */
+  async #write(batch: Pending[]): Promise<void> {
+    // `code` is the store's own (what the log says); `err` is what the waiters get.
+    let outcome: { rows: AuditRow[] } | { err: OmotaiError; code: string };
+    try {
+      const rows = await this.#store.append(batch.map((p) => p.event));
+      // A store that returns another count than it was given kept an unknown part: not kept.
+      outcome = rows.length === batch.length
+        ? { rows }
+        : { err: unavailable("AUDIT_ROWS_MISSING"), code: "AUDIT_ROWS_MISSING" };
+    } catch (err) {
+      outcome = { err: asUnavailable(err), code: codeOf(err) };
+    }
+    if ("err" in outcome) {
+      const { err, code } = outcome;
+      this.#setHealthy(false);
+      const unawaited = batch.filter((p) => !p.reject).length;
+      if (unawaited > 0) {
+        // Count and code only: the rows' text and the store's message stay out of the log.
+        runtimeLog(`audit: ${unawaited} queued row(s) not written (${code})`);
+      }
+      for (const p of batch) p.reject?.(err);
+    } else {
+      const { rows } = outcome;
+      this.#setHealthy(true);
+      batch.forEach((p, i) => p.resolve?.(rows[i]));
+    }
+    this.#settled += batch.length;
+    const ready = this.#waiters.filter((w) => w.upTo <= this.#settled);
+    this.#waiters = this.#waiters.filter((w) => w.upTo > this.#settled);
+    for (const w of ready) w.resolve();
+  }
+
+  #setHealthy(healthy: boolean): void {
+    if (this.#healthy === healthy) return;
+    this.#healthy = healthy;
+    runtimeLog(healthy ? "audit: database writes resumed" : "audit: database unavailable");
+    try {
+      this.#onHealth?.(healthy);
+    } catch {
+      // The watcher's failure is its own; the rows' outcome does not change with it.
+    }
+  }
+}
+
+/**
+ * A store's failure as the port's error: its own `AUDIT_UNAVAILABLE` passes (the store
+ * redacted its message); anything else is rewrapped with its code only, since a message
+ * from a store that broke the port's contract may quote the rows.
+ */
+function asUnavailable(err: unknown): OmotaiError {
+  if (err instanceof OmotaiError && err.code === "AUDIT_UNAVAILABLE") return err;
+  return unavailable(codeOf(err));
+}
+
+function unavailable(code: string): OmotaiError {
+  return new OmotaiError("AUDIT_UNAVAILABLE", `audit rows not written (${code})`);
+}
+
+/** An error's code when it has a well-formed one (never its message). */
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^[A-Z0-9_]{1,40}$/.test(code) ? code : "ERROR";
+}

@@ -1,0 +1,100 @@
+/**
+ * This runtime's live sessions, written to the shared store (`PgLiveSessions`) so that every
+ * runtime's console lists them: a row when a session opens, its origin, actions and taint
+ * with every beat, the row's end when the session ends. A console on another runtime that
+ * kills one of them marks its row; the beat reads the marks and ends those sessions here,
+ * where their browsers are.
+ *
+ * @module
+ */
+import type { BrowserSession } from "../browser/browser_session.ts";
+import { log } from "../log.ts";
+import { processRedactor } from "../redact/mod.ts";
+import type { PgLiveSessions } from "../store/pg_live_sessions.ts";
+
+/** How often the rows are brought up to date (well inside the lapse after which they show as gone). */
+export const LIVE_BEAT_MS = 2_000;
+
+/** Options of `mirrorLiveSessions`. */
+export interface LiveMirrorOptions {
+  live: ReadonlyMap<string, BrowserSession>;
+  store: PgLiveSessions;
+  tenant: string;
+  beatMs?: number;
+}
+
+/** A running mirror; disposing it stops the beat and removes this runtime's rows. */
+export interface LiveMirror extends AsyncDisposable {
+  /** One beat now (tests; the timer runs them otherwise). */
+  beat(): Promise<void>;
+}
+
+/** Starts mirroring `live` into the shared store. */
+export function mirrorLiveSessions(options: LiveMirrorOptions): LiveMirror {
+  const { live, store, tenant } = options;
+  /** Sessions whose row exists. */
+  const written = new Set<string>();
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const once = async () => {
+    for (const [id, s] of live) {
+      if (written.has(id)) continue;
+      await store.open(tenant, {
+        id,
+        agent: s.agent,
+        isolation: s.isolation,
+        startedAt: new Date(s.state.startedAt).toISOString(),
+      });
+      written.add(id);
+    }
+    for (const id of [...written]) {
+      if (live.has(id)) continue;
+      await store.end(tenant, id);
+      written.delete(id);
+    }
+    for (const id of written) {
+      const s = live.get(id);
+      if (!s) continue;
+      const origin = s.currentOrigin();
+      await store.update(tenant, id, {
+        // A host name can hold a secret a page put there: redacted before it is shared.
+        origin: origin === null ? null : processRedactor().redact(origin),
+        actionsUsed: s.state.counters().actionsUsed,
+        tainted: s.state.tainted,
+      });
+    }
+    await store.heartbeat();
+    for (const id of await store.killed()) {
+      const s = live.get(id);
+      if (s) {
+        log(`session ${id}: ended from another runtime's console`);
+        await s[Symbol.asyncDispose]();
+      } else {
+        await store.end(tenant, id);
+      }
+    }
+  };
+  const beat = () => {
+    // One beat at a time: a slow database does not pile them up.
+    running ??= once().catch((err) => {
+      log(`live sessions: ${(err as { code?: string }).code ?? "ERROR"}`);
+    }).finally(() => running = undefined);
+    return running;
+  };
+  const timer = setInterval(() => {
+    if (!stopped) void beat();
+  }, options.beatMs ?? LIVE_BEAT_MS);
+  Deno.unrefTimer(timer);
+  return {
+    beat,
+    async [Symbol.asyncDispose]() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+      for (const id of written) {
+        await store.end(tenant, id).catch(() => {});
+      }
+      written.clear();
+    },
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * The stores of `omotai start`, behind their ports: the embedded SQLite file of the data dir
+ * (the default: one tenant, no server), or a tenant of a shared PostgreSQL database
+ * (`--database`, `OMOTAI_DATABASE_URL`), where the audit, the agent keys, the domain rules,
+ * the approvals and the live sessions are shared by every runtime of the tenant. Grants and
+ * vault ciphertexts stay in the data dir's file for now (docs/deploy.md says what is next).
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { DatabaseSync } from "node:sqlite";
+import { AgentKeys } from "../agents/agent_keys.ts";
+import { type AgentStore, sqliteAgentStore } from "../agents/agent_store.ts";
+import { PgAgentStore } from "../agents/pg_agent_store.ts";
+import { PgApprovalBoard } from "../approvals/pg_approval_board.ts";
+import { AuditLog } from "../audit/audit_log.ts";
+import type { AuditWriter } from "../audit/audit_row.ts";
+import { type AuditStore, sqliteAuditStore } from "../audit/audit_store.ts";
+import { CHECKPOINT_FILE, Checkpointer, checkpointKeyIn } from "../audit/checkpointer.ts";
+import { JsonlMirror } from "../audit/jsonl_mirror.ts";
+import { PgAuditLog } from "../audit/pg_audit_log.ts";
+import { PgAuditSink } from "../audit/pg_audit_sink.ts";
+import { OmotaiError } from "../errors.ts";
+import { type DomainStore, sqliteDomainStore } from "../gate/domain_store.ts";
+import { DomainRules } from "../gate/domains.ts";
+import { PgDomainRules } from "../gate/pg_domain_rules.ts";
+import { GrantStore } from "../grants/mod.ts";
+import { log } from "../log.ts";
+import { egressSecrets, processRedactor } from "../redact/mod.ts";
+import { databasePath, openDatabase } from "../store/database.ts";
+import { PgDatabase } from "../store/pg_database.ts";
+import { PgLiveSessions } from "../store/pg_live_sessions.ts";
+import { DEFAULT_TENANT, TENANT_ID } from "../store/tenant.ts";
+import { keySourceFrom, Vault } from "../../vault/mod.ts";
+import type { Teardown } from "./teardown.ts";
+
+/** What `openStores` needs of the start's options. */
+export interface StoreStartOptions {
+  dataDir: string;
+  /** JSONL file mirroring every audit row (`--audit`). */
+  audit?: string;
+  /** A PostgreSQL URL: the shared store (`--database`, `OMOTAI_DATABASE_URL`). */
+  database?: string;
+  /** The tenant this runtime serves (`--tenant`; the embedded store has `default` only). */
+  tenant?: string;
+  /** The vault key (in-process tests; else from the environment). */
+  vaultKey?: { key?: string; passphrase?: string };
+}
+
+/** What only the shared store has. */
+export interface SharedStores {
+  db: PgDatabase;
+  board: PgApprovalBoard;
+  live: PgLiveSessions;
+  /** This runtime's name, as other runtimes' consoles show it. */
+  runtime: string;
+}
+
+/** The stores a runtime works with, whichever database holds them. */
+export interface Stores {
+  /** The tenant everything here belongs to. */
+  tenant: string;
+  /** The data dir's SQLite file: grants and vault (and everything else when embedded). */
+  db: DatabaseSync;
+  vault: Vault | undefined;
+  /** Where every audit row goes. */
+  audit: AuditWriter;
+  /** The audit chain, to read, verify and checkpoint. */
+  auditStore: AuditStore;
+  domains: DomainStore;
+  agents: AgentStore;
+  grants: GrantStore;
+  /** The shared store's own parts; absent for the embedded one. */
+  shared?: SharedStores;
+  /** Whether the audit's store answers now (the console says so when it does not). */
+  available(): boolean;
+  /** Set once `runtime_started` is written: only then does the teardown write `runtime_stopped`. */
+  lifecycle: { started: boolean };
+}
+
+/**
+ * Opens the stores; on the teardown as each is made: the databases' close, the vault's key,
+ * the audit mirror and writer, the checkpoints, and the `runtime_stopped` row once the
+ * runtime has started.
+ */
+export async function openStores(options: StoreStartOptions, teardown: Teardown): Promise<Stores> {
+  await Deno.mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  const tenant = options.tenant ?? DEFAULT_TENANT;
+  if (!TENANT_ID.test(tenant)) {
+    throw new OmotaiError("BAD_TENANT", "a tenant id is 1-63 of a-z, 0-9, _ and -");
+  }
+  if (!options.database && tenant !== DEFAULT_TENANT) {
+    throw new OmotaiError("BAD_TENANT", "the embedded database has one tenant: default");
+  }
+  const db = openDatabase(databasePath(options.dataDir));
+  teardown.defer("database", () => db.close());
+  // The vault opens here or not at all: a wrong key stops the start (VAULT_KEY_MISMATCH)
+  // before anything else runs, never at the first login, and every value is known to the
+  // redactor before any page can echo it.
+  const vault = await openVault(db, options.vaultKey);
+  if (vault) teardown.defer("vault key", () => vault[Symbol.dispose]());
+  const mirror = options.audit ? new JsonlMirror(options.audit) : undefined;
+  if (mirror) teardown.defer("audit mirror", () => mirror[Symbol.dispose]());
+  const runtime = await runtimeName(options.dataDir);
+  const base = options.database
+    ? await openShared(options.database, tenant, runtime, mirror, teardown)
+    : embedded(db, mirror);
+  // Every minute and at the end (after the runtime_stopped row: registered before it), the
+  // chain's head is signed with a key outside the database (docs/audit.md).
+  const checkpoints = new Checkpointer({
+    store: base.auditStore,
+    key: await checkpointKeyIn(options.dataDir),
+    runtime: runtime.name,
+    file: join(options.dataDir, CHECKPOINT_FILE),
+    log,
+  });
+  checkpoints.start();
+  teardown.defer("audit checkpoints", () => checkpoints[Symbol.asyncDispose]());
+  if (base.flush) teardown.defer("audit writer", base.flush);
+  const lifecycle = { started: false };
+  const audit = base.audit;
+  teardown.defer("runtime_stopped row", () => {
+    if (!lifecycle.started) return;
+    try {
+      audit.append({ kind: "runtime_stopped", source: "lifecycle", decision: "event" });
+    } catch { /* the database may be gone; nothing else to do */ }
+  });
+  const secrets = { has: (id: string) => Vault.has(db, id) };
+  return {
+    tenant,
+    db,
+    vault,
+    audit,
+    auditStore: base.auditStore,
+    domains: base.domains,
+    agents: base.agents,
+    grants: new GrantStore(db, { audit, secrets }),
+    shared: base.shared,
+    available: base.available,
+    lifecycle,
+  };
+}
+
+type BaseStores = Pick<Stores, "audit" | "auditStore" | "domains" | "agents" | "available"> & {
+  shared?: SharedStores;
+  /** Waits until every row written is kept (the teardown's). */
+  flush?: () => Promise<void>;
+};
+
+/** The embedded store: one SQLite file, one tenant. */
+function embedded(db: DatabaseSync, mirror: JsonlMirror | undefined): BaseStores {
+  const audit = new AuditLog(db, mirror);
+  return {
+    audit,
+    auditStore: sqliteAuditStore(db, audit),
+    domains: sqliteDomainStore(new DomainRules(db)),
+    agents: sqliteAgentStore(new AgentKeys(db)),
+    available: () => true,
+  };
+}
+
+/** A tenant of the shared PostgreSQL store. */
+async function openShared(
+  url: string,
+  tenant: string,
+  runtime: { name: string; secret: string },
+  mirror: JsonlMirror | undefined,
+  teardown: Teardown,
+): Promise<BaseStores> {
+  const pg = await PgDatabase.open({ url });
+  teardown.defer("shared database", () => pg[Symbol.asyncDispose]());
+  const auditStore = new PgAuditLog(pg, tenant, { mirror });
+  // A tenant the owner never added: nothing of it exists, nothing starts (the runtime's
+  // role cannot make one).
+  await auditStore.head().catch((err) => {
+    const code = (err as { code?: string }).code;
+    throw code === "AUDIT_UNAVAILABLE" && /no tenant/.test((err as Error).message)
+      ? new OmotaiError("TENANT_UNKNOWN", `no tenant ${tenant} in the database`)
+      : err;
+  });
+  const writer = new PgAuditSink(auditStore);
+  const domains = await PgDomainRules.open(pg, tenant);
+  teardown.defer("shared domain rules", () => domains[Symbol.asyncDispose]());
+  const board = await PgApprovalBoard.open(pg, tenant, { runtime: runtime.name });
+  teardown.defer("shared approvals", () => board[Symbol.asyncDispose]());
+  const live = new PgLiveSessions(pg, runtime);
+  // What this runtime's last run left: its browsers are gone, so are its sessions.
+  const swept = await live.sweep();
+  if (swept) log(`live sessions: ${swept} left by this runtime's last run removed`);
+  return {
+    audit: writer,
+    auditStore,
+    domains,
+    agents: new PgAgentStore(pg, tenant),
+    shared: { db: pg, board, live, runtime: runtime.name },
+    // The console's word: rows cannot be kept, or the rules are too old to judge by.
+    available: () => writer.healthy && readable(domains),
+    flush: () => writer[Symbol.asyncDispose](),
+  };
+}
+
+/** Whether the rules can be judged by now (`DOMAINS_UNREADABLE` once too old). */
+function readable(domains: DomainStore): boolean {
+  try {
+    domains.current();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * This runtime's name and secret, kept in its data dir (0600) so that its next start knows
+ * the sessions it left: the database knows a runtime by the secret's hash only.
+ */
+async function runtimeName(dataDir: string): Promise<{ name: string; secret: string }> {
+  const file = join(dataDir, "runtime-secret");
+  let secret: string;
+  try {
+    secret = (await Deno.readTextFile(file)).trim();
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+    secret = crypto.randomUUID() + crypto.randomUUID();
+    await Deno.writeTextFile(file, secret + "\n", { mode: 0o600, createNew: true });
+  }
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`omotai-runtime\n${secret}`)),
+  );
+  const id = [...digest.slice(0, 4)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return { name: `runtime-${id}`, secret };
+}
+
+/**
+ * The vault, when `OMOTAI_VAULT_KEY` or `OMOTAI_VAULT_PASSPHRASE` is set; its values go into
+ * the process redactor at once.
+ */
+async function openVault(
+  db: DatabaseSync,
+  given?: { key?: string; passphrase?: string },
+): Promise<Vault | undefined> {
+  const key = given ? given.key : Deno.env.get("OMOTAI_VAULT_KEY");
+  const passphrase = given ? given.passphrase : Deno.env.get("OMOTAI_VAULT_PASSPHRASE");
+  if (!key && !passphrase) return undefined;
+  const vault = await Vault.open(
+    db,
+    keySourceFrom({ key, passphrase }, {
+      key: "OMOTAI_VAULT_KEY",
+      passphrase: "OMOTAI_VAULT_PASSPHRASE",
+    }),
+  );
+  for (const s of vault.list()) {
+    const value = await vault.reveal(s.id);
+    // A username is blanked whole, not by its pieces (an e-mail's domain is ordinary text),
+    // and may be in a signed-in site's own URLs; every other value leaves only in a login.
+    processRedactor().add([value], { wholeOnly: s.kind === "username" });
+    if (s.kind !== "username") egressSecrets().add([value]);
+  }
+  return vault;
+}
