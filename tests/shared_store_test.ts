@@ -16,7 +16,6 @@ import postgres from "postgres";
 import { PgAgentStore } from "../runtime/agents/pg_agent_store.ts";
 import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";
-import { addTenant } from "../runtime/store/pg_tenants.ts";
 import { html, serveTwoOrigins } from "./fixtures/two_origins.ts";
 import {
   eventually,
@@ -28,13 +27,34 @@ import {
 import { type ServingRuntime, spawnServing } from "./helpers/omotai_cli.ts";
 import { clusterTeardown, startPostgres } from "./helpers/postgres.ts";
 
-const TOKEN = `admin-${crypto.randomUUID()}`;
-
 const pg = await startPostgres();
+
+/** `omotai ARGS` as the launcher runs it; its exit code and what it printed. */
+async function omotai(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const command = runtimeCommand(args);
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: command.args,
+    env: command.env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const d = new TextDecoder();
+  return { code: r.code, out: d.decode(r.stdout), err: d.decode(r.stderr) };
+}
+
+/** `omotai tenant add ID` as the owner, as docs/deploy.md runs it: the admin token it prints. */
+async function tenantAdd(id: string): Promise<string> {
+  const r = await omotai(["tenant", "add", id, "--database", pg.ownerUrl]);
+  assert.equal(r.code, 0, r.err);
+  return r.out.trim().split("\n").at(-1)!;
+}
+
+// The first one also migrates the schema.
+const ACME_TOKEN = await tenantAdd("acme");
+const GLOBEX_TOKEN = await tenantAdd("globex");
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
-await owner.migrate();
-await addTenant(owner, "acme");
-await addTenant(owner, "globex");
+let token = ACME_TOKEN;
 
 /** A second runtime login, as docs/deploy.md says: its `CREATE ROLE omotai_app…` line again. */
 async function secondLogin(): Promise<string> {
@@ -94,7 +114,7 @@ async function spawnRuntime(
   const rt = await spawnServing(
     new Deno.Command(Deno.execPath(), {
       args: command.args,
-      env: { ...command.env, OMOTAI_ADMIN_TOKEN: TOKEN },
+      env: command.env,
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
@@ -157,7 +177,7 @@ async function api(base: string, path: string, init: RequestInit = {}): Promise<
   return await fetch(`${base}${path}`, {
     ...init,
     headers: {
-      Authorization: `Bearer ${TOKEN}`,
+      Authorization: `Bearer ${token}`,
       "content-type": "application/json",
       ...init.headers,
     },
@@ -238,6 +258,40 @@ Deno.test("deploy.md: two runtimes behind HAProxy on one PostgreSQL: a confirm r
           });
           await r.body?.cancel();
           assert.equal(r.status, 401, base);
+        }
+      },
+    );
+
+    await t.step(
+      "an admin token opens one tenant's console: globex's is refused on acme's runtimes, a rotated one everywhere",
+      async () => {
+        for (const base of bases) {
+          const r = await fetch(`${base}/api/approvals`, {
+            headers: { Authorization: `Bearer ${GLOBEX_TOKEN}` },
+          });
+          assert.equal(r.status, 401, "globex's token on acme's runtime");
+          await r.body?.cancel();
+          assert.equal((await api(base, "/api/agents")).status, 200, "acme's token");
+        }
+        const rotated = await omotai(["tenant", "token", "acme", "--database", pg.ownerUrl]);
+        assert.equal(rotated.code, 0, rotated.err);
+        const fresh = rotated.out.trim().split("\n").at(-1)!;
+        assert.ok(
+          await eventually(async () => {
+            const codes = await Promise.all(bases.map(async (base) => {
+              const r = await api(base, "/api/agents");
+              await r.body?.cancel();
+              return r.status;
+            }));
+            return codes.every((c) => c === 401);
+          }, 15_000),
+          "the old token stops working on every runtime",
+        );
+        token = fresh;
+        for (const base of bases) {
+          const r = await api(base, "/api/agents");
+          await r.body?.cancel();
+          assert.equal(r.status, 200, "the new one works on every runtime");
         }
       },
     );
@@ -443,7 +497,7 @@ Deno.test("deploy.md: two runtimes behind HAProxy on one PostgreSQL: a confirm r
         assert.ok(!globex.some((r) => r.agent === "ada" || r.agent === "bob"), "nothing in globex");
         // `omotai audit verify`, as docs/deploy.md runs it, with each runtime's checkpoints.
         for (const rt of runtimes) {
-          const verify = runtimeCommand([
+          const out = await omotai([
             "audit",
             "verify",
             "--database",
@@ -455,14 +509,7 @@ Deno.test("deploy.md: two runtimes behind HAProxy on one PostgreSQL: a confirm r
             "--checkpoint-key",
             `${rt.dataDir}/audit-checkpoint.pub`,
           ]);
-          const out = await new Deno.Command(Deno.execPath(), {
-            args: verify.args,
-            env: verify.env,
-            stdin: "null",
-            stdout: "piped",
-            stderr: "piped",
-          }).output();
-          const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+          const text = out.out + out.err;
           assert.equal(out.code, 0, text);
           for (const secret of [new URL(pg.ownerUrl).password, "second-runtime-pw"]) {
             assert.ok(!text.includes(secret), "no password printed");

@@ -12,7 +12,7 @@ import { getCookie } from "hono/cookie";
 import { ConsoleError } from "./console_error.ts";
 import type { FailureLimiter } from "./failure_limiter.ts";
 import type { OperatorSessions } from "./operator_sessions.ts";
-import { sameSecret } from "./secrets.ts";
+import { type AdminCredential, isAdminToken, sameSecret } from "./secrets.ts";
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = "omotai_console";
@@ -29,7 +29,7 @@ export interface ConsoleEnv {
 
 /** What the middleware checks against. */
 export interface AuthOptions {
-  adminToken: string;
+  adminToken: AdminCredential;
   sessions: OperatorSessions;
   limiter: FailureLimiter;
 }
@@ -71,7 +71,7 @@ export function authenticate(options: AuthOptions): MiddlewareHandler<ConsoleEnv
       const client = clientOf(c);
       refuseIfLimited(limiter, client);
       const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (!m || !sameSecret(m[1], adminToken)) {
+      if (!m || !isAdminToken(m[1], adminToken)) {
         limiter.fail(client);
         throw new ConsoleError(401, "UNAUTHORIZED", "the bearer token is not the admin token");
       }

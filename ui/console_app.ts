@@ -72,7 +72,7 @@ export function ownedPaths(paths: readonly string[]): (pathname: string) => bool
 
 /** Builds the console app. */
 export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
-  if (deps.adminToken.length === 0) throw new Error("the console needs a non-empty admin token");
+  if (deps.adminToken === "") throw new Error("the console needs a non-empty admin token");
   const now = deps.now ?? Date.now;
   const sessions = new OperatorSessions({ now });
   const limiter = new FailureLimiter({ now });

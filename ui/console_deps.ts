@@ -15,11 +15,12 @@ import type {
   SessionsPort,
   StoreStatus,
 } from "./ports.ts";
+import type { AdminCredential } from "./secrets.ts";
 
 /** The console's dependencies. */
 export interface ConsoleDeps {
   /** The operator's credential (login form, `Authorization: Bearer` on `/api/*`). */
-  adminToken: string;
+  adminToken: AdminCredential;
   /**
    * Host header values the console answers to (`host:port`, as `allowedHostsFor()` of
    * `runtime/mcp/host_guard.ts` gives them); anything else is refused (DNS rebinding).

@@ -12,12 +12,12 @@ import { ConsoleError } from "./console_error.ts";
 import type { FailureLimiter } from "./failure_limiter.ts";
 import type { OperatorSessions } from "./operator_sessions.ts";
 import { loginPage } from "./pages/login_page.ts";
-import { sameSecret } from "./secrets.ts";
+import { type AdminCredential, isAdminToken } from "./secrets.ts";
 
 /** Registers the login routes on `app`. */
 export function loginRoutes(
   app: Hono<ConsoleEnv>,
-  adminToken: string,
+  adminToken: AdminCredential,
   sessions: OperatorSessions,
   limiter: FailureLimiter,
 ): void {
@@ -28,7 +28,7 @@ export function loginRoutes(
     refuseIfLimited(limiter, client);
     const body = await c.req.parseBody().catch(() => ({} as Record<string, unknown>));
     const token = typeof body.token === "string" ? body.token : "";
-    if (!sameSecret(token, adminToken)) {
+    if (!isAdminToken(token, adminToken)) {
       limiter.fail(client);
       throw new ConsoleError(401, "UNAUTHORIZED", "That is not the admin token.");
     }

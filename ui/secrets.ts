@@ -16,6 +16,17 @@ export function randomToken(bytes = 32): string {
  * True when `given` equals `expected`, in time that depends on neither: both are hashed
  * first, so lengths differ without showing and `timingSafeEqual` compares equal sizes.
  */
+/**
+ * The operator's credential: the admin token itself, or a check of a presented one (a shared
+ * store's tenant token, known by its hash).
+ */
+export type AdminCredential = string | ((presented: string) => boolean);
+
+/** True when `presented` is the admin token `credential` stands for. */
+export function isAdminToken(presented: string, credential: AdminCredential): boolean {
+  return typeof credential === "string" ? sameSecret(presented, credential) : credential(presented);
+}
+
 export function sameSecret(given: string, expected: string): boolean {
   const a = createHash("sha256").update(given).digest();
   const b = createHash("sha256").update(expected).digest();

@@ -30,6 +30,7 @@ import { egressSecrets, processRedactor } from "../redact/mod.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 import { PgDatabase } from "../store/pg_database.ts";
 import { PgLiveSessions } from "../store/pg_live_sessions.ts";
+import { PgAdminToken } from "../store/pg_admin_token.ts";
 import { DEFAULT_TENANT, TENANT_ID } from "../store/tenant.ts";
 import { keySourceFrom, Vault } from "../../vault/mod.ts";
 import type { Teardown } from "./teardown.ts";
@@ -52,6 +53,8 @@ export interface SharedStores {
   db: PgDatabase;
   board: PgApprovalBoard;
   live: PgLiveSessions;
+  /** The tenant's admin token, checked by its hash (the console's and the API's credential). */
+  admin: PgAdminToken;
   /** This runtime's name, as other runtimes' consoles show it. */
   runtime: string;
 }
@@ -178,6 +181,9 @@ async function openShared(
       ? new OmotaiError("TENANT_UNKNOWN", `no tenant ${tenant} in the database`)
       : err;
   });
+  // No console without the tenant's admin token: made by the owner, never by a runtime.
+  const admin = await PgAdminToken.open(pg, tenant);
+  teardown.defer("tenant admin token", () => admin[Symbol.asyncDispose]());
   const writer = new PgAuditSink(auditStore);
   const domains = await PgDomainRules.open(pg, tenant);
   teardown.defer("shared domain rules", () => domains[Symbol.asyncDispose]());
@@ -192,7 +198,7 @@ async function openShared(
     auditStore,
     domains,
     agents: new PgAgentStore(pg, tenant),
-    shared: { db: pg, board, live, runtime: runtime.name },
+    shared: { db: pg, board, live, admin, runtime: runtime.name },
     // The console's word: rows cannot be kept, or the rules are too old to judge by.
     available: () => writer.healthy && readable(domains),
     flush: () => writer[Symbol.asyncDispose](),

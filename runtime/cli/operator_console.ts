@@ -30,7 +30,8 @@ const redactOrigin = (o: string | null) => o === null ? null : processRedactor()
 
 /** What the console is built over. */
 export interface OperatorConsoleDeps {
-  adminToken: string;
+  /** The admin token, or a check of a presented one (a shared store's tenant token). */
+  adminToken: string | ((presented: string) => boolean);
   allowedHosts: readonly string[];
   approvals: ApprovalsPort;
   questions: HumanQuestions;

@@ -101,7 +101,10 @@ export interface Runtime extends AsyncDisposable {
   domains: DomainStore;
   /** Agent keys (sse mode needs one per client). */
   agents: AgentStore;
-  /** The admin token of the console and `/api` (from `OMOTAI_ADMIN_TOKEN` or generated). */
+  /**
+   * The admin token of the console and `/api` (from `OMOTAI_ADMIN_TOKEN` or generated); empty
+   * on a shared store, whose tenant's token the owner made (`omotai tenant token`).
+   */
   adminToken: string;
   /** Whether the admin token was generated here (then it is printed once). */
   adminTokenGenerated: boolean;
@@ -122,8 +125,6 @@ export interface Runtime extends AsyncDisposable {
 
 /** Starts the runtime; resolves once it is listening. */
 export async function startRuntime(options: StartOptions): Promise<Runtime> {
-  // sse mode needs an agent key on every MCP request, so it may bind beyond loopback.
-  const admin = adminToken(Deno.env.get("OMOTAI_ADMIN_TOKEN"));
   const executable = options.browser ?? findBrowser(Deno.env.get("OMOTAI_BROWSER"));
   // Everything below is registered here the moment it exists: a start that fails at any step
   // undoes what it made, and the runtime's end is this same teardown, in reverse order.
@@ -133,6 +134,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
   try {
     teardown.defer("done", () => resolveDone());
     const stores = await openStores(options, teardown);
+    const admin = operatorCredential(stores);
     const boundary = await openBoundary(options, stores, teardown);
     const { audit, domains, agents } = stores;
     const { worlds, approvals, questions } = boundary;
@@ -174,7 +176,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     /** The operator console over this runtime's stores. */
     const consoleApp: ConsoleFactory = (allowedHosts, http) =>
       operatorConsole({
-        adminToken: admin.token,
+        adminToken: admin.credential,
         allowedHosts,
         approvals,
         questions,
@@ -310,6 +312,24 @@ export async function openBoundary(
     isolationFact: isolated.fact,
     isolation: isolated.launcher(proxy),
   };
+}
+
+/**
+ * The console's credential: on a shared store the tenant's admin token, checked by the hash
+ * the owner set (`omotai tenant token`); else `OMOTAI_ADMIN_TOKEN` or a generated one.
+ */
+function operatorCredential(
+  stores: Stores,
+): { credential: string | ((presented: string) => boolean); token: string; generated: boolean } {
+  const shared = stores.shared;
+  if (shared) {
+    if (Deno.env.get("OMOTAI_ADMIN_TOKEN")) {
+      log("OMOTAI_ADMIN_TOKEN is not used with --database: the tenant's admin token is");
+    }
+    return { credential: (t) => shared.admin.verify(t), token: "", generated: false };
+  }
+  const admin = adminToken(Deno.env.get("OMOTAI_ADMIN_TOKEN"));
+  return { credential: admin.token, ...admin };
 }
 
 /** The origins the runtime answers on: the controlled browser may never reach them. */

@@ -1,6 +1,8 @@
 /**
- * `omotai tenant add|list`: the tenants of a shared PostgreSQL store, made by the tables'
- * owner (`--database` with the owner's URL, or `OMOTAI_DATABASE_URL`). The embedded SQLite
+ * `omotai tenant add|token|list`: the tenants of a shared PostgreSQL store, made by the
+ * tables' owner (`--database` with the owner's URL, or `OMOTAI_DATABASE_URL`). A tenant's
+ * admin token (the console's and the API's credential on every runtime of the tenant) is made
+ * by `add` and replaced by `token`, printed once: only its hash is kept. The embedded SQLite
  * store has exactly one tenant, `default`, and nothing to add.
  *
  * @module
@@ -11,9 +13,10 @@ import { databaseUrl } from "../launcher/database_url.ts";
 import { TENANT_OPTIONS } from "../launcher/options.ts";
 import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant, listTenants } from "../store/pg_tenants.ts";
+import { rotateAdminToken } from "../store/pg_admin_token.ts";
 
 /** Usage of `omotai tenant`. */
-export const TENANT_USAGE = `omotai tenant add ID | list   --database URL (the owner's)`;
+export const TENANT_USAGE = `omotai tenant add ID | token ID | list   --database URL (the owner's)`;
 
 /** Runs a tenant subcommand; returns the exit code. */
 export async function tenantCommand(args: string[]): Promise<number> {
@@ -23,7 +26,7 @@ export async function tenantCommand(args: string[]): Promise<number> {
     options: TENANT_OPTIONS,
     allowPositionals: true,
   });
-  if (sub !== "add" && sub !== "list") {
+  if (sub !== "add" && sub !== "token" && sub !== "list") {
     console.error(TENANT_USAGE);
     return 2;
   }
@@ -36,14 +39,18 @@ export async function tenantCommand(args: string[]): Promise<number> {
   }
   await using db = await PgDatabase.open({ url }, "owner");
   await db.migrate();
-  if (sub === "add") {
+  if (sub === "add" || sub === "token") {
     const [id] = positionals;
     if (!id || positionals.length !== 1) {
       console.error(TENANT_USAGE);
       return 2;
     }
-    await addTenant(db, id);
-    console.log(`added tenant ${id}`);
+    if (sub === "add") await addTenant(db, id);
+    const token = await rotateAdminToken(db, id);
+    console.log(sub === "add" ? `added tenant ${id}` : `replaced the admin token of ${id}`);
+    // Last line, alone: scripts take it with `tail -1`. Shown once; only its hash is kept.
+    console.log(`admin token (shown only now; runtimes of ${id} accept it within 5 s):`);
+    console.log(token);
     return 0;
   }
   const tenants = await listTenants(db);

@@ -449,4 +449,18 @@ export const PG_MIGRATIONS: readonly string[] = [
   REVOKE EXECUTE ON FUNCTION live_kill(text), live_killed(text) FROM PUBLIC;
   GRANT EXECUTE ON FUNCTION live_kill(text), live_killed(text) TO omotai_runtime;
   `,
+  // Each tenant's admin token (the console's and /api's credential on every runtime of the
+  // tenant), as its SHA-256 only: set by the owner (`omotai tenant add`, `omotai tenant
+  // token`), read by the tenant's runtimes under its row-level security, so an admin token
+  // opens exactly one tenant's console.
+  `
+  CREATE TABLE tenant_admins (
+    tenant_id text PRIMARY KEY REFERENCES tenants(id),
+    token_hash text NOT NULL CHECK (token_hash ~ '^[0-9a-f]{64}$'),
+    set_at timestamptz NOT NULL DEFAULT now()
+  );
+  SELECT tenant_rls('tenant_admins', 'tenant_id');
+  REVOKE ALL ON tenant_admins FROM PUBLIC;
+  GRANT SELECT ON tenant_admins TO omotai_runtime;
+  `,
 ];
