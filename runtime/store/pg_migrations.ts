@@ -21,6 +21,11 @@
  * @module
  */
 
+import { GRANTS_MIGRATION } from "./pg_migration_grants.ts";
+import { OPERATOR_SESSIONS_MIGRATION } from "./pg_migration_operator_sessions.ts";
+import { QUESTIONS_MIGRATION } from "./pg_migration_questions.ts";
+import { VAULT_MIGRATION } from "./pg_migration_vault.ts";
+
 /** Migrations, in order; index + 1 is the version each leads to. */
 export const PG_MIGRATIONS: readonly string[] = [
   `
@@ -463,4 +468,8 @@ export const PG_MIGRATIONS: readonly string[] = [
   REVOKE ALL ON tenant_admins FROM PUBLIC;
   GRANT SELECT ON tenant_admins TO omotai_runtime;
   `,
+  GRANTS_MIGRATION,
+  VAULT_MIGRATION,
+  QUESTIONS_MIGRATION,
+  OPERATOR_SESSIONS_MIGRATION,
 ];

@@ -1,0 +1,11 @@
+/**
+ * The shared store's migration for the grants: one numbered step of `PG_MIGRATIONS`
+ * (`pg_migrations.ts`), kept in its own file.
+ *
+ * @module
+ */
+
+/** The SQL of the step (run by the owner, in one transaction). */
+export const GRANTS_MIGRATION = `
+  SELECT 1;
+`;
