@@ -7,8 +7,8 @@
  *   the pipeline does before an action runs): alone, and with every session of every
  *   runtime doing so in a loop. Latency per append, p50 / p99.
  * - **Sustained rows per second** across runtimes: the same load's total rows over its wall
- *   time; and the same with each runtime batching what arrives together (`appendSoon`'s way:
- *   a page load's requests in one transaction).
+ *   time; and the same through each runtime's `PgAuditSink` (what `omotai start --database`
+ *   runs: the rows that arrive while a transaction runs go in the next one together).
  *
  * PostgreSQL runs with one tenant (the worst case: every append of every runtime takes the
  * same tenant's lock) and with one tenant per runtime. SQLite is one process's file (its
@@ -22,6 +22,7 @@ import { parseArgs } from "node:util";
 import { AuditLog } from "../runtime/audit/audit_log.ts";
 import type { AuditEvent } from "../runtime/audit/audit_row.ts";
 import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
+import { PgAuditSink } from "../runtime/audit/pg_audit_sink.ts";
 import { Redactor } from "../runtime/redact/mod.ts";
 import { openDatabase } from "../runtime/store/database.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";
@@ -107,34 +108,6 @@ export function table(rows: StoreRow[]): string {
   return lines.join("\n");
 }
 
-/**
- * A runtime's appends through one queue: those arriving while a transaction runs go in the
- * next one together (the way `AuditLog.appendSoon` batches a page load's requests).
- */
-function batching(log: PgAuditLog): (event: AuditEvent) => Promise<unknown> {
-  let queue: { event: AuditEvent; done: (err?: unknown) => void }[] = [];
-  let running = false;
-  const drain = async () => {
-    running = true;
-    while (queue.length > 0) {
-      const batch = queue;
-      queue = [];
-      try {
-        await log.append(batch.map((b) => b.event));
-        for (const b of batch) b.done();
-      } catch (err) {
-        for (const b of batch) b.done(err);
-      }
-    }
-    running = false;
-  };
-  return (event) =>
-    new Promise<void>((resolve, reject) => {
-      queue.push({ event, done: (err) => err ? reject(err) : resolve() });
-      if (!running) drain();
-    });
-}
-
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Deno.args,
@@ -218,17 +191,20 @@ if (import.meta.main) {
         seconds,
       ),
     ));
+    // What `omotai start --database` runs: each runtime's `PgAuditSink`, an action waiting
+    // for its row (`appendSoon`) while the rows of its other sessions join the same commit.
+    const sinks = oneTenant.map((log) => new PgAuditSink(log));
     results.push(row(
       "postgres",
-      `${shape}, one tenant, batched per runtime`,
+      `${shape}, one tenant, batched per runtime (PgAuditSink)`,
       await load(
-        oneTenant.flatMap((log) => {
-          const append = batching(log);
-          return Array.from({ length: S }, () => append);
-        }),
+        sinks.flatMap((sink) =>
+          Array.from({ length: S }, () => (e: AuditEvent) => sink.appendSoon(e))
+        ),
         seconds,
       ),
     ));
+    for (const sink of sinks) await sink[Symbol.asyncDispose]();
     for (const log of [...oneTenant, ...own]) {
       const v = await log.verify();
       if (!v.ok) throw new Error(`${log.tenant}: chain broken: ${v.problems[0]}`);

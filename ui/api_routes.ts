@@ -25,7 +25,7 @@ import {
 } from "./schemas.ts";
 import { auditExport } from "./audit_export.ts";
 import { eventStream } from "./event_stream.ts";
-import type { OperatorSessions } from "./operator_sessions.ts";
+import type { OperatorSessionStore } from "./operator_sessions.ts";
 
 /** 409 and 404 for the two ways a decision or an answer can miss. */
 function settled(result: "ok" | "not_pending" | "unknown", what: string): void {
@@ -62,7 +62,7 @@ async function deleteBody(c: Context<ConsoleEnv>): Promise<unknown> {
 export function apiRoutes(
   app: Hono<ConsoleEnv>,
   deps: ConsoleDeps,
-  sessions: OperatorSessions,
+  sessions: OperatorSessionStore,
 ): void {
   const { approvals, questions } = deps;
 
@@ -78,14 +78,14 @@ export function apiRoutes(
     return c.json({ id, state: record?.state ?? (decision === "approve" ? "approved" : "denied") });
   });
 
-  app.get("/api/questions", (c) => {
+  app.get("/api/questions", async (c) => {
     const state = parseInput(QuestionStateQuery, c.req.query("state"));
-    return c.json(questions.list(state));
+    return c.json(await questions.list(state));
   });
   app.post("/api/questions/:id", async (c) => {
     const { answer } = parseInput(AnswerBody, await jsonBody(c));
     const id = c.req.param("id");
-    settled(questions.answer(id, answer, doorOf(c.var.auth)), "question");
+    settled(await questions.answer(id, answer, doorOf(c.var.auth)), "question");
     return c.json({ id, state: "answered" });
   });
 
@@ -163,7 +163,7 @@ export function apiRoutes(
   app.get("/api/events", (c) => {
     const auth = c.var.auth;
     // A stream outlives its request: it ends when its session does (logout, idle).
-    const alive = () => auth.kind === "bearer" || sessions.peek(auth.session) !== undefined;
+    const alive = async () => auth.kind === "bearer" || await sessions.alive(auth.session);
     return eventStream(c, deps, alive);
   });
 }

@@ -11,7 +11,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import { ConsoleError } from "./console_error.ts";
 import type { FailureLimiter } from "./failure_limiter.ts";
-import type { OperatorSessions } from "./operator_sessions.ts";
+import type { OperatorSession, OperatorSessionStore } from "./operator_sessions.ts";
 import { type AdminCredential, isAdminToken, sameSecret } from "./secrets.ts";
 
 /** The session cookie's name. */
@@ -30,7 +30,7 @@ export interface ConsoleEnv {
 /** What the middleware checks against. */
 export interface AuthOptions {
   adminToken: AdminCredential;
-  sessions: OperatorSessions;
+  sessions: OperatorSessionStore;
   limiter: FailureLimiter;
 }
 
@@ -78,7 +78,7 @@ export function authenticate(options: AuthOptions): MiddlewareHandler<ConsoleEnv
       c.set("auth", { kind: "bearer" });
       return await next();
     }
-    const session = sessions.touch(getCookie(c, SESSION_COOKIE));
+    const session = await liveSession(sessions, getCookie(c, SESSION_COOKIE));
     if (!session) {
       if (!api && c.req.method === "GET") return c.redirect("/login", 303);
       throw new ConsoleError(401, "UNAUTHORIZED", "log in first");
@@ -92,6 +92,23 @@ export function authenticate(options: AuthOptions): MiddlewareHandler<ConsoleEnv
     c.set("auth", { kind: "cookie", session: session.id, csrf: session.csrf });
     await next();
   };
+}
+
+/**
+ * The live session a cookie names, its idle clock restarted. Fails closed: a store that
+ * throws (it should answer undefined) counts as no session, so the request is sent to the
+ * login form or answered 401, never 500.
+ */
+async function liveSession(
+  sessions: OperatorSessionStore,
+  id: string | undefined,
+): Promise<OperatorSession | undefined> {
+  if (!id) return undefined;
+  try {
+    return await sessions.touch(id);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The `csrf` field of a form body (the body stays readable: Hono caches it). */

@@ -22,7 +22,7 @@ import { FailureLimiter } from "./failure_limiter.ts";
 import { formRoutes } from "./form_routes.ts";
 import { hostCheck } from "./host_check.ts";
 import { loginRoutes } from "./login_routes.ts";
-import { OperatorSessions } from "./operator_sessions.ts";
+import { OperatorSessions, type OperatorSessionStore } from "./operator_sessions.ts";
 import { pageRoutes } from "./page_routes.ts";
 import { loginPage } from "./pages/login_page.ts";
 import { errorPage } from "./pages/message_page.ts";
@@ -74,7 +74,7 @@ export function ownedPaths(paths: readonly string[]): (pathname: string) => bool
 export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
   if (deps.adminToken === "") throw new Error("the console needs a non-empty admin token");
   const now = deps.now ?? Date.now;
-  const sessions = new OperatorSessions({ now });
+  const sessions = deps.operatorSessions ?? new OperatorSessions({ now });
   const limiter = new FailureLimiter({ now });
   const report = deps.log ?? ((line: string) => console.error(`omotai: ${line}`));
   const app = new Hono<ConsoleEnv>();
@@ -117,7 +117,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
 function registerRoutes(
   app: Hono<ConsoleEnv>,
   deps: ConsoleDeps,
-  sessions: OperatorSessions,
+  sessions: OperatorSessionStore,
   limiter: FailureLimiter,
 ): void {
   app.get("/console.css", (c) => c.body(CONSOLE_CSS, 200, { "Content-Type": "text/css" }));

@@ -16,6 +16,7 @@ import type {
   StoreStatus,
 } from "./ports.ts";
 import type { AdminCredential } from "./secrets.ts";
+import type { OperatorSessionStore } from "./operator_sessions.ts";
 
 /** The console's dependencies. */
 export interface ConsoleDeps {
@@ -34,6 +35,11 @@ export interface ConsoleDeps {
   grants: GrantsPort;
   audit: AuditPort;
   policies: PoliciesPort;
+  /**
+   * Logged-in console sessions; default: in this process's memory. A shared store's keeps
+   * an operator logged in on every runtime of the tenant.
+   */
+  operatorSessions?: OperatorSessionStore;
   /** Whether the store answers now; absent: always (the embedded store). */
   status?(): StoreStatus;
   /** Heartbeat of `/api/events`; default 15 s. */

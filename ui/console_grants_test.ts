@@ -5,7 +5,7 @@ import { rawKeySource, Vault } from "../vault/mod.ts";
 import { ApprovalQueue } from "../runtime/approvals/approval_queue.ts";
 import { HumanQuestions } from "../runtime/approvals/questions.ts";
 import { grantsPort } from "../runtime/cli/operator_console.ts";
-import { type GrantAuditEvent, GrantStore } from "../runtime/grants/mod.ts";
+import { type GrantAuditEvent, GrantStore, sqliteGrantPort } from "../runtime/grants/mod.ts";
 import { openDatabase } from "../runtime/store/database.ts";
 import { createConsoleApp } from "./console_app.ts";
 import type { GrantView } from "./ports.ts";
@@ -47,7 +47,7 @@ async function harness(): Promise<Harness> {
     sessions: { list: empty, kill: () => Promise.resolve(false) },
     agents: { list: empty, add: (name) => ({ name, key: "k" }), remove: () => false },
     domains: { list: empty, add: () => {}, remove: () => false },
-    grants: grantsPort(store),
+    grants: grantsPort(sqliteGrantPort(store)),
     audit: { rows: empty, verify: () => ({ ok: true, rows: 0 }), export: empty },
     policies: { modules: empty },
     log: () => {},

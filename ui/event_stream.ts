@@ -17,7 +17,7 @@ const MAX_QUEUED = 200;
 export function eventStream(
   c: Context,
   deps: Pick<ConsoleDeps, "approvals" | "questions" | "heartbeatMs">,
-  alive: () => boolean,
+  alive: () => boolean | Promise<boolean>,
 ): Response {
   return streamSSE(c, async (stream) => {
     let finish!: () => void;
@@ -38,8 +38,9 @@ export function eventStream(
     const offApprovals = deps.approvals.subscribe((e) => send("approval", e));
     const offQuestions = deps.questions.subscribe((e) => send("question", e));
     const beat = setInterval(() => {
-      if (alive()) send("heartbeat", {});
-      else finish();
+      // A store that cannot tell ends the stream: the client reconnects and logs in again.
+      Promise.resolve().then(alive).catch(() => false)
+        .then((ok) => ok ? send("heartbeat", {}) : finish());
     }, deps.heartbeatMs ?? 15_000);
     try {
       send("ready", {});

@@ -34,7 +34,7 @@ export function formRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps): void {
 
   app.post("/questions/:id", async (c) => {
     const { answer } = parseInput(AnswerBody, await formBody(c));
-    const result = deps.questions.answer(c.req.param("id"), answer, doorOf(c.var.auth));
+    const result = await deps.questions.answer(c.req.param("id"), answer, doorOf(c.var.auth));
     return c.redirect(result === "ok" ? "/questions" : `/questions?notice=${result}`, 303);
   });
 

@@ -27,8 +27,8 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps): void {
 
   const approvalsNow = async (csrf: string) =>
     approvalsTable(await approvals.list("pending"), await approvals.list("decided"), csrf);
-  const questionsNow = (csrf: string) =>
-    questionsTable(questions.list("pending"), questions.list("answered"), csrf);
+  const questionsNow = async (csrf: string) =>
+    questionsTable(await questions.list("pending"), await questions.list("answered"), csrf);
 
   app.get("/", async (c) => {
     const csrf = csrfOf(c.var.auth);
@@ -37,12 +37,12 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps): void {
   });
   app.get("/approvals/table", async (c) => c.html((await approvalsNow(csrfOf(c.var.auth))).value));
 
-  app.get("/questions", (c) => {
+  app.get("/questions", async (c) => {
     const csrf = csrfOf(c.var.auth);
-    const body = questionsBody(questionsNow(csrf), notice(c.req.query("notice")));
+    const body = questionsBody(await questionsNow(csrf), notice(c.req.query("notice")));
     return c.html(show("Questions", "questions", csrf, body));
   });
-  app.get("/questions/table", (c) => c.html(questionsNow(csrfOf(c.var.auth)).value));
+  app.get("/questions/table", async (c) => c.html((await questionsNow(csrfOf(c.var.auth))).value));
 
   app.get("/sessions", async (c) => {
     const csrf = csrfOf(c.var.auth);

@@ -76,10 +76,10 @@ export interface QuestionChange {
   readonly question: QuestionView;
 }
 
-/** The operator questions (`HumanQuestions`). */
+/** The operator questions (`HumanQuestions`, or `SharedQuestions` on a shared store). */
 export interface QuestionsPort {
-  list(state?: "pending" | "answered"): readonly QuestionView[];
-  answer(id: string, text: string, by: string): "ok" | "not_pending" | "unknown";
+  list(state?: "pending" | "answered"): MaybePromise<readonly QuestionView[]>;
+  answer(id: string, text: string, by: string): MaybePromise<"ok" | "not_pending" | "unknown">;
   subscribe(listener: (event: QuestionChange) => void): () => void;
 }
 

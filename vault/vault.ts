@@ -1,15 +1,29 @@
 /**
- * The vault: secrets sealed one by one (AES-256-GCM, bound to id and kind) in two tables of
- * the caller's SQLite database. `Vault.open` creates the tables when missing and checks the
- * key against the stored key-check value, so a wrong key fails there with
- * `VAULT_KEY_MISMATCH`, never at first use. No value is ever stored, returned by `list()`,
- * logged or put in an error message; `reveal()` is for the runtime only.
+ * The vault: secrets sealed one by one (AES-256-GCM, bound to id and kind) in a store behind
+ * the {@link VaultRecords} port: two tables of the caller's SQLite database (a `DatabaseSync`
+ * given to `Vault.open`), or a shared store a runtime passes in (its tenant's rows in
+ * PostgreSQL). `Vault.open` checks the key against the stored key-check value, so a wrong key
+ * fails there with `VAULT_KEY_MISMATCH`, never at first use. No value is ever stored, returned
+ * by `list()`, logged or put in an error message; `reveal()` is for the runtime only.
+ *
+ * `list()` and `has()` answer at once. Over SQLite they read the database each time. Over a
+ * store that cannot answer synchronously they read an index: loaded at open, changed at once
+ * by this vault's own `add`, `reveal`, `remove` and `rekey`, and read again by `refresh()` and
+ * every `refreshMs` (default 5 s). What another runtime of the tenant adds or removes shows in
+ * them within that time; `reveal()`, `add()`, `remove()` and `rekey()` always ask the store.
  *
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
+import { CodedError } from "../shared/coded_error.ts";
 import { VaultError } from "./errors.ts";
 import { keyMatches, makeKeyCheck, resolveKey, SALT_BYTES, type VaultKeySource } from "./key.ts";
+import {
+  type SealedRecord,
+  type SecretRecord,
+  SqliteVaultRecords,
+  type VaultRecords,
+} from "./records.ts";
 import { open, seal, SEAL_VERSION, secretAad } from "./seal.ts";
 
 /** The kinds of secret the vault holds. */
@@ -28,89 +42,108 @@ export interface SecretInfo {
   lastUsedAt: string | null;
 }
 
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS vault_meta (
-    name TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-  );
-  CREATE TABLE IF NOT EXISTS vault_secrets (
-    id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    sealed BLOB NOT NULL,
-    created_at TEXT NOT NULL,
-    last_used_at TEXT
-  );
-`;
+/** How often a vault over an asynchronous store reads its index again, by default. */
+export const VAULT_REFRESH_MS = 5_000;
 
-const REKEY_ATTEMPTS = 3;
-
-interface Row {
-  id: string;
-  kind: string;
-  sealed: Uint8Array;
+/** Options of `Vault.open`. */
+export interface VaultOptions {
+  /**
+   * A store without a synchronous listing (PostgreSQL): how often `list()` and `has()` are
+   * read again, in ms (default {@link VAULT_REFRESH_MS}; 0: only by `refresh()` and this
+   * vault's own calls). Ignored over SQLite, which is read each time.
+   */
+  refreshMs?: number;
+  /**
+   * Called after a `refresh()` (the timer's or a caller's) that found secrets this vault did
+   * not know: added by another runtime. Ids and kinds only; `reveal()` them to learn values.
+   */
+  onNewSecrets?: (secrets: SecretInfo[]) => void;
 }
 
-/** Encrypted secrets in a SQLite database. Dispose to drop the key; the database stays open. */
+const REKEY_ATTEMPTS = 3;
+const REFRESH_ATTEMPTS = 3;
+
+/** Encrypted secrets in a store. Dispose to drop the key; the store stays open. */
 export class Vault implements Disposable {
-  #db: DatabaseSync;
+  #records: VaultRecords;
   #key: CryptoKey | undefined;
   #check: string;
+  /** The index of a store without `listNow` (see the module's doc); undefined over SQLite. */
+  #index: Map<string, SecretInfo> | undefined;
+  /** Counts this vault's own changes to the index, so a refresh begun before one yields. */
+  #changes = 0;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #onNew: ((secrets: SecretInfo[]) => void) | undefined;
 
-  private constructor(db: DatabaseSync, key: CryptoKey, check: string) {
-    this.#db = db;
+  private constructor(records: VaultRecords, key: CryptoKey, check: string) {
+    this.#records = records;
     this.#key = key;
     this.#check = check;
   }
 
   /**
-   * Opens the vault in `db` with `source`, creating its tables when missing. The first open
-   * stores the salt and the key-check value; every later one must match it
-   * (`VAULT_KEY_MISMATCH`).
+   * Opens the vault in `db` (a SQLite database: its tables are created when missing) or in
+   * `records` (a store's port) with `source`. The first open stores the salt and the
+   * key-check value; every later one must match it (`VAULT_KEY_MISMATCH`).
    */
-  static async open(db: DatabaseSync, source: VaultKeySource): Promise<Vault> {
-    guard(() => {
-      db.exec(SCHEMA);
-      transaction(db, () => {
-        const format = meta(db, "format");
-        if (format !== undefined && format !== String(SEAL_VERSION)) {
-          throw new VaultError("VAULT_UNREADABLE", `the vault has format ${format}`);
-        }
-        insertMetaIfMissing(db, "format", String(SEAL_VERSION));
-        insertMetaIfMissing(db, "salt", toBase64(randomSalt()));
-      });
-    });
-    const salt = fromBase64(guard(() => meta(db, "salt"))!);
-    const key = await resolveKey(source, salt);
-    if (guard(() => meta(db, "check")) === undefined) {
-      const check = toBase64(await makeKeyCheck(key));
-      guard(() =>
-        transaction(db, () => {
-          insertMetaIfMissing(db, "check", check);
-          insertMetaIfMissing(db, "key_source", source.type);
-        })
-      );
+  static async open(
+    db: DatabaseSync | VaultRecords,
+    source: VaultKeySource,
+    options: VaultOptions = {},
+  ): Promise<Vault> {
+    const records = recordsOf(db);
+    const stored = await guard(() =>
+      records.insertMetaIfMissing({
+        format: String(SEAL_VERSION),
+        salt: toBase64(randomSalt()),
+      })
+    );
+    if (stored.format !== String(SEAL_VERSION)) {
+      throw new VaultError("VAULT_UNREADABLE", `the vault has format ${stored.format}`);
     }
-    // Read back: another process may have set the vault up first, with another key.
-    const check = guard(() => meta(db, "check"))!;
-    if (!(await keyMatches(key, fromBase64(check)))) throw mismatch(db);
-    return new Vault(db, key, check);
+    const key = await resolveKey(source, fromBase64(stored.salt));
+    let check = stored.check;
+    if (check === undefined) {
+      const made = toBase64(await makeKeyCheck(key));
+      // Read back: another process may have set the vault up first, with another key.
+      check = (await guard(() =>
+        records.insertMetaIfMissing({ ...stored, check: made, keySource: source.type })
+      )).check;
+    }
+    if (check === undefined) throw damaged();
+    if (!(await keyMatches(key, fromBase64(check)))) throw await mismatch(records);
+    const vault = new Vault(records, key, check);
+    if (!records.listNow) {
+      vault.#index = new Map();
+      await vault.refresh();
+      vault.#onNew = options.onNewSecrets;
+      const every = options.refreshMs ?? VAULT_REFRESH_MS;
+      if (every > 0) {
+        vault.#timer = setInterval(() => void vault.refresh().catch(() => {}), every);
+        Deno.unrefTimer(vault.#timer);
+      }
+    }
+    return vault;
   }
 
   /**
-   * Whether `db`'s vault holds a secret `id` (no vault tables: none). Needs no key: only the
-   * id is looked at, so stores that refer to secrets (grants) ask here, not the table.
+   * Whether the vault in `db` holds a secret `id` (no vault tables: none). Needs no key: only
+   * the id is looked at, so stores that refer to secrets (grants) ask here, not the table.
+   * Over a store's port (`records`) the answer is a promise.
    */
-  static has(db: DatabaseSync, id: string): boolean {
-    const table = db.prepare(
-      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vault_secrets'",
-    ).get();
-    if (!table) return false;
-    return db.prepare("SELECT 1 FROM vault_secrets WHERE id = ?").get(id) !== undefined;
+  static has(db: DatabaseSync, id: string): boolean;
+  static has(records: VaultRecords, id: string): Promise<boolean>;
+  static has(db: DatabaseSync | VaultRecords, id: string): boolean | Promise<boolean> {
+    if (isRecords(db)) return guard(async () => (await db.get(id)) !== undefined);
+    return new SqliteVaultRecords(db).hasNow(id);
   }
 
-  /** Whether this vault holds a secret `id`. */
+  /** Whether this vault holds a secret `id` (over an asynchronous store: its index). */
   has(id: string): boolean {
-    return Vault.has(this.#db, id);
+    const records = this.#records;
+    if (records.hasNow) return guardNow(() => records.hasNow!(id));
+    if (records.listNow) return guardNow(() => records.listNow!().some((r) => r.id === id));
+    return this.#index?.has(id) ?? false;
   }
 
   /** Seals and stores a new secret (`SECRET_EXISTS` if the id is taken). */
@@ -118,41 +151,43 @@ export class Vault implements Disposable {
     checkId(id);
     checkKind(kind);
     const key = this.#live();
-    if (this.#row(id)) throw exists(id);
+    if (await guard(() => this.#records.get(id))) throw exists(id);
     const sealed = await seal(key, new TextEncoder().encode(value), secretAad(id, kind));
-    guard(() => {
-      try {
-        this.#db.prepare(
-          "INSERT INTO vault_secrets (id, kind, sealed, created_at, last_used_at) VALUES (?, ?, ?, ?, NULL)",
-        ).run(id, kind, sealed, new Date().toISOString());
-      } catch (err) {
-        if (/UNIQUE|PRIMARY KEY/i.test((err as Error).message)) throw exists(id);
-        throw err;
-      }
-    });
+    const record: SealedRecord = {
+      id,
+      kind,
+      sealed,
+      createdAt: new Date().toISOString(),
+      lastUsedAt: null,
+    };
+    const outcome = await guard(() => this.#records.put(record, this.#check));
+    if (outcome === "taken") throw exists(id);
+    // Rekeyed since this vault was opened: the value was sealed under the old key.
+    if (outcome === "rekeyed") throw await mismatch(this.#records);
+    this.#note(record);
   }
 
   /** The plaintext of a secret, for the runtime only; records its use. */
   async reveal(id: string): Promise<string> {
     checkId(id);
     const key = this.#live();
-    const row = this.#row(id);
-    if (!row) throw new VaultError("SECRET_NOT_FOUND", `no secret ${id}`);
+    const row = await guard(() => this.#records.get(id));
+    if (!row) {
+      this.#forget(id);
+      throw new VaultError("SECRET_NOT_FOUND", `no secret ${id}`);
+    }
     let plain: Uint8Array;
     try {
       plain = await open(key, row.sealed, secretAad(row.id, row.kind));
     } catch (err) {
       // Rekeyed by another process since this vault was opened: say so, not "tampered".
-      if (guard(() => meta(this.#db, "check")) !== this.#check) throw mismatch(this.#db);
+      await this.#stillKeyed();
       throw err;
     }
-    guard(() =>
-      this.#db.prepare("UPDATE vault_secrets SET last_used_at = ? WHERE id = ?").run(
-        new Date().toISOString(),
-        id,
-      )
-    );
     try {
+      const at = new Date().toISOString();
+      await guard(() => this.#records.touch(id, at));
+      this.#note({ ...row, lastUsedAt: at });
       return new TextDecoder("utf-8", { fatal: true }).decode(plain);
     } finally {
       plain.fill(0);
@@ -162,25 +197,21 @@ export class Vault implements Disposable {
   /** Every secret's id, kind and times, by id; never a value. */
   list(): SecretInfo[] {
     this.#live();
-    const rows = guard(() =>
-      this.#db.prepare(
-        "SELECT id, kind, created_at, last_used_at FROM vault_secrets ORDER BY id",
-      ).all()
-    ) as { id: string; kind: SecretKind; created_at: string; last_used_at: string | null }[];
-    return rows.map((r) => ({
-      id: r.id,
-      kind: r.kind,
-      createdAt: r.created_at,
-      lastUsedAt: r.last_used_at,
-    }));
+    const records = this.#records;
+    if (records.listNow) return guardNow(() => records.listNow!()).map(info);
+    return [...this.#index!.values()].map((s) => ({ ...s })).sort(byId);
   }
 
-  /** Deletes a secret; false when there was none. */
-  remove(id: string): boolean {
+  /**
+   * Deletes a secret; false when there was none. Asynchronous: over a shared store the delete
+   * is a round trip (it was synchronous when the vault was SQLite only).
+   */
+  async remove(id: string): Promise<boolean> {
     checkId(id);
     this.#live();
-    const res = guard(() => this.#db.prepare("DELETE FROM vault_secrets WHERE id = ?").run(id));
-    return Number(res.changes) > 0;
+    const gone = await guard(() => this.#records.delete(id));
+    this.#forget(id);
+    return gone;
   }
 
   /**
@@ -191,45 +222,75 @@ export class Vault implements Disposable {
   async rekey(source: VaultKeySource): Promise<number> {
     const oldKey = this.#live();
     for (let attempt = 0; attempt < REKEY_ATTEMPTS; attempt++) {
-      const rows = this.#rows();
+      const rows = await guard(() => this.#records.listSealed());
       const salt = randomSalt();
       const newKey = await resolveKey(source, salt);
       const resealed: { id: string; sealed: Uint8Array }[] = [];
       for (const row of rows) {
         const aad = secretAad(row.id, row.kind);
-        const plain = await open(oldKey, row.sealed, aad);
-        resealed.push({ id: row.id, sealed: await seal(newKey, plain, aad) });
-        plain.fill(0);
+        let plain: Uint8Array;
+        try {
+          plain = await open(oldKey, row.sealed, aad);
+        } catch (err) {
+          // Rekeyed by another process since this vault was opened: say so, not "tampered".
+          await this.#stillKeyed();
+          throw err;
+        }
+        try {
+          resealed.push({ id: row.id, sealed: await seal(newKey, plain, aad) });
+        } finally {
+          plain.fill(0);
+        }
       }
       const check = toBase64(await makeKeyCheck(newKey));
-      // WebCrypto is async and a transaction must not span awaits: write only if nothing
-      // changed meanwhile, else seal again.
-      const done = guard(() =>
-        transaction(this.#db, () => {
-          if (!sameRows(rows, this.#rows()) || meta(this.#db, "check") !== this.#check) {
-            return false;
-          }
-          const update = this.#db.prepare("UPDATE vault_secrets SET sealed = ? WHERE id = ?");
-          for (const r of resealed) update.run(r.sealed, r.id);
-          setMeta(this.#db, "salt", toBase64(salt));
-          setMeta(this.#db, "check", check);
-          setMeta(this.#db, "key_source", source.type);
-          return true;
+      // WebCrypto is async and a transaction must not span awaits: the store writes only if
+      // nothing changed meanwhile, else this seals again.
+      const done = await guard(() =>
+        this.#records.replaceAll({
+          expect: { check: this.#check, records: rows },
+          next: { salt: toBase64(salt), check, keySource: source.type, sealed: resealed },
         })
       );
       if (done) {
         this.#key = newKey;
         this.#check = check;
+        for (const row of rows) this.#note(row);
         return resealed.length;
       }
-      if (meta(this.#db, "check") !== this.#check) throw mismatch(this.#db);
+      await this.#stillKeyed();
     }
     throw new VaultError("VAULT_UNREADABLE", "the vault kept changing during rekey; try again");
   }
 
-  /** Drops the key; the vault can no longer be used. The database is the caller's. */
+  /**
+   * Reads the index again (a store without a synchronous listing; over SQLite nothing to do):
+   * what other runtimes added or removed shows in `list()` and `has()` from now on.
+   */
+  async refresh(): Promise<void> {
+    this.#live();
+    if (!this.#index) return;
+    for (let attempt = 0; attempt < REFRESH_ATTEMPTS; attempt++) {
+      const changes = this.#changes;
+      const rows = await guard(() => this.#records.list());
+      // This vault changed the index meanwhile: the rows may predate it; read again.
+      if (changes !== this.#changes || !this.#index) continue;
+      const known = this.#index;
+      this.#index = new Map(rows.map((r) => [r.id, info(r)]));
+      const added = [...this.#index.values()].filter((s) => !known.has(s.id));
+      if (added.length > 0 && this.#onNew) {
+        try {
+          this.#onNew(added.map((s) => ({ ...s })));
+        } catch { /* the listener's own failure is its own */ }
+      }
+      return;
+    }
+  }
+
+  /** Drops the key (and stops the index's refresh); the store is the caller's. */
   [Symbol.dispose](): void {
     this.#key = undefined;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
   }
 
   #live(): CryptoKey {
@@ -237,17 +298,40 @@ export class Vault implements Disposable {
     return this.#key;
   }
 
-  #row(id: string): Row | undefined {
-    return guard(() =>
-      this.#db.prepare("SELECT id, kind, sealed FROM vault_secrets WHERE id = ?").get(id)
-    ) as Row | undefined;
+  /** `VAULT_KEY_MISMATCH` when the store's key-check value is no longer this vault's. */
+  async #stillKeyed(): Promise<void> {
+    const meta = await guard(() => this.#records.meta());
+    if (meta?.check !== this.#check) throw await mismatch(this.#records);
   }
 
-  #rows(): Row[] {
-    return guard(() =>
-      this.#db.prepare("SELECT id, kind, sealed FROM vault_secrets ORDER BY id").all()
-    ) as unknown as Row[];
+  /** This vault learned `record` (added, revealed, resealed): the index shows it at once. */
+  #note(record: SecretRecord): void {
+    if (!this.#index) return;
+    this.#changes++;
+    this.#index.set(record.id, info(record));
   }
+
+  #forget(id: string): void {
+    if (!this.#index) return;
+    this.#changes++;
+    this.#index.delete(id);
+  }
+}
+
+function recordsOf(db: DatabaseSync | VaultRecords): VaultRecords {
+  return isRecords(db) ? db : new SqliteVaultRecords(db);
+}
+
+function isRecords(db: DatabaseSync | VaultRecords): db is VaultRecords {
+  return typeof (db as Partial<VaultRecords>).insertMetaIfMissing === "function";
+}
+
+function info(r: SecretRecord): SecretInfo {
+  return { id: r.id, kind: r.kind as SecretKind, createdAt: r.createdAt, lastUsedAt: r.lastUsedAt };
+}
+
+function byId(a: SecretInfo, b: SecretInfo): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 function checkId(id: string): void {
@@ -269,8 +353,12 @@ function exists(id: string): VaultError {
   return new VaultError("SECRET_EXISTS", `a secret ${id} already exists`);
 }
 
-function mismatch(db: DatabaseSync): VaultError {
-  const stored = meta(db, "key_source");
+function damaged(): VaultError {
+  return new VaultError("VAULT_UNREADABLE", "the vault's metadata is damaged");
+}
+
+async function mismatch(records: VaultRecords): Promise<VaultError> {
+  const stored = (await records.meta().catch(() => undefined))?.keySource;
   const hint = stored === "passphrase"
     ? " (it was set up with a passphrase)"
     : stored === "raw"
@@ -279,55 +367,35 @@ function mismatch(db: DatabaseSync): VaultError {
   return new VaultError("VAULT_KEY_MISMATCH", `the key does not open this vault${hint}`);
 }
 
-function meta(db: DatabaseSync, name: string): string | undefined {
-  const row = db.prepare("SELECT value FROM vault_meta WHERE name = ?").get(name) as
-    | { value: string }
-    | undefined;
-  return row?.value;
+/** A store's failure as `VAULT_UNREADABLE`; vault errors pass. */
+function storageError(err: unknown): VaultError {
+  if (err instanceof VaultError) return err;
+  // Stores' messages name tables, constraints and codes, never bound values (SQLite's do
+  // not quote them; the PostgreSQL pool keeps only the server's error code).
+  const what = err instanceof CodedError
+    ? `${err.code}: ${err.message}`
+    : err instanceof Error
+    ? err.message
+    : "failed";
+  return new VaultError("VAULT_UNREADABLE", `vault storage: ${what}`, { cause: err });
 }
 
-function insertMetaIfMissing(db: DatabaseSync, name: string, value: string): void {
-  db.prepare("INSERT OR IGNORE INTO vault_meta (name, value) VALUES (?, ?)").run(name, value);
-}
-
-function setMeta(db: DatabaseSync, name: string, value: string): void {
-  db.prepare("INSERT OR REPLACE INTO vault_meta (name, value) VALUES (?, ?)").run(name, value);
-}
-
-function transaction<T>(db: DatabaseSync, fn: () => T): T {
-  db.exec("BEGIN IMMEDIATE");
+/** Runs a store call; its failure becomes `VAULT_UNREADABLE`. */
+async function guard<T>(fn: () => Promise<T>): Promise<T> {
   try {
-    const out = fn();
-    db.exec("COMMIT");
-    return out;
+    return await fn();
   } catch (err) {
-    db.exec("ROLLBACK");
-    throw err;
+    throw storageError(err);
   }
 }
 
-/** Runs a database step; SQLite failures become `VAULT_UNREADABLE`, vault errors pass. */
-function guard<T>(fn: () => T): T {
+/** {@link guard} for a store's synchronous reads. */
+function guardNow<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof VaultError) throw err;
-    // SQLite messages name tables and constraints, never bound values.
-    throw new VaultError("VAULT_UNREADABLE", `vault storage: ${(err as Error).message}`, {
-      cause: err,
-    });
+    throw storageError(err);
   }
-}
-
-function sameRows(a: readonly Row[], b: readonly Row[]): boolean {
-  return a.length === b.length &&
-    a.every((r, i) =>
-      r.id === b[i].id && r.kind === b[i].kind && equalBytes(r.sealed, b[i].sealed)
-    );
-}
-
-function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function randomSalt(): Uint8Array {
@@ -342,6 +410,6 @@ function fromBase64(text: string): Uint8Array {
   try {
     return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
   } catch {
-    throw new VaultError("VAULT_UNREADABLE", "the vault's metadata is damaged");
+    throw damaged();
   }
 }

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { passphraseKeySource, rawKeySource, type VaultKeySource } from "./key.ts";
-import { Vault } from "./vault.ts";
+import { type SecretInfo, Vault } from "./vault.ts";
 import { VaultError } from "./errors.ts";
+import { SqliteVaultRecords, type VaultRecords } from "./records.ts";
 
 const code = (c: string) => (err: unknown) => err instanceof VaultError && err.code === c;
 const randomKey = (): VaultKeySource =>
@@ -128,6 +129,9 @@ Deno.test("Vault.rekey keeps every value and the old key then fails with VAULT_K
     }
     await assert.rejects(Vault.open(db, oldKey), code("VAULT_KEY_MISMATCH"));
     await assert.rejects(stale.reveal("one"), code("VAULT_KEY_MISMATCH"), "an open old vault");
+    // Nor can it add a value sealed under the old key: nothing is written.
+    await assert.rejects(stale.add("three", "generic", "value-three"), code("VAULT_KEY_MISMATCH"));
+    assert.equal(Vault.has(db, "three"), false);
     using fresh = await Vault.open(db, newKey);
     assert.equal(await fresh.reveal("one"), "value-one");
     assert.equal(await fresh.reveal("two"), "JBSWY3DPEHPK3PXP");
@@ -162,8 +166,8 @@ Deno.test("Vault.list never contains values; bad ids, kinds, duplicates and unkn
       code("BAD_SECRET_KIND"),
     );
     await assert.rejects(vault.reveal("nope"), code("SECRET_NOT_FOUND"));
-    assert.equal(vault.remove("x.login"), true);
-    assert.equal(vault.remove("x.login"), false);
+    assert.equal(await vault.remove("x.login"), true);
+    assert.equal(await vault.remove("x.login"), false);
     assert.deepEqual(vault.list(), []);
     vault[Symbol.dispose]();
     assert.throws(() => vault.list(), code("VAULT_CLOSED"));
@@ -178,7 +182,58 @@ Deno.test("Vault.has answers by id without a key, and no tables means no secrets
     assert.equal(Vault.has(db, "a"), true);
     assert.equal(vault.has("a"), true);
     assert.equal(Vault.has(db, "b"), false);
-    vault.remove("a");
+    assert.equal(await vault.remove("a"), true);
     assert.equal(vault.has("a"), false);
+    assert.equal(Vault.has(db, "a"), false);
+  });
+});
+
+/** The SQLite store as an asynchronous one only (no listNow/hasNow): a shared store's shape. */
+function asyncOnly(db: DatabaseSync): VaultRecords {
+  const r = new SqliteVaultRecords(db);
+  return {
+    meta: () => r.meta(),
+    insertMetaIfMissing: (m) => r.insertMetaIfMissing(m),
+    get: (id) => r.get(id),
+    list: () => r.list(),
+    listSealed: () => r.listSealed(),
+    put: (rec, check) => r.put(rec, check),
+    touch: (id, at) => r.touch(id, at),
+    delete: (id) => r.delete(id),
+    replaceAll: (change) => r.replaceAll(change),
+  };
+}
+
+Deno.test("Vault over an asynchronous store: list and has answer from an index kept by its own calls, refresh() and its timer", async () => {
+  await withDb(async (db) => {
+    const key = randomKey();
+    const seen: SecretInfo[][] = [];
+    using a = await Vault.open(asyncOnly(db), key, { refreshMs: 0 });
+    using b = await Vault.open(asyncOnly(db), key, {
+      refreshMs: 0,
+      onNewSecrets: (s) => seen.push(s),
+    });
+    await a.add("one", "password", "value-one");
+    assert.equal(a.has("one"), true, "its own add shows at once");
+    assert.equal(b.has("one"), false, "another's shows after a refresh");
+    assert.equal(await Vault.has(asyncOnly(db), "one"), true, "the static has asks the store");
+    await b.refresh();
+    assert.deepEqual(b.list().map((s) => [s.id, s.kind]), [["one", "password"]]);
+    assert.deepEqual(seen.map((s) => s.map((x) => x.id)), [["one"]]);
+    // reveal always asks the store, and teaches the index.
+    await a.add("two", "username", "value-two");
+    assert.equal(await b.reveal("two"), "value-two");
+    assert.equal(b.has("two"), true);
+    assert.match(b.list().find((s) => s.id === "two")?.lastUsedAt ?? "", /^\d{4}-/);
+    assert.equal(await a.remove("one"), true);
+    assert.equal(b.has("one"), true, "until b refreshes");
+    await assert.rejects(b.reveal("one"), code("SECRET_NOT_FOUND"));
+    assert.equal(b.has("one"), false, "a reveal that finds nothing forgets it");
+    await a.add("three", "generic", "value-three");
+    using c = await Vault.open(asyncOnly(db), key, { refreshMs: 20 });
+    await a.add("four", "generic", "value-four");
+    await new Promise((res) => setTimeout(res, 120));
+    assert.deepEqual(c.list().map((s) => s.id), ["four", "three", "two"], "its timer refreshed");
+    assert.deepEqual(seen.flat().map((s) => s.id), ["one"], "b has no timer");
   });
 });

@@ -6,3 +6,4 @@
 export * from "./approval_queue.ts";
 export * from "./questions.ts";
 export * from "./shared_approvals.ts";
+export * from "./shared_questions.ts";

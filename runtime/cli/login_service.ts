@@ -8,7 +8,7 @@
  */
 import type { Vault } from "../../vault/mod.ts";
 import { OmotaiError } from "../errors.ts";
-import type { GrantStore } from "../grants/mod.ts";
+import type { GrantPort } from "../grants/mod.ts";
 import type { Boundary } from "../gate/boundary.ts";
 import { loginHold } from "../gate/write_hold.ts";
 import type { LoginPlan, LoginSecrets, LoginWriteHold } from "../login/login_flow.ts";
@@ -18,7 +18,7 @@ import type { LoginService } from "../tools/mod.ts";
 
 /** What the broker is built from. */
 export interface LoginServiceDeps {
-  grants: GrantStore;
+  grants: GrantPort;
   /** The open vault; none when the runtime was started without a vault key. */
   vault?: Vault;
   redactor: Redactor;
@@ -65,7 +65,13 @@ export function grantLoginService(deps: LoginServiceDeps): LoginService {
           "the runtime was started without OMOTAI_VAULT_KEY or OMOTAI_VAULT_PASSPHRASE",
         );
       }
-      const granted = deps.grants.redeem({ agent, useKind: "fill", origin, sessionId, grantIds });
+      const granted = await deps.grants.redeem({
+        agent,
+        useKind: "fill",
+        origin,
+        sessionId,
+        grantIds,
+      });
       const kinds = new Map(vault.list().map((s) => [s.id, s.kind]));
       const secrets: LoginSecrets = {};
       for (const g of granted) {

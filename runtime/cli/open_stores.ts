@@ -13,6 +13,7 @@ import { AgentKeys } from "../agents/agent_keys.ts";
 import { type AgentStore, sqliteAgentStore } from "../agents/agent_store.ts";
 import { PgAgentStore } from "../agents/pg_agent_store.ts";
 import { PgApprovalBoard } from "../approvals/pg_approval_board.ts";
+import { PgQuestionBoard } from "../approvals/pg_question_board.ts";
 import { AuditLog } from "../audit/audit_log.ts";
 import type { AuditWriter } from "../audit/audit_row.ts";
 import { type AuditStore, sqliteAuditStore } from "../audit/audit_store.ts";
@@ -24,15 +25,18 @@ import { OmotaiError } from "../errors.ts";
 import { type DomainStore, sqliteDomainStore } from "../gate/domain_store.ts";
 import { DomainRules } from "../gate/domains.ts";
 import { PgDomainRules } from "../gate/pg_domain_rules.ts";
-import { GrantStore } from "../grants/mod.ts";
+import { type GrantPort, GrantStore, sqliteGrantPort } from "../grants/mod.ts";
+import { PgGrantStore } from "../grants/pg_grant_store.ts";
 import { log } from "../log.ts";
 import { egressSecrets, processRedactor } from "../redact/mod.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 import { PgDatabase } from "../store/pg_database.ts";
 import { PgLiveSessions } from "../store/pg_live_sessions.ts";
 import { PgAdminToken } from "../store/pg_admin_token.ts";
+import { PgOperatorSessions } from "../store/pg_operator_sessions.ts";
+import { PgVaultRecords } from "../store/pg_vault_records.ts";
 import { DEFAULT_TENANT, TENANT_ID } from "../store/tenant.ts";
-import { keySourceFrom, Vault } from "../../vault/mod.ts";
+import { keySourceFrom, type SecretInfo, Vault } from "../../vault/mod.ts";
 import type { Teardown } from "./teardown.ts";
 
 /** What `openStores` needs of the start's options. */
@@ -52,6 +56,10 @@ export interface StoreStartOptions {
 export interface SharedStores {
   db: PgDatabase;
   board: PgApprovalBoard;
+  /** The tenant's `ask_human` questions and push challenges. */
+  questions: PgQuestionBoard;
+  /** Console logins, valid on every runtime of the tenant. */
+  operatorSessions: PgOperatorSessions;
   live: PgLiveSessions;
   /** The tenant's admin token, checked by its hash (the console's and the API's credential). */
   admin: PgAdminToken;
@@ -72,7 +80,7 @@ export interface Stores {
   auditStore: AuditStore;
   domains: DomainStore;
   agents: AgentStore;
-  grants: GrantStore;
+  grants: GrantPort;
   /** The shared store's own parts; absent for the embedded one. */
   shared?: SharedStores;
   /** Whether the audit's store answers now (the console says so when it does not). */
@@ -97,17 +105,17 @@ export async function openStores(options: StoreStartOptions, teardown: Teardown)
   }
   const db = openDatabase(databasePath(options.dataDir));
   teardown.defer("database", () => db.close());
-  // The vault opens here or not at all: a wrong key stops the start (VAULT_KEY_MISMATCH)
-  // before anything else runs, never at the first login, and every value is known to the
-  // redactor before any page can echo it.
-  const vault = await openVault(db, options.vaultKey);
-  if (vault) teardown.defer("vault key", () => vault[Symbol.dispose]());
   const mirror = options.audit ? new JsonlMirror(options.audit) : undefined;
   if (mirror) teardown.defer("audit mirror", () => mirror[Symbol.dispose]());
   const runtime = await runtimeName(options.dataDir);
   const base = options.database
     ? await openShared(options.database, tenant, runtime, mirror, teardown)
     : embedded(db, mirror);
+  // The vault opens here or not at all: a wrong key stops the start (VAULT_KEY_MISMATCH)
+  // before anything serves, never at the first login, and every value is known to the
+  // redactor before any page can echo it.
+  const vault = await openVault(base.vaultRecords ?? db, options.vaultKey);
+  if (vault) teardown.defer("vault key", () => vault[Symbol.dispose]());
   // Every minute and at the end (after the runtime_stopped row: registered before it), the
   // chain's head is signed with a key outside the database (docs/audit.md).
   const checkpoints = new Checkpointer({
@@ -128,7 +136,6 @@ export async function openStores(options: StoreStartOptions, teardown: Teardown)
       audit.append({ kind: "runtime_stopped", source: "lifecycle", decision: "event" });
     } catch { /* the database may be gone; nothing else to do */ }
   });
-  const secrets = { has: (id: string) => Vault.has(db, id) };
   return {
     tenant,
     db,
@@ -137,7 +144,7 @@ export async function openStores(options: StoreStartOptions, teardown: Teardown)
     auditStore: base.auditStore,
     domains: base.domains,
     agents: base.agents,
-    grants: new GrantStore(db, { audit, secrets }),
+    grants: base.grants,
     shared: base.shared,
     available: base.available,
     lifecycle,
@@ -145,6 +152,9 @@ export async function openStores(options: StoreStartOptions, teardown: Teardown)
 }
 
 type BaseStores = Pick<Stores, "audit" | "auditStore" | "domains" | "agents" | "available"> & {
+  grants: GrantPort;
+  /** Where the vault's ciphertexts are, when not in the data dir's file. */
+  vaultRecords?: PgVaultRecords;
   shared?: SharedStores;
   /** Waits until every row written is kept (the teardown's). */
   flush?: () => Promise<void>;
@@ -158,6 +168,9 @@ function embedded(db: DatabaseSync, mirror: JsonlMirror | undefined): BaseStores
     auditStore: sqliteAuditStore(db, audit),
     domains: sqliteDomainStore(new DomainRules(db)),
     agents: sqliteAgentStore(new AgentKeys(db)),
+    grants: sqliteGrantPort(
+      new GrantStore(db, { audit, secrets: { has: (id) => Vault.has(db, id) } }),
+    ),
     available: () => true,
   };
 }
@@ -189,6 +202,12 @@ async function openShared(
   teardown.defer("shared domain rules", () => domains[Symbol.asyncDispose]());
   const board = await PgApprovalBoard.open(pg, tenant, { runtime: runtime.name });
   teardown.defer("shared approvals", () => board[Symbol.asyncDispose]());
+  const questions = await PgQuestionBoard.open(pg, tenant, { runtime: runtime.name });
+  teardown.defer("shared questions", () => questions[Symbol.asyncDispose]());
+  const operatorSessions = new PgOperatorSessions(pg, tenant, {
+    onError: (code) => log(`console sessions: ${code}`),
+  });
+  const vaultRecords = new PgVaultRecords(pg, tenant);
   const live = new PgLiveSessions(pg, runtime);
   // What this runtime's last run left: its browsers are gone, so are its sessions.
   const swept = await live.sweep();
@@ -198,7 +217,14 @@ async function openShared(
     auditStore,
     domains,
     agents: new PgAgentStore(pg, tenant),
-    shared: { db: pg, board, live, admin, runtime: runtime.name },
+    // A grant's change stands only once its row is kept (appendSoon), as an action's does;
+    // whether its secret exists is the shared vault's answer (no key needed for that).
+    grants: new PgGrantStore(pg, tenant, {
+      audit: { append: (e) => writer.appendSoon(e) },
+      secrets: { has: (id) => Vault.has(vaultRecords, id) },
+    }),
+    vaultRecords,
+    shared: { db: pg, board, questions, operatorSessions, live, admin, runtime: runtime.name },
     // The console's word: rows cannot be kept, or the rules are too old to judge by.
     available: () => writer.healthy && readable(domains),
     flush: () => writer[Symbol.asyncDispose](),
@@ -241,25 +267,40 @@ async function runtimeName(dataDir: string): Promise<{ name: string; secret: str
  * the process redactor at once.
  */
 async function openVault(
-  db: DatabaseSync,
+  db: DatabaseSync | PgVaultRecords,
   given?: { key?: string; passphrase?: string },
 ): Promise<Vault | undefined> {
   const key = given ? given.key : Deno.env.get("OMOTAI_VAULT_KEY");
   const passphrase = given ? given.passphrase : Deno.env.get("OMOTAI_VAULT_PASSPHRASE");
   if (!key && !passphrase) return undefined;
-  const vault = await Vault.open(
+  // Secrets another runtime of the tenant adds are known to this one's redactor within a
+  // refresh of the shared vault, before any login can use them here.
+  let opened: Vault | undefined;
+  const learn = async (secrets: readonly SecretInfo[]) => {
+    for (const s of secrets) {
+      const value = await opened!.reveal(s.id);
+      // A username is blanked whole, not by its pieces (an e-mail's domain is ordinary
+      // text), and may be in a signed-in site's own URLs; every other value leaves only in
+      // a login.
+      processRedactor().add([value], { wholeOnly: s.kind === "username" });
+      if (s.kind !== "username") egressSecrets().add([value]);
+    }
+  };
+  opened = await Vault.open(
     db,
     keySourceFrom({ key, passphrase }, {
       key: "OMOTAI_VAULT_KEY",
       passphrase: "OMOTAI_VAULT_PASSPHRASE",
     }),
+    {
+      onNewSecrets: (secrets) =>
+        void learn(secrets).catch((err) =>
+          log(
+            `vault: a new secret could not be read (${(err as { code?: string }).code ?? "ERROR"})`,
+          )
+        ),
+    },
   );
-  for (const s of vault.list()) {
-    const value = await vault.reveal(s.id);
-    // A username is blanked whole, not by its pieces (an e-mail's domain is ordinary text),
-    // and may be in a signed-in site's own URLs; every other value leaves only in a login.
-    processRedactor().add([value], { wholeOnly: s.kind === "username" });
-    if (s.kind !== "username") egressSecrets().add([value]);
-  }
-  return vault;
+  await learn(opened.list());
+  return opened;
 }

@@ -6,12 +6,11 @@
  * @module
  */
 import type { AgentStore } from "../agents/agent_store.ts";
-import type { HumanQuestions } from "../approvals/mod.ts";
 import type { AuditRow } from "../audit/audit_row.ts";
 import type { AuditStore } from "../audit/audit_store.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import type { DomainStore } from "../gate/domain_store.ts";
-import { GrantError, type GrantStore } from "../grants/mod.ts";
+import { GrantError, type GrantPort } from "../grants/mod.ts";
 import { log } from "../log.ts";
 import { processRedactor } from "../redact/mod.ts";
 import { createConsoleApp } from "../../ui/console_app.ts";
@@ -19,6 +18,7 @@ import type {
   ApprovalsPort,
   AuditPort,
   GrantsPort,
+  QuestionsPort,
   SessionInfo,
   SessionsPort,
 } from "../../ui/ports.ts";
@@ -34,7 +34,7 @@ export interface OperatorConsoleDeps {
   adminToken: string | ((presented: string) => boolean);
   allowedHosts: readonly string[];
   approvals: ApprovalsPort;
-  questions: HumanQuestions;
+  questions: QuestionsPort;
   /** This runtime's live sessions by id. */
   live: ReadonlyMap<string, BrowserSession>;
   agents: AgentStore;
@@ -69,6 +69,7 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
     grants: grantsPort(d.stores.grants),
     audit: auditPort(d.stores.auditStore),
     status: () => ({ storeAvailable: d.stores.available() }),
+    operatorSessions: d.stores.shared?.operatorSessions,
     policies: {
       modules: async () =>
         (await d.worlds.loaded()).flatMap((w) =>
@@ -89,14 +90,14 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
  * unknown or no longer in that state is an answer (404, 409), not an error; anything else
  * (`GRANT_INVALID`, `SECRET_NOT_FOUND`, `AUDIT_UNAVAILABLE`, …) goes up with its code.
  */
-export function grantsPort(store: GrantStore): GrantsPort {
+export function grantsPort(store: GrantPort): GrantsPort {
   const codeOf = (err: unknown) => err instanceof GrantError ? err.code : undefined;
   return {
     list: () => store.list(),
     add: (request, approve, by) => store.add(request, { approve, by }),
-    approve: (id, by) => {
+    approve: async (id, by) => {
       try {
-        store.approve(id, { by });
+        await store.approve(id, { by });
         return "ok";
       } catch (err) {
         const code = codeOf(err);
@@ -107,9 +108,9 @@ export function grantsPort(store: GrantStore): GrantsPort {
         throw err;
       }
     },
-    revoke: (id, by) => {
+    revoke: async (id, by) => {
       try {
-        store.revoke(id, { by });
+        await store.revoke(id, { by });
         return "ok";
       } catch (err) {
         const code = codeOf(err);

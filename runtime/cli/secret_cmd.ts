@@ -79,12 +79,12 @@ export async function secretCommand(args: string[]): Promise<number> {
         throw new OmotaiError("BAD_OPTION", `secret rm takes one id\n${SECRET_USAGE}`);
       }
       const id = positionals[0];
-      const [removed, revoked] = await withVault(values["data-dir"], (vault, db) => {
+      const [removed, revoked] = await withVault(values["data-dir"], async (vault, db) => {
         // Grants first: if removing the value then fails, the grants are gone all the same
         // (fail closed), never live for a secret that is half removed.
         const revoked = new GrantStore(db, { audit: new AuditLog(db), secrets: vault })
           .revokeForSecret(id, { by: "cli" });
-        return [vault.remove(id), revoked] as const;
+        return [await vault.remove(id), revoked] as const;
       });
       const grants = revoked > 0 ? ` and revoked ${revoked} grant${revoked === 1 ? "" : "s"}` : "";
       console.log(removed ? `removed secret ${id}${grants}` : `no secret ${id}${grants}`);

@@ -19,7 +19,12 @@ import type { HumanChannel } from "../tools/tool.ts";
 import type { LaunchIsolation } from "../browser/launch.ts";
 import type { IsolationFact } from "../isolation/mod.ts";
 import { adminToken } from "./admin_token.ts";
-import { ApprovalQueue, HumanQuestions, SharedApprovals } from "../approvals/mod.ts";
+import {
+  ApprovalQueue,
+  HumanQuestions,
+  SharedApprovals,
+  SharedQuestions,
+} from "../approvals/mod.ts";
 import { type IsolationOptions, openIsolation, requireIsolation } from "./browser_isolation.ts";
 import { browserStart, openWarmPool } from "./browser_start.ts";
 import { connectionFactory } from "./connections.ts";
@@ -232,7 +237,7 @@ export interface BoundaryParts {
   profiles: ProfileStore;
   proxy: EgressProxy;
   approvals: ApprovalQueue | SharedApprovals;
-  questions: HumanQuestions;
+  questions: HumanQuestions | SharedQuestions;
   /** The console's queue and questions, or refusals when no human is reachable. */
   approver: Approver;
   human: HumanChannel | undefined;
@@ -274,7 +279,9 @@ export async function openBoundary(
     ? new SharedApprovals(stores.shared.board, audit)
     : new ApprovalQueue(audit);
   teardown.defer("approval queue", () => approvals.close());
-  const questions = new HumanQuestions(audit);
+  const questions = stores.shared
+    ? new SharedQuestions(stores.shared.questions, audit)
+    : new HumanQuestions(audit);
   teardown.defer("operator questions", () => questions.close());
   // In stdio mode without --console no human is reachable: confirmations are refused at once.
   const withConsole = options.mode === "sse" || options.console === true;

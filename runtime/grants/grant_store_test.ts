@@ -422,7 +422,7 @@ Deno.test("GrantStore.revokeForSecret() revokes the secret's grants only, with S
 Deno.test("GrantStore.redeem() revokes and refuses a grant whose secret left the vault", async () => {
   await using w = await world();
   const g = w.grant();
-  assert.equal(w.vault.remove("shop.password"), true);
+  assert.equal(await w.vault.remove("shop.password"), true);
   w.sink.rows = [];
   assert.throws(() => w.redeem({ grantIds: [g.id] }), code("GRANT_REVOKED"));
   const after = w.store.get(g.id)!;

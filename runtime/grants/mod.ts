@@ -8,6 +8,7 @@
 export * from "./errors.ts";
 export * from "./grant.ts";
 export * from "./grant_store.ts";
+export * from "./grant_port.ts";
 export {
   GRANT_REDEEMED,
   type GrantAuditEvent,

@@ -81,6 +81,13 @@ const TABLES = [
   "approvals",
   "live_sessions",
   "domain_rules",
+  "questions",
+  "tenant_admins",
+  "grants",
+  "vault_meta",
+  "vault_secrets",
+  // operator_sessions is not here: the runtime's role has no privilege on it at all (it goes
+  // through four functions; runtime/store/pg_operator_sessions_test.ts attacks them).
 ];
 
 /** A raw connection as the runtime's role: what a compromised runtime has. */

@@ -209,7 +209,9 @@ function unavailable(err: unknown): OmotaiError {
   const what = typeof code === "string" && /^[A-Z0-9_]{1,40}$/.test(code) ? code : "ERROR";
   const message = err instanceof Error ? err.message : "";
   // A trigger's own refusal names itself; it carries no row data.
-  const own = /^((?:AUDIT|TENANT|APPROVAL)_[A-Z_]+): [\w ,.'()-]{0,200}$/.exec(message);
+  const own = /^((?:AUDIT|TENANT|APPROVAL|QUESTION|GRANT)_[A-Z_]+): [\w ,.'()-]{0,200}$/.exec(
+    message,
+  );
   return new OmotaiError(
     "DB_UNAVAILABLE",
     own ? own[0] : `the database did not answer (${what})`,

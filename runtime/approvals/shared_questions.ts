@@ -1,0 +1,372 @@
+/**
+ * Operator questions shared by every runtime of a tenant: the `HumanChannel` (`ask_human`,
+ * login push challenges) and the console's port of a runtime whose store is PostgreSQL, over
+ * a {@link PgQuestionBoard}. A question asked on one runtime is posted to the board, listed
+ * on every runtime's console and answered on any of them; the asking runtime hears the
+ * answer within a second and returns it. The surface is `HumanQuestions`', with `answer`,
+ * `list` and `close` asynchronous.
+ *
+ * Who does what: exactly one outcome wins, by the board's conditional update (an answer on
+ * one runtime, another on a second, the asker's timeout and its caller's abort all race
+ * there). The ASKING runtime alone writes the outcome's audit row (the rows
+ * `HumanQuestions` writes: `ANSWERED` naming the door, `ASK_TIMEOUT`, `ASK_WITHDRAWN`;
+ * never the question's text or the answer), once, before its `ask` returns.
+ *
+ * Fail closed, and never a fabricated answer: the only answer `ask` returns is one read back
+ * from the board, and only once its `ANSWERED` row is written (else `AUDIT_UNAVAILABLE`, as
+ * `HumanQuestions.answer` refuses an answer it cannot audit). A post the database refuses
+ * REJECTS with `ASK_UNAVAILABLE` at once: nobody could be asked, and a `{timeout: true}`
+ * would tell the model (or a login's push, `PUSH_TIMEOUT`) that the operator saw it and
+ * did not answer. `ask_human` then refuses with that code; a push challenge ends the login as
+ * `LOGIN_FAILED` ("the login stopped: ASK_UNAVAILABLE"); neither carries the question's text
+ * nor anything of the database's error. A database that fails while the call waits is waited
+ * out until the timeout; a board that cannot be read at the deadline is a timeout.
+ *
+ * @module
+ */
+import type { AuditEvent } from "../audit/audit_row.ts";
+import { OmotaiError } from "../errors.ts";
+import { log } from "../log.ts";
+import { Listeners } from "./listeners.ts";
+import { type PgQuestionBoard, QUESTION_POLL_MS, questionText } from "./pg_question_board.ts";
+import type {
+  AnswerResult,
+  AskOutcome,
+  AskRequest,
+  HumanQuestion,
+  QuestionEvent,
+  QuestionState,
+} from "./questions.ts";
+
+/** Where the outcome's audit row goes (`AuditLog`, `PgAuditLog`). */
+export interface SharedQuestionsAudit {
+  /** Resolves once the row is stored; rejects when it cannot be. */
+  appendSoon(event: AuditEvent): Promise<unknown>;
+}
+
+/** Options of `SharedQuestions`. */
+export interface SharedQuestionsOptions {
+  /**
+   * The clock of the records' `created_at` and `expires_at` (tests); default `Date.now`. The
+   * board's own checks of `expires_at` use the database's clock and this process's.
+   */
+  now?: () => number;
+}
+
+/** The longest delay a timer takes (larger ones fire at once). */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+/** Ids whose last state the live view remembers, to tell an addition from an outcome. */
+const SEEN_MAX = 1_000;
+
+/** Why a wait stopped before the board answered. */
+type Ended = "timeout" | "withdrawn";
+
+/** How long a wait of `timeoutMs` lasts: not finite or negative is no time at all. */
+function waitMs(timeoutMs: number): number {
+  return Number.isFinite(timeoutMs) ? Math.min(Math.max(0, timeoutMs), MAX_DELAY_MS) : 0;
+}
+
+function withdrawnError(): OmotaiError {
+  return new OmotaiError("ASK_WITHDRAWN", "the question was withdrawn: the call was cancelled");
+}
+
+/**
+ * The questions of one runtime of a tenant whose questions live in PostgreSQL. It neither
+ * opens nor closes the board: the board's owner stops its listening.
+ */
+export class SharedQuestions {
+  readonly #board: PgQuestionBoard;
+  readonly #audit: SharedQuestionsAudit;
+  readonly #now: () => number;
+  readonly #listeners = new Listeners<QuestionEvent>();
+  #listening = 0;
+  #offChange: (() => void) | undefined;
+  /** The last state the live view announced, per id (insertion order: oldest first). */
+  readonly #seen = new Map<string, QuestionState>();
+  /** This runtime's waiting calls: what `close()` withdraws. */
+  readonly #waits = new Set<(why: Ended) => void>();
+  /** Work still running (calls, the live view's reads): what `close()` waits for. */
+  readonly #running = new Set<Promise<unknown>>();
+  #closed = false;
+
+  /** `audit` receives one row per outcome of this runtime's questions (never their text). */
+  constructor(
+    board: PgQuestionBoard,
+    audit: SharedQuestionsAudit,
+    options: SharedQuestionsOptions = {},
+  ) {
+    this.#board = board;
+    this.#audit = audit;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * Posts the question to the tenant's board and waits up to `timeoutMs` for an answer given
+   * on any runtime. Rejects with `ASK_WITHDRAWN` when `signal` aborts (or the runtime
+   * closes), `ASK_UNAVAILABLE` when the question could not be posted (or the runtime is
+   * closed), `AUDIT_UNAVAILABLE` when an answer came but its row could not be written.
+   */
+  ask(request: AskRequest, timeoutMs: number, signal?: AbortSignal): Promise<AskOutcome> {
+    const now = this.#now();
+    const delay = waitMs(timeoutMs);
+    const record: HumanQuestion = {
+      id: crypto.randomUUID(),
+      agent: request.agent,
+      session: request.session,
+      question: questionText(request.question),
+      created_at: new Date(now).toISOString(),
+      expires_at: new Date(now + delay).toISOString(),
+      state: "pending",
+    };
+    if (this.#closed) {
+      return Promise.reject(
+        new OmotaiError("ASK_UNAVAILABLE", "the runtime is stopping: the operator cannot be asked"),
+      );
+    }
+    return this.#track(this.#ask(record, delay, signal));
+  }
+
+  /**
+   * The operator's answer to question `id`, whichever runtime asked it (cut to
+   * `QUESTION_MAX_CHARS`); `by` names the door (`console`, `api`). `ok` when it won; the
+   * asking runtime then returns it. Rejects with `DB_UNAVAILABLE` when the database cannot
+   * be reached.
+   */
+  async answer(id: string, text: string, by: string): Promise<AnswerResult> {
+    return await this.#board.answer(id, text, by);
+  }
+
+  /**
+   * The tenant's questions of every runtime, newest first: the pending ones, the finished
+   * ones (answered, expired, withdrawn: `"answered"`, as `HumanQuestions` names them), or
+   * both (pending first). Rejects with `DB_UNAVAILABLE` when the database cannot be reached.
+   */
+  async list(state?: "pending" | "answered"): Promise<HumanQuestion[]> {
+    const pending = state === "answered" ? [] : (await this.#board.list("pending")).reverse();
+    const finished = state === "pending" ? [] : await this.#board.list("finished");
+    return [...pending, ...finished];
+  }
+
+  /**
+   * Hears every change to the tenant's questions made by any runtime (`added`, `answered`,
+   * `expired`, `withdrawn`); returns the unsubscribe function. A notification lost while the
+   * database was unreachable is not replayed: the console's list is the truth.
+   */
+  subscribe(listener: (event: QuestionEvent) => void): () => void {
+    const off = this.#listeners.subscribe(listener);
+    // The board is asked only while someone listens: no reads for a console nobody watches.
+    if (this.#listening++ === 0 && !this.#closed) {
+      this.#offChange = this.#board.onChange((id) => this.#changed(id));
+    }
+    let on = true;
+    return () => {
+      if (!on) return;
+      on = false;
+      off();
+      if (--this.#listening === 0) this.#stopHearing();
+    };
+  }
+
+  /**
+   * The runtime is stopping: withdraws this runtime's waiting questions (their `ask`s reject
+   * with `ASK_WITHDRAWN`, each after its row), stops hearing the board and resolves once that
+   * work is done. Later `ask`s reject with `ASK_UNAVAILABLE`. The board stays open.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const withdraw of [...this.#waits]) withdraw("withdrawn");
+    this.#stopHearing();
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+  }
+
+  #stopHearing(): void {
+    this.#offChange?.();
+    this.#offChange = undefined;
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#running.add(work);
+    const done = () => this.#running.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  /** Posts `record`, waits, ends it and writes its row. */
+  async #ask(record: HumanQuestion, delay: number, signal?: AbortSignal): Promise<AskOutcome> {
+    // A call already gone is never shown to anyone: its row says so, as `HumanQuestions`'.
+    if (signal?.aborted) return await this.#outcome(record, "withdrawn");
+    const started = performance.now();
+    try {
+      await this.#board.post(record);
+    } catch (err) {
+      // Nobody could be asked. Should the insert have landed after all, it simply runs out:
+      // nobody waits on it, and an answer past `expires_at` is refused. No row: nothing was
+      // asked, and the call's own refusal is what the agent sees.
+      log(`questions: a question could not be posted (${codeOf(err)})`);
+      throw new OmotaiError(
+        "ASK_UNAVAILABLE",
+        "the operator could not be asked: the shared store did not answer",
+      );
+    }
+    const settled = await this.#wait(
+      record.id,
+      Math.max(0, delay - (performance.now() - started)),
+      signal,
+    );
+    if (settled === "withdrawn") {
+      // The call is gone: whatever won just before, nothing is returned to it. The board's
+      // row says what the operator did; the audit says what became of the call.
+      await this.#board.finish(record.id, "withdrawn").catch((err) =>
+        log(`questions: a question could not be withdrawn (${codeOf(err)})`)
+      );
+      return await this.#outcome(record, "withdrawn");
+    }
+    if (settled !== "timeout" && settled.state !== "pending") {
+      return await this.#outcome(record, settled.state, settled);
+    }
+    // Time is up here: expire it, unless an answer got there first, which is then returned.
+    try {
+      if (await this.#board.finish(record.id, "expired")) {
+        return await this.#outcome(record, "expired");
+      }
+      const final = await this.#board.get(record.id);
+      if (final && final.state !== "pending") {
+        return await this.#outcome(record, final.state, final);
+      }
+    } catch (err) {
+      log(`questions: the board could not be reached at the deadline (${codeOf(err)})`);
+    }
+    // What the board holds could not be read: no answer was heard, so none is returned.
+    return await this.#outcome(record, "expired");
+  }
+
+  /**
+   * Waits for question `id` to leave `pending` on the board, until `delay` runs out or the
+   * call goes away. A database failure while waiting is waited out: the board is asked again
+   * until the deadline.
+   */
+  async #wait(id: string, delay: number, signal?: AbortSignal): Promise<HumanQuestion | Ended> {
+    const stop = new AbortController();
+    let ended: Ended | undefined;
+    const end = (why: Ended) => {
+      ended ??= why;
+      stop.abort();
+    };
+    const timer = setTimeout(() => end("timeout"), delay);
+    const onAbort = () => end("withdrawn");
+    signal?.addEventListener("abort", onAbort, { once: true });
+    this.#waits.add(end);
+    let failed = false;
+    // Gone (or the runtime stopping) while the post was on its way.
+    if (signal?.aborted || this.#closed) end("withdrawn");
+    try {
+      while (!stop.signal.aborted) {
+        try {
+          const final = await this.#board.settled(id, stop.signal);
+          // The call went away while the board answered: it is withdrawn all the same.
+          return ended === "withdrawn" ? ended : final;
+        } catch (err) {
+          if (stop.signal.aborted) break;
+          // Once per wait: an outage would otherwise log a line per poll for every call.
+          if (!failed) log(`questions: waiting on a question failed (${codeOf(err)}); waiting on`);
+          failed = true;
+          await pause(QUESTION_POLL_MS, stop.signal);
+        }
+      }
+      return ended ?? "timeout";
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      this.#waits.delete(end);
+    }
+  }
+
+  /**
+   * The call's result for final `state`, after its audit row: an answer whose row cannot be
+   * written is refused (`AUDIT_UNAVAILABLE`); an expiry or a withdrawal happens whether or
+   * not it can be written down.
+   */
+  async #outcome(
+    record: HumanQuestion,
+    state: Exclude<QuestionState, "pending">,
+    final?: HumanQuestion,
+  ): Promise<AskOutcome> {
+    const reason = { answered: "ANSWERED", expired: "ASK_TIMEOUT", withdrawn: "ASK_WITHDRAWN" }[
+      state
+    ];
+    // Who and how it ended, never the text (the row `HumanQuestions` writes).
+    const event: AuditEvent = {
+      session: record.session,
+      agent: record.agent,
+      kind: "ask_human",
+      source: "operator",
+      decision: "event",
+      reason,
+      rule: state === "answered" ? final?.answered_by ?? null : null,
+    };
+    let written = true;
+    try {
+      await this.#audit.appendSoon(event);
+    } catch (err) {
+      log(`questions: audit row not written (${codeOf(err)})`);
+      written = false;
+    }
+    switch (state) {
+      case "answered":
+        if (!written) {
+          throw new OmotaiError("AUDIT_UNAVAILABLE", "the answer could not be audited");
+        }
+        // Read back from the board: nothing else is ever returned as an answer (the table
+        // holds none without its text; should a row ever lack it, nothing is made up).
+        if (final?.answer === undefined) {
+          throw new OmotaiError("ASK_UNAVAILABLE", "the operator's answer could not be read");
+        }
+        return { answer: final.answer };
+      case "expired":
+        return { timeout: true };
+      case "withdrawn":
+        throw withdrawnError();
+    }
+  }
+
+  /** A notification named `id`: read it back and tell the live view what changed. */
+  #changed(id: string): void {
+    this.#track(
+      this.#board.get(id).then((question) => {
+        // Another tenant's (the channel is shared), or gone from view: nothing to tell.
+        if (!question || this.#offChange === undefined) return;
+        const before = this.#seen.get(id);
+        // Reads may come back out of order; a state moves once, from pending to final, so
+        // only a first sight or that one move is news.
+        if (before !== undefined && (before !== "pending" || question.state === "pending")) {
+          return;
+        }
+        this.#seen.delete(id);
+        this.#seen.set(id, question.state);
+        if (this.#seen.size > SEEN_MAX) this.#seen.delete(this.#seen.keys().next().value!);
+        const type = question.state === "pending" ? "added" : question.state;
+        this.#listeners.emit({ type, question });
+      }).catch((err) => log(`questions: a change could not be read (${codeOf(err)})`)),
+    );
+  }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** An error's code for the log: never its message, which could quote a value. */
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^[A-Za-z0-9_]{1,40}$/.test(code) ? code : "error";
+}

@@ -1,0 +1,735 @@
+/**
+ * Operator questions shared across runtimes in a real PostgreSQL, through `SharedQuestions`
+ * over `PgQuestionBoard`: each runtime has its own pool, board and questions (as separate
+ * processes would), so a question asked on A is listed on B, answered there, and A's waiting
+ * call returns the answer within a second after writing the outcome's one audit row (never
+ * the question's or the answer's text); racing answers, timeouts, withdrawals, a failing
+ * audit and a stopped database all end closed, never with an answer nobody gave; tenants are
+ * walled; and the runtime's role, sending any SQL it likes, cannot rewrite a finished
+ * question or touch another tenant's.
+ */
+import assert from "node:assert/strict";
+import postgres from "postgres";
+import type { AuditEvent } from "../audit/audit_row.ts";
+import { PgAuditLog } from "../audit/pg_audit_log.ts";
+import { PgAuditSink } from "../audit/pg_audit_sink.ts";
+import { consolePushChannel } from "../cli/push_channel.ts";
+import { OmotaiError } from "../errors.ts";
+import { Redactor } from "../redact/mod.ts";
+import { PgDatabase } from "../store/pg_database.ts";
+import { addTenant } from "../store/pg_tenants.ts";
+import {
+  assertRefused,
+  asTenant,
+  clusterTeardown,
+  startPostgres,
+} from "../../tests/helpers/postgres.ts";
+import { PgQuestionBoard, QUESTIONS_CHANNEL } from "./pg_question_board.ts";
+import {
+  type AskOutcome,
+  type HumanQuestion,
+  QUESTION_MAX_CHARS,
+  type QuestionEvent,
+} from "./questions.ts";
+import { SharedQuestions, type SharedQuestionsAudit } from "./shared_questions.ts";
+
+const pg = await startPostgres();
+const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
+await owner.migrate();
+
+/** A fresh tenant per group of runtimes: each test sees its own questions only. */
+let tenants = 0;
+async function freshTenant(): Promise<string> {
+  const tenant = `q-${++tenants}`;
+  await addTenant(owner, tenant);
+  return tenant;
+}
+
+/** A runtime's audit log: keeps the rows, or refuses them all. */
+class FakeAudit implements SharedQuestionsAudit {
+  readonly rows: AuditEvent[] = [];
+  fail = false;
+  appendSoon(event: AuditEvent): Promise<unknown> {
+    if (this.fail) return Promise.reject(Object.assign(new Error("disk"), { code: "EIO" }));
+    this.rows.push(event);
+    return Promise.resolve(event);
+  }
+}
+
+/** One runtime: its own pool, board, audit and questions. */
+interface Runtime {
+  db: PgDatabase;
+  board: PgQuestionBoard;
+  audit: FakeAudit;
+  questions: SharedQuestions;
+  /** What its console's live view heard. */
+  events: QuestionEvent[];
+}
+
+/**
+ * `n` runtimes of `tenant` (a fresh one by default); the pools are tight, so a stopped server
+ * fails fast.
+ */
+async function runtimes(n: number, options: { tenant?: string; pollMs?: number } = {}) {
+  const tenant = options.tenant ?? await freshTenant();
+  const dbs = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        PgDatabase.open({ url: pg.appUrl, max: 4, statementTimeoutMs: 1_000, connectTimeoutS: 1 }),
+    ),
+  );
+  const list: Runtime[] = [];
+  const offs: (() => void)[] = [];
+  for (const [i, db] of dbs.entries()) {
+    const board = await PgQuestionBoard.open(db, tenant, {
+      runtime: `rt-${i}`,
+      pollMs: options.pollMs,
+    });
+    const audit = new FakeAudit();
+    const questions = new SharedQuestions(board, audit);
+    const events: QuestionEvent[] = [];
+    offs.push(questions.subscribe((e) => events.push(e)));
+    list.push({ db, board, audit, questions, events });
+  }
+  return {
+    tenant,
+    list,
+    async [Symbol.asyncDispose]() {
+      for (const off of offs) off();
+      for (const r of list) await r.questions.close();
+      for (const r of list) await r.board[Symbol.asyncDispose]();
+      for (const db of dbs) await db[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/** Polls `check` until it holds (or fails after `ms`). */
+async function until<T>(check: () => Promise<T | undefined> | T | undefined, ms = 3_000) {
+  const end = Date.now() + ms;
+  while (true) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((res) => setTimeout(res, 20));
+  }
+}
+
+/** The one pending question `r` lists (asked on another runtime). */
+async function listedOn(r: Runtime): Promise<HumanQuestion> {
+  return await until(async () => {
+    const listed = await r.questions.list("pending");
+    return listed.length === 1 ? listed[0] : undefined;
+  });
+}
+
+/** What a test asks: a question whose text is easy to look for. */
+function ask(question = `Which account? marker-${crypto.randomUUID()}`) {
+  return { question, agent: "alice", session: "s-1" };
+}
+
+/** The audit row `HumanQuestions` writes for an outcome. */
+function row(reason: string, rule: string | null = null): AuditEvent {
+  return {
+    session: "s-1",
+    agent: "alice",
+    kind: "ask_human",
+    source: "operator",
+    decision: "event",
+    reason,
+    rule,
+  };
+}
+
+/** Asserts `promise` rejects with the coded error `code`. */
+async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof OmotaiError, `not an OmotaiError: ${err}`);
+    assert.equal(err.code, code);
+    return true;
+  });
+}
+
+/** Keeps `promise`'s rejection from being unhandled while the test does other things. */
+function settledLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {});
+  return promise;
+}
+
+/**
+ * For a test that stops the server: the `postgres` client, under Deno, sometimes lets a
+ * connection the stop cuts mid-query escape as an unhandled `ECONNRESET`/`EPIPE` rejection,
+ * or as a TypeError from a write to its closed socket (see shared_approvals_test.ts). Those
+ * two, and nothing else, are let pass until the returned handle is disposed; everything the
+ * test asserts still has to hold.
+ */
+function clientFaultsTolerated(): Disposable {
+  const known = (err: unknown) =>
+    (err instanceof Error && (
+      ["ECONNRESET", "EPIPE"].includes(String((err as { code?: unknown }).code)) ||
+      /^(read|write) (ECONNRESET|EPIPE)$/.test(err.message)
+    )) ||
+    (err instanceof TypeError &&
+      err.message === "Cannot read properties of null (reading 'write')");
+  const onRejection = (e: PromiseRejectionEvent) => {
+    if (known(e.reason)) e.preventDefault();
+  };
+  const onError = (e: ErrorEvent) => {
+    if (known(e.error)) e.preventDefault();
+  };
+  globalThis.addEventListener("unhandledrejection", onRejection);
+  globalThis.addEventListener("error", onError);
+  return {
+    [Symbol.dispose]() {
+      globalThis.removeEventListener("unhandledrejection", onRejection);
+      globalThis.removeEventListener("error", onError);
+    },
+  };
+}
+
+Deno.test("SharedQuestions: asked on A, listed and answered on B: A gets the answer within a second, one row on A", async () => {
+  await using rt = await runtimes(2);
+  const [a, b] = rt.list;
+  const asked = ask();
+  const answer = a.questions.ask(asked, 60_000);
+  const listed = await listedOn(b);
+  assert.equal(listed.state, "pending");
+  assert.equal(listed.question, asked.question);
+  assert.equal(listed.agent, "alice");
+  assert.equal(listed.session, "s-1");
+  assert.equal(Date.parse(listed.expires_at) - Date.parse(listed.created_at), 60_000);
+  assert.equal(listed.answer, undefined);
+  await until(() => b.events.some((e) => e.type === "added" && e.question.id === listed.id));
+
+  const t0 = performance.now();
+  assert.equal(await b.questions.answer(listed.id, "the savings one", "api"), "ok");
+  assert.deepEqual(await answer, { answer: "the savings one" });
+  const ms = performance.now() - t0;
+  assert.ok(ms < 1_000, `A answered after ${ms} ms`);
+  assert.deepEqual(a.audit.rows, [row("ANSWERED", "api")]);
+  assert.deepEqual(b.audit.rows, [], "only the asking runtime writes the row");
+
+  await until(() => b.events.some((e) => e.type === "answered"));
+  const mine = b.events.filter((e) => e.question.id === listed.id);
+  assert.deepEqual(mine.map((e) => e.type), ["added", "answered"]);
+  assert.equal(mine[1].question.answer, "the savings one");
+  assert.equal(mine[1].question.answered_by, "api");
+  await until(() => a.events.some((e) => e.type === "answered"));
+  // Both list it as answered now, newest first, with the shape HumanQuestions lists.
+  assert.deepEqual(await b.questions.list("pending"), []);
+  const [done] = await a.questions.list("answered");
+  assert.equal(done.id, listed.id);
+  assert.equal(done.state, "answered");
+  assert.equal(done.answer, "the savings one");
+  assert.equal(done.answered_by, "api");
+  assert.ok(Date.parse(done.answered_at!) >= Date.parse(done.created_at));
+  assert.deepEqual((await a.questions.list()).map((q) => q.id), [listed.id]);
+  assert.equal(await b.questions.answer(listed.id, "another", "console"), "not_pending");
+  assert.equal(await b.questions.answer(crypto.randomUUID(), "x", "console"), "unknown");
+  assert.equal((await a.board.get(listed.id))?.answer, "the savings one");
+});
+
+Deno.test("SharedQuestions: the pending list is newest first, pending before finished", async () => {
+  await using rt = await runtimes(2);
+  const [a, b] = rt.list;
+  const first = settledLater(a.questions.ask(ask("first"), 60_000));
+  await listedOn(b);
+  const second = settledLater(a.questions.ask(ask("second"), 60_000));
+  const pending = await until(async () => {
+    const listed = await b.questions.list("pending");
+    return listed.length === 2 ? listed : undefined;
+  });
+  assert.deepEqual(pending.map((q) => q.question), ["second", "first"]);
+  assert.equal(await b.questions.answer(pending[1].id, "one", "console"), "ok");
+  assert.deepEqual(await first, { answer: "one" });
+  assert.deepEqual((await b.questions.list()).map((q) => [q.question, q.state]), [
+    ["second", "pending"],
+    ["first", "answered"],
+  ]);
+  assert.equal(await b.questions.answer(pending[0].id, "two", "console"), "ok");
+  assert.deepEqual(await second, { answer: "two" });
+});
+
+Deno.test("SharedQuestions: of two answers on B and C at once exactly one wins, and A returns the winner's", async () => {
+  await using rt = await runtimes(3);
+  const [a, b, c] = rt.list;
+  for (let round = 0; round < 10; round++) {
+    a.audit.rows.length = 0;
+    const answer = a.questions.ask(ask(), 60_000);
+    const listed = await listedOn(b);
+    const [fromB, fromC] = await Promise.all([
+      b.questions.answer(listed.id, `b-${round}`, "console"),
+      c.questions.answer(listed.id, `c-${round}`, "api"),
+    ]);
+    assert.equal([fromB, fromC].filter((x) => x === "ok").length, 1, `round ${round}`);
+    assert.equal([fromB, fromC].filter((x) => x === "not_pending").length, 1, `round ${round}`);
+    const outcome: AskOutcome = await answer;
+    if (fromB === "ok") {
+      assert.deepEqual(outcome, { answer: `b-${round}` });
+      assert.deepEqual(a.audit.rows, [row("ANSWERED", "console")]);
+    } else {
+      assert.deepEqual(outcome, { answer: `c-${round}` });
+      assert.deepEqual(a.audit.rows, [row("ANSWERED", "api")]);
+    }
+  }
+});
+
+Deno.test("SharedQuestions: unanswered, A's ask times out, the question is expired, and a later answer on B is not_pending", async () => {
+  await using rt = await runtimes(2);
+  const [a, b] = rt.list;
+  const answer = a.questions.ask(ask(), 400);
+  const listed = await listedOn(b);
+  assert.deepEqual(await answer, { timeout: true });
+  assert.equal((await b.board.get(listed.id))?.state, "expired");
+  assert.equal(await b.questions.answer(listed.id, "too late", "console"), "not_pending");
+  assert.deepEqual(a.audit.rows, [row("ASK_TIMEOUT")]);
+  await until(() => b.events.some((e) => e.type === "expired" && e.question.id === listed.id));
+  const [done] = await b.questions.list("answered");
+  assert.equal(done.state, "expired");
+  assert.equal(done.answer, undefined);
+  assert.equal(done.answered_at, undefined);
+});
+
+Deno.test("SharedQuestions: A's call going away withdraws the question (ASK_WITHDRAWN); B's answer is then not_pending", async () => {
+  await using rt = await runtimes(2);
+  const [a, b] = rt.list;
+  const abort = new AbortController();
+  const answer = settledLater(a.questions.ask(ask(), 60_000, abort.signal));
+  const listed = await listedOn(b);
+  abort.abort();
+  await rejectsWith(answer, "ASK_WITHDRAWN");
+  assert.equal((await b.board.get(listed.id))?.state, "withdrawn");
+  assert.equal(await b.questions.answer(listed.id, "yes", "console"), "not_pending");
+  assert.deepEqual(a.audit.rows, [row("ASK_WITHDRAWN")]);
+  await until(() => b.events.some((e) => e.type === "withdrawn" && e.question.id === listed.id));
+
+  // A call gone before it was asked is never posted; its row says so.
+  const gone = new AbortController();
+  gone.abort();
+  await rejectsWith(a.questions.ask(ask(), 60_000, gone.signal), "ASK_WITHDRAWN");
+  assert.deepEqual(await b.questions.list("pending"), []);
+  assert.deepEqual(a.audit.rows, [row("ASK_WITHDRAWN"), row("ASK_WITHDRAWN")]);
+});
+
+Deno.test("SharedQuestions: close() withdraws the runtime's waiting questions, the others' stay; later asks are ASK_UNAVAILABLE", async () => {
+  await using rt = await runtimes(2);
+  const [a, b] = rt.list;
+  const mine = settledLater(a.questions.ask(ask("mine"), 60_000));
+  const theirs = b.questions.ask(ask("theirs"), 60_000);
+  await until(async () => (await a.questions.list("pending")).length === 2);
+  await a.questions.close();
+  await rejectsWith(mine, "ASK_WITHDRAWN");
+  assert.deepEqual(a.audit.rows, [row("ASK_WITHDRAWN")]);
+  const [left] = await b.questions.list("pending");
+  assert.equal(left.question, "theirs");
+  // A closed runtime's console still answers (the board stays open).
+  assert.equal(await a.questions.answer(left.id, "fine", "console"), "ok");
+  assert.deepEqual(await theirs, { answer: "fine" });
+  await rejectsWith(a.questions.ask(ask(), 60_000), "ASK_UNAVAILABLE");
+  assert.deepEqual(await b.questions.list("pending"), []);
+});
+
+Deno.test("SharedQuestions: an answer whose audit row cannot be written is AUDIT_UNAVAILABLE, never returned", async () => {
+  await using rt = await runtimes(2);
+  const [a, b] = rt.list;
+  a.audit.fail = true;
+  const answer = settledLater(a.questions.ask(ask(), 60_000));
+  const listed = await listedOn(b);
+  assert.equal(await b.questions.answer(listed.id, "secret answer", "console"), "ok");
+  await rejectsWith(answer, "AUDIT_UNAVAILABLE");
+  assert.deepEqual(a.audit.rows, []);
+  // A timeout happens whether or not it can be written down.
+  assert.deepEqual(await a.questions.ask(ask(), 100), { timeout: true });
+});
+
+Deno.test("SharedQuestions: long texts are cut to QUESTION_MAX_CHARS (not inside a surrogate pair) and NUL is kept as U+FFFD", async () => {
+  await using rt = await runtimes(2);
+  const [a, b] = rt.list;
+  const long = "q".repeat(QUESTION_MAX_CHARS - 1) + "😀" + "tail";
+  const answer = a.questions.ask(ask(long), 60_000);
+  const listed = await listedOn(b);
+  assert.equal(listed.question, "q".repeat(QUESTION_MAX_CHARS - 1));
+  assert.equal(
+    await b.questions.answer(listed.id, "a\u0000b" + "x".repeat(3 * QUESTION_MAX_CHARS), "api"),
+    "ok",
+  );
+  const got = await answer;
+  assert.ok("answer" in got);
+  assert.equal(got.answer.length, QUESTION_MAX_CHARS);
+  assert.ok(got.answer.startsWith("a\uFFFDbxxx"));
+  // A NUL in a question posts too: the model's text must not look like an outage.
+  const nul = a.questions.ask(ask("a\u0000b"), 60_000);
+  const second = await until(async () =>
+    (await b.questions.list("pending")).find((q) => q.question === "a\uFFFDb")
+  );
+  assert.equal(await b.questions.answer(second.id, "ok", "api"), "ok");
+  assert.deepEqual(await nul, { answer: "ok" });
+});
+
+Deno.test("SharedQuestions: tenants are walled: another tenant's runtime lists, hears and answers nothing of A's", async () => {
+  await using acme = await runtimes(2);
+  await using globex = await runtimes(1);
+  const [a, b] = acme.list;
+  const [g] = globex.list;
+  const answer = a.questions.ask(ask(), 60_000);
+  const listed = await listedOn(b);
+  await until(() => b.events.some((e) => e.type === "added"));
+  assert.deepEqual(await g.questions.list(), []);
+  assert.equal(await g.board.get(listed.id), undefined);
+  assert.equal(await g.questions.answer(listed.id, "from globex", "console"), "unknown");
+  assert.equal((await b.board.get(listed.id))?.state, "pending");
+  assert.equal(await b.questions.answer(listed.id, "from acme", "console"), "ok");
+  assert.deepEqual(await answer, { answer: "from acme" });
+  await until(() => b.events.some((e) => e.type === "answered"));
+  // Its notifications reached globex's runtime too (one channel); it read nothing back.
+  await new Promise((res) => setTimeout(res, 200));
+  assert.deepEqual(g.events, []);
+  assert.deepEqual(await g.questions.list(), []);
+  assert.deepEqual(g.audit.rows, []);
+});
+
+Deno.test("SharedQuestions: neither the question's text nor the answer reaches an audit row (the tenant's real chain)", async () => {
+  await using rt = await runtimes(2);
+  const [a, b] = rt.list;
+  const store = new PgAuditLog(a.db, rt.tenant, { redactor: new Redactor() });
+  await using sink = new PgAuditSink(store);
+  const questions = new SharedQuestions(a.board, sink);
+  try {
+    const asked = ask(`Q-TEXT-${crypto.randomUUID()}`);
+    const answerText = `A-TEXT-${crypto.randomUUID()}`;
+    const answered = questions.ask(asked, 60_000);
+    const listed = await listedOn(b);
+    assert.equal(await b.questions.answer(listed.id, answerText, "console"), "ok");
+    assert.deepEqual(await answered, { answer: answerText });
+    const expired = ask(`Q-EXPIRED-${crypto.randomUUID()}`);
+    assert.deepEqual(await questions.ask(expired, 100), { timeout: true });
+    const abort = new AbortController();
+    const withdrawn = ask(`Q-WITHDRAWN-${crypto.randomUUID()}`);
+    const gone = settledLater(questions.ask(withdrawn, 60_000, abort.signal));
+    await until(async () => (await b.questions.list("pending")).length === 1);
+    abort.abort();
+    await rejectsWith(gone, "ASK_WITHDRAWN");
+
+    const rows = await store.rows();
+    assert.deepEqual(rows.map((r) => [r.kind, r.reason, r.rule]), [
+      ["ask_human", "ANSWERED", "console"],
+      ["ask_human", "ASK_TIMEOUT", null],
+      ["ask_human", "ASK_WITHDRAWN", null],
+    ]);
+    // Every column of every row of the tenant, as the owner reads them.
+    const stored = JSON.stringify(
+      await owner.transaction((tx) =>
+        tx`SELECT * FROM audit_events WHERE tenant_id = ${rt.tenant}`
+      ),
+    );
+    for (const text of [asked.question, answerText, expired.question, withdrawn.question]) {
+      assert.ok(!stored.includes(text), "a text reached the audit");
+      assert.ok(!stored.includes(text.slice(0, 12)), "part of a text reached the audit");
+    }
+  } finally {
+    await questions.close();
+  }
+});
+
+Deno.test("SharedQuestions: a login push is a shared question: approved on B lets A's login go on; anything else refuses it", async () => {
+  await using rt = await runtimes(2);
+  const [a, b] = rt.list;
+  const push = consolePushChannel(a.questions, { id: "s-1", agent: "alice" }, 60_000);
+  const challenge = { vendor: "Okta", number: "42", origin: "https://bank.test" };
+  const approved = push.ask(challenge);
+  const listed = await listedOn(b);
+  assert.match(listed.question, /Okta shows the number 42/);
+  assert.equal(await b.questions.answer(listed.id, "approved", "console"), "ok");
+  assert.equal(await approved, "approved");
+  const denied = push.ask(challenge);
+  assert.equal(await b.questions.answer((await listedOn(b)).id, "no", "console"), "ok");
+  assert.equal(await denied, "denied");
+  assert.equal(
+    await consolePushChannel(a.questions, { id: "s-1", agent: null }, 100).ask(challenge),
+    "timeout",
+  );
+});
+
+Deno.test("SharedQuestions: an answer made without a notification is still heard, by the poll; a spoofed NOTIFY settles nothing", async () => {
+  await using rt = await runtimes(1, { pollMs: 100 });
+  const [a] = rt.list;
+  const answer = a.questions.ask(ask(), 60_000);
+  const listed = await listedOn(a);
+  const sql = postgres(pg.appUrl, { max: 1, onnotice: () => {} });
+  try {
+    let settled = false;
+    answer.then(() => settled = true, () => {});
+    await sql`SELECT pg_notify(${QUESTIONS_CHANNEL}, ${listed.id})`;
+    await sql`SELECT pg_notify(${QUESTIONS_CHANNEL}, ${"x".repeat(500)})`;
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(settled, false, "a spoof settles nothing");
+  } finally {
+    await sql.end();
+  }
+  // The owner answers behind the boards' backs: no NOTIFY.
+  await owner.transaction((tx) =>
+    tx`UPDATE questions SET state = 'answered', answer = 'polled', answered_by = 'owner'
+      WHERE id = ${listed.id}`
+  );
+  assert.deepEqual(await answer, { answer: "polled" });
+  assert.deepEqual(a.audit.rows, [row("ANSWERED", "owner")]);
+});
+
+// ---------------------------------------------------------------------------------------------
+// The runtime's role, sending any SQL it likes (as runtime/store/pg_attack_test.ts does)
+
+const REFUSED =
+  /QUESTION_FINAL|permission denied|must be (the )?owner|row-level security|check constraint/i;
+
+Deno.test("SharedQuestions: the runtime's role cannot rewrite a finished question, nor change a pending one but by its outcome", async () => {
+  await using rt = await runtimes(2);
+  const [a, b] = rt.list;
+  const t = rt.tenant;
+  const answered = a.questions.ask(ask("answered one"), 60_000);
+  const done = await listedOn(b);
+  assert.equal(await b.questions.answer(done.id, "the real answer", "console"), "ok");
+  await answered;
+  const waiting = settledLater(a.questions.ask(ask("pending one"), 60_000));
+  const open = await listedOn(b);
+  const sql = postgres(pg.appUrl, { max: 1, onnotice: () => {} });
+  try {
+    const upd = (id: string, set: string) => `UPDATE questions SET ${set} WHERE id = '${id}'`;
+    await assertRefused(sql, t, [
+      // A finished question stays as it ended.
+      upd(done.id, `state = 'pending'`),
+      upd(done.id, `answer = 'forged'`),
+      upd(done.id, `answered_by = 'alice'`),
+      upd(done.id, `answered_at = '2000-01-01'`),
+      upd(done.id, `state = 'expired', answer = NULL, answered_by = NULL`),
+      upd(done.id, `state = 'answered', answer = 'forged', answered_by = 'api'`),
+      // A pending one changes by its outcome only, and only to a whole outcome.
+      upd(open.id, `question = 'rewritten'`),
+      upd(open.id, `expires_at = now() + interval '10 years'`),
+      upd(open.id, `agent = 'trusted-bot'`),
+      upd(open.id, `session = 's-2'`),
+      upd(open.id, `runtime = 'evil'`),
+      upd(open.id, `created_at = '2000-01-01'`),
+      upd(open.id, `id = 'other'`),
+      upd(open.id, `tenant_id = 'other'`),
+      upd(open.id, `answer = 'no state change'`),
+      upd(open.id, `answered_by = 'alice', answered_at = '2000-01-01'`),
+      upd(open.id, `state = 'answered'`),
+      upd(open.id, `state = 'answered', answer = 'x'`),
+      upd(open.id, `state = 'expired', answer = 'x'`),
+      upd(open.id, `state = 'withdrawn', answered_by = 'api'`),
+      upd(open.id, `state = 'bogus'`),
+      // None is asked already answered, or answered over its INSERT.
+      `INSERT INTO questions (tenant_id, id, runtime, question, created_at, expires_at, state,
+        answer, answered_at, answered_by)
+      VALUES ('${t}', '${crypto.randomUUID()}', 'rt', 'q', now(), now() + interval '1h',
+        'answered', 'forged', now(), 'api')`,
+      `INSERT INTO questions (tenant_id, id, runtime, question, created_at, expires_at, state)
+      VALUES ('${t}', '${done.id}', 'rt', 'q', now(), now() + interval '1h', 'pending')
+      ON CONFLICT (tenant_id, id) DO UPDATE SET state = 'answered', answer = 'forged',
+        answered_by = 'api'`,
+      `INSERT INTO questions (tenant_id, id, runtime, question, created_at, expires_at, state)
+      VALUES ('${t}', '${crypto.randomUUID()}', 'rt', '${"x".repeat(QUESTION_MAX_CHARS + 1)}',
+        now(), now() + interval '1h', 'pending')`,
+      // No removal, no table lock, no DDL.
+      `DELETE FROM questions`,
+      `DELETE FROM questions WHERE id = '${done.id}'`,
+      `TRUNCATE questions`,
+      `LOCK TABLE questions IN ACCESS EXCLUSIVE MODE`,
+      `LOCK TABLE questions IN EXCLUSIVE MODE`,
+      `LOCK TABLE questions IN SHARE MODE`,
+      `ALTER TABLE questions DISABLE ROW LEVEL SECURITY`,
+      `ALTER TABLE questions DISABLE TRIGGER questions_final`,
+      `DROP TRIGGER questions_final ON questions`,
+      `DROP POLICY questions_own ON questions`,
+      `CREATE RULE evil AS ON UPDATE TO questions DO INSTEAD NOTHING`,
+    ], REFUSED);
+    // No table-wide UPDATE or DELETE; of the columns, the outcome's only.
+    const [priv] = await sql`SELECT has_table_privilege('questions', 'UPDATE') AS upd,
+      has_table_privilege('questions', 'DELETE') AS del,
+      has_table_privilege('questions', 'TRUNCATE') AS trunc,
+      has_column_privilege('questions', 'question', 'UPDATE') AS question,
+      has_column_privilege('questions', 'expires_at', 'UPDATE') AS expires,
+      has_column_privilege('questions', 'answer', 'UPDATE') AS answer`;
+    assert.deepEqual({ ...priv }, {
+      upd: false,
+      del: false,
+      trunc: false,
+      question: false,
+      expires: false,
+      answer: true,
+    });
+    // Its own pending question it may answer, but not backdate the answer.
+    const [won] = await asTenant(
+      sql,
+      t,
+      (tx) =>
+        tx.unsafe(`UPDATE questions SET state = 'answered', answer = 'raw', answered_by = 'api',
+          answered_at = '2000-01-01' WHERE id = '${open.id}' RETURNING answered_at`),
+    );
+    assert.ok(Date.now() - (won.answered_at as Date).getTime() < 60_000, "answered_at is now");
+    assert.deepEqual(await waiting, { answer: "raw" });
+  } finally {
+    await sql.end();
+  }
+  // Not even the owner changes a finished question (on a raw connection: its refusal named).
+  const su = postgres(pg.ownerUrl, { max: 1, onnotice: () => {} });
+  try {
+    await assertRefused(su, null, [
+      `UPDATE questions SET answer = 'owner' WHERE id = '${done.id}'`,
+      `UPDATE questions SET state = 'pending' WHERE id = '${done.id}'`,
+    ], /QUESTION_FINAL/);
+  } finally {
+    await su.end();
+  }
+  const final = await a.board.get(done.id);
+  assert.equal(final?.answer, "the real answer");
+  assert.equal(final?.answered_by, "console");
+  assert.equal(final?.question, "answered one");
+});
+
+Deno.test("SharedQuestions: the runtime's role cannot read, answer, plant or move into another tenant's questions", async () => {
+  await using acme = await runtimes(1);
+  await using globex = await runtimes(2);
+  const [g, g2] = globex.list;
+  const theirs = g.questions.ask(ask("globex's question"), 60_000);
+  const target = await listedOn(g2);
+  const mine = settledLater(acme.list[0].questions.ask(ask("acme's question"), 60_000));
+  const own = await listedOn(acme.list[0]);
+  const globexRow = () =>
+    owner.transaction((tx) =>
+      tx`SELECT state, answer, answered_by, question, expires_at FROM questions
+        WHERE tenant_id = ${globex.tenant} AND id = ${target.id}`
+    );
+  const before = [...await globexRow()];
+  const sql = postgres(pg.appUrl, { max: 1, onnotice: () => {} });
+  const a = acme.tenant;
+  const victim = globex.tenant;
+  try {
+    // Nothing of globex is visible, naming acme, nobody or an empty tenant.
+    for (const tenant of [a, null, ""]) {
+      const [{ n }] = await asTenant(
+        sql,
+        tenant,
+        (tx) =>
+          tx.unsafe(`SELECT count(*)::int AS n FROM questions WHERE tenant_id = '${victim}'
+            OR id = '${target.id}'`),
+      );
+      assert.equal(n, 0, `seen naming ${tenant}`);
+    }
+    // Answering it by id, or all of them, touches nothing.
+    for (const tenant of [a, null]) {
+      for (
+        const stmt of [
+          `UPDATE questions SET state = 'answered', answer = 'evil', answered_by = 'api'
+            WHERE id = '${target.id}'`,
+          `UPDATE questions SET state = 'answered', answer = 'evil', answered_by = 'api'
+            WHERE tenant_id = '${victim}'`,
+          // Everything it can see but its own.
+          `UPDATE questions SET state = 'withdrawn' WHERE id <> '${own.id}'`,
+        ]
+      ) {
+        const r = await asTenant(sql, tenant, (tx) => tx.unsafe(stmt));
+        assert.equal(r.count, 0, `${stmt} (${tenant})`);
+      }
+    }
+    // Planting one in globex, answering it over an INSERT, moving one's own there.
+    await assertRefused(sql, a, [
+      `INSERT INTO questions (tenant_id, id, runtime, question, created_at, expires_at, state)
+      VALUES ('${victim}', '${crypto.randomUUID()}', 'rt', 'phish', now(),
+        now() + interval '1h', 'pending')`,
+      `INSERT INTO questions (tenant_id, id, runtime, question, created_at, expires_at, state)
+      VALUES ('${victim}', '${target.id}', 'rt', 'q', now(), now() + interval '1h', 'pending')
+      ON CONFLICT (tenant_id, id) DO UPDATE SET state = 'answered', answer = 'evil',
+        answered_by = 'api'`,
+      `UPDATE questions SET tenant_id = '${victim}' WHERE id = '${own.id}'`,
+    ], REFUSED);
+    await assertRefused(sql, null, [
+      `INSERT INTO questions (tenant_id, id, runtime, question, created_at, expires_at, state)
+      VALUES ('${victim}', '${crypto.randomUUID()}', 'rt', 'phish', now(),
+        now() + interval '1h', 'pending')`,
+    ], REFUSED);
+    // Through the board, naming its own tenant: unknown.
+    assert.equal(await acme.list[0].questions.answer(target.id, "evil", "api"), "unknown");
+  } finally {
+    await sql.end();
+  }
+  assert.deepEqual([...await globexRow()], before);
+  assert.equal(await g2.questions.answer(target.id, "globex's answer", "console"), "ok");
+  assert.deepEqual(await theirs, { answer: "globex's answer" });
+  assert.deepEqual(acme.list[0].audit.rows, []);
+  assert.equal(await acme.list[0].questions.answer(own.id, "fine", "console"), "ok");
+  assert.deepEqual(await mine, { answer: "fine" });
+});
+
+// ---------------------------------------------------------------------------------------------
+// A stopped database: waited out, or a refusal; never an answer nobody gave
+
+Deno.test("SharedQuestions: a database down while A waits is waited out, and the answer given after it is returned", async () => {
+  using _faults = clientFaultsTolerated();
+  await using rt = await runtimes(2);
+  const [a, b] = rt.list;
+  let settled: AskOutcome | "rejected" | undefined;
+  const answer = a.questions.ask(ask(), 30_000);
+  answer.then((x) => settled = x, () => settled = "rejected");
+  const listed = await listedOn(b);
+  try {
+    await pg.stop();
+    await new Promise((res) => setTimeout(res, 1_500));
+    assert.equal(settled, undefined, "nothing is returned while the board is unreachable");
+  } finally {
+    await pg.start();
+  }
+  assert.equal(
+    await until(() => b.questions.answer(listed.id, "after", "console").catch(() => undefined)),
+    "ok",
+  );
+  assert.deepEqual(await answer, { answer: "after" });
+  assert.deepEqual(a.audit.rows, [row("ANSWERED", "console")]);
+});
+
+Deno.test("SharedQuestions: a database still down at the deadline is a timeout, never an answer", async () => {
+  using _faults = clientFaultsTolerated();
+  await using rt = await runtimes(2);
+  const [a, b] = rt.list;
+  const answer = a.questions.ask(ask(), 1_500);
+  const listed = await listedOn(b);
+  try {
+    await pg.stop();
+    assert.deepEqual(await answer, { timeout: true });
+    assert.deepEqual(a.audit.rows, [row("ASK_TIMEOUT")]);
+  } finally {
+    await pg.start();
+  }
+  // Past its time, the board refuses an answer, and nobody lists it as pending.
+  assert.equal(
+    await until(() => b.questions.answer(listed.id, "late", "console").catch(() => undefined)),
+    "not_pending",
+  );
+  assert.deepEqual(await b.questions.list("pending"), []);
+});
+
+Deno.test("SharedQuestions: an ask while the database is stopped rejects ASK_UNAVAILABLE, within the pool's bounds: no timeout, no row; a push refuses the same way", async () => {
+  using _faults = clientFaultsTolerated();
+  await using rt = await runtimes(2);
+  const [a, b] = rt.list;
+  try {
+    await pg.stop();
+    const t0 = performance.now();
+    await rejectsWith(a.questions.ask(ask(), 60_000), "ASK_UNAVAILABLE");
+    // The pool's bound: two statement timeouts and a connect (1 s, 1 s, 1 s) and 2 s slack.
+    const ms = performance.now() - t0;
+    assert.ok(ms < 5_000, `refused after ${ms} ms`);
+    assert.deepEqual(a.audit.rows, []);
+    // A login's push is not told the operator let it time out.
+    const push = consolePushChannel(a.questions, { id: "s-1", agent: "alice" }, 60_000);
+    await rejectsWith(
+      push.ask({ vendor: "Okta", number: "42", origin: "https://bank.test" }),
+      "ASK_UNAVAILABLE",
+    );
+  } finally {
+    await pg.start();
+  }
+  assert.deepEqual(await until(() => b.questions.list().catch(() => undefined)), []);
+});
+
+Deno.test(clusterTeardown("SharedQuestions tests", pg, owner));
