@@ -18,6 +18,7 @@ import postgres from "postgres";
 import { PgAgentStore } from "../runtime/agents/pg_agent_store.ts";
 import type { Approval } from "../runtime/approvals/approval_queue.ts";
 import { PgApprovalBoard } from "../runtime/approvals/pg_approval_board.ts";
+import { approvalRecord } from "../runtime/approvals/shared_approvals.ts";
 import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
 import { type Runtime, startRuntime } from "../runtime/cli/start.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";
@@ -25,7 +26,7 @@ import { rotateAdminToken } from "../runtime/store/pg_admin_token.ts";
 import { addTenant } from "../runtime/store/pg_tenants.ts";
 import { html, serveTwoOrigins } from "./fixtures/two_origins.ts";
 import { type CallOutcome, eventually, keyedTransport, refOf, TestClient } from "./helpers/harness.ts";
-import { pendingApproval } from "./helpers/approvals.ts";
+import { pending as heldClick } from "./helpers/pending_approval.ts";
 import { asTenant, clusterTeardown, startPostgres } from "./helpers/postgres.ts";
 
 /** Every test here shares the cluster, the runtimes and their pools. */
@@ -34,6 +35,10 @@ function attack(name: string, fn: () => Promise<void>): void {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A pending approval as a runtime posts it (a held form post), of `agent`, for 2 minutes. */
+const seeded = (agent: string): Approval =>
+  approvalRecord(heldClick({ agent, timeoutMs: 120_000 }), Date.now())!;
 
 // ---------------------------------------------------------------------------------------
 // The stage: a cluster, two tenants, their agents, a site, and one runtime per tenant.
@@ -345,8 +350,8 @@ attack("MCP door: globex's keys (one of an agent named like acme's) open nothing
 attack("approvals: acme's API, pages and live event stream show none of globex's approvals, and decide none of them by id", async () => {
   const gBoard = await PgApprovalBoard.open(appDb, "globex", { runtime: "rt-globex-seed" });
   const aBoard = await PgApprovalBoard.open(appDb, "acme", { runtime: "rt-acme-seed" });
-  const gPending = pendingApproval(120);
-  const gDecided = pendingApproval(120);
+  const gPending = seeded("gina");
+  const gDecided = seeded("gina");
   try {
     await gBoard.post(gPending);
     await gBoard.post(gDecided);
@@ -383,8 +388,8 @@ attack("approvals: acme's API, pages and live event stream show none of globex's
       } catch { /* aborted */ }
     })();
     assert.ok(await eventually(() => seen.includes("event: ready"), 5_000), "the stream is ready");
-    const gNew = pendingApproval(120);
-    const aNew = { ...pendingApproval(120), agent: "seeded-acme" };
+    const gNew = seeded("gina");
+    const aNew = seeded("seeded-acme");
     await gBoard.post(gNew);
     await aBoard.post(aNew);
     assert.ok(await eventually(() => seen.includes(aNew.id), 5_000), "acme's own is announced");
@@ -560,6 +565,53 @@ attack("audit: acme's /api/audit, /api/audit/export, /api/audit/verify and /audi
   assert.ok(!page.includes(marker), "acme's audit page");
 });
 
+attack("questions: acme's API and page show none of globex's pending ask_human questions and answer none of them by id; a spoofed NOTIFY answers nothing", async () => {
+  const g = await connect(G, gina.key);
+  const text = `globex-question-${crypto.randomUUID()}`;
+  const asked = tracked(g.call("ask_human", { question: text }));
+  let id: string | undefined;
+  assert.ok(
+    await eventually(async () => {
+      const list = await json<{ id: string; question: string }[]>(G, "/api/questions");
+      id = list.find((q) => q.question === text)?.id;
+      return id !== undefined;
+    }, 10_000),
+    "globex lists its question",
+  );
+  try {
+    for (const q of ["", "?state=pending", "?state=answered"]) {
+      const r = await api(A, `/api/questions${q}`);
+      const body = await r.text();
+      assert.equal(r.status, 200, body);
+      assert.ok(!body.includes(id!) && !body.includes(text), `acme's /api/questions${q}`);
+    }
+    const r = await api(A, `/api/questions/${id}`, {
+      method: "POST",
+      body: JSON.stringify({ answer: "from acme" }),
+    });
+    assert.equal(r.status, 404, await r.text());
+    const s = await login(A);
+    assert.ok(!(await consolePage(A, "/questions", s.cookie)).includes(text));
+    await evil`SELECT pg_notify('omotai_questions', ${id!})`;
+    await sleep(1_000);
+    assert.equal(asked.done(), false, "globex's question was released");
+    const ok = await api(G, `/api/questions/${id}`, {
+      method: "POST",
+      body: JSON.stringify({ answer: "from globex" }),
+    });
+    assert.equal(ok.status, 200, await ok.text());
+    const answer = await asked.p;
+    assert.match(answer.text, /from globex/);
+    assert.doesNotMatch(answer.text, /from acme/);
+  } finally {
+    await api(G, `/api/questions/${id}`, {
+      method: "POST",
+      body: JSON.stringify({ answer: "cleanup" }),
+    }).then((r) => r.body?.cancel()).catch(() => {});
+    await asked.p;
+  }
+});
+
 // ---------------------------------------------------------------------------------------
 // A call waiting on a confirm.
 
@@ -580,8 +632,8 @@ attack("confirm: globex's API, globex's login (naming its own tenant), a same-id
       await tx`INSERT INTO approvals (tenant_id, id, runtime, agent, session, origin, method,
           kind, request, created_at, expires_at, state)
         VALUES ('globex', ${pending.id}, 'rt-evil', 'ada', ${pending.session},
-          ${pending.origin}, 'POST', 'form', '{}'::jsonb, now(), now() + interval '5 min',
-          'pending')`;
+          ${pending.origin}, 'POST', 'form', ${tx.json(JSON.parse(JSON.stringify(pending.request)))},
+          now(), now() + interval '5 min', 'pending')`;
       await tx`UPDATE approvals SET state = 'approved', decided_at = now(), decided_by = 'api'
         WHERE tenant_id = 'globex' AND id = ${pending.id}`;
       await tx`SELECT pg_notify('omotai_approvals', ${pending.id})`;
@@ -782,16 +834,19 @@ attack("outage: the tenant's right admin token, refused while its hash could not
     return;
   }
   const seen: number[] = [];
-  const ok = await eventually(async () => {
+  const until = Date.now() + 25_000;
+  // Every 2 s: a real operator's pace (each refusal would count again).
+  while (Date.now() < until) {
     const s = await statusOf(api(A, "/api/status"));
     seen.push(s);
-    if (s !== 200) await sleep(2_000);
-    return s === 200;
-  }, 25_000);
-  assert.ok(
-    ok,
+    if (s === 200 || s === 429) break; // answered, or locked out for the minute
+    await sleep(2_000);
+  }
+  assert.equal(
+    seen.at(-1),
+    200,
     `after ${longOutage.staleRefusals} refusals of the right token during the outage, acme's ` +
-      `/api answered ${[...new Set(seen)].join(",")} for 25 s after the database came back`,
+      `/api answered ${seen.join(",")} once the database was back`,
   );
 });
 

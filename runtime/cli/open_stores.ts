@@ -1,9 +1,10 @@
 /**
  * The stores of `omotai start`, behind their ports: the embedded SQLite file of the data dir
  * (the default: one tenant, no server), or a tenant of a shared PostgreSQL database
- * (`--database`, `OMOTAI_DATABASE_URL`), where the audit, the agent keys, the domain rules,
- * the approvals and the live sessions are shared by every runtime of the tenant. Grants and
- * vault ciphertexts stay in the data dir's file for now (docs/deploy.md says what is next).
+ * (`--database`, `OMOTAI_DATABASE_URL`), where the audit, the agent keys, the admin token, the
+ * domain rules, the approvals and questions, the grants, the vault's ciphertexts, the console
+ * logins and the live sessions are shared by every runtime of the tenant (docs/deploy.md).
+ * The data dir keeps what is the runtime's own: its checkpoint key, name, browsers.
  *
  * @module
  */
@@ -275,10 +276,10 @@ async function openVault(
   if (!key && !passphrase) return undefined;
   // Secrets another runtime of the tenant adds are known to this one's redactor within a
   // refresh of the shared vault, before any login can use them here.
-  let opened: Vault | undefined;
+  const opened: { vault?: Vault } = {};
   const learn = async (secrets: readonly SecretInfo[]) => {
     for (const s of secrets) {
-      const value = await opened!.reveal(s.id);
+      const value = await opened.vault!.reveal(s.id);
       // A username is blanked whole, not by its pieces (an e-mail's domain is ordinary
       // text), and may be in a signed-in site's own URLs; every other value leaves only in
       // a login.
@@ -286,7 +287,7 @@ async function openVault(
       if (s.kind !== "username") egressSecrets().add([value]);
     }
   };
-  opened = await Vault.open(
+  const vault = opened.vault = await Vault.open(
     db,
     keySourceFrom({ key, passphrase }, {
       key: "OMOTAI_VAULT_KEY",
@@ -301,6 +302,6 @@ async function openVault(
         ),
     },
   );
-  await learn(opened.list());
-  return opened;
+  await learn(vault.list());
+  return vault;
 }
