@@ -60,6 +60,24 @@ export function refuseIfLimited(limiter: FailureLimiter, client: string): void {
   }
 }
 
+/**
+ * Whether `presented` is the admin token. A credential that cannot be checked now (a shared
+ * store that does not answer) is a 503, never a wrong guess: nothing is counted against an
+ * operator whose token may be right.
+ */
+export function adminTokenIs(presented: string, credential: AdminCredential): boolean {
+  try {
+    return isAdminToken(presented, credential);
+  } catch {
+    throw new ConsoleError(
+      503,
+      "AUTH_UNAVAILABLE",
+      "the admin token cannot be checked now; retry shortly",
+      { "Retry-After": "5" },
+    );
+  }
+}
+
 /** Middleware: sets `auth`, or answers 401/403/429 (a page request without a session: to login). */
 export function authenticate(options: AuthOptions): MiddlewareHandler<ConsoleEnv> {
   const { adminToken, sessions, limiter } = options;
@@ -71,7 +89,7 @@ export function authenticate(options: AuthOptions): MiddlewareHandler<ConsoleEnv
       const client = clientOf(c);
       refuseIfLimited(limiter, client);
       const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (!m || !isAdminToken(m[1], adminToken)) {
+      if (!m || !adminTokenIs(m[1], adminToken)) {
         limiter.fail(client);
         throw new ConsoleError(401, "UNAUTHORIZED", "the bearer token is not the admin token");
       }

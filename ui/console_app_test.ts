@@ -167,7 +167,9 @@ class FakePolicies implements PoliciesPort {
   }
 }
 
-function harness(options: { heartbeatMs?: number } = {}) {
+function harness(
+  options: { heartbeatMs?: number; adminToken?: (presented: string) => boolean } = {},
+) {
   let clock = Date.parse("2025-06-01T00:00:00Z");
   const sink = new MemorySink();
   const approvals = new ApprovalQueue(sink);
@@ -181,7 +183,7 @@ function harness(options: { heartbeatMs?: number } = {}) {
   // The real queue and question list satisfy their ports structurally.
   const ports: { approvals: ApprovalsPort; questions: QuestionsPort } = { approvals, questions };
   const app = createConsoleApp({
-    adminToken: TOKEN,
+    adminToken: options.adminToken ?? TOKEN,
     allowedHosts: [HOST, "localhost:8080"],
     ...ports,
     sessions,
@@ -950,4 +952,27 @@ Deno.test("createConsoleApp() shows this runtime's session use and cap on /sessi
   h.sessions.sessions = [];
   const open = await (await send(h, "/sessions", { cookie })).text();
   assert.match(open, /0 of unlimited sessions on this runtime/);
+});
+
+Deno.test("createConsoleApp() answers 503 when the admin token cannot be checked, and counts no failed guess", async () => {
+  let down = true;
+  using h = harness({
+    adminToken: (presented) => {
+      if (down) throw new Error("store down");
+      return presented === TOKEN;
+    },
+  });
+  for (let i = 0; i < 8; i++) {
+    const res = await send(h, "/api/agents", { bearer: TOKEN });
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get("retry-after"), "5");
+    assert.equal((await res.json()).error, "AUTH_UNAVAILABLE");
+    const login = await send(h, "/login", { form: { token: TOKEN } });
+    assert.equal(login.status, 503);
+    await login.body?.cancel();
+  }
+  down = false;
+  const res = await send(h, "/api/agents", { bearer: TOKEN });
+  assert.equal(res.status, 200, "not locked out by the outage");
+  await res.body?.cancel();
 });

@@ -9,12 +9,18 @@
  */
 import type { Hono } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
-import { clientOf, type ConsoleEnv, refuseIfLimited, SESSION_COOKIE } from "./auth.ts";
+import {
+  adminTokenIs,
+  clientOf,
+  type ConsoleEnv,
+  refuseIfLimited,
+  SESSION_COOKIE,
+} from "./auth.ts";
 import { ConsoleError } from "./console_error.ts";
 import type { FailureLimiter } from "./failure_limiter.ts";
 import type { OperatorSession, OperatorSessionStore } from "./operator_sessions.ts";
 import { loginPage } from "./pages/login_page.ts";
-import { type AdminCredential, isAdminToken } from "./secrets.ts";
+import type { AdminCredential } from "./secrets.ts";
 
 /** Registers the login routes on `app`. */
 export function loginRoutes(
@@ -30,7 +36,7 @@ export function loginRoutes(
     refuseIfLimited(limiter, client);
     const body = await c.req.parseBody().catch(() => ({} as Record<string, unknown>));
     const token = typeof body.token === "string" ? body.token : "";
-    if (!isAdminToken(token, adminToken)) {
+    if (!adminTokenIs(token, adminToken)) {
       limiter.fail(client);
       throw new ConsoleError(401, "UNAUTHORIZED", "That is not the admin token.");
     }

@@ -22,7 +22,10 @@ export function randomToken(bytes = 32): string {
  */
 export type AdminCredential = string | ((presented: string) => boolean);
 
-/** True when `presented` is the admin token `credential` stands for. */
+/**
+ * True when `presented` is the admin token `credential` stands for. A check that cannot be
+ * made now (its store unreachable) throws: the caller answers 503 and counts no failed guess.
+ */
 export function isAdminToken(presented: string, credential: AdminCredential): boolean {
   return typeof credential === "string" ? sameSecret(presented, credential) : credential(presented);
 }

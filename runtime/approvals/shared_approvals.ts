@@ -29,6 +29,7 @@ import type {
 } from "./approval_queue.ts";
 import { Listeners } from "./listeners.ts";
 import { BOARD_POLL_MS, type PgApprovalBoard } from "./pg_approval_board.ts";
+import { bounded } from "../store/bounded.ts";
 
 /** Where the outcome's audit row goes (`AuditLog`, `PgAuditLog`). */
 export interface SharedApprovalsAudit {
@@ -53,6 +54,9 @@ const WITHDRAWN = "CONFIRM_WITHDRAWN";
 
 /** The longest delay a timer takes (larger ones fire at once). */
 const MAX_DELAY_MS = 2 ** 31 - 1;
+
+/** Past the deadline, how long the board may take to say how the approval ended. */
+export const DEADLINE_GRACE_MS = 3_000;
 
 /** Ids whose last state the live view remembers, to tell an addition from a decision. */
 const SEEN_MAX = 1_000;
@@ -224,11 +228,13 @@ export class SharedApprovals implements Approver {
       return await this.#outcome(record, settled.state, settled);
     }
     // Time is up here: expire it, unless a decision got there first, which is then honoured.
+    // Both asks are short-bounded: past the policy's deadline the call ends soon, and one
+    // whose board cannot say in time is denied (fail closed).
     try {
-      if (await this.#board.finish(record.id, "expired")) {
+      if (await bounded(this.#board.finish(record.id, "expired"), DEADLINE_GRACE_MS)) {
         return await this.#outcome(record, "expired");
       }
-      const final = await this.#board.get(record.id);
+      const final = await bounded(this.#board.get(record.id), DEADLINE_GRACE_MS);
       if (final && final.state !== "pending") {
         return await this.#outcome(record, final.state, final);
       }

@@ -22,6 +22,9 @@ import type { AuditStore } from "./audit_store.ts";
 /** Rows per batch by default: one INSERT of this many stays well inside a statement's bound. */
 export const AUDIT_BATCH_MAX = 500;
 
+/** While unhealthy, how often the store is asked whether it answers again. */
+export const AUDIT_PROBE_MS = 2_000;
+
 /** How a sink batches and whom it tells. */
 export interface PgAuditSinkOptions {
   /**
@@ -32,6 +35,8 @@ export interface PgAuditSinkOptions {
   onHealth?: (healthy: boolean) => void;
   /** Rows per transaction at most (default {@link AUDIT_BATCH_MAX}). */
   maxBatch?: number;
+  /** While unhealthy, how often the store is asked whether it is back (default 2 s; 0: never). */
+  probeMs?: number;
 }
 
 /** One queued row: `resolve`/`reject` when a caller waits on it (`appendSoon`). */
@@ -54,12 +59,16 @@ export class PgAuditSink implements AuditWriter, AsyncDisposable {
   #queued = 0;
   #settled = 0;
   #waiters: { upTo: number; resolve: () => void }[] = [];
+  readonly #probeMs: number;
+  #probe: ReturnType<typeof setInterval> | undefined;
+  #disposed = false;
 
   /** Writes to `store` (a `PgAuditLog` in production; any `AuditStore`). */
   constructor(store: AuditStore, options: PgAuditSinkOptions = {}) {
     this.#store = store;
     this.#onHealth = options.onHealth;
     this.#maxBatch = Math.max(1, Math.floor(options.maxBatch ?? AUDIT_BATCH_MAX));
+    this.#probeMs = options.probeMs ?? AUDIT_PROBE_MS;
   }
 
   /** False from a failed batch until one commits again. */
@@ -99,6 +108,8 @@ export class PgAuditSink implements AuditWriter, AsyncDisposable {
 
   /** Flushes (at shutdown: the last rows are written or logged before the pool closes). */
   async [Symbol.asyncDispose](): Promise<void> {
+    this.#disposed = true;
+    clearInterval(this.#probe);
     await this.flush();
   }
 
@@ -158,6 +169,17 @@ export class PgAuditSink implements AuditWriter, AsyncDisposable {
   #setHealthy(healthy: boolean): void {
     if (this.#healthy === healthy) return;
     this.#healthy = healthy;
+    // While failing, the store is asked now and then (its head, a read) whether it is back:
+    // a runtime nobody acts on must not stay "unavailable" to the console for ever, nor
+    // refuse its lifecycle rows once the database answers again.
+    clearInterval(this.#probe);
+    this.#probe = undefined;
+    if (!healthy && !this.#disposed && this.#probeMs > 0) {
+      this.#probe = setInterval(() => {
+        this.#store.head().then(() => this.#setHealthy(true), () => {});
+      }, this.#probeMs);
+      Deno.unrefTimer(this.#probe);
+    }
     runtimeLog(healthy ? "audit: database writes resumed" : "audit: database unavailable");
     try {
       this.#onHealth?.(healthy);

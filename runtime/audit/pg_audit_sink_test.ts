@@ -74,6 +74,7 @@ class Wrapped implements AuditStore {
     return this.#inner.verify(check);
   }
   head(): Promise<{ seq: number; hash: string }> {
+    if (this.failing) return Promise.reject(new Error("head refused"));
     return this.#inner.head();
   }
   addCheckpoint(checkpoint: Checkpoint): Promise<void> {
@@ -170,7 +171,8 @@ Deno.test("PgAuditSink: a failed batch rejects its waiters, logs its other rows 
   redactor.add([SECRET]);
   const store = new Wrapped(new PgAuditLog(app, await freshTenant(), { redactor }));
   const health: boolean[] = [];
-  const sink = new PgAuditSink(store, { onHealth: (h) => health.push(h) });
+  // No probe here: only commits heal this sink (the probe has its own test).
+  const sink = new PgAuditSink(store, { onHealth: (h) => health.push(h), probeMs: 0 });
   using logs = captureLog();
   await sink.appendSoon(event("before"));
   store.failing = true;
@@ -207,6 +209,29 @@ Deno.test("PgAuditSink: a failed batch rejects its waiters, logs its other rows 
   const seen = [...logs.lines, (err as Error).message].join("\n").toLowerCase();
   assert.ok(!seen.includes(SECRET.toLowerCase()), seen);
   assert.ok(!seen.includes("lost") && !seen.includes("denied"), "no row text is logged");
+});
+
+Deno.test("PgAuditSink: while failing it asks the store now and then, and is healthy again once the store answers, with no row written", async () => {
+  await using app = await PgDatabase.open({ url: pg.appUrl });
+  const store = new Wrapped(new PgAuditLog(app, await freshTenant()));
+  const health: boolean[] = [];
+  const sink = new PgAuditSink(store, { onHealth: (h) => health.push(h), probeMs: 50 });
+  using _logs = captureLog();
+  store.failing = true;
+  await assert.rejects(sink.appendSoon(event("down")), isUnavailable);
+  assert.equal(sink.healthy, false);
+  await tick(200);
+  assert.equal(sink.healthy, false, "still failing: still unhealthy");
+  const batches = store.batches.length;
+  store.failing = false;
+  const deadline = Date.now() + 5_000;
+  while (!sink.healthy && Date.now() < deadline) await tick(20);
+  assert.equal(sink.healthy, true, "healed by the probe");
+  assert.deepEqual(health, [false, true]);
+  assert.equal(store.batches.length, batches, "no row was written to find out");
+  sink.append(event("after"));
+  await sink[Symbol.asyncDispose]();
+  assert.deepEqual((await store.rows()).map((r) => r.agent), ["after"]);
 });
 
 Deno.test("PgAuditSink: with the server stopped appendSoon rejects and then append throws AUDIT_UNAVAILABLE; once it is back the next appendSoon commits, append works again, the chain verifies and the secret is nowhere", async () => {

@@ -40,11 +40,13 @@ Usage:
   omotai audit verify [--jsonl FILE] [--checkpoints FILE [--checkpoint-key PUB]]
                | prune --older-than 90d   [--data-dir DIR | --database URL --tenant ID]
   omotai tenant add ID | token ID | list                        --database URL
-  omotai secret add ID --kind password|username|totp|generic | rm ID | list   [--data-dir DIR]
+  omotai secret add ID --kind password|username|totp|generic | rm ID | list
+               [--data-dir DIR | --database URL --tenant ID]
   omotai vault rekey                                            [--data-dir DIR]
   omotai grant add SECRET_ID --agent NAME --purpose TEXT --mode once|session|standing
                [--expires 24h|ISO] --fill ORIGIN[,ORIGIN] | --capture ORIGIN[,ORIGIN]
-               [--approve] | approve ID | rm ID | list         [--data-dir DIR]
+               [--approve] | approve ID | rm ID | list
+               [--data-dir DIR | --database URL --tenant ID]
   omotai permissions COMMAND ...
   omotai --version
   omotai help
@@ -109,7 +111,7 @@ export async function main(args: string[]): Promise<number> {
       case "vault":
         return await vaultCommand(rest);
       case "grant":
-        return grantCommand(rest);
+        return await grantCommand(rest);
       case "--version":
       case "version":
         console.log(VERSION);

@@ -1,8 +1,10 @@
 /**
  * `omotai grant add|approve|rm|list`: the operator's grants of vault secrets to agents
- * (docs/grants.md). `add` needs no vault key: it checks only that the secret's id is in the
- * vault's table, and a grant never holds a value. A grant starts pending unless `--approve` is
- * given; every change is an audit row (`module: cli`) in the same database, and a running
+ * (docs/grants.md), in the data dir's embedded store or a tenant's in the shared PostgreSQL
+ * store (`--database URL` or `OMOTAI_DATABASE_URL`, with `--tenant ID`). `add` needs no vault
+ * key: it checks only that the secret's id is in the vault's table, and a grant never holds a
+ * value. A grant starts pending unless `--approve` is given; every change is an audit row
+ * (`module: cli`) in the same database, kept before the command reports it, and a running
  * runtime sees it at its next redemption.
  *
  * @module
@@ -10,28 +12,71 @@
 import type { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
 import { AuditLog } from "../audit/audit_log.ts";
+import { PgAuditLog } from "../audit/pg_audit_log.ts";
+import { PgAuditSink } from "../audit/pg_audit_sink.ts";
 import { OmotaiError } from "../errors.ts";
-import { type Grant, GrantStore } from "../grants/mod.ts";
+import { type Grant, type GrantPort, GrantStore, sqliteGrantPort } from "../grants/mod.ts";
+import { type AsyncSecretIndex, PgGrantStore } from "../grants/pg_grant_store.ts";
 import { Vault } from "../../vault/mod.ts";
-import { databasePath, openDatabase } from "../store/database.ts";
-import { dataDirFrom } from "../launcher/data_dir.ts";
 import { GRANT_OPTIONS } from "../launcher/options.ts";
+import type { PgDatabase } from "../store/pg_database.ts";
+import { PgVaultRecords } from "../store/pg_vault_records.ts";
+import { withStore } from "./store_choice.ts";
 
 /** Usage of `omotai grant`. */
 export const GRANT_USAGE =
   `omotai grant add SECRET_ID --agent NAME --purpose TEXT --mode once|session|standing
                  [--expires 24h|7d|ISO] [--fill ORIGIN[,ORIGIN]] [--capture ORIGIN[,ORIGIN]]
-                 [--approve] [--data-dir DIR]
-omotai grant approve ID [--data-dir DIR]
-omotai grant rm ID [--data-dir DIR]        (revokes; the grant stays listed)
-omotai grant list [--data-dir DIR]
+                 [--approve] [--data-dir DIR | --database URL --tenant ID]
+omotai grant approve ID [--data-dir DIR | --database URL --tenant ID]
+omotai grant rm ID [--data-dir DIR | --database URL --tenant ID]
+omotai grant list [--data-dir DIR | --database URL --tenant ID]
 At least one of --fill and --capture; --expires defaults to 24h; without --approve the grant
-waits pending until an operator approves it.`;
+waits pending until an operator approves it. rm revokes (the grant stays listed).`;
 
 const ADD_ONLY = ["agent", "purpose", "mode", "expires", "fill", "capture", "approve"] as const;
 
+/**
+ * One command's grants, over either store. Disposing it waits for the audit rows still
+ * queued (the shared store's), so it is disposed before the database closes.
+ */
+export interface CommandGrants extends AsyncDisposable {
+  grants: GrantPort;
+}
+
+/** The embedded store's grants (its audit log writes each row at once). */
+export function sqliteCommandGrants(
+  db: DatabaseSync,
+  secrets: { has(secretId: string): boolean },
+): CommandGrants {
+  return {
+    grants: sqliteGrantPort(new GrantStore(db, { audit: new AuditLog(db), secrets })),
+    [Symbol.asyncDispose]: () => Promise.resolve(),
+  };
+}
+
+/**
+ * Tenant `tenant`'s grants in the shared store: every change waits until its audit row is
+ * committed (or fails as `AUDIT_UNAVAILABLE`, the change undone or revoked as the store
+ * does), so a command reports only what the audit holds.
+ */
+export function pgCommandGrants(
+  db: PgDatabase,
+  tenant: string,
+  secrets: AsyncSecretIndex,
+): CommandGrants {
+  const sink = new PgAuditSink(new PgAuditLog(db, tenant));
+  return {
+    grants: new PgGrantStore(db, tenant, {
+      audit: { append: (event) => sink.appendSoon(event) },
+      secrets,
+    }),
+    [Symbol.asyncDispose]: () => sink.flush(),
+  };
+}
+
 /** Runs a grant subcommand; returns the exit code. */
-export function grantCommand(args: string[]): number {
+export async function grantCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({
     args: rest,
@@ -44,21 +89,18 @@ export function grantCommand(args: string[]): number {
       throw new OmotaiError("BAD_OPTION", `--${stray} belongs to grant add\n${GRANT_USAGE}`);
     }
   }
-  const withStore = <T>(fn: (store: GrantStore) => T): T => {
-    const dataDir = dataDirFrom(values["data-dir"]);
-    Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    const db: DatabaseSync = openDatabase(databasePath(dataDir));
-    try {
-      return fn(
-        new GrantStore(db, {
-          audit: new AuditLog(db),
-          secrets: { has: (id) => Vault.has(db, id) },
+  const run = <T>(fn: (grants: GrantPort) => Promise<T>): Promise<T> =>
+    withStore(values, {
+      // The tenant's vault is asked for the secret's id only: no key is needed.
+      pg: (db, tenant) =>
+        pgCommandGrants(db, tenant, {
+          has: (id) => Vault.has(new PgVaultRecords(db, tenant), id),
         }),
-      );
-    } finally {
-      db.close();
-    }
-  };
+      sqlite: (db) => sqliteCommandGrants(db, { has: (id) => Vault.has(db, id) }),
+    }, async (store) => {
+      await using open = store;
+      return await fn(open.grants);
+    });
   const oneId = (what: string) => {
     if (positionals.length !== 1) {
       throw new OmotaiError("BAD_OPTION", `grant ${what} takes one grant id\n${GRANT_USAGE}`);
@@ -85,7 +127,7 @@ export function grantCommand(args: string[]): number {
           `grant add needs --fill or --capture (or both)\n${GRANT_USAGE}`,
         );
       }
-      const grant = withStore((store) =>
+      const grant = await run((store) =>
         store.add({
           secret_id: positionals[0],
           agent: values.agent,
@@ -106,13 +148,13 @@ export function grantCommand(args: string[]): number {
     }
     case "approve": {
       const id = oneId("approve");
-      const grant = withStore((store) => store.approve(id, { by: "cli" }));
+      const grant = await run((store) => store.approve(id, { by: "cli" }));
       console.log(`approved grant ${grant.id} (until ${grant.expires_at})`);
       return 0;
     }
     case "rm": {
       const id = oneId("rm");
-      withStore((store) => store.revoke(id, { by: "cli" }));
+      await run((store) => store.revoke(id, { by: "cli" }));
       console.log(`revoked grant ${id}`);
       return 0;
     }
@@ -120,7 +162,7 @@ export function grantCommand(args: string[]): number {
       if (positionals.length !== 0) {
         throw new OmotaiError("BAD_OPTION", `grant list takes no argument\n${GRANT_USAGE}`);
       }
-      const grants = withStore((store) => store.list());
+      const grants = await run((store) => store.list());
       if (grants.length === 0) console.log("no grants");
       for (const g of grants) console.log(grantLine(g));
       return 0;

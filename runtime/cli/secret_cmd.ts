@@ -1,10 +1,12 @@
 /**
  * `omotai secret add|rm|list` and `omotai vault rekey`: the operator's side of the credential
- * vault. A value is read from stdin, never from argv (a hidden prompt on a terminal, the whole
- * input from a pipe, one trailing newline dropped) and is never printed. The vault key comes
- * from `OMOTAI_VAULT_KEY` (32 bytes, base64) or `OMOTAI_VAULT_PASSPHRASE`; `vault rekey` takes
- * the new one from `OMOTAI_VAULT_NEW_KEY` or `OMOTAI_VAULT_NEW_PASSPHRASE`. `secret rm` revokes
- * the secret's grants (audited, `SECRET_REMOVED`) before it removes the value.
+ * vault, the data dir's embedded one or a tenant's in the shared PostgreSQL store
+ * (`--database URL` or `OMOTAI_DATABASE_URL`, with `--tenant ID`; `vault rekey` is the data
+ * dir's only). A value is read from stdin, never from argv (a hidden prompt on a terminal, the
+ * whole input from a pipe, one trailing newline dropped) and is never printed. The vault key
+ * comes from `OMOTAI_VAULT_KEY` (32 bytes, base64) or `OMOTAI_VAULT_PASSPHRASE`; `vault rekey`
+ * takes the new one from `OMOTAI_VAULT_NEW_KEY` or `OMOTAI_VAULT_NEW_PASSPHRASE`. `secret rm`
+ * revokes the secret's grants (audited, `SECRET_REMOVED`) before it removes the value.
  *
  * @module
  */
@@ -18,26 +20,34 @@ import {
   VaultError,
   type VaultKeySource,
 } from "../../vault/mod.ts";
-import { AuditLog } from "../audit/audit_log.ts";
 import { OmotaiError } from "../errors.ts";
-import { GrantStore } from "../grants/mod.ts";
-import { databasePath, openDatabase } from "../store/database.ts";
-import { dataDirFrom } from "../launcher/data_dir.ts";
+import type { GrantPort } from "../grants/mod.ts";
 import { SECRET_OPTIONS, VAULT_OPTIONS } from "../launcher/options.ts";
+import type { PgDatabase } from "../store/pg_database.ts";
+import { PgVaultRecords } from "../store/pg_vault_records.ts";
+import { type CommandGrants, pgCommandGrants, sqliteCommandGrants } from "./grant_cmd.ts";
+import { type StoreOptions, withEmbeddedStore, withStore } from "./store_choice.ts";
 
 /** Usage of `omotai secret` and `omotai vault`. */
 export const SECRET_USAGE =
-  `omotai secret add ID --kind password|username|totp|generic [--data-dir DIR]   (value on stdin)
-omotai secret rm ID [--data-dir DIR]   (also revokes the secret's grants)
-omotai secret list [--data-dir DIR]
+  `omotai secret add ID --kind password|username|totp|generic   (the value on stdin)
+                  [--data-dir DIR | --database URL --tenant ID]
+omotai secret rm ID [--data-dir DIR | --database URL --tenant ID]   (also revokes its grants)
+omotai secret list [--data-dir DIR | --database URL --tenant ID]
 omotai vault rekey [--data-dir DIR]   (new key in OMOTAI_VAULT_NEW_KEY or OMOTAI_VAULT_NEW_PASSPHRASE)
 The vault key: OMOTAI_VAULT_KEY (32 bytes, base64) or OMOTAI_VAULT_PASSPHRASE.`;
 
 /** The longest value `secret add` accepts, in bytes. */
 const MAX_VALUE_BYTES = 64 * 1024;
 
-/** Runs a secret subcommand; returns the exit code. */
-export async function secretCommand(args: string[]): Promise<number> {
+/** Reads a secret's value, given the prompt a terminal shows (tests hand in their own). */
+export type ValueReader = (prompt: string) => Promise<string>;
+
+/** Runs a secret subcommand; returns the exit code. `read` is stdin's reader by default. */
+export async function secretCommand(
+  args: string[],
+  read: ValueReader = readValue,
+): Promise<number> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({
     args: rest,
@@ -61,11 +71,11 @@ export async function secretCommand(args: string[]): Promise<number> {
       }
       const id = positionals[0];
       // Key and id first, so a wrong key or a taken id fails before the value is typed.
-      await withVault(values["data-dir"], async (vault) => {
+      await withVault(values, async (vault) => {
         if (vault.list().some((s) => s.id === id)) {
           throw new VaultError("SECRET_EXISTS", `a secret ${id} already exists`);
         }
-        const value = await readValue(`value for ${id} (hidden): `);
+        const value = await read(`value for ${id} (hidden): `);
         if (value.length === 0) {
           throw new OmotaiError("BAD_OPTION", "secret add got an empty value on stdin");
         }
@@ -79,11 +89,10 @@ export async function secretCommand(args: string[]): Promise<number> {
         throw new OmotaiError("BAD_OPTION", `secret rm takes one id\n${SECRET_USAGE}`);
       }
       const id = positionals[0];
-      const [removed, revoked] = await withVault(values["data-dir"], async (vault, db) => {
+      const [removed, revoked] = await withVault(values, async (vault, grants) => {
         // Grants first: if removing the value then fails, the grants are gone all the same
         // (fail closed), never live for a secret that is half removed.
-        const revoked = new GrantStore(db, { audit: new AuditLog(db), secrets: vault })
-          .revokeForSecret(id, { by: "cli" });
+        const revoked = await grants().revokeForSecret(id, { by: "cli" });
         return [await vault.remove(id), revoked] as const;
       });
       const grants = revoked > 0 ? ` and revoked ${revoked} grant${revoked === 1 ? "" : "s"}` : "";
@@ -94,7 +103,7 @@ export async function secretCommand(args: string[]): Promise<number> {
       if (positionals.length !== 0) {
         throw new OmotaiError("BAD_OPTION", `secret list takes no id\n${SECRET_USAGE}`);
       }
-      const secrets = await withVault(values["data-dir"], (vault) => vault.list());
+      const secrets = await withVault(values, (vault) => Promise.resolve(vault.list()));
       if (secrets.length === 0) console.log("no secrets");
       for (const s of secrets) {
         console.log(
@@ -131,7 +140,12 @@ export async function vaultCommand(args: string[]): Promise<number> {
     },
     { key: "OMOTAI_VAULT_NEW_KEY", passphrase: "OMOTAI_VAULT_NEW_PASSPHRASE" },
   );
-  const count = await withVault(values["data-dir"], (vault) => vault.rekey(next));
+  // The data dir's vault only: rekey takes no database.
+  const count = await withVault(
+    { "data-dir": values["data-dir"] },
+    (vault) => vault.rekey(next),
+    { embeddedOnly: true },
+  );
   console.log(
     `rekeyed the vault (${count} secret${count === 1 ? "" : "s"}); ` +
       "from now on open it with the new key",
@@ -150,18 +164,28 @@ function currentKey(): VaultKeySource {
   );
 }
 
+/** A store's vault, not yet opened, and how its grants are made once it is. */
+interface VaultSide {
+  open(source: VaultKeySource): Promise<Vault>;
+  grants(vault: Vault): CommandGrants;
+}
+
+/**
+ * Runs `fn` on the vault `options` choose (a tenant's in the shared store, else the data
+ * dir's; `embeddedOnly`: the data dir's whatever the environment names) opened with the
+ * current key, and on that store's grants (made on first use); the key is dropped and the
+ * store closed after.
+ */
 async function withVault<T>(
-  dataDir: string | undefined,
-  fn: (vault: Vault, db: DatabaseSync) => T | Promise<T>,
+  options: StoreOptions,
+  fn: (vault: Vault, grants: () => GrantPort) => Promise<T>,
+  { embeddedOnly = false } = {},
 ): Promise<T> {
   const source = currentKey();
-  const dir = dataDirFrom(dataDir);
-  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const db: DatabaseSync = openDatabase(databasePath(dir));
-  try {
+  const run = async (side: VaultSide): Promise<T> => {
     let vault: Vault;
     try {
-      vault = await Vault.open(db, source);
+      vault = await side.open(source);
     } catch (err) {
       if (err instanceof VaultError && err.code === "VAULT_KEY_MISMATCH") {
         throw new VaultError(
@@ -172,10 +196,32 @@ async function withVault<T>(
       throw err;
     }
     using open = vault;
-    return await fn(open, db);
-  } finally {
-    db.close();
+    // Made only when asked for (`secret rm`), and flushed before the store closes.
+    let made: CommandGrants | undefined;
+    try {
+      return await fn(open, () => (made ??= side.grants(open)).grants);
+    } finally {
+      await made?.[Symbol.asyncDispose]();
+    }
+  };
+  const adapters = {
+    pg: (db: PgDatabase, tenant: string): VaultSide => {
+      const records = new PgVaultRecords(db, tenant);
+      return {
+        // A command reads the index once, at open: no refresh timer to outlive it.
+        open: (key) => Vault.open(records, key, { refreshMs: 0 }),
+        grants: () => pgCommandGrants(db, tenant, { has: (id) => Vault.has(records, id) }),
+      };
+    },
+    sqlite: (db: DatabaseSync): VaultSide => ({
+      open: (key) => Vault.open(db, key),
+      grants: (vault) => sqliteCommandGrants(db, vault),
+    }),
+  };
+  if (embeddedOnly) {
+    return await withEmbeddedStore(options["data-dir"], (db) => run(adapters.sqlite(db)));
   }
+  return await withStore(options, adapters, run);
 }
 
 /** The value: a hidden prompt on a terminal, else all of stdin less one trailing newline. */

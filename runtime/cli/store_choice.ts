@@ -1,7 +1,8 @@
 /**
  * Which store a command works on: a tenant's in the shared PostgreSQL store when a database
  * is named (`--database`, `OMOTAI_DATABASE_URL`), else the data dir's embedded SQLite file
- * (its one tenant). The commands that open a store (`agent`, `audit`) choose through here.
+ * (its one tenant). The commands that open a store (`agent`, `audit`, `domain`, `grant`,
+ * `secret`) choose through here.
  *
  * @module
  */
@@ -45,11 +46,25 @@ export async function withStore<S, T>(
   if (options.tenant !== undefined && options.tenant !== DEFAULT_TENANT) {
     throw new OmotaiError("BAD_TENANT", "the embedded database has one tenant: default");
   }
-  const dataDir = dataDirFrom(options["data-dir"]);
+  return await withEmbeddedStore(
+    options["data-dir"],
+    (db, dataDir) => fn(adapters.sqlite(db), dataDir),
+  );
+}
+
+/**
+ * Runs `fn` on the embedded SQLite store of the data dir `--data-dir` names (else the
+ * default), created when missing and closed after, whatever database the environment names.
+ */
+export async function withEmbeddedStore<T>(
+  dataDirFlag: string | undefined,
+  fn: (db: DatabaseSync, dataDir: string) => Promise<T>,
+): Promise<T> {
+  const dataDir = dataDirFrom(dataDirFlag);
   Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(databasePath(dataDir));
   try {
-    return await fn(adapters.sqlite(db), dataDir);
+    return await fn(db, dataDir);
   } finally {
     db.close();
   }

@@ -84,7 +84,8 @@ export class PgDomainRules implements DomainStore, AsyncDisposable {
       this.tenant,
       (tx) => tx<{ gone: boolean }[]>`SELECT domain_remove(${normalized}) AS gone`,
     );
-    await this.refresh();
+    // A read already in flight may predate the removal: a removed allow must not linger.
+    await this.#reread();
     return gone;
   }
 

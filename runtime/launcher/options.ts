@@ -70,6 +70,8 @@ export const TENANT_OPTIONS = {
 export const SECRET_OPTIONS = {
   kind: { type: "string" },
   "data-dir": { type: "string" },
+  database: { type: "string" },
+  tenant: { type: "string" },
 } as const satisfies Options;
 
 /** `omotai vault rekey`. */
@@ -87,6 +89,8 @@ export const GRANT_OPTIONS = {
   capture: { type: "string", multiple: true },
   approve: { type: "boolean" },
   "data-dir": { type: "string" },
+  database: { type: "string" },
+  tenant: { type: "string" },
 } as const satisfies Options;
 
 /** `omotai policy keygen`. */

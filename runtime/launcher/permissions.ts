@@ -101,14 +101,22 @@ export const CHILD_ENV: Readonly<Record<string, readonly string[]>> = {
   domain: [...BASE_ENV, DATABASE_URL_ENV],
   audit: [...BASE_ENV, DATABASE_URL_ENV],
   tenant: [...BASE_ENV, DATABASE_URL_ENV],
-  grant: BASE_ENV,
-  secret: [...BASE_ENV, ...VAULT_ENV],
+  grant: [...BASE_ENV, DATABASE_URL_ENV],
+  secret: [...BASE_ENV, DATABASE_URL_ENV, ...VAULT_ENV],
   vault: [...BASE_ENV, ...VAULT_ENV, "OMOTAI_VAULT_NEW_KEY", "OMOTAI_VAULT_NEW_PASSPHRASE"],
   policy: ["LOG_TOKENS", "LOG_STREAM"],
 };
 
 /** The commands that take `--database URL`. */
-const DATABASE_COMMANDS = new Set(["start", "agent", "audit", "tenant", "domain"]);
+const DATABASE_COMMANDS = new Set([
+  "start",
+  "agent",
+  "audit",
+  "tenant",
+  "domain",
+  "grant",
+  "secret",
+]);
 
 /** Rotated files of a JSONL audit mirror next to the live one (runtime/audit/jsonl_mirror.ts). */
 const MIRROR_KEEP = 5;
@@ -200,6 +208,8 @@ export function childPermissions(args: readonly string[], facts: LaunchFacts): C
     }
     case "tenant":
     case "domain":
+    case "grant":
+    case "secret":
       databaseGrant(values, grants, facts);
       break;
     case "policy":

@@ -144,7 +144,12 @@ Deno.test("childPermissions() grants OMOTAI_DB's own files when it lies outside 
   const files = ["/var/db/o.db", "/var/db/o.db-wal", "/var/db/o.db-shm", "/var/db/o.db-journal"];
   assert.deepEqual(allowed(plan.flags, "read"), [STATE, ...files]);
   assert.deepEqual(allowed(plan.flags, "write"), [STATE, ...files]);
-  assert.deepEqual(allowed(plan.flags, "env"), ["OMOTAI_DB", "LOG_TOKENS", "LOG_STREAM"]);
+  assert.deepEqual(allowed(plan.flags, "env"), [
+    "OMOTAI_DB",
+    "LOG_TOKENS",
+    "LOG_STREAM",
+    "OMOTAI_DATABASE_URL",
+  ]);
 });
 
 Deno.test("childPermissions() grants the policies of the database's agents to sse mode only", () => {
@@ -283,6 +288,10 @@ Deno.test("childPermissions() grants a command naming a shared database its host
       ["agent", "add", "ada", "--database", url, "--tenant", "acme"],
       ["audit", "verify", "--database", url, "--tenant", "acme"],
       ["domain", "list", "--database", url, "--tenant", "acme"],
+      ["grant", "list", "--database", url, "--tenant", "acme"],
+      ["grant", "add", "shop.pw", "--agent", "bot", "--database=" + url, "--tenant", "acme"],
+      ["secret", "add", "shop.pw", "--kind", "password", "--database", url, "--tenant", "acme"],
+      ["secret", "rm", "shop.pw", "--database", url, "--tenant", "acme"],
       ["start", "--mode", "sse", "--database", url, "--tenant", "acme"],
     ]
   ) {

@@ -105,11 +105,19 @@ export class PgAdminToken implements AsyncDisposable {
   }
 
   /**
-   * True when `presented` is the tenant's admin token. False for anything else, and for
-   * every bearer once the hash could not be read for `ADMIN_STALE_MS` (fail closed).
+   * True when `presented` is the tenant's admin token, false for anything else. Once the hash
+   * could not be read for `ADMIN_STALE_MS`, throws `ADMIN_TOKEN_UNAVAILABLE` for every bearer
+   * (fail closed): the console answers 503, and counts no failed guess against an operator
+   * whose token may well be right.
    */
   verify(presented: string): boolean {
-    if (!this.#hash || this.#now() - this.#readAt > ADMIN_STALE_MS) return false;
+    if (this.#now() - this.#readAt > ADMIN_STALE_MS) {
+      throw new OmotaiError(
+        "ADMIN_TOKEN_UNAVAILABLE",
+        "the tenant's admin token cannot be read from the database now",
+      );
+    }
+    if (!this.#hash) return false;
     return timingSafeEqual(Buffer.from(hashOf(presented), "hex"), this.#hash);
   }
 

@@ -12,6 +12,7 @@
  */
 import postgres from "postgres";
 import { OmotaiError } from "../errors.ts";
+import { bounded } from "./bounded.ts";
 import { PG_MIGRATIONS } from "./pg_migrations.ts";
 import { TENANT_ID } from "./tenant.ts";
 
@@ -54,6 +55,9 @@ export class PgDatabase implements AsyncDisposable {
         max: options.max ?? 10,
         connect_timeout: options.connectTimeoutS ?? 5,
         idle_timeout: 30,
+        // Reconnects after an outage soon and never more than a second apart (the driver's
+        // own backoff grows to 20 s, and a query waits behind it: a deny that late is a hang).
+        backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
         onnotice: () => {},
         connection: {
           application_name: "omotai",
@@ -157,19 +161,8 @@ export class PgDatabase implements AsyncDisposable {
   }
 
   /** `work`, or `DB_UNAVAILABLE` once it outlasts the bound (it may still finish; nobody waits). */
-  async #bounded<T>(work: Promise<T>): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new OmotaiError("DB_UNAVAILABLE", "the database did not answer in time")),
-        this.#boundMs,
-      );
-    });
-    try {
-      return await Promise.race([work, late]);
-    } finally {
-      clearTimeout(timer);
-    }
+  #bounded<T>(work: Promise<T>): Promise<T> {
+    return bounded(work, this.#boundMs);
   }
 
   /** Closes the pool (waits up to 5 s for running queries). */
