@@ -25,7 +25,7 @@ import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
 import { type Runtime, startRuntime } from "../runtime/cli/start.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";
 import { rotateAdminToken } from "../runtime/store/pg_admin_token.ts";
-import { addTenant } from "../runtime/store/pg_tenants.ts";
+import { addTenant, bindTenantLogin } from "../runtime/store/pg_tenants.ts";
 import { html, serveTwoOrigins } from "./fixtures/two_origins.ts";
 import {
   type CallOutcome,
@@ -78,10 +78,25 @@ await staged(async () => {
 const acmeToken = await staged(() => rotateAdminToken(owner, "acme"));
 let globexToken = await staged(() => rotateAdminToken(owner, "globex"));
 
-/** The runtime's login on a raw connection: what a compromised runtime of any tenant can send. */
-const evil = postgres(pg.appUrl, { max: 2, onnotice: () => {} });
-/** The superuser: only to stop things (a held lock), never to attack. */
+/** The superuser: only to make logins and to stop things (a held lock), never to attack. */
 const su = postgres(pg.superUrl, { max: 2, onnotice: () => {} });
+/**
+ * A login of each tenant's runtimes, bound to its tenant by the owner, as docs/deploy.md
+ * makes them (`CREATE ROLE … IN ROLE omotai_runtime`, `omotai tenant bind`).
+ */
+async function tenantLogin(tenant: string): Promise<string> {
+  const role = `omotai_${tenant}_rt`;
+  await su.unsafe(`CREATE ROLE ${role} LOGIN PASSWORD 'pw-${role}' IN ROLE omotai_runtime`);
+  await bindTenantLogin(owner, tenant, role);
+  const url = new URL(pg.appUrl);
+  url.username = role;
+  url.password = `pw-${role}`;
+  return url.href;
+}
+const ACME_LOGIN = await staged(() => tenantLogin("acme"));
+const GLOBEX_LOGIN = await staged(() => tenantLogin("globex"));
+/** globex's runtime login on a raw connection: what a compromised globex runtime can send. */
+const evil = postgres(GLOBEX_LOGIN, { max: 2, onnotice: () => {} });
 /** The runtime's own classes on the runtime's login, for honest seeding of each tenant. */
 const appDb = await staged(() => PgDatabase.open({ url: pg.appUrl }));
 made.push(appDb, { [Symbol.asyncDispose]: () => evil.end({ timeout: 1 }) }, {
@@ -138,9 +153,9 @@ async function runtimeOf(tenant: string, database = pg.appUrl): Promise<Runtime>
 }
 
 Deno.env.delete("OMOTAI_ADMIN_TOKEN");
-const A = await staged(() => runtimeOf("acme"));
+const A = await staged(() => runtimeOf("acme", ACME_LOGIN));
 made.push(A);
-const G = await staged(() => runtimeOf("globex"));
+const G = await staged(() => runtimeOf("globex", GLOBEX_LOGIN));
 made.push(G);
 const tokenOf = (rt: Runtime) => rt === A ? acmeToken : globexToken;
 
@@ -526,12 +541,15 @@ attack(
     assert.equal(await statusOf(api(A, `/api/sessions/${gid}/kill`, { method: "POST" })), 404);
     const s = await login(A);
     assert.equal(await statusOf(formPost(A, `/sessions/${gid}/kill`, s)), 404);
-    // Both runtimes' logins naming their own tenant, on the raw connection.
-    const [{ killed }] = await asTenant(
+    // globex's login naming acme acts for nobody (refused), naming globex finds no acme row.
+    const killed = await asTenant(
       evil,
       "acme",
       (tx) => tx`SELECT live_kill(${gid}) AS killed`,
-    );
+    ).then(([r]) => r.killed as boolean, (e: Error) => {
+      assert.match(e.message, /TENANT_UNSET/);
+      return false;
+    });
     assert.equal(killed, false);
     const [{ killed: k2 }] = await asTenant(
       evil,
@@ -747,15 +765,15 @@ attack(
 );
 
 attack(
-  "confirm: a globex runtime's login naming acme in app.tenant_id approves acme's waiting call (documented in docs/deploy.md 'Roles')",
+  "confirm: a globex runtime's login naming acme in app.tenant_id cannot approve acme's waiting call (logins bound to tenants)",
   async () => {
     const posts = postsTo("/transfer");
     const { click, pending } = await raiseConfirm();
     let updated = 0;
     try {
       try {
-        // No acme credential used: the runtime's shared login, naming acme, as a globex
-        // runtime that turned hostile would.
+        // No acme credential used: globex's runtime login, naming acme, as a globex runtime
+        // that turned hostile would.
         const r = await asTenant(evil, "acme", async (tx) => {
           const won = await tx`UPDATE approvals SET state = 'approved', decided_at = now(),
             decided_by = 'console'

@@ -57,19 +57,22 @@ const GLOBEX_TOKEN = await tenantAdd("globex");
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
 let token = ACME_TOKEN;
 
-/** A second runtime login, as docs/deploy.md says: its `CREATE ROLE omotai_app…` line again. */
-async function secondLogin(): Promise<string> {
+/**
+ * A runtime's own login, as docs/deploy.md makes it: the superuser creates it in
+ * `omotai_runtime`, the owner binds it to the tenant (`omotai tenant bind`).
+ */
+async function runtimeLogin(role: string, tenant: string): Promise<string> {
   const su = postgres(pg.superUrl, { max: 1, onnotice: () => {} });
   try {
-    await su.unsafe(
-      "CREATE ROLE omotai_app_2 LOGIN PASSWORD 'second-runtime-pw' IN ROLE omotai_runtime",
-    );
+    await su.unsafe(`CREATE ROLE ${role} LOGIN PASSWORD 'pw-${role}' IN ROLE omotai_runtime`);
   } finally {
     await su.end();
   }
+  const bound = await omotai(["tenant", "bind", tenant, role, "--database", pg.ownerUrl]);
+  assert.equal(bound.code, 0, bound.err);
   const url = new URL(pg.appUrl);
-  url.username = "omotai_app_2";
-  url.password = "second-runtime-pw";
+  url.username = role;
+  url.password = `pw-${role}`;
   return url.href;
 }
 
@@ -226,8 +229,8 @@ Deno.test("deploy.md: two runtimes behind HAProxy on one PostgreSQL: a confirm r
   const lbPort = freePort();
   const lbHost = `127.0.0.1:${lbPort}`;
   const runtimes = await Promise.all([
-    spawnRuntime("a", pg.appUrl, policyFile, lbHost),
-    spawnRuntime("b", await secondLogin(), policyFile, lbHost),
+    spawnRuntime("a", await runtimeLogin("omotai_acme_1", "acme"), policyFile, lbHost),
+    spawnRuntime("b", await runtimeLogin("omotai_acme_2", "acme"), policyFile, lbHost),
   ]);
   const clients: TestClient[] = [];
   try {
@@ -347,6 +350,48 @@ Deno.test("deploy.md: two runtimes behind HAProxy on one PostgreSQL: a confirm r
         });
         assert.equal(again.status, 409, "a second decision, on the holder, loses");
         await again.body?.cancel();
+      },
+    );
+
+    await t.step(
+      "a question asked on the holder is answered on the other runtime; an operator logged in on one is logged in on both",
+      async () => {
+        const holder = bases[where.holder];
+        const other = bases[where.other];
+        const asked = c.call("ask_human", { question: "Which invoice?" });
+        let pending: { id: string; question: string }[] = [];
+        assert.ok(
+          await eventually(async () => {
+            pending = await json(other, "/api/questions?state=pending");
+            return pending.length === 1;
+          }, 10_000),
+          "the other runtime lists the question",
+        );
+        assert.equal(pending[0].question, "Which invoice?");
+        const r = await api(other, `/api/questions/${pending[0].id}`, {
+          method: "POST",
+          body: JSON.stringify({ answer: "INV-7" }),
+        });
+        assert.equal(r.status, 200, await r.text());
+        assert.match((await asked).text, /INV-7/);
+        const again = await api(holder, `/api/questions/${pending[0].id}`, {
+          method: "POST",
+          body: JSON.stringify({ answer: "late" }),
+        });
+        assert.equal(again.status, 409);
+        await again.body?.cancel();
+        // The console's login: made on one runtime, a page of the other opens with its cookie.
+        const login = await fetch(`${holder}/login`, {
+          method: "POST",
+          body: new URLSearchParams({ token }),
+          redirect: "manual",
+        });
+        assert.equal(login.status, 303);
+        await login.body?.cancel();
+        const cookie = login.headers.get("set-cookie")!.split(";")[0];
+        const page = await fetch(`${other}/questions`, { headers: { cookie }, redirect: "manual" });
+        assert.equal(page.status, 200, "logged in on the other runtime too");
+        assert.match(await page.text(), /INV-7/, "its history shows the holder's question");
       },
     );
 
@@ -517,7 +562,7 @@ Deno.test("deploy.md: two runtimes behind HAProxy on one PostgreSQL: a confirm r
           ]);
           const text = out.out + out.err;
           assert.equal(out.code, 0, text);
-          for (const secret of [new URL(pg.ownerUrl).password, "second-runtime-pw"]) {
+          for (const secret of [new URL(pg.ownerUrl).password, "pw-omotai_acme_2"]) {
             assert.ok(!text.includes(secret), "no password printed");
           }
           for (const rt of runtimes) {

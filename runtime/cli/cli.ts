@@ -39,7 +39,7 @@ Usage:
                [--data-dir DIR | --database URL --tenant ID]
   omotai audit verify [--jsonl FILE] [--checkpoints FILE [--checkpoint-key PUB]]
                | prune --older-than 90d   [--data-dir DIR | --database URL --tenant ID]
-  omotai tenant add ID | token ID | list                        --database URL
+  omotai tenant add ID | token ID | bind ID ROLE | list         --database URL
   omotai secret add ID --kind password|username|totp|generic | rm ID | list
                [--data-dir DIR | --database URL --tenant ID]
   omotai vault rekey                                            [--data-dir DIR]

@@ -1,5 +1,5 @@
 /**
- * `omotai tenant add|token|list`: the tenants of a shared PostgreSQL store, made by the
+ * `omotai tenant add|token|bind|list`: the tenants of a shared PostgreSQL store, made by the
  * tables' owner (`--database` with the owner's URL, or `OMOTAI_DATABASE_URL`). A tenant's
  * admin token (the console's and the API's credential on every runtime of the tenant) is made
  * by `add` and replaced by `token`, printed once: only its hash is kept. The embedded SQLite
@@ -12,11 +12,12 @@ import { OmotaiError } from "../errors.ts";
 import { databaseUrl } from "../launcher/database_url.ts";
 import { TENANT_OPTIONS } from "../launcher/options.ts";
 import { PgDatabase } from "../store/pg_database.ts";
-import { addTenant, listTenants } from "../store/pg_tenants.ts";
+import { addTenant, bindTenantLogin, listTenants, tenantLogins } from "../store/pg_tenants.ts";
 import { rotateAdminToken } from "../store/pg_admin_token.ts";
 
 /** Usage of `omotai tenant`. */
-export const TENANT_USAGE = `omotai tenant add ID | token ID | list   --database URL (the owner's)`;
+export const TENANT_USAGE =
+  `omotai tenant add ID | token ID | bind ID ROLE | list   --database URL (the owner's)`;
 
 /** Runs a tenant subcommand; returns the exit code. */
 export async function tenantCommand(args: string[]): Promise<number> {
@@ -26,7 +27,7 @@ export async function tenantCommand(args: string[]): Promise<number> {
     options: TENANT_OPTIONS,
     allowPositionals: true,
   });
-  if (sub !== "add" && sub !== "token" && sub !== "list") {
+  if (sub !== "add" && sub !== "token" && sub !== "bind" && sub !== "list") {
     console.error(TENANT_USAGE);
     return 2;
   }
@@ -39,6 +40,17 @@ export async function tenantCommand(args: string[]): Promise<number> {
   }
   await using db = await PgDatabase.open({ url }, "owner");
   await db.migrate();
+  if (sub === "bind") {
+    // A runtime's login, bound: it acts for this tenant only (against a compromised runtime).
+    const [id, role] = positionals;
+    if (!id || !role || positionals.length !== 2) {
+      console.error(TENANT_USAGE);
+      return 2;
+    }
+    await bindTenantLogin(db, id, role);
+    console.log(`login ${role} now acts for tenant ${id} only`);
+    return 0;
+  }
   if (sub === "add" || sub === "token") {
     const [id] = positionals;
     if (!id || positionals.length !== 1) {
@@ -55,6 +67,12 @@ export async function tenantCommand(args: string[]): Promise<number> {
   }
   const tenants = await listTenants(db);
   if (tenants.length === 0) console.log("no tenants");
-  for (const t of tenants) console.log(`${t.id}  created ${t.created}`);
+  const logins = await tenantLogins(db);
+  for (const t of tenants) {
+    const bound = logins.filter((l) => l.tenant === t.id).map((l) => l.role);
+    console.log(
+      `${t.id}  created ${t.created}${bound.length ? `  logins: ${bound.join(", ")}` : ""}`,
+    );
+  }
   return 0;
 }

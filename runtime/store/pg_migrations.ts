@@ -25,6 +25,7 @@ import { GRANTS_MIGRATION } from "./pg_migration_grants.ts";
 import { OPERATOR_SESSIONS_MIGRATION } from "./pg_migration_operator_sessions.ts";
 import { QUESTIONS_MIGRATION } from "./pg_migration_questions.ts";
 import { VAULT_MIGRATION } from "./pg_migration_vault.ts";
+import { TENANT_LOGINS_MIGRATION } from "./pg_migration_tenant_logins.ts";
 
 /** Migrations, in order; index + 1 is the version each leads to. */
 export const PG_MIGRATIONS: readonly string[] = [
@@ -472,4 +473,5 @@ export const PG_MIGRATIONS: readonly string[] = [
   VAULT_MIGRATION,
   QUESTIONS_MIGRATION,
   OPERATOR_SESSIONS_MIGRATION,
+  TENANT_LOGINS_MIGRATION,
 ];

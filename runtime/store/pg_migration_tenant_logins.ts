@@ -1,0 +1,76 @@
+/**
+ * The shared store's migration that binds database logins to tenants: against a compromised
+ * runtime. Row-level security keyed on `app.tenant_id` alone keeps an honest runtime to its
+ * tenant, but any login may name any tenant there. Once the owner binds a login to a tenant
+ * (`omotai tenant bind ID ROLE`, a row in `tenant_logins`, which no runtime may read or
+ * write), `app_tenant()` answers that tenant for it and nothing else: naming another tenant
+ * makes it see and change nothing at all. Every policy and function that read
+ * `current_setting('app.tenant_id')` reads `app_tenant()` from here on (rewritten in place,
+ * so the grants on them stay). A login nobody bound keeps the earlier behaviour.
+ *
+ * @module
+ */
+
+/** The SQL of the step (run by the owner, in one transaction). */
+export const TENANT_LOGINS_MIGRATION = `
+  CREATE TABLE tenant_logins (
+    role name PRIMARY KEY,
+    tenant_id text NOT NULL REFERENCES tenants(id)
+  );
+  REVOKE ALL ON tenant_logins FROM PUBLIC;
+
+  -- The tenant this transaction acts for: a bound login's own (and only when it names it),
+  -- an unbound login's app.tenant_id. session_user is the login itself: SET ROLE and
+  -- SECURITY DEFINER do not change it, and SET SESSION AUTHORIZATION is a superuser's.
+  CREATE FUNCTION app_tenant() RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
+      SELECT CASE
+        WHEN EXISTS (SELECT 1 FROM public.tenant_logins WHERE role = session_user)
+          THEN (SELECT tenant_id FROM public.tenant_logins
+                WHERE role = session_user
+                  AND tenant_id = current_setting('app.tenant_id', true))
+        ELSE current_setting('app.tenant_id', true)
+      END
+    $f$;
+  REVOKE EXECUTE ON FUNCTION app_tenant() FROM PUBLIC;
+  GRANT EXECUTE ON FUNCTION app_tenant() TO omotai_runtime;
+
+  -- Tables made by later steps get policies on app_tenant() too.
+  CREATE OR REPLACE FUNCTION tenant_rls(tbl text, col text) RETURNS void LANGUAGE plpgsql AS $f$
+  BEGIN
+    EXECUTE format('ALTER TABLE public.%I ENABLE ROW LEVEL SECURITY', tbl);
+    EXECUTE format('ALTER TABLE public.%I FORCE ROW LEVEL SECURITY', tbl);
+    EXECUTE format('CREATE POLICY %I ON public.%I TO %I USING (true) WITH CHECK (true)',
+      tbl || '_owner', tbl, current_user);
+    EXECUTE format(
+      'CREATE POLICY %I ON public.%I TO omotai_runtime '
+      || 'USING (%I = public.app_tenant()) WITH CHECK (%I = public.app_tenant())',
+      tbl || '_own', tbl, col, col);
+  END $f$;
+  REVOKE EXECUTE ON FUNCTION tenant_rls(text, text) FROM PUBLIC;
+
+  DO $do$
+  DECLARE
+    r record;
+    pattern constant text := 'current_setting\\(''app\\.tenant_id''(::text)?, true\\)';
+  BEGIN
+    FOR r IN
+      SELECT tablename, policyname, qual, with_check FROM pg_policies
+      WHERE schemaname = 'public'
+        AND (qual ~ pattern OR with_check ~ pattern)
+    LOOP
+      EXECUTE format('ALTER POLICY %I ON public.%I USING (%s)%s', r.policyname, r.tablename,
+        regexp_replace(r.qual, pattern, 'public.app_tenant()', 'g'),
+        CASE WHEN r.with_check IS NULL THEN ''
+          ELSE format(' WITH CHECK (%s)',
+            regexp_replace(r.with_check, pattern, 'public.app_tenant()', 'g')) END);
+    END LOOP;
+    FOR r IN
+      SELECT p.oid FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname = 'public' AND p.proname NOT IN ('app_tenant', 'tenant_rls')
+        AND p.prosrc ~ pattern
+    LOOP
+      EXECUTE regexp_replace(pg_get_functiondef(r.oid), pattern, 'public.app_tenant()', 'g');
+    END LOOP;
+  END $do$;
+`;
