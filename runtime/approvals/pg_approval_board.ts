@@ -14,6 +14,8 @@
  * @module
  */
 import { log } from "../log.ts";
+import { parseRequestView } from "../net/request_view_schema.ts";
+import { BoardSignals } from "./board_signals.ts";
 import type { PgDatabase } from "../store/pg_database.ts";
 import type { Approval, ApprovalDecision, ApprovalState, DecideResult } from "./approval_queue.ts";
 
@@ -30,7 +32,7 @@ interface Row {
   origin: string;
   method: string;
   kind: "form" | "script";
-  request: Approval["request"];
+  request: unknown;
   created_at: Date;
   expires_at: Date;
   state: ApprovalState;
@@ -43,16 +45,14 @@ export class PgApprovalBoard implements AsyncDisposable {
   readonly tenant: string;
   readonly #db: PgDatabase;
   readonly #runtime: string;
-  readonly #pollMs: number;
-  readonly #waiting = new Map<string, Set<() => void>>();
-  readonly #changes = new Set<(id: string) => void>();
+  readonly #signals: BoardSignals;
   #unlisten: (() => Promise<void>) | undefined;
 
   private constructor(db: PgDatabase, tenant: string, runtime: string, pollMs: number) {
     this.#db = db;
     this.tenant = tenant;
     this.#runtime = runtime;
-    this.#pollMs = pollMs;
+    this.#signals = new BoardSignals("approvals", pollMs);
   }
 
   /** A board for `tenant`, listening for changes made by any runtime. */
@@ -62,7 +62,7 @@ export class PgApprovalBoard implements AsyncDisposable {
     options: { runtime: string; pollMs?: number },
   ): Promise<PgApprovalBoard> {
     const board = new PgApprovalBoard(db, tenant, options.runtime, options.pollMs ?? BOARD_POLL_MS);
-    board.#unlisten = await db.listen(APPROVALS_CHANNEL, (id) => board.#wake(id));
+    board.#unlisten = await db.listen(APPROVALS_CHANNEL, (id) => board.#notified(id));
     return board;
   }
 
@@ -138,7 +138,7 @@ export class PgApprovalBoard implements AsyncDisposable {
           : tx<Row[]>`SELECT * FROM approvals WHERE tenant_id = ${this.tenant}
             AND state <> 'pending' ORDER BY decided_at DESC, id LIMIT 200`,
     );
-    return rows.map(approval);
+    return rows.flatMap((row) => approval(row) ?? []);
   }
 
   /**
@@ -146,33 +146,14 @@ export class PgApprovalBoard implements AsyncDisposable {
    * woken by its notification or, failing that, by the poll; rejects when `signal` aborts.
    */
   async settled(id: string, signal?: AbortSignal): Promise<Approval> {
-    while (true) {
-      signal?.throwIfAborted();
-      const now = await this.get(id);
-      if (!now) throw new Error(`no approval ${id}`);
-      if (now.state !== "pending") return now;
+    return await this.#signals.settled(
+      id,
+      () => this.get(id),
       // Past its time and its poster gone (or failing to end it): ended here, so no one
-      // waits for ever on an approval nobody can decide any more.
-      if (Date.parse(now.expires_at) <= Date.now()) {
-        await this.finish(id, "expired");
-        continue;
-      }
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", wake);
-          const set = this.#waiting.get(id);
-          set?.delete(wake);
-          if (set?.size === 0) this.#waiting.delete(id);
-          resolve();
-        };
-        const timer = setTimeout(wake, this.#pollMs);
-        signal?.addEventListener("abort", wake, { once: true });
-        let set = this.#waiting.get(id);
-        if (!set) this.#waiting.set(id, set = new Set());
-        set.add(wake);
-      });
-    }
+      // waits for ever on a record nobody can settle any more.
+      () => this.finish(id, "expired"),
+      signal,
+    );
   }
 
   /**
@@ -183,27 +164,11 @@ export class PgApprovalBoard implements AsyncDisposable {
    * down are not replayed. Returns the function that removes the listener.
    */
   onChange(listener: (id: string) => void): () => void {
-    // A wrapper per call, so adding one function twice needs two removals.
-    const entry = (id: string) => listener(id);
-    this.#changes.add(entry);
-    return () => {
-      this.#changes.delete(entry);
-    };
+    return this.#signals.onChange(listener);
   }
 
-  #wake(id: string): void {
-    for (const listener of [...this.#changes]) {
-      try {
-        listener(id);
-      } catch (err) {
-        // A broken listener must not stop the waiting calls below from waking.
-        log(`approvals: a change listener failed: ${(err as Error)?.name ?? "error"}`);
-      }
-    }
-    const set = this.#waiting.get(id);
-    if (!set) return;
-    this.#waiting.delete(id);
-    for (const wake of set) wake();
+  #notified(id: string): void {
+    this.#signals.notified(id);
   }
 
   /** Stops listening; waiting calls go on by polling until they settle. */
@@ -212,7 +177,16 @@ export class PgApprovalBoard implements AsyncDisposable {
   }
 }
 
-function approval(row: Row): Approval {
+/**
+ * A row as an approval, its held request parsed (any runtime of the tenant wrote the JSON):
+ * undefined for one of the wrong shape, which is then not listed or decided here.
+ */
+function approval(row: Row): Approval | undefined {
+  const request = parseRequestView(row.request);
+  if (!request) {
+    log(`approvals: a malformed approval row was skipped`);
+    return undefined;
+  }
   return {
     id: row.id,
     agent: row.agent,
@@ -220,7 +194,7 @@ function approval(row: Row): Approval {
     origin: row.origin,
     method: row.method,
     kind: row.kind,
-    request: row.request,
+    request,
     created_at: row.created_at.toISOString(),
     expires_at: row.expires_at.toISOString(),
     state: row.state,

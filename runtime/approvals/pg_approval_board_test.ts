@@ -9,6 +9,7 @@ import { addTenant } from "../store/pg_tenants.ts";
 import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import { pendingApproval } from "../../tests/helpers/approvals.ts";
 import { PgApprovalBoard } from "./pg_approval_board.ts";
+import type { Approval } from "./approval_queue.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -146,6 +147,21 @@ Deno.test("PgApprovalBoard: an approval past its time is not listed as pending, 
   assert.ok(!(await r.b.list()).some((x) => x.id === late.id), "no longer pending in the list");
   // Its poster is gone: whoever waits ends it, and the waiting ends.
   assert.equal((await r.c.settled(late.id)).state, "expired");
+});
+
+Deno.test("PgApprovalBoard: a row whose held request is not a RequestView (any runtime of the tenant could write one) is skipped, not a failing console", async () => {
+  await using r = await runtimes();
+  const good = pending();
+  await r.a.post(good);
+  const bad = {
+    ...pending(),
+    request: "https://shop.example.test/pay" as unknown as Approval["request"],
+  };
+  await r.a.post(bad);
+  const listed = await r.b.list();
+  assert.ok(listed.some((x) => x.id === good.id));
+  assert.ok(!listed.some((x) => x.id === bad.id), "the malformed row is not listed");
+  assert.equal(await r.b.get(bad.id), undefined);
 });
 
 Deno.test(clusterTeardown("PgApprovalBoard tests", pg, owner));

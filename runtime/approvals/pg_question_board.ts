@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { log } from "../log.ts";
+import { BoardSignals } from "./board_signals.ts";
 import type { PgDatabase } from "../store/pg_database.ts";
 import {
   type AnswerResult,
@@ -73,16 +73,14 @@ export class PgQuestionBoard implements AsyncDisposable {
   readonly tenant: string;
   readonly #db: PgDatabase;
   readonly #runtime: string;
-  readonly #pollMs: number;
-  readonly #waiting = new Map<string, Set<() => void>>();
-  readonly #changes = new Set<(id: string) => void>();
+  readonly #signals: BoardSignals;
   #unlisten: (() => Promise<void>) | undefined;
 
   private constructor(db: PgDatabase, tenant: string, runtime: string, pollMs: number) {
     this.#db = db;
     this.tenant = tenant;
     this.#runtime = runtime;
-    this.#pollMs = pollMs;
+    this.#signals = new BoardSignals("questions", pollMs);
   }
 
   /** A board for `tenant`, listening for changes made by any runtime. */
@@ -97,7 +95,7 @@ export class PgQuestionBoard implements AsyncDisposable {
       options.runtime,
       options.pollMs ?? QUESTION_POLL_MS,
     );
-    board.#unlisten = await db.listen(QUESTIONS_CHANNEL, (id) => board.#wake(id));
+    board.#unlisten = await db.listen(QUESTIONS_CHANNEL, (id) => board.#notified(id));
     return board;
   }
 
@@ -185,33 +183,14 @@ export class PgQuestionBoard implements AsyncDisposable {
    * aborts or the database cannot be reached.
    */
   async settled(id: string, signal?: AbortSignal): Promise<HumanQuestion> {
-    while (true) {
-      signal?.throwIfAborted();
-      const now = await this.get(id);
-      if (!now) throw new Error(`no question ${id}`);
-      if (now.state !== "pending") return now;
-      // Past its time and its asker gone (or failing to end it): ended here, so no one waits
-      // for ever on a question nobody can answer any more.
-      if (Date.parse(now.expires_at) <= Date.now()) {
-        await this.finish(id, "expired");
-        continue;
-      }
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", wake);
-          const set = this.#waiting.get(id);
-          set?.delete(wake);
-          if (set?.size === 0) this.#waiting.delete(id);
-          resolve();
-        };
-        const timer = setTimeout(wake, this.#pollMs);
-        signal?.addEventListener("abort", wake, { once: true });
-        let set = this.#waiting.get(id);
-        if (!set) this.#waiting.set(id, set = new Set());
-        set.add(wake);
-      });
-    }
+    return await this.#signals.settled(
+      id,
+      () => this.get(id),
+      // Past its time and its poster gone (or failing to end it): ended here, so no one
+      // waits for ever on a record nobody can settle any more.
+      () => this.finish(id, "expired"),
+      signal,
+    );
   }
 
   /**
@@ -222,29 +201,13 @@ export class PgQuestionBoard implements AsyncDisposable {
    * are not replayed. Returns the function that removes the listener.
    */
   onChange(listener: (id: string) => void): () => void {
-    // A wrapper per call, so adding one function twice needs two removals.
-    const entry = (id: string) => listener(id);
-    this.#changes.add(entry);
-    return () => {
-      this.#changes.delete(entry);
-    };
+    return this.#signals.onChange(listener);
   }
 
-  #wake(id: string): void {
+  #notified(id: string): void {
     // Not an id of ours (anyone may NOTIFY): nothing to read back.
     if (!ID.test(id)) return;
-    for (const listener of [...this.#changes]) {
-      try {
-        listener(id);
-      } catch (err) {
-        // A broken listener must not stop the waiting calls below from waking.
-        log(`questions: a change listener failed: ${(err as Error)?.name ?? "error"}`);
-      }
-    }
-    const set = this.#waiting.get(id);
-    if (!set) return;
-    this.#waiting.delete(id);
-    for (const wake of set) wake();
+    this.#signals.notified(id);
   }
 
   /** Stops listening; waiting calls go on by polling until they settle. */

@@ -6,6 +6,11 @@
  */
 import type { Approval } from "../../runtime/approvals/approval_queue.ts";
 
+/** A string as a `RequestView` shows it (nothing to escape). */
+function text(value: string) {
+  return { text: value, length: [...value].length, flags: [] };
+}
+
 /** A fresh pending approval that expires `seconds` from now. */
 export function pendingApproval(seconds = 60): Approval {
   const now = Date.now();
@@ -18,13 +23,16 @@ export function pendingApproval(seconds = 60): Approval {
     kind: "form",
     request: {
       method: "POST",
-      url: "https://shop.example.test/pay",
-      origin: "https://shop.example.test",
+      url: text("https://shop.example.test/pay"),
       query: [],
-      body: { kind: "form", entries: [{ name: "amount", value: "10" }] },
       headers: [],
+      content_type: "application/x-www-form-urlencoded",
+      encoding: "urlencoded",
+      entries: [{ name: text("amount"), value: text("10") }],
+      size: 9,
+      sha256: "0".repeat(64),
       flags: [],
-    } as unknown as Approval["request"],
+    },
     created_at: new Date(now).toISOString(),
     expires_at: new Date(now + seconds * 1000).toISOString(),
     state: "pending",
