@@ -28,6 +28,7 @@ import type {
   DecideResult,
 } from "./approval_queue.ts";
 import { Listeners } from "./listeners.ts";
+import { BoardClient, codeOf } from "./board_client.ts";
 import { BOARD_POLL_MS, type PgApprovalBoard } from "./pg_approval_board.ts";
 import { bounded } from "../store/bounded.ts";
 
@@ -57,12 +58,6 @@ const MAX_DELAY_MS = 2 ** 31 - 1;
 
 /** Past the deadline, how long the board may take to say how the approval ended. */
 export const DEADLINE_GRACE_MS = 3_000;
-
-/** Ids whose last state the live view remembers, to tell an addition from a decision. */
-const SEEN_MAX = 1_000;
-
-/** Why a wait stopped before the board answered. */
-type Ended = "timeout" | "withdrawn";
 
 /**
  * The pending record of `pending`, as `ApprovalQueue` builds it (a random id, the exact held
@@ -101,15 +96,7 @@ export class SharedApprovals implements Approver {
   readonly #audit: SharedApprovalsAudit;
   readonly #now: () => number;
   readonly #listeners = new Listeners<ApprovalEvent>();
-  #listening = 0;
-  #offChange: (() => void) | undefined;
-  /** The last state the live view announced, per id (insertion order: oldest first). */
-  readonly #seen = new Map<string, ApprovalState>();
-  /** This runtime's waiting calls: what `close()` withdraws. */
-  readonly #waits = new Set<(why: Ended) => void>();
-  /** Work still running (calls, the live view's reads): what `close()` waits for. */
-  readonly #running = new Set<Promise<unknown>>();
-  #closed = false;
+  readonly #client: BoardClient<Approval>;
 
   /** `audit` receives one row per outcome of this runtime's calls. */
   constructor(
@@ -120,6 +107,14 @@ export class SharedApprovals implements Approver {
     this.#board = board;
     this.#audit = audit;
     this.#now = options.now ?? Date.now;
+    this.#client = new BoardClient("approvals", board, BOARD_POLL_MS, (approval) => {
+      const type = approval.state === "pending"
+        ? "added"
+        : approval.state === "expired" || approval.state === "withdrawn"
+        ? approval.state
+        : "decided";
+      this.#listeners.emit({ type, approval });
+    });
   }
 
   /**
@@ -129,10 +124,10 @@ export class SharedApprovals implements Approver {
    */
   request(pending: PendingApproval, signal?: AbortSignal): Promise<ApprovalOutcome> {
     const record = approvalRecord(pending, this.#now());
-    if (!record || this.#closed) {
+    if (!record || this.#client.closed) {
       return Promise.resolve({ outcome: "denied", reason: "CONFIRM_UNAVAILABLE" });
     }
-    return this.#track(this.#ask(record, waitMs(pending.timeoutMs), signal));
+    return this.#client.track(this.#ask(record, waitMs(pending.timeoutMs), signal));
   }
 
   /**
@@ -162,16 +157,10 @@ export class SharedApprovals implements Approver {
    */
   subscribe(listener: (event: ApprovalEvent) => void): () => void {
     const off = this.#listeners.subscribe(listener);
-    // The board is asked only while someone listens: no reads for a console nobody watches.
-    if (this.#listening++ === 0 && !this.#closed) {
-      this.#offChange = this.#board.onChange((id) => this.#changed(id));
-    }
-    let on = true;
+    const unhear = this.#client.hear();
     return () => {
-      if (!on) return;
-      on = false;
       off();
-      if (--this.#listening === 0) this.#stopHearing();
+      unhear();
     };
   }
 
@@ -180,22 +169,7 @@ export class SharedApprovals implements Approver {
    * stops hearing the board and resolves once that work is done. The board stays open.
    */
   async close(): Promise<void> {
-    this.#closed = true;
-    for (const withdraw of [...this.#waits]) withdraw("withdrawn");
-    this.#stopHearing();
-    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
-  }
-
-  #stopHearing(): void {
-    this.#offChange?.();
-    this.#offChange = undefined;
-  }
-
-  #track<T>(work: Promise<T>): Promise<T> {
-    this.#running.add(work);
-    const done = () => this.#running.delete(work);
-    work.then(done, done);
-    return work;
+    await this.#client.close();
   }
 
   /** Posts `record`, waits, ends it and writes its row. */
@@ -211,7 +185,7 @@ export class SharedApprovals implements Approver {
       log(`approvals: an approval could not be posted (${codeOf(err)})`);
       return { outcome: "denied", reason: "CONFIRM_UNAVAILABLE" };
     }
-    const settled = await this.#wait(
+    const settled = await this.#client.wait(
       record.id,
       Math.max(0, delay - (performance.now() - started)),
       signal,
@@ -243,47 +217,6 @@ export class SharedApprovals implements Approver {
     }
     // Fail closed: what the board holds could not be read, so the call does not run.
     return await this.#outcome(record, "expired");
-  }
-
-  /**
-   * Waits for approval `id` to leave `pending` on the board, until `delay` runs out or the
-   * call goes away. A database failure while waiting is waited out: the board is asked again
-   * until the deadline.
-   */
-  async #wait(id: string, delay: number, signal?: AbortSignal): Promise<Approval | Ended> {
-    const stop = new AbortController();
-    let ended: Ended | undefined;
-    const end = (why: Ended) => {
-      ended ??= why;
-      stop.abort();
-    };
-    const timer = setTimeout(() => end("timeout"), delay);
-    const onAbort = () => end("withdrawn");
-    signal?.addEventListener("abort", onAbort, { once: true });
-    this.#waits.add(end);
-    let failed = false;
-    // Gone (or the runtime stopping) while the post was on its way.
-    if (signal?.aborted || this.#closed) end("withdrawn");
-    try {
-      while (!stop.signal.aborted) {
-        try {
-          const final = await this.#board.settled(id, stop.signal);
-          // The call went away while the board answered: it is withdrawn all the same.
-          return ended === "withdrawn" ? ended : final;
-        } catch (err) {
-          if (stop.signal.aborted) break;
-          // Once per wait: an outage would otherwise log a line per poll for every call.
-          if (!failed) log(`approvals: waiting on an approval failed (${codeOf(err)}); waiting on`);
-          failed = true;
-          await pause(BOARD_POLL_MS, stop.signal);
-        }
-      }
-      return ended ?? "timeout";
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      this.#waits.delete(end);
-    }
   }
 
   /**
@@ -335,48 +268,6 @@ export class SharedApprovals implements Approver {
   }
 
   /** A notification named `id`: read it back and tell the live view what changed. */
-  #changed(id: string): void {
-    this.#track(
-      this.#board.get(id).then((approval) => {
-        // Another tenant's (the channel is shared), or gone from view: nothing to tell.
-        if (!approval || this.#offChange === undefined) return;
-        const before = this.#seen.get(id);
-        // Reads may come back out of order; a state moves once, from pending to final, so
-        // only a first sight or that one move is news.
-        if (before !== undefined && (before !== "pending" || approval.state === "pending")) {
-          return;
-        }
-        this.#seen.delete(id);
-        this.#seen.set(id, approval.state);
-        if (this.#seen.size > SEEN_MAX) this.#seen.delete(this.#seen.keys().next().value!);
-        const type = approval.state === "pending"
-          ? "added"
-          : approval.state === "expired" || approval.state === "withdrawn"
-          ? approval.state
-          : "decided";
-        this.#listeners.emit({ type, approval });
-      }).catch((err) => log(`approvals: a change could not be read (${codeOf(err)})`)),
-    );
-  }
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
-
-/** An error's code for the log: never its message, which could quote a value. */
-function codeOf(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^[A-Za-z0-9_]{1,40}$/.test(code) ? code : "error";
 }
 
 /** The origin of `value`, or null: a page origin that is anything longer is cut here. */

@@ -28,6 +28,7 @@ import type { AuditEvent } from "../audit/audit_row.ts";
 import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
 import { Listeners } from "./listeners.ts";
+import { BoardClient, codeOf } from "./board_client.ts";
 import { type PgQuestionBoard, QUESTION_POLL_MS, questionText } from "./pg_question_board.ts";
 import type {
   AnswerResult,
@@ -56,12 +57,6 @@ export interface SharedQuestionsOptions {
 /** The longest delay a timer takes (larger ones fire at once). */
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
-/** Ids whose last state the live view remembers, to tell an addition from an outcome. */
-const SEEN_MAX = 1_000;
-
-/** Why a wait stopped before the board answered. */
-type Ended = "timeout" | "withdrawn";
-
 /** How long a wait of `timeoutMs` lasts: not finite or negative is no time at all. */
 function waitMs(timeoutMs: number): number {
   return Number.isFinite(timeoutMs) ? Math.min(Math.max(0, timeoutMs), MAX_DELAY_MS) : 0;
@@ -80,15 +75,7 @@ export class SharedQuestions {
   readonly #audit: SharedQuestionsAudit;
   readonly #now: () => number;
   readonly #listeners = new Listeners<QuestionEvent>();
-  #listening = 0;
-  #offChange: (() => void) | undefined;
-  /** The last state the live view announced, per id (insertion order: oldest first). */
-  readonly #seen = new Map<string, QuestionState>();
-  /** This runtime's waiting calls: what `close()` withdraws. */
-  readonly #waits = new Set<(why: Ended) => void>();
-  /** Work still running (calls, the live view's reads): what `close()` waits for. */
-  readonly #running = new Set<Promise<unknown>>();
-  #closed = false;
+  readonly #client: BoardClient<HumanQuestion>;
 
   /** `audit` receives one row per outcome of this runtime's questions (never their text). */
   constructor(
@@ -99,6 +86,10 @@ export class SharedQuestions {
     this.#board = board;
     this.#audit = audit;
     this.#now = options.now ?? Date.now;
+    this.#client = new BoardClient("questions", board, QUESTION_POLL_MS, (question) => {
+      const type = question.state === "pending" ? "added" : question.state;
+      this.#listeners.emit({ type, question });
+    });
   }
 
   /**
@@ -119,12 +110,12 @@ export class SharedQuestions {
       expires_at: new Date(now + delay).toISOString(),
       state: "pending",
     };
-    if (this.#closed) {
+    if (this.#client.closed) {
       return Promise.reject(
         new OmotaiError("ASK_UNAVAILABLE", "the runtime is stopping: the operator cannot be asked"),
       );
     }
-    return this.#track(this.#ask(record, delay, signal));
+    return this.#client.track(this.#ask(record, delay, signal));
   }
 
   /**
@@ -155,16 +146,10 @@ export class SharedQuestions {
    */
   subscribe(listener: (event: QuestionEvent) => void): () => void {
     const off = this.#listeners.subscribe(listener);
-    // The board is asked only while someone listens: no reads for a console nobody watches.
-    if (this.#listening++ === 0 && !this.#closed) {
-      this.#offChange = this.#board.onChange((id) => this.#changed(id));
-    }
-    let on = true;
+    const unhear = this.#client.hear();
     return () => {
-      if (!on) return;
-      on = false;
       off();
-      if (--this.#listening === 0) this.#stopHearing();
+      unhear();
     };
   }
 
@@ -174,22 +159,7 @@ export class SharedQuestions {
    * work is done. Later `ask`s reject with `ASK_UNAVAILABLE`. The board stays open.
    */
   async close(): Promise<void> {
-    this.#closed = true;
-    for (const withdraw of [...this.#waits]) withdraw("withdrawn");
-    this.#stopHearing();
-    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
-  }
-
-  #stopHearing(): void {
-    this.#offChange?.();
-    this.#offChange = undefined;
-  }
-
-  #track<T>(work: Promise<T>): Promise<T> {
-    this.#running.add(work);
-    const done = () => this.#running.delete(work);
-    work.then(done, done);
-    return work;
+    await this.#client.close();
   }
 
   /** Posts `record`, waits, ends it and writes its row. */
@@ -209,7 +179,7 @@ export class SharedQuestions {
         "the operator could not be asked: the shared store did not answer",
       );
     }
-    const settled = await this.#wait(
+    const settled = await this.#client.wait(
       record.id,
       Math.max(0, delay - (performance.now() - started)),
       signal,
@@ -239,47 +209,6 @@ export class SharedQuestions {
     }
     // What the board holds could not be read: no answer was heard, so none is returned.
     return await this.#outcome(record, "expired");
-  }
-
-  /**
-   * Waits for question `id` to leave `pending` on the board, until `delay` runs out or the
-   * call goes away. A database failure while waiting is waited out: the board is asked again
-   * until the deadline.
-   */
-  async #wait(id: string, delay: number, signal?: AbortSignal): Promise<HumanQuestion | Ended> {
-    const stop = new AbortController();
-    let ended: Ended | undefined;
-    const end = (why: Ended) => {
-      ended ??= why;
-      stop.abort();
-    };
-    const timer = setTimeout(() => end("timeout"), delay);
-    const onAbort = () => end("withdrawn");
-    signal?.addEventListener("abort", onAbort, { once: true });
-    this.#waits.add(end);
-    let failed = false;
-    // Gone (or the runtime stopping) while the post was on its way.
-    if (signal?.aborted || this.#closed) end("withdrawn");
-    try {
-      while (!stop.signal.aborted) {
-        try {
-          const final = await this.#board.settled(id, stop.signal);
-          // The call went away while the board answered: it is withdrawn all the same.
-          return ended === "withdrawn" ? ended : final;
-        } catch (err) {
-          if (stop.signal.aborted) break;
-          // Once per wait: an outage would otherwise log a line per poll for every call.
-          if (!failed) log(`questions: waiting on a question failed (${codeOf(err)}); waiting on`);
-          failed = true;
-          await pause(QUESTION_POLL_MS, stop.signal);
-        }
-      }
-      return ended ?? "timeout";
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      this.#waits.delete(end);
-    }
   }
 
   /**
@@ -331,42 +260,4 @@ export class SharedQuestions {
   }
 
   /** A notification named `id`: read it back and tell the live view what changed. */
-  #changed(id: string): void {
-    this.#track(
-      this.#board.get(id).then((question) => {
-        // Another tenant's (the channel is shared), or gone from view: nothing to tell.
-        if (!question || this.#offChange === undefined) return;
-        const before = this.#seen.get(id);
-        // Reads may come back out of order; a state moves once, from pending to final, so
-        // only a first sight or that one move is news.
-        if (before !== undefined && (before !== "pending" || question.state === "pending")) {
-          return;
-        }
-        this.#seen.delete(id);
-        this.#seen.set(id, question.state);
-        if (this.#seen.size > SEEN_MAX) this.#seen.delete(this.#seen.keys().next().value!);
-        const type = question.state === "pending" ? "added" : question.state;
-        this.#listeners.emit({ type, question });
-      }).catch((err) => log(`questions: a change could not be read (${codeOf(err)})`)),
-    );
-  }
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
-
-/** An error's code for the log: never its message, which could quote a value. */
-function codeOf(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^[A-Za-z0-9_]{1,40}$/.test(code) ? code : "error";
 }
