@@ -35,7 +35,12 @@ import {
   TestClient,
 } from "./helpers/harness.ts";
 import { pending as heldClick } from "./helpers/pending_approval.ts";
-import { asTenant, clusterTeardown, startPostgres } from "./helpers/postgres.ts";
+import {
+  asTenant,
+  clientFaultsTolerated,
+  clusterTeardown,
+  startPostgres,
+} from "./helpers/postgres.ts";
 
 /** Every test here shares the cluster, the runtimes and their pools. */
 function attack(name: string, fn: () => Promise<void>): void {
@@ -52,6 +57,9 @@ const seeded = (agent: string): Approval =>
 // The stage: a cluster, two tenants, their agents, a site, and one runtime per tenant.
 
 const pg = await startPostgres();
+// The attacks stop the server: the client's known faults on a cut connection are let pass
+// for the whole file (they can surface after the attack that caused them ended).
+const faults = clientFaultsTolerated();
 /** The runtimes' data dirs, removed at the end. */
 const dirs: string[] = [];
 /** What the stage made so far, undone (with the cluster) should a later step of it fail. */
@@ -976,6 +984,7 @@ attack(
 // ---------------------------------------------------------------------------------------
 
 attack("shared store attacks: the runtimes stop and leave no browser", async () => {
+  using _faults = faults;
   for (const c of clients.splice(0)) await c[Symbol.asyncDispose]().catch(() => {});
   await A[Symbol.asyncDispose]();
   await G[Symbol.asyncDispose]();

@@ -26,9 +26,11 @@ import {
   TestClient,
 } from "./helpers/harness.ts";
 import { type ServingRuntime, spawnServing } from "./helpers/omotai_cli.ts";
-import { clusterTeardown, startPostgres } from "./helpers/postgres.ts";
+import { clientFaultsTolerated, clusterTeardown, startPostgres } from "./helpers/postgres.ts";
 
 const pg = await startPostgres();
+// The owner's pool is connected when a step stops the server: its known faults pass.
+const faults = clientFaultsTolerated();
 
 /** `omotai ARGS` as the launcher runs it; its exit code and what it printed. */
 async function omotai(args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -587,3 +589,6 @@ Deno.test("deploy.md: two runtimes behind HAProxy on one PostgreSQL: a confirm r
 });
 
 Deno.test(clusterTeardown("shared store end-to-end", pg, owner));
+Deno.test("shared store end-to-end: the client faults are no longer tolerated", () => {
+  faults[Symbol.dispose]();
+});

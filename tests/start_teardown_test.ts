@@ -109,8 +109,8 @@ Deno.test("startRuntime(): a start failing at each of its steps leaves no proces
   assert.deepEqual(steps, [
     "done",
     "database",
-    "vault key",
     "audit mirror",
+    "vault key",
     "audit checkpoints",
     "runtime_stopped row",
     "TLS authority",

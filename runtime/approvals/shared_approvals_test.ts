@@ -10,7 +10,11 @@ import type { AuditEvent } from "../audit/audit_row.ts";
 import type { ApprovalOutcome } from "../gate/approver.ts";
 import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant } from "../store/pg_tenants.ts";
-import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
+import {
+  clientFaultsTolerated,
+  clusterTeardown,
+  startPostgres,
+} from "../../tests/helpers/postgres.ts";
 import { pending } from "../../tests/helpers/pending_approval.ts";
 import type { Approval, ApprovalEvent } from "./approval_queue.ts";
 import { PgApprovalBoard } from "./pg_approval_board.ts";
@@ -96,38 +100,6 @@ async function listedOn(r: Runtime): Promise<Approval> {
     const listed = await r.approvals.list("pending");
     return listed.length === 1 ? listed[0] : undefined;
   });
-}
-
-/**
- * For a test that stops the server: the `postgres` client, under Deno, sometimes lets a
- * connection the stop cuts mid-query escape as an unhandled `ECONNRESET`/`EPIPE` rejection,
- * or as a TypeError from a write to its closed socket (seen with bare `PgDatabase` queries and
- * none of this code; the runtime's last resort logs such faults and goes on). Those two, and
- * nothing else, are let pass until the returned handle is disposed; everything the test
- * asserts still has to hold.
- */
-function clientFaultsTolerated(): Disposable {
-  const known = (err: unknown) =>
-    (err instanceof Error && (
-      ["ECONNRESET", "EPIPE"].includes(String((err as { code?: unknown }).code)) ||
-      /^(read|write) (ECONNRESET|EPIPE)$/.test(err.message)
-    )) ||
-    (err instanceof TypeError &&
-      err.message === "Cannot read properties of null (reading 'write')");
-  const onRejection = (e: PromiseRejectionEvent) => {
-    if (known(e.reason)) e.preventDefault();
-  };
-  const onError = (e: ErrorEvent) => {
-    if (known(e.error)) e.preventDefault();
-  };
-  globalThis.addEventListener("unhandledrejection", onRejection);
-  globalThis.addEventListener("error", onError);
-  return {
-    [Symbol.dispose]() {
-      globalThis.removeEventListener("unhandledrejection", onRejection);
-      globalThis.removeEventListener("error", onError);
-    },
-  };
 }
 
 /** The audit row a waiting runtime writes, as `ApprovalQueue` writes it. */

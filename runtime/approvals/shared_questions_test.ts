@@ -21,6 +21,7 @@ import { addTenant } from "../store/pg_tenants.ts";
 import {
   assertRefused,
   asTenant,
+  clientFaultsTolerated,
   clusterTeardown,
   startPostgres,
 } from "../../tests/helpers/postgres.ts";
@@ -154,37 +155,6 @@ async function rejectsWith(promise: Promise<unknown>, code: string): Promise<voi
 function settledLater<T>(promise: Promise<T>): Promise<T> {
   promise.catch(() => {});
   return promise;
-}
-
-/**
- * For a test that stops the server: the `postgres` client, under Deno, sometimes lets a
- * connection the stop cuts mid-query escape as an unhandled `ECONNRESET`/`EPIPE` rejection,
- * or as a TypeError from a write to its closed socket (see shared_approvals_test.ts). Those
- * two, and nothing else, are let pass until the returned handle is disposed; everything the
- * test asserts still has to hold.
- */
-function clientFaultsTolerated(): Disposable {
-  const known = (err: unknown) =>
-    (err instanceof Error && (
-      ["ECONNRESET", "EPIPE"].includes(String((err as { code?: unknown }).code)) ||
-      /^(read|write) (ECONNRESET|EPIPE)$/.test(err.message)
-    )) ||
-    (err instanceof TypeError &&
-      err.message === "Cannot read properties of null (reading 'write')");
-  const onRejection = (e: PromiseRejectionEvent) => {
-    if (known(e.reason)) e.preventDefault();
-  };
-  const onError = (e: ErrorEvent) => {
-    if (known(e.error)) e.preventDefault();
-  };
-  globalThis.addEventListener("unhandledrejection", onRejection);
-  globalThis.addEventListener("error", onError);
-  return {
-    [Symbol.dispose]() {
-      globalThis.removeEventListener("unhandledrejection", onRejection);
-      globalThis.removeEventListener("error", onError);
-    },
-  };
 }
 
 Deno.test("SharedQuestions: asked on A, listed and answered on B: A gets the answer within a second, one row on A", async () => {
