@@ -76,10 +76,10 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
       "--agent",
       "helper",
       "--purpose",
-      "capture",
+      "stay signed in",
       "--mode",
       "standing",
-      "--capture",
+      "--fill",
       SHOP,
       "--approve",
     ]);
@@ -100,7 +100,7 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
 
     const after = await run(["list"]);
     assert.match(after.stdout, new RegExp(`^${id}  revoked `, "m"));
-    assert.match(after.stdout, new RegExp(`^${standingId}  active .* capture ${SHOP} `, "m"));
+    assert.match(after.stdout, new RegExp(`^${standingId}  active .* fill ${SHOP} `, "m"));
 
     // Deleting the secret revokes its remaining grants.
     const rm = await runOmotai(["secret", "rm", "shop.password", "--data-dir", dir], {
@@ -128,6 +128,39 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     } finally {
       db.close();
     }
+    // A capture grant: once, into a ref still empty, naming its workflow and output.
+    const capture = await run([
+      "add",
+      "github.pem",
+      "--agent",
+      "helper",
+      "--purpose",
+      "register the app",
+      "--mode",
+      "once",
+      "--capture",
+      "https://github.test",
+      "--workflow",
+      "github_app",
+      "--output",
+      "pem",
+    ]);
+    assert.equal(capture.code, 0, capture.stderr);
+    assert.match((await run(["list"])).stdout, /capture https:\/\/github\.test/);
+    const noOutput = await run([
+      "add",
+      "github.secret",
+      "--agent",
+      "helper",
+      "--purpose",
+      "register the app",
+      "--mode",
+      "once",
+      "--capture",
+      "https://github.test",
+    ]);
+    assert.equal(noOutput.code, 1);
+    assert.match(noOutput.stderr, /omotai: GRANT_INVALID: /);
     for (const text of outputs) assert.ok(!text.includes(value), "a value was printed");
     const verify = await runOmotai(["audit", "verify", "--data-dir", dir], {});
     assert.equal(verify.code, 0, verify.stderr + verify.stdout);

@@ -42,6 +42,9 @@ const GRANT_MODE = z.enum(["once", "session", "standing"]);
 const GRANT_USE = z.strictObject({
   kind: z.enum(["fill", "capture"]),
   allowed_origins: z.array(z.string().trim().min(1).max(300)).min(1).max(20),
+  /** A capture use's workflow and output (the port checks them). */
+  workflow: z.string().trim().max(64).optional(),
+  output: z.string().trim().max(64).optional(),
 });
 
 /** `POST /api/grants`: the grant, and `approve` to approve it in the same step. */
@@ -68,6 +71,8 @@ export const GrantForm = z.strictObject({
   expires: z.string().optional(),
   fill: z.string().max(3_000).optional(),
   capture: z.string().max(3_000).optional(),
+  workflow: z.string().max(64).optional(),
+  output: z.string().max(64).optional(),
   approve: z.literal("on").optional(),
 });
 
@@ -78,7 +83,12 @@ export const GrantForm = z.strictObject({
 export function grantFormBody(f: z.infer<typeof GrantForm>): unknown {
   const uses = [
     { kind: "fill", allowed_origins: originList(f.fill) },
-    { kind: "capture", allowed_origins: originList(f.capture) },
+    {
+      kind: "capture",
+      allowed_origins: originList(f.capture),
+      ...(f.workflow ? { workflow: f.workflow.trim() } : {}),
+      ...(f.output ? { output: f.output.trim() } : {}),
+    },
   ].filter((u) => u.allowed_origins.length > 0);
   return {
     secret_id: f.secret_id,

@@ -82,7 +82,9 @@ export interface VaultRecords {
   listSealed(): Promise<SealedRecord[]>;
   /**
    * Adds `record` if its id is free and the stored key-check value is still `check` (the
-   * key `record` was sealed under); see {@link PutOutcome}.
+   * key `record` was sealed under); see {@link PutOutcome}. Atomic insert-if-absent: never
+   * overwrites, and of two concurrent puts of one id (from any connection) exactly one is
+   * `added`, the other `taken`.
    */
   put(record: SealedRecord, check: string): Promise<PutOutcome>;
   /** Sets a secret's `lastUsedAt` (no secret: nothing). */

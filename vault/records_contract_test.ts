@@ -78,6 +78,27 @@ export function vaultRecordsContract(
       assert.deepEqual(await b.meta(), withCheck);
     }),
 
+    test("put is an insert-if-absent: never overwrites; of concurrent puts of one id exactly one adds", async ({ a, b }) => {
+      const meta = await a.insertMetaIfMissing({ ...META, check: check("c1"), keySource: "raw" });
+      const first = sealedRecord("gh.pem", "generic");
+      assert.equal(await a.put(first, meta.check!), "added");
+      const second = sealedRecord("gh.pem", "generic");
+      assert.equal(await b.put(second, meta.check!), "taken");
+      assert.deepEqual((await a.get("gh.pem"))!.sealed, first.sealed, "the first value stays");
+      for (let n = 0; n < 10; n++) {
+        const id = `race-${n}`;
+        const rivals = [sealedRecord(id, "generic"), sealedRecord(id, "generic")];
+        const outcomes = await Promise.all([
+          a.put(rivals[0], meta.check!),
+          b.put(rivals[1], meta.check!),
+        ]);
+        assert.deepEqual([...outcomes].sort(), ["added", "taken"], id);
+        const won = rivals[outcomes.indexOf("added")];
+        assert.deepEqual((await b.get(id))!.sealed, won.sealed, id);
+      }
+      assert.equal((await a.list()).length, 11);
+    }),
+
     test("put, get, list and listSealed keep ids, kinds, times and sealed bytes, in byte order", async ({ a, b }) => {
       const meta = await a.insertMetaIfMissing({ ...META, check: check("c1"), keySource: "raw" });
       const ids = ["b", "a_b", "a.b", "a-b", "a9"];

@@ -12,6 +12,9 @@
  * every `refreshMs` (default 5 s). What another runtime of the tenant adds or removes shows in
  * them within that time; `reveal()`, `add()`, `remove()` and `rekey()` always ask the store.
  *
+ * Adding is always an atomic insert-if-absent (`addIfAbsent`): an id that holds a value is
+ * never overwritten, and of two concurrent adds into one id exactly one writes.
+ *
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
@@ -146,11 +149,28 @@ export class Vault implements Disposable {
     return this.#index?.has(id) ?? false;
   }
 
-  /** Seals and stores a new secret (`SECRET_EXISTS` if the id is taken). */
+  /** Seals and stores a new secret (`SECRET_EXISTS` if the id is taken): `addIfAbsent`. */
   async add(id: string, kind: SecretKind, value: string): Promise<void> {
+    await this.addIfAbsent(id, kind, value);
+  }
+
+  /**
+   * Seals `value` and stores it under `id` only if `id` holds nothing: one atomic
+   * insert-if-absent in the store (`VaultRecords.put`: SQLite's `INSERT … ON CONFLICT DO
+   * NOTHING` in an immediate transaction, PostgreSQL's on the tenant's primary key), never an
+   * overwrite. An id that already holds a value fails closed with `SECRET_EXISTS` (the stored
+   * value stays as it was); of two concurrent calls into one empty id (this vault or another,
+   * another runtime of the tenant) exactly one writes and the other gets `SECRET_EXISTS`. The
+   * path a capture writes by: what a vendor minted lands here or nowhere. Returns the new
+   * secret's info (never its value). Throws `BAD_SECRET_ID`, `BAD_SECRET_KIND`,
+   * `SECRET_EXISTS`, `VAULT_KEY_MISMATCH` (rekeyed meanwhile: nothing written), `VAULT_CLOSED`
+   * or `VAULT_UNREADABLE`.
+   */
+  async addIfAbsent(id: string, kind: SecretKind, value: string): Promise<SecretInfo> {
     checkId(id);
     checkKind(kind);
     const key = this.#live();
+    // Saves sealing for a taken id; the write below is what decides.
     if (await guard(() => this.#records.get(id))) throw exists(id);
     const sealed = await seal(key, new TextEncoder().encode(value), secretAad(id, kind));
     const record: SealedRecord = {
@@ -165,6 +185,7 @@ export class Vault implements Disposable {
     // Rekeyed since this vault was opened: the value was sealed under the old key.
     if (outcome === "rekeyed") throw await mismatch(this.#records);
     this.#note(record);
+    return info(record);
   }
 
   /** The plaintext of a secret, for the runtime only; records its use. */

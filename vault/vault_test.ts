@@ -237,3 +237,52 @@ Deno.test("Vault over an asynchronous store: list and has answer from an index k
     assert.deepEqual(seen.flat().map((s) => s.id), ["one"], "b has no timer");
   });
 });
+
+Deno.test("Vault.addIfAbsent writes an empty id once and fails closed on a held one, keeping its value", async () => {
+  await withDb(async (db) => {
+    using vault = await Vault.open(db, randomKey());
+    const info = await vault.addIfAbsent("gh.pem", "generic", "minted-1");
+    assert.deepEqual([info.id, info.kind, info.lastUsedAt], ["gh.pem", "generic", null]);
+    await assert.rejects(vault.addIfAbsent("gh.pem", "generic", "minted-2"), (err) => {
+      assert.ok(code("SECRET_EXISTS")(err));
+      assert.ok(!String((err as Error).message).includes("minted"), "no value in the error");
+      return true;
+    });
+    await assert.rejects(vault.add("gh.pem", "generic", "minted-3"), code("SECRET_EXISTS"));
+    assert.equal(await vault.reveal("gh.pem"), "minted-1");
+    await assert.rejects(vault.addIfAbsent("Bad Id", "generic", "x"), code("BAD_SECRET_ID"));
+    await assert.rejects(vault.addIfAbsent("ok", "pem" as "generic", "x"), code("BAD_SECRET_KIND"));
+  });
+});
+
+Deno.test("Vault.addIfAbsent: two vaults over one database file racing into one empty id: exactly one writes", async () => {
+  await withDb(async (db, path) => {
+    const key = randomKey();
+    (await Vault.open(db, key))[Symbol.dispose]();
+    // Two openers of the same file: two connections, two vaults, as two processes would be.
+    const other = new DatabaseSync(path);
+    other.exec("PRAGMA busy_timeout = 5000");
+    try {
+      using a = await Vault.open(db, key);
+      using b = await Vault.open(other, key);
+      for (let n = 0; n < 20; n++) {
+        const id = `race-${n}`;
+        const settled = await Promise.allSettled([
+          a.addIfAbsent(id, "generic", `value-a-${n}`),
+          b.addIfAbsent(id, "generic", `value-b-${n}`),
+        ]);
+        const won = settled.findIndex((s) => s.status === "fulfilled");
+        assert.notEqual(won, -1, id);
+        const lost = settled[1 - won] as PromiseRejectedResult;
+        assert.ok(code("SECRET_EXISTS")(lost.reason), String(lost.reason));
+        // The stored value is the winner's, read through either connection.
+        const expected = `value-${won === 0 ? "a" : "b"}-${n}`;
+        assert.equal(await a.reveal(id), expected);
+        assert.equal(await b.reveal(id), expected);
+      }
+      assert.equal(a.list().length, 20);
+    } finally {
+      other.close();
+    }
+  });
+});

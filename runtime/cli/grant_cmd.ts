@@ -26,15 +26,28 @@ import { withStore } from "./store_choice.ts";
 /** Usage of `omotai grant`. */
 export const GRANT_USAGE =
   `omotai grant add SECRET_ID --agent NAME --purpose TEXT --mode once|session|standing
-                 [--expires 24h|7d|ISO] [--fill ORIGIN[,ORIGIN]] [--capture ORIGIN[,ORIGIN]]
+                 [--expires 24h|7d|ISO] [--fill ORIGIN[,ORIGIN]]
+                 [--capture ORIGIN[,ORIGIN] --workflow NAME --output NAME]
                  [--approve] [--data-dir DIR | --database URL --tenant ID]
 omotai grant approve ID [--data-dir DIR | --database URL --tenant ID]
 omotai grant rm ID [--data-dir DIR | --database URL --tenant ID]
 omotai grant list [--data-dir DIR | --database URL --tenant ID]
-At least one of --fill and --capture; --expires defaults to 24h; without --approve the grant
-waits pending until an operator approves it. rm revokes (the grant stays listed).`;
+One of --fill and --capture; --expires defaults to 24h; without --approve the grant waits
+pending until an operator approves it. A capture grant (mode once) names the workflow and the
+output it may store into SECRET_ID, which must still be empty. rm revokes (the grant stays
+listed).`;
 
-const ADD_ONLY = ["agent", "purpose", "mode", "expires", "fill", "capture", "approve"] as const;
+const ADD_ONLY = [
+  "agent",
+  "purpose",
+  "mode",
+  "expires",
+  "fill",
+  "capture",
+  "workflow",
+  "output",
+  "approve",
+] as const;
 
 /**
  * One command's grants, over either store. Disposing it waits for the audit rows still
@@ -119,7 +132,14 @@ export async function grantCommand(args: string[]): Promise<number> {
       }
       const uses = [
         ...(values.fill ? [{ kind: "fill", allowed_origins: origins(values.fill) }] : []),
-        ...(values.capture ? [{ kind: "capture", allowed_origins: origins(values.capture) }] : []),
+        ...(values.capture
+          ? [{
+            kind: "capture",
+            allowed_origins: origins(values.capture),
+            workflow: values.workflow,
+            output: values.output,
+          }]
+          : []),
       ];
       if (uses.length === 0) {
         throw new OmotaiError(

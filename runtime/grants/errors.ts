@@ -9,7 +9,9 @@ import { OmotaiError } from "../errors.ts";
 
 /**
  * Codes of `GrantError`. Redemption refusals (`GRANT_NOT_FOUND` … `GRANT_WRONG_SESSION`) are
- * also the `reason` of their `grant_redeem` audit row.
+ * also the `reason` of their `grant_redeem` audit row; capture refusals (the same codes plus
+ * `GRANT_WRONG_WORKFLOW`, `GRANT_WRONG_OUTPUT`, `CAPTURE_TARGET_*`) of their
+ * `grant_capture_check` or `grant_capture` row.
  */
 export type GrantErrorCode =
   /** The operator's input does not describe a grant (the message names the field). */
@@ -34,6 +36,14 @@ export type GrantErrorCode =
   | "GRANT_WRONG_USE"
   /** The document's origin is not one the use allows (exact match after normalizing). */
   | "GRANT_WRONG_ORIGIN"
+  /** A capture grant bound to another workflow than the one capturing. */
+  | "GRANT_WRONG_WORKFLOW"
+  /** A capture grant bound to another output than the one it is named for. */
+  | "GRANT_WRONG_OUTPUT"
+  /** A capture's target secret id already holds a value (checked, and again at the write). */
+  | "CAPTURE_TARGET_OCCUPIED"
+  /** Two outputs of one capture would write into the same secret id. */
+  | "CAPTURE_TARGET_DUPLICATE"
   /** A `session` grant already bound to another session. */
   | "GRANT_WRONG_SESSION"
   /** The grants table cannot be read or written. */

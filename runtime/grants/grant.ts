@@ -1,6 +1,7 @@
 /**
  * What a grant is: one vault secret bound to one agent, a purpose, a mode, an expiry and its
- * uses (`fill` and/or `capture`, each with the exact origins it may happen on). The operator's
+ * uses (`fill`, or one `capture`, each with the exact origins it may happen on; a capture use
+ * also names its workflow and output, and its grant's secret is the target it writes into). The operator's
  * input arrives as `unknown` (CLI flags, a JSON body, a form) and becomes a `NewGrant` only
  * through `parseGrantInput()`; nothing here holds or sees a secret value.
  *
@@ -33,10 +34,26 @@ export type UseKind = typeof USE_KINDS[number];
  */
 export type GrantState = "pending" | "active" | "used" | "expired" | "revoked";
 
-/** One use of a grant: its kind and the exact origins (normalized) it may happen on. */
+/**
+ * One use of a grant: its kind and the exact origins (normalized) it may happen on. A
+ * `capture` use also binds the workflow that may write and the output it writes (`github_app`
+ * and `pem`); a `fill` use has neither.
+ */
 export interface GrantUse {
   readonly kind: UseKind;
   readonly allowed_origins: readonly string[];
+  /** A capture use's workflow (`github_app`); absent on a fill use. */
+  readonly workflow?: string;
+  /** A capture use's output (`pem`, `client_secret`); absent on a fill use. */
+  readonly output?: string;
+}
+
+/** The use of a capture grant: its origins, workflow and output, all present. */
+export interface CaptureUse {
+  readonly kind: "capture";
+  readonly allowed_origins: readonly string[];
+  readonly workflow: string;
+  readonly output: string;
 }
 
 /** A grant as stored and listed (never a secret value: the vault keeps those). */
@@ -108,6 +125,12 @@ export const PURPOSE_MAX_CHARS = 200;
 
 /** The most origins one use may list. */
 export const MAX_ORIGINS = 20;
+
+/**
+ * A capture use's workflow or output name (`github_app`, `linear_oauth_app`, `pem`,
+ * `client_secret`): lower case, digits and `_`, starting with a letter.
+ */
+export const CAPTURE_NAME_RE = /^[a-z][a-z0-9_]{0,63}$/;
 
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
 
@@ -190,11 +213,21 @@ export function parseExpiry(text: string | undefined, now: number): string {
 // terminal line or the page around it.
 const PLAIN_TEXT = /^[^\p{Cc}\p{Cf}]*$/u;
 
-/** The shape of one use in the input; origins are checked exactly afterwards. */
-const UseInput = z.strictObject({
-  kind: z.enum(USE_KINDS),
-  allowed_origins: z.array(z.string().max(300)).min(1).max(MAX_ORIGINS),
-});
+const Origins = z.array(z.string().max(300)).min(1).max(MAX_ORIGINS);
+
+/**
+ * The shape of one use in the input; origins are checked exactly afterwards. A fill use is
+ * `{kind, allowed_origins}` as it always was; a capture use adds its `workflow` and `output`.
+ */
+const UseInput = z.discriminatedUnion("kind", [
+  z.strictObject({ kind: z.literal("fill"), allowed_origins: Origins }),
+  z.strictObject({
+    kind: z.literal("capture"),
+    allowed_origins: Origins,
+    workflow: z.string().regex(CAPTURE_NAME_RE),
+    output: z.string().regex(CAPTURE_NAME_RE),
+  }),
+]);
 
 /**
  * The operator's grant, as the CLI, the API and the form hand it in. `expires` is a duration
@@ -229,10 +262,23 @@ export function parseGrantInput(input: unknown, now: number): NewGrant {
   if (new Set(kinds).size !== kinds.length) {
     throw new GrantError("GRANT_INVALID", "each use kind (fill, capture) may appear once");
   }
-  const uses = g.uses.map((u) => ({
-    kind: u.kind,
-    allowed_origins: [...new Set(u.allowed_origins.map(grantOrigin))],
-  }));
+  // One grant per output, and a capture grant never fills: its one use is the capture.
+  if (kinds.includes("capture") && kinds.length !== 1) {
+    throw new GrantError(
+      "GRANT_INVALID",
+      "a capture grant has exactly one use, the capture (a capture grant never fills)",
+    );
+  }
+  // A capture writes once into an empty secret: once-mode semantics, whatever else was asked.
+  if (kinds.includes("capture") && g.mode !== "once") {
+    throw new GrantError("GRANT_INVALID", "a capture grant's mode is once");
+  }
+  const uses: GrantUse[] = g.uses.map((u) => {
+    const allowed_origins = [...new Set(u.allowed_origins.map(grantOrigin))];
+    return u.kind === "capture"
+      ? { kind: u.kind, allowed_origins, workflow: u.workflow, output: u.output }
+      : { kind: u.kind, allowed_origins };
+  });
   return {
     secret_id: g.secret_id,
     agent: g.agent,
@@ -241,6 +287,32 @@ export function parseGrantInput(input: unknown, now: number): NewGrant {
     uses,
     expires_at: parseExpiry(g.expires, now),
   };
+}
+
+/**
+ * The capture use of a capture grant: the grant's only use, of kind `capture`, with its
+ * workflow and output; undefined for any other grant (a fill grant, or a damaged capture use
+ * without its binding, which captures nothing).
+ */
+export function captureUseOf(grant: Pick<Grant, "uses">): CaptureUse | undefined {
+  if (grant.uses.length !== 1) return undefined;
+  const [use] = grant.uses;
+  if (use.kind !== "capture") return undefined;
+  if (typeof use.workflow !== "string" || typeof use.output !== "string") return undefined;
+  return {
+    kind: "capture",
+    allowed_origins: use.allowed_origins,
+    workflow: use.workflow,
+    output: use.output,
+  };
+}
+
+/**
+ * Whether `grant` is for capture (it has a capture use, bound or not): such a grant never
+ * fills. Each redemption path accepts only its own kind.
+ */
+export function isCaptureGrant(grant: Pick<Grant, "uses">): boolean {
+  return grant.uses.some((u) => u.kind === "capture");
 }
 
 /** The fields `grantState()` reads. */

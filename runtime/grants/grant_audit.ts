@@ -18,12 +18,24 @@ import type { Grant } from "./grant.ts";
  *   `GRANT_REDEEMED`) or `deny` (reason the refusal's code), `origin` the document's origin,
  *   `method` the use kind (`fill`, `capture`).
  *
- * `rule` is the grant id in both, so one grant's history is one filter.
+ * - capture rows: `kind` `grant_capture_check` (the no-write check before anything is minted:
+ *   `allow` reason `CAPTURE_CHECKED`, or `deny` with the refusal's code, one row per output) or
+ *   `grant_capture` (the grant consumed after its value was written: `allow` reason
+ *   `GRANT_CAPTURED`, or `deny`), `source` `action`, `origin` the values' origin, `method`
+ *   `capture:<workflow>/<output>` (names only, never a value), `module` null.
+ *
+ * `rule` is the grant id in all, so one grant's history is one filter.
  */
 export interface GrantAuditEvent {
   session: string | null;
   agent: string | null;
-  kind: "grant_add" | "grant_approve" | "grant_revoke" | "grant_redeem";
+  kind:
+    | "grant_add"
+    | "grant_approve"
+    | "grant_revoke"
+    | "grant_redeem"
+    | "grant_capture_check"
+    | "grant_capture";
   source: "operator" | "action";
   origin: string | null;
   method: string | null;
@@ -40,6 +52,12 @@ export interface GrantAuditSink {
 
 /** The reason of an allowed redemption's audit row. */
 export const GRANT_REDEEMED = "GRANT_REDEEMED";
+
+/** The reason of a passed capture check's row (one per output). */
+export const CAPTURE_CHECKED = "CAPTURE_CHECKED";
+
+/** The reason of a consumed capture grant's row (its value was written). */
+export const GRANT_CAPTURED = "GRANT_CAPTURED";
 
 /** Why a grant was revoked because its secret left the vault. */
 export const SECRET_REMOVED = "SECRET_REMOVED";
@@ -63,6 +81,30 @@ export function operatorRow(
     reason,
     module: by,
     rule: grant.id,
+  };
+}
+
+/** The row of a capture check or consumption for one output (names and origin, no value). */
+export function captureRow(
+  kind: "grant_capture_check" | "grant_capture",
+  request: { agent: string | null; origin: string | undefined; workflow: string },
+  sessionId: string | null,
+  output: string,
+  grantId: string | null,
+  decision: "allow" | "deny",
+  reason: string,
+): GrantAuditEvent {
+  return {
+    session: sessionId,
+    agent: request.agent,
+    kind,
+    source: "action",
+    origin: request.origin ?? null,
+    method: `capture:${request.workflow}/${output}`,
+    decision,
+    reason,
+    module: null,
+    rule: grantId,
   };
 }
 

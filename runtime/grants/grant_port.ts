@@ -1,5 +1,6 @@
 /**
- * Grants as a port: add, approve, revoke, list and redeem one tenant's grants, the same way
+ * Grants as a port: add, approve, revoke, list and redeem one tenant's grants, and check and
+ * consume its capture grants, the same way
  * whichever database holds them. `sqliteGrantPort` wraps the embedded `GrantStore` (one
  * tenant); `PgGrantStore` (`pg_grant_store.ts`) keeps every tenant's grants in PostgreSQL.
  * One contract suite (`grant_store_contract_test.ts`) runs against both.
@@ -10,6 +11,11 @@ import { asPromise } from "../store/as_promise.ts";
 import type { Grant } from "./grant.ts";
 import type { GrantStore, OperatorOptions } from "./grant_store.ts";
 import type { RedeemRequest } from "./redeem_checks.ts";
+import type {
+  CaptureCheckRequest,
+  CaptureConsumeRequest,
+  CaptureTarget,
+} from "./capture_checks.ts";
 
 /** Which grants `list()` returns: all, or those of one secret and/or one agent. */
 export interface GrantListFilter {
@@ -34,8 +40,19 @@ export interface GrantPort {
   list(filter?: GrantListFilter): Promise<Grant[]>;
   /** The grant `id`, or undefined. */
   get(id: string): Promise<Grant | undefined>;
-  /** Redeems grants for one fill or capture (all named pass, or none); the redeemed grants. */
+  /**
+   * Redeems fill grants for one fill (all named pass, or none); the redeemed grants. A capture
+   * grant is refused here (`GRANT_WRONG_USE`).
+   */
   redeem(request: RedeemRequest): Promise<Grant[]>;
+  /**
+   * Checks a capture before anything is minted, writing no grant and no secret (audit rows
+   * only): every output's capture grant and its empty target. Where each output goes, or the
+   * first failing output's refusal. A fill grant is refused here (`GRANT_WRONG_USE`).
+   */
+  checkCapture(request: CaptureCheckRequest, now?: number): Promise<CaptureTarget[]>;
+  /** Marks a capture grant used after its value was written (once); the used grant. */
+  consumeCapture(grantId: string, request: CaptureConsumeRequest, now?: number): Promise<Grant>;
 }
 
 /** The embedded SQLite grants as a `GrantPort`: each call answers at once; a throw rejects. */
@@ -49,5 +66,8 @@ export function sqliteGrantPort(store: GrantStore): GrantPort {
     list: (filter) => asPromise(() => store.list(filter)),
     get: (id) => asPromise(() => store.get(id)),
     redeem: (request) => asPromise(() => store.redeem(request)),
+    checkCapture: (request, now) => asPromise(() => store.checkCapture(request, now)),
+    consumeCapture: (grantId, request, now) =>
+      asPromise(() => store.consumeCapture(grantId, request, now)),
   };
 }

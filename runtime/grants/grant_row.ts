@@ -37,9 +37,13 @@ export interface GrantRow {
   redemptions: number;
 }
 
+// A capture use's workflow and output are optional here: a stored capture use without them
+// still reads (and lists), but `captureUseOf()` finds no binding, so it captures nothing.
 const StoredUses = z.array(z.object({
   kind: z.enum(USE_KINDS),
   allowed_origins: z.array(z.string()),
+  workflow: z.string().optional(),
+  output: z.string().optional(),
 }));
 
 /**
@@ -49,7 +53,18 @@ const StoredUses = z.array(z.object({
 export function toGrant(r: GrantRow, now: number): Grant {
   const parsed = StoredUses.safeParse(safeJson(r.uses));
   // A damaged uses column matches nothing: the grant lists but never redeems.
-  const uses: GrantUse[] = parsed.success ? parsed.data : [];
+  const uses: GrantUse[] = parsed.success
+    ? parsed.data.map((u) =>
+      u.kind === "capture" || u.workflow !== undefined || u.output !== undefined
+        ? {
+          kind: u.kind,
+          allowed_origins: u.allowed_origins,
+          ...(u.workflow !== undefined ? { workflow: u.workflow } : {}),
+          ...(u.output !== undefined ? { output: u.output } : {}),
+        }
+        : { kind: u.kind, allowed_origins: u.allowed_origins }
+    )
+    : [];
   const mode: GrantMode = (GRANT_MODES as readonly string[]).includes(r.mode)
     ? r.mode as GrantMode
     : "once";

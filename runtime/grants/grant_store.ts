@@ -1,8 +1,10 @@
 /**
  * The grants table and the one place a grant is redeemed. Operators add (pending, or
  * approved at once when they say so), approve and revoke grants; removing a secret revokes
- * its grants; the runtime redeems them for an agent's fill or capture on the document origin it
- * read from CDP, never one the model named.
+ * its grants; the runtime redeems fill grants for an agent's fill on the document origin it
+ * read from CDP, never one the model named, and checks and consumes capture grants around a
+ * capture's write (`checkCapture`, `consumeCapture`; `capture_checks.ts`): each path accepts
+ * only its own kind.
  *
  * Every operator change and every redemption or refusal is one audit row without values:
  * grant id, agent, session, origin (origin only) and the reason code. The store keeps no cache:
@@ -20,6 +22,7 @@ import { GrantError } from "./errors.ts";
 import {
   type Grant,
   GRANT_ID_RE,
+  isCaptureGrant,
   newGrantId,
   parseGrantInput,
   USE_KINDS,
@@ -27,6 +30,9 @@ import {
 } from "./grant.ts";
 import {
   auditUnavailable,
+  CAPTURE_CHECKED,
+  captureRow,
+  GRANT_CAPTURED,
   GRANT_REDEEMED,
   type GrantAuditEvent,
   type GrantAuditSink,
@@ -35,6 +41,18 @@ import {
 } from "./grant_audit.ts";
 import { type GrantRow, toGrant } from "./grant_row.ts";
 import { closest, judgeGrant, type RedeemRequest, refusal, type Verdict } from "./redeem_checks.ts";
+import {
+  type CaptureCheckRequest,
+  type CaptureConsumeRequest,
+  captureRefusal,
+  type CaptureTarget,
+  type CaptureVerdict,
+  judgeCapture,
+  judgeCaptureAll,
+  occupiedTarget,
+  targetsOf,
+  validateCaptureRequest,
+} from "./capture_checks.ts";
 
 /** What a `GrantStore` is built with. */
 export interface GrantStoreOptions {
@@ -74,9 +92,10 @@ export class GrantStore {
 
   /**
    * Adds a grant from untrusted `input` (see `GrantInputSchema`). It starts `pending` unless
-   * `approve` is set (an operator creating and approving in one step). The secret must be one
-   * the `secrets` port knows; only its id is looked at, so no vault key is needed.
-   * Audited as `grant_add` (and `grant_approve`). Throws `GRANT_INVALID`, `SECRET_NOT_FOUND`,
+   * `approve` is set (an operator creating and approving in one step). A fill grant's secret
+   * must be one the `secrets` port knows; a capture grant's must not be (its capture writes
+   * it). Only the id is looked at, so no vault key is needed. Audited as `grant_add` (and
+   * `grant_approve`). Throws `GRANT_INVALID`, `SECRET_NOT_FOUND`, `CAPTURE_TARGET_OCCUPIED`,
    * `GRANTS_UNAVAILABLE` or `AUDIT_UNAVAILABLE` (then the grant is not kept).
    */
   add(input: unknown, options: OperatorOptions & { approve?: boolean } = {}): Grant {
@@ -86,7 +105,12 @@ export class GrantStore {
     const at = new Date(now).toISOString();
     const id = newGrantId();
     this.#guard(() => {
-      if (!this.#secretExists(g.secret_id)) {
+      const held = this.#secretExists(g.secret_id);
+      if (isCaptureGrant(g)) {
+        // A capture writes into an empty secret: an occupied target could never be written
+        // (and removing its value would revoke the grant with it).
+        if (held) throw occupiedTarget(g.secret_id);
+      } else if (!held) {
         throw new GrantError("SECRET_NOT_FOUND", `the vault holds no secret ${g.secret_id}`);
       }
       this.#db.prepare(
@@ -214,7 +238,8 @@ export class GrantStore {
   }
 
   /**
-   * Redeems grants for one fill or capture: each must belong to `agent`, be approved, not
+   * Redeems grants for one fill (`useKind` `fill`; a capture grant, or `capture`, is refused
+   * `GRANT_WRONG_USE` without its secret being looked at): each must belong to `agent`, be approved, not
    * revoked, not expired, have a use of `useKind` whose origins include the normalized
    * `origin` exactly, not be a used `once` grant, and not be a `session` grant bound to
    * another session. All named grants pass or none is redeemed. On success a `once` grant is
@@ -293,6 +318,97 @@ export class GrantStore {
       throw auditUnavailable(err, "the redemption is refused (the grants stay consumed)");
     }
     return redeemed;
+  }
+
+  /**
+   * Checks a capture before anything is minted, writing no grant and no secret: every output's
+   * grant must pass `judgeCapture()` (agent, approved, not revoked, not expired, not used, a
+   * capture grant whose origins hold the exact `origin`, bound to `workflow` and to that output)
+   * and its target secret id must be empty in the vault; no two outputs may share a target.
+   * Returns where each output will be written (in the order given). Throws `GRANT_INVALID`
+   * (a malformed request), the first failing output's refusal (`GRANT_WRONG_WORKFLOW`,
+   * `GRANT_WRONG_OUTPUT`, `CAPTURE_TARGET_OCCUPIED`, …, the message naming the output), or
+   * `AUDIT_UNAVAILABLE` (an allow row could not be kept: do not mint). Audited as one
+   * `grant_capture_check` row per output: `allow` each when all pass, else `deny` per refused
+   * output.
+   */
+  checkCapture(request: CaptureCheckRequest, now: number = this.#now()): CaptureTarget[] {
+    const valid = validateCaptureRequest(request);
+    const grants = new Map<string, Grant>();
+    this.#guard(() => {
+      for (const o of valid.outputs) {
+        const g = this.#get(o.grantId, now);
+        if (g) grants.set(o.grantId, g);
+      }
+    });
+    const verdicts = this.#guard(() =>
+      judgeCaptureAll(valid, grants, (id) => this.#secretExists(id))
+    );
+    const row = (v: CaptureVerdict, decision: "allow" | "deny", reason: string) =>
+      captureRow("grant_capture_check", valid, valid.sessionId, v.output, v.id, decision, reason);
+    const refused = verdicts.filter((v) => v.refusal);
+    if (refused.length > 0) {
+      for (const v of refused) this.#tryAudit(row(v, "deny", v.refusal!));
+      throw captureRefusal(refused[0]);
+    }
+    try {
+      for (const v of verdicts) this.#audit.append(row(v, "allow", CAPTURE_CHECKED));
+    } catch (err) {
+      throw auditUnavailable(err, "the capture check is refused (nothing was written)");
+    }
+    return targetsOf(verdicts);
+  }
+
+  /**
+   * Marks capture grant `grantId` used after its value was written into its secret: the checks
+   * of `checkCapture()` run again (but the target, which now holds the value), then one
+   * conditional write sets it used (once-mode semantics: a second consumption is `GRANT_USED`).
+   * Returns the used grant. Throws the refusal (the value written stays; the grant is not
+   * consumed), `GRANT_INVALID`, or `AUDIT_UNAVAILABLE` (the grant stays used: fail closed).
+   * Audited as one `grant_capture` row: `allow` `GRANT_CAPTURED`, or `deny` with the code.
+   */
+  consumeCapture(
+    grantId: string,
+    request: CaptureConsumeRequest,
+    now: number = this.#now(),
+  ): Grant {
+    const valid = validateCaptureRequest({
+      ...request,
+      outputs: [{ output: request?.output, grantId }],
+    });
+    const out = valid.outputs[0];
+    const at = new Date(now).toISOString();
+    let verdict: CaptureVerdict | undefined;
+    let used: Grant | undefined;
+    this.#transaction(() => {
+      const grant = this.#get(out.grantId, now);
+      verdict = judgeCapture(out, grant, valid, () => false, false);
+      if (verdict.refusal) return;
+      const changes = Number(
+        this.#db.prepare(
+          `UPDATE grants SET used_at = ?1, last_redeemed_at = ?1, redemptions = redemptions + 1
+            WHERE id = ?2 AND used_at IS NULL AND revoked_at IS NULL
+              AND approved_at IS NOT NULL AND expires_at > ?1`,
+        ).run(at, out.grantId).changes,
+      );
+      if (changes !== 1) {
+        throw new GrantError("GRANTS_UNAVAILABLE", `grant ${out.grantId} changed while capturing`);
+      }
+      used = this.#mustGet(out.grantId, now);
+    });
+    const v = verdict!;
+    const row = (decision: "allow" | "deny", reason: string) =>
+      captureRow("grant_capture", valid, valid.sessionId, out.output, v.id, decision, reason);
+    if (!used) {
+      this.#tryAudit(row("deny", v.refusal!));
+      throw captureRefusal(v, "; the value written stays, the grant was not consumed");
+    }
+    try {
+      this.#audit.append(row("allow", GRANT_CAPTURED));
+    } catch (err) {
+      throw auditUnavailable(err, "the capture grant stays used");
+    }
+    return used;
   }
 
   /** The agent's grants, oldest first (the order a search reports them in). */

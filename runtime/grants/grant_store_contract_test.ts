@@ -18,6 +18,12 @@ import { type GrantPort, sqliteGrantPort } from "./grant_port.ts";
 import { GrantStore } from "./grant_store.ts";
 import { PgGrantStore } from "./pg_grant_store.ts";
 import type { RedeemRequest } from "./redeem_checks.ts";
+import type {
+  CaptureCheckRequest,
+  CaptureConsumeRequest,
+  CaptureOutput,
+  CaptureTarget,
+} from "./capture_checks.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -27,6 +33,27 @@ let tenants = 0;
 
 const NOW = Date.parse("2026-06-01T12:00:00.000Z");
 const SHOP = "http://127.0.0.1:8081";
+const GITHUB = "https://github.com";
+
+/** A capture grant's input: `github_app`'s `pem` into the empty `gh.pem`, once. */
+function captureInput(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    secret_id: "gh.pem",
+    agent: "ci-bot",
+    purpose: "register the CI GitHub App",
+    mode: "once",
+    uses: [{ kind: "capture", allowed_origins: [GITHUB], workflow: "github_app", output: "pem" }],
+    ...overrides,
+  };
+}
+
+/** The use of a capture grant for `output` of `workflow` on `origins`. */
+const captureUse = (output: string, workflow = "github_app", origins = [GITHUB]) => [{
+  kind: "capture",
+  allowed_origins: origins,
+  workflow,
+  output,
+}];
 const code = (c: string) => (err: unknown) => err instanceof GrantError && err.code === c;
 
 class MemorySink implements GrantAuditSink {
@@ -95,6 +122,18 @@ interface World extends AsyncDisposable {
   /** A grant of shop.password for ci-bot (fill on SHOP), approved unless told otherwise. */
   grant(overrides?: Record<string, unknown>, approve?: boolean): Promise<Grant>;
   redeem(overrides?: Partial<RedeemRequest>): Promise<Grant[]>;
+  /**
+   * A capture grant for ci-bot: workflow `github_app`, output `pem`, on GITHUB, into the empty
+   * `gh.pem`, once, approved unless told otherwise.
+   */
+  capture(overrides?: Record<string, unknown>, approve?: boolean): Promise<Grant>;
+  /** `checkCapture` for ci-bot on GITHUB, workflow `github_app`, of `outputs`. */
+  check(
+    outputs: CaptureOutput[],
+    overrides?: Partial<CaptureCheckRequest>,
+  ): Promise<CaptureTarget[]>;
+  /** `consumeCapture` of `grantId` for ci-bot on GITHUB, `github_app`, output `pem`. */
+  consume(grantId: string, overrides?: Partial<CaptureConsumeRequest>): Promise<Grant>;
 }
 
 async function world(adapter: Adapter): Promise<World> {
@@ -134,6 +173,26 @@ async function world(adapter: Adapter): Promise<World> {
         agent: "ci-bot",
         useKind: "fill",
         origin: SHOP,
+        sessionId: "s-1",
+        ...overrides,
+      }),
+    capture: (overrides = {}, approve = true) =>
+      store.add(captureInput(overrides), { approve, by: "cli" }),
+    check: (outputs, overrides = {}) =>
+      store.checkCapture({
+        agent: "ci-bot",
+        origin: `${GITHUB}/settings/apps/new?state=x`,
+        workflow: "github_app",
+        outputs,
+        sessionId: "s-1",
+        ...overrides,
+      }),
+    consume: (grantId, overrides = {}) =>
+      store.consumeCapture(grantId, {
+        agent: "ci-bot",
+        origin: GITHUB,
+        workflow: "github_app",
+        output: "pem",
         sessionId: "s-1",
         ...overrides,
       }),
@@ -178,18 +237,12 @@ for (const adapter of ADAPTERS) {
 
   t("add() with approve is active at once and writes add and approve rows", async (w) => {
     const g = await w.grant({
-      uses: [
-        { kind: "fill", allowed_origins: ["HTTPS://Shop.Test:443/", SHOP, SHOP] },
-        { kind: "capture", allowed_origins: [SHOP] },
-      ],
+      uses: [{ kind: "fill", allowed_origins: ["HTTPS://Shop.Test:443/", SHOP, SHOP] }],
     });
     assert.equal(g.state, "active");
     assert.equal(g.approved_by, "cli");
     assert.equal(g.approved_at, "2026-06-01T12:00:00.000Z");
-    assert.deepEqual(g.uses, [
-      { kind: "fill", allowed_origins: ["https://shop.test", SHOP] },
-      { kind: "capture", allowed_origins: [SHOP] },
-    ]);
+    assert.deepEqual(g.uses, [{ kind: "fill", allowed_origins: ["https://shop.test", SHOP] }]);
     assert.deepEqual(w.sink.rows.map((r) => [r.kind, r.decision, r.reason, r.module, r.rule]), [
       ["grant_add", "event", "GRANT_ADDED", "cli", g.id],
       ["grant_approve", "allow", "GRANT_APPROVED", "cli", g.id],
@@ -478,10 +531,8 @@ for (const adapter of ADAPTERS) {
     await assert.rejects(w.redeem(), code("GRANT_WRONG_ORIGIN"));
     assert.deepEqual(w.sink.rows.map((r) => r.rule), [wrongOrigin.id]);
     const a = await w.grant();
-    const b = await w.grant({
-      secret_id: "shop.user",
-      uses: [{ kind: "capture", allowed_origins: [SHOP] }],
-    });
+    // A capture grant (its target empty) is never a fill candidate, and is left as it was.
+    const b = await w.capture();
     const c = await w.grant({ secret_id: "shop.user", mode: "once" });
     w.sink.rows = [];
     assert.deepEqual((await w.redeem()).map((g) => g.id), [a.id, c.id], "oldest first");
@@ -489,7 +540,8 @@ for (const adapter of ADAPTERS) {
       ["allow", a.id],
       ["allow", c.id],
     ]);
-    assert.deepEqual((await w.redeem({ useKind: "capture" })).map((g) => g.id), [b.id]);
+    await assert.rejects(w.redeem({ useKind: "capture" }), code("GRANT_WRONG_USE"));
+    assert.equal((await w.store.get(b.id))!.state, "active");
     await assert.rejects(w.redeem({ agent: "other-bot" }), code("GRANT_NOT_FOUND"));
     await assert.rejects(w.redeem({ agent: null }), code("GRANT_NOT_FOUND"));
   });
@@ -648,6 +700,284 @@ for (const adapter of ADAPTERS) {
     await assert.rejects(w.redeem({ grantIds: [g.id], agent: "x" }), code("GRANT_WRONG_AGENT"));
     assert.deepEqual(w.asked, []);
   });
+
+  // -------------------------------------------------------------------------------------------
+  // Capture grants: one per output, checked before mint, consumed after the write.
+
+  t("add() takes a capture grant into an empty target and refuses an occupied one", async (w) => {
+    const g = await w.capture({}, false);
+    assert.equal(g.state, "pending");
+    assert.equal(g.secret_id, "gh.pem");
+    assert.deepEqual(g.uses, [{
+      kind: "capture",
+      allowed_origins: [GITHUB],
+      workflow: "github_app",
+      output: "pem",
+    }]);
+    assert.deepEqual(await w.store.get(g.id), g);
+    assert.deepEqual(w.asked, ["gh.pem"], "the target is looked at: it must be empty");
+    // A capture grant never fills, so its target's holding a value would make it dead.
+    await assert.rejects(
+      w.capture({ secret_id: "shop.password" }),
+      code("CAPTURE_TARGET_OCCUPIED"),
+    );
+    for (
+      const bad of [
+        { mode: "standing" },
+        { uses: [...captureUse("pem"), { kind: "fill", allowed_origins: [GITHUB] }] },
+        { uses: [{ kind: "capture", allowed_origins: [GITHUB] }] },
+        { uses: [{ kind: "capture", allowed_origins: [GITHUB], workflow: "github_app" }] },
+      ]
+    ) {
+      await assert.rejects(w.capture(bad), code("GRANT_INVALID"), JSON.stringify(bad));
+    }
+    assert.deepEqual((await w.store.list()).map((x) => x.id), [g.id]);
+  });
+
+  t("fill and capture paths each accept only their own kind, in both directions", async (w) => {
+    const fill = await w.grant({ mode: "once" });
+    const capture = await w.capture();
+    w.sink.rows = [];
+    // The fill path refuses a capture grant, named or searched, without revoking it.
+    await assert.rejects(
+      w.redeem({ grantIds: [capture.id], origin: GITHUB }),
+      code("GRANT_WRONG_USE"),
+    );
+    await assert.rejects(
+      w.redeem({ grantIds: [capture.id], origin: GITHUB, useKind: "capture" }),
+      code("GRANT_WRONG_USE"),
+    );
+    // A search on the capture grant's origin finds no fill grant there (the fill grant came
+    // closest), and leaves the capture grant as it was.
+    await assert.rejects(w.redeem({ origin: GITHUB }), code("GRANT_WRONG_ORIGIN"));
+    // The capture path refuses a fill grant, check and consumption alike.
+    await assert.rejects(
+      w.check([{ output: "pem", grantId: fill.id }], { origin: SHOP }),
+      code("GRANT_WRONG_USE"),
+    );
+    await assert.rejects(w.consume(fill.id, { origin: SHOP }), code("GRANT_WRONG_USE"));
+    assert.deepEqual(await w.store.get(fill.id), fill, "the fill grant is untouched");
+    assert.deepEqual(await w.store.get(capture.id), capture, "the capture grant is untouched");
+    assert.deepEqual(w.sink.rows.map((r) => [r.kind, r.decision, r.reason, r.rule]), [
+      ["grant_redeem", "deny", "GRANT_WRONG_USE", capture.id],
+      ["grant_redeem", "deny", "GRANT_WRONG_USE", capture.id],
+      ["grant_redeem", "deny", "GRANT_WRONG_ORIGIN", fill.id],
+      ["grant_capture_check", "deny", "GRANT_WRONG_USE", fill.id],
+      ["grant_capture", "deny", "GRANT_WRONG_USE", fill.id],
+    ]);
+    // Both still work on their own path.
+    assert.equal((await w.redeem({ grantIds: [fill.id] })).length, 1);
+    assert.equal((await w.check([{ output: "pem", grantId: capture.id }])).length, 1);
+  });
+
+  t(
+    "checkCapture() passes every output, names each target and writes nothing but allow rows",
+    async (w) => {
+      const pem = await w.capture();
+      const secret = await w.capture({ secret_id: "gh.secret", uses: captureUse("client_secret") });
+      const hook = await w.capture({ secret_id: "gh.hook", uses: captureUse("webhook_secret") });
+      const before = await w.store.list();
+      w.sink.rows = [];
+      w.asked.length = 0;
+      const targets = await w.check([
+        { output: "pem", grantId: pem.id },
+        { output: "client_secret", grantId: secret.id },
+        { output: "webhook_secret", grantId: hook.id },
+      ]);
+      assert.deepEqual(targets, [
+        { output: "pem", grantId: pem.id, secretId: "gh.pem" },
+        { output: "client_secret", grantId: secret.id, secretId: "gh.secret" },
+        { output: "webhook_secret", grantId: hook.id, secretId: "gh.hook" },
+      ]);
+      assert.deepEqual(w.asked.sort(), ["gh.hook", "gh.pem", "gh.secret"]);
+      assert.deepEqual(await w.store.list(), before, "a check changes no grant");
+      assert.deepEqual(
+        w.sink.rows,
+        [pem, secret, hook].map((g, i) => ({
+          session: "s-1",
+          agent: "ci-bot",
+          kind: "grant_capture_check",
+          source: "action",
+          origin: GITHUB,
+          method: `capture:github_app/${["pem", "client_secret", "webhook_secret"][i]}`,
+          decision: "allow",
+          reason: "CAPTURE_CHECKED",
+          module: null,
+          rule: g.id,
+        })),
+      );
+      // A check binds nothing: it can be run again.
+      assert.equal((await w.check([{ output: "pem", grantId: pem.id }])).length, 1);
+    },
+  );
+
+  t(
+    "checkCapture() refuses each failed check with its own code, in check order, writing nothing",
+    async (w) => {
+      const g = await w.capture({ expires: "1h" });
+      const pending = await w.capture({ secret_id: "gh.p2" }, false);
+      const revoked = await w.capture({ secret_id: "gh.p3" });
+      await w.store.revoke(revoked.id);
+      const other = await w.capture({ secret_id: "gh.p4", agent: "other-bot" });
+      const pem = (grantId: string) => [{ output: "pem", grantId }];
+      const cases: [string, () => Promise<unknown>][] = [
+        ["GRANT_NOT_FOUND", () => w.check(pem("g_aaaaaaaaaaaaaaaa"))],
+        ["GRANT_NOT_FOUND", () => w.check(pem("../etc"))],
+        ["GRANT_WRONG_AGENT", () => w.check(pem(other.id))],
+        ["GRANT_WRONG_AGENT", () => w.check(pem(g.id), { agent: "other-bot" })],
+        ["GRANT_WRONG_AGENT", () => w.check(pem(g.id), { agent: null })],
+        ["GRANT_REVOKED", () => w.check(pem(revoked.id))],
+        ["GRANT_PENDING", () => w.check(pem(pending.id))],
+        ["GRANT_WRONG_WORKFLOW", () => w.check(pem(g.id), { workflow: "linear_oauth_app" })],
+        ["GRANT_WRONG_OUTPUT", () => w.check([{ output: "client_secret", grantId: g.id }])],
+        ["GRANT_INVALID", () => w.check([])],
+        ["GRANT_INVALID", () => w.check(pem(g.id), { workflow: "GitHub App" })],
+        [
+          "GRANT_INVALID",
+          () => w.check([{ output: "pem", grantId: g.id }, { output: "pem", grantId: pending.id }]),
+        ],
+        [
+          "GRANT_INVALID",
+          () => w.check([{ output: "pem", grantId: g.id }, { output: "key", grantId: g.id }]),
+        ],
+      ];
+      for (
+        const origin of [
+          "https://github.com.evil.test",
+          "http://github.com",
+          "https://github.com:8443",
+          "https://api.github.com",
+          "https://github.com.",
+          "null",
+          "",
+        ]
+      ) {
+        cases.push(["GRANT_WRONG_ORIGIN", () => w.check(pem(g.id), { origin })]);
+      }
+      for (const [expected, p] of cases) {
+        await assert.rejects(p, code(expected), expected);
+      }
+      // The message names the output and the grant; no value is involved anywhere.
+      await assert.rejects(
+        w.check([{ output: "client_secret", grantId: g.id }]),
+        (err: unknown) =>
+          err instanceof GrantError &&
+          err.message ===
+            `output client_secret: the grant is for another output (${g.id}); nothing was written`,
+      );
+      // An occupied target, checked last.
+      w.vault.add("gh.pem");
+      await assert.rejects(w.check(pem(g.id)), code("CAPTURE_TARGET_OCCUPIED"));
+      w.vault.delete("gh.pem");
+      // Expired.
+      w.advance(3_600_000);
+      await assert.rejects(w.check(pem(g.id)), code("GRANT_EXPIRED"));
+      const g2 = (await w.store.get(g.id))!;
+      assert.equal(g2.redemptions, 0);
+      assert.equal(g2.used_at, null);
+      const denied = w.sink.rows.filter((r) => r.kind === "grant_capture_check");
+      assert.ok(denied.every((r) => r.decision === "deny"), "no allow row on a refusal");
+      assert.ok(denied.every((r) => r.rule === null || /^g_[a-z2-7]{16}$/.test(r.rule)));
+      assert.ok(!denied.some((r) => r.rule === "../etc"), "junk ids are not audited");
+    },
+  );
+
+  t(
+    "checkCapture() with one of three grants expired, mismatched or occupied refuses all",
+    async (w) => {
+      const pem = await w.capture();
+      const secret = await w.capture({
+        secret_id: "gh.secret",
+        uses: captureUse("client_secret"),
+        expires: "1h",
+      });
+      const hook = await w.capture({ secret_id: "gh.hook", uses: captureUse("webhook_secret") });
+      const outputs = [
+        { output: "pem", grantId: pem.id },
+        { output: "client_secret", grantId: secret.id },
+        { output: "webhook_secret", grantId: hook.id },
+      ];
+      w.vault.add("gh.hook");
+      w.sink.rows = [];
+      await assert.rejects(w.check(outputs), code("CAPTURE_TARGET_OCCUPIED"));
+      assert.deepEqual(w.sink.rows.map((r) => [r.decision, r.reason, r.rule]), [
+        ["deny", "CAPTURE_TARGET_OCCUPIED", hook.id],
+      ]);
+      w.vault.delete("gh.hook");
+      w.advance(3_600_000);
+      w.sink.rows = [];
+      await assert.rejects(
+        w.check(outputs),
+        (err: unknown) => code("GRANT_EXPIRED")(err) && /output client_secret/.test(String(err)),
+      );
+      assert.deepEqual(w.sink.rows.map((r) => [r.decision, r.reason, r.rule]), [
+        ["deny", "GRANT_EXPIRED", secret.id],
+      ]);
+      // Two outputs into one target: both refused.
+      const twin = await w.capture({ uses: captureUse("client_secret") });
+      await assert.rejects(
+        w.check([{ output: "pem", grantId: pem.id }, {
+          output: "client_secret",
+          grantId: twin.id,
+        }]),
+        code("CAPTURE_TARGET_DUPLICATE"),
+      );
+      for (const g of [pem, secret, hook, twin]) {
+        assert.equal((await w.store.get(g.id))!.redemptions, 0);
+      }
+    },
+  );
+
+  t("consumeCapture() marks the grant used once, audited without values", async (w) => {
+    const g = await w.capture({}, false);
+    await assert.rejects(w.consume(g.id), code("GRANT_PENDING"));
+    await w.store.approve(g.id);
+    await w.check([{ output: "pem", grantId: g.id }]);
+    // The runtime writes the value (the target now holds it), then consumes the grant.
+    w.vault.add("gh.pem");
+    w.advance(1_000);
+    w.sink.rows = [];
+    await assert.rejects(w.consume(g.id, { output: "client_secret" }), code("GRANT_WRONG_OUTPUT"));
+    await assert.rejects(w.consume(g.id, { workflow: "x_app" }), code("GRANT_WRONG_WORKFLOW"));
+    await assert.rejects(w.consume(g.id, { origin: SHOP }), code("GRANT_WRONG_ORIGIN"));
+    await assert.rejects(w.consume(g.id, { agent: "other-bot" }), code("GRANT_WRONG_AGENT"));
+    assert.equal((await w.store.get(g.id))!.redemptions, 0);
+    const used = await w.consume(g.id, { origin: `${GITHUB}/apps/ci?code=c&state=s` });
+    assert.equal(used.state, "used");
+    assert.equal(used.redemptions, 1);
+    assert.equal(used.used_at, "2026-06-01T12:00:01.000Z");
+    assert.deepEqual(await w.store.get(g.id), used);
+    assert.deepEqual(w.sink.rows.at(-1), {
+      session: "s-1",
+      agent: "ci-bot",
+      kind: "grant_capture",
+      source: "action",
+      origin: GITHUB,
+      method: "capture:github_app/pem",
+      decision: "allow",
+      reason: "GRANT_CAPTURED",
+      module: null,
+      rule: g.id,
+    });
+    await assert.rejects(w.consume(g.id), code("GRANT_USED"));
+    await assert.rejects(w.check([{ output: "pem", grantId: g.id }]), code("GRANT_USED"));
+    assert.equal((await w.store.get(g.id))!.redemptions, 1);
+    await assert.rejects(w.consume("g_aaaaaaaaaaaaaaaa"), code("GRANT_NOT_FOUND"));
+    // Removing the captured value revokes its (used) grant like any other.
+    assert.equal(await w.store.revokeForSecret("gh.pem"), 1);
+    assert.equal((await w.store.get(g.id))!.state, "revoked");
+  });
+
+  t("consumeCapture() refuses a revoked or expired grant and leaves it unconsumed", async (w) => {
+    const revoked = await w.capture();
+    await w.store.revoke(revoked.id);
+    await assert.rejects(w.consume(revoked.id), code("GRANT_REVOKED"));
+    const late = await w.capture({ secret_id: "gh.late", expires: "1m" });
+    w.advance(60_000);
+    await assert.rejects(w.consume(late.id), code("GRANT_EXPIRED"));
+    assert.equal((await w.store.get(late.id))!.redemptions, 0);
+    assert.equal((await w.store.get(revoked.id))!.redemptions, 0);
+  });
 }
 
 /** A run of every operation, its grants and rows with ids numbered in order of appearance. */
@@ -663,10 +993,9 @@ async function scenario(adapter: Adapter): Promise<unknown> {
   };
   const once = await w.grant({ mode: "once" }, false);
   const session = await w.grant({ mode: "session", secret_id: "shop.user" });
-  const standing = await w.grant({
-    uses: [{ kind: "capture", allowed_origins: [SHOP, "https://b.test"] }],
-    expires: "1h",
-  });
+  const standing = await w.grant({ expires: "1h" });
+  const pem = await w.capture({ expires: "1h" });
+  const key = await w.capture({ secret_id: "gh.key", uses: captureUse("client_secret") });
   await outcome(w.redeem({ grantIds: [once.id] }));
   await outcome(w.store.approve(once.id, { by: "console" }));
   await outcome(w.store.approve(once.id));
@@ -674,10 +1003,28 @@ async function scenario(adapter: Adapter): Promise<unknown> {
   await outcome(w.redeem({ grantIds: [once.id], sessionId: "s-b" }));
   await outcome(w.redeem({ grantIds: [session.id], sessionId: "s-b" }));
   await outcome(w.redeem({ useKind: "capture", origin: "https://b.test/x" }));
-  await outcome(w.redeem({ useKind: "capture", origin: "https://c.test" }));
-  await outcome(w.redeem({ grantIds: ["junk", standing.id], useKind: "capture" }));
+  await outcome(w.redeem({ grantIds: [pem.id] }));
+  await outcome(w.redeem({ grantIds: ["junk", standing.id] }));
+  await outcome(w.check([{ output: "pem", grantId: standing.id }]));
+  await outcome(w.check([{ output: "client_secret", grantId: pem.id }]));
+  await outcome(w.check([{ output: "pem", grantId: pem.id }], { workflow: "linear_oauth_app" }));
+  await outcome(w.check([{ output: "pem", grantId: pem.id }], { origin: "https://b.test" }));
+  await outcome(w.check([
+    { output: "pem", grantId: pem.id },
+    { output: "client_secret", grantId: key.id },
+  ]));
+  w.vault.add("gh.key");
+  await outcome(w.check([
+    { output: "pem", grantId: pem.id },
+    { output: "client_secret", grantId: key.id },
+  ]));
+  await outcome(w.consume(key.id, { output: "client_secret" }));
+  await outcome(w.consume(key.id, { output: "client_secret" }));
+  await outcome(w.consume(standing.id));
   w.advance(3_600_000);
-  await outcome(w.redeem({ grantIds: [standing.id], useKind: "capture" }));
+  await outcome(w.check([{ output: "pem", grantId: pem.id }]));
+  await outcome(w.consume(pem.id));
+  await outcome(w.redeem({ grantIds: [standing.id] }));
   await outcome(w.store.revoke(standing.id, { by: "api" }));
   await outcome(w.store.revoke(standing.id));
   w.vault.delete("shop.user");
@@ -794,6 +1141,56 @@ Deno.test("PgGrantStore: a session grant raced by two sessions binds to exactly 
     const after = (await r2.store.get(g.id))!;
     assert.equal(after.session_id, won === 0 ? "s-a" : "s-b");
     assert.equal(after.redemptions, 1);
+  }
+});
+
+Deno.test("PgGrantStore: two runtimes consuming one capture grant at once: exactly one marks it used", async () => {
+  await using db2 = await PgDatabase.open({ url: pg.appUrl });
+  const tenant = `grants-${++tenants}`;
+  await addTenant(owner, tenant);
+  const sinks = [new MemorySink(), new MemorySink()];
+  const stores = [app, db2].map((db, i) =>
+    new PgGrantStore(db, tenant, { audit: sinks[i], secrets: { has: () => false } })
+  );
+  const consume = (i: number, id: string) =>
+    stores[i].consumeCapture(id, {
+      agent: "ci-bot",
+      origin: GITHUB,
+      workflow: "github_app",
+      output: "pem",
+      sessionId: `s-${i}`,
+    });
+  for (let n = 0; n < 8; n++) {
+    const g = await stores[0].add(captureInput({ secret_id: `gh.pem-${n}` }), { approve: true });
+    const settled = await Promise.allSettled([consume(0, g.id), consume(1, g.id)]);
+    assert.equal(settled.filter((s) => s.status === "fulfilled").length, 1, `grant ${n}`);
+    const lost = settled.find((s) => s.status === "rejected") as PromiseRejectedResult;
+    assert.ok(code("GRANT_USED")(lost.reason), String(lost.reason));
+    const after = (await stores[1].get(g.id))!;
+    assert.equal(after.redemptions, 1);
+    assert.equal(after.state, "used");
+  }
+  const allows = sinks.flatMap((s) => s.rows).filter((r) => r.kind === "grant_capture");
+  assert.equal(allows.filter((r) => r.decision === "allow").length, 8);
+});
+
+Deno.test("PgGrantStore: the table refuses a capture grant that also fills or is not once", async () => {
+  const { tenant } = await pgTenant();
+  const sql = postgres(pg.appUrl, { max: 1, onnotice: () => {} });
+  const capture =
+    `{"kind":"capture","allowed_origins":["${GITHUB}"],"workflow":"github_app","output":"pem"}`;
+  try {
+    await assertRefused(sql, tenant, [
+      `INSERT INTO grants (tenant_id, id, secret_id, agent, purpose, mode, uses, expires_at,
+        created_at, created_by) VALUES ('${tenant}', 'g_aaaaaaaaaaaaaaad', 'gh.pem', 'ci-bot',
+        'p', 'standing', '[${capture}]', now() + interval '1h', now(), 'x')`,
+      `INSERT INTO grants (tenant_id, id, secret_id, agent, purpose, mode, uses, expires_at,
+        created_at, created_by) VALUES ('${tenant}', 'g_aaaaaaaaaaaaaaae', 'gh.pem', 'ci-bot',
+        'p', 'once', '[${capture}, {"kind":"fill","allowed_origins":["${GITHUB}"]}]',
+        now() + interval '1h', now(), 'x')`,
+    ], /violates check constraint/);
+  } finally {
+    await sql.end();
   }
 });
 

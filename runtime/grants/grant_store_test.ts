@@ -368,12 +368,18 @@ Deno.test("GrantStore.redeem() without ids returns every passing grant, or the c
   assert.throws(() => w.redeem(), code("GRANT_WRONG_ORIGIN"));
   assert.deepEqual(w.sink.rows.map((r) => r.rule), [wrongOrigin.id]);
   const a = w.grant();
+  // A capture grant of the agent (its target empty) is no candidate for a fill, and a search
+  // for it neither revokes it nor takes its empty target for a removed secret.
   const b = w.grant({
-    secret_id: "shop.user",
-    uses: [{ kind: "capture", allowed_origins: [SHOP] }],
+    secret_id: "gh.pem",
+    mode: "once",
+    uses: [{ kind: "capture", allowed_origins: [SHOP], workflow: "github_app", output: "pem" }],
   });
   assert.deepEqual(w.redeem().map((g) => g.id), [a.id]);
-  assert.deepEqual(w.redeem({ useKind: "capture" }).map((g) => g.id), [b.id]);
+  assert.throws(() => w.redeem({ useKind: "capture" }), code("GRANT_WRONG_USE"));
+  assert.throws(() => w.redeem({ grantIds: [b.id] }), code("GRANT_WRONG_USE"));
+  assert.equal(w.store.get(b.id)!.state, "active");
+  assert.equal(w.store.get(b.id)!.redemptions, 0);
   // Another agent's grants are not even candidates.
   assert.throws(() => w.redeem({ agent: "other-bot" }), code("GRANT_NOT_FOUND"));
 });

@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
 import { GrantError } from "./errors.ts";
 import {
+  captureUseOf,
   DEFAULT_EXPIRY_MS,
   GRANT_ID_RE,
   grantOrigin,
   grantState,
   type GrantStateFields,
+  isCaptureGrant,
   newGrantId,
   parseExpiry,
   parseGrantInput,
@@ -77,10 +79,7 @@ Deno.test("parseGrantInput() accepts a full grant, dedupes origins and resolves 
     input({
       mode: "session",
       expires: "2h",
-      uses: [
-        { kind: "fill", allowed_origins: ["https://Shop.test", "https://shop.test:443/"] },
-        { kind: "capture", allowed_origins: ["http://127.0.0.1:8081"] },
-      ],
+      uses: [{ kind: "fill", allowed_origins: ["https://Shop.test", "https://shop.test:443/"] }],
     }),
     NOW,
   );
@@ -89,12 +88,70 @@ Deno.test("parseGrantInput() accepts a full grant, dedupes origins and resolves 
     agent: "ci-bot",
     purpose: "log in to the shop",
     mode: "session",
-    uses: [
-      { kind: "fill", allowed_origins: ["https://shop.test"] },
-      { kind: "capture", allowed_origins: ["http://127.0.0.1:8081"] },
-    ],
+    uses: [{ kind: "fill", allowed_origins: ["https://shop.test"] }],
     expires_at: "2026-06-01T14:00:00.000Z",
   });
+});
+
+Deno.test("parseGrantInput() accepts a capture grant: one capture use binding origins, workflow and output", () => {
+  const g = parseGrantInput(
+    input({
+      secret_id: "gh.app-pem",
+      mode: "once",
+      uses: [{
+        kind: "capture",
+        allowed_origins: ["https://GitHub.com/", "https://github.com"],
+        workflow: "github_app",
+        output: "pem",
+      }],
+    }),
+    NOW,
+  );
+  assert.deepEqual(g.uses, [{
+    kind: "capture",
+    allowed_origins: ["https://github.com"],
+    workflow: "github_app",
+    output: "pem",
+  }]);
+  assert.deepEqual(captureUseOf({ uses: g.uses }), g.uses[0]);
+  assert.ok(isCaptureGrant(g));
+  assert.equal(captureUseOf({ uses: [{ kind: "fill", allowed_origins: [] }] }), undefined);
+  // A stored capture use without its binding captures nothing.
+  assert.equal(captureUseOf({ uses: [{ kind: "capture", allowed_origins: [] }] }), undefined);
+});
+
+Deno.test("parseGrantInput() refuses capture grants that are not one bound capture use, once", () => {
+  const capture = {
+    kind: "capture",
+    allowed_origins: ["https://github.com"],
+    workflow: "github_app",
+    output: "pem",
+  };
+  const fill = { kind: "fill", allowed_origins: ["https://github.com"] };
+  const cases: [Record<string, unknown>, RegExp][] = [
+    // One grant per output, and a capture grant never fills.
+    [input({ mode: "once", uses: [fill, capture] }), /exactly one use/],
+    [input({ mode: "once", uses: [capture, capture] }), /once/],
+    // Once-mode semantics.
+    [input({ mode: "standing", uses: [capture] }), /mode is once/],
+    [input({ mode: "session", uses: [capture] }), /mode is once/],
+    // The binding is required and well-formed; a fill use carries none.
+    [input({ mode: "once", uses: [{ ...capture, workflow: undefined }] }), /uses\.0/],
+    [input({ mode: "once", uses: [{ ...capture, output: undefined }] }), /uses\.0/],
+    [input({ mode: "once", uses: [{ ...capture, output: "PEM" }] }), /uses\.0/],
+    [input({ mode: "once", uses: [{ ...capture, workflow: "github app" }] }), /uses\.0/],
+    [input({ mode: "once", uses: [{ ...capture, output: ["pem", "client_secret"] }] }), /uses/],
+    [input({ mode: "once", uses: [{ ...fill, workflow: "github_app" }] }), /uses\.0/],
+    [input({ mode: "once", uses: [{ ...fill, output: "pem" }] }), /uses\.0/],
+    [input({ mode: "once", uses: [{ ...capture, extra: 1 }] }), /uses\.0/],
+  ];
+  for (const [bad, field] of cases) {
+    assert.throws(
+      () => parseGrantInput(bad, NOW),
+      (err: unknown) => code("GRANT_INVALID")(err) && field.test((err as Error).message),
+      JSON.stringify(bad),
+    );
+  }
 });
 
 Deno.test("parseGrantInput() refuses bad shapes with GRANT_INVALID naming the field", () => {

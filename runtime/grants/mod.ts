@@ -10,9 +10,18 @@ export * from "./grant.ts";
 export * from "./grant_store.ts";
 export * from "./grant_port.ts";
 export {
+  CAPTURE_CHECKED,
+  GRANT_CAPTURED,
   GRANT_REDEEMED,
   type GrantAuditEvent,
   type GrantAuditSink,
   SECRET_REMOVED,
 } from "./grant_audit.ts";
 export type { RedeemRequest } from "./redeem_checks.ts";
+export {
+  CAPTURE_CHECK_ORDER,
+  type CaptureCheckRequest,
+  type CaptureConsumeRequest,
+  type CaptureOutput,
+  type CaptureTarget,
+} from "./capture_checks.ts";

@@ -29,6 +29,7 @@ import { GrantError } from "./errors.ts";
 import {
   type Grant,
   GRANT_ID_RE,
+  isCaptureGrant,
   newGrantId,
   parseGrantInput,
   USE_KINDS,
@@ -36,6 +37,9 @@ import {
 } from "./grant.ts";
 import {
   auditUnavailable,
+  CAPTURE_CHECKED,
+  captureRow,
+  GRANT_CAPTURED,
   GRANT_REDEEMED,
   type GrantAuditEvent,
   operatorRow,
@@ -45,6 +49,18 @@ import type { GrantListFilter, GrantPort } from "./grant_port.ts";
 import { type GrantRow, toGrant } from "./grant_row.ts";
 import type { OperatorOptions } from "./grant_store.ts";
 import { closest, judgeGrant, type RedeemRequest, refusal, type Verdict } from "./redeem_checks.ts";
+import {
+  type CaptureCheckRequest,
+  type CaptureConsumeRequest,
+  captureRefusal,
+  type CaptureTarget,
+  type CaptureVerdict,
+  judgeCapture,
+  judgeCaptureAll,
+  occupiedTarget,
+  targetsOf,
+  validateCaptureRequest,
+} from "./capture_checks.ts";
 
 /**
  * Where grant rows go. A `GrantAuditSink` is one; an `append` that returns a promise is
@@ -127,7 +143,11 @@ export class PgGrantStore implements GrantPort {
     // A JSON value (the client serializes it for the jsonb column).
     const uses = JSON.parse(JSON.stringify(g.uses));
     const grant = await this.#guard(async () => {
-      if (!(await this.#secrets.has(g.secret_id))) {
+      const held = await this.#secrets.has(g.secret_id);
+      if (isCaptureGrant(g)) {
+        // A capture writes into an empty secret (see `GrantStore.add()`).
+        if (held) throw occupiedTarget(g.secret_id);
+      } else if (!held) {
         throw new GrantError("SECRET_NOT_FOUND", `the vault holds no secret ${g.secret_id}`);
       }
       const [row] = await this.#db.tenant(
@@ -315,6 +335,91 @@ export class PgGrantStore implements GrantPort {
       throw auditUnavailable(err, "the redemption is refused (the grants stay consumed)");
     }
     return redeemed;
+  }
+
+  /**
+   * As `GrantStore.checkCapture()`: reads the grants (no lock: nothing is written), asks the
+   * vault about the targets of the grants that pass every other check, judges, audits.
+   */
+  async checkCapture(request: CaptureCheckRequest, now: number = this.#now()): Promise<
+    CaptureTarget[]
+  > {
+    const valid = validateCaptureRequest(request);
+    const ids = [...new Set(valid.outputs.map((o) => o.grantId).filter(idShaped))];
+    const read = ids.length === 0
+      ? []
+      : await this.#inTenant((tx) =>
+        tx<PgGrantRow[]>`SELECT * FROM grants WHERE tenant_id = ${this.tenant} AND id IN ${tx(ids)}`
+      );
+    const grants = new Map(read.map((r) => [r.id, toGrant(grantRow(r), now)]));
+    // First pass: which targets to ask the vault about (those of otherwise passing grants).
+    const ask = new Set<string>();
+    judgeCaptureAll(valid, grants, (secretId) => {
+      ask.add(secretId);
+      return false;
+    });
+    const occupied = new Map<string, boolean>();
+    await this.#guard(async () => {
+      for (const id of ask) occupied.set(id, await this.#secrets.has(id));
+    });
+    const verdicts = judgeCaptureAll(valid, grants, (id) => occupied.get(id) ?? true);
+    const row = (v: CaptureVerdict, decision: "allow" | "deny", reason: string) =>
+      captureRow("grant_capture_check", valid, valid.sessionId, v.output, v.id, decision, reason);
+    const refused = verdicts.filter((v) => v.refusal);
+    if (refused.length > 0) {
+      for (const v of refused) await this.#tryAudit(row(v, "deny", v.refusal!));
+      throw captureRefusal(refused[0]);
+    }
+    try {
+      for (const v of verdicts) await this.#audit.append(row(v, "allow", CAPTURE_CHECKED));
+    } catch (err) {
+      throw auditUnavailable(err, "the capture check is refused (nothing was written)");
+    }
+    return targetsOf(verdicts);
+  }
+
+  /**
+   * As `GrantStore.consumeCapture()`, atomic across runtimes: the grant is locked, judged and
+   * marked used by one conditional `UPDATE … RETURNING` (`used_at IS NULL`, live, approved,
+   * not expired); of two runtimes consuming one grant the second reads it used.
+   */
+  async consumeCapture(
+    grantId: string,
+    request: CaptureConsumeRequest,
+    now: number = this.#now(),
+  ): Promise<Grant> {
+    const valid = validateCaptureRequest({
+      ...request,
+      outputs: [{ output: request?.output, grantId }],
+    });
+    const out = valid.outputs[0];
+    const at = iso(now);
+    const { verdict, used } = await this.#inTenant(async (tx) => {
+      const [grant] = idShaped(out.grantId) ? await this.#lockIds(tx, [out.grantId], now) : [];
+      const verdict = judgeCapture(out, grant, valid, () => false, false);
+      if (verdict.refusal) return { verdict, used: undefined };
+      const rows = await tx<PgGrantRow[]>`UPDATE grants
+        SET used_at = ${at}, last_redeemed_at = ${at}, redemptions = redemptions + 1
+        WHERE tenant_id = ${this.tenant} AND id = ${out.grantId} AND used_at IS NULL
+          AND revoked_at IS NULL AND approved_at IS NOT NULL AND expires_at > ${at}
+        RETURNING *`;
+      if (rows.length !== 1) {
+        throw new GrantError("GRANTS_UNAVAILABLE", `grant ${out.grantId} changed while capturing`);
+      }
+      return { verdict, used: toGrant(grantRow(rows[0]), now) };
+    });
+    const row = (decision: "allow" | "deny", reason: string) =>
+      captureRow("grant_capture", valid, valid.sessionId, out.output, verdict.id, decision, reason);
+    if (!used) {
+      await this.#tryAudit(row("deny", verdict.refusal!));
+      throw captureRefusal(verdict, "; the value written stays, the grant was not consumed");
+    }
+    try {
+      await this.#audit.append(row("allow", GRANT_CAPTURED));
+    } catch (err) {
+      throw auditUnavailable(err, "the capture grant stays used");
+    }
+    return used;
   }
 
   /**

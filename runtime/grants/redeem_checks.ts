@@ -6,12 +6,13 @@
  * @module
  */
 import { GrantError, type GrantErrorCode } from "./errors.ts";
-import type { Grant, UseKind } from "./grant.ts";
+import { type Grant, isCaptureGrant, type UseKind } from "./grant.ts";
 
-/** One redemption: who asks, for what, where. */
+/** One redemption (a fill; capture grants have `checkCapture`/`consumeCapture`). */
 export interface RedeemRequest {
   /** The agent of the session (its key's name; `stdio` for a stdio runtime). */
   agent: string | null;
+  /** `fill`: the only kind this path redeems (`capture` is refused, `GRANT_WRONG_USE`). */
   useKind: UseKind;
   /** The document's origin as read from CDP (a URL is cut to its origin); never the model's. */
   origin: string;
@@ -83,6 +84,10 @@ export function judgeGrant(
     return verdict("GRANT_WRONG_AGENT");
   }
   if (grant.state === "revoked") return verdict("GRANT_REVOKED");
+  // This path fills and only fills: a capture grant (whose secret is empty until its capture
+  // writes it) is refused here before its secret is looked at, so it is never taken for a
+  // grant whose secret left the vault. Capture has its own path (`capture_checks.ts`).
+  if (useKind !== "fill" || isCaptureGrant(grant)) return verdict("GRANT_WRONG_USE");
   if (!secretExists(grant.secret_id)) return verdict("GRANT_REVOKED", true);
   if (grant.state === "expired") return verdict("GRANT_EXPIRED");
   if (grant.state === "pending") return verdict("GRANT_PENDING");

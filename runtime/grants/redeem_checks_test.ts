@@ -77,3 +77,23 @@ Deno.test("refusal() is a GrantError naming the grant when there is one", () => 
   assert.equal(err.message, "the once grant was used already (g_aaaaaaaaaaaaaaaa)");
   assert.equal(refusal("GRANT_NOT_FOUND").message, "no such grant");
 });
+
+Deno.test("judgeGrant() refuses a capture grant before its (empty) target is looked at", () => {
+  const capture = grant({
+    mode: "once",
+    uses: [{ kind: "capture", allowed_origins: [SHOP], workflow: "github_app", output: "pem" }],
+  });
+  let asked = 0;
+  const empty = () => {
+    asked++;
+    return false;
+  };
+  const v = judgeGrant(capture.id, capture, request, SHOP, "fill", empty);
+  assert.deepEqual([v.refusal, v.secretGone, asked], ["GRANT_WRONG_USE", undefined, 0]);
+  // The fill path redeems fills only: `capture` is refused for any grant.
+  const fill = grant();
+  assert.equal(
+    judgeGrant(fill.id, fill, { ...request, useKind: "capture" }, SHOP, "capture", held).refusal,
+    "GRANT_WRONG_USE",
+  );
+});

@@ -87,6 +87,8 @@ export const GRANT_OPTIONS = {
   expires: { type: "string" },
   fill: { type: "string", multiple: true },
   capture: { type: "string", multiple: true },
+  workflow: { type: "string" },
+  output: { type: "string" },
   approve: { type: "boolean" },
   "data-dir": { type: "string" },
   database: { type: "string" },

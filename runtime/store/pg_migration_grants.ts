@@ -4,7 +4,8 @@
  *
  * `grants` mirrors the SQLite table (migration 3 of `database.ts`) with the tenant's id, times
  * as `timestamptz`, `uses` as `jsonb`, and `inserted_at` (the database's clock, for the order
- * of grants added in the same millisecond, as SQLite's rowid). No foreign key to the vault:
+ * of grants added in the same millisecond, as SQLite's rowid); a capture grant's row holds its
+ * one capture use (origins, workflow, output) and mode `once`. No foreign key to the vault:
  * as in SQLite, removing a secret revokes its grants in code and at redemption. Rows are
  * revoked, never deleted.
  *
@@ -49,7 +50,10 @@ export const GRANTS_MIGRATION = `
       AND (revoked_at IS NULL) = (revoke_reason IS NULL)),
     CHECK (session_id IS NULL OR mode = 'session'),
     CHECK ((used_at IS NULL) = (redemptions = 0)),
-    CHECK (mode <> 'once' OR redemptions <= 1)
+    CHECK (mode <> 'once' OR redemptions <= 1),
+    -- A capture grant (runtime/grants/capture_checks.ts) has one use, the capture, and is once.
+    CHECK (NOT uses @> '[{"kind": "capture"}]'
+      OR (jsonb_array_length(uses) = 1 AND mode = 'once'))
   );
   CREATE INDEX grants_secret ON grants (tenant_id, secret_id);
   CREATE INDEX grants_agent ON grants (tenant_id, agent);

@@ -103,6 +103,34 @@ Deno.test("PgVaultRecords: a secret added on runtime A is revealed on runtime B 
   await assert.rejects(a.reveal("shop.user"), code("SECRET_NOT_FOUND"));
 });
 
+Deno.test("PgVaultRecords: addIfAbsent on two runtimes racing into one empty id: exactly one writes, the other fails closed", async () => {
+  await using r = await runtimes();
+  const tenant = await newTenant();
+  const key = randomKey();
+  using a = await open(r.a, tenant, key);
+  using b = await open(r.b, tenant, key);
+  for (let n = 0; n < 20; n++) {
+    const id = `race-${n}`;
+    const settled = await Promise.allSettled([
+      a.addIfAbsent(id, "generic", `value-a-${n}`),
+      b.addIfAbsent(id, "generic", `value-b-${n}`),
+    ]);
+    const won = settled.findIndex((s) => s.status === "fulfilled");
+    assert.notEqual(won, -1, id);
+    const lost = settled[1 - won] as PromiseRejectedResult;
+    assert.ok(code("SECRET_EXISTS")(lost.reason), String(lost.reason));
+    assert.ok(!errorText(lost.reason).includes("value-"), "no value in the error");
+    const expected = `value-${won === 0 ? "a" : "b"}-${n}`;
+    assert.ok((await a.reveal(id)) === expected, id);
+    assert.ok((await b.reveal(id)) === expected, id);
+  }
+  // A held id is never overwritten, from either runtime.
+  await assert.rejects(a.addIfAbsent("race-0", "generic", "late"), code("SECRET_EXISTS"));
+  await assert.rejects(b.add("race-0", "generic", "late"), code("SECRET_EXISTS"));
+  assert.ok((await b.reveal("race-0")).startsWith("value-"));
+  assert.equal((await port(new PgVaultRecords(r.b, tenant)).list()).length, 20, "a row per id");
+});
+
 Deno.test("PgVaultRecords: a runtime opening the tenant's vault with another key gets VAULT_KEY_MISMATCH", async () => {
   await using r = await runtimes();
   const tenant = await newTenant();

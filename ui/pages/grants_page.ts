@@ -53,6 +53,8 @@ export function grantsBody(
     <label>Expires <input name="expires" placeholder="24h, 7d or an ISO time" maxlength="40"></label>
     <label>Fill on (origins, comma-separated) <input name="fill" placeholder="https://portal.example" maxlength="3000"></label>
     <label>Capture on <input name="capture" placeholder="https://portal.example" maxlength="3000"></label>
+    <label>Workflow <input name="workflow" placeholder="github_app" maxlength="64"></label>
+    <label>Output <input name="output" placeholder="pem" maxlength="64"></label>
     <label>Approve now <input type="checkbox" name="approve" value="on"></label>
     <button type="submit">Add grant</button>
     </form>
