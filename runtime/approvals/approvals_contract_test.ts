@@ -316,11 +316,8 @@ for (const adapter of ADAPTERS) {
       assert.deepEqual(await answer, { outcome: "denied", reason: "AUDIT_UNAVAILABLE" });
       assert.deepEqual(audit.rows, []);
       assert.equal(await port.decide(id, "approve", "console"), "not_pending");
-      // Difference (not asserted): the record's state afterwards. `ApprovalQueue` records it
-      // `denied`; `SharedApprovals` leaves the board's row `approved` (the decision won on the
-      // board; only the waiting runtime's row failed), so the console lists as approved a call
-      // that never ran.
-      assert.ok(["approved", "denied"].includes((await decided(port, id))?.state ?? ""));
+      // No console lists as approved a call that never ran.
+      assert.equal((await decided(port, id))?.state, "denied");
     },
   );
 

@@ -141,9 +141,10 @@ export class BoardClient<R extends BoardRecord> {
         // Another tenant's (the channel is shared), or gone from view: nothing to tell.
         if (!record || this.#offChange === undefined) return;
         const before = this.#seen.get(id);
-        // Reads may come back out of order; a state moves once, from pending to final, so
-        // only a first sight or that one move is news.
-        if (before !== undefined && (before !== "pending" || record.state === "pending")) {
+        // Reads may come back out of order; a state never moves back to pending, so only a
+        // first sight or a move to another final state is news (pending to decided, or an
+        // approval whose call did not run, approved to denied).
+        if (before !== undefined && (record.state === before || record.state === "pending")) {
           return;
         }
         this.#seen.delete(id);

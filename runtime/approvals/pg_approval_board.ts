@@ -115,6 +115,20 @@ export class PgApprovalBoard implements AsyncDisposable {
     });
   }
 
+  /**
+   * Records an approved `id` as denied because its call did not run (the waiting runtime
+   * could not keep its audit row): the board then says what happened. True when it changed.
+   */
+  async unrun(id: string): Promise<boolean> {
+    return await this.#db.tenant(this.tenant, async (tx) => {
+      const changed = await tx`UPDATE approvals SET state = 'denied',
+          decided_by = 'audit-unavailable'
+        WHERE tenant_id = ${this.tenant} AND id = ${id} AND state = 'approved' RETURNING id`;
+      if (changed.length > 0) await tx`SELECT pg_notify(${APPROVALS_CHANNEL}, ${id})`;
+      return changed.length > 0;
+    });
+  }
+
   /** Approval `id` of this tenant, or undefined. */
   async get(id: string): Promise<Approval | undefined> {
     const [row] = await this.#db.tenant(

@@ -164,4 +164,44 @@ Deno.test("PgApprovalBoard: a row whose held request is not a RequestView (any r
   assert.equal(await r.b.get(bad.id), undefined);
 });
 
+Deno.test("PgApprovalBoard.unrun: an approval whose call did not run becomes denied, once; nothing else leaves a final state", async () => {
+  await using r = await runtimes();
+  const record = pending();
+  await r.a.post(record);
+  assert.equal(await r.a.unrun(record.id), false, "a pending one is not approved");
+  assert.equal(await r.b.decide(record.id, "approve", "api"), "ok");
+  assert.equal(await r.a.unrun(record.id), true);
+  const after = await r.b.get(record.id);
+  assert.equal(after?.state, "denied");
+  assert.equal(after?.decided_by, "audit-unavailable");
+  assert.equal(await r.a.unrun(record.id), false, "once");
+  // Any other move out of a final state is still refused, for the runtime's role too.
+  const other = pending();
+  await r.a.post(other);
+  assert.equal(await r.b.decide(other.id, "approve", "api"), "ok");
+  const app = await PgDatabase.open({ url: pg.appUrl });
+  try {
+    await assert.rejects(
+      app.tenant(
+        "acme",
+        (tx) =>
+          tx`UPDATE approvals SET state = 'denied', decided_by = 'console' WHERE id = ${other.id}`,
+      ),
+      /APPROVAL_FINAL|23514/,
+    );
+    await assert.rejects(
+      app.tenant(
+        "acme",
+        (tx) =>
+          tx`UPDATE approvals SET state = 'pending', decided_by = 'audit-unavailable'
+          WHERE id = ${other.id}`,
+      ),
+      /APPROVAL_FINAL|23514/,
+    );
+  } finally {
+    await app[Symbol.asyncDispose]();
+  }
+  assert.equal((await r.a.get(other.id))?.state, "approved");
+});
+
 Deno.test(clusterTeardown("PgApprovalBoard tests", pg, owner));

@@ -255,9 +255,13 @@ export class SharedApprovals implements Approver {
     }
     switch (state) {
       case "approved":
-        return written
-          ? { outcome: "approved" }
-          : { outcome: "denied", reason: "AUDIT_UNAVAILABLE" };
+        if (written) return { outcome: "approved" };
+        // The board says approved; nothing runs: it is told so (best effort: the database
+        // may be what failed).
+        await this.#board.unrun(record.id).catch((err) =>
+          log(`approvals: an unrun approval could not be recorded (${codeOf(err)})`)
+        );
+        return { outcome: "denied", reason: "AUDIT_UNAVAILABLE" };
       case "denied":
         return { outcome: "denied", reason: DENIED };
       case "expired":

@@ -306,7 +306,14 @@ export const PG_MIGRATIONS: readonly string[] = [
       END IF;
       RETURN NEW;
     END IF;
-    IF OLD.state <> 'pending' OR NEW.state = 'pending' THEN
+    -- The one move out of a final state, and only ever stricter: an approval whose call
+    -- did not run (its audit row could not be kept) is recorded as denied by the runtime that
+    -- waited, so no console lists as approved what never left the browser.
+    IF OLD.state = 'approved' AND NEW.state = 'denied'
+        AND NEW.decided_by = 'audit-unavailable'
+        AND NEW.decided_at IS NOT DISTINCT FROM OLD.decided_at THEN
+      NULL;
+    ELSIF OLD.state <> 'pending' OR NEW.state = 'pending' THEN
       RAISE EXCEPTION 'APPROVAL_FINAL: a decided approval cannot change'
         USING ERRCODE = 'check_violation';
     END IF;
