@@ -99,6 +99,11 @@ export interface SessionInfo {
   readonly runtime?: string;
   /** Its runtime stopped beating: the runtime, and so the session, is gone. */
   readonly gone?: boolean;
+  /**
+   * What the runtime is doing for it beyond a tool call (a credential capture's step); this
+   * runtime's sessions only.
+   */
+  readonly activity?: string;
 }
 
 /** Whether the runtime's store answers (a shared database may not). */

@@ -12,6 +12,7 @@ export class SessionState {
   #actionsUsed = 0;
   #confirmationsUsed = 0;
   #taint: string | undefined;
+  #activity: string | undefined;
 
   constructor(now: number = Date.now()) {
     this.#startedAt = now;
@@ -30,6 +31,19 @@ export class SessionState {
   /** Why the session was first tainted, e.g. `login`; undefined while clean. */
   get taintReason(): string | undefined {
     return this.#taint;
+  }
+
+  /**
+   * What the runtime is doing for the session beyond a tool call's own work (a capture's
+   * step), for the console; never a value. Undefined when nothing runs.
+   */
+  get activity(): string | undefined {
+    return this.#activity;
+  }
+
+  /** Sets or clears the session's activity line. */
+  setActivity(line: string | undefined): void {
+    this.#activity = line;
   }
 
   /** Marks the session tainted until teardown; the first reason is kept. */

@@ -19,6 +19,7 @@ import { processRedactor } from "../redact/mod.ts";
 import type { HumanChannel } from "../tools/tool.ts";
 import type { IsolationFact } from "../isolation/mod.ts";
 import { requireIsolation } from "./browser_isolation.ts";
+import { grantCaptureService } from "./capture_service.ts";
 import { grantLoginService } from "./login_service.ts";
 import type { PolicyWorld, PolicyWorlds } from "./policy_worlds.ts";
 import { consolePushChannel } from "./push_channel.ts";
@@ -102,6 +103,13 @@ export function connectionFactory(
           })
           : undefined,
       },
+      capture: grantCaptureService({
+        grants: d.grants,
+        vault: d.vault,
+        redactor: processRedactor(),
+        boundary: world.boundary,
+        templates: world.policy.capture,
+      }),
     });
   };
 }

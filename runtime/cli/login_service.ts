@@ -32,15 +32,17 @@ export interface LoginServiceDeps {
 /**
  * A login's `openWrite`: while the runtime types and submits, the session's one write hold
  * admits exactly the filled form's own submission (to a named origin under `read_only`) and
- * refuses every other write. The agent's login and the startup login both open it here.
+ * refuses every other write. The agent's login and the startup login both open it here, and
+ * each step of a credential capture (`purpose: "capture"`, its template's origins named).
  */
 export function openLoginWrite(
   boundary: Pick<Boundary, "openHold">,
   session: string,
   namedOrigins: readonly string[] | undefined,
+  purpose: "login" | "capture" = "login",
 ): () => LoginWriteHold {
   return () => {
-    const hold = loginHold();
+    const hold = loginHold({ purpose });
     const close = boundary.openHold(session, hold);
     return {
       expect: (write) => hold.expect(write && { ...write, namedOrigins }),
@@ -48,6 +50,9 @@ export function openLoginWrite(
       close: () => {
         close();
         return hold.refused;
+      },
+      get admitted() {
+        return hold.admitted;
       },
     };
   };

@@ -138,6 +138,7 @@ function sessionsPort(d: OperatorConsoleDeps): SessionsPort {
       tainted: s.state.tainted,
       isolation: s.isolation,
       startedAt: new Date(s.state.startedAt).toISOString(),
+      ...(s.state.activity ? { activity: s.state.activity } : {}),
     }));
   const shared = d.stores.shared;
   return {

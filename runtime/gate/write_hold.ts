@@ -229,11 +229,42 @@ export interface LoginSubmission {
   /** The entries the form held once filled, as the form would encode them. */
   entries: readonly (readonly [string, string])[];
   /**
+   * `fetch`: the runtime's own request from its isolated world (a capture's code conversion),
+   * not a form's navigation: exactly this method and URL, with an empty body.
+   */
+  request?: "navigation" | "fetch";
+  /**
    * Under `read_only`, the origins the policy names for logins (`login_submit_origins`);
    * undefined when it names none.
    */
   namedOrigins?: readonly string[];
 }
+
+/** What a runtime's own hold is for: a login's submission, or one step of a capture. */
+export interface RuntimeHoldOptions {
+  /** `login` (the default) or `capture`: names the hold's verdicts and their module. */
+  purpose?: "login" | "capture";
+}
+
+const HOLD_CODES = {
+  login: {
+    module: "login",
+    submit: "LOGIN_SUBMIT",
+    mismatch: "LOGIN_WRITE_MISMATCH",
+    notNamed: "LOGIN_ORIGIN_NOT_NAMED",
+  },
+  capture: {
+    module: "capture",
+    submit: "CAPTURE_SUBMIT",
+    mismatch: "CAPTURE_WRITE_MISMATCH",
+    notNamed: "CAPTURE_ORIGIN_NOT_NAMED",
+  },
+} as const satisfies Record<string, {
+  module: string;
+  submit: string;
+  mismatch: RuntimeDenyReason;
+  notNamed: RuntimeDenyReason;
+}>;
 
 /**
  * Opens a hold for a login the runtime submits: exactly the expected submission passes
@@ -241,7 +272,8 @@ export interface LoginSubmission {
  * (`LOGIN_WRITE_MISMATCH`), and so is the submission itself when `read_only` names other
  * origins only (`LOGIN_ORIGIN_NOT_NAMED`).
  */
-export function loginHold(): LoginHold {
+export function loginHold(options: RuntimeHoldOptions = {}): LoginHold {
+  const codes = HOLD_CODES[options.purpose ?? "login"];
   let expected: LoginSubmission | null = null;
   let admitted = false;
   let refused: RuntimeDenyReason | undefined;
@@ -256,7 +288,7 @@ export function loginHold(): LoginHold {
   };
   const refuse = (write: HeldWrite, reason: RuntimeDenyReason) => {
     refused ??= reason;
-    return done(write, deny(reason, { module: "login" }));
+    return done(write, deny(reason, { module: codes.module }));
   };
   return {
     strict: true,
@@ -281,17 +313,17 @@ export function loginHold(): LoginHold {
     },
     judge(write) {
       if (admitted || !expected || !matchesSubmission(write, expected)) {
-        return refuse(write, "LOGIN_WRITE_MISMATCH");
+        return refuse(write, codes.mismatch);
       }
       const origin = normalizeOrigin(expected.url);
       if (
         expected.namedOrigins &&
         !expected.namedOrigins.some((o) => normalizeOrigin(o) === origin)
       ) {
-        return refuse(write, "LOGIN_ORIGIN_NOT_NAMED");
+        return refuse(write, codes.notNamed);
       }
       admitted = true;
-      return done(write, { decision: "allow", reason: "LOGIN_SUBMIT", module: "login" });
+      return done(write, { decision: "allow", reason: codes.submit, module: codes.module });
     },
   };
 }
@@ -308,6 +340,7 @@ function isNavigation(write: HeldWrite): boolean {
 /** Whether `write` is exactly `expected`: method, whole URL and entries (as a multiset). */
 export function matchesSubmission(write: HeldWrite, expected: LoginSubmission): boolean {
   if (write.method !== expected.method.toUpperCase()) return false;
+  if (expected.request === "fetch") return matchesFetch(write, expected);
   if (write.dest !== undefined && !(write.dest === "document" && write.mode === "navigate")) {
     return false;
   }
@@ -360,4 +393,19 @@ function sameEntries(
 /** Form submission turns every newline in a value into CRLF. */
 function normalizeNewlines(v: string): string {
   return v.replace(/\r\n|\r|\n/g, "\r\n");
+}
+
+/** Whether `write` is exactly the runtime's own fetch: its URL, no body, not a navigation. */
+function matchesFetch(write: HeldWrite, expected: LoginSubmission): boolean {
+  if (write.body.length > 0) return false;
+  if (write.dest === "document" || write.mode === "navigate") return false;
+  try {
+    const want = new URL(expected.url);
+    const got = new URL(write.url);
+    want.hash = "";
+    got.hash = "";
+    return got.href === want.href;
+  } catch {
+    return false;
+  }
 }

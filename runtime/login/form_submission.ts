@@ -14,6 +14,11 @@ export interface FormSubmission {
   method: string;
   url: string;
   entries: [string, string][];
+  /**
+   * `fetch`: not a form's navigation but the runtime's own request from its isolated world
+   * (a capture's code conversion): exactly this method and URL, with no body.
+   */
+  request?: "navigation" | "fetch";
 }
 
 // Prototype getters (a page may clobber properties on its elements and forms). Follows the

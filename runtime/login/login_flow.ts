@@ -51,6 +51,8 @@ export interface LoginWriteHold {
   settled(ms: number): Promise<void>;
   /** Closes the hold; the first refusal's code, if any. */
   close(): string | undefined;
+  /** Whether the expected submission went out. */
+  readonly admitted: boolean;
 }
 
 /** What the login may do, from the policy or the grants, never from the model. */

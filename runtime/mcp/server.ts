@@ -23,6 +23,7 @@ import { processRedactor, type Redactor } from "../redact/mod.ts";
 import { withProgress } from "./progress.ts";
 import {
   type AnyTool,
+  type CaptureService,
   type HumanChannel,
   type LoginService,
   ResponseBuilder,
@@ -53,13 +54,15 @@ export interface ConnectionDeps {
   human?: HumanChannel;
   /** Granted credentials for browser_login. */
   login?: LoginService;
+  /** Generated-credential capture for browser_capture_credentials. */
+  capture?: CaptureService;
   /** What the model's text passes through last; default: the process's redactor. */
   redactor?: Redactor;
 }
 
 /** Builds the MCP server of one connection. Closing it disposes the browser session. */
 export function createMcpServer(
-  { session, gate, settings, human, login, redactor = processRedactor() }: ConnectionDeps,
+  { session, gate, settings, human, login, capture, redactor = processRedactor() }: ConnectionDeps,
 ): Server {
   const server = new Server(
     { name: "omotai", version: VERSION },
@@ -92,6 +95,7 @@ export function createMcpServer(
             settings,
             human,
             login,
+            capture,
             signal: extra.signal,
           }),
       );

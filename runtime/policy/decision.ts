@@ -12,7 +12,7 @@ export type DecisionKind = "allow" | "deny" | "confirm";
  * The deny codes the runtime decides with itself (gate, boundary, write holds, approvals,
  * engine, egress). `Decision.reason` stays a `string`: a policy module returns its own
  * UPPER_SNAKE codes (`ORIGIN_NOT_ALLOWED`, `READ_ONLY_WRITE`, ... of the bundled policies),
- * and allows carry `OK`, `WRITE_HELD`, `APPROVED`, `HELD_AT_PROXY`, `LOGIN_SUBMIT`.
+ * and allows carry `OK`, `WRITE_HELD`, `APPROVED`, `HELD_AT_PROXY`, `LOGIN_SUBMIT`, `CAPTURE_SUBMIT`.
  */
 export type RuntimeDenyReason =
   /** An audit row could not be written: nothing runs unaudited. */
@@ -33,6 +33,10 @@ export type RuntimeDenyReason =
   | "DOMAINS_UNREADABLE"
   /** The gate or a judge threw: fail closed. */
   | "GATE_ERROR"
+  /** A capture's hold saw a write other than the step's own request. */
+  | "CAPTURE_WRITE_MISMATCH"
+  /** A capture's request to an origin its workflow's template does not name. */
+  | "CAPTURE_ORIGIN_NOT_NAMED"
   /** A login's hold saw a write other than its own submission. */
   | "LOGIN_WRITE_MISMATCH"
   /** A login's submission to an origin its grant does not name. */

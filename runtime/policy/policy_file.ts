@@ -10,6 +10,7 @@ import { z } from "zod";
 import { PolicyFileError } from "../errors.ts";
 import { normalizeOrigin } from "../net/origin.ts";
 import { canonicalPath } from "../net/paths.ts";
+import { CaptureTemplatesSchema } from "./capture_templates.ts";
 
 const originSchema = z.string().transform((value, ctx) => {
   const origin = normalizeOrigin(value);
@@ -135,6 +136,12 @@ export const PolicyFileSchema = z.strictObject({
    * ISOLATION_UNAVAILABLE. Off by default: the runtime says why and runs without.
    */
   require_isolation: z.boolean().default(false),
+  /**
+   * The operator's templates for generated-credential capture (`browser_capture_credentials`,
+   * docs/capture.md): what each workflow registers with its vendor; a workflow without one
+   * is refused (CAPTURE_UNCONFIGURED).
+   */
+  capture: CaptureTemplatesSchema.optional(),
 });
 
 /** A validated policy. */

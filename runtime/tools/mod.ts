@@ -5,6 +5,7 @@
  * @module
  */
 import { askHumanTool } from "./ask.ts";
+import { captureTool } from "./capture.ts";
 import { handleDialogTool } from "./dialog.ts";
 import { clickTool, pressKeyTool, selectOptionTool, typeTool } from "./element.ts";
 import { fillFormTool } from "./form.ts";
@@ -43,11 +44,13 @@ export const TOOLS: readonly AnyTool[] = [
   takeScreenshotTool,
   askHumanTool,
   loginTool,
+  captureTool,
 ] as unknown as readonly AnyTool[];
 
 export { runTool, type ToolDeps } from "./pipeline.ts";
 export {
   type AnyTool,
+  type CaptureService,
   DEFAULT_TOOL_SETTINGS,
   defineTool,
   type HumanChannel,

@@ -21,6 +21,7 @@ import { normalizeArgs } from "./arg_aliases.ts";
 import { ResponseBuilder, type ToolResult } from "./response.ts";
 import {
   type AnyTool,
+  type CaptureService,
   DEFAULT_TOOL_SETTINGS,
   type HumanChannel,
   type LoginService,
@@ -40,12 +41,14 @@ export interface ToolDeps {
   settings?: Readonly<ToolSettings>;
   human?: HumanChannel;
   login?: LoginService;
+  capture?: CaptureService;
   /** Aborts when the client cancels the call or goes away. */
   signal?: AbortSignal;
 }
 
 /**
- * What a tainted session may still call: status-only snapshots, the login itself, closing,
+ * What a tainted session may still call: status-only snapshots, the login itself, a
+ * credential capture (status only, like a login), closing,
  * and the operator; and, with {@link TAINT_DISMISS}, dismissing a dialog. Everything else
  * (navigation, clicks, typing, tabs, page output) is refused with SESSION_TAINTED until
  * teardown.
@@ -53,6 +56,7 @@ export interface ToolDeps {
 export const TAINT_ALLOWED: ReadonlySet<string> = new Set([
   "browser_snapshot",
   "browser_login",
+  "browser_capture_credentials",
   "browser_close",
   "ask_human",
 ]);
@@ -69,7 +73,7 @@ export const TAINT_DISMISS = "browser_handle_dialog";
 export async function runTool(
   tool: AnyTool,
   rawArgs: unknown,
-  { session, gate, signal, human, login, settings = DEFAULT_TOOL_SETTINGS }: ToolDeps,
+  { session, gate, signal, human, login, capture, settings = DEFAULT_TOOL_SETTINGS }: ToolDeps,
 ): Promise<ToolResult> {
   const response = new ResponseBuilder();
   const parsed = tool.schema.safeParse(normalizeArgs(rawArgs ?? {}));
@@ -92,7 +96,7 @@ export async function runTool(
     return response.denied("SECRET_VALUE", "the arguments hold a stored secret's value")
       .serialize();
   }
-  const ctx: ToolContext = { session, response, settings, human, login, signal };
+  const ctx: ToolContext = { session, response, settings, human, login, capture, signal };
   return await session.exclusive(async () => {
     // The operator's startup login comes before the agent's first action, whatever it is.
     const signedIn = await login?.startup?.(session).catch(() => "startup login: LOGIN_FAILED");
@@ -106,7 +110,7 @@ export async function runTool(
         "SESSION_TAINTED",
         tool.name === TAINT_DISMISS
           ? 'a credential was used in this session; a dialog may only be dismissed: browser_handle_dialog {"accept": false}, without promptText'
-          : 'a credential was used in this session; until it ends only browser_snapshot (status only), browser_login, browser_close and browser_handle_dialog {"accept": false} run',
+          : 'a credential was used in this session; until it ends only browser_snapshot (status only), browser_login, browser_capture_credentials, browser_close and browser_handle_dialog {"accept": false} run',
       );
       return finish(session, response);
     }

@@ -9,6 +9,8 @@
 import type { z } from "zod";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import { InvalidArgumentsError } from "../errors.ts";
+import type { CdpSession } from "../../cdp/mod.ts";
+import type { CaptureAuditRow, CaptureOutcome, CaptureRequest } from "../capture/capture_flow.ts";
 import type { LoginPlan, LoginSecrets, PushChannel } from "../login/login_flow.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
 import type { ResponseBuilder } from "./response.ts";
@@ -67,6 +69,25 @@ export interface LoginService {
   startup?(session: BrowserSession): Promise<string | undefined>;
 }
 
+/**
+ * The runtime's side of `browser_capture_credentials` (built in `cli/capture_service.ts` from
+ * the grants, the vault and the policy's templates): runs a reviewed workflow whose minted
+ * values go straight into the vault under the grants the operator approved.
+ */
+export interface CaptureService {
+  /** The page a workflow starts on (the gate judges going there); undefined: no template. */
+  startUrl(workflow: string): string | undefined;
+  /** Runs the capture on `page`; never throws (the outcome is a status). */
+  capture(
+    page: CdpSession,
+    request: CaptureRequest,
+    session: {
+      audit(row: CaptureAuditRow): void;
+      progress(line: string): void;
+    },
+  ): Promise<CaptureOutcome>;
+}
+
 /** What a tool's functions get. */
 export interface ToolContext {
   session: BrowserSession;
@@ -75,6 +96,8 @@ export interface ToolContext {
   human?: HumanChannel;
   /** Credentials for browser_login; none in a runtime without a vault. */
   login?: LoginService;
+  /** Generated-credential capture; none in a runtime without a vault. */
+  capture?: CaptureService;
   /** Aborts when the client cancels the call or goes away. */
   signal?: AbortSignal;
 }

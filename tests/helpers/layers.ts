@@ -128,6 +128,20 @@ export const LAYERS: readonly LayerRule[] = [
     ],
   },
   {
+    folder: "runtime/capture",
+    job: "generated-credential capture: reviewed vendor workflows writing into the vault",
+    may: [
+      ...BASE,
+      "cdp",
+      "vault",
+      "runtime/net",
+      "runtime/policy",
+      "runtime/grants",
+      "runtime/browser",
+      "runtime/login",
+    ],
+  },
+  {
     folder: "runtime/tools",
     job: "tool definitions, their facts, the pipeline, the response",
     may: [
@@ -141,6 +155,7 @@ export const LAYERS: readonly LayerRule[] = [
       "runtime/redact",
       "runtime/grants",
       "runtime/login",
+      "runtime/capture",
     ],
   },
   {

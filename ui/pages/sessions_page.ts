@@ -1,6 +1,6 @@
 /**
- * The sessions view: each live agent session with its current origin, actions used, taint
- * and isolation, and a Kill button.
+ * The sessions view: each live agent session with its current origin (and what the runtime
+ * is doing for it, a capture's step), actions used, taint and isolation, and a Kill button.
  *
  * @module
  */
@@ -46,7 +46,9 @@ export function sessionsBody(
               ? html`<br><small>${s.runtime}${s.gone ? " (gone)" : ""}</small>`
               : ""}</td>
             <td>${s.agent ?? "—"}</td>
-            <td>${s.origin ?? "—"}</td>
+            <td>${s.origin ?? "—"}${s.activity
+              ? html`<br><small class="activity">${s.activity}</small>`
+              : ""}</td>
             <td>${s.actionsUsed}</td>
             <td class="${s.tainted ? "bad" : ""}">${s.tainted ? "yes" : "no"}</td>
             <td class="${s.isolation === "netns" ? "" : "bad"}">${s.isolation}</td>

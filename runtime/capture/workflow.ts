@@ -1,0 +1,43 @@
+/**
+ * What a capture workflow is: fixed, reviewed code that registers something with a vendor
+ * through the session's browser and returns the values the vendor minted, one per output.
+ * The runtime runs it only after every output's grant passed its check; the model chooses
+ * neither a selector, a URL nor a value.
+ *
+ * @module
+ */
+import type { CdpSession } from "../../cdp/mod.ts";
+import type { LoginWriteHold } from "../login/login_flow.ts";
+
+/** What a running workflow is handed. */
+export interface WorkflowContext {
+  /** The session's tab. */
+  page: CdpSession;
+  /**
+   * Opens the capture's write hold for one step: exactly the request the step expects leaves,
+   * to an origin of the workflow's template, and every other write is refused.
+   */
+  openWrite: () => LoginWriteHold;
+  /**
+   * Hides values from every output before anything else can see them (the process redactor,
+   * and the egress guard for values that must never leave again): a one-time code, each
+   * minted value, the moment the runtime reads it.
+   */
+  guard(values: readonly string[]): void;
+  /** Reports the step now running (the console's progress; never a value). */
+  step(name: string): void;
+}
+
+/** A workflow: its name, its outputs, where values come from, and the steps. */
+export interface CaptureWorkflow<T> {
+  /** The workflow's name in grants and in the tool (`github_app`). */
+  name: string;
+  /** The outputs it mints, each written into its own granted secret id. */
+  outputs: readonly string[];
+  /** The origin the values come from: what every output's grant must name. */
+  origin(template: T): string;
+  /** The origins its requests go to (the hold refuses a write to any other). */
+  writeOrigins(template: T): string[];
+  /** Runs the steps; the minted value of every output, or a `CaptureError`. */
+  run(ctx: WorkflowContext, template: T): Promise<Record<string, string>>;
+}

@@ -1,0 +1,79 @@
+/**
+ * browser_capture_credentials: registers an app with a vendor (a GitHub App by manifest, a
+ * Linear OAuth application) through a reviewed workflow the runtime runs itself, and puts
+ * every credential the vendor mints into the vault under the grants the operator approved.
+ * The model names the workflow and one grant per output; it gets a status and the secret ids
+ * written, never a value. The session is tainted first, whatever the outcome.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { CAPTURE_WORKFLOWS, type WorkflowName } from "../capture/capture_flow.ts";
+import { OmotaiError } from "../errors.ts";
+import { navigateFacts } from "./facts.ts";
+import { defineTool } from "./tool.ts";
+
+const WORKFLOW_NAMES = Object.keys(CAPTURE_WORKFLOWS) as [WorkflowName, ...WorkflowName[]];
+
+export const captureTool = defineTool({
+  name: "browser_capture_credentials",
+  title: "Capture generated credentials into the vault",
+  description:
+    "Register an app with a vendor through the runtime's reviewed workflow (github_app: a " +
+    "GitHub App by manifest, outputs pem, client_secret, webhook_secret; linear_oauth_app: a " +
+    "Linear OAuth application, outputs client_id, client_secret). The runtime fills and " +
+    "submits everything from the operator's template and writes each minted value into the " +
+    "vault under the capture grant you name for that output; you get a status and the secret " +
+    "ids written, never a value. The session is tainted from the start: afterwards only " +
+    "status-only snapshots, browser_login, this tool, browser_close and dismissing a dialog run.",
+  schema: z.strictObject({
+    workflow: z.enum(WORKFLOW_NAMES).describe("The reviewed workflow to run"),
+    outputs: z.record(z.string().min(1).max(64), z.string().min(1).max(64)).describe(
+      'One capture grant id per output of the workflow, e.g. {"pem": "g_…"}',
+    ),
+  }),
+  kind: "navigate",
+  readOnly: false,
+  destructive: false,
+  // The workflow's first page is the operator's template's: the gate judges going there.
+  facts: (ctx, { workflow }) =>
+    navigateFacts(ctx, ctx.capture?.startUrl(workflow) ?? "about:blank"),
+  async handle(ctx, { workflow, outputs }) {
+    const service = ctx.capture;
+    if (!service) {
+      throw new OmotaiError("CAPTURE_UNAVAILABLE", "this runtime has no vault or no grants");
+    }
+    const { session } = ctx;
+    // Tainted first: the vendor's pages show what it minted, whatever happens next.
+    session.state.taint("capture");
+    const page = await session.page();
+    const outcome = await service.capture(page, {
+      agent: session.agent,
+      sessionId: session.id,
+      workflow,
+      outputs,
+    }, {
+      audit: (row) =>
+        session.audit({
+          kind: "capture",
+          source: "action",
+          origin: row.origin ?? undefined,
+          decision: row.decision,
+          reason: row.reason,
+          rule: row.rule,
+        }),
+      progress: (line) => session.state.setActivity(`capture ${line}`),
+    });
+    // The console keeps the outcome beside the session once the steps are done.
+    session.state.setActivity(`capture ${workflow}: ${outcome.status}`);
+    const written = outcome.written.length > 0
+      ? `; written: ${outcome.written.map((w) => `${w.output} -> ${w.secretId}`).join(", ")}`
+      : outcome.ok || /nothing was written/.test(outcome.message)
+      ? ""
+      : "; nothing was written";
+    const line =
+      `capture: ${outcome.status} (${outcome.message}${written}); the session is tainted: only browser_snapshot (status only), browser_login, browser_capture_credentials, browser_close and browser_handle_dialog {"accept": false} run now`;
+    if (!outcome.ok) throw new OmotaiError<string>(outcome.status, line);
+    ctx.response.result(line);
+  },
+});

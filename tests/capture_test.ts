@@ -1,0 +1,477 @@
+/**
+ * Generated-credential capture end to end: a runtime with the policy's templates drives a real
+ * Chromium through a fake GitHub (manifest flow) and a fake Linear (registration form), both
+ * over HTTPS with a test CA, and writes what they mint into the vault under capture grants.
+ * Every refusal submits and writes nothing; a forged callback converts nothing; two racing
+ * captures into one empty secret id write exactly once; and no minted value reaches the MCP
+ * stream, the log, the audit, the database's bytes or the console, in any encoding.
+ */
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { DatabaseSync } from "node:sqlite";
+import { rawKeySource, Vault } from "../vault/mod.ts";
+import { GrantStore } from "../runtime/grants/mod.ts";
+import { secretForms } from "../runtime/redact/mod.ts";
+import { databasePath, openDatabase } from "../runtime/store/database.ts";
+import { GITHUB_CALLBACK_PATH } from "../runtime/capture/github_app.ts";
+import { keyedTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import {
+  type FakeGithubOptions,
+  type FakeLinearOptions,
+  serveFakeGithub,
+  serveFakeLinear,
+} from "./fixtures/capture_vendors.ts";
+
+const KEY = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+const GITHUB_OUTPUTS = ["pem", "client_secret", "webhook_secret"] as const;
+const LINEAR_OUTPUTS = ["client_id", "client_secret"] as const;
+
+Deno.test("browser_capture_credentials: both workflows, every refusal, a race and the leak search", async (t) => {
+  const logs: string[] = [];
+  const error = console.error;
+  console.error = (...args: unknown[]) => {
+    logs.push(args.map(String).join(" "));
+    error(...args);
+  };
+  const ghOptions: FakeGithubOptions = {};
+  const linOptions: FakeLinearOptions = {};
+  await using github = await serveFakeGithub(ghOptions);
+  await using linear = await serveFakeLinear(linOptions);
+  const attackerHits: string[] = [];
+  const attacker = Deno.serve({ hostname: "127.0.0.2", port: 0, onListen: () => {} }, (req) => {
+    attackerHits.push(`${req.method} ${new URL(req.url).pathname}${new URL(req.url).search}`);
+    return new Response("ok");
+  });
+  const dataDir = await Deno.makeTempDir({ prefix: "omotai-capture-" });
+  const db = openDatabase(databasePath(dataDir));
+  {
+    using vault = await Vault.open(db, rawKeySource(KEY));
+    await vault.add("placeholder", "generic", "not-a-minted-value-0000");
+  }
+  const grants = new GrantStore(db, {
+    audit: { append() {} },
+    secrets: { has: (id) => Vault.has(db, id) },
+  });
+  const policy = `allowed_origins:
+  - ${github.origin}
+  - ${linear.origin}
+read_only: true
+capture:
+  github_app:
+    base_url: ${github.origin}
+    manifest:
+      name: Omotai capture test
+      url: https://example.test/app
+      hook_attributes:
+        url: https://example.test/hooks
+      public: false
+      default_permissions:
+        issues: write
+  linear_oauth_app:
+    registration_url: ${linear.registrationUrl}
+    application:
+      name: Omotai capture test
+      developer: Omotai
+      developer_url: https://example.test
+      description: Registered by the runtime
+      callback_urls:
+        - https://example.test/callback
+`;
+  const runtime = await startTestRuntime(dataDir, policy, {
+    vaultKey: { key: KEY },
+    upstreamCa: [github.caPem, linear.caPem],
+  });
+  const key = (await runtime.agents.add("alice")).key;
+  const clients: TestClient[] = [];
+  const connect = async () => {
+    const client = new Client({ name: "capture-test", version: "0" });
+    await client.connect(keyedTransport(runtime.url!, key));
+    const c = new TestClient(client);
+    clients.push(c);
+    return c;
+  };
+  let n = 0;
+  /** One approved capture grant per output into fresh (or given) secret ids. */
+  const grant = (
+    workflow: string,
+    outputs: readonly string[],
+    opts: { origin?: string; expires?: string; target?: (o: string) => string } = {},
+  ) => {
+    const run = ++n;
+    const ids: Record<string, string> = {};
+    const targets: Record<string, string> = {};
+    for (const output of outputs) {
+      const secret_id = opts.target?.(output) ?? `cap-${run}-${output.replace(/_/g, "-")}`;
+      targets[output] = secret_id;
+      ids[output] = grants.add({
+        secret_id,
+        agent: "alice",
+        purpose: "capture test",
+        mode: "once",
+        expires: opts.expires ?? "1h",
+        uses: [{
+          kind: "capture",
+          allowed_origins: [
+            opts.origin ?? (workflow === "github_app" ? github.origin : linear.origin),
+          ],
+          workflow,
+          output,
+        }],
+      }, { approve: true }).id;
+    }
+    return { ids, targets };
+  };
+  const reveal = async (id: string) => {
+    using vault = await Vault.open(db, rawKeySource(KEY));
+    return Vault.has(db, id) ? await vault.reveal(id) : undefined;
+  };
+  const auditRows = () => {
+    const r = new DatabaseSync(databasePath(dataDir), { readOnly: true });
+    try {
+      return r.prepare("SELECT kind, decision, reason, rule FROM audit ORDER BY seq").all() as {
+        kind: string;
+        decision: string;
+        reason: string;
+        rule: string | null;
+      }[];
+    } finally {
+      r.close();
+    }
+  };
+  const capture = async (workflow: string, ids: Record<string, string>) => {
+    const c = await connect();
+    return await c.call("browser_capture_credentials", { workflow, outputs: ids });
+  };
+  /** What the vendor has seen of submissions so far. */
+  const submitted = () =>
+    github.requests.filter((r) => r.startsWith("POST")).length +
+    linear.requests.filter((r) => r.startsWith("POST")).length;
+
+  try {
+    await t.step(
+      "github_app: the manifest flow writes pem, client_secret and webhook_secret",
+      async () => {
+        const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+        const out = await capture("github_app", ids);
+        assert.equal(out.isError, false, out.text);
+        assert.match(out.text, /CAPTURE_DONE/);
+        for (const o of GITHUB_OUTPUTS) assert.ok(out.text.includes(targets[o]), out.text);
+        assert.equal(github.minted.length, 1);
+        assert.equal(github.conversions, 1);
+        const app = github.minted[0];
+        assert.equal(await reveal(targets.pem), app.pem);
+        assert.equal(await reveal(targets.client_secret), app.client_secret);
+        assert.equal(await reveal(targets.webhook_secret), app.webhook_secret);
+        // The manifest is the operator's template with the runtime's own callback.
+        const manifest = github.manifests[0] as Record<string, unknown>;
+        assert.equal(manifest.name, "Omotai capture test");
+        assert.equal(manifest.redirect_url, `${github.origin}${GITHUB_CALLBACK_PATH}`);
+        assert.equal(github.callbacks.length, 1);
+        for (const id of Object.values(ids)) {
+          assert.equal(grants.get(id)?.state, "used");
+        }
+        // Tainted from the start: the page is not the model's to read any more.
+        const c = clients.at(-1)!;
+        const nav = await c.call("browser_navigate", { url: github.origin });
+        assert.equal(nav.isError, true);
+        assert.match(nav.text, /SESSION_TAINTED/);
+        const rows = auditRows().filter((r) => r.kind === "capture");
+        assert.ok(rows.some((r) => r.reason === "CAPTURE_DONE"));
+        assert.equal(rows.filter((r) => r.reason === "CAPTURE_WRITTEN").length, 3);
+      },
+    );
+
+    await t.step(
+      "linear_oauth_app: the registration writes client_id and client_secret",
+      async () => {
+        const { ids, targets } = grant("linear_oauth_app", LINEAR_OUTPUTS);
+        const out = await capture("linear_oauth_app", ids);
+        assert.equal(out.isError, false, out.text);
+        assert.equal(linear.minted.length, 1);
+        const app = linear.minted[0];
+        assert.equal(await reveal(targets.client_id), app.client_id);
+        assert.equal(await reveal(targets.client_secret), app.client_secret);
+        assert.deepEqual(linear.submissions[0], {
+          name: "Omotai capture test",
+          developer: "Omotai",
+          developerUrl: "https://example.test",
+          description: "Registered by the runtime",
+          redirectUris: "https://example.test/callback",
+        });
+      },
+    );
+
+    /** A refusal before anything is minted: nothing submitted, nothing written. */
+    const refused = async (
+      workflow: string,
+      ids: Record<string, string>,
+      targets: Record<string, string>,
+      code: RegExp,
+    ) => {
+      const before = submitted();
+      const out = await capture(workflow, ids);
+      assert.equal(out.isError, true, out.text);
+      assert.match(out.text, code);
+      assert.match(out.text, /nothing (was )?(submitted|written)/);
+      assert.equal(submitted(), before, "nothing was submitted");
+      for (const id of Object.values(targets)) {
+        if (id !== "placeholder") assert.equal(Vault.has(db, id), false, `${id} stays empty`);
+      }
+    };
+
+    await t.step("no approved grant: GRANT_NOT_FOUND, nothing submitted", async () => {
+      await refused(
+        "github_app",
+        { pem: "g_nosuchgrant0001", client_secret: "g_nosuch2", webhook_secret: "g_nosuch3" },
+        {},
+        /GRANT_NOT_FOUND/,
+      );
+    });
+
+    await t.step("a grant pending approval: GRANT_PENDING", async () => {
+      const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+      const pending = grants.add({
+        secret_id: "cap-pending-pem",
+        agent: "alice",
+        purpose: "pending",
+        mode: "once",
+        uses: [{
+          kind: "capture",
+          allowed_origins: [github.origin],
+          workflow: "github_app",
+          output: "pem",
+        }],
+      });
+      await refused("github_app", { ...ids, pem: pending.id }, targets, /GRANT_PENDING/);
+    });
+
+    await t.step("grants for another origin: GRANT_WRONG_ORIGIN", async () => {
+      const { ids, targets } = grant("github_app", GITHUB_OUTPUTS, { origin: linear.origin });
+      await refused("github_app", ids, targets, /GRANT_WRONG_ORIGIN/);
+    });
+
+    await t.step("a mismatched output (two grants swapped): GRANT_WRONG_OUTPUT", async () => {
+      const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+      await refused(
+        "github_app",
+        { ...ids, pem: ids.client_secret, client_secret: ids.pem },
+        targets,
+        /GRANT_WRONG_OUTPUT/,
+      );
+    });
+
+    await t.step("a grant of the other workflow: GRANT_WRONG_WORKFLOW", async () => {
+      // Bound to Linear's origin: only the workflow is wrong.
+      const gh = grant("github_app", GITHUB_OUTPUTS, { origin: linear.origin });
+      const lin = grant("linear_oauth_app", LINEAR_OUTPUTS);
+      await refused(
+        "linear_oauth_app",
+        { client_id: lin.ids.client_id, client_secret: gh.ids.client_secret },
+        lin.targets,
+        /GRANT_WRONG_WORKFLOW/,
+      );
+    });
+
+    await t.step("outputs that are not the workflow's: CAPTURE_OUTPUTS", async () => {
+      const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+      const { webhook_secret: _, ...two } = ids;
+      await refused("github_app", two, targets, /CAPTURE_OUTPUTS/);
+      await refused("github_app", { ...ids, client_id: ids.pem }, targets, /CAPTURE_OUTPUTS/);
+    });
+
+    await t.step(
+      "an occupied target: CAPTURE_TARGET_OCCUPIED, the value there unchanged",
+      async () => {
+        const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+        {
+          using vault = await Vault.open(db, rawKeySource(KEY));
+          await vault.add(targets.webhook_secret, "generic", "already-here-value-123");
+        }
+        await refused(
+          "github_app",
+          ids,
+          { pem: targets.pem, client_secret: targets.client_secret },
+          /CAPTURE_TARGET_OCCUPIED/,
+        );
+        assert.equal(await reveal(targets.webhook_secret), "already-here-value-123");
+      },
+    );
+
+    await t.step("one of three grants expired: GRANT_EXPIRED", async () => {
+      const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+      const short = grant("github_app", ["client_secret"], {
+        expires: new Date(Date.now() + 1_000).toISOString(),
+      });
+      await new Promise((r) => setTimeout(r, 1_300));
+      await refused(
+        "github_app",
+        { ...ids, client_secret: short.ids.client_secret },
+        { ...targets, extra: short.targets.client_secret },
+        /GRANT_EXPIRED/,
+      );
+    });
+
+    await t.step("a forged callback state: CAPTURE_STATE_MISMATCH, no conversion", async () => {
+      const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+      const conversions = github.conversions;
+      ghOptions.forgeState = "forged-state-0123456789";
+      try {
+        const out = await capture("github_app", ids);
+        assert.equal(out.isError, true);
+        assert.match(out.text, /CAPTURE_STATE_MISMATCH/);
+      } finally {
+        delete ghOptions.forgeState;
+      }
+      assert.equal(github.conversions, conversions);
+      for (const id of Object.values(targets)) assert.equal(Vault.has(db, id), false);
+      for (const id of Object.values(ids)) assert.equal(grants.get(id)?.state, "active");
+    });
+
+    await t.step(
+      "a callback to another origin: CAPTURE_CALLBACK_REFUSED, the code never leaves",
+      async () => {
+        const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+        const conversions = github.conversions;
+        ghOptions.callbackOrigin = `https://127.0.0.2:${attacker.addr.port}`;
+        try {
+          const out = await capture("github_app", ids);
+          assert.equal(out.isError, true);
+          assert.match(out.text, /CAPTURE_CALLBACK_REFUSED/);
+        } finally {
+          delete ghOptions.callbackOrigin;
+        }
+        assert.equal(github.conversions, conversions);
+        assert.deepEqual(attackerHits, [], "the attacker's origin received nothing");
+        for (const id of Object.values(targets)) assert.equal(Vault.has(db, id), false);
+      },
+    );
+
+    await t.step(
+      "a changed layout: CAPTURE_PAGE_UNEXPECTED, nothing minted or written",
+      async () => {
+        const gh = grant("github_app", GITHUB_OUTPUTS);
+        const minted = github.minted.length;
+        ghOptions.layout = "changed";
+        try {
+          const out = await capture("github_app", gh.ids);
+          assert.match(out.text, /CAPTURE_PAGE_UNEXPECTED/);
+        } finally {
+          delete ghOptions.layout;
+        }
+        assert.equal(github.minted.length, minted);
+        for (const id of Object.values(gh.targets)) assert.equal(Vault.has(db, id), false);
+
+        const lin = grant("linear_oauth_app", LINEAR_OUTPUTS);
+        const submissions = linear.submissions.length;
+        linOptions.layout = "changed";
+        try {
+          const out = await capture("linear_oauth_app", lin.ids);
+          assert.match(out.text, /CAPTURE_PAGE_UNEXPECTED/);
+        } finally {
+          delete linOptions.layout;
+        }
+        assert.equal(linear.submissions.length, submissions, "the form was not submitted");
+        // The vendor minted but the answer page is not the expected one: nothing is written.
+        linOptions.layout = "answer-changed";
+        try {
+          const out = await capture("linear_oauth_app", lin.ids);
+          assert.match(out.text, /CAPTURE_PAGE_UNEXPECTED/);
+        } finally {
+          delete linOptions.layout;
+        }
+        assert.equal(linear.minted.length, submissions + 1);
+        for (const id of Object.values(lin.targets)) assert.equal(Vault.has(db, id), false);
+      },
+    );
+
+    await t.step("two racing captures into one empty secret id: exactly one writes", async () => {
+      const a = grant("github_app", GITHUB_OUTPUTS, {
+        target: (o) => o === "pem" ? "race-pem" : `race-a-${o.replace(/_/g, "-")}`,
+      });
+      const b = grant("github_app", GITHUB_OUTPUTS, {
+        target: (o) => o === "pem" ? "race-pem" : `race-b-${o.replace(/_/g, "-")}`,
+      });
+      // Both conversions wait for each other: both captures passed their checks and minted.
+      let arrived = 0;
+      let release!: () => void;
+      const both = new Promise<void>((r) => release = r);
+      ghOptions.beforeConversion = () => {
+        if (++arrived === 2) release();
+        return Promise.race([both, new Promise<void>((r) => setTimeout(r, 30_000))]);
+      };
+      const minted = github.minted.length;
+      let outs;
+      try {
+        outs = await Promise.all([capture("github_app", a.ids), capture("github_app", b.ids)]);
+      } finally {
+        delete ghOptions.beforeConversion;
+      }
+      assert.equal(arrived, 2, "both captures reached the conversion");
+      assert.equal(github.minted.length, minted + 2);
+      const done = outs.filter((o) => !o.isError);
+      const failed = outs.filter((o) => o.isError);
+      assert.equal(done.length, 1, outs.map((o) => o.text).join("\n"));
+      assert.equal(failed.length, 1);
+      assert.match(failed[0].text, /CAPTURE_WRITE_FAILED/);
+      assert.match(failed[0].text, /CAPTURE_TARGET_OCCUPIED/);
+      const pem = await reveal("race-pem");
+      const winners = github.minted.slice(minted).filter((m) => m.pem === pem);
+      assert.equal(winners.length, 1, "race-pem holds exactly one capture's pem");
+      const loser = done[0] === outs[0] ? b : a;
+      for (const o of ["client_secret", "webhook_secret"]) {
+        assert.equal(
+          Vault.has(db, loser.targets[o]),
+          false,
+          "the loser stopped at its first write",
+        );
+      }
+    });
+
+    await t.step("the leak search: no minted value anywhere, in any encoding", async () => {
+      const values = [
+        ...github.minted.flatMap((m) => [m.pem, m.client_secret, m.webhook_secret, m.code]),
+        ...github.minted.flatMap((m) =>
+          m.pem.split("\n").filter((l) => l.length >= 16 && !l.startsWith("-----"))
+        ),
+        ...linear.minted.map((m) => m.client_secret),
+      ];
+      const forms = [...new Set(values.flatMap((v) => secretForms(v)))].filter((f) =>
+        f.length >= 12
+      );
+      // The search finds what it looks for: each minted value is among its own forms.
+      assert.ok(values.length >= 10 && values.every((v) => forms.some((f) => v.includes(f))));
+      const audit = JSON.stringify(
+        new DatabaseSync(databasePath(dataDir), { readOnly: true }).prepare(
+          "SELECT * FROM audit",
+        ).all(),
+      );
+      const bytes = new TextDecoder("latin1").decode(await Deno.readFile(databasePath(dataDir)));
+      const consolePages: string[] = [];
+      const headers = { authorization: `Bearer ${runtime.adminToken}` };
+      for (const path of ["/api/sessions", "/api/audit", "/api/grants", "/api/secrets"]) {
+        const res = await fetch(new URL(path, runtime.consoleUrl ?? runtime.url), { headers });
+        consolePages.push(await res.text());
+      }
+      const places: [string, string][] = [
+        ["the MCP stream", clients.flatMap((c) => c.outputs).join("\n")],
+        ["the log", logs.join("\n")],
+        ["the audit", audit],
+        ["the database's bytes", bytes],
+        ["the console", consolePages.join("\n")],
+      ];
+      for (const [where, text] of places) {
+        for (const form of forms) {
+          assert.ok(!text.includes(form), `a minted value is in ${where}`);
+        }
+      }
+      assert.ok(consolePages.join("").includes("capture"), "the console shows the captures");
+    });
+  } finally {
+    console.error = error;
+    for (const c of clients) await c[Symbol.asyncDispose]();
+    await runtime[Symbol.asyncDispose]();
+    await attacker.shutdown();
+    db.close();
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  }
+});
