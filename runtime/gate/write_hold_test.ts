@@ -157,3 +157,38 @@ Deno.test("isFormSubmission() is a top-level navigation to the form's own action
   assert.equal(isFormSubmission(write(), undefined), false);
   assert.equal(isFormSubmission(write({ dest: undefined, mode: undefined }), form), true);
 });
+
+Deno.test('loginHold({ purpose: "capture" }) names its verdicts for the capture', async () => {
+  const hold = loginHold({ purpose: "capture" });
+  hold.expect({ ...expected, namedOrigins: ["https://login.test"] });
+  const refused = await hold.judge(write({}, "user=alice&pass=other"), facts);
+  assert.deepEqual([refused.reason, refused.module], ["CAPTURE_WRITE_MISMATCH", "capture"]);
+  const allowed = await hold.judge(write(), facts);
+  assert.deepEqual([allowed.reason, allowed.module], ["CAPTURE_SUBMIT", "capture"]);
+  const unnamed = loginHold({ purpose: "capture" });
+  unnamed.expect({ ...expected, namedOrigins: ["https://vendor.test"] });
+  assert.equal((await unnamed.judge(write(), facts)).reason, "CAPTURE_ORIGIN_NOT_NAMED");
+});
+
+Deno.test("matchesSubmission() admits the runtime's own fetch only as sent: its URL, no body, no navigation", () => {
+  const conversion: LoginSubmission = {
+    method: "POST",
+    url: "https://vendor.test/api/v3/app-manifests/c0de/conversions",
+    entries: [],
+    request: "fetch",
+  };
+  const fetchOf = (extra: Partial<HeldWrite> = {}, body = ""): HeldWrite =>
+    write({ url: conversion.url, dest: "empty", mode: "cors", contentType: null, ...extra }, body);
+  const vectors: [string, HeldWrite, boolean][] = [
+    ["the fetch itself", fetchOf(), true],
+    ["without Sec-Fetch (plain http)", fetchOf({ dest: undefined, mode: undefined }), true],
+    ["a body added", fetchOf({}, "x=1"), false],
+    ["another code", fetchOf({ url: conversion.url.replace("c0de", "c0df") }), false],
+    ["a query added", fetchOf({ url: `${conversion.url}?to=evil` }), false],
+    ["a navigation to the same URL", fetchOf({ dest: "document", mode: "navigate" }), false],
+    ["a GET", fetchOf({ method: "GET" }), false],
+  ];
+  for (const [name, w, want] of vectors) {
+    assert.equal(matchesSubmission(w, conversion), want, name);
+  }
+});
