@@ -117,6 +117,16 @@ export class OmotaiError<C extends string = RuntimeErrorCode> extends CodedError
   }
 }
 
+/**
+ * An error's code when it carries a well-formed one (`AUDIT_UNAVAILABLE`, `ECONNRESET`, a
+ * PostgreSQL SQLSTATE), else undefined. The one way to name a caught error in a log line, an
+ * audit row or a status: never by its message, which could quote a page or a value.
+ */
+export function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^[A-Za-z0-9_]{1,40}$/.test(code) ? code : undefined;
+}
+
 /** Tool arguments failed validation. */
 export class InvalidArgumentsError extends OmotaiError {
   constructor(message: string) {

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { errorCode } from "../errors.ts";
 import { log } from "../log.ts";
 import type { BoardRecord } from "./board_signals.ts";
 
@@ -171,6 +172,5 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 
 /** An error's code for the log: never its message, which could quote a value. */
 export function codeOf(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^[A-Za-z0-9_]{1,40}$/.test(code) ? code : "error";
+  return errorCode(err) ?? "error";
 }

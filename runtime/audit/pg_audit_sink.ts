@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { errorCode, OmotaiError } from "../errors.ts";
 import { log as runtimeLog } from "../log.ts";
 import type { AuditEvent, AuditRow, AuditWriter } from "./audit_row.ts";
 import type { AuditStore } from "./audit_store.ts";
@@ -203,8 +203,6 @@ function unavailable(code: string): OmotaiError {
   return new OmotaiError("AUDIT_UNAVAILABLE", `audit rows not written (${code})`);
 }
 
-/** An error's code when it has a well-formed one (never its message). */
 function codeOf(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^[A-Z0-9_]{1,40}$/.test(code) ? code : "ERROR";
+  return errorCode(err) ?? "ERROR";
 }

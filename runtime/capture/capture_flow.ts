@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { errorCode } from "../errors.ts";
 import type { CdpSession } from "../../cdp/mod.ts";
 import type { SecretKind } from "../../vault/mod.ts";
 import type { CaptureTarget } from "../grants/capture_checks.ts";
@@ -195,10 +196,7 @@ export async function performCapture(
   }
 }
 
-function codeOf(err: unknown): string | undefined {
-  const code = (err as { code?: unknown })?.code;
-  return typeof code === "string" && /^[A-Z][A-Z0-9_]*$/.test(code) ? code : undefined;
-}
+const codeOf = errorCode;
 
 /** A grant refusal's own message (it names the output and the grant, never a value). */
 function safeMessage(err: unknown): string {

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { errorCode } from "../errors.ts";
 import type { Vault } from "../../vault/mod.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import { navigate } from "../browser/navigation.ts";
@@ -41,8 +42,7 @@ export function startupLogin(
     done.add(session);
     const origin = new URL(login.url).origin;
     const status = await run(session).catch((err) => {
-      const code = (err as { code?: unknown }).code;
-      return { ok: false, status: typeof code === "string" ? code : "LOGIN_FAILED" };
+      return { ok: false, status: errorCode(err) ?? "LOGIN_FAILED" };
     });
     session.audit({
       kind: "startup_login",

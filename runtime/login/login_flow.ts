@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { errorCode } from "../errors.ts";
 import type { CdpSession } from "../../cdp/mod.ts";
 import { keyEvents } from "../browser/keys.ts";
 import { runAndSettle } from "../browser/navigation.ts";
@@ -255,12 +256,7 @@ export async function performLogin(
     return out(false, "LOGIN_FAILED", `still on a login page after ${MAX_LOGIN_STEPS} pages`);
   } catch (err) {
     // Only the error's code or name: a CDP message could quote what was being typed.
-    const code = (err as { code?: unknown })?.code;
-    return out(
-      false,
-      "LOGIN_FAILED",
-      `the login stopped: ${typeof code === "string" ? code : "browser error"}`,
-    );
+    return out(false, "LOGIN_FAILED", `the login stopped: ${errorCode(err) ?? "browser error"}`);
   }
 }
 

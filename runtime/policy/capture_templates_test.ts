@@ -33,7 +33,7 @@ Deno.test("CaptureTemplatesSchema refuses what the runtime owns or needs, naming
     ],
     [
       "no hook_attributes (a webhook secret is captured)",
-      GITHUB.replace(/      hook_attributes:\n        url: \S+\n/, ""),
+      GITHUB.replace(/ {6}hook_attributes:\n {8}url: \S+\n/, ""),
       /hook_attributes/,
     ],
     ["an unknown workflow", "capture:\n  jira_app: {}\n", /unknown key "capture.jira_app"/],

@@ -11,7 +11,7 @@
  * @module
  */
 import postgres from "postgres";
-import { OmotaiError } from "../errors.ts";
+import { errorCode, OmotaiError } from "../errors.ts";
 import { bounded } from "./bounded.ts";
 import { PG_MIGRATIONS } from "./pg_migrations.ts";
 import { TENANT_ID } from "./tenant.ts";
@@ -198,8 +198,7 @@ export class PgDatabase implements AsyncDisposable {
  */
 function unavailable(err: unknown): OmotaiError {
   if (err instanceof OmotaiError) return err;
-  const code = (err as { code?: unknown })?.code;
-  const what = typeof code === "string" && /^[A-Z0-9_]{1,40}$/.test(code) ? code : "ERROR";
+  const what = errorCode(err) ?? "ERROR";
   const message = err instanceof Error ? err.message : "";
   // A trigger's own refusal names itself; it carries no row data.
   const own = /^((?:AUDIT|TENANT|APPROVAL|QUESTION|GRANT)_[A-Z_]+): [\w ,.'()-]{0,200}$/.exec(

@@ -20,7 +20,7 @@
  */
 import { Buffer } from "node:buffer";
 import { createHash, createHmac } from "node:crypto";
-import { OmotaiError } from "../errors.ts";
+import { errorCode, OmotaiError } from "../errors.ts";
 import type { PgDatabase, PgTx } from "./pg_database.ts";
 import { TENANT_ID } from "./tenant.ts";
 
@@ -124,8 +124,7 @@ export class PgOperatorSessions {
     try {
       return await this.#db.tenant(this.#tenant, query);
     } catch (err) {
-      const code = (err as { code?: unknown })?.code;
-      this.#onError(typeof code === "string" ? code : "ERROR");
+      this.#onError(errorCode(err) ?? "ERROR");
       return undefined;
     }
   }
