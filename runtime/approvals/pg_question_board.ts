@@ -150,6 +150,21 @@ export class PgQuestionBoard implements AsyncDisposable {
     });
   }
 
+  /**
+   * Records an answered `id` as withdrawn because its answer never reached the agent (the
+   * asking runtime could not keep its audit row); the answer's text is dropped. True when it
+   * changed.
+   */
+  async unrun(id: string): Promise<boolean> {
+    return await this.#db.tenant(this.tenant, async (tx) => {
+      const changed = await tx`UPDATE questions SET state = 'withdrawn', answer = NULL,
+          answered_by = 'audit-unavailable'
+        WHERE tenant_id = ${this.tenant} AND id = ${id} AND state = 'answered' RETURNING id`;
+      if (changed.length > 0) await tx`SELECT pg_notify(${QUESTIONS_CHANNEL}, ${id})`;
+      return changed.length > 0;
+    });
+  }
+
   /** Question `id` of this tenant, or undefined. */
   async get(id: string): Promise<HumanQuestion | undefined> {
     const [row] = await this.#db.tenant(

@@ -244,6 +244,11 @@ export class SharedQuestions {
     switch (state) {
       case "answered":
         if (!written) {
+          // The board says answered; the agent never gets it: it is told so (best effort: the
+          // database may be what failed).
+          await this.#board.unrun(record.id).catch((err) =>
+            log(`questions: an unrun answer could not be recorded (${codeOf(err)})`)
+          );
           throw new OmotaiError("AUDIT_UNAVAILABLE", "the answer could not be audited");
         }
         // Read back from the board: nothing else is ever returned as an answer (the table

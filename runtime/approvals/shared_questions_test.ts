@@ -308,6 +308,10 @@ Deno.test("SharedQuestions: an answer whose audit row cannot be written is AUDIT
   assert.equal(await b.questions.answer(listed.id, "secret answer", "console"), "ok");
   await rejectsWith(answer, "AUDIT_UNAVAILABLE");
   assert.deepEqual(a.audit.rows, []);
+  // The board says what happened: withdrawn, by the audit's failure, without the answer.
+  const after = await b.board.get(listed.id);
+  assert.equal(after?.state, "withdrawn");
+  assert.equal(after?.answer, undefined);
   // A timeout happens whether or not it can be written down.
   assert.deepEqual(await a.questions.ask(ask(), 100), { timeout: true });
 });

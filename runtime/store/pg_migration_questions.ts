@@ -46,15 +46,23 @@ export const QUESTIONS_MIGRATION = `
       END IF;
       RETURN NEW;
     END IF;
-    IF OLD.state <> 'pending' OR NEW.state = 'pending' THEN
-      RAISE EXCEPTION 'QUESTION_FINAL: a finished question cannot change'
-        USING ERRCODE = 'check_violation';
-    END IF;
     IF (NEW.tenant_id, NEW.id, NEW.runtime, NEW.agent, NEW.session, NEW.question,
         NEW.created_at, NEW.expires_at)
       IS DISTINCT FROM (OLD.tenant_id, OLD.id, OLD.runtime, OLD.agent, OLD.session,
         OLD.question, OLD.created_at, OLD.expires_at) THEN
       RAISE EXCEPTION 'QUESTION_FINAL: only the outcome of a question changes'
+        USING ERRCODE = 'check_violation';
+    END IF;
+    -- The one move out of a final state: an answer the asking runtime could not audit never
+    -- reached its agent, so the board records the question as withdrawn (by
+    -- 'audit-unavailable') and keeps no answer nobody acted on.
+    IF OLD.state = 'answered' AND NEW.state = 'withdrawn' AND NEW.answer IS NULL
+        AND NEW.answered_by = 'audit-unavailable'
+        AND NEW.answered_at IS NOT DISTINCT FROM OLD.answered_at THEN
+      RETURN NEW;
+    END IF;
+    IF OLD.state <> 'pending' OR NEW.state = 'pending' THEN
+      RAISE EXCEPTION 'QUESTION_FINAL: a finished question cannot change'
         USING ERRCODE = 'check_violation';
     END IF;
     IF NEW.state = 'answered' THEN
