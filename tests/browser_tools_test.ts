@@ -175,6 +175,7 @@ Deno.test("no tool runs page script or reads raw HTML; hints are honest", async 
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, [
     "ask_human",
+    "browser_capture_credentials",
     "browser_click",
     "browser_close",
     "browser_console_messages",
