@@ -43,6 +43,8 @@ export class Dialogs implements TargetWatcher {
   /** Tabs caught looping: their dialogs are dismissed unseen until the tab is gone. */
   #looping = new Set<string>();
   #listeners = new Set<(d: OpenDialog) => void>();
+  /** Open `dismissUnseen()` scopes: while any is, every dialog is dismissed unseen. */
+  #dismissing = 0;
 
   constructor(onLoop: LoopHandler, now: () => number = Date.now) {
     this.#onLoop = onLoop;
@@ -74,6 +76,20 @@ export class Dialogs implements TargetWatcher {
     return this.#open.get(tabId);
   }
 
+  /**
+   * Until the returned function is called, every dialog that opens on any tab is dismissed
+   * unseen: a workflow the runtime runs itself (a credential capture) answers no page's
+   * dialog, and is not cut short by one.
+   */
+  dismissUnseen(): () => void {
+    this.#dismissing++;
+    let open = true;
+    return () => {
+      if (open) this.#dismissing--;
+      open = false;
+    };
+  }
+
   /** Calls `listener` for every dialog that opens; returns the unsubscribe function. */
   onOpen(listener: (d: OpenDialog) => void): () => void {
     this.#listeners.add(listener);
@@ -92,7 +108,7 @@ export class Dialogs implements TargetWatcher {
   }
 
   #opening(tabId: string, session: CdpSession, e: Protocol.Page.JavascriptDialogOpeningEvent) {
-    if (this.#looping.has(tabId)) {
+    if (this.#looping.has(tabId) || this.#dismissing > 0) {
       session.send("Page.handleJavaScriptDialog", { accept: false }).catch(() => {});
       return;
     }

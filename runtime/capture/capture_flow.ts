@@ -62,6 +62,8 @@ export interface CaptureDeps {
   templates: CaptureTemplates | undefined;
   /** Opens the capture's write hold naming `origins`. */
   openWrite(origins: readonly string[]): () => LoginWriteHold;
+  /** Confines the session to `origins` until the returned function is called. */
+  confine(origins: readonly string[]): () => void;
   /** Hides values from every output (redactor and egress guard). */
   guard(values: readonly string[]): void;
   /** Appends one audit row of the session (a throw stops the capture before its next step). */
@@ -130,10 +132,12 @@ export async function performCapture(
       return out(false, code, `${safeMessage(err)}; nothing was submitted`);
     }
     let values: Record<string, string>;
+    const reach = workflow.reach(template);
+    const release = deps.confine(reach);
     try {
       values = await workflow.run({
         page,
-        openWrite: deps.openWrite(workflow.writeOrigins(template)),
+        openWrite: deps.openWrite(reach),
         guard: (v) => deps.guard(v),
         step: (s) => {
           progress(s);
@@ -147,6 +151,8 @@ export async function performCapture(
         : `the browser failed under the workflow (${codeOf(err) ?? "browser error"})`;
       deps.audit({ origin, decision: "deny", reason: code });
       return out(false, code, `${message}; nothing was written`);
+    } finally {
+      release();
     }
     for (const target of targets) {
       const value = values[target.output];

@@ -30,7 +30,7 @@ import {
   requireOrigin,
   sendNavigation,
 } from "./page_steps.ts";
-import type { CaptureWorkflow, WorkflowContext } from "./workflow.ts";
+import { type CaptureWorkflow, secretShaped, type WorkflowContext } from "./workflow.ts";
 import { readFormSubmission } from "../login/form_submission.ts";
 
 /** The path of the runtime's callback on the vendor's origin. */
@@ -68,14 +68,18 @@ const CONVERT = `async function (url) {
   return { status: r.status, text: text.length > ${MAX_ANSWER_CHARS} ? null : text };
 }`;
 
+/** A manifest code as GitHub issues them (20 hex characters today). */
+const CODE_RE = /^[A-Za-z0-9_.-]{16,128}$/;
+/** A PEM private key, and nothing around it. */
+const PEM_RE =
+  /^-----BEGIN [A-Z ]*PRIVATE KEY-----\n[A-Za-z0-9+/=\n]{64,16384}\n-----END [A-Z ]*PRIVATE KEY-----\n?$/;
+
 const ConversionSchema = z.object({
   id: z.number(),
   slug: z.string().min(1).max(200),
-  pem: z.string().regex(
-    /^-----BEGIN [A-Z ]*PRIVATE KEY-----\n[\s\S]+\n-----END [A-Z ]*PRIVATE KEY-----\s*$/,
-  ),
-  client_secret: z.string().min(16).max(512),
-  webhook_secret: z.string().min(8).max(512),
+  pem: z.string().regex(PEM_RE),
+  client_secret: z.string().refine(secretShaped),
+  webhook_secret: z.string().refine(secretShaped),
 });
 
 /** The origin of the template's vendor. */
@@ -95,7 +99,7 @@ export const githubApp: CaptureWorkflow<GithubAppTemplate> = {
   name: "github_app",
   outputs: ["pem", "client_secret", "webhook_secret"],
   origin: baseOrigin,
-  writeOrigins: (t) => [...new Set([baseOrigin(t), new URL(githubApiBase(t)).origin])],
+  reach: (t) => [...new Set([baseOrigin(t), new URL(githubApiBase(t)).origin])],
   run: runGithubApp,
 };
 
@@ -148,62 +152,73 @@ async function runGithubApp(
     );
   }
   const confirmedAt = Date.now();
-  await sendNavigation(
-    page,
-    ctx.openWrite,
-    submission,
-    () => pressEnter(page, button),
-    "the confirmation",
-  );
-
-  ctx.step("reading the vendor's callback");
-  const back = await here(page);
-  let url: URL;
-  try {
-    url = new URL(back.url);
-  } catch {
-    await leave(page);
-    throw new CaptureError("CAPTURE_CALLBACK_REFUSED", "the vendor did not call back");
-  }
-  const code = url.searchParams.get("code") ?? "";
-  // Hidden before anything else reads the URL: whoever holds the code can convert it.
-  if (code) ctx.guard([code]);
-  await leave(page);
-  if (url.origin !== origin || url.pathname !== callback.pathname) {
-    throw new CaptureError(
-      "CAPTURE_CALLBACK_REFUSED",
-      `the callback came to ${url.origin === origin ? "another path" : "another origin"}`,
-    );
-  }
-  if (url.searchParams.get("state") !== state) {
-    throw new CaptureError(
-      "CAPTURE_STATE_MISMATCH",
-      "the callback's state is not the one the runtime sent",
-    );
-  }
-  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(code)) {
-    throw new CaptureError("CAPTURE_CALLBACK_REFUSED", "the callback carries no code");
-  }
-  if (Date.now() - confirmedAt > CODE_LIFETIME_MS) {
-    throw new CaptureError("CAPTURE_CODE_EXPIRED", "the code is older than an hour");
-  }
-
-  ctx.step("converting the code");
-  // From the vendor's origin (same-origin on an Enterprise Server): the hold admits exactly
-  // this POST, with no body.
-  await open(page, `${origin}/`, "the vendor's page");
-  const conversion = `${githubApiBase(t)}/app-manifests/${encodeURIComponent(code)}/conversions`;
-  const hold = ctx.openWrite();
+  // From the confirmation on, no page script runs in the tab: the document the code comes
+  // back to (and any a vendor's page would open to fish for it) cannot read its URL, and no
+  // vendor script can race the runtime's conversion.
+  await page.send("Emulation.setScriptExecutionDisabled", { value: true });
   let answer: { status: number; text: string | null } | undefined;
+  let code = "";
   try {
-    hold.expect({ method: "POST", url: conversion, entries: [], request: "fetch" });
-    answer = await inWorld<{ status: number; text: string | null }>(page, CONVERT, [conversion])
-      .catch(() => undefined);
+    await sendNavigation(
+      page,
+      ctx.openWrite,
+      submission,
+      () => pressEnter(page, button),
+      "the confirmation",
+    );
+
+    ctx.step("reading the vendor's callback");
+    const back = await here(page);
+    let url: URL;
+    try {
+      url = new URL(back.url);
+    } catch {
+      throw new CaptureError("CAPTURE_CALLBACK_REFUSED", "the vendor did not call back");
+    }
+    code = url.searchParams.get("code") ?? "";
+    const codeShaped = CODE_RE.test(code);
+    // Hidden before anything else reads the URL: whoever holds the code can convert it. Only
+    // a code shaped like GitHub's: the guard is process-wide, and a vendor must not make an
+    // ordinary string a secret.
+    if (codeShaped) ctx.guard([code]);
+    if (url.origin !== origin || url.pathname !== callback.pathname) {
+      throw new CaptureError(
+        "CAPTURE_CALLBACK_REFUSED",
+        `the callback came to ${url.origin === origin ? "another path" : "another origin"}`,
+      );
+    }
+    if (url.searchParams.get("state") !== state) {
+      throw new CaptureError(
+        "CAPTURE_STATE_MISMATCH",
+        "the callback's state is not the one the runtime sent",
+      );
+    }
+    if (!codeShaped) {
+      throw new CaptureError("CAPTURE_CALLBACK_REFUSED", "the callback carries no code");
+    }
+    if (Date.now() - confirmedAt > CODE_LIFETIME_MS) {
+      throw new CaptureError("CAPTURE_CODE_EXPIRED", "the code is older than an hour");
+    }
+
+    ctx.step("converting the code");
+    // From the callback's document on the vendor's origin (same-origin on an Enterprise
+    // Server), scripts still off: the hold admits exactly this POST, with no body.
+    const conversion = `${githubApiBase(t)}/app-manifests/${encodeURIComponent(code)}/conversions`;
+    const hold = ctx.openWrite();
+    try {
+      hold.expect({ method: "POST", url: conversion, entries: [], request: "fetch" });
+      answer = await inWorld<{ status: number; text: string | null }>(page, CONVERT, [
+        conversion,
+      ]).catch(() => undefined);
+    } finally {
+      hold.close();
+    }
+    if (!hold.admitted) {
+      throw new CaptureError("CAPTURE_WRITE_REFUSED", "the conversion did not leave the browser");
+    }
   } finally {
-    hold.close();
-  }
-  if (!hold.admitted) {
-    throw new CaptureError("CAPTURE_WRITE_REFUSED", "the conversion did not leave the browser");
+    await leave(page);
+    await page.send("Emulation.setScriptExecutionDisabled", { value: false }).catch(() => {});
   }
   if (!answer || typeof answer.text !== "string") {
     throw new CaptureError("CAPTURE_VENDOR_ANSWER", "the vendor's conversion did not answer");
@@ -214,12 +229,13 @@ async function runGithubApp(
   } catch {
     throw new CaptureError("CAPTURE_VENDOR_ANSWER", "the conversion's answer is not JSON");
   }
-  // Every value guarded before it is checked: a malformed answer still holds real secrets.
+  // Each output guarded as soon as it is shaped like one, before the answer as a whole is
+  // judged: a malformed answer may still hold real secrets. Nothing else in it is guarded.
   const record = json !== null && typeof json === "object" ? json as Record<string, unknown> : {};
-  ctx.guard(
-    ["pem", "client_secret", "webhook_secret", "client_id"]
-      .map((k) => record[k]).filter((v): v is string => typeof v === "string"),
-  );
+  ctx.guard([
+    ...(typeof record.pem === "string" && PEM_RE.test(record.pem) ? [record.pem] : []),
+    ...[record.client_secret, record.webhook_secret].filter(secretShaped),
+  ]);
   if (answer.status !== 201 && answer.status !== 200) {
     throw new CaptureError(
       "CAPTURE_VENDOR_ANSWER",

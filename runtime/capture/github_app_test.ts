@@ -29,8 +29,8 @@ Deno.test("githubApiBase() is api.github.com for github.com, /api/v3 on an Enter
 Deno.test("githubApp names the vendor's origin for the grants and both origins for the hold", () => {
   const t = template("");
   assert.equal(githubApp.origin(t), "https://github.com");
-  assert.deepEqual(githubApp.writeOrigins(t), ["https://github.com", "https://api.github.com"]);
+  assert.deepEqual(githubApp.reach(t), ["https://github.com", "https://api.github.com"]);
   const ghe = template("    base_url: https://ghe.example.com\n");
-  assert.deepEqual(githubApp.writeOrigins(ghe), ["https://ghe.example.com"]);
+  assert.deepEqual(githubApp.reach(ghe), ["https://ghe.example.com"]);
   assert.deepEqual(githubApp.outputs, ["pem", "client_secret", "webhook_secret"]);
 });

@@ -28,7 +28,7 @@ import {
   sendNavigation,
   typeInto,
 } from "./page_steps.ts";
-import type { CaptureWorkflow, WorkflowContext } from "./workflow.ts";
+import { type CaptureWorkflow, secretShaped, type WorkflowContext } from "./workflow.ts";
 
 /** The registration form (Linear's markup; a change there is refused, not guessed). */
 export const LINEAR_FORM = "form#oauth-application-form";
@@ -49,9 +49,6 @@ const TEXT = `function () {
   return Object.getOwnPropertyDescriptor(Node.prototype, "textContent").get.call(this);
 }`;
 
-/** What Linear's client ids and secrets look like. */
-const VALUE_RE = /^[A-Za-z0-9_-]{16,256}$/;
-
 function origin(t: LinearOauthAppTemplate): string {
   return new URL(t.registration_url).origin;
 }
@@ -61,7 +58,7 @@ export const linearOauthApp: CaptureWorkflow<LinearOauthAppTemplate> = {
   name: "linear_oauth_app",
   outputs: ["client_id", "client_secret"],
   origin,
-  writeOrigins: (t) => [origin(t)],
+  reach: (t) => [origin(t)],
   run: runLinearOauthApp,
 };
 
@@ -116,8 +113,9 @@ async function runLinearOauthApp(
     const secretNode = await only(page, LINEAR_CLIENT_SECRET, "client secret");
     const clientId = String(await inWorld<string>(page, TEXT, [], idNode) ?? "").trim();
     const secret = String(await inWorld<string>(page, TEXT, [], secretNode) ?? "").trim();
-    ctx.guard([clientId, secret].filter((v) => v !== ""));
-    if (!VALUE_RE.test(clientId) || !VALUE_RE.test(secret)) {
+    // Guarded only when shaped like Linear's: the guard is process-wide.
+    ctx.guard([clientId, secret].filter(secretShaped));
+    if (!secretShaped(clientId) || !secretShaped(secret)) {
       throw new CaptureError(
         "CAPTURE_VENDOR_ANSWER",
         "the page's client id or secret is not shaped like Linear's",

@@ -9,6 +9,17 @@
 import type { CdpSession } from "../../cdp/mod.ts";
 import type { LoginWriteHold } from "../login/login_flow.ts";
 
+/**
+ * Whether `value` looks like a minted secret worth guarding: 16 to 512 characters of a
+ * token's alphabet with at least 8 distinct ones. The guard is process-wide (every session's
+ * redactor and egress check), so a vendor's answer must not make an ordinary string
+ * (`https://`, a word) a secret; a value that fails is neither guarded nor stored.
+ */
+export function secretShaped(value: unknown): value is string {
+  return typeof value === "string" && /^[A-Za-z0-9_.~+=-]{16,512}$/.test(value) &&
+    new Set(value).size >= 8;
+}
+
 /** What a running workflow is handed. */
 export interface WorkflowContext {
   /** The session's tab. */
@@ -36,8 +47,11 @@ export interface CaptureWorkflow<T> {
   outputs: readonly string[];
   /** The origin the values come from: what every output's grant must name. */
   origin(template: T): string;
-  /** The origins its requests go to (the hold refuses a write to any other). */
-  writeOrigins(template: T): string[];
+  /**
+   * The origins it reaches: while it runs, the session reaches no other (any request to one
+   * is refused), and each step's hold admits its write only to one of these.
+   */
+  reach(template: T): string[];
   /** Runs the steps; the minted value of every output, or a `CaptureError`. */
   run(ctx: WorkflowContext, template: T): Promise<Record<string, string>>;
 }

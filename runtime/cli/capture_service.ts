@@ -21,7 +21,7 @@ export interface CaptureServiceDeps {
   /** The open vault; none when the runtime was started without a vault key. */
   vault?: Vault;
   redactor: Redactor;
-  boundary: Pick<Boundary, "openHold">;
+  boundary: Pick<Boundary, "openHold" | "confine">;
   /** The policy's `capture:` templates. */
   templates: CaptureTemplates | undefined;
 }
@@ -62,6 +62,7 @@ export function grantCaptureService(deps: CaptureServiceDeps): CaptureService {
         grants: deps.grants,
         vault,
         templates: deps.templates,
+        confine: (origins) => deps.boundary.confine(request.sessionId, origins),
         openWrite: (origins) =>
           openLoginWrite(deps.boundary, request.sessionId, origins, "capture"),
         guard(values) {

@@ -12,6 +12,7 @@
 import type { AuditEvent, AuditWriter } from "../audit/audit_row.ts";
 import { type RequestContext, requestRow } from "./audit_rows.ts";
 import { isPrivateHost } from "../net/addresses.ts";
+import { normalizeOrigin } from "../net/origin.ts";
 import type { DomainSnapshot } from "./domains.ts";
 import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
@@ -48,6 +49,8 @@ export class Boundary {
   #deps: BoundaryDeps;
   #domainGeneration = -1;
   #holds = new Map<string, WriteHold>();
+  /** Sessions a runtime workflow confines to a few origins while it runs (a capture). */
+  #confined = new Map<string, ReadonlySet<string>>();
   /** The runtime's own origins (console, MCP): never reachable from the browser. */
   #reserved = new Set<string>();
 
@@ -97,6 +100,25 @@ export class Boundary {
     ctx: RequestContext,
     write?: HeldWrite,
   ): Promise<Decision> {
+    const confined = this.#confined.get(ctx.session);
+    if (confined) {
+      // While a capture runs, nothing of the session reaches an origin its template does not
+      // name, read or write: a page holding a one-time code or a minted value has nowhere
+      // else to send it.
+      const list = Array.isArray(alternatives) ? alternatives : [alternatives as Facts];
+      const inside = list.filter((f) => {
+        const o = f.target?.origin;
+        return typeof o === "string" && confined.has(normalizeOrigin(o) ?? "");
+      });
+      if (inside.length === 0) {
+        return await this.#audited(
+          list[0],
+          ctx,
+          deny("CAPTURE_ORIGIN_NOT_NAMED", { module: "capture" }),
+        );
+      }
+      alternatives = inside;
+    }
     // A proxy tunnel may stand for more than one origin (https or ws on one port): the first
     // alternative the policy allows wins, and one row is audited either way.
     const list = Array.isArray(alternatives) ? alternatives : [alternatives as Facts];
@@ -213,6 +235,19 @@ export class Boundary {
   /** Appends an audit row; throws `AUDIT_UNAVAILABLE` when it cannot. */
   record(event: AuditEvent): void {
     this.#deps.audit?.append(event);
+  }
+
+  /**
+   * Confines `session` to `origins` until the returned function is called: every request to
+   * any other origin, of any method, is denied `CAPTURE_ORIGIN_NOT_NAMED` before a policy is
+   * asked. A capture holds it for the whole workflow.
+   */
+  confine(session: string, origins: readonly string[]): () => void {
+    const set = new Set(origins.map((o) => normalizeOrigin(o)).filter((o) => o !== undefined));
+    this.#confined.set(session, set);
+    return () => {
+      if (this.#confined.get(session) === set) this.#confined.delete(session);
+    };
   }
 
   /**

@@ -267,3 +267,33 @@ Deno.test("Boundary.judgeRequest() lets a guarded credential leave only as the l
   broken = true;
   assert.equal(await reason(get("https://portal.test/p?x=plain")), "SECRET_IN_REQUEST");
 });
+
+Deno.test("Boundary.confine() refuses every request of the session to another origin, any method, until released", async () => {
+  await using b = await boundaryWith(true, ["https://vendor.test", "https://elsewhere.test"]);
+  const release = b.boundary.confine("s-1", ["https://vendor.test", "https://api.vendor.test"]);
+  assert.equal(
+    (await b.boundary.judgeRequest(request("https://vendor.test/a"), ctx)).decision,
+    "allow",
+  );
+  for (const method of ["GET", "POST", "HEAD"]) {
+    const d = await b.boundary.judgeRequest(request("https://elsewhere.test/x", method), ctx);
+    assert.deepEqual([d.decision, d.reason], ["deny", "CAPTURE_ORIGIN_NOT_NAMED"], method);
+  }
+  // A tunnel that may be either origin keeps only the confined alternative.
+  const either = await b.boundary.judgeRequest(
+    [request("https://elsewhere.test/"), request("https://vendor.test/")],
+    proxyCtx,
+  );
+  assert.equal(either.decision, "allow");
+  // Another session is not confined.
+  const other = await b.boundary.judgeRequest(request("https://elsewhere.test/x"), {
+    ...ctx,
+    session: "s-2",
+  });
+  assert.equal(other.decision, "allow");
+  release();
+  assert.equal(
+    (await b.boundary.judgeRequest(request("https://elsewhere.test/x"), ctx)).decision,
+    "allow",
+  );
+});

@@ -14,6 +14,17 @@ import { navigateFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 
 const WORKFLOW_NAMES = Object.keys(CAPTURE_WORKFLOWS) as [WorkflowName, ...WorkflowName[]];
+const grantId = z.string().min(1).max(64);
+/**
+ * Every workflow's outputs as optional keys of one strict object: a key no workflow has (or
+ * `__proto__`, which a record would drop unseen) is refused by the schema itself.
+ */
+const OUTPUTS = z.strictObject(
+  Object.fromEntries(
+    [...new Set(Object.values(CAPTURE_WORKFLOWS).flatMap((w) => w.outputs))]
+      .map((o) => [o, grantId.optional()]),
+  ),
+);
 
 export const captureTool = defineTool({
   name: "browser_capture_credentials",
@@ -28,7 +39,7 @@ export const captureTool = defineTool({
     "status-only snapshots, browser_login, this tool, browser_close and dismissing a dialog run.",
   schema: z.strictObject({
     workflow: z.enum(WORKFLOW_NAMES).describe("The reviewed workflow to run"),
-    outputs: z.record(z.string().min(1).max(64), z.string().min(1).max(64)).describe(
+    outputs: OUTPUTS.describe(
       'One capture grant id per output of the workflow, e.g. {"pem": "g_…"}',
     ),
   }),
@@ -36,8 +47,19 @@ export const captureTool = defineTool({
   readOnly: false,
   destructive: false,
   // The workflow's first page is the operator's template's: the gate judges going there.
-  facts: (ctx, { workflow }) =>
-    navigateFacts(ctx, ctx.capture?.startUrl(workflow) ?? "about:blank"),
+  facts: (ctx, { workflow }) => {
+    if (!ctx.capture) {
+      throw new OmotaiError("CAPTURE_UNAVAILABLE", "this runtime has no vault or no grants");
+    }
+    const start = ctx.capture.startUrl(workflow);
+    if (!start) {
+      throw new OmotaiError<string>(
+        "CAPTURE_UNCONFIGURED",
+        `the policy has no capture template for ${workflow}`,
+      );
+    }
+    return navigateFacts(ctx, start);
+  },
   async handle(ctx, { workflow, outputs }) {
     const service = ctx.capture;
     if (!service) {
@@ -47,11 +69,15 @@ export const captureTool = defineTool({
     // Tainted first: the vendor's pages show what it minted, whatever happens next.
     session.state.taint("capture");
     const page = await session.page();
+    // The workflow answers no dialog and is not cut short by one.
+    const dialogsBack = session.guard.dialogs.dismissUnseen();
     const outcome = await service.capture(page, {
       agent: session.agent,
       sessionId: session.id,
       workflow,
-      outputs,
+      outputs: Object.fromEntries(
+        Object.entries(outputs).filter((e): e is [string, string] => typeof e[1] === "string"),
+      ),
     }, {
       audit: (row) =>
         session.audit({
@@ -63,7 +89,7 @@ export const captureTool = defineTool({
           rule: row.rule,
         }),
       progress: (line) => session.state.setActivity(`capture ${line}`),
-    });
+    }).finally(dialogsBack);
     // The console keeps the outcome beside the session once the steps are done.
     session.state.setActivity(`capture ${workflow}: ${outcome.status}`);
     const written = outcome.written.length > 0

@@ -14,7 +14,7 @@ import { log } from "../log.ts";
 import { actionRow } from "../gate/audit_rows.ts";
 import { decide, type Gate, type GateVerdict } from "../gate/gate.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
-import { processRedactor } from "../redact/mod.ts";
+import { processRedactor, redactCut } from "../redact/mod.ts";
 import { renderDialog, renderWithheldDialog } from "../snapshot/dialog_view.ts";
 import { runAndSettle } from "../browser/navigation.ts";
 import { normalizeArgs } from "./arg_aliases.ts";
@@ -78,8 +78,14 @@ export async function runTool(
   const response = new ResponseBuilder();
   const parsed = tool.schema.safeParse(normalizeArgs(rawArgs ?? {}));
   if (!parsed.success) {
-    const message = parsed.error.issues
-      .map((i) => `${i.path.length ? i.path.join(".") : "arguments"}: ${i.message}`)
+    // The model's own keys come back in the message: each redacted and cut short, and the
+    // issues at most a handful.
+    const message = parsed.error.issues.slice(0, 8)
+      .map((i) =>
+        `${i.path.length ? i.path.map((p) => redactCut(String(p), 64)).join(".") : "arguments"}: ${
+          redactCut(i.message, 300)
+        }`
+      )
       .join("; ");
     if (!refusalRecorded(session, tool.kind, "INVALID_ARGUMENTS")) {
       return response.denied("AUDIT_UNAVAILABLE").serialize();
