@@ -464,7 +464,10 @@ capture:
           assert.ok(!text.includes(form), `a minted value is in ${where}`);
         }
       }
-      assert.ok(consolePages.join("").includes("capture"), "the console shows the captures");
+      // The console shows each capture's outcome beside its session, and its steps as rows.
+      assert.match(consolePages[0], /capture github_app: CAPTURE_DONE/);
+      assert.match(consolePages[0], /capture linear_oauth_app: CAPTURE_DONE/);
+      assert.match(consolePages[1], /CAPTURE_STEP/);
     });
   } finally {
     console.error = error;
