@@ -151,7 +151,7 @@ if (import.meta.main) {
     await Deno.remove(dir, { recursive: true });
   }
 
-  await using pg = await startPostgres();
+  await using pg = await startPostgres({ durable: true });
   {
     await using owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
     await owner.migrate();

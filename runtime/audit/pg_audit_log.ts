@@ -7,6 +7,11 @@
  * that does not continue the tenant's head (`audit_link`). A tenant's chain starts from a genesis bound to
  * its id (`audit_genesis`), so rows moved between tenants do not link.
  *
+ * An append is one statement (`audit_append`, one round trip): the rows are chained from the
+ * head this runtime last saw, and the database writes them only if they continue the head it
+ * holds locked; otherwise they are chained again from the head it answers (and, should other
+ * runtimes keep moving it, in one transaction that locks the head first).
+ *
  * @module
  */
 import { createHash } from "node:crypto";
@@ -52,6 +57,8 @@ export class PgAuditLog implements AuditStore {
   readonly #mirror: JsonlMirror | undefined;
   readonly #redactor: Redactor;
   readonly #now: () => Date;
+  /** The tenant's head as this runtime last saw it; its next append chains from it. */
+  #head: { seq: number; hash: string } | undefined;
 
   constructor(db: PgDatabase, tenant: string, options: PgAuditOptions = {}) {
     this.#db = db;
@@ -63,9 +70,27 @@ export class PgAuditLog implements AuditStore {
 
   async append(events: AuditEvent[]): Promise<AuditRow[]> {
     if (events.length === 0) return [];
-    let rows: AuditRow[];
+    let rows: AuditRow[] | undefined;
     try {
-      rows = await this.#db.tenant(this.tenant, async (tx) => {
+      // One statement (one round trip, committed on its own) while this runtime's view of the
+      // head holds; another runtime of the tenant having appended meanwhile, the database
+      // answers the head and nothing was written: chained again from it, then, should the
+      // head keep moving, one transaction that takes the lock before it chains.
+      for (let attempt = 0; attempt < 2 && !rows; attempt++) {
+        const head = this.#head ?? await this.head();
+        const built = this.#chain(events, head);
+        const [answer] = await this.#db.statement((sql) =>
+          sql<{ appended: boolean; head_seq: string; head_hash: string }[]>`
+            SELECT appended, head_seq, head_hash
+            FROM audit_append(${this.tenant}, ${sql.json(this.#records(built))})`
+        );
+        if (!answer) {
+          throw new OmotaiError("AUDIT_UNAVAILABLE", `no tenant ${this.tenant} in the database`);
+        }
+        this.#head = { seq: Number(answer.head_seq), hash: answer.head_hash };
+        if (answer.appended) rows = built;
+      }
+      rows ??= await this.#db.tenant(this.tenant, async (tx) => {
         // Every runtime of this tenant appends in turn, on the tenant's head row; other
         // tenants do not wait (and cannot make this one wait: no advisory lock to hold).
         const [head] = await tx<{ head_seq: string; head_hash: string }[]>`
@@ -73,26 +98,15 @@ export class PgAuditLog implements AuditStore {
         if (!head) {
           throw new OmotaiError("AUDIT_UNAVAILABLE", `no tenant ${this.tenant} in the database`);
         }
-        let seq = Number(head.head_seq);
-        let prev = head.head_hash;
-        const ts = this.#now().toISOString();
-        const redact = (v: string) => this.#redactor.redact(v);
-        const out: AuditRow[] = [];
-        for (const event of events) {
-          const row = chainedRow(event, { seq: ++seq, ts, prevHash: prev }, redact);
-          out.push(row);
-          prev = row.hash;
-        }
-        const records = out.map((row) => ({
-          tenant_id: this.tenant,
-          ...Object.fromEntries(AUDIT_FIELDS.map((f) => [f, row[f]])),
-          prev_hash: row.prev_hash,
-          hash: row.hash,
-        }));
-        await tx`INSERT INTO audit_events ${tx(records)}`;
-        return out;
+        const built = this.#chain(events, { seq: Number(head.head_seq), hash: head.head_hash });
+        await tx`INSERT INTO audit_events ${tx(this.#records(built))}`;
+        return built;
       });
+      const last = rows[rows.length - 1];
+      this.#head = { seq: last.seq, hash: last.hash };
     } catch (err) {
+      // What this runtime knew of the head is no longer worth anything.
+      this.#head = undefined;
       throw new OmotaiError(
         "AUDIT_UNAVAILABLE",
         this.#redactor.redact(
@@ -102,6 +116,29 @@ export class PgAuditLog implements AuditStore {
     }
     for (const row of rows) this.#mirror?.write(row);
     return rows;
+  }
+
+  /** `events` as rows chained from `head`: redacted, then hashed, as the embedded log does. */
+  #chain(events: AuditEvent[], head: { seq: number; hash: string }): AuditRow[] {
+    let seq = head.seq;
+    let prev = head.hash;
+    const ts = this.#now().toISOString();
+    const redact = (v: string) => this.#redactor.redact(v);
+    return events.map((event) => {
+      const row = chainedRow(event, { seq: ++seq, ts, prevHash: prev }, redact);
+      prev = row.hash;
+      return row;
+    });
+  }
+
+  /** The table's columns of `rows`. */
+  #records(rows: AuditRow[]) {
+    return rows.map((row) => ({
+      tenant_id: this.tenant,
+      ...Object.fromEntries(AUDIT_FIELDS.map((f) => [f, row[f]])),
+      prev_hash: row.prev_hash,
+      hash: row.hash,
+    }));
   }
 
   async rows(afterSeq = 0, limit = 10_000): Promise<AuditRow[]> {

@@ -175,6 +175,43 @@ Deno.test("PgAuditLog: a row that does not continue its tenant's head is refused
   }
 });
 
+Deno.test("audit_append(): rows that do not continue the head write nothing and answer the head; a broken link inside a batch writes none of it", async () => {
+  await addTenant(owner, "append-co");
+  await using app = await PgDatabase.open({ url: pg.appUrl });
+  const log = new PgAuditLog(app, "append-co", { redactor: new Redactor() });
+  await log.append([EVENT, EVENT]);
+  const head = await log.head();
+  const row = (seq: number, prev: string) => ({
+    seq,
+    ts: "2026-12-02T00:00:00.000Z",
+    kind: "x",
+    source: "action",
+    decision: "allow",
+    prev_hash: prev,
+    hash: `h${seq}`,
+  });
+  const call = (rows: unknown) =>
+    app.statement((sql) =>
+      sql<{ appended: boolean; head_seq: string; head_hash: string }[]>`
+        SELECT * FROM audit_append('append-co', ${sql.json(rows as never)})`
+    );
+  // A stale view (the head moved on): nothing written, the head answered.
+  const [stale] = await call([row(2, "stale")]);
+  assert.deepEqual([stale.appended, Number(stale.head_seq), stale.head_hash], [
+    false,
+    head.seq,
+    head.hash,
+  ]);
+  // The first row continues, the second does not: the statement fails whole.
+  await assert.rejects(
+    call([row(head.seq + 1, head.hash), row(head.seq + 5, `h${head.seq + 1}`)]),
+    /AUDIT_CHAIN_BROKEN/,
+  );
+  assert.deepEqual(await log.head(), head);
+  for (const junk of [[], {}, "x"]) await assert.rejects(call(junk));
+  assert.equal((await log.verify()).rows, 2);
+});
+
 Deno.test("PgAuditLog.prune() removes only rows past the tenant's retention, whatever cutoff the runtime asks for", async () => {
   await addTenant(owner, "prune-co");
   await using app = await PgDatabase.open({ url: pg.appUrl });

@@ -18,6 +18,8 @@ import { TENANT_ID } from "./tenant.ts";
 
 /** A transaction with its tenant set. */
 export type PgTx = postgres.TransactionSql;
+/** The pool itself, for a statement that runs on its own (`PgDatabase.statement`). */
+export type PgSql = postgres.Sql;
 
 /** How to reach the database. */
 export interface PgOptions {
@@ -62,9 +64,12 @@ export class PgDatabase implements AsyncDisposable {
         connection: {
           application_name: "omotai",
           // Pinned at connect, over any ALTER ROLE … SET a compromised runtime could make: the
-          // schema it reads and row-level security on (every transaction is begun READ WRITE).
+          // schema it reads, row-level security on, and writable statements (every
+          // transaction is begun READ WRITE, and an append runs as a statement of its own).
           search_path: "public",
           row_security: "on",
+          // The driver types this one boolean and drops `false` unsent: the server gets `off`.
+          default_transaction_read_only: "off" as unknown as boolean,
           statement_timeout: options.statementTimeoutMs ?? 5_000,
           lock_timeout: options.statementTimeoutMs ?? 5_000,
           idle_in_transaction_session_timeout: 30_000,
@@ -104,6 +109,18 @@ export class PgDatabase implements AsyncDisposable {
         await setting;
         return result;
       }) as Promise<T>);
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
+  /**
+   * Runs `fn`'s one statement on its own, committed as it returns (no transaction around it:
+   * one round trip). Only for a statement that names its tenant itself (`audit_append`).
+   */
+  async statement<T>(fn: (sql: PgSql) => Promise<T>): Promise<T> {
+    try {
+      return await this.#bounded(fn(this.#sql));
     } catch (err) {
       throw unavailable(err);
     }

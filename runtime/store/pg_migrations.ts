@@ -26,6 +26,7 @@ import { OPERATOR_SESSIONS_MIGRATION } from "./pg_migration_operator_sessions.ts
 import { QUESTIONS_MIGRATION } from "./pg_migration_questions.ts";
 import { VAULT_MIGRATION } from "./pg_migration_vault.ts";
 import { TENANT_LOGINS_MIGRATION } from "./pg_migration_tenant_logins.ts";
+import { AUDIT_APPEND_MIGRATION } from "./pg_migration_audit_append.ts";
 
 /** Migrations, in order; index + 1 is the version each leads to. */
 export const PG_MIGRATIONS: readonly string[] = [
@@ -481,4 +482,5 @@ export const PG_MIGRATIONS: readonly string[] = [
   QUESTIONS_MIGRATION,
   OPERATOR_SESSIONS_MIGRATION,
   TENANT_LOGINS_MIGRATION,
+  AUDIT_APPEND_MIGRATION,
 ];

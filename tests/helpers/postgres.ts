@@ -73,8 +73,18 @@ const PASSWORDS = {
   app: "pg-app-" + crypto.randomUUID(),
 };
 
+/** How a test cluster runs. */
+export interface StartPostgresOptions {
+  /**
+   * Commits flushed to disk before they return (`fsync`, `synchronous_commit`, full-page
+   * writes on), as a production server runs: benchmarks measure with it. Tests run without
+   * (a test's cluster is thrown away; its speed is what counts).
+   */
+  durable?: boolean;
+}
+
 /** Starts a fresh cluster with the database `omotai` and its roles. */
-export async function startPostgres(): Promise<TestPostgres> {
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
   const bin = postgresBin();
   if (!bin) throw new Error("PostgreSQL is not installed (apt-get install postgresql)");
   const dir = await Deno.makeTempDir({ prefix: "omotai-pg-" });
@@ -124,8 +134,8 @@ export async function startPostgres(): Promise<TestPostgres> {
       "60",
       ...(action === "stop" ? ["-m", "fast"] : [
         "-o",
-        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off ` +
-        `-c synchronous_commit=off -c full_page_writes=off -c max_connections=200`,
+        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200` +
+        (options.durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"),
       ]),
       action,
     ], `pg_ctl ${action}`);
