@@ -3,7 +3,7 @@ import { addLogFilter, log } from "./log.ts";
 import { processRedactor, REDACTED, secretForms } from "./redact/mod.ts";
 
 /** The lines `fn` logs. */
-function captured(fn: () => void): string[] {
+function logged(fn: () => void): string[] {
   const lines: string[] = [];
   const original = console.error;
   console.error = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
@@ -18,10 +18,10 @@ function captured(fn: () => void): string[] {
 Deno.test("log() passes every line through the process redactor", () => {
   const secret = `log-${crypto.randomUUID()} "pw"`;
   const forms = secretForms(secret);
-  const before = captured(() => log(`before: ${forms[0]}`));
+  const before = logged(() => log(`before: ${forms[0]}`));
   assert.equal(before[0], `omotai: before: ${forms[0]}`);
   processRedactor().add([secret]);
-  const lines = captured(() => {
+  const lines = logged(() => {
     for (const f of forms) log(`failed near ${f} (code X)`);
   });
   assert.equal(lines.length, forms.length);
@@ -35,6 +35,6 @@ Deno.test("addLogFilter() adds to the filters and takes none away", () => {
   const secret = `filter-${crypto.randomUUID()}`;
   processRedactor().add([secret]);
   addLogFilter((line) => line.replace("MARK", "mark"));
-  const [line] = captured(() => log(`MARK ${btoa(secret)}`));
+  const [line] = logged(() => log(`MARK ${btoa(secret)}`));
   assert.equal(line, `omotai: mark ${REDACTED}`);
 });

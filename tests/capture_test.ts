@@ -448,8 +448,9 @@ capture:
       const bytes = new TextDecoder("latin1").decode(await Deno.readFile(databasePath(dataDir)));
       const consolePages: string[] = [];
       const headers = { authorization: `Bearer ${runtime.adminToken}` };
-      for (const path of ["/api/sessions", "/api/audit", "/api/grants", "/api/secrets"]) {
+      for (const path of ["/api/sessions", "/api/audit", "/api/grants", "/api/audit/export"]) {
         const res = await fetch(new URL(path, runtime.consoleUrl ?? runtime.url), { headers });
+        assert.equal(res.status, 200, path);
         consolePages.push(await res.text());
       }
       const places: [string, string][] = [

@@ -346,12 +346,12 @@ Deno.test("BrowserSession: a snapshot that throws (sync, then async) fails only 
   const page = await w.a.session.page();
   const send = page.send.bind(page) as (m: string, p?: unknown, o?: unknown) => Promise<unknown>;
   let armed: "sync" | "async" | undefined;
-  // The capture's own reads of the page (one or the other, by the page's size).
-  const capture = new Set(["Accessibility.getFullAXTree", "DOMSnapshot.captureSnapshot"]);
+  // The scan's own reads of the page (one or the other, by the page's size).
+  const scanReads = new Set(["Accessibility.getFullAXTree", "DOMSnapshot.captureSnapshot"]);
   page.send = ((method: string, params?: unknown, options?: unknown) => {
-    if (armed && capture.has(method)) {
+    if (armed && scanReads.has(method)) {
       if (armed === "sync") throw new TypeError("injected into the snapshot");
-      // A reply the capture code chokes on later, inside its own awaits.
+      // A reply the scan code chokes on later, inside its own awaits.
       return Promise.resolve({ nodes: [null], documents: null, strings: null });
     }
     return send(method, params, options);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { TargetTracker } from "../cdp/mod.ts";
 import { testBrowser } from "./helpers/operator_browser.ts";
-import { captureTab } from "../runtime/browser/capture.ts";
+import { scanTab } from "../runtime/browser/scan.ts";
 import { buildDomOutline, type DomFrame } from "../runtime/snapshot/dom_outline.ts";
 import { PLANTED, serveFixtureSite } from "./fixtures/site.ts";
 import { HUGE_LINKS, serveWedgeSite } from "./fixtures/wedge_site.ts";
@@ -16,7 +16,7 @@ const FIRST_PAGE_BUDGET_MS = 12_000;
 /** A page of the budget the agent may ask for (`max_tokens` at most 100,000). */
 const WIDE_PAGE_TOKENS = 100_000;
 
-Deno.test("captureTab() reads a page of 60,000 links from a DOM snapshot: first page in budget, every link reachable and clickable", async () => {
+Deno.test("scanTab() reads a page of 60,000 links from a DOM snapshot: first page in budget, every link reachable and clickable", async () => {
   await using site = serveWedgeSite();
   await using h = await startHarness(() => `allowed_origins: [${site.origin}]\n`);
   await using c = await h.connect();
@@ -44,14 +44,14 @@ Deno.test("captureTab() reads a page of 60,000 links from a DOM snapshot: first 
   );
   assert.ok(firstMs < FIRST_PAGE_BUDGET_MS, `first page took ${Math.round(firstMs)} ms`);
 
-  // A later page of the default budget costs one capture too.
+  // A later page of the default budget costs one scan too.
   t0 = performance.now();
   const last = await c.call("browser_snapshot", { page: pages });
   console.log(`huge page: page ${pages}/${pages} ${Math.round(performance.now() - t0)} ms`);
   assert.match(last.text, new RegExp(`page ${pages}/${pages} \\(full text\\)`));
   assert.match(last.text, new RegExp(`"Item ${HUGE_LINKS - 1}" -> /item/${HUGE_LINKS - 1}`));
 
-  // Every link through the pages (wide pages: the default budget would take ~190 captures).
+  // Every link through the pages (wide pages: the default budget would take ~190 scans).
   const refs = new Map<number, string>();
   let wide = Infinity;
   for (let p = 1; p <= wide; p++) {
@@ -87,7 +87,7 @@ Deno.test("captureTab() reads a page of 60,000 links from a DOM snapshot: first 
   );
 });
 
-Deno.test("captureTab() from DOM snapshots reads same-process and out-of-process frames and never a password", async () => {
+Deno.test("scanTab() from DOM snapshots reads same-process and out-of-process frames and never a password", async () => {
   await using site = serveFixtureSite();
   await using launched = await testBrowser();
   const { browser } = launched;
@@ -107,9 +107,9 @@ Deno.test("captureTab() from DOM snapshots reads same-process and out-of-process
   while (!oopif() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 
   // The accessibility path for this small page, and the DOM-snapshot path forced by a bound of 0 nodes.
-  const normal = await captureTab(page, tracker);
+  const normal = await scanTab(page, tracker);
   assert.equal(normal.mode, "accessibility");
-  const dom = await captureTab(page, tracker, 0);
+  const dom = await scanTab(page, tracker, 0);
   assert.equal(dom.mode, "dom-snapshot");
   assert.equal(dom.title, "Fixture home");
   assert.equal(dom.mainLoaderId, normal.mainLoaderId);
@@ -126,7 +126,7 @@ Deno.test("captureTab() from DOM snapshots reads same-process and out-of-process
   assert.match(text, /\[e\d+\] "Next page" -> \/next\n/);
   assert.match(text, /\[frame http:\/\/127\.0\.0\.1:\d+\/frame\]\nFrame text from 127\.0\.0\.1\n/);
   assert.match(text, /\[frame http:\/\/127\.0\.0\.2:\d+\/frame\]\nFrame text from 127\.0\.0\.2\n/);
-  // Every ref is bound to a frame the capture knows, in the session that holds it.
+  // Every ref is bound to a frame the scan knows, in the session that holds it.
   const buttons = issued.slice(-2).map((r) => dom.frames.get(r.key)!);
   assert.equal(buttons.length, 2);
   assert.notEqual(buttons[0].session, buttons[1].session, "the cross-site frame has its own");

@@ -66,7 +66,7 @@ Deno.test("browser_console_messages and browser_network_requests show levels, st
   const nav = await c.call("browser_navigate", { url: `${origin}/?token=SECRET_TOP` });
   assert.equal(nav.isError, false, nav.text);
 
-  // Console/Network capture must leave the runtime's own isolated world alone.
+  // Console/Network recording must leave the runtime's own isolated world alone.
   const typed = await c.call("browser_type", {
     ref: refOf(nav.text, /textbox "Name"/),
     text: "ada",

@@ -1,14 +1,15 @@
 /**
- * What a runtime does with a shared board (approvals, questions) besides posting: waits for
- * a record to leave `pending` until its deadline or its call's end (an outage waited out,
- * never taken for an answer), tells a live view of every change any runtime made (read back,
- * each move announced once), and at its stop withdraws its waiting calls and waits for the
- * work under way.
+ * What a runtime does with a shared board (approvals, questions): posts a call's record and
+ * sees it to its end (`settle`: the one protocol of both boards), waits for a record to leave
+ * `pending` until its deadline or its call's end (an outage waited out, never taken for an
+ * answer), tells a live view of every change any runtime made (read back, each move announced
+ * once), and at its stop withdraws its waiting calls and waits for the work under way.
  *
  * @module
  */
 import { errorCode } from "../errors.ts";
 import { log } from "../log.ts";
+import { bounded } from "../store/bounded.ts";
 import type { BoardRecord } from "./board_signals.ts";
 
 /** Why a wait stopped before the board answered. */
@@ -16,9 +17,41 @@ export type Ended = "timeout" | "withdrawn";
 
 /** What a board gives its client. */
 export interface Board<R extends BoardRecord> {
+  /** Adds pending `record`; rejects when it could not be stored. */
+  post(record: R): Promise<void>;
+  /** Ends pending `id` as `state`; true when that won over any other end. */
+  finish(id: string, state: "expired" | "withdrawn"): Promise<boolean>;
   settled(id: string, signal?: AbortSignal): Promise<R>;
   get(id: string): Promise<R | undefined>;
   onChange(listener: (id: string) => void): () => void;
+}
+
+/** A state a record of type `R` ends in. */
+export type FinalState<R extends BoardRecord> =
+  | Exclude<R["state"], "pending">
+  | "expired"
+  | "withdrawn";
+
+/**
+ * How a call's record ended (`settle`): never posted (the caller refuses in its own words),
+ * or its final state, with the record when that state was read back from the board.
+ */
+export type Settled<R extends BoardRecord> =
+  | { kind: "unposted" }
+  | { kind: "final"; state: FinalState<R>; record?: R };
+
+/**
+ * Past a record's deadline, how long each ask of the board may take before the call is ended
+ * as expired (fail closed: a slow database is a deny, never a hang).
+ */
+export const DEADLINE_GRACE_MS = 3_000;
+
+/** How `settle` names, and bounds, one board's records. */
+export interface SettleOptions {
+  /** One record in log lines (`an approval`, `a question`). */
+  noun: string;
+  /** Past the deadline, how long each ask of the board may take (default `DEADLINE_GRACE_MS`). */
+  graceMs?: number;
 }
 
 /** The most ids whose last announced state is remembered. */
@@ -76,6 +109,61 @@ export class BoardClient<R extends BoardRecord> {
       on = false;
       if (--this.#listening === 0) this.#stopHearing();
     };
+  }
+
+  /**
+   * Posts `record`, waits for it to leave `pending` until `delayMs` (counted from before the
+   * post) runs out or the call goes away (`signal`, the runtime closing), and ends it. One
+   * protocol for both boards (approvals, questions), kept here so the two cannot drift apart;
+   * each caller maps the result to its own answer and audit row.
+   *
+   * A call already gone is never posted: `withdrawn`. A post the board refuses is `unposted`
+   * (should the insert have landed after all, it runs out: nobody waits on it). A call gone
+   * while waiting is withdrawn on the board, whatever won just before: the board's row says
+   * what the operator did, the caller's audit what became of the call. At the deadline the
+   * record is expired, unless another end got there first, which is then honoured; a board
+   * that cannot say (each ask bounded by `how.graceMs` when set) is `expired`: fail closed.
+   */
+  async settle(
+    record: R & { readonly id: string },
+    delayMs: number,
+    how: SettleOptions,
+    signal?: AbortSignal,
+  ): Promise<Settled<R>> {
+    if (signal?.aborted) return { kind: "final", state: "withdrawn" };
+    const started = performance.now();
+    try {
+      await this.#board.post(record);
+    } catch (err) {
+      log(`${this.#what}: ${how.noun} could not be posted (${codeOf(err)})`);
+      return { kind: "unposted" };
+    }
+    const waited = await this.wait(
+      record.id,
+      Math.max(0, delayMs - (performance.now() - started)),
+      signal,
+    );
+    if (waited === "withdrawn") {
+      await this.#board.finish(record.id, "withdrawn").catch((err) =>
+        log(`${this.#what}: ${how.noun} could not be withdrawn (${codeOf(err)})`)
+      );
+      return { kind: "final", state: "withdrawn" };
+    }
+    const settled = waited === "timeout" ? undefined : finalOf(waited);
+    if (settled) return settled;
+    // Time is up here: expire it, unless another end got there first, which is then honoured.
+    const ask = <T>(work: Promise<T>) => bounded(work, how.graceMs ?? DEADLINE_GRACE_MS);
+    try {
+      if (await ask(this.#board.finish(record.id, "expired"))) {
+        return { kind: "final", state: "expired" };
+      }
+      const final = finalOf(await ask(this.#board.get(record.id)));
+      if (final) return final;
+    } catch (err) {
+      log(`${this.#what}: the board could not be reached at the deadline (${codeOf(err)})`);
+    }
+    // What the board holds could not be read: nothing heard is taken for an answer.
+    return { kind: "final", state: "expired" };
   }
 
   /**
@@ -155,6 +243,12 @@ export class BoardClient<R extends BoardRecord> {
       }).catch((err) => log(`${this.#what}: a change could not be read (${codeOf(err)})`)),
     );
   }
+}
+
+/** `record` as it ended, or undefined while it is pending (or missing). */
+function finalOf<R extends BoardRecord>(record: R | undefined): Settled<R> | undefined {
+  if (!record || record.state === "pending") return undefined;
+  return { kind: "final", state: record.state as Exclude<R["state"], "pending">, record };
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */

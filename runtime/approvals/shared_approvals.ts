@@ -30,7 +30,6 @@ import type {
 import { Listeners } from "./listeners.ts";
 import { BoardClient, codeOf } from "./board_client.ts";
 import { BOARD_POLL_MS, type PgApprovalBoard } from "./pg_approval_board.ts";
-import { bounded } from "../store/bounded.ts";
 
 /** Where the outcome's audit row goes (`AuditLog`, `PgAuditLog`). */
 export interface SharedApprovalsAudit {
@@ -55,9 +54,6 @@ const WITHDRAWN = "CONFIRM_WITHDRAWN";
 
 /** The longest delay a timer takes (larger ones fire at once). */
 const MAX_DELAY_MS = 2 ** 31 - 1;
-
-/** Past the deadline, how long the board may take to say how the approval ended. */
-export const DEADLINE_GRACE_MS = 3_000;
 
 /**
  * The pending record of `pending`, as `ApprovalQueue` builds it (a random id, the exact held
@@ -172,51 +168,16 @@ export class SharedApprovals implements Approver {
     await this.#client.close();
   }
 
-  /** Posts `record`, waits, ends it and writes its row. */
+  /** Posts `record`, waits, ends it (`BoardClient.settle`) and writes its row. */
   async #ask(record: Approval, delay: number, signal?: AbortSignal): Promise<ApprovalOutcome> {
-    // A call already gone is never shown to anyone: its row says so, as the queue's does.
-    if (signal?.aborted) return await this.#outcome(record, "withdrawn");
-    const started = performance.now();
-    try {
-      await this.#board.post(record);
-    } catch (err) {
-      // Nobody could be asked. Should the insert have landed after all, its row simply runs
-      // out: nobody waits on it, and a decision past `expires_at` is refused.
-      log(`approvals: an approval could not be posted (${codeOf(err)})`);
-      return { outcome: "denied", reason: "CONFIRM_UNAVAILABLE" };
-    }
-    const settled = await this.#client.wait(
-      record.id,
-      Math.max(0, delay - (performance.now() - started)),
-      signal,
-    );
-    if (settled === "withdrawn") {
-      // The call is gone: whatever won just before, nothing runs for it. The board's row
-      // says what the operator did; the audit says what became of the call.
-      await this.#board.finish(record.id, "withdrawn").catch((err) =>
-        log(`approvals: an approval could not be withdrawn (${codeOf(err)})`)
-      );
-      return await this.#outcome(record, "withdrawn");
-    }
-    if (settled !== "timeout" && settled.state !== "pending") {
-      return await this.#outcome(record, settled.state, settled);
-    }
-    // Time is up here: expire it, unless a decision got there first, which is then honoured.
-    // Both asks are short-bounded: past the policy's deadline the call ends soon, and one
-    // whose board cannot say in time is denied (fail closed).
-    try {
-      if (await bounded(this.#board.finish(record.id, "expired"), DEADLINE_GRACE_MS)) {
-        return await this.#outcome(record, "expired");
-      }
-      const final = await bounded(this.#board.get(record.id), DEADLINE_GRACE_MS);
-      if (final && final.state !== "pending") {
-        return await this.#outcome(record, final.state, final);
-      }
-    } catch (err) {
-      log(`approvals: the board could not be reached at the deadline (${codeOf(err)})`);
-    }
-    // Fail closed: what the board holds could not be read, so the call does not run.
-    return await this.#outcome(record, "expired");
+    // Past the policy's deadline both asks of the board are short-bounded: the call ends
+    // soon, and one whose board cannot say in time is denied (fail closed).
+    const end = await this.#client.settle(record, delay, { noun: "an approval" }, signal);
+    // Nobody could be asked: no row, the call's refusal is what the agent sees.
+    if (end.kind === "unposted") return { outcome: "denied", reason: "CONFIRM_UNAVAILABLE" };
+    // A call gone (before its post too: never shown to anyone) is withdrawn, as the queue's
+    // is: whatever won just before, nothing runs for it.
+    return await this.#outcome(record, end.state, end.record);
   }
 
   /**
@@ -270,8 +231,6 @@ export class SharedApprovals implements Approver {
         return { outcome: "denied", reason: WITHDRAWN };
     }
   }
-
-  /** A notification named `id`: read it back and tell the live view what changed. */
 }
 
 /** The origin of `value`, or null: a page origin that is anything longer is cut here. */

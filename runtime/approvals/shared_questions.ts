@@ -162,53 +162,21 @@ export class SharedQuestions {
     await this.#client.close();
   }
 
-  /** Posts `record`, waits, ends it and writes its row. */
+  /** Posts `record`, waits, ends it (`BoardClient.settle`) and writes its row. */
   async #ask(record: HumanQuestion, delay: number, signal?: AbortSignal): Promise<AskOutcome> {
-    // A call already gone is never shown to anyone: its row says so, as `HumanQuestions`'.
-    if (signal?.aborted) return await this.#outcome(record, "withdrawn");
-    const started = performance.now();
-    try {
-      await this.#board.post(record);
-    } catch (err) {
-      // Nobody could be asked. Should the insert have landed after all, it simply runs out:
-      // nobody waits on it, and an answer past `expires_at` is refused. No row: nothing was
-      // asked, and the call's own refusal is what the agent sees.
-      log(`questions: a question could not be posted (${codeOf(err)})`);
+    const end = await this.#client.settle(record, delay, { noun: "a question" }, signal);
+    if (end.kind === "unposted") {
+      // Nobody could be asked. No row: nothing was asked, and the call's own refusal is what
+      // the agent sees.
       throw new OmotaiError(
         "ASK_UNAVAILABLE",
         "the operator could not be asked: the shared store did not answer",
       );
     }
-    const settled = await this.#client.wait(
-      record.id,
-      Math.max(0, delay - (performance.now() - started)),
-      signal,
-    );
-    if (settled === "withdrawn") {
-      // The call is gone: whatever won just before, nothing is returned to it. The board's
-      // row says what the operator did; the audit says what became of the call.
-      await this.#board.finish(record.id, "withdrawn").catch((err) =>
-        log(`questions: a question could not be withdrawn (${codeOf(err)})`)
-      );
-      return await this.#outcome(record, "withdrawn");
-    }
-    if (settled !== "timeout" && settled.state !== "pending") {
-      return await this.#outcome(record, settled.state, settled);
-    }
-    // Time is up here: expire it, unless an answer got there first, which is then returned.
-    try {
-      if (await this.#board.finish(record.id, "expired")) {
-        return await this.#outcome(record, "expired");
-      }
-      const final = await this.#board.get(record.id);
-      if (final && final.state !== "pending") {
-        return await this.#outcome(record, final.state, final);
-      }
-    } catch (err) {
-      log(`questions: the board could not be reached at the deadline (${codeOf(err)})`);
-    }
-    // What the board holds could not be read: no answer was heard, so none is returned.
-    return await this.#outcome(record, "expired");
+    // A call gone (before its post too, as `HumanQuestions`') is withdrawn: nothing is
+    // returned to it. A board that could not say at the deadline is a timeout: no answer was
+    // heard, so none is returned.
+    return await this.#outcome(record, end.state, end.record);
   }
 
   /**
@@ -263,6 +231,4 @@ export class SharedQuestions {
         throw withdrawnError();
     }
   }
-
-  /** A notification named `id`: read it back and tell the live view what changed. */
 }

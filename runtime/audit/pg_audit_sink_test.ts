@@ -89,7 +89,7 @@ class Wrapped implements AuditStore {
 }
 
 /** What the runtime logs (`log()` writes to stderr) while it is held. */
-function captureLog(): { lines: string[] } & Disposable {
+function recordLog(): { lines: string[] } & Disposable {
   const original = console.error;
   const lines: string[] = [];
   console.error = (...args: unknown[]) => {
@@ -173,7 +173,7 @@ Deno.test("PgAuditSink: a failed batch rejects its waiters, logs its other rows 
   const health: boolean[] = [];
   // No probe here: only commits heal this sink (the probe has its own test).
   const sink = new PgAuditSink(store, { onHealth: (h) => health.push(h), probeMs: 0 });
-  using logs = captureLog();
+  using logs = recordLog();
   await sink.appendSoon(event("before"));
   store.failing = true;
   // One batch: a row nothing waits on and one a caller waits on.
@@ -216,7 +216,7 @@ Deno.test("PgAuditSink: while failing it asks the store now and then, and is hea
   const store = new Wrapped(new PgAuditLog(app, await freshTenant()));
   const health: boolean[] = [];
   const sink = new PgAuditSink(store, { onHealth: (h) => health.push(h), probeMs: 50 });
-  using _logs = captureLog();
+  using _logs = recordLog();
   store.failing = true;
   await assert.rejects(sink.appendSoon(event("down")), isUnavailable);
   assert.equal(sink.healthy, false);
@@ -241,7 +241,7 @@ Deno.test("PgAuditSink: with the server stopped appendSoon rejects and then appe
   const log = new PgAuditLog(app, await freshTenant(), { redactor });
   const health: boolean[] = [];
   const sink = new PgAuditSink(log, { onHealth: (h) => health.push(h) });
-  using logs = captureLog();
+  using logs = recordLog();
   const messages: string[] = [];
   await sink.appendSoon(event(`up ${SECRET}`));
   sink.append(event("up 2"));

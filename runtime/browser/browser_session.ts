@@ -50,7 +50,7 @@ export interface BrowserSessionOptions extends BrowserStart {
   loads?: Admission;
 }
 
-/** A captured snapshot plus counts. */
+/** A scanned snapshot plus counts. */
 export interface SnapshotResult extends Presented {
   docId: string;
   interactive: number;
@@ -79,7 +79,7 @@ export class BrowserSession implements AsyncDisposable {
     notices: this.#notices,
     live: () => this.#live,
     lifecycle: (kind, reason) => this.#lifecycle(kind, reason),
-    capturing: () => this.#snapshots.capturing,
+    scanning: () => this.#snapshots.scanning,
   });
   /** Console output of every tab (bounded), for browser_console_messages. */
   readonly console: ConsoleLog = new ConsoleLog();
@@ -284,7 +284,7 @@ export class BrowserSession implements AsyncDisposable {
   }
 
   /**
-   * Captures the current tab and renders page `page` of its outline, or in `changes` mode
+   * Scans the current tab and renders page `page` of its outline, or in `changes` mode
    * what changed since the agent's last view of the same document.
    */
   async snapshot(
@@ -300,23 +300,23 @@ export class BrowserSession implements AsyncDisposable {
         `the page on ${this.currentOrigin() ?? "an unknown origin"} is not shown`;
       return { text, page: 1, pages: 1, diff: false, docId: "", interactive: 0 };
     }
-    const captured = await this.#capture();
+    const scanned = await this.#scan();
     const blocked = this.blocked.take();
     if (blocked) this.#notices.push(blocked);
-    const shown = this.#snapshots.present(captured, mode, page, maxTokens, typed);
-    return { ...shown, docId: captured.view.docId, interactive: captured.interactive };
+    const shown = this.#snapshots.present(scanned, mode, page, maxTokens, typed);
+    return { ...shown, docId: scanned.view.docId, interactive: scanned.interactive };
   }
 
   /** The current tab's outline as plain text (all pages), for text waits. */
   async outlineText(): Promise<string> {
-    const { view } = await this.#capture();
+    const { view } = await this.#scan();
     return [view.title, ...view.lines].join("\n");
   }
 
-  async #capture() {
+  async #scan() {
     const live = await this.ensureStarted();
     const tab = await this.#tabs.current(live);
-    return await this.#snapshots.capture(live, tab, this.#tabs.pages(live));
+    return await this.#snapshots.scan(live, tab, this.#tabs.pages(live));
   }
 
   /** Resolves a ref to a live element of the current document, or throws `STALE_REF`. */

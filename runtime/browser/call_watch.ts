@@ -86,7 +86,7 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
   const probeLoop = () =>
     probeOnce().catch((err) => log(`call watch failed: ${describeError(err)}`));
   // A renderer waiting on a dialog does not answer either: that is the dialog's case; nor
-  // one the runtime's own capture holds.
+  // one the runtime's own scan holds.
   const excused = (tab: TrackedTarget) =>
     tab.session.detached || deps.dialogs.openOn(tab.info.targetId) !== undefined || deps.busy();
   const probeOnce = async () => {

@@ -38,7 +38,7 @@ export interface ConsoleLimits {
   url: number;
   /** Characters of one rendered answer. */
   output: number;
-  /** Events one target may send within `floodWindowMs` before capture stops on it. */
+  /** Events one target may send within `floodWindowMs` before recording stops on it. */
   floodEvents: number;
   /**
    * Characters of logged values one target may send within `floodWindowMs`: CDP carries a
@@ -99,7 +99,7 @@ export interface ConsoleView {
   warnings: number;
   /** Messages of the tab the ring had to forget. */
   dropped: number;
-  /** Targets of the tab whose capture stopped because they logged too fast. */
+  /** Targets of the tab whose recording stopped because they logged too fast. */
   muted: number;
 }
 
@@ -255,7 +255,7 @@ export class ConsoleLog implements TargetWatcher {
     }
     if (v.muted > 0) {
       head.push(
-        `console capture stopped on ${v.muted} frame(s) or worker(s) that logged too much, too fast`,
+        `console recording stopped on ${v.muted} frame(s) or worker(s) that logged too much, too fast`,
       );
     }
     if (blocks.length === 0) return head.join("\n");

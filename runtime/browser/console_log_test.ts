@@ -312,7 +312,7 @@ Deno.test("ConsoleLog.view() scopes to the last main-frame navigation unless all
   ]);
 });
 
-Deno.test("ConsoleLog.watch() stops capture on a target that floods, and says so", () => {
+Deno.test("ConsoleLog.watch() stops recording on a target that floods, and says so", () => {
   let now = 0;
   const log = new ConsoleLog({ floodEvents: 10, floodWindowMs: 1_000 }, () => now);
   const { host, session } = page(log);
@@ -333,11 +333,11 @@ Deno.test("ConsoleLog.watch() stops capture on a target that floods, and says so
   assert.ok(v.total <= 20, `${v.total}`);
   assert.match(
     log.render("tab-1", {}, NONCE),
-    /console capture stopped on 1 frame\(s\) or worker\(s\) that logged too much/,
+    /console recording stopped on 1 frame\(s\) or worker\(s\) that logged too much/,
   );
 });
 
-Deno.test("ConsoleLog.watch() stops capture on a target that logs a few huge strings", () => {
+Deno.test("ConsoleLog.watch() stops recording on a target that logs a few huge strings", () => {
   const log = new ConsoleLog({ floodChars: 1_000_000 });
   const { host, session } = page(log);
   for (let i = 0; i < 5; i++) {

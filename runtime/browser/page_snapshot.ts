@@ -1,5 +1,5 @@
 /**
- * Snapshots of a tab and the refs they issue: captures the accessibility trees, numbers
+ * Snapshots of a tab and the refs they issue: scans the accessibility trees, numbers
  * documents (`d3`), binds every ref to its document, and resolves a ref back to a live
  * element of the same document (or refuses it as stale).
  *
@@ -13,14 +13,14 @@ import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_v
 import { renderDiff, type TypedValue } from "../snapshot/diff_format.ts";
 import { renderFolded } from "../snapshot/fold.ts";
 import { buildDomOutline } from "../snapshot/dom_outline.ts";
-import { captureTab, DOM_SNAPSHOT_MIN_NODES } from "./capture.ts";
+import { DOM_SNAPSHOT_MIN_NODES, scanTab } from "./scan.ts";
 import type { Element } from "./element_ops.ts";
 import type { Live } from "./live.ts";
 import { carryRefs } from "./ref_carry.ts";
 import { RefTable } from "./ref_table.ts";
 
-/** A captured view of a tab plus its count of interactive elements. */
-export interface CapturedView {
+/** A scanned view of a tab plus its count of interactive elements. */
+export interface ScannedView {
   view: PageView;
   interactive: number;
   tabId: string;
@@ -45,36 +45,36 @@ export class PageSnapshots {
    * it was sent (one page, or a diff): only then may a new document fold lines against it.
    */
   #lastSent = new Map<string, { view: PageView; whole: boolean }>();
-  #capturing = 0;
+  #scanning = 0;
 
   constructor(nonce: string) {
     this.#nonce = nonce;
   }
 
-  /** Whether a capture holds a renderer right now (the call watch then does not probe). */
-  get capturing(): boolean {
-    return this.#capturing > 0;
+  /** Whether a scan holds a renderer right now (the call watch then does not probe). */
+  get scanning(): boolean {
+    return this.#scanning > 0;
   }
 
   /**
-   * Captures `tab` and issues refs for its elements. A huge tab is read from DOM snapshots:
+   * Scans `tab` and issues refs for its elements. A huge tab is read from DOM snapshots:
    * its view says so in a note, as roles, names and text may differ.
    */
-  async capture(live: Live, tab: TrackedTarget, pages: TrackedTarget[]): Promise<CapturedView> {
-    this.#capturing++;
+  async scan(live: Live, tab: TrackedTarget, pages: TrackedTarget[]): Promise<ScannedView> {
+    this.#scanning++;
     try {
-      return await this.#capture(live, tab, pages);
+      return await this.#scan(live, tab, pages);
     } finally {
-      this.#capturing--;
+      this.#scanning--;
     }
   }
 
-  async #capture(live: Live, tab: TrackedTarget, pages: TrackedTarget[]): Promise<CapturedView> {
-    const capture = await captureTab(tab.session, live.tracker);
-    const docId = this.#docId(capture.mainLoaderId);
+  async #scan(live: Live, tab: TrackedTarget, pages: TrackedTarget[]): Promise<ScannedView> {
+    const scan = await scanTab(tab.session, live.tracker);
+    const docId = this.#docId(scan.mainLoaderId);
     const firstFresh = this.#refs.nextNumber;
     const issue = (key: string, backendNodeId: number): string => {
-      const f = capture.frames.get(key)!;
+      const f = scan.frames.get(key)!;
       return this.#refs.issue({
         sessionId: f.session.id!,
         tabId: tab.info.targetId,
@@ -82,18 +82,18 @@ export class PageSnapshots {
         loaderId: f.loaderId,
         docId,
         backendNodeId,
-        mainFrame: key === capture.root.key,
+        mainFrame: key === scan.root.key,
       });
     };
-    const outline = capture.mode === "dom-snapshot"
-      ? buildDomOutline(capture.root, (frame, id) => issue(frame.key, id))
-      : buildAxOutline(capture.root, (frame, id) => issue(frame.key, id));
+    const outline = scan.mode === "dom-snapshot"
+      ? buildDomOutline(scan.root, (frame, id) => issue(frame.key, id))
+      : buildAxOutline(scan.root, (frame, id) => issue(frame.key, id));
     const note = outlineNote(
-      capture.mode === "dom-snapshot",
+      scan.mode === "dom-snapshot",
       outline.truncated ? outline.lines.length : undefined,
     );
     const { lines, brief, stats } = outline;
-    const origin = originLabel(capture.url);
+    const origin = originLabel(scan.url);
     const seen = this.#lastSent.get(tab.info.targetId);
     if (seen && seen.view.origin === origin) {
       carryRefs(
@@ -108,8 +108,8 @@ export class PageSnapshots {
       nonce: this.#nonce,
       origin,
       // The origin is on the untrusted-page marker; the path is enough here.
-      path: displayUrl(capture.url, capture.url),
-      title: capture.title || tab.info.title,
+      path: displayUrl(scan.url, scan.url),
+      title: scan.title || tab.info.title,
       docId,
       tabIndex: pages.indexOf(tab),
       tabCount: pages.length,
@@ -121,13 +121,13 @@ export class PageSnapshots {
   }
 
   /**
-   * Renders a capture for the agent and remembers it as the agent's last view of the tab.
+   * Renders a scan for the agent and remembers it as the agent's last view of the tab.
    * In `changes` mode a view of the document the agent last saw becomes a diff when that
    * is smaller than the first page; a new document gets a whole first page, folded where
    * it repeats word for word what the agent's last whole view of the tab showed.
    */
   present(
-    c: CapturedView,
+    c: ScannedView,
     mode: SnapshotMode,
     page = 1,
     maxTokens?: number,
@@ -140,7 +140,7 @@ export class PageSnapshots {
   }
 
   #render(
-    c: CapturedView,
+    c: ScannedView,
     mode: SnapshotMode,
     page: number,
     maxTokens: number | undefined,

@@ -1,8 +1,8 @@
 /**
  * Reads a tab over CDP, every frame included: same-process frames through their frame ids,
  * out-of-process frames through their own target sessions. Two strategies, one file each: a
- * tab is read from its accessibility trees (`capture_ax.ts`), unless its documents hold
- * {@link DOM_SNAPSHOT_MIN_NODES} nodes or more: then from DOM snapshots (`capture_dom.ts`),
+ * tab is read from its accessibility trees (`scan_ax.ts`), unless its documents hold
+ * {@link DOM_SNAPSHOT_MIN_NODES} nodes or more: then from DOM snapshots (`scan_dom.ts`),
  * since Chromium needs ~0.1 ms per node for the accessibility tree, and a page of 60,000
  * links would hold its renderer 15 s and more. This file counts and picks.
  *
@@ -16,18 +16,13 @@ import {
 } from "../../cdp/mod.ts";
 import type { AxFrame } from "../snapshot/ax_outline.ts";
 import { type DomFrame, domTitle } from "../snapshot/dom_outline.ts";
-import { captureAxSession } from "./capture_ax.ts";
-import { captureDomSession } from "./capture_dom.ts";
-import {
-  type CapturedFrame,
-  childTargets,
-  flatFrames,
-  MAX_TARGET_DEPTH,
-} from "./capture_frames.ts";
+import { scanAxSession } from "./scan_ax.ts";
+import { scanDomSession } from "./scan_dom.ts";
+import { childTargets, flatFrames, MAX_TARGET_DEPTH, type ScannedFrame } from "./scan_frames.ts";
 
-/** What every capture holds. */
-interface CaptureBase {
-  frames: Map<string, CapturedFrame>;
+/** What every scan holds. */
+interface ScanBase {
+  frames: Map<string, ScannedFrame>;
   mainLoaderId: string;
   url: string;
   /** The document title. */
@@ -35,21 +30,21 @@ interface CaptureBase {
 }
 
 /** A tab read from its accessibility trees (the default). */
-export interface AccessibilityCapture extends CaptureBase {
+export interface AccessibilityScan extends ScanBase {
   mode: "accessibility";
   root: AxFrame;
 }
 
 /** A tab too large for the accessibility tree, read from DOM snapshots. */
-export interface DomSnapshotCapture extends CaptureBase {
+export interface DomSnapshotScan extends ScanBase {
   mode: "dom-snapshot";
   root: DomFrame;
   /** Nodes counted (elements and text, every frame), at least {@link DOM_SNAPSHOT_MIN_NODES}. */
   nodes: number;
 }
 
-/** A captured tab. */
-export type TabCapture = AccessibilityCapture | DomSnapshotCapture;
+/** A scanned tab. */
+export type TabScan = AccessibilityScan | DomSnapshotScan;
 
 /**
  * Tabs of at least this many nodes (elements and text nodes of every frame, open shadow
@@ -62,16 +57,16 @@ export type TabCapture = AccessibilityCapture | DomSnapshotCapture;
  */
 export const DOM_SNAPSHOT_MIN_NODES = 20_000;
 
-/** Captures `page` and all its frames: accessibility trees, or DOM snapshots when huge. */
-export async function captureTab(
+/** Scans `page` and all its frames: accessibility trees, or DOM snapshots when huge. */
+export async function scanTab(
   page: CdpSession,
   tracker: TargetTracker,
   domSnapshotMinNodes = DOM_SNAPSHOT_MIN_NODES,
-): Promise<TabCapture> {
-  const frames = new Map<string, CapturedFrame>();
+): Promise<TabScan> {
+  const frames = new Map<string, ScannedFrame>();
   const nodes = await countNodes(page, tracker, domSnapshotMinNodes, 0);
   if (nodes >= domSnapshotMinNodes) {
-    const root = await captureDomSession(page, tracker, frames, 0);
+    const root = await scanDomSession(page, tracker, frames, 0);
     return {
       mode: "dom-snapshot",
       root,
@@ -82,7 +77,7 @@ export async function captureTab(
       title: domTitle(root),
     };
   }
-  const root = await captureAxSession(page, tracker, frames, 0);
+  const root = await scanAxSession(page, tracker, frames, 0);
   const main = frames.get(root.key);
   const rootNode = root.nodes.find((n) => !n.parentId);
   return {
@@ -120,7 +115,7 @@ const countWorlds = new WeakMap<CdpSession, Map<string, { loaderId: string; cont
 
 /**
  * The nodes of a session's frames and its out-of-process frames, up to `limit`. A frame
- * that cannot be counted (navigating away) counts as empty, as it would capture empty; one
+ * that cannot be counted (navigating away) counts as empty, as it would scan empty; one
  * whose renderer does not answer within {@link COUNT_TIMEOUT_MS} counts as full.
  */
 async function countNodes(

@@ -1,5 +1,5 @@
 /**
- * Captures a tab from its accessibility trees, the default strategy of `capture.ts`: one
+ * Scans a tab from its accessibility trees, the default strategy of `scan.ts`: one
  * tree per frame, the password fields among its text boxes (their values are never shown),
  * and the visible controls under `aria-hidden` roots the tree prunes.
  *
@@ -7,15 +7,15 @@
  */
 import type { CdpSession, Protocol, TargetTracker } from "../../cdp/mod.ts";
 import type { AxFrame, HiddenControl } from "../snapshot/ax_outline.ts";
-import { type CapturedFrame, flatFrames, readChildTargets } from "./capture_frames.ts";
+import { flatFrames, readChildTargets, type ScannedFrame } from "./scan_frames.ts";
 
 const TEXT_FIELD_ROLES = new Set(["textbox", "searchbox"]);
 
 /** Reads a session's frames and, within the depth bound, its out-of-process frames. */
-export async function captureAxSession(
+export async function scanAxSession(
   session: CdpSession,
   tracker: TargetTracker,
-  frames: Map<string, CapturedFrame>,
+  frames: Map<string, ScannedFrame>,
   depth: number,
 ): Promise<AxFrame> {
   const { frameTree } = await session.send("Page.getFrameTree");
@@ -25,7 +25,7 @@ export async function captureAxSession(
     flat.map((f) =>
       session.send("Accessibility.getFullAXTree", { frameId: f.id })
         .then((r) => r.nodes)
-        // A frame that navigated away mid-capture simply shows as empty.
+        // A frame that navigated away mid-scan simply shows as empty.
         .catch(() => [] as Protocol.Accessibility.AXNode[])
     ),
   );
@@ -60,7 +60,7 @@ export async function captureAxSession(
     session,
     tracker,
     depth,
-    (child, childDepth) => captureAxSession(child, tracker, frames, childDepth),
+    (child, childDepth) => scanAxSession(child, tracker, frames, childDepth),
     (owner, child) => childFrames.set(owner, child),
   );
   return axFrames[0];

@@ -1,5 +1,5 @@
 /**
- * Captures a huge tab from DOM snapshots, the strategy `capture.ts` picks past
+ * Scans a huge tab from DOM snapshots, the strategy `scan.ts` picks past
  * `DOM_SNAPSHOT_MIN_NODES` nodes: one `DOMSnapshot.captureSnapshot` per renderer
  * (same-process frames are documents of it), out-of-process frames from their own.
  *
@@ -8,17 +8,17 @@
 import type { CdpSession, TargetTracker } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import { DOM_STYLES, type DomFrame, domFrames } from "../snapshot/dom_outline.ts";
-import { type CapturedFrame, flatFrames, readChildTargets } from "./capture_frames.ts";
+import { flatFrames, readChildTargets, type ScannedFrame } from "./scan_frames.ts";
 
 /**
  * Reads a session's frames from one DOM snapshot (same-process frames are documents of
  * it) and its out-of-process frames from their own. Only layout and two computed styles
  * are asked for: no rects, paint order or colours, which would cost the renderer more.
  */
-export async function captureDomSession(
+export async function scanDomSession(
   session: CdpSession,
   tracker: TargetTracker,
-  frames: Map<string, CapturedFrame>,
+  frames: Map<string, ScannedFrame>,
   depth: number,
 ): Promise<DomFrame> {
   const { frameTree } = await session.send("Page.getFrameTree");
@@ -42,7 +42,7 @@ export async function captureDomSession(
     session,
     tracker,
     depth,
-    (child, childDepth) => captureDomSession(child, tracker, frames, childDepth),
+    (child, childDepth) => scanDomSession(child, tracker, frames, childDepth),
     (owner, child) => read.childFrames.set(owner, child),
   );
   return root;

@@ -1,13 +1,13 @@
 /**
- * What both capture strategies share: the identity of a captured frame (to bind refs), a
+ * What both scan strategies share: the identity of a scanned frame (to bind refs), a
  * session's frames in document order, and its out-of-process frames.
  *
  * @module
  */
 import type { CdpSession, Protocol, TargetTracker, TrackedTarget } from "../../cdp/mod.ts";
 
-/** Identity of a captured frame, used to bind refs. */
-export interface CapturedFrame {
+/** Identity of a scanned frame, used to bind refs. */
+export interface ScannedFrame {
   session: CdpSession;
   frameId: string;
   loaderId: string;
@@ -40,7 +40,7 @@ export function childTargets(session: CdpSession, tracker: TargetTracker): Track
 /**
  * Reads each out-of-process frame of `session` with `read` (within {@link MAX_TARGET_DEPTH})
  * and hands it to `place` with the backend id of its owner `<iframe>`. A frame whose owner
- * or content cannot be read (it navigated away mid-capture) is left out.
+ * or content cannot be read (it navigated away mid-scan) is left out.
  */
 export async function readChildTargets<F>(
   session: CdpSession,

@@ -34,8 +34,8 @@ export class SessionState {
   }
 
   /**
-   * What the runtime is doing for the session beyond a tool call's own work (a capture's
-   * step), for the console; never a value. Undefined when nothing runs.
+   * What the runtime is doing for the session beyond a tool call's own work (a credential
+   * capture's step), for the console; never a value. Undefined when nothing runs.
    */
   get activity(): string | undefined {
     return this.#activity;

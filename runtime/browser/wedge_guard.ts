@@ -26,8 +26,8 @@ export interface WedgeGuardDeps {
   live(): Live | undefined;
   /** Appends a lifecycle audit row (never throws). */
   lifecycle(kind: string, reason?: string): void;
-  /** Whether the runtime's own capture holds the renderer right now. */
-  capturing(): boolean;
+  /** Whether the runtime's own scan holds the renderer right now. */
+  scanning(): boolean;
 }
 
 /** Dialogs, call watches and recovery of one session. */
@@ -56,7 +56,7 @@ export class WedgeGuard {
     return watchCall({
       currentTab: () => this.#deps.tabs.peek(this.#deps.live()),
       dialogs: this.dialogs,
-      busy: () => this.#deps.capturing(),
+      busy: () => this.#deps.scanning(),
       cpu: () => {
         const live = this.#deps.live();
         return live

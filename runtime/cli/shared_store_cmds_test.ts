@@ -39,7 +39,7 @@ interface Ran {
 }
 
 /**
- * Runs `command` with the console captured and the variables it reads set to `env` only
+ * Runs `command` with the console recorded and the variables it reads set to `env` only
  * (the vault key; no OMOTAI_DATABASE_URL nor OMOTAI_DB from the caller's environment).
  */
 async function cli(

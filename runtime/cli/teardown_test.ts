@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { Teardown } from "./teardown.ts";
 
-/** Runs `fn` with console.error captured (the teardown logs through `log()`). */
-async function captured(fn: () => Promise<void>): Promise<string[]> {
+/** Runs `fn` with console.error recorded (the teardown logs through `log()`). */
+async function logged(fn: () => Promise<void>): Promise<string[]> {
   const lines: string[] = [];
   const original = console.error;
   console.error = (...args: unknown[]) => lines.push(args.join(" "));
@@ -33,7 +33,7 @@ Deno.test("Teardown logs a failing or throwing step by name and runs the rest", 
   t.defer("throws", () => {
     throw new RangeError("planted-4c1");
   });
-  const lines = await captured(() => t.run());
+  const lines = await logged(() => t.run());
   assert.deepEqual(ran, ["first"]);
   assert.deepEqual(lines, [
     "omotai: shutdown: throws: RangeError",
@@ -46,7 +46,7 @@ Deno.test("Teardown bounds each step: one that hangs is left behind, the next st
   const t = new Teardown();
   t.defer("after", () => ran.push("after"));
   t.defer("hangs", () => new Promise(() => {}), 30);
-  const lines = await captured(() => t.run());
+  const lines = await logged(() => t.run());
   assert.deepEqual(ran, ["after"]);
   assert.deepEqual(lines, ["omotai: shutdown: hangs: not done within 30 ms"]);
 });

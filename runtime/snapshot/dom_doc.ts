@@ -1,7 +1,7 @@
 /**
  * Index-based reading of one document of a DOM snapshot (`DOMSnapshot.captureSnapshot`):
  * children in compressed arrays, attributes, layout and the two computed styles the
- * capture asks for, and the element kinds the outline treats alike. Built in two passes
+ * scan asks for, and the element kinds the outline treats alike. Built in two passes
  * over the node arrays, with no per-node objects, since a hostile page can make them huge.
  *
  * @module

@@ -42,7 +42,7 @@ import { INPUT_ROLES, labelsCheckable, nameFromContent, nameOf, optionsOf } from
 type DocumentSnapshot = Protocol.DOMSnapshot.DocumentSnapshot;
 type CaptureSnapshotResponse = Protocol.DOMSnapshot.CaptureSnapshotResponse;
 
-/** The computed styles the capture must request, in this order. */
+/** The computed styles the scan must request, in this order. */
 export const DOM_STYLES: readonly string[] = ["display", "visibility"];
 
 /** One document of a DOM snapshot plus what the outline needs to know about it. */
@@ -56,7 +56,7 @@ export interface DomFrame {
   readonly strings: readonly string[];
   /**
    * Child frames keyed by the backend id of their owner `<iframe>`: same-process documents
-   * of the same snapshot and out-of-process frames captured on their own.
+   * of the same snapshot and out-of-process frames scanned on their own.
    */
   readonly childFrames: ReadonlyMap<number, DomFrame>;
 }

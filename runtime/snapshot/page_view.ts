@@ -18,7 +18,7 @@ export const DEFAULT_MAX_TOKENS = 6_000;
 /** Outlines longer than this open with overview pages (text shortened, paths omitted). */
 export const OVERVIEW_MIN_CHARS = 3_000;
 
-/** Everything the view needs about the captured tab. */
+/** Everything the view needs about the scanned tab. */
 export interface PageView {
   nonce: string;
   origin: string;

@@ -102,7 +102,7 @@ async function screenshotFacts(ctx: ToolContext, el: Element | undefined): Promi
 }
 
 /** A JPEG of `clip` (client coordinates), at most `SCREENSHOT_MAX_WIDTH` wide. */
-async function captureJpeg(
+async function screenshotJpeg(
   page: CdpSession,
   clip: ViewportBox,
 ): Promise<{ data: string; width: number; height: number; bytes: number }> {
@@ -170,7 +170,7 @@ export const takeScreenshotTool = defineTool({
       const { cssVisualViewport: v } = await page.send("Page.getLayoutMetrics");
       clip = { x: 0, y: 0, width: v.clientWidth, height: v.clientHeight };
     }
-    const shot = await captureJpeg(page, clip);
+    const shot = await screenshotJpeg(page, clip);
     const what = el ? `element ${args.ref}` : "the viewport";
     ctx.response.result(
       `screenshot of ${what}: ${shot.width}×${shot.height} JPEG, ${

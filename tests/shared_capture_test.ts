@@ -1,0 +1,354 @@
+/**
+ * Generated-credential capture on the shared PostgreSQL store: two runtimes of one tenant, one
+ * vault key, the policy's templates for a fake GitHub and a fake Linear (HTTPS, test CA).
+ * Capture grants are added through the shared grant port (`PgGrantStore`); an agent on runtime
+ * A captures a GitHub App and the tenant's vault, opened apart from either runtime, holds
+ * exactly what the vendor minted, the grants read `used` through the port. Two agents, one
+ * session on A and one on B, race their captures into one empty secret id: exactly one writes,
+ * the other stops with `CAPTURE_WRITE_FAILED (CAPTURE_TARGET_OCCUPIED)`. No minted value is in
+ * the MCP stream, the log, either runtime's console API, the audit rows or any row of any
+ * table of the database (read as its superuser).
+ */
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import assert from "node:assert/strict";
+import postgres from "postgres";
+import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
+import { PgAuditSink } from "../runtime/audit/pg_audit_sink.ts";
+import type { Runtime } from "../runtime/cli/start.ts";
+import { PgGrantStore } from "../runtime/grants/pg_grant_store.ts";
+import { secretForms } from "../runtime/redact/mod.ts";
+import { rotateAdminToken } from "../runtime/store/pg_admin_token.ts";
+import { PgDatabase } from "../runtime/store/pg_database.ts";
+import { addTenant } from "../runtime/store/pg_tenants.ts";
+import { PgVaultRecords } from "../runtime/store/pg_vault_records.ts";
+import { rawKeySource, Vault } from "../vault/mod.ts";
+import {
+  type FakeGithubOptions,
+  serveFakeGithub,
+  serveFakeLinear,
+} from "./fixtures/capture_vendors.ts";
+import { eventually, keyedTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import { startPostgres } from "./helpers/postgres.ts";
+
+const KEY = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+const TENANT = "acme";
+const GITHUB_OUTPUTS = ["pem", "client_secret", "webhook_secret"] as const;
+
+Deno.test({
+  name:
+    "browser_capture_credentials on a shared store: a capture on A is in B's vault, a race across runtimes writes once, no value in any row",
+  // The cluster, its pools and the runtimes are made and ended inside this test; the pools'
+  // connections are opened and ended across its steps, so the sanitizers are off (as in
+  // `clusterTeardown`).
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async (t) => {
+    const logs: string[] = [];
+    const error = console.error;
+    console.error = (...args: unknown[]) => {
+      logs.push(args.map(String).join(" "));
+      error(...args);
+    };
+    const ghOptions: FakeGithubOptions = {};
+    const cleanups: (() => PromiseLike<void>)[] = [];
+    const clients: TestClient[] = [];
+    const runtimes: (Runtime & { dataDir: string })[] = [];
+    try {
+      const pg = await startPostgres();
+      cleanups.push(() => pg[Symbol.asyncDispose]());
+      const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
+      cleanups.push(() => owner[Symbol.asyncDispose]());
+      await owner.migrate();
+      await addTenant(owner, TENANT);
+      const token = await rotateAdminToken(owner, TENANT);
+      // The operator's side: the tenant's grants and vault as `omotai grant/secret` reach them.
+      const app = await PgDatabase.open({ url: pg.appUrl });
+      cleanups.push(() => app[Symbol.asyncDispose]());
+      const sink = new PgAuditSink(new PgAuditLog(app, TENANT));
+      cleanups.push(() => sink[Symbol.asyncDispose]());
+      const records = new PgVaultRecords(app, TENANT);
+      const grants = new PgGrantStore(app, TENANT, {
+        audit: { append: (e) => sink.appendSoon(e) },
+        secrets: { has: (id) => Vault.has(records, id) },
+      });
+
+      const github = await serveFakeGithub(ghOptions);
+      cleanups.push(() => github[Symbol.asyncDispose]());
+      const linear = await serveFakeLinear();
+      cleanups.push(() => linear[Symbol.asyncDispose]());
+      const policy = `allowed_origins:
+  - ${github.origin}
+  - ${linear.origin}
+read_only: true
+capture:
+  github_app:
+    base_url: ${github.origin}
+    manifest:
+      name: Omotai shared capture test
+      url: https://example.test/app
+      hook_attributes:
+        url: https://example.test/hooks
+      public: false
+      default_permissions:
+        issues: write
+  linear_oauth_app:
+    registration_url: ${linear.registrationUrl}
+    application:
+      name: Omotai shared capture test
+      developer: Omotai
+      developer_url: https://example.test
+      description: Registered by the runtime
+      callback_urls:
+        - https://example.test/callback
+`;
+      /** A runtime of the tenant, in this process, with the tenant's vault key. */
+      const runtimeOf = async (name: string) => {
+        const dataDir = await Deno.makeTempDir({ prefix: `omotai-shared-capture-${name}-` });
+        try {
+          const rt = Object.assign(
+            await startTestRuntime(dataDir, policy, {
+              database: pg.appUrl,
+              tenant: TENANT,
+              vaultKey: { key: KEY },
+              isolation: { mode: "off" },
+              upstreamCa: [github.caPem, linear.caPem],
+            }),
+            { dataDir },
+          );
+          runtimes.push(rt);
+          return rt;
+        } catch (err) {
+          await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+          throw err;
+        }
+      };
+      const a = await runtimeOf("a");
+      const b = await runtimeOf("b");
+      // Agent keys are the tenant's: added on A, they open sessions on B too.
+      const keys: Record<string, string> = {};
+      for (const agent of ["alice", "bob", "carol"]) keys[agent] = (await a.agents.add(agent)).key;
+      const connect = async (runtime: Runtime, agent: string) => {
+        const client = new Client({ name: "shared-capture-test", version: "0" });
+        await client.connect(keyedTransport(runtime.url!, keys[agent]));
+        const c = new TestClient(client);
+        clients.push(c);
+        return c;
+      };
+      /** One approved `once` capture grant per output of github_app, through the PG port. */
+      const grant = async (agent: string, target: (output: string) => string) => {
+        const ids: Record<string, string> = {};
+        const targets: Record<string, string> = {};
+        for (const output of GITHUB_OUTPUTS) {
+          targets[output] = target(output);
+          ids[output] = (await grants.add({
+            secret_id: targets[output],
+            agent,
+            purpose: "shared capture test",
+            mode: "once",
+            expires: "1h",
+            uses: [{
+              kind: "capture",
+              allowed_origins: [github.origin],
+              workflow: "github_app",
+              output,
+            }],
+          }, { approve: true })).id;
+        }
+        return { ids, targets };
+      };
+      /** The tenant's vault opened apart from both runtimes, with the key. */
+      const reveal = async (id: string): Promise<string | undefined> => {
+        using vault = await Vault.open(records, rawKeySource(KEY));
+        return await Vault.has(records, id) ? await vault.reveal(id) : undefined;
+      };
+      const dash = (o: string) => o.replace(/_/g, "-");
+
+      await t.step("a capture on runtime A: the tenant's vault holds what was minted", async () => {
+        const { ids, targets } = await grant("alice", (o) => `cap-alice-${dash(o)}`);
+        const ca = await connect(a, "alice");
+        const out = await ca.call("browser_capture_credentials", {
+          workflow: "github_app",
+          outputs: ids,
+        });
+        assert.equal(out.isError, false, out.text);
+        assert.match(out.text, /^capture: CAPTURE_DONE/);
+        for (const o of GITHUB_OUTPUTS) assert.ok(out.text.includes(targets[o]), out.text);
+        assert.equal(github.minted.length, 1);
+        assert.equal(github.conversions, 1);
+        const minted = github.minted[0];
+        assert.equal(await reveal(targets.pem), minted.pem);
+        assert.equal(await reveal(targets.client_secret), minted.client_secret);
+        assert.equal(await reveal(targets.webhook_secret), minted.webhook_secret);
+        for (const id of Object.values(ids)) {
+          const g = await grants.get(id);
+          assert.equal(g?.state, "used", `${id} is used`);
+        }
+        // The grants are the tenant's: runtime B's own API reads them used too.
+        const listed = await fetch(`${b.url}/api/grants`, {
+          headers: { Authorization: `Bearer ${token}` },
+        });
+        const seen = await listed.json() as { id: string; state: string }[];
+        assert.equal(listed.status, 200);
+        for (const id of Object.values(ids)) {
+          assert.equal(seen.find((g) => g.id === id)?.state, "used", `B reads ${id} used`);
+        }
+      });
+
+      await t.step(
+        "agents on A and on B race into one empty secret id: exactly one writes",
+        async () => {
+          const onA = await grant("bob", (o) => o === "pem" ? "race-pem" : `race-a-${dash(o)}`);
+          const onB = await grant("carol", (o) => o === "pem" ? "race-pem" : `race-b-${dash(o)}`);
+          const ca = await connect(a, "bob");
+          const cb = await connect(b, "carol");
+          // Both conversions wait for each other: both captures passed their checks and minted.
+          let arrived = 0;
+          let release!: () => void;
+          const both = new Promise<void>((r) => release = r);
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          ghOptions.beforeConversion = () => {
+            if (++arrived === 2) release();
+            return Promise.race([
+              both,
+              new Promise<void>((r) => timer = setTimeout(r, 30_000)),
+            ]);
+          };
+          const minted = github.minted.length;
+          let outs;
+          try {
+            outs = await Promise.all([
+              ca.call("browser_capture_credentials", { workflow: "github_app", outputs: onA.ids }),
+              cb.call("browser_capture_credentials", { workflow: "github_app", outputs: onB.ids }),
+            ]);
+          } finally {
+            delete ghOptions.beforeConversion;
+            clearTimeout(timer);
+          }
+          const texts = outs.map((o) => o.text).join("\n");
+          assert.equal(arrived, 2, `both captures reached the conversion\n${texts}`);
+          assert.equal(github.minted.length, minted + 2);
+          const done = outs.filter((o) => !o.isError);
+          const failed = outs.filter((o) => o.isError);
+          assert.equal(done.length, 1, texts);
+          assert.equal(failed.length, 1, texts);
+          assert.match(done[0].text, /^capture: CAPTURE_DONE/);
+          assert.match(failed[0].text, /CAPTURE_WRITE_FAILED/);
+          assert.match(failed[0].text, /CAPTURE_TARGET_OCCUPIED/);
+          const pem = await reveal("race-pem");
+          const winners = github.minted.slice(minted).filter((m) => m.pem === pem);
+          assert.equal(winners.length, 1, "race-pem holds exactly one capture's pem");
+          const [winner, loser] = done[0] === outs[0] ? [onA, onB] : [onB, onA];
+          // The winner wrote its three, its grants used; the loser stopped at its first write.
+          const won = github.minted.slice(minted).find((m) => m.pem === pem)!;
+          assert.equal(await reveal(winner.targets.client_secret), won.client_secret);
+          assert.equal(await reveal(winner.targets.webhook_secret), won.webhook_secret);
+          for (const id of Object.values(winner.ids)) {
+            assert.equal((await grants.get(id))?.state, "used");
+          }
+          for (const o of ["client_secret", "webhook_secret"]) {
+            assert.equal(await Vault.has(records, loser.targets[o]), false, `${o} not written`);
+          }
+          for (const id of Object.values(loser.ids)) {
+            assert.notEqual((await grants.get(id))?.state, "used", "the loser consumed nothing");
+          }
+        },
+      );
+
+      await t.step("the leak search: no minted value in any output, row or log", async () => {
+        // The test's own grant rows are kept before the database is read.
+        await sink.flush();
+        const values = [
+          ...github.minted.flatMap((m) => [m.pem, m.client_secret, m.webhook_secret, m.code]),
+          ...github.minted.flatMap((m) =>
+            m.pem.split("\n").filter((l) => l.length >= 16 && !l.startsWith("-----"))
+          ),
+        ];
+        const forms = [...new Set(values.flatMap((v) => secretForms(v)))].filter((f) =>
+          f.length >= 12
+        );
+        // The search finds what it looks for: each minted value is among its own forms.
+        assert.ok(values.length >= 15 && values.every((v) => forms.some((f) => v.includes(f))));
+        // Everything the cluster holds, read as its superuser (row-level security bypassed).
+        const su = postgres(pg.superUrl, { max: 1, onnotice: () => {} });
+        let dump: string[];
+        let audit: string;
+        try {
+          const tables = await su<{ schema: string; name: string }[]>`
+            SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
+            WHERE table_type = 'BASE TABLE'
+              AND table_schema NOT IN ('pg_catalog', 'information_schema')
+            ORDER BY 1, 2`;
+          const names = tables.map((r) => r.name);
+          for (const want of ["audit_events", "grants", "vault_secrets", "vault_meta"]) {
+            assert.ok(names.includes(want), `the dump reads ${want}`);
+          }
+          // The runtimes' sinks write in batches: the rows of both captures are kept soon.
+          const readAudit = () =>
+            su<Record<string, unknown>[]>`
+              SELECT * FROM audit_events WHERE tenant_id = ${TENANT} ORDER BY seq`;
+          const count = (rows: Record<string, unknown>[], reason: string) =>
+            rows.filter((r) => r.reason === reason).length;
+          // The audit has the captures' story: both outcomes and each write.
+          assert.ok(
+            await eventually(async () => {
+              const rows = await readAudit();
+              return count(rows, "CAPTURE_DONE") === 2 &&
+                count(rows, "CAPTURE_WRITE_FAILED") === 1 &&
+                count(rows, "CAPTURE_WRITTEN") === 6;
+            }, 10_000),
+            "the audit holds 2 CAPTURE_DONE, 1 CAPTURE_WRITE_FAILED, 6 CAPTURE_WRITTEN",
+          );
+          audit = JSON.stringify(await readAudit());
+          dump = [];
+          for (const { schema, name } of tables) {
+            const rows = await su.unsafe<{ row: string }[]>(
+              `SELECT row_to_json(t)::text AS row FROM "${schema}"."${name}" t`,
+            );
+            dump.push(`${schema}.${name}\n${rows.map((r) => r.row).join("\n")}`);
+          }
+        } finally {
+          await su.end();
+        }
+        // The dump did read the vault's rows (sealed): a value kept there in clear would show.
+        assert.ok(dump.some((d) => d.startsWith("public.vault_secrets") && d.includes("race-pem")));
+        assert.ok(
+          dump.some((d) => d.startsWith("public.grants") && d.includes("shared capture test")),
+        );
+        // What the console API of either runtime shows.
+        const consolePages: string[] = [];
+        for (const rt of [a, b]) {
+          for (const path of ["/api/sessions", "/api/audit", "/api/audit/export", "/api/grants"]) {
+            const res = await fetch(new URL(path, rt.consoleUrl ?? rt.url), {
+              headers: { Authorization: `Bearer ${token}` },
+            });
+            const text = await res.text();
+            assert.equal(res.status, 200, `${path}: ${text}`);
+            consolePages.push(text);
+          }
+        }
+        assert.ok(consolePages.join("").includes("race-pem"), "the console shows the captures");
+        const places: [string, string][] = [
+          ["the console API", consolePages.join("\n")],
+          ["the MCP stream", clients.flatMap((c) => c.outputs).join("\n")],
+          ["the log", logs.join("\n")],
+          ["the audit rows", audit],
+          ["the database's rows", dump.join("\n")],
+        ];
+        for (const [where, text] of places) {
+          for (const form of forms) {
+            assert.ok(!text.includes(form), `a minted value is in ${where}`);
+          }
+        }
+      });
+    } finally {
+      console.error = error;
+      for (const c of clients) await c[Symbol.asyncDispose]().catch(() => {});
+      for (const rt of runtimes) {
+        await rt[Symbol.asyncDispose]();
+        await Deno.remove(rt.dataDir, { recursive: true }).catch(() => {});
+      }
+      for (const cleanup of cleanups.reverse()) await cleanup();
+    }
+  },
+});
