@@ -157,6 +157,17 @@ if (import.meta.main) {
     await owner.migrate();
     await addTenant(owner, "bench");
     for (let r = 0; r < R; r++) await addTenant(owner, `bench-${r}`);
+    // The floor: what the same server takes to commit one bare row durably, no chain, no
+    // row-level security, no trigger. An append can only ever cost more than this.
+    await owner.transaction((tx) => tx`CREATE TABLE bench_floor (id bigserial, v text)`);
+    results.push(row(
+      "postgres",
+      "floor: 1 bare INSERT alone (no chain)",
+      await load(
+        [() => owner.statement((sql) => sql`INSERT INTO bench_floor (v) VALUES ('x')`)],
+        seconds,
+      ),
+    ));
   }
   const runtimes = await Promise.all(
     Array.from({ length: R }, () => PgDatabase.open({ url: pg.appUrl, max: S })),
