@@ -16,14 +16,27 @@
  * malformed arguments get a clear error.
  */
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { DatabaseSync } from "node:sqlite";
 import { rawKeySource, Vault } from "../vault/mod.ts";
-import { GrantStore } from "../runtime/grants/mod.ts";
-import { secretForms } from "../runtime/redact/mod.ts";
+import { sqliteGrantPort } from "../runtime/grants/mod.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import type { Runtime } from "../runtime/cli/start.ts";
-import { keyedTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import { startTestRuntime, type TestClient } from "./helpers/harness.ts";
+import {
+  AgentClients,
+  assertNoLeak,
+  captureGrants,
+  captureLogs,
+  capturePolicy,
+  consolePages,
+  GITHUB_OUTPUTS,
+  leakForms,
+  LINEAR_OUTPUTS,
+  mintedSecrets,
+  newVaultKey,
+  revealSecret,
+  sqliteGrantStore,
+  storedPlaces,
+} from "./helpers/capture_world.ts";
 import {
   conversionBody,
   type HostileGithubOptions,
@@ -35,41 +48,16 @@ import {
   serveHostileVendors,
 } from "./fixtures/hostile_vendor.ts";
 
-const KEY = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
-const GITHUB_OUTPUTS = ["pem", "client_secret", "webhook_secret"] as const;
-const LINEAR_OUTPUTS = ["client_id", "client_secret"] as const;
+const KEY = newVaultKey();
 const STABLE_CODE = /\b(CAPTURE_[A-Z_]+|GRANT_[A-Z_]+|VAULT_UNAVAILABLE|INVALID_ARGUMENTS)\b/;
 
 const randomHex = (n: number) =>
   [...crypto.getRandomValues(new Uint8Array(n))].map((b) => b.toString(16).padStart(2, "0"))
     .join("");
 
-/** Every form (encodings, case...) of `values` long enough to mean something when found. */
-function formsOf(values: readonly string[]): string[] {
-  return [...new Set(values.flatMap((v) => secretForms(v)))].filter((f) => f.length >= 12);
-}
-
 /** The forms of `values` that `text` holds. */
 function found(text: string, values: readonly string[]): string[] {
-  return formsOf(values).filter((f) => text.includes(f));
-}
-
-/** What a vendor minted, as the strings that must never be seen: whole, and a PEM's lines. */
-function secretsOf(minted: readonly object[]): string[] {
-  const out: string[] = [];
-  for (const m of minted) {
-    for (const k of ["pem", "client_secret", "webhook_secret", "code", "client_id"]) {
-      const v = (m as Record<string, unknown>)[k];
-      if (typeof v !== "string") continue;
-      // A Linear client id is public-ish but captured as a secret; a GitHub one is not.
-      if (k === "client_id" && v.startsWith("Iv1.")) continue;
-      out.push(v);
-      if (k === "pem") {
-        out.push(...v.split("\n").filter((l) => l.length >= 16 && !l.startsWith("-----")));
-      }
-    }
-  }
-  return out;
+  return leakForms(values).filter((f) => text.includes(f));
 }
 
 const seenText = (rs: readonly SeenRequest[]) =>
@@ -81,45 +69,15 @@ const seenText = (rs: readonly SeenRequest[]) =>
     return `${r.method} ${r.url}\n${decoded}\n${r.referer}\n${r.body}`;
   }).join("\n");
 
-/** Logs what the runtime prints (console.error), as capture_test does. */
-function captureLogs(): { logs: string[]; restore(): void } {
-  const logs: string[] = [];
-  const error = console.error;
-  console.error = (...args: unknown[]) => {
-    logs.push(args.map(String).join(" "));
-    error(...args);
-  };
-  return { logs, restore: () => console.error = error };
-}
-
-/** The policy for the hostile vendors: both templates, the bystander allowed too. */
+/** The policy for the hostile vendors: both templates unless one is `false`, the bystander too. */
 function policyFor(v: HostileVendors, templates: { github?: boolean; linear?: boolean }): string {
-  const github = `  github_app:
-    base_url: ${v.github.origin}
-    manifest:
-      name: Omotai attack test
-      url: https://example.test/app
-      hook_attributes:
-        url: https://example.test/hooks
-      public: false
-`;
-  const linear = `  linear_oauth_app:
-    registration_url: ${v.linear.registrationUrl}
-    application:
-      name: Omotai attack test
-      developer: Omotai
-      developer_url: https://example.test
-      description: Registered by the runtime
-      callback_urls:
-        - https://example.test/callback
-`;
-  return `allowed_origins:
-  - ${v.github.origin}
-  - ${v.linear.origin}
-  - ${v.bystander.origin}
-read_only: true
-capture:
-${templates.github !== false ? github : ""}${templates.linear !== false ? linear : ""}`;
+  return capturePolicy({
+    github: v.github,
+    linear: v.linear,
+    name: "Omotai attack test",
+    alsoAllowed: [v.bystander.origin],
+    templates,
+  });
 }
 
 /** A runtime on its own data dir, its grant store and vault reader, and MCP clients. */
@@ -134,86 +92,34 @@ async function world(
     using vault = await Vault.open(db, rawKeySource(KEY));
     await vault.add("placeholder", "generic", "not-a-minted-value-0000");
   }
-  const grants = new GrantStore(db, {
-    audit: { append() {} },
-    secrets: { has: (id) => Vault.has(db, id) },
-  });
+  const grants = sqliteGrantStore(db);
   const runtime: Runtime = await startTestRuntime(dataDir, policy, {
     ...(options.vault !== false ? { vaultKey: { key: KEY } } : {}),
     upstreamCa: [v.caPem],
   });
   const key = (await runtime.agents.add("alice")).key;
-  const clients: TestClient[] = [];
-  const connect = async () => {
-    const client = new Client({ name: "capture-attack", version: "0" });
-    await client.connect(keyedTransport(runtime.url!, key));
-    const c = new TestClient(client);
-    clients.push(c);
-    return c;
-  };
-  let n = 0;
-  const grant = (
-    workflow: string,
-    outputs: readonly string[],
-    opts: { origin?: string; agent?: string } = {},
-  ) => {
-    const run = ++n;
-    const ids: Record<string, string> = {};
-    const targets: Record<string, string> = {};
-    for (const output of outputs) {
-      const secret_id = `atk-${run}-${output.replace(/_/g, "-")}`;
-      targets[output] = secret_id;
-      ids[output] = grants.add({
-        secret_id,
-        agent: opts.agent ?? "alice",
-        purpose: "capture attack test",
-        mode: "once",
-        expires: "1h",
-        uses: [{
-          kind: "capture",
-          allowed_origins: [
-            opts.origin ?? (workflow === "github_app" ? v.github.origin : v.linear.origin),
-          ],
-          workflow,
-          output,
-        }],
-      }, { approve: true }).id;
-    }
-    return { ids, targets };
-  };
-  const reveal = async (id: string) => {
-    using vault = await Vault.open(db, rawKeySource(KEY));
-    return Vault.has(db, id) ? await vault.reveal(id) : undefined;
-  };
+  const clients = new AgentClients("capture-attack");
+  const connect = () => clients.connect(runtime, key);
+  const grant = captureGrants(sqliteGrantPort(grants), {
+    origins: { github_app: v.github.origin, linear_oauth_app: v.linear.origin },
+    purpose: "capture attack test",
+    prefix: "atk",
+  });
+  const reveal = (id: string) => revealSecret(db, KEY, id);
   /** Everything the runtime keeps or shows besides the MCP stream, as one text per place. */
   const places = async (): Promise<[string, string][]> => {
-    const r = new DatabaseSync(databasePath(dataDir), { readOnly: true });
-    let audit: string;
-    try {
-      audit = JSON.stringify(r.prepare("SELECT * FROM audit").all());
-    } finally {
-      r.close();
-    }
-    const bytes = new TextDecoder("latin1").decode(await Deno.readFile(databasePath(dataDir)));
-    const pages: string[] = [];
-    const headers = { authorization: `Bearer ${runtime.adminToken}` };
-    for (
-      const path of [
-        "/api/sessions",
-        "/api/audit",
-        "/api/audit/export",
-        "/api/grants",
-        "/api/secrets",
-        "/api/status",
-      ]
-    ) {
-      const res = await fetch(new URL(path, runtime.consoleUrl ?? runtime.url), { headers });
-      pages.push(await res.text());
-    }
+    // Every page of the console's API that lists something (it has no page of secrets).
+    const pages = await consolePages(runtime, runtime.adminToken, [
+      "/api/sessions",
+      "/api/audit",
+      "/api/audit/export",
+      "/api/grants",
+      "/api/approvals",
+      "/api/status",
+    ]);
     return [
-      ["the MCP stream", clients.flatMap((c) => c.outputs).join("\n")],
-      ["the audit", audit],
-      ["the database's bytes", bytes],
+      ["the MCP stream", clients.stream()],
+      ...await storedPlaces(dataDir),
       ["the console", pages.join("\n")],
     ];
   };
@@ -228,7 +134,7 @@ async function world(
     reveal,
     places,
     async [Symbol.asyncDispose]() {
-      for (const c of clients) await c[Symbol.asyncDispose]();
+      await clients[Symbol.asyncDispose]();
       await runtime[Symbol.asyncDispose]();
       db.close();
       await Deno.remove(dataDir, { recursive: true }).catch(() => {});
@@ -273,7 +179,7 @@ Deno.test("capture refusals of the runtime: no vault key, no template; both tain
   await t.step("a workflow the policy has no template for: CAPTURE_UNCONFIGURED", async () => {
     await using w = await world(v, policyFor(v, { github: false }));
     const c = await w.connect();
-    const g = w.grant("github_app", GITHUB_OUTPUTS);
+    const g = await w.grant("github_app", GITHUB_OUTPUTS);
     const before = seen();
     const out = await c.call("browser_capture_credentials", {
       workflow: "github_app",
@@ -322,7 +228,7 @@ Deno.test("browser_capture_credentials under attack: hostile vendor pages, answe
     opts: { client?: TestClient; extraSecrets?: () => string[] } = {},
   ): Promise<Attempt> => {
     const outputs = workflow === "github_app" ? GITHUB_OUTPUTS : LINEAR_OUTPUTS;
-    const { ids, targets } = w.grant(workflow, outputs);
+    const { ids, targets } = await w.grant(workflow, outputs);
     Object.assign(github.options, hostile.github ?? {});
     Object.assign(linear.options, hostile.linear ?? {});
     const mark = {
@@ -347,7 +253,7 @@ Deno.test("browser_capture_credentials under attack: hostile vendor pages, answe
     await new Promise((r) => setTimeout(r, 300));
     const newGh = github.minted.slice(mark.gh);
     const newLin = linear.minted.slice(mark.lin);
-    const minted = [...secretsOf([...newGh, ...newLin]), ...(opts.extraSecrets?.() ?? [])];
+    const minted = [...mintedSecrets([...newGh, ...newLin]), ...(opts.extraSecrets?.() ?? [])];
     secrets.push(...minted);
     const toBystander = bystander.requests.slice(mark.by);
     const toAttacker = attacker.requests.slice(mark.at);
@@ -725,7 +631,7 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
             },
           }).catch((err) => failure = err);
           // Whatever the outcome, the tainted session shows nothing of the page.
-          const c = w.clients.at(-1)!;
+          const c = w.clients.all.at(-1)!;
           {
             for (
               const [tool, args] of [
@@ -1002,7 +908,7 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
     await t.step(
       "an answer page that opens an alert() showing the secret: fails closed or captures, the text shown nowhere",
       async () => {
-        const { ids, targets } = w.grant("linear_oauth_app", LINEAR_OUTPUTS);
+        const { ids, targets } = await w.grant("linear_oauth_app", LINEAR_OUTPUTS);
         const m = linear.minted.length;
         linear.options.answer = (app) =>
           htmlPage(
@@ -1020,7 +926,7 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
         } finally {
           delete linear.options.answer;
         }
-        secrets.push(...secretsOf(linear.minted.slice(m)));
+        secrets.push(...mintedSecrets(linear.minted.slice(m)));
         const problems: string[] = [];
         if (!STABLE_CODE.test(out.text)) {
           problems.push(`the call ended without a capture status: ${JSON.stringify(out)}`);
@@ -1064,7 +970,7 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
       "failed checks (one grant for every output, a fill grant, another agent's grants): the vendor sees nothing",
       async () => {
         const c = await w.connect();
-        const g = w.grant("github_app", GITHUB_OUTPUTS);
+        const g = await w.grant("github_app", GITHUB_OUTPUTS);
         const fill = w.grants.add({
           secret_id: "placeholder",
           agent: "alice",
@@ -1073,7 +979,7 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
           expires: "1h",
           uses: [{ kind: "fill", allowed_origins: [github.origin] }],
         }, { approve: true }).id;
-        const bob = w.grant("github_app", GITHUB_OUTPUTS, { agent: "bob" });
+        const bob = await w.grant("github_app", GITHUB_OUTPUTS, { agent: "bob" });
         for (
           const outputs of [
             { pem: g.ids.pem, client_secret: g.ids.pem, webhook_secret: g.ids.pem },
@@ -1106,7 +1012,7 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
 
     await t.step("junk arguments: a clear INVALID_ARGUMENTS, nothing sent", async () => {
       const c = await w.connect();
-      const g = w.grant("github_app", GITHUB_OUTPUTS);
+      const g = await w.grant("github_app", GITHUB_OUTPUTS);
       const huge = "h".repeat(200_000);
       const thousand: Record<string, string> = {};
       for (let i = 0; i < 1000; i++) thousand[`out${i}`] = `g_${i}`;
@@ -1164,7 +1070,7 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
           thousand,
           // A computed key: an own "__proto__" property, as JSON.parse makes one (its own
           // grants: a schema that drops the key would run the capture with them).
-          { ...w.grant("github_app", GITHUB_OUTPUTS).ids, ["__proto__"]: g.ids.pem },
+          { ...(await w.grant("github_app", GITHUB_OUTPUTS)).ids, ["__proto__"]: g.ids.pem },
           { ...g.ids, constructor: g.ids.pem },
           {},
         ]
@@ -1190,20 +1096,17 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
     // --- the leak search -------------------------------------------------------------------
 
     await t.step("the leak search: no code or minted value anywhere, in any encoding", async () => {
-      const values = [
-        ...new Set([...secrets, ...secretsOf(github.minted), ...secretsOf(linear.minted)]),
-      ];
-      assert.ok(values.length >= 30, `${values.length} values searched`);
-      const forms = formsOf(values);
-      assert.ok(values.every((v) => v.length < 12 || forms.some((f) => v.includes(f))));
-      const where: [string, string][] = [
-        ...await w.places(),
-        ["the log", logs.join("\n")],
-      ];
-      for (const [place, text] of where) {
-        const hits = forms.filter((f) => text.includes(f));
-        assert.deepEqual(hits.map((h) => h.slice(0, 6) + "…"), [], `a value is in ${place}`);
-      }
+      assertNoLeak({
+        values: [
+          ...new Set([
+            ...secrets,
+            ...mintedSecrets(github.minted),
+            ...mintedSecrets(linear.minted),
+          ]),
+        ],
+        places: [...await w.places(), ["the log", logs.join("\n")]],
+        atLeast: 30,
+      });
       assert.deepEqual(attacker.requests.map((r) => r.url.slice(0, 60)), []);
     });
 
@@ -1220,7 +1123,7 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
             conversion: (app) => jsonAnswer({ ...conversionBody(app), client_id: "https://" }, 201),
           } satisfies HostileGithubOptions,
         );
-        const g = w.grant("github_app", GITHUB_OUTPUTS);
+        const g = await w.grant("github_app", GITHUB_OUTPUTS);
         let out;
         try {
           out = await (await w.connect()).call("browser_capture_credentials", {
@@ -1232,7 +1135,7 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
         }
         assert.match(out.text, /CAPTURE_DONE/, out.text);
         assert.equal(github.minted.length, m + 1);
-        secrets.push(...secretsOf(github.minted.slice(m)));
+        secrets.push(...mintedSecrets(github.minted.slice(m)));
         // Another, clean session of the same runtime: its calls are its own.
         const fresh = await w.connect();
         const nav = await fresh.call("browser_navigate", { url: `${linear.origin}/` });
@@ -1240,13 +1143,13 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
         if (/SECRET_VALUE/.test(nav.text)) {
           problems.push(`a clean session's navigation to an allowed origin: ${nav.text}`);
         }
-        const lin = w.grant("linear_oauth_app", LINEAR_OUTPUTS);
+        const lin = await w.grant("linear_oauth_app", LINEAR_OUTPUTS);
         const cap = await (await w.connect()).call("browser_capture_credentials", {
           workflow: "linear_oauth_app",
           outputs: lin.ids,
         });
         if (cap.isError) problems.push(`a clean session's Linear capture: ${cap.text}`);
-        secrets.push(...secretsOf(linear.minted.slice(-1)));
+        secrets.push(...mintedSecrets(linear.minted.slice(-1)));
         assert.deepEqual(problems, [], "one vendor's answer poisoned every session");
       },
     );

@@ -7,14 +7,29 @@
  * stream, the log, the audit, the database's bytes or the console, in any encoding.
  */
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { DatabaseSync } from "node:sqlite";
 import { rawKeySource, Vault } from "../vault/mod.ts";
-import { GrantStore } from "../runtime/grants/mod.ts";
-import { secretForms } from "../runtime/redact/mod.ts";
+import { sqliteGrantPort } from "../runtime/grants/mod.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { GITHUB_CALLBACK_PATH } from "../runtime/capture/github_app.ts";
-import { keyedTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import { startTestRuntime } from "./helpers/harness.ts";
+import {
+  AgentClients,
+  assertNoLeak,
+  captureGrants,
+  captureLogs,
+  capturePolicy,
+  type CaptureWorkflow,
+  consolePages,
+  dashed,
+  GITHUB_OUTPUTS,
+  LINEAR_OUTPUTS,
+  mintedSecrets,
+  newVaultKey,
+  revealSecret,
+  sqliteGrantStore,
+  storedPlaces,
+} from "./helpers/capture_world.ts";
 import {
   type FakeGithubOptions,
   type FakeLinearOptions,
@@ -22,17 +37,10 @@ import {
   serveFakeLinear,
 } from "./fixtures/capture_vendors.ts";
 
-const KEY = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
-const GITHUB_OUTPUTS = ["pem", "client_secret", "webhook_secret"] as const;
-const LINEAR_OUTPUTS = ["client_id", "client_secret"] as const;
+const KEY = newVaultKey();
 
 Deno.test("browser_capture_credentials: both workflows, every refusal, a race and the leak search", async (t) => {
-  const logs: string[] = [];
-  const error = console.error;
-  console.error = (...args: unknown[]) => {
-    logs.push(args.map(String).join(" "));
-    error(...args);
-  };
+  const { logs, restore } = captureLogs();
   const ghOptions: FakeGithubOptions = {};
   const linOptions: FakeLinearOptions = {};
   await using github = await serveFakeGithub(ghOptions);
@@ -48,83 +56,27 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
     using vault = await Vault.open(db, rawKeySource(KEY));
     await vault.add("placeholder", "generic", "not-a-minted-value-0000");
   }
-  const grants = new GrantStore(db, {
-    audit: { append() {} },
-    secrets: { has: (id) => Vault.has(db, id) },
+  const grants = sqliteGrantStore(db);
+  const policy = capturePolicy({
+    github,
+    linear,
+    name: "Omotai capture test",
+    permissions: { issues: "write" },
   });
-  const policy = `allowed_origins:
-  - ${github.origin}
-  - ${linear.origin}
-read_only: true
-capture:
-  github_app:
-    base_url: ${github.origin}
-    manifest:
-      name: Omotai capture test
-      url: https://example.test/app
-      hook_attributes:
-        url: https://example.test/hooks
-      public: false
-      default_permissions:
-        issues: write
-  linear_oauth_app:
-    registration_url: ${linear.registrationUrl}
-    application:
-      name: Omotai capture test
-      developer: Omotai
-      developer_url: https://example.test
-      description: Registered by the runtime
-      callback_urls:
-        - https://example.test/callback
-`;
   const runtime = await startTestRuntime(dataDir, policy, {
     vaultKey: { key: KEY },
     upstreamCa: [github.caPem, linear.caPem],
   });
   const key = (await runtime.agents.add("alice")).key;
-  const clients: TestClient[] = [];
-  const connect = async () => {
-    const client = new Client({ name: "capture-test", version: "0" });
-    await client.connect(keyedTransport(runtime.url!, key));
-    const c = new TestClient(client);
-    clients.push(c);
-    return c;
-  };
-  let n = 0;
+  const clients = new AgentClients("capture-test");
+  const connect = () => clients.connect(runtime, key);
   /** One approved capture grant per output into fresh (or given) secret ids. */
-  const grant = (
-    workflow: string,
-    outputs: readonly string[],
-    opts: { origin?: string; expires?: string; target?: (o: string) => string } = {},
-  ) => {
-    const run = ++n;
-    const ids: Record<string, string> = {};
-    const targets: Record<string, string> = {};
-    for (const output of outputs) {
-      const secret_id = opts.target?.(output) ?? `cap-${run}-${output.replace(/_/g, "-")}`;
-      targets[output] = secret_id;
-      ids[output] = grants.add({
-        secret_id,
-        agent: "alice",
-        purpose: "capture test",
-        mode: "once",
-        expires: opts.expires ?? "1h",
-        uses: [{
-          kind: "capture",
-          allowed_origins: [
-            opts.origin ?? (workflow === "github_app" ? github.origin : linear.origin),
-          ],
-          workflow,
-          output,
-        }],
-      }, { approve: true }).id;
-    }
-    return { ids, targets };
-  };
-  const reveal = async (id: string) => {
-    using vault = await Vault.open(db, rawKeySource(KEY));
-    return Vault.has(db, id) ? await vault.reveal(id) : undefined;
-  };
+  const grant = captureGrants(sqliteGrantPort(grants), {
+    origins: { github_app: github.origin, linear_oauth_app: linear.origin },
+    purpose: "capture test",
+    prefix: "cap",
+  });
+  const reveal = (id: string) => revealSecret(db, KEY, id);
   const auditRows = () => {
     const r = new DatabaseSync(databasePath(dataDir), { readOnly: true });
     try {
@@ -138,7 +90,7 @@ capture:
       r.close();
     }
   };
-  const capture = async (workflow: string, ids: Record<string, string>) => {
+  const capture = async (workflow: CaptureWorkflow, ids: Record<string, string>) => {
     const c = await connect();
     return await c.call("browser_capture_credentials", { workflow, outputs: ids });
   };
@@ -151,7 +103,7 @@ capture:
     await t.step(
       "github_app: the manifest flow writes pem, client_secret and webhook_secret",
       async () => {
-        const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+        const { ids, targets } = await grant("github_app", GITHUB_OUTPUTS);
         const out = await capture("github_app", ids);
         assert.equal(out.isError, false, out.text);
         assert.match(out.text, /CAPTURE_DONE/);
@@ -171,7 +123,7 @@ capture:
           assert.equal(grants.get(id)?.state, "used");
         }
         // Tainted from the start: the page is not the model's to read any more.
-        const c = clients.at(-1)!;
+        const c = clients.all.at(-1)!;
         const nav = await c.call("browser_navigate", { url: github.origin });
         assert.equal(nav.isError, true);
         assert.match(nav.text, /SESSION_TAINTED/);
@@ -184,7 +136,7 @@ capture:
     await t.step(
       "linear_oauth_app: the registration writes client_id and client_secret",
       async () => {
-        const { ids, targets } = grant("linear_oauth_app", LINEAR_OUTPUTS);
+        const { ids, targets } = await grant("linear_oauth_app", LINEAR_OUTPUTS);
         const out = await capture("linear_oauth_app", ids);
         assert.equal(out.isError, false, out.text);
         assert.equal(linear.minted.length, 1);
@@ -203,7 +155,7 @@ capture:
 
     /** A refusal before anything is minted: nothing submitted, nothing written. */
     const refused = async (
-      workflow: string,
+      workflow: CaptureWorkflow,
       ids: Record<string, string>,
       targets: Record<string, string>,
       code: RegExp,
@@ -229,7 +181,7 @@ capture:
     });
 
     await t.step("a grant pending approval: GRANT_PENDING", async () => {
-      const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+      const { ids, targets } = await grant("github_app", GITHUB_OUTPUTS);
       const pending = grants.add({
         secret_id: "cap-pending-pem",
         agent: "alice",
@@ -246,12 +198,12 @@ capture:
     });
 
     await t.step("grants for another origin: GRANT_WRONG_ORIGIN", async () => {
-      const { ids, targets } = grant("github_app", GITHUB_OUTPUTS, { origin: linear.origin });
+      const { ids, targets } = await grant("github_app", GITHUB_OUTPUTS, { origin: linear.origin });
       await refused("github_app", ids, targets, /GRANT_WRONG_ORIGIN/);
     });
 
     await t.step("a mismatched output (two grants swapped): GRANT_WRONG_OUTPUT", async () => {
-      const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+      const { ids, targets } = await grant("github_app", GITHUB_OUTPUTS);
       await refused(
         "github_app",
         { ...ids, pem: ids.client_secret, client_secret: ids.pem },
@@ -262,8 +214,8 @@ capture:
 
     await t.step("a grant of the other workflow: GRANT_WRONG_WORKFLOW", async () => {
       // Bound to Linear's origin: only the workflow is wrong.
-      const gh = grant("github_app", GITHUB_OUTPUTS, { origin: linear.origin });
-      const lin = grant("linear_oauth_app", LINEAR_OUTPUTS);
+      const gh = await grant("github_app", GITHUB_OUTPUTS, { origin: linear.origin });
+      const lin = await grant("linear_oauth_app", LINEAR_OUTPUTS);
       await refused(
         "linear_oauth_app",
         { client_id: lin.ids.client_id, client_secret: gh.ids.client_secret },
@@ -273,7 +225,7 @@ capture:
     });
 
     await t.step("outputs that are not the workflow's: CAPTURE_OUTPUTS", async () => {
-      const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+      const { ids, targets } = await grant("github_app", GITHUB_OUTPUTS);
       const { webhook_secret: _, ...two } = ids;
       await refused("github_app", two, targets, /CAPTURE_OUTPUTS/);
       await refused("github_app", { ...ids, client_id: ids.pem }, targets, /CAPTURE_OUTPUTS/);
@@ -282,7 +234,7 @@ capture:
     await t.step(
       "an occupied target: CAPTURE_TARGET_OCCUPIED, the value there unchanged",
       async () => {
-        const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+        const { ids, targets } = await grant("github_app", GITHUB_OUTPUTS);
         {
           using vault = await Vault.open(db, rawKeySource(KEY));
           await vault.add(targets.webhook_secret, "generic", "already-here-value-123");
@@ -298,8 +250,8 @@ capture:
     );
 
     await t.step("one of three grants expired: GRANT_EXPIRED", async () => {
-      const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
-      const short = grant("github_app", ["client_secret"], {
+      const { ids, targets } = await grant("github_app", GITHUB_OUTPUTS);
+      const short = await grant("github_app", ["client_secret"], {
         expires: new Date(Date.now() + 1_000).toISOString(),
       });
       await new Promise((r) => setTimeout(r, 1_300));
@@ -312,7 +264,7 @@ capture:
     });
 
     await t.step("a forged callback state: CAPTURE_STATE_MISMATCH, no conversion", async () => {
-      const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+      const { ids, targets } = await grant("github_app", GITHUB_OUTPUTS);
       const conversions = github.conversions;
       ghOptions.forgeState = "forged-state-0123456789";
       try {
@@ -330,7 +282,7 @@ capture:
     await t.step(
       "a callback to another origin: CAPTURE_CALLBACK_REFUSED, the code never leaves",
       async () => {
-        const { ids, targets } = grant("github_app", GITHUB_OUTPUTS);
+        const { ids, targets } = await grant("github_app", GITHUB_OUTPUTS);
         const conversions = github.conversions;
         ghOptions.callbackOrigin = `https://127.0.0.2:${attacker.addr.port}`;
         try {
@@ -349,7 +301,7 @@ capture:
     await t.step(
       "a changed layout: CAPTURE_PAGE_UNEXPECTED, nothing minted or written",
       async () => {
-        const gh = grant("github_app", GITHUB_OUTPUTS);
+        const gh = await grant("github_app", GITHUB_OUTPUTS);
         const minted = github.minted.length;
         ghOptions.layout = "changed";
         try {
@@ -361,7 +313,7 @@ capture:
         assert.equal(github.minted.length, minted);
         for (const id of Object.values(gh.targets)) assert.equal(Vault.has(db, id), false);
 
-        const lin = grant("linear_oauth_app", LINEAR_OUTPUTS);
+        const lin = await grant("linear_oauth_app", LINEAR_OUTPUTS);
         const submissions = linear.submissions.length;
         linOptions.layout = "changed";
         try {
@@ -385,11 +337,11 @@ capture:
     );
 
     await t.step("two racing captures into one empty secret id: exactly one writes", async () => {
-      const a = grant("github_app", GITHUB_OUTPUTS, {
-        target: (o) => o === "pem" ? "race-pem" : `race-a-${o.replace(/_/g, "-")}`,
+      const a = await grant("github_app", GITHUB_OUTPUTS, {
+        target: (o) => o === "pem" ? "race-pem" : `race-a-${dashed(o)}`,
       });
-      const b = grant("github_app", GITHUB_OUTPUTS, {
-        target: (o) => o === "pem" ? "race-pem" : `race-b-${o.replace(/_/g, "-")}`,
+      const b = await grant("github_app", GITHUB_OUTPUTS, {
+        target: (o) => o === "pem" ? "race-pem" : `race-b-${dashed(o)}`,
       });
       // Both conversions wait for each other: both captures passed their checks and minted.
       let arrived = 0;
@@ -428,51 +380,30 @@ capture:
     });
 
     await t.step("the leak search: no minted value anywhere, in any encoding", async () => {
-      const values = [
-        ...github.minted.flatMap((m) => [m.pem, m.client_secret, m.webhook_secret, m.code]),
-        ...github.minted.flatMap((m) =>
-          m.pem.split("\n").filter((l) => l.length >= 16 && !l.startsWith("-----"))
-        ),
-        ...linear.minted.map((m) => m.client_secret),
-      ];
-      const forms = [...new Set(values.flatMap((v) => secretForms(v)))].filter((f) =>
-        f.length >= 12
-      );
-      // The search finds what it looks for: each minted value is among its own forms.
-      assert.ok(values.length >= 10 && values.every((v) => forms.some((f) => v.includes(f))));
-      const audit = JSON.stringify(
-        new DatabaseSync(databasePath(dataDir), { readOnly: true }).prepare(
-          "SELECT * FROM audit",
-        ).all(),
-      );
-      const bytes = new TextDecoder("latin1").decode(await Deno.readFile(databasePath(dataDir)));
-      const consolePages: string[] = [];
-      const headers = { authorization: `Bearer ${runtime.adminToken}` };
-      for (const path of ["/api/sessions", "/api/audit", "/api/grants", "/api/audit/export"]) {
-        const res = await fetch(new URL(path, runtime.consoleUrl ?? runtime.url), { headers });
-        assert.equal(res.status, 200, path);
-        consolePages.push(await res.text());
-      }
-      const places: [string, string][] = [
-        ["the MCP stream", clients.flatMap((c) => c.outputs).join("\n")],
-        ["the log", logs.join("\n")],
-        ["the audit", audit],
-        ["the database's bytes", bytes],
-        ["the console", consolePages.join("\n")],
-      ];
-      for (const [where, text] of places) {
-        for (const form of forms) {
-          assert.ok(!text.includes(form), `a minted value is in ${where}`);
-        }
-      }
+      const pages = await consolePages(runtime, runtime.adminToken, [
+        "/api/sessions",
+        "/api/audit",
+        "/api/grants",
+        "/api/audit/export",
+      ]);
+      assertNoLeak({
+        values: mintedSecrets([...github.minted, ...linear.minted]),
+        places: [
+          ["the MCP stream", clients.stream()],
+          ["the log", logs.join("\n")],
+          ...await storedPlaces(dataDir),
+          ["the console", pages.join("\n")],
+        ],
+        atLeast: 10,
+      });
       // The console shows each capture's outcome beside its session, and its steps as rows.
-      assert.match(consolePages[0], /capture github_app: CAPTURE_DONE/);
-      assert.match(consolePages[0], /capture linear_oauth_app: CAPTURE_DONE/);
-      assert.match(consolePages[1], /CAPTURE_STEP/);
+      assert.match(pages[0], /capture github_app: CAPTURE_DONE/);
+      assert.match(pages[0], /capture linear_oauth_app: CAPTURE_DONE/);
+      assert.match(pages[1], /CAPTURE_STEP/);
     });
   } finally {
-    console.error = error;
-    for (const c of clients) await c[Symbol.asyncDispose]();
+    restore();
+    await clients[Symbol.asyncDispose]();
     await runtime[Symbol.asyncDispose]();
     await attacker.shutdown();
     db.close();

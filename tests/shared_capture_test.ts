@@ -9,31 +9,40 @@
  * the MCP stream, the log, either runtime's console API, the audit rows or any row of any
  * table of the database (read as its superuser).
  */
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
 import { PgAuditSink } from "../runtime/audit/pg_audit_sink.ts";
 import type { Runtime } from "../runtime/cli/start.ts";
 import { PgGrantStore } from "../runtime/grants/pg_grant_store.ts";
-import { secretForms } from "../runtime/redact/mod.ts";
 import { rotateAdminToken } from "../runtime/store/pg_admin_token.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";
 import { addTenant } from "../runtime/store/pg_tenants.ts";
 import { PgVaultRecords } from "../runtime/store/pg_vault_records.ts";
-import { rawKeySource, Vault } from "../vault/mod.ts";
+import { Vault } from "../vault/mod.ts";
 import {
   type FakeGithubOptions,
   serveFakeGithub,
   serveFakeLinear,
 } from "./fixtures/capture_vendors.ts";
-import { eventually, keyedTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import {
+  AgentClients,
+  assertNoLeak,
+  captureGrants,
+  captureLogs,
+  capturePolicy,
+  consolePages,
+  dashed,
+  GITHUB_OUTPUTS,
+  mintedSecrets,
+  newVaultKey,
+  revealSecret,
+} from "./helpers/capture_world.ts";
+import { eventually, startTestRuntime } from "./helpers/harness.ts";
 import { startPostgres } from "./helpers/postgres.ts";
 
-const KEY = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+const KEY = newVaultKey();
 const TENANT = "acme";
-const GITHUB_OUTPUTS = ["pem", "client_secret", "webhook_secret"] as const;
 
 Deno.test({
   name:
@@ -44,15 +53,10 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async (t) => {
-    const logs: string[] = [];
-    const error = console.error;
-    console.error = (...args: unknown[]) => {
-      logs.push(args.map(String).join(" "));
-      error(...args);
-    };
+    const { logs, restore } = captureLogs();
     const ghOptions: FakeGithubOptions = {};
     const cleanups: (() => PromiseLike<void>)[] = [];
-    const clients: TestClient[] = [];
+    const clients = new AgentClients("shared-capture-test");
     const runtimes: (Runtime & { dataDir: string })[] = [];
     try {
       const pg = await startPostgres();
@@ -77,31 +81,12 @@ Deno.test({
       cleanups.push(() => github[Symbol.asyncDispose]());
       const linear = await serveFakeLinear();
       cleanups.push(() => linear[Symbol.asyncDispose]());
-      const policy = `allowed_origins:
-  - ${github.origin}
-  - ${linear.origin}
-read_only: true
-capture:
-  github_app:
-    base_url: ${github.origin}
-    manifest:
-      name: Omotai shared capture test
-      url: https://example.test/app
-      hook_attributes:
-        url: https://example.test/hooks
-      public: false
-      default_permissions:
-        issues: write
-  linear_oauth_app:
-    registration_url: ${linear.registrationUrl}
-    application:
-      name: Omotai shared capture test
-      developer: Omotai
-      developer_url: https://example.test
-      description: Registered by the runtime
-      callback_urls:
-        - https://example.test/callback
-`;
+      const policy = capturePolicy({
+        github,
+        linear,
+        name: "Omotai shared capture test",
+        permissions: { issues: "write" },
+      });
       /** A runtime of the tenant, in this process, with the tenant's vault key. */
       const runtimeOf = async (name: string) => {
         const dataDir = await Deno.makeTempDir({ prefix: `omotai-shared-capture-${name}-` });
@@ -128,44 +113,20 @@ capture:
       // Agent keys are the tenant's: added on A, they open sessions on B too.
       const keys: Record<string, string> = {};
       for (const agent of ["alice", "bob", "carol"]) keys[agent] = (await a.agents.add(agent)).key;
-      const connect = async (runtime: Runtime, agent: string) => {
-        const client = new Client({ name: "shared-capture-test", version: "0" });
-        await client.connect(keyedTransport(runtime.url!, keys[agent]));
-        const c = new TestClient(client);
-        clients.push(c);
-        return c;
-      };
+      const connect = (runtime: Runtime, agent: string) => clients.connect(runtime, keys[agent]);
       /** One approved `once` capture grant per output of github_app, through the PG port. */
-      const grant = async (agent: string, target: (output: string) => string) => {
-        const ids: Record<string, string> = {};
-        const targets: Record<string, string> = {};
-        for (const output of GITHUB_OUTPUTS) {
-          targets[output] = target(output);
-          ids[output] = (await grants.add({
-            secret_id: targets[output],
-            agent,
-            purpose: "shared capture test",
-            mode: "once",
-            expires: "1h",
-            uses: [{
-              kind: "capture",
-              allowed_origins: [github.origin],
-              workflow: "github_app",
-              output,
-            }],
-          }, { approve: true })).id;
-        }
-        return { ids, targets };
-      };
+      const grantCapture = captureGrants(grants, {
+        origins: { github_app: github.origin, linear_oauth_app: linear.origin },
+        purpose: "shared capture test",
+        prefix: "cap",
+      });
+      const grant = (agent: string, target: (output: string) => string) =>
+        grantCapture("github_app", GITHUB_OUTPUTS, { agent, target });
       /** The tenant's vault opened apart from both runtimes, with the key. */
-      const reveal = async (id: string): Promise<string | undefined> => {
-        using vault = await Vault.open(records, rawKeySource(KEY));
-        return await Vault.has(records, id) ? await vault.reveal(id) : undefined;
-      };
-      const dash = (o: string) => o.replace(/_/g, "-");
+      const reveal = (id: string) => revealSecret(records, KEY, id);
 
       await t.step("a capture on runtime A: the tenant's vault holds what was minted", async () => {
-        const { ids, targets } = await grant("alice", (o) => `cap-alice-${dash(o)}`);
+        const { ids, targets } = await grant("alice", (o) => `cap-alice-${dashed(o)}`);
         const ca = await connect(a, "alice");
         const out = await ca.call("browser_capture_credentials", {
           workflow: "github_app",
@@ -198,8 +159,8 @@ capture:
       await t.step(
         "agents on A and on B race into one empty secret id: exactly one writes",
         async () => {
-          const onA = await grant("bob", (o) => o === "pem" ? "race-pem" : `race-a-${dash(o)}`);
-          const onB = await grant("carol", (o) => o === "pem" ? "race-pem" : `race-b-${dash(o)}`);
+          const onA = await grant("bob", (o) => o === "pem" ? "race-pem" : `race-a-${dashed(o)}`);
+          const onB = await grant("carol", (o) => o === "pem" ? "race-pem" : `race-b-${dashed(o)}`);
           const ca = await connect(a, "bob");
           const cb = await connect(b, "carol");
           // Both conversions wait for each other: both captures passed their checks and minted.
@@ -258,17 +219,6 @@ capture:
       await t.step("the leak search: no minted value in any output, row or log", async () => {
         // The test's own grant rows are kept before the database is read.
         await sink.flush();
-        const values = [
-          ...github.minted.flatMap((m) => [m.pem, m.client_secret, m.webhook_secret, m.code]),
-          ...github.minted.flatMap((m) =>
-            m.pem.split("\n").filter((l) => l.length >= 16 && !l.startsWith("-----"))
-          ),
-        ];
-        const forms = [...new Set(values.flatMap((v) => secretForms(v)))].filter((f) =>
-          f.length >= 12
-        );
-        // The search finds what it looks for: each minted value is among its own forms.
-        assert.ok(values.length >= 15 && values.every((v) => forms.some((f) => v.includes(f))));
         // Everything the cluster holds, read as its superuser (row-level security bypassed).
         const su = postgres(pg.superUrl, { max: 1, onnotice: () => {} });
         let dump: string[];
@@ -316,34 +266,33 @@ capture:
           dump.some((d) => d.startsWith("public.grants") && d.includes("shared capture test")),
         );
         // What the console API of either runtime shows.
-        const consolePages: string[] = [];
+        const pages: string[] = [];
         for (const rt of [a, b]) {
-          for (const path of ["/api/sessions", "/api/audit", "/api/audit/export", "/api/grants"]) {
-            const res = await fetch(new URL(path, rt.consoleUrl ?? rt.url), {
-              headers: { Authorization: `Bearer ${token}` },
-            });
-            const text = await res.text();
-            assert.equal(res.status, 200, `${path}: ${text}`);
-            consolePages.push(text);
-          }
+          pages.push(
+            ...await consolePages(rt, token, [
+              "/api/sessions",
+              "/api/audit",
+              "/api/audit/export",
+              "/api/grants",
+            ]),
+          );
         }
-        assert.ok(consolePages.join("").includes("race-pem"), "the console shows the captures");
-        const places: [string, string][] = [
-          ["the console API", consolePages.join("\n")],
-          ["the MCP stream", clients.flatMap((c) => c.outputs).join("\n")],
-          ["the log", logs.join("\n")],
-          ["the audit rows", audit],
-          ["the database's rows", dump.join("\n")],
-        ];
-        for (const [where, text] of places) {
-          for (const form of forms) {
-            assert.ok(!text.includes(form), `a minted value is in ${where}`);
-          }
-        }
+        assert.ok(pages.join("").includes("race-pem"), "the console shows the captures");
+        assertNoLeak({
+          values: mintedSecrets(github.minted),
+          places: [
+            ["the console API", pages.join("\n")],
+            ["the MCP stream", clients.stream()],
+            ["the log", logs.join("\n")],
+            ["the audit rows", audit],
+            ["the database's rows", dump.join("\n")],
+          ],
+          atLeast: 15,
+        });
       });
     } finally {
-      console.error = error;
-      for (const c of clients) await c[Symbol.asyncDispose]().catch(() => {});
+      restore();
+      await clients[Symbol.asyncDispose]();
       for (const rt of runtimes) {
         await rt[Symbol.asyncDispose]();
         await Deno.remove(rt.dataDir, { recursive: true }).catch(() => {});
