@@ -121,6 +121,7 @@ Deno.test("startRuntime(): a start failing at each of its steps leaves no proces
     "operator questions",
     "policy worlds",
     "sessions",
+    "live sessions mirror",
     "admission",
     "warm browsers",
     "demo site",

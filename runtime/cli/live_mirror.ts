@@ -1,24 +1,31 @@
 /**
- * This runtime's live sessions, written to the shared store (`PgLiveSessions`) so that every
- * runtime's console lists them: a row when a session opens, its origin, actions and taint
- * with every beat, the row's end when the session ends. A console on another runtime that
- * kills one of them marks its row; the beat reads the marks and ends those sessions here,
- * where their browsers are.
+ * This runtime's live sessions, written to its `LiveSessionStore` (the embedded store's in
+ * memory, or the shared store's `PgLiveSessions`, so that every runtime's console lists
+ * them): a row when a session opens, its origin, actions and taint with every beat, the
+ * row's end when the session ends. This runtime's console ends its own sessions at once; a
+ * kill from another runtime's console marks the session's row, and the beat reads the marks
+ * and ends those sessions here, where their browsers are. The same beat runs on either
+ * store.
  *
  * @module
  */
 import type { BrowserSession } from "../browser/browser_session.ts";
 import { log } from "../log.ts";
 import { processRedactor } from "../redact/mod.ts";
-import type { PgLiveSessions } from "../store/pg_live_sessions.ts";
+import type { LiveSessionStore } from "../store/live_sessions.ts";
 
 /** How often the rows are brought up to date (well inside the lapse after which they show as gone). */
 export const LIVE_BEAT_MS = 2_000;
 
+/** What the mirror reads of a session, and ends. */
+export type MirroredSession =
+  & Pick<BrowserSession, "agent" | "isolation" | "state" | "currentOrigin">
+  & AsyncDisposable;
+
 /** Options of `mirrorLiveSessions`. */
 export interface LiveMirrorOptions {
-  live: ReadonlyMap<string, BrowserSession>;
-  store: PgLiveSessions;
+  live: ReadonlyMap<string, MirroredSession>;
+  store: LiveSessionStore;
   tenant: string;
   beatMs?: number;
 }
@@ -29,7 +36,7 @@ export interface LiveMirror extends AsyncDisposable {
   beat(): Promise<void>;
 }
 
-/** Starts mirroring `live` into the shared store. */
+/** Starts mirroring `live` into `store`. */
 export function mirrorLiveSessions(options: LiveMirrorOptions): LiveMirror {
   const { live, store, tenant } = options;
   /** Sessions whose row exists. */
@@ -67,7 +74,7 @@ export function mirrorLiveSessions(options: LiveMirrorOptions): LiveMirror {
     for (const id of await store.killed()) {
       const s = live.get(id);
       if (s) {
-        log(`session ${id}: ended from another runtime's console`);
+        log(`session ${id}: ended from a console`);
         await s[Symbol.asyncDispose]();
       } else {
         await store.end(tenant, id);

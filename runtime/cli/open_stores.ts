@@ -32,6 +32,7 @@ import { log } from "../log.ts";
 import { egressSecrets, processRedactor } from "../redact/mod.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 import { PgDatabase } from "../store/pg_database.ts";
+import { type LiveSessionStore, MemoryLiveSessions } from "../store/live_sessions.ts";
 import { PgLiveSessions } from "../store/pg_live_sessions.ts";
 import { PgAdminToken } from "../store/pg_admin_token.ts";
 import { PgOperatorSessions } from "../store/pg_operator_sessions.ts";
@@ -61,7 +62,6 @@ export interface SharedStores {
   questions: PgQuestionBoard;
   /** Console logins, valid on every runtime of the tenant. */
   operatorSessions: PgOperatorSessions;
-  live: PgLiveSessions;
   /** The tenant's admin token, checked by its hash (the console's and the API's credential). */
   admin: PgAdminToken;
   /** This runtime's name, as other runtimes' consoles show it. */
@@ -82,6 +82,11 @@ export interface Stores {
   domains: DomainStore;
   agents: AgentStore;
   grants: GrantPort;
+  /**
+   * The live sessions: this runtime's in memory (embedded), or the tenant's of every runtime
+   * (shared); `cli/live_mirror.ts` writes this runtime's into either.
+   */
+  live: LiveSessionStore;
   /** The shared store's own parts; absent for the embedded one. */
   shared?: SharedStores;
   /** Whether the audit's store answers now (the console says so when it does not). */
@@ -111,7 +116,7 @@ export async function openStores(options: StoreStartOptions, teardown: Teardown)
   const runtime = await runtimeName(options.dataDir);
   const base = options.database
     ? await openShared(options.database, tenant, runtime, mirror, teardown)
-    : embedded(db, mirror);
+    : embedded(db, mirror, runtime.name);
   // The vault opens here or not at all: a wrong key stops the start (VAULT_KEY_MISMATCH)
   // before anything serves, never at the first login, and every value is known to the
   // redactor before any page can echo it.
@@ -146,23 +151,26 @@ export async function openStores(options: StoreStartOptions, teardown: Teardown)
     domains: base.domains,
     agents: base.agents,
     grants: base.grants,
+    live: base.live,
     shared: base.shared,
     available: base.available,
     lifecycle,
   };
 }
 
-type BaseStores = Pick<Stores, "audit" | "auditStore" | "domains" | "agents" | "available"> & {
-  grants: GrantPort;
-  /** Where the vault's ciphertexts are, when not in the data dir's file. */
-  vaultRecords?: PgVaultRecords;
-  shared?: SharedStores;
-  /** Waits until every row written is kept (the teardown's). */
-  flush?: () => Promise<void>;
-};
+type BaseStores =
+  & Pick<Stores, "audit" | "auditStore" | "domains" | "agents" | "live" | "available">
+  & {
+    grants: GrantPort;
+    /** Where the vault's ciphertexts are, when not in the data dir's file. */
+    vaultRecords?: PgVaultRecords;
+    shared?: SharedStores;
+    /** Waits until every row written is kept (the teardown's). */
+    flush?: () => Promise<void>;
+  };
 
 /** The embedded store: one SQLite file, one tenant. */
-function embedded(db: DatabaseSync, mirror: JsonlMirror | undefined): BaseStores {
+function embedded(db: DatabaseSync, mirror: JsonlMirror | undefined, runtime: string): BaseStores {
   const audit = new AuditLog(db, mirror);
   return {
     audit,
@@ -172,6 +180,8 @@ function embedded(db: DatabaseSync, mirror: JsonlMirror | undefined): BaseStores
     grants: sqliteGrantPort(
       new GrantStore(db, { audit, secrets: { has: (id) => Vault.has(db, id) } }),
     ),
+    // One runtime: its sessions are all there is (nothing of a last run outlives its process).
+    live: new MemoryLiveSessions({ name: runtime }),
     available: () => true,
   };
 }
@@ -225,7 +235,8 @@ async function openShared(
       secrets: { has: (id) => Vault.has(vaultRecords, id) },
     }),
     vaultRecords,
-    shared: { db: pg, board, questions, operatorSessions, live, admin, runtime: runtime.name },
+    live,
+    shared: { db: pg, board, questions, operatorSessions, admin, runtime: runtime.name },
     // The console's word: rows cannot be kept, or the rules are too old to judge by.
     available: () => writer.healthy && readable(domains),
     flush: () => writer[Symbol.asyncDispose](),

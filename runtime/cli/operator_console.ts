@@ -13,10 +13,12 @@ import type { DomainStore } from "../gate/domain_store.ts";
 import { GrantError, type GrantPort } from "../grants/mod.ts";
 import { log } from "../log.ts";
 import { processRedactor } from "../redact/mod.ts";
+import type { LiveSessionStore } from "../store/live_sessions.ts";
 import { createConsoleApp } from "../../ui/console_app.ts";
 import type {
   ApprovalsPort,
   AuditPort,
+  Capacity,
   GrantsPort,
   QuestionsPort,
   SessionInfo,
@@ -39,13 +41,13 @@ export interface OperatorConsoleDeps {
   live: ReadonlyMap<string, BrowserSession>;
   agents: AgentStore;
   domains: DomainStore;
-  /** The audit chain, the grants, and on a shared store every runtime's sessions. */
-  stores: Pick<Stores, "auditStore" | "grants" | "shared" | "tenant" | "available">;
+  /** The audit chain, the grants, the live sessions (every runtime's on a shared store). */
+  stores: Pick<Stores, "auditStore" | "grants" | "live" | "shared" | "tenant" | "available">;
   worlds: PolicyWorlds;
   /** Closes the live sessions of an agent whose key the operator removed. */
   closeAgent(name: string): Promise<number>;
   /** Sessions open and the cap (sse mode). */
-  capacity?(): { open: number; max: number | null };
+  capacity?(): Capacity;
 }
 
 /** Builds the console app. */
@@ -55,7 +57,12 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
     allowedHosts: d.allowedHosts,
     approvals: d.approvals,
     questions: d.questions,
-    sessions: sessionsPort(d),
+    sessions: sessionsPort({
+      live: d.live,
+      store: d.stores.live,
+      tenant: d.stores.tenant,
+      capacity: d.capacity,
+    }),
     agents: {
       list: () => d.agents.list(),
       add: (name, policy) => d.agents.add(name, policy),
@@ -122,12 +129,31 @@ export function grantsPort(store: GrantPort): GrantsPort {
   };
 }
 
+/** What the console reads of one of this runtime's sessions, and ends. */
+export type ConsoleSession =
+  & Pick<BrowserSession, "id" | "agent" | "isolation" | "state" | "currentOrigin">
+  & AsyncDisposable;
+
+/** What the console's live sessions are built over. */
+export interface LiveSessionsDeps {
+  /** This runtime's sessions by id, as they are now. */
+  live: ReadonlyMap<string, ConsoleSession>;
+  /** The store `cli/live_mirror.ts` writes them into, with every other runtime's. */
+  store: LiveSessionStore;
+  tenant: string;
+  capacity?(): Capacity;
+}
+
 /**
- * The live sessions: this runtime's, or on a shared store the tenant's of every runtime (one
- * whose runtime stopped beating shown as gone). A kill of another runtime's session marks
- * its row, and that runtime ends it at its next beat.
+ * The live sessions, the same way on either store: this runtime's as its map holds them now
+ * (a session opened since the last beat included, with the `activity` only this runtime
+ * knows), and the store's rows of every other runtime of the tenant (one whose runtime
+ * stopped beating shown as gone; the embedded store has none). A row of this runtime whose
+ * session the map no longer holds has just ended: the next beat removes it. A kill ends a
+ * session of this runtime at once; any other is marked, and its runtime ends it at its next
+ * beat.
  */
-function sessionsPort(d: OperatorConsoleDeps): SessionsPort {
+export function sessionsPort(d: LiveSessionsDeps): SessionsPort {
   const local = (): SessionInfo[] =>
     [...d.live.values()].map((s) => ({
       id: s.id,
@@ -140,30 +166,28 @@ function sessionsPort(d: OperatorConsoleDeps): SessionsPort {
       startedAt: new Date(s.state.startedAt).toISOString(),
       ...(s.state.activity ? { activity: s.state.activity } : {}),
     }));
-  const shared = d.stores.shared;
   return {
-    list: shared
-      ? async () => {
-        const here = new Map(local().map((s) => [s.id, s]));
-        const rows = await shared.live.list(d.stores.tenant);
-        const listed = rows.map((r) =>
-          here.get(r.id) ?? {
-            id: r.id,
-            agent: r.agent,
-            origin: redactOrigin(r.origin),
-            actionsUsed: r.actionsUsed,
-            tainted: r.tainted,
-            isolation: r.isolation === "netns" ? "netns" as const : "none" as const,
-            startedAt: r.startedAt,
-            runtime: r.runtime,
-            gone: r.gone,
-          }
-        );
-        // A session opened since the last beat has no row yet.
-        for (const s of here.values()) if (!rows.some((r) => r.id === s.id)) listed.push(s);
-        return listed;
-      }
-      : local,
+    list: async () => {
+      const here = local();
+      const ids = new Set(here.map((s) => s.id));
+      const rows = await d.store.list(d.tenant);
+      const others = rows.filter((r) => r.runtime !== d.store.runtime && !ids.has(r.id)).map((
+        r,
+      ): SessionInfo => ({
+        id: r.id,
+        agent: r.agent,
+        origin: redactOrigin(r.origin),
+        actionsUsed: r.actionsUsed,
+        tainted: r.tainted,
+        isolation: r.isolation === "netns" ? "netns" : "none",
+        startedAt: r.startedAt,
+        runtime: r.runtime,
+        gone: r.gone,
+      }));
+      return [...here, ...others].sort((a, b) =>
+        a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : a.id < b.id ? -1 : 1
+      );
+    },
     capacity: d.capacity,
     kill: async (id) => {
       const s = d.live.get(id);
@@ -171,7 +195,7 @@ function sessionsPort(d: OperatorConsoleDeps): SessionsPort {
         await s[Symbol.asyncDispose]();
         return true;
       }
-      return shared ? await shared.live.kill(d.stores.tenant, id) : false;
+      return await d.store.kill(d.tenant, id);
     },
   };
 }

@@ -122,6 +122,7 @@ export async function serveHttp(
   ]);
   const unwatch = watchRemovedAgents(
     () => d.agents.list(),
+    () => http.heldAgents(),
     (name, at) => http.closeAgent(name, at),
   );
   d.teardown.defer("agent watch", unwatch);

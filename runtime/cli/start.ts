@@ -149,11 +149,10 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     teardown.defer("sessions", () => sessions.disposeAll());
     /** Live sessions by id, for the console. */
     const live = new Map<string, BrowserSession>();
-    if (stores.shared) {
-      // Every runtime's console lists this one's sessions, and may end them.
-      const mirror = mirrorLiveSessions({ live, store: stores.shared.live, tenant: stores.tenant });
-      teardown.defer("live sessions mirror", () => mirror[Symbol.asyncDispose]());
-    }
+    // The same beat on either store: every console of the tenant lists this runtime's
+    // sessions, and a kill marked in the store ends its session here.
+    const mirror = mirrorLiveSessions({ live, store: stores.live, tenant: stores.tenant });
+    teardown.defer("live sessions mirror", () => mirror[Symbol.asyncDispose]());
     // Sessions and the warm pool start browsers by the same recipe.
     const start = browserStart({
       profiles: boundary.profiles,

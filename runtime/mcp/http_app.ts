@@ -63,14 +63,13 @@ export interface HttpApp {
   readonly maxSessions: number | undefined;
   /**
    * Closes every open connection (both transports) of the agent `name`, their browsers with
-   * them; returns how many. For a removed agent: its key is refused already, this ends its
-   * streams too.
-   */
-  /**
-   * Closes the live sessions of agent `name`; with `createdAt`, only those opened with the
-   * key made then (a removed key's, not a re-added one's).
+   * them; returns how many. With `createdAt`, only those opened with the key made then (a
+   * removed key's, not a re-added one's). For a removed agent: its key is refused already,
+   * this ends its streams too.
    */
   closeAgent(name: string, createdAt?: string): Promise<number>;
+  /** The agents (name and key's creation) holding an open connection now, each once. */
+  heldAgents(): { name: string; createdAt: string }[];
   /** Closes every connection (their browsers stop). */
   closeAll(): Promise<void>;
 }
@@ -238,6 +237,15 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     app,
     connectionCount: () => sse.size + streams.size,
     maxSessions: max,
+    heldAgents() {
+      const held = new Map<string, { name: string; createdAt: string }>();
+      for (const map of [sse, streams]) {
+        for (const { agent } of map.values()) {
+          if (agent) held.set(`${agent.name}\n${agent.createdAt}`, agent);
+        }
+      }
+      return [...held.values()].map(({ name, createdAt }) => ({ name, createdAt }));
+    },
     async closeAgent(name, createdAt) {
       const closing: Server[] = [];
       for (const map of [sse, streams]) {

@@ -4,30 +4,21 @@
  * heartbeat; the console of any runtime lists the tenant's sessions of every runtime, and one
  * whose runtime stopped beating is shown as gone. A runtime's next start sweeps what its last
  * run left. A runtime is known to the database by the SHA-256 of a secret only it holds, so
- * its heartbeat, updates and sweep reach its own sessions and no one else's.
+ * its heartbeat, updates and sweep reach its own sessions and no one else's. The shared
+ * store's adapter of `LiveSessionStore` (`live_sessions.ts`).
  *
  * @module
  */
+import type {
+  LiveSession,
+  LiveSessionOpen,
+  LiveSessionStore,
+  LiveSessionUpdate,
+} from "./live_sessions.ts";
 import type { PgDatabase } from "./pg_database.ts";
 
 /** How long a session's heartbeat may lapse before it is shown as gone (default). */
 export const LIVE_LAPSE_MS = 30_000;
-
-/** One live session, as the console lists it. */
-export interface LiveSession {
-  id: string;
-  /** The runtime holding it (its name, for show). */
-  runtime: string;
-  agent: string | null;
-  origin: string | null;
-  actionsUsed: number;
-  tainted: boolean;
-  isolation: string;
-  startedAt: string;
-  heartbeatAt: string;
-  /** Its runtime's heartbeat lapsed: the runtime is gone, and so is the session. */
-  gone: boolean;
-}
 
 interface Row {
   id: string;
@@ -42,17 +33,17 @@ interface Row {
   lapsed: boolean;
 }
 
-/** One runtime's view of the live sessions. */
-export class PgLiveSessions {
+/** One runtime's view of the live sessions (the shared store's `LiveSessionStore`). */
+export class PgLiveSessions implements LiveSessionStore {
   readonly #db: PgDatabase;
-  readonly #name: string;
+  readonly runtime: string;
   readonly #secret: string;
   readonly #lapseMs: number;
 
   /** `secret` is the runtime's own (kept in its data dir); `name` is shown to operators. */
   constructor(db: PgDatabase, runtime: { name: string; secret: string; lapseMs?: number }) {
     this.#db = db;
-    this.#name = runtime.name;
+    this.runtime = runtime.name;
     this.#secret = runtime.secret;
     this.#lapseMs = runtime.lapseMs ?? LIVE_LAPSE_MS;
   }
@@ -60,14 +51,14 @@ export class PgLiveSessions {
   /** Records a session this runtime now holds. */
   async open(
     tenant: string,
-    s: { id: string; agent: string | null; isolation: string; startedAt: string },
+    s: LiveSessionOpen,
   ): Promise<void> {
     await this.#db.tenant(
       tenant,
       (tx) =>
         tx`INSERT INTO live_sessions (tenant_id, id, runtime, runtime_key, agent, isolation,
           started_at, heartbeat_at)
-        VALUES (${tenant}, ${s.id}, ${this.#name}, live_key(${this.#secret}), ${s.agent},
+        VALUES (${tenant}, ${s.id}, ${this.runtime}, live_key(${this.#secret}), ${s.agent},
           ${s.isolation}, ${s.startedAt}, now())`,
     );
   }
@@ -76,7 +67,7 @@ export class PgLiveSessions {
   async update(
     tenant: string,
     id: string,
-    s: { origin: string | null; actionsUsed: number; tainted: boolean },
+    s: LiveSessionUpdate,
   ): Promise<boolean> {
     const [{ ok }] = await this.#db.tenant(
       tenant,

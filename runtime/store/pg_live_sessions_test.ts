@@ -38,6 +38,23 @@ async function runtimes(lapseMs?: number) {
   };
 }
 
+Deno.test("PgLiveSessions: an update or an end made for one tenant leaves the same id's row of another tenant as it was", async () => {
+  await using r = await runtimes();
+  const id = crypto.randomUUID();
+  await r.a.open("acme", session(id));
+  await r.a.open("globex", session(id, "gina"));
+  assert.equal(
+    await r.a.update("acme", id, { origin: "https://acme.test", actionsUsed: 7, tainted: true }),
+    true,
+  );
+  const globex = (await r.a.list("globex")).find((s) => s.id === id);
+  assert.deepEqual([globex?.origin, globex?.actionsUsed, globex?.tainted], [null, 0, false]);
+  assert.equal(await r.a.end("acme", id), true);
+  assert.ok((await r.a.list("globex")).some((s) => s.id === id), "globex's row stays");
+  assert.ok(!(await r.a.list("acme")).some((s) => s.id === id));
+  assert.equal(await r.a.end("globex", id), true);
+});
+
 Deno.test("PgLiveSessions: the tenant's sessions of every runtime, updated by their own runtime, ended, and walled from other tenants", async () => {
   await using r = await runtimes();
   const ida = crypto.randomUUID();

@@ -27,6 +27,7 @@ import { QUESTIONS_MIGRATION } from "./pg_migration_questions.ts";
 import { VAULT_MIGRATION } from "./pg_migration_vault.ts";
 import { TENANT_LOGINS_MIGRATION } from "./pg_migration_tenant_logins.ts";
 import { AUDIT_APPEND_MIGRATION } from "./pg_migration_audit_append.ts";
+import { LIVE_TENANT_MIGRATION } from "./pg_migration_live_tenant.ts";
 
 /** Migrations, in order; index + 1 is the version each leads to. */
 export const PG_MIGRATIONS: readonly string[] = [
@@ -483,4 +484,5 @@ export const PG_MIGRATIONS: readonly string[] = [
   OPERATOR_SESSIONS_MIGRATION,
   TENANT_LOGINS_MIGRATION,
   AUDIT_APPEND_MIGRATION,
+  LIVE_TENANT_MIGRATION,
 ];
