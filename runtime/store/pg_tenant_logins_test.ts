@@ -49,9 +49,19 @@ Deno.test("tenant_logins migration: no policy and no function of the schema read
   const fns = await owner.transaction((tx) =>
     tx<{ proname: string }[]>`SELECT p.proname FROM pg_proc p
       JOIN pg_namespace n ON n.oid = p.pronamespace
-      WHERE n.nspname = 'public' AND p.prosrc LIKE '%app.tenant_id%' ORDER BY 1`
+      WHERE n.nspname = 'public' AND p.prosrc LIKE '%current_setting(''app.tenant_id''%'
+      ORDER BY 1`
   );
+  // Reading it is app_tenant()'s alone; audit_append only names the tenant of its own
+  // statement (set_config), which app_tenant() then checks against a bound login.
   assert.deepEqual(fns.map((f) => f.proname), ["app_tenant"]);
+  const setters = await owner.transaction((tx) =>
+    tx<{ proname: string }[]>`SELECT p.proname FROM pg_proc p
+      JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname = 'public' AND p.prosrc LIKE '%app.tenant_id%'
+        AND p.prosrc NOT LIKE '%current_setting(''app.tenant_id''%' ORDER BY 1`
+  );
+  assert.deepEqual(setters.map((f) => f.proname), ["audit_append"]);
   const [own] = await owner.transaction((tx) =>
     tx`SELECT count(*)::int AS n FROM pg_policies WHERE schemaname = 'public'
       AND qual LIKE '%app_tenant()%'`
