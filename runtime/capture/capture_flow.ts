@@ -20,7 +20,7 @@ import type { CdpSession } from "../../cdp/mod.ts";
 import type { SecretKind } from "../../vault/mod.ts";
 import type { CaptureTarget } from "../grants/capture_checks.ts";
 import type { GrantPort } from "../grants/mod.ts";
-import type { LoginWriteHold } from "../login/login_flow.ts";
+import type { RuntimeWriteHold } from "../login/login_flow.ts";
 import type { CaptureTemplates } from "../policy/capture_templates.ts";
 import { CaptureError, type CaptureStatus } from "./capture_error.ts";
 import { githubApp } from "./github_app.ts";
@@ -61,7 +61,7 @@ export interface CaptureDeps {
   vault: { addIfAbsent(id: string, kind: SecretKind, value: string): Promise<unknown> };
   templates: CaptureTemplates | undefined;
   /** Opens the capture's write hold naming `origins`. */
-  openWrite(origins: readonly string[]): () => LoginWriteHold;
+  openWrite(origins: readonly string[]): () => RuntimeWriteHold;
   /** Confines the session to `origins` until the returned function is called. */
   confine(origins: readonly string[]): () => void;
   /** Hides values from every output (redactor and egress guard). */

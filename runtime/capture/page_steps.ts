@@ -10,7 +10,7 @@
 import type { CdpSession } from "../../cdp/mod.ts";
 import { keyEvents } from "../browser/keys.ts";
 import { mainFrameId, navigate, runAndSettle } from "../browser/navigation.ts";
-import type { LoginWrite, LoginWriteHold } from "../login/login_flow.ts";
+import type { RuntimeWrite, RuntimeWriteHold } from "../login/login_flow.ts";
 import { normalizeOrigin } from "../net/origin.ts";
 import { CaptureError } from "./capture_error.ts";
 
@@ -131,8 +131,8 @@ export async function typeInto(page: CdpSession, node: number, value: string): P
  */
 export async function sendNavigation(
   page: CdpSession,
-  openWrite: () => LoginWriteHold,
-  write: NonNullable<LoginWrite>,
+  openWrite: () => RuntimeWriteHold,
+  write: NonNullable<RuntimeWrite>,
   trigger: () => Promise<void>,
   what: string,
 ): Promise<void> {

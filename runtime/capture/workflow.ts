@@ -7,7 +7,7 @@
  * @module
  */
 import type { CdpSession } from "../../cdp/mod.ts";
-import type { LoginWriteHold } from "../login/login_flow.ts";
+import type { RuntimeWriteHold } from "../login/login_flow.ts";
 
 /**
  * Whether `value` looks like a minted secret worth guarding: 16 to 512 characters of a
@@ -28,7 +28,7 @@ export interface WorkflowContext {
    * Opens the capture's write hold for one step: exactly the request the step expects leaves,
    * to an origin of the workflow's template, and every other write is refused.
    */
-  openWrite: () => LoginWriteHold;
+  openWrite: () => RuntimeWriteHold;
   /**
    * Hides values from every output before anything else can see them (the process redactor,
    * and the egress guard for values that must never leave again): a one-time code, each

@@ -13,7 +13,7 @@ import type { GrantPort } from "../grants/mod.ts";
 import type { CaptureTemplates } from "../policy/capture_templates.ts";
 import { egressSecrets, type Redactor } from "../redact/mod.ts";
 import type { CaptureService } from "../tools/mod.ts";
-import { openLoginWrite } from "./login_service.ts";
+import { openRuntimeWrite } from "./runtime_write.ts";
 
 /** What the capture service is built from. */
 export interface CaptureServiceDeps {
@@ -64,7 +64,7 @@ export function grantCaptureService(deps: CaptureServiceDeps): CaptureService {
         templates: deps.templates,
         confine: (origins) => deps.boundary.confine(request.sessionId, origins),
         openWrite: (origins) =>
-          openLoginWrite(deps.boundary, request.sessionId, origins, "capture"),
+          openRuntimeWrite(deps.boundary, request.sessionId, origins, "capture"),
         guard(values) {
           deps.redactor.add([...values]);
           // A minted value never leaves the browser again (the conversion's code is spent).

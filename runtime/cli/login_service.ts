@@ -10,11 +10,11 @@ import type { Vault } from "../../vault/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import type { GrantPort } from "../grants/mod.ts";
 import type { Boundary } from "../gate/boundary.ts";
-import { loginHold } from "../gate/write_hold.ts";
-import type { LoginPlan, LoginSecrets, LoginWriteHold } from "../login/login_flow.ts";
+import type { LoginPlan, LoginSecrets } from "../login/login_flow.ts";
 import { parseTotpSeed } from "../login/totp.ts";
 import { egressSecrets, type Redactor } from "../redact/mod.ts";
 import type { LoginService } from "../tools/mod.ts";
+import { openRuntimeWrite } from "./runtime_write.ts";
 
 /** What the broker is built from. */
 export interface LoginServiceDeps {
@@ -27,35 +27,6 @@ export interface LoginServiceDeps {
   boundary: Pick<Boundary, "openHold">;
   /** Under `read_only`, the origins a login may submit to; undefined: writes are allowed. */
   loginOrigins: readonly string[] | undefined;
-}
-
-/**
- * A login's `openWrite`: while the runtime types and submits, the session's one write hold
- * admits exactly the filled form's own submission (to a named origin under `read_only`) and
- * refuses every other write. The agent's login and the startup login both open it here, and
- * each step of a credential capture (`purpose: "capture"`, its template's origins named).
- */
-export function openLoginWrite(
-  boundary: Pick<Boundary, "openHold">,
-  session: string,
-  namedOrigins: readonly string[] | undefined,
-  purpose: "login" | "capture" = "login",
-): () => LoginWriteHold {
-  return () => {
-    const hold = loginHold({ purpose });
-    const close = boundary.openHold(session, hold);
-    return {
-      expect: (write) => hold.expect(write && { ...write, namedOrigins }),
-      settled: (ms) => hold.settled(ms),
-      close: () => {
-        close();
-        return hold.refused;
-      },
-      get admitted() {
-        return hold.admitted;
-      },
-    };
-  };
 }
 
 /** The LoginService of a runtime. */
@@ -91,7 +62,7 @@ export function grantLoginService(deps: LoginServiceDeps): LoginService {
       }
       const plan: LoginPlan = {
         origins: [origin],
-        openWrite: openLoginWrite(deps.boundary, sessionId, deps.loginOrigins),
+        openWrite: openRuntimeWrite(deps.boundary, sessionId, deps.loginOrigins),
       };
       return { plan, secrets };
     },

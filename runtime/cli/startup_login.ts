@@ -16,7 +16,7 @@ import { performLogin, type PushChannel } from "../login/login_flow.ts";
 import { parseTotpSeed } from "../login/totp.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
 import { egressSecrets, type Redactor } from "../redact/mod.ts";
-import { openLoginWrite } from "./login_service.ts";
+import { openRuntimeWrite } from "./runtime_write.ts";
 
 /** What a startup login needs besides its policy block. */
 export interface StartupLoginDeps {
@@ -82,7 +82,7 @@ export function startupLogin(
         push: login.push
           ? { vendor: login.push.vendor_selector, number: login.push.number_selector }
           : undefined,
-        openWrite: openLoginWrite(deps.boundary, session.id, deps.loginOrigins),
+        openWrite: openRuntimeWrite(deps.boundary, session.id, deps.loginOrigins),
       },
       { username, password, totp },
       deps.push?.({ id: session.id, agent: session.agent }),

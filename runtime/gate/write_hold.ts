@@ -1,6 +1,6 @@
 /**
  * Write holds: what decides a write the policy's `read_only` refused while an agent action
- * or a runtime login runs. The egress proxy holds every write whole (method, full URL,
+ * runs, and every write while the runtime sends its own (a login, a credential capture). The egress proxy holds every write whole (method, full URL,
  * `Content-Type`, body bytes) and asks with it; the boundary hands it to the session's open
  * hold, and the hold's verdict is about exactly those bytes, which the proxy then sends once.
  *
@@ -8,9 +8,10 @@
  *   `confirm` (a form submit under `confirm_writes`), and for every action when the policy
  *   lets script writes be asked for (`script_writes: confirm`). Each held write is shown to
  *   the operator, decoded (`net/request_view.ts`), and waits for their answer.
- * - A **login hold** (`loginHold`) is opened while the runtime submits a login form it filled:
- *   it admits only that form's own submission, to its own action, with exactly the entries
- *   the form held when the runtime filled it; no human is asked.
+ * - A **runtime hold** (`runtimeHold`) is opened while the runtime sends a request of its own:
+ *   a login form it filled (only that form's own submission, to its own action, with exactly
+ *   the entries the form held when the runtime filled it), or one step of a credential capture
+ *   (`purpose: "capture"`: the step's form, or its own fetch). No human is asked.
  *
  * @module
  */
@@ -202,13 +203,13 @@ export function actionHold(options: ActionHoldOptions): ActionHold {
 }
 
 /**
- * A login's hold. Opened before the first value is typed, it admits nothing until the
- * runtime has read what the filled form submits (`expect`): a page that writes as the values
- * are typed is refused like any other.
+ * The runtime's own hold. Opened before a login's first value is typed (or before a capture's
+ * step), it admits nothing until the runtime has said what it sends (`expect`): a page that
+ * writes as the values are typed is refused like any other.
  */
-export interface LoginHold extends WriteHold {
+export interface RuntimeHold extends WriteHold {
   /** The one submission to admit, once; null when it cannot be known exactly (none then). */
-  expect(submission: LoginSubmission | null): void;
+  expect(submission: RuntimeSubmission | null): void;
   /**
    * Resolves once the hold has judged a top-level navigation (the form's own submission, or
    * what a page made of it), or after `ms`. A beacon, fetch or frame copy sent first does not
@@ -221,8 +222,8 @@ export interface LoginHold extends WriteHold {
   readonly admitted: boolean;
 }
 
-/** The one submission a runtime login may write. */
-export interface LoginSubmission {
+/** The one request a runtime's own step may write (a login's submission, a capture's step). */
+export interface RuntimeSubmission {
   method: string;
   /** The form's action URL as the runtime read it when it filled the form. */
   url: string;
@@ -267,14 +268,15 @@ const HOLD_CODES = {
 }>;
 
 /**
- * Opens a hold for a login the runtime submits: exactly the expected submission passes
- * (`LOGIN_SUBMIT`), once; any other write while it is open is refused
- * (`LOGIN_WRITE_MISMATCH`), and so is the submission itself when `read_only` names other
- * origins only (`LOGIN_ORIGIN_NOT_NAMED`).
+ * Opens a hold for a request the runtime sends itself: exactly the expected one passes
+ * (`LOGIN_SUBMIT`, or `CAPTURE_SUBMIT` for a capture), once; any other write while it is open
+ * is refused (`LOGIN_WRITE_MISMATCH` / `CAPTURE_WRITE_MISMATCH`), and so is the expected one
+ * itself when it goes to an origin not named (`LOGIN_ORIGIN_NOT_NAMED` /
+ * `CAPTURE_ORIGIN_NOT_NAMED`).
  */
-export function loginHold(options: RuntimeHoldOptions = {}): LoginHold {
+export function runtimeHold(options: RuntimeHoldOptions = {}): RuntimeHold {
   const codes = HOLD_CODES[options.purpose ?? "login"];
-  let expected: LoginSubmission | null = null;
+  let expected: RuntimeSubmission | null = null;
   let admitted = false;
   let refused: RuntimeDenyReason | undefined;
   let navigated = false;
@@ -338,7 +340,7 @@ function isNavigation(write: HeldWrite): boolean {
 }
 
 /** Whether `write` is exactly `expected`: method, whole URL and entries (as a multiset). */
-export function matchesSubmission(write: HeldWrite, expected: LoginSubmission): boolean {
+export function matchesSubmission(write: HeldWrite, expected: RuntimeSubmission): boolean {
   if (write.method !== expected.method.toUpperCase()) return false;
   if (expected.request === "fetch") return matchesFetch(write, expected);
   if (write.dest !== undefined && !(write.dest === "document" && write.mode === "navigate")) {
@@ -396,7 +398,7 @@ function normalizeNewlines(v: string): string {
 }
 
 /** Whether `write` is exactly the runtime's own fetch: its URL, no body, not a navigation. */
-function matchesFetch(write: HeldWrite, expected: LoginSubmission): boolean {
+function matchesFetch(write: HeldWrite, expected: RuntimeSubmission): boolean {
   if (write.body.length > 0) return false;
   if (write.dest === "document" || write.mode === "navigate") return false;
   try {

@@ -3,9 +3,9 @@ import { baseFacts, FRESH_SESSION } from "../policy/fact_builders.ts";
 import {
   type HeldWrite,
   isFormSubmission,
-  loginHold,
-  type LoginSubmission,
   matchesSubmission,
+  runtimeHold,
+  type RuntimeSubmission,
 } from "./write_hold.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -24,7 +24,7 @@ function write(extra: Partial<HeldWrite> = {}, body = "user=alice&pass=s3cret-pa
   };
 }
 
-const expected: LoginSubmission = {
+const expected: RuntimeSubmission = {
   method: "POST",
   url: "https://login.test/session",
   entries: [["user", "alice"], ["pass", "s3cret-pass"]],
@@ -61,7 +61,7 @@ Deno.test("matchesSubmission() admits only the filled form's own request, entry 
 });
 
 Deno.test("matchesSubmission() reads a GET form's entries from the query", () => {
-  const get: LoginSubmission = { ...expected, method: "GET", url: "https://login.test/s?old=1" };
+  const get: RuntimeSubmission = { ...expected, method: "GET", url: "https://login.test/s?old=1" };
   const ok = write({ method: "GET", url: "https://login.test/s?user=alice&pass=s3cret-pass" });
   assert.equal(matchesSubmission({ ...ok, body: new Uint8Array() }, get), true);
   const extra = write({
@@ -71,13 +71,13 @@ Deno.test("matchesSubmission() reads a GET form's entries from the query", () =>
   assert.equal(matchesSubmission(extra, get), false);
 });
 
-function held(submission: LoginSubmission | null) {
-  const hold = loginHold();
+function held(submission: RuntimeSubmission | null) {
+  const hold = runtimeHold();
   hold.expect(submission);
   return hold;
 }
 
-Deno.test("loginHold() lets the submission through once, to a named origin, and reports the first refusal", async () => {
+Deno.test("runtimeHold() lets the submission through once, to a named origin, and reports the first refusal", async () => {
   const hold = held({ ...expected, namedOrigins: ["https://login.test"] });
   assert.equal(hold.strict, true);
   assert.equal(
@@ -98,14 +98,14 @@ Deno.test("loginHold() lets the submission through once, to a named origin, and 
   assert.equal((await held(null).judge(write(), facts)).reason, "LOGIN_WRITE_MISMATCH");
 });
 
-Deno.test("loginHold() admits nothing before it is told what to expect (values being typed)", async () => {
-  const hold = loginHold();
+Deno.test("runtimeHold() admits nothing before it is told what to expect (values being typed)", async () => {
+  const hold = runtimeHold();
   assert.equal((await hold.judge(write(), facts)).reason, "LOGIN_WRITE_MISMATCH");
   hold.expect(expected);
   assert.equal((await hold.judge(write(), facts)).reason, "LOGIN_SUBMIT");
 });
 
-Deno.test("loginHold().settled() resolves at the first judged navigation, or after its time", async () => {
+Deno.test("runtimeHold().settled() resolves at the first judged navigation, or after its time", async () => {
   const hold = held(expected);
   const t0 = Date.now();
   await hold.settled(30);
@@ -116,7 +116,7 @@ Deno.test("loginHold().settled() resolves at the first judged navigation, or aft
   await hold.settled(10_000); // already judged: at once
 });
 
-Deno.test("loginHold().settled() keeps waiting past a copy sent before the form's own submission", async () => {
+Deno.test("runtimeHold().settled() keeps waiting past a copy sent before the form's own submission", async () => {
   // A beacon, a fetch or a frame copy the page sends first is refused, but the form's own
   // navigation may still be on its way: the login must not close its hold on the copy.
   const copies: [string, Partial<HeldWrite>][] = [
@@ -158,20 +158,20 @@ Deno.test("isFormSubmission() is a top-level navigation to the form's own action
   assert.equal(isFormSubmission(write({ dest: undefined, mode: undefined }), form), true);
 });
 
-Deno.test('loginHold({ purpose: "capture" }) names its verdicts for the capture', async () => {
-  const hold = loginHold({ purpose: "capture" });
+Deno.test('runtimeHold({ purpose: "capture" }) names its verdicts for the capture', async () => {
+  const hold = runtimeHold({ purpose: "capture" });
   hold.expect({ ...expected, namedOrigins: ["https://login.test"] });
   const refused = await hold.judge(write({}, "user=alice&pass=other"), facts);
   assert.deepEqual([refused.reason, refused.module], ["CAPTURE_WRITE_MISMATCH", "capture"]);
   const allowed = await hold.judge(write(), facts);
   assert.deepEqual([allowed.reason, allowed.module], ["CAPTURE_SUBMIT", "capture"]);
-  const unnamed = loginHold({ purpose: "capture" });
+  const unnamed = runtimeHold({ purpose: "capture" });
   unnamed.expect({ ...expected, namedOrigins: ["https://vendor.test"] });
   assert.equal((await unnamed.judge(write(), facts)).reason, "CAPTURE_ORIGIN_NOT_NAMED");
 });
 
 Deno.test("matchesSubmission() admits the runtime's own fetch only as sent: its URL, no body, no navigation", () => {
-  const conversion: LoginSubmission = {
+  const conversion: RuntimeSubmission = {
     method: "POST",
     url: "https://vendor.test/api/v3/app-manifests/c0de/conversions",
     entries: [],

@@ -39,15 +39,16 @@ export interface PushChannel {
 }
 
 /**
- * The one request a login submit may write: the filled form's own submission, or null when
- * it cannot be known exactly (no form, a file input, a custom form control): then none.
+ * The one request a runtime step may write (a login's submit: the filled form's own
+ * submission), or null when it cannot be known exactly (no form, a file input, a custom form
+ * control): then none.
  */
-export type LoginWrite = FormSubmission | null;
+export type RuntimeWrite = FormSubmission | null;
 
-/** A login's write hold, as the flow drives it. */
-export interface LoginWriteHold {
+/** The runtime's own write hold (a login's, a capture step's), as a flow drives it. */
+export interface RuntimeWriteHold {
   /** The one submission to admit (null: none). */
-  expect(write: LoginWrite): void;
+  expect(write: RuntimeWrite): void;
   /** Resolves once a request was judged, or after `ms`. */
   settled(ms: number): Promise<void>;
   /** Closes the hold; the first refusal's code, if any. */
@@ -68,7 +69,7 @@ export interface LoginPlan {
    * write of the session is refused (`LOGIN_WRITE_MISMATCH`). Opened before the values are
    * typed; told what to admit once the form is filled.
    */
-  openWrite?: () => LoginWriteHold;
+  openWrite?: () => RuntimeWriteHold;
 }
 
 /** How a login ended. */
@@ -224,7 +225,7 @@ export async function performLogin(
         steps++;
         // What the form submits once filled, read as the browser builds it: a page listener
         // that adds an entry or swaps the action at submit no longer matches and is refused.
-        const write: LoginWrite = await submission();
+        const write: RuntimeWrite = await submission();
         if (write && normalizeOrigin(write.url) !== here.origin) {
           return out(false, "FILL_TARGET_REJECTED", "the login form submits to another origin");
         }
