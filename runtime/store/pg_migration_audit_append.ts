@@ -25,14 +25,15 @@ export const AUDIT_APPEND_MIGRATION = `
     first_seq bigint := (p_rows -> 0 ->> 'seq')::bigint;
     first_prev text := p_rows -> 0 ->> 'prev_hash';
   BEGIN
-    IF jsonb_typeof(p_rows) <> 'array' OR jsonb_array_length(p_rows) = 0 THEN
-      RAISE EXCEPTION 'AUDIT_ROWS_INVALID: an append is a non-empty array of rows'
-        USING ERRCODE = 'invalid_parameter_value';
-    END IF;
     PERFORM set_config('app.tenant_id', p_tenant, true);
     SELECT l.head_seq, l.head_hash INTO h FROM public.audit_lock_head() l;
     IF NOT FOUND THEN
       RAISE EXCEPTION 'TENANT_UNKNOWN: no such tenant' USING ERRCODE = 'foreign_key_violation';
+    END IF;
+    -- After the tenant: a login that may not name it learns nothing from its rows' shape.
+    IF coalesce(jsonb_typeof(p_rows), 'null') <> 'array' OR jsonb_array_length(p_rows) = 0 THEN
+      RAISE EXCEPTION 'AUDIT_ROWS_INVALID: an append is a non-empty array of rows'
+        USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF first_seq IS DISTINCT FROM h.head_seq + 1 OR first_prev IS DISTINCT FROM h.head_hash THEN
       RETURN QUERY SELECT false, h.head_seq, h.head_hash;
