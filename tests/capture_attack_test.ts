@@ -423,6 +423,20 @@ Deno.test("browser_capture_credentials under attack: hostile vendor pages, answe
     }
 
     await t.step(
+      "confirmation page aims its form at another tab in its markup (<base target>): refused before it is sent, nothing minted",
+      async () => {
+        const m = github.minted.length;
+        const a = await attempt("github_app", {
+          github: { confirmHead: `<base target="_blank">` },
+        });
+        assert.equal(a.out.isError, true, a.out.text);
+        assert.match(a.out.text, /CAPTURE_PAGE_UNEXPECTED/);
+        assert.match(a.out.text, /another tab/);
+        assert.equal(github.minted.length, m);
+      },
+    );
+
+    await t.step(
       "confirmation page points its form at another origin as it loads: CAPTURE_PAGE_UNEXPECTED, nothing minted",
       async () => {
         const m = github.minted.length;

@@ -105,6 +105,7 @@ export class BrowserSession implements AsyncDisposable {
   #generation = 0;
   readonly #calls = new CallQueue();
   #disposed = false;
+  readonly #ends: (() => void)[] = [];
   #callGeneration: number | undefined;
 
   constructor(options: BrowserSessionOptions) {
@@ -339,9 +340,36 @@ export class BrowserSession implements AsyncDisposable {
   }
 
   /** Stops the browser; its profile directory is removed. */
+  /**
+   * Runs `fn` once when the session ends (after its browser is gone), or now when it ended
+   * already: what the runtime holds for the session beyond its browser (a capture's
+   * confinement) is let go there. Never throws into the session's end.
+   */
+  onEnd(fn: () => void): void {
+    if (this.#disposed) {
+      fn();
+      return;
+    }
+    this.#ends.push(fn);
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
+    try {
+      await this.#end();
+    } finally {
+      for (const fn of this.#ends.splice(0)) {
+        try {
+          fn();
+        } catch (err) {
+          log(`session ${this.id}: end hook: ${errorName(err)}`);
+        }
+      }
+    }
+  }
+
+  async #end(): Promise<void> {
     const live = this.#live ?? await this.#starting?.catch(() => undefined);
     this.#live = undefined;
     this.#lifecycle("session_closed");

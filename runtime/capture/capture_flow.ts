@@ -19,6 +19,7 @@ import { errorCode } from "../errors.ts";
 import type { CdpSession } from "../../cdp/mod.ts";
 import type { SecretKind } from "../../vault/mod.ts";
 import type { CaptureTarget } from "../grants/capture_checks.ts";
+import { GrantError } from "../grants/errors.ts";
 import type { GrantPort } from "../grants/mod.ts";
 import type { RuntimeWriteHold } from "../login/login_flow.ts";
 import type { CaptureTemplates } from "../policy/capture_templates.ts";
@@ -62,8 +63,11 @@ export interface CaptureDeps {
   templates: CaptureTemplates | undefined;
   /** Opens the capture's write hold naming `origins`. */
   openWrite(origins: readonly string[]): () => RuntimeWriteHold;
-  /** Confines the session to `origins` until the returned function is called. */
-  confine(origins: readonly string[]): () => void;
+  /**
+   * Confines the session to `origins` from now until the session ends (what a vendor's page
+   * started may outlive the workflow; the session is tainted anyway).
+   */
+  confine(origins: readonly string[]): void;
   /** Hides values from every output (redactor and egress guard). */
   guard(values: readonly string[]): void;
   /** Appends one audit row of the session (a throw stops the capture before its next step). */
@@ -99,13 +103,19 @@ export async function performCapture(
   const workflow = CAPTURE_WORKFLOWS[name] as CaptureWorkflow<unknown> | undefined;
   const template = deps.templates?.[name];
   if (!workflow || !template) {
-    return out(false, "CAPTURE_UNCONFIGURED", `the policy has no capture template for ${name}`);
+    return refused(
+      deps,
+      out,
+      "CAPTURE_UNCONFIGURED",
+      `the policy has no capture template for ${name}`,
+    );
   }
   const named = Object.keys(request.outputs).sort();
   const wanted = [...workflow.outputs].sort();
   if (named.join(",") !== wanted.join(",")) {
-    return out(
-      false,
+    return refused(
+      deps,
+      out,
       "CAPTURE_OUTPUTS",
       `${name} mints ${workflow.outputs.join(", ")}: name a grant for each, and nothing else`,
     );
@@ -127,17 +137,25 @@ export async function performCapture(
         sessionId: request.sessionId,
       });
     } catch (err) {
-      const code = codeOf(err) ?? "CAPTURE_FAILED";
+      // A grant's own refusal names its output and grant; a store's failure is only a code.
+      const own = err instanceof GrantError;
+      const code = own ? err.code : "GRANTS_UNAVAILABLE";
       deps.audit({ origin, decision: "deny", reason: code });
-      return out(false, code, `${safeMessage(err)}; nothing was submitted`);
+      return out(
+        false,
+        code,
+        `${own ? err.message : "the grants could not be checked"}; nothing was submitted`,
+      );
     }
     let values: Record<string, string>;
     const reach = workflow.reach(template);
-    const release = deps.confine(reach);
+    deps.confine(reach);
+    // One hold for the whole workflow: between its steps nothing of the session is written.
+    const hold = deps.openWrite(reach)();
     try {
       values = await workflow.run({
         page,
-        openWrite: deps.openWrite(reach),
+        hold,
         guard: (v) => deps.guard(v),
         step: (s) => {
           progress(s);
@@ -148,33 +166,36 @@ export async function performCapture(
       const code = err instanceof CaptureError ? err.code : "CAPTURE_FAILED";
       const message = err instanceof CaptureError
         ? err.message
-        : `the browser failed under the workflow (${codeOf(err) ?? "browser error"})`;
+        : "the browser failed under the workflow";
       deps.audit({ origin, decision: "deny", reason: code });
       return out(false, code, `${message}; nothing was written`);
     } finally {
-      release();
+      hold.close();
     }
     for (const target of targets) {
       const value = values[target.output];
       const where = `${target.output} -> ${target.secretId}`;
+      if (typeof value !== "string" || value === "") {
+        deps.audit({ origin, decision: "deny", reason: "CAPTURE_VENDOR_ANSWER", rule: where });
+        return out(false, "CAPTURE_VENDOR_ANSWER", `the vendor gave no ${target.output}`);
+      }
       try {
-        if (typeof value !== "string" || value === "") {
-          throw new CaptureError("CAPTURE_VENDOR_ANSWER", `the vendor gave no ${target.output}`);
-        }
         await deps.vault.addIfAbsent(target.secretId, "generic", value);
       } catch (err) {
-        const code = codeOf(err) === "SECRET_EXISTS" ? "CAPTURE_TARGET_OCCUPIED" : codeOf(err);
+        const code = errorCode(err) === "SECRET_EXISTS"
+          ? "CAPTURE_TARGET_OCCUPIED"
+          : "VAULT_UNAVAILABLE";
         deps.audit({ origin, decision: "deny", reason: "CAPTURE_WRITE_FAILED", rule: where });
         return out(
           false,
           "CAPTURE_WRITE_FAILED",
-          `${target.output} could not be written into ${target.secretId} (${
-            code ?? "store error"
-          }); the capture stopped${written.length ? " after writing the outputs listed" : ""}`,
+          `${target.output} could not be written into ${target.secretId} (${code}); the capture stopped${
+            written.length ? " after writing the outputs listed" : ""
+          }`,
         );
       }
       written.push({ output: target.output, secretId: target.secretId });
-      deps.audit({ origin, decision: "allow", reason: "CAPTURE_WRITTEN", rule: where });
+      // Consumed before the row: a row that cannot be kept must not leave the grant live.
       try {
         await deps.grants.consumeCapture(target.grantId, {
           agent: request.agent,
@@ -189,22 +210,32 @@ export async function performCapture(
           false,
           "CAPTURE_WRITE_FAILED",
           `${target.output} was written into ${target.secretId} but its grant could not be marked used (${
-            codeOf(err) ?? "store error"
+            err instanceof GrantError ? err.code : "GRANTS_UNAVAILABLE"
           }); the capture stopped`,
         );
       }
+      deps.audit({ origin, decision: "allow", reason: "CAPTURE_WRITTEN", rule: where });
     }
     deps.audit({ origin, decision: "allow", reason: "CAPTURE_DONE" });
     return out(true, "CAPTURE_DONE", `${name} registered; every output is in the vault`);
   } catch (err) {
     // An audit row that could not be kept: stop, and say which outputs were written.
-    return out(false, codeOf(err) ?? "CAPTURE_FAILED", "the capture stopped (audit unavailable)");
+    const code = errorCode(err) === "AUDIT_UNAVAILABLE" ? "AUDIT_UNAVAILABLE" : "CAPTURE_FAILED";
+    return out(false, code, "the capture stopped (audit unavailable)");
   }
 }
 
-const codeOf = errorCode;
-
-/** A grant refusal's own message (it names the output and the grant, never a value). */
-function safeMessage(err: unknown): string {
-  return codeOf(err) && err instanceof Error ? err.message : "the check failed";
+/** A refusal before any grant is looked at: its row, then the outcome. */
+function refused(
+  deps: Pick<CaptureDeps, "audit">,
+  out: (ok: boolean, status: string, message: string) => CaptureOutcome,
+  status: CaptureStatus,
+  message: string,
+): CaptureOutcome {
+  try {
+    deps.audit({ origin: null, decision: "deny", reason: status });
+  } catch {
+    return out(false, "AUDIT_UNAVAILABLE", `${message}; its refusal could not be audited`);
+  }
+  return out(false, status, message);
 }

@@ -49,6 +49,7 @@ const POST_FORM = `function (action, name, value) {
   form.method = "post";
   form.action = action;
   form.enctype = "application/x-www-form-urlencoded";
+  form.target = "_self";
   form.style.display = "none";
   const input = document.createElement("input");
   input.type = "hidden";
@@ -127,7 +128,7 @@ async function runGithubApp(
   ctx.step("submitting the manifest");
   await sendNavigation(
     page,
-    ctx.openWrite,
+    ctx.hold,
     { method: "POST", url: action.href, entries: [["manifest", manifest]] },
     () => inWorld<boolean>(page, POST_FORM, [action.href, "manifest", manifest]).then(() => {}),
     "the manifest",
@@ -135,7 +136,7 @@ async function runGithubApp(
 
   ctx.step("confirming the app on the vendor's page");
   const confirm = await requireOrigin(page, origin, "the confirmation page");
-  const form = await only(page, GITHUB_CONFIRM_FORM, "confirmation form");
+  await only(page, GITHUB_CONFIRM_FORM, "confirmation form");
   const button = await only(
     page,
     `${GITHUB_CONFIRM_FORM} button[type=submit], ${GITHUB_CONFIRM_FORM} input[type=submit]`,
@@ -144,7 +145,7 @@ async function runGithubApp(
   const submission = await readFormSubmission(page, confirm.frameId, button);
   if (
     !submission || submission.method !== "POST" ||
-    new URL(submission.url).origin !== origin || form === button
+    new URL(submission.url).origin !== origin
   ) {
     throw new CaptureError(
       "CAPTURE_PAGE_UNEXPECTED",
@@ -155,13 +156,13 @@ async function runGithubApp(
   // From the confirmation on, no page script runs in the tab: the document the code comes
   // back to (and any a vendor's page would open to fish for it) cannot read its URL, and no
   // vendor script can race the runtime's conversion.
-  await page.send("Emulation.setScriptExecutionDisabled", { value: true });
   let answer: { status: number; text: string | null } | undefined;
-  let code = "";
   try {
+    // Inside the try: a call that timed out after Chromium applied it is undone below too.
+    await page.send("Emulation.setScriptExecutionDisabled", { value: true });
     await sendNavigation(
       page,
-      ctx.openWrite,
+      ctx.hold,
       submission,
       () => pressEnter(page, button),
       "the confirmation",
@@ -175,7 +176,7 @@ async function runGithubApp(
     } catch {
       throw new CaptureError("CAPTURE_CALLBACK_REFUSED", "the vendor did not call back");
     }
-    code = url.searchParams.get("code") ?? "";
+    const code = url.searchParams.get("code") ?? "";
     const codeShaped = CODE_RE.test(code);
     // Hidden before anything else reads the URL: whoever holds the code can convert it. Only
     // a code shaped like GitHub's: the guard is process-wide, and a vendor must not make an
@@ -204,16 +205,17 @@ async function runGithubApp(
     // From the callback's document on the vendor's origin (same-origin on an Enterprise
     // Server), scripts still off: the hold admits exactly this POST, with no body.
     const conversion = `${githubApiBase(t)}/app-manifests/${encodeURIComponent(code)}/conversions`;
-    const hold = ctx.openWrite();
+    let admitted = false;
     try {
-      hold.expect({ method: "POST", url: conversion, entries: [], request: "fetch" });
+      ctx.hold.expect({ method: "POST", url: conversion, entries: [], request: "fetch" });
       answer = await inWorld<{ status: number; text: string | null }>(page, CONVERT, [
         conversion,
       ]).catch(() => undefined);
     } finally {
-      hold.close();
+      admitted = ctx.hold.admitted;
+      ctx.hold.expect(null);
     }
-    if (!hold.admitted) {
+    if (!admitted) {
       throw new CaptureError("CAPTURE_WRITE_REFUSED", "the conversion did not leave the browser");
     }
   } finally {

@@ -36,13 +36,13 @@ export const LINEAR_FORM = "form#oauth-application-form";
 export const LINEAR_CLIENT_ID = "#oauth-client-id";
 export const LINEAR_CLIENT_SECRET = "#oauth-client-secret";
 
-/** Each form field the workflow fills, and the template value it gets. */
-const FIELDS: readonly [string, (t: LinearOauthAppTemplate) => string][] = [
-  ['input[name="name"]', (t) => t.application.name],
-  ['input[name="developer"]', (t) => t.application.developer],
-  ['input[name="developerUrl"]', (t) => t.application.developer_url],
-  ['textarea[name="description"]', (t) => t.application.description],
-  ['textarea[name="redirectUris"]', (t) => t.application.callback_urls.join("\n")],
+/** Each form field the workflow fills (its control and name), and the template value it gets. */
+const FIELDS: readonly [string, string, (t: LinearOauthAppTemplate) => string][] = [
+  ["input", "name", (t) => t.application.name],
+  ["input", "developer", (t) => t.application.developer],
+  ["input", "developerUrl", (t) => t.application.developer_url],
+  ["textarea", "description", (t) => t.application.description],
+  ["textarea", "redirectUris", (t) => t.application.callback_urls.join("\n")],
 ];
 
 const TEXT = `function () {
@@ -74,16 +74,13 @@ async function runLinearOauthApp(
   await only(page, LINEAR_FORM, "registration form");
 
   ctx.step("filling the registration form");
-  const nodes: number[] = [];
-  for (const [selector, value] of FIELDS) {
-    const node = await only(page, `${LINEAR_FORM} ${selector}`, `field ${selector}`);
+  for (const [control, name, value] of FIELDS) {
+    const node = await only(page, `${LINEAR_FORM} ${control}[name="${name}"]`, `field ${name}`);
     await typeInto(page, node, value(t));
-    nodes.push(node);
   }
   const button = await only(page, `${LINEAR_FORM} button[type=submit]`, "submit button");
   const submission = await readFormSubmission(page, doc.frameId, button);
-  const names = FIELDS.map(([s]) => /name="([^"]+)"/.exec(s)![1]);
-  const want = new Map(FIELDS.map(([, v], i) => [names[i], v(t).replace(/\r?\n/g, "\r\n")]));
+  const want = new Map(FIELDS.map(([, name, v]) => [name, v(t).replace(/\r?\n/g, "\r\n")]));
   const same = submission !== null && submission.method === "POST" &&
     new URL(submission.url).origin === at &&
     [...want].every(([name, value]) => {
@@ -98,16 +95,16 @@ async function runLinearOauthApp(
   }
 
   ctx.step("submitting the registration");
-  await sendNavigation(
-    page,
-    ctx.openWrite,
-    submission!,
-    () => pressEnter(page, button),
-    "the registration",
-  );
-
-  ctx.step("reading the client id and secret");
   try {
+    // Inside the try: once the submission may have left, the tab leaves whatever it shows.
+    await sendNavigation(
+      page,
+      ctx.hold,
+      submission!,
+      () => pressEnter(page, button),
+      "the registration",
+    );
+    ctx.step("reading the client id and secret");
     await requireOrigin(page, at, "the registration's answer");
     const idNode = await only(page, LINEAR_CLIENT_ID, "client id");
     const secretNode = await only(page, LINEAR_CLIENT_SECRET, "client secret");

@@ -36,9 +36,12 @@ export async function here(page: CdpSession): Promise<Here> {
 export async function requireOrigin(page: CdpSession, origin: string, what: string): Promise<Here> {
   const at = await here(page);
   if (at.origin !== origin) {
+    // Never the origin the tab is on: a host name is page data, and may carry a value.
     throw new CaptureError(
       "CAPTURE_PAGE_UNEXPECTED",
-      `${what} is not on ${origin} (the tab is on ${at.origin ?? "an opaque document"})`,
+      `${what} is not on the template's origin (the tab is on ${
+        at.origin === null ? "an opaque document" : "another origin"
+      })`,
     );
   }
   return at;
@@ -126,27 +129,38 @@ export async function typeInto(page: CdpSession, node: number, value: string): P
 /**
  * Sends one navigation the capture expects (a form's submission, as read or as built) under
  * the capture's write hold: exactly `write` may leave, to an origin the template names;
- * anything else the page sends meanwhile is refused. Waits for the answer's document. Fails
- * `CAPTURE_WRITE_REFUSED` when the expected request did not go out.
+ * anything else the page sends meanwhile is refused, and nothing at all once the step is
+ * over. The answer must load in this tab: a submission aimed at another browsing context
+ * (`target`) is refused before it is sent, and one that did not navigate the tab fails.
+ * Fails `CAPTURE_WRITE_REFUSED` when the expected request did not go out.
  */
 export async function sendNavigation(
   page: CdpSession,
-  openWrite: () => RuntimeWriteHold,
+  hold: RuntimeWriteHold,
   write: NonNullable<RuntimeWrite>,
   trigger: () => Promise<void>,
   what: string,
 ): Promise<void> {
-  const hold = openWrite();
+  if (write.target !== undefined && write.target !== "" && write.target !== "_self") {
+    throw new CaptureError("CAPTURE_PAGE_UNEXPECTED", `${what} would open in another tab`);
+  }
   let admitted = false;
+  let navigated = false;
   try {
     hold.expect(write);
-    await runAndSettle(page, trigger, { before: () => hold.settled(SUBMIT_WAIT_MS) });
+    const out = await runAndSettle(page, trigger, {
+      before: () => hold.settled(SUBMIT_WAIT_MS),
+    });
+    navigated = out.navigated;
   } finally {
-    hold.close();
     admitted = hold.admitted;
+    hold.expect(null);
   }
   if (!admitted) {
     throw new CaptureError("CAPTURE_WRITE_REFUSED", `${what} did not leave the browser`);
+  }
+  if (!navigated) {
+    throw new CaptureError("CAPTURE_WRITE_REFUSED", `${what} did not load in the tab`);
   }
 }
 

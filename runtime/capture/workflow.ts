@@ -25,10 +25,11 @@ export interface WorkflowContext {
   /** The session's tab. */
   page: CdpSession;
   /**
-   * Opens the capture's write hold for one step: exactly the request the step expects leaves,
-   * to an origin of the workflow's template, and every other write is refused.
+   * The capture's write hold, open for the whole workflow: each step says what it sends
+   * (`expect`), exactly that leaves once, to an origin of the template, and every other write
+   * of the session is refused, between steps too.
    */
-  openWrite: () => RuntimeWriteHold;
+  hold: RuntimeWriteHold;
   /**
    * Hides values from every output before anything else can see them (the process redactor,
    * and the egress guard for values that must never leave again): a one-time code, each

@@ -41,7 +41,11 @@ export function grantCaptureService(deps: CaptureServiceDeps): CaptureService {
     async capture(page, request, session) {
       const vault = deps.vault;
       if (!vault) {
-        session.audit({ origin: null, decision: "deny", reason: "VAULT_UNAVAILABLE" });
+        try {
+          session.audit({ origin: null, decision: "deny", reason: "VAULT_UNAVAILABLE" });
+        } catch {
+          // The outcome says it: nothing was submitted.
+        }
         return {
           ok: false,
           status: "VAULT_UNAVAILABLE",
@@ -62,7 +66,7 @@ export function grantCaptureService(deps: CaptureServiceDeps): CaptureService {
         grants: deps.grants,
         vault,
         templates: deps.templates,
-        confine: (origins) => deps.boundary.confine(request.sessionId, origins),
+        confine: (origins) => session.onEnd(deps.boundary.confine(request.sessionId, origins)),
         openWrite: (origins) =>
           openRuntimeWrite(deps.boundary, request.sessionId, origins, "capture"),
         guard(values) {

@@ -238,16 +238,20 @@ export class Boundary {
   }
 
   /**
-   * Confines `session` to `origins` until the returned function is called: every request to
-   * any other origin, of any method, is denied `CAPTURE_ORIGIN_NOT_NAMED` before a policy is
-   * asked. A capture holds it for the whole workflow.
+   * Confines `session` to `origins` (to them and those of earlier confinements of it) until
+   * the returned function is called: every request to any other origin, of any method, is
+   * denied `CAPTURE_ORIGIN_NOT_NAMED` before a policy is asked. A capture confines its
+   * session from its start to the session's end: what a vendor's page started (a tab, a
+   * worker, a timer) has nowhere else to send what it saw.
    */
   confine(session: string, origins: readonly string[]): () => void {
-    const set = new Set(origins.map((o) => normalizeOrigin(o)).filter((o) => o !== undefined));
+    const set = new Set(this.#confined.get(session));
+    for (const o of origins) {
+      const n = normalizeOrigin(o);
+      if (n !== undefined) set.add(n);
+    }
     this.#confined.set(session, set);
-    return () => {
-      if (this.#confined.get(session) === set) this.#confined.delete(session);
-    };
+    return () => this.#confined.delete(session);
   }
 
   /**

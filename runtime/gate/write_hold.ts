@@ -208,7 +208,10 @@ export function actionHold(options: ActionHoldOptions): ActionHold {
  * writes as the values are typed is refused like any other.
  */
 export interface RuntimeHold extends WriteHold {
-  /** The one submission to admit, once; null when it cannot be known exactly (none then). */
+  /**
+   * The one submission to admit, once; null when it cannot be known exactly (none then). A
+   * later call starts another step (a capture's next request).
+   */
   expect(submission: RuntimeSubmission | null): void;
   /**
    * Resolves once the hold has judged a top-level navigation (the form's own submission, or
@@ -301,7 +304,11 @@ export function runtimeHold(options: RuntimeHoldOptions = {}): RuntimeHold {
       return admitted;
     },
     expect(submission) {
+      // Each expect starts a step: the next matching request is admitted once (a capture
+      // keeps one hold open across its steps; null admits nothing until the next).
       expected = submission;
+      admitted = false;
+      navigated = false;
     },
     settled(ms) {
       if (navigated) return Promise.resolve();

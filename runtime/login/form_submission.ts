@@ -19,6 +19,11 @@ export interface FormSubmission {
    * (a capture's code conversion): exactly this method and URL, with no body.
    */
   request?: "navigation" | "fetch";
+  /**
+   * The browsing context the submission's answer loads in, as read (the submitter's
+   * `formtarget`, the form's `target`, or `<base target>`); empty for the tab itself.
+   */
+  target?: string;
 }
 
 // Prototype getters (a page may clobber properties on its elements and forms). Follows the
@@ -87,7 +92,12 @@ const ENTRY_LIST = `function () {
     const dirname = e.getAttribute("dirname");
     if (dirname) entries.push([dirname, getComputedStyle(e).direction]);
   }
-  return { method: String(method || "get").toUpperCase(), url: String(action), entries };
+  // Where the submission's document goes: the submitter's formtarget, the form's target, or
+  // the document's <base target>; anything but the tab itself opens another one.
+  let target = get(HTMLFormElement.prototype, "target", form);
+  if (submitter && submitter.hasAttribute("formtarget")) target = submitter.getAttribute("formtarget");
+  if (!target) { const base = document.querySelector("base[target]"); if (base) target = base.getAttribute("target"); }
+  return { method: String(method || "get").toUpperCase(), url: String(action), entries, target: String(target || "") };
 }`;
 
 /**
@@ -124,7 +134,12 @@ export async function readFormSubmission(
       if (!Array.isArray(e) || typeof e[0] !== "string" || typeof e[1] !== "string") return null;
       entries.push([e[0], e[1]]);
     }
-    return { method: v.method, url: v.url, entries };
+    return {
+      method: v.method,
+      url: v.url,
+      entries,
+      target: typeof v.target === "string" ? v.target : "",
+    };
   } finally {
     await page.send("Runtime.releaseObject", { objectId: object.objectId }).catch(() => {});
   }

@@ -71,25 +71,31 @@ export const captureTool = defineTool({
     const page = await session.page();
     // The workflow answers no dialog and is not cut short by one.
     const dialogsBack = session.guard.dialogs.dismissUnseen();
-    const outcome = await service.capture(page, {
-      agent: session.agent,
-      sessionId: session.id,
-      workflow,
-      outputs: Object.fromEntries(
-        Object.entries(outputs).filter((e): e is [string, string] => typeof e[1] === "string"),
-      ),
-    }, {
-      audit: (row) =>
-        session.audit({
-          kind: "capture",
-          source: "action",
-          origin: row.origin ?? undefined,
-          decision: row.decision,
-          reason: row.reason,
-          rule: row.rule,
-        }),
-      progress: (line) => session.state.setActivity(`capture ${line}`),
-    }).finally(dialogsBack);
+    let outcome;
+    try {
+      outcome = await service.capture(page, {
+        agent: session.agent,
+        sessionId: session.id,
+        workflow,
+        outputs: Object.fromEntries(
+          Object.entries(outputs).filter((e): e is [string, string] => typeof e[1] === "string"),
+        ),
+      }, {
+        audit: (row) =>
+          session.audit({
+            kind: "capture",
+            source: "action",
+            origin: row.origin ?? undefined,
+            decision: row.decision,
+            reason: row.reason,
+            rule: row.rule,
+          }),
+        progress: (line) => session.state.setActivity(`capture ${line}`),
+        onEnd: (fn) => session.onEnd(fn),
+      });
+    } finally {
+      dialogsBack();
+    }
     // The console keeps the outcome beside the session once the steps are done.
     session.state.setActivity(`capture ${workflow}: ${outcome.status}`);
     const written = outcome.written.length > 0

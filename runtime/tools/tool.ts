@@ -84,6 +84,8 @@ export interface CaptureService {
     session: {
       audit(row: CaptureAuditRow): void;
       progress(line: string): void;
+      /** Runs `fn` when the session ends (the capture's confinement is let go there). */
+      onEnd(fn: () => void): void;
     },
   ): Promise<CaptureOutcome>;
 }

@@ -5,7 +5,7 @@
  * agents' MCP clients kept for disposal, one approved capture grant per output through a small
  * grant port (the SQLite `GrantStore` or the PostgreSQL `PgGrantStore`), a vault secret
  * revealed apart from the runtime, and the leak search: every form of every minted value,
- * looked for in named places, with its positive control.
+ * whole or in part, looked for in named places, each with its positive control.
  *
  * @module
  */
@@ -255,9 +255,123 @@ export function mintedSecrets(minted: readonly (MintedGithubApp | MintedLinearAp
   return out;
 }
 
-/** Every form (encodings, case...) of `values` long enough to mean something when found. */
+/** The shortest form searched for: shorter ones could be in a place by chance. */
+const SHORTEST_FORM = 12;
+/** A value this long is searched for in part too (see {@link leakForms}). */
+const IN_PART_FROM = 24;
+/** The width and the step of the windows searched for in every form. */
+const WINDOW = 16;
+const WINDOW_STEP = 8;
+/** The width of the pieces searched for as they are (every start, step 1). */
+const PIECE = 12;
+
+/**
+ * The parts of `value` (code points, so an astral character is never cut) that are `width`
+ * long and start every `step` characters, the last one ending the value; none overlaps a PEM
+ * armor line (`-----BEGIN … KEY-----`), the same in every key and so no part of one.
+ */
+function partsOf(value: string, width: number, step: number): string[] {
+  const cps = [...value];
+  if (cps.length < width) return [];
+  const armor: [number, number][] = [];
+  let unit = 0;
+  const unitToCp = new Map<number, number>();
+  cps.forEach((c, i) => {
+    unitToCp.set(unit, i);
+    unit += c.length;
+  });
+  unitToCp.set(unit, cps.length);
+  for (const m of value.matchAll(/-----[^\n]*?-----/g)) {
+    armor.push([unitToCp.get(m.index)!, unitToCp.get(m.index + m[0].length)!]);
+  }
+  const starts = new Set<number>();
+  for (let i = 0; i + width <= cps.length; i += step) starts.add(i);
+  starts.add(cps.length - width);
+  const parts: string[] = [];
+  for (const i of starts) {
+    if (armor.some(([a, b]) => i < b && i + width > a)) continue;
+    parts.push(cps.slice(i, i + width).join(""));
+  }
+  return parts;
+}
+
+/**
+ * Every form of `values` long enough to mean something when found (12 characters or more),
+ * to the whole-or-in-part standard (no secret is seen whole or in part):
+ * - each value whole, in every encoding `secretForms` knows (percent, HTML, base64 at each
+ *   offset, hex, JSON, reversed);
+ * - for a value of 24 characters or more, every 16-character window of it (step 8, the last
+ *   one ending the value) in every such encoding, so any 23 characters of it in a row are
+ *   found however they were encoded;
+ * - and every 12-character piece of it (step 1) as it is, reversed, lower- and upper-cased,
+ *   so any 12 characters of it in a row are found as they are.
+ * A PEM's armor lines (`-----BEGIN RSA PRIVATE KEY-----`) are in every key and are no part.
+ */
 export function leakForms(values: readonly string[]): string[] {
-  return [...new Set(values.flatMap((v) => secretForms(v)))].filter((f) => f.length >= 12);
+  const forms = new Set<string>();
+  for (const v of values) for (const f of formsOfValue(v)) forms.add(f);
+  return [...forms];
+}
+
+/** The forms of each value (see {@link leakForms}) made so far: a search repeats its values. */
+const FORMS_OF = new Map<string, readonly string[]>();
+
+/** The forms of one value (see {@link leakForms}). */
+function formsOfValue(v: string): readonly string[] {
+  const known = FORMS_OF.get(v);
+  if (known) return known;
+  const forms = new Set<string>();
+  const add = (f: string) => {
+    if (f.length >= SHORTEST_FORM) forms.add(f);
+  };
+  for (const f of secretForms(v)) add(f);
+  if ([...v].length >= IN_PART_FROM) {
+    for (const w of partsOf(v, WINDOW, WINDOW_STEP)) for (const f of secretForms(w)) add(f);
+    for (const p of partsOf(v, PIECE, 1)) {
+      add(p);
+      add([...p].reverse().join(""));
+      add(p.toLowerCase());
+      add(p.toUpperCase());
+    }
+  }
+  const out = [...forms];
+  FORMS_OF.set(v, out);
+  return out;
+}
+
+/** A form found in a text, and where it starts. */
+interface LeakHit {
+  form: string;
+  at: number;
+}
+
+/**
+ * The search of a text for `forms` (each at least {@link SHORTEST_FORM} long): the forms
+ * indexed by their first 12 characters, the text read once from `from` (default 0), a position
+ * looked up only when its first two characters begin some form. Every hit is reported, where
+ * it starts.
+ */
+function leakSearcher(forms: readonly string[]): (text: string, from?: number) => LeakHit[] {
+  const byKey = new Map<string, string[]>();
+  const pairs = new Uint8Array(65536);
+  const pair = (a: number, b: number) => ((a << 7) ^ b) & 0xffff;
+  for (const f of forms) {
+    const key = f.slice(0, SHORTEST_FORM);
+    const same = byKey.get(key);
+    if (same) same.push(f);
+    else byKey.set(key, [f]);
+    pairs[pair(f.charCodeAt(0), f.charCodeAt(1))] = 1;
+  }
+  return (text, from = 0) => {
+    const hits: LeakHit[] = [];
+    for (let at = from; at + SHORTEST_FORM <= text.length; at++) {
+      if (!pairs[pair(text.charCodeAt(at), text.charCodeAt(at + 1))]) continue;
+      const candidates = byKey.get(text.slice(at, at + SHORTEST_FORM));
+      if (!candidates) continue;
+      for (const form of candidates) if (text.startsWith(form, at)) hits.push({ form, at });
+    }
+    return hits;
+  };
 }
 
 /** A leak search (see {@link assertNoLeak}). */
@@ -271,20 +385,42 @@ export interface LeakSearch {
 }
 
 /**
- * Asserts that no form of any value is in any place, after the positive control: there are at
- * least `atLeast` values, and each is among its own forms (the search finds what it looks for).
+ * Asserts that no form of any value (see {@link leakForms}) is in any place, each place after
+ * its positive control: the same search, run on a copy of the place's text with a value
+ * planted after it, must find what was planted: once one encoded form of a value whole, once
+ * 12 characters from the middle of a value of 24 or more (the values taken in turn from
+ * place to place, and the forms too). There must be at least `atLeast` values.
  */
 export function assertNoLeak(search: LeakSearch): void {
   const { values, places, atLeast } = search;
-  const forms = leakForms(values);
   assert.ok(values.length >= atLeast, `${values.length} values searched, ${atLeast} wanted`);
-  for (const v of values) {
-    assert.ok(forms.some((f) => v.includes(f)), "the search finds each value it looks for");
-  }
-  for (const [where, text] of places) {
-    const hits = forms.filter((f) => text.includes(f));
-    assert.deepEqual(hits.map((h) => `${h.slice(0, 6)}…`), [], `a minted value is in ${where}`);
-  }
+  const find = leakSearcher(leakForms(values));
+  const whole = values.filter((v) => formsOfValue(v).length > 0);
+  const long = values.filter((v) =>
+    [...v].length >= IN_PART_FROM && partsOf(v, PIECE, 1).length > 0
+  );
+  assert.ok(whole.length > 0 && long.length > 0, "values to plant for the positive control");
+  places.forEach(([where, text], n) => {
+    const value = whole[n % whole.length];
+    const encoded = secretForms(value).filter((f) => f.length >= SHORTEST_FORM && f !== value);
+    const form = encoded.length ? encoded[(n * 7) % encoded.length] : value;
+    const pieces = partsOf(long[n % long.length], PIECE, 1);
+    const piece = pieces[Math.floor(pieces.length / 2)];
+    for (const [what, planted] of [["an encoded form", form], ["12 characters", piece]]) {
+      // Only a hit in what was planted counts; the place's own text is searched just below.
+      const hits = find(`${text}\n${planted}`, text.length);
+      assert.ok(
+        hits.some((h) => h.at > text.length),
+        `the positive control: the search finds ${what} of a value planted in ${where}`,
+      );
+    }
+    const found = [...new Set(find(text).map((h) => h.form))];
+    assert.deepEqual(
+      found.slice(0, 10).map((h) => `${h.slice(0, 6)}…`),
+      [],
+      `a minted value (${found.length} forms, whole or in part) is in ${where}`,
+    );
+  });
 }
 
 /**
@@ -309,17 +445,31 @@ export async function consolePages(
 }
 
 /**
- * What a runtime on SQLite keeps in `dataDir` as leak-search places: its audit rows (as JSON)
- * and its database file's bytes.
+ * What a runtime on SQLite keeps in `dataDir` as leak-search places: its audit rows (as JSON),
+ * its database file's bytes and, when there is one, its write-ahead log's bytes (the database
+ * runs in WAL mode: what was written lately is in `omotai.db-wal` until a checkpoint). The
+ * files are read before the audit is, so no connection of this one's checkpoints them first.
  */
 export async function storedPlaces(dataDir: string): Promise<[string, string][]> {
-  const r = new DatabaseSync(databasePath(dataDir), { readOnly: true });
+  const path = databasePath(dataDir);
+  const latin1 = new TextDecoder("latin1");
+  const bytes = latin1.decode(await Deno.readFile(path));
+  let wal: string | undefined;
+  try {
+    wal = latin1.decode(await Deno.readFile(`${path}-wal`));
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  const r = new DatabaseSync(path, { readOnly: true });
   let audit: string;
   try {
     audit = JSON.stringify(r.prepare("SELECT * FROM audit").all());
   } finally {
     r.close();
   }
-  const bytes = new TextDecoder("latin1").decode(await Deno.readFile(databasePath(dataDir)));
-  return [["the audit", audit], ["the database's bytes", bytes]];
+  return [
+    ["the audit", audit],
+    ["the database's bytes", bytes],
+    ...wal === undefined ? [] : [["the database's write-ahead log", wal] as [string, string]],
+  ];
 }
