@@ -9,6 +9,8 @@
  * Where the two legitimately differ, only the common contract is asserted and the difference
  * is named where it arises.
  */
+import { MemorySink } from "../../tests/helpers/memory_sink.ts";
+import { until } from "../../tests/helpers/until.ts";
 import assert from "node:assert/strict";
 import type { AuditEvent } from "../audit/audit_row.ts";
 import type { ApprovalOutcome, PendingApproval } from "../gate/approver.ts";
@@ -32,27 +34,6 @@ await owner.migrate();
 const app = await PgDatabase.open({ url: pg.appUrl });
 let tenants = 0;
 
-/**
- * The audit both adapters write to, in memory: `append` (the queue's `AuditSink`) throws and
- * `appendSoon` (the shared one's) rejects while `failing`; either keeps the row otherwise.
- */
-class FakeAudit {
-  readonly rows: AuditEvent[] = [];
-  failing = false;
-  append(event: AuditEvent): void {
-    if (this.failing) throw Object.assign(new Error("disk full"), { code: "AUDIT_UNAVAILABLE" });
-    this.rows.push(event);
-  }
-  appendSoon(event: AuditEvent): Promise<unknown> {
-    try {
-      this.append(event);
-      return Promise.resolve(event);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  }
-}
-
 /** The port both adapters are: the `Approver` and the console's side of it. */
 interface ApprovalsPort {
   request(pending: PendingApproval, signal?: AbortSignal): Promise<ApprovalOutcome>;
@@ -67,7 +48,7 @@ interface Opened extends AsyncDisposable {
 
 interface Adapter {
   name: string;
-  open(audit: FakeAudit, now?: () => number): Promise<Opened>;
+  open(audit: MemorySink, now?: () => number): Promise<Opened>;
 }
 
 const ADAPTERS: Adapter[] = [
@@ -99,17 +80,6 @@ const ADAPTERS: Adapter[] = [
   },
 ];
 
-/** Polls `check` until it holds (or fails after `ms`). */
-async function until<T>(check: () => Promise<T | undefined> | T | undefined, ms = 3_000) {
-  const end = Date.now() + ms;
-  while (true) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((res) => setTimeout(res, 20));
-  }
-}
-
 /** The one pending approval `port` lists (the shared one posts asynchronously). */
 async function listed(port: ApprovalsPort): Promise<Approval> {
   return await until(async () => {
@@ -139,9 +109,9 @@ function row(decision: AuditEvent["decision"], reason: string, rule: string | nu
 }
 
 for (const adapter of ADAPTERS) {
-  const test = (name: string, fn: (audit: FakeAudit, port: ApprovalsPort) => Promise<void>) =>
+  const test = (name: string, fn: (audit: MemorySink, port: ApprovalsPort) => Promise<void>) =>
     Deno.test(`ApprovalsPort (${adapter.name}): ${name}`, async () => {
-      const audit = new FakeAudit();
+      const audit = new MemorySink();
       await using opened = await adapter.open(audit);
       await fn(audit, opened.port);
     });
@@ -322,7 +292,7 @@ for (const adapter of ADAPTERS) {
   );
 
   Deno.test(`ApprovalsPort (${adapter.name}): the list is newest first, pending before finished`, async () => {
-    const audit = new FakeAudit();
+    const audit = new MemorySink();
     // A clock a second apart per request (near the real time: the board checks expiry
     // against the database's clock).
     let clock = Date.now();

@@ -10,6 +10,8 @@
  * `ASK_UNAVAILABLE` (the embedded one cannot fail that way; `shared_questions_test.ts` covers
  * it), and what an answer whose row cannot be written does (named in its vector).
  */
+import { MemorySink } from "../../tests/helpers/memory_sink.ts";
+import { until } from "../../tests/helpers/until.ts";
 import assert from "node:assert/strict";
 import type { AuditEvent } from "../audit/audit_row.ts";
 import { OmotaiError } from "../errors.ts";
@@ -38,27 +40,6 @@ const QUESTION = "Which invoice, planted-q-93a1?";
 const ANSWER = "The March one, planted-a-77c2";
 const ASK: AskRequest = { question: QUESTION, agent: "alice", session: "s-1" };
 
-/**
- * The audit both adapters write to, in memory: `append` (the embedded one's `AuditSink`)
- * throws and `appendSoon` (the shared one's) rejects while `failing`.
- */
-class FakeAudit {
-  readonly rows: AuditEvent[] = [];
-  failing = false;
-  append(event: AuditEvent): void {
-    if (this.failing) throw Object.assign(new Error("disk full"), { code: "AUDIT_UNAVAILABLE" });
-    this.rows.push(event);
-  }
-  appendSoon(event: AuditEvent): Promise<unknown> {
-    try {
-      this.append(event);
-      return Promise.resolve(event);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  }
-}
-
 /** The port both adapters are. */
 interface QuestionsPort {
   ask(request: AskRequest, timeoutMs: number, signal?: AbortSignal): Promise<AskOutcome>;
@@ -73,7 +54,7 @@ interface Opened extends AsyncDisposable {
 
 interface Adapter {
   name: string;
-  open(audit: FakeAudit, now?: () => number): Promise<Opened>;
+  open(audit: MemorySink, now?: () => number): Promise<Opened>;
 }
 
 const ADAPTERS: Adapter[] = [
@@ -105,17 +86,6 @@ const ADAPTERS: Adapter[] = [
   },
 ];
 
-/** Polls `check` until it holds (or fails after `ms`). */
-async function until<T>(check: () => Promise<T | undefined> | T | undefined, ms = 3_000) {
-  const end = Date.now() + ms;
-  while (true) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((res) => setTimeout(res, 20));
-  }
-}
-
 /** The one pending question `port` lists (the shared one posts asynchronously). */
 async function listed(port: QuestionsPort): Promise<HumanQuestion> {
   return await until(async () => {
@@ -145,7 +115,7 @@ function row(reason: string, rule: string | null = null): AuditEvent {
 const code = (c: string) => (err: unknown) => err instanceof OmotaiError && err.code === c;
 
 /** Neither the question's nor the answer's text reached the audit. */
-function noText(audit: FakeAudit): void {
+function noText(audit: MemorySink): void {
   const text = JSON.stringify(audit.rows);
   for (const secret of ["planted-q-93a1", "planted-a-77c2", "invoice", "March"]) {
     assert.equal(text.includes(secret), false, `${secret} reached the audit`);
@@ -153,9 +123,9 @@ function noText(audit: FakeAudit): void {
 }
 
 for (const adapter of ADAPTERS) {
-  const test = (name: string, fn: (audit: FakeAudit, port: QuestionsPort) => Promise<void>) =>
+  const test = (name: string, fn: (audit: MemorySink, port: QuestionsPort) => Promise<void>) =>
     Deno.test(`QuestionsPort (${adapter.name}): ${name}`, async () => {
-      const audit = new FakeAudit();
+      const audit = new MemorySink();
       await using opened = await adapter.open(audit);
       await fn(audit, opened.port);
     });
@@ -332,7 +302,7 @@ for (const adapter of ADAPTERS) {
   });
 
   Deno.test(`QuestionsPort (${adapter.name}): the list is newest first, pending before finished`, async () => {
-    const audit = new FakeAudit();
+    const audit = new MemorySink();
     let clock = Date.now();
     await using opened = await adapter.open(audit, () => clock);
     const port = opened.port;

@@ -5,6 +5,8 @@
  * and writes the outcome's one audit row; timeouts, withdrawals, racing decisions, a failing
  * audit and a stopped database all end closed; tenants are walled.
  */
+import { MemorySink } from "../../tests/helpers/memory_sink.ts";
+import { until } from "../../tests/helpers/until.ts";
 import assert from "node:assert/strict";
 import type { AuditEvent } from "../audit/audit_row.ts";
 import type { ApprovalOutcome } from "../gate/approver.ts";
@@ -32,21 +34,10 @@ async function freshTenant(): Promise<string> {
   return tenant;
 }
 
-/** A runtime's audit log: keeps the rows, or refuses them all. */
-class FakeAudit {
-  readonly rows: AuditEvent[] = [];
-  fail = false;
-  appendSoon(event: AuditEvent): Promise<unknown> {
-    if (this.fail) return Promise.reject(Object.assign(new Error("disk"), { code: "EIO" }));
-    this.rows.push(event);
-    return Promise.resolve(event);
-  }
-}
-
 /** One runtime: its own pool, board, audit and approver. */
 interface Runtime {
   board: PgApprovalBoard;
-  audit: FakeAudit;
+  audit: MemorySink;
   approvals: SharedApprovals;
   /** What its console's live view heard. */
   events: ApprovalEvent[];
@@ -66,7 +57,7 @@ async function runtimes(n: number) {
   const offs: (() => void)[] = [];
   for (const [i, db] of dbs.entries()) {
     const board = await PgApprovalBoard.open(db, tenant, { runtime: `rt-${i}` });
-    const audit = new FakeAudit();
+    const audit = new MemorySink();
     const approvals = new SharedApprovals(board, audit);
     const events: ApprovalEvent[] = [];
     offs.push(approvals.subscribe((e) => events.push(e)));
@@ -81,17 +72,6 @@ async function runtimes(n: number) {
       for (const db of dbs) await db[Symbol.asyncDispose]();
     },
   };
-}
-
-/** Polls `check` until it holds (or fails after `ms`). */
-async function until<T>(check: () => Promise<T | undefined> | T | undefined, ms = 3_000) {
-  const end = Date.now() + ms;
-  while (true) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((res) => setTimeout(res, 20));
-  }
 }
 
 /** The one pending approval `r` lists (posted by another runtime). */
@@ -226,7 +206,7 @@ Deno.test("SharedApprovals: of an approve on B and a deny on C at once exactly o
 Deno.test("SharedApprovals: an approval whose audit row cannot be written is denied AUDIT_UNAVAILABLE", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
-  a.audit.fail = true;
+  a.audit.failing = true;
   const answer = a.approvals.request(pending());
   const listed = await listedOn(b);
   assert.equal(await b.approvals.decide(listed.id, "approve", "console"), "ok");

@@ -8,6 +8,8 @@
  * walled; and the runtime's role, sending any SQL it likes, cannot rewrite a finished
  * question or touch another tenant's.
  */
+import { MemorySink } from "../../tests/helpers/memory_sink.ts";
+import { until } from "../../tests/helpers/until.ts";
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import type { AuditEvent } from "../audit/audit_row.ts";
@@ -32,7 +34,7 @@ import {
   QUESTION_MAX_CHARS,
   type QuestionEvent,
 } from "./questions.ts";
-import { SharedQuestions, type SharedQuestionsAudit } from "./shared_questions.ts";
+import { SharedQuestions } from "./shared_questions.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -46,22 +48,11 @@ async function freshTenant(): Promise<string> {
   return tenant;
 }
 
-/** A runtime's audit log: keeps the rows, or refuses them all. */
-class FakeAudit implements SharedQuestionsAudit {
-  readonly rows: AuditEvent[] = [];
-  fail = false;
-  appendSoon(event: AuditEvent): Promise<unknown> {
-    if (this.fail) return Promise.reject(Object.assign(new Error("disk"), { code: "EIO" }));
-    this.rows.push(event);
-    return Promise.resolve(event);
-  }
-}
-
 /** One runtime: its own pool, board, audit and questions. */
 interface Runtime {
   db: PgDatabase;
   board: PgQuestionBoard;
-  audit: FakeAudit;
+  audit: MemorySink;
   questions: SharedQuestions;
   /** What its console's live view heard. */
   events: QuestionEvent[];
@@ -87,7 +78,7 @@ async function runtimes(n: number, options: { tenant?: string; pollMs?: number }
       runtime: `rt-${i}`,
       pollMs: options.pollMs,
     });
-    const audit = new FakeAudit();
+    const audit = new MemorySink();
     const questions = new SharedQuestions(board, audit);
     const events: QuestionEvent[] = [];
     offs.push(questions.subscribe((e) => events.push(e)));
@@ -103,17 +94,6 @@ async function runtimes(n: number, options: { tenant?: string; pollMs?: number }
       for (const db of dbs) await db[Symbol.asyncDispose]();
     },
   };
-}
-
-/** Polls `check` until it holds (or fails after `ms`). */
-async function until<T>(check: () => Promise<T | undefined> | T | undefined, ms = 3_000) {
-  const end = Date.now() + ms;
-  while (true) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((res) => setTimeout(res, 20));
-  }
 }
 
 /** The one pending question `r` lists (asked on another runtime). */
@@ -302,7 +282,7 @@ Deno.test("SharedQuestions: close() withdraws the runtime's waiting questions, t
 Deno.test("SharedQuestions: an answer whose audit row cannot be written is AUDIT_UNAVAILABLE, never returned", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
-  a.audit.fail = true;
+  a.audit.failing = true;
   const answer = settledLater(a.questions.ask(ask(), 60_000));
   const listed = await listedOn(b);
   assert.equal(await b.questions.answer(listed.id, "secret answer", "console"), "ok");

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { GrantError } from "./errors.ts";
 import type { Grant } from "./grant.ts";
+import { grantFixture } from "../../tests/helpers/grant_fixture.ts";
 import {
   CAPTURE_CHECK_ORDER,
   type CaptureCheckRequest,
@@ -14,28 +15,16 @@ import {
 const GITHUB = "https://github.com";
 const ID = "g_aaaaaaaaaaaaaaaa";
 
-const grant = (overrides: Partial<Grant> = {}): Grant => ({
-  id: ID,
-  secret_id: "gh.pem",
-  agent: "ci-bot",
-  purpose: "register the app",
-  mode: "once",
-  uses: [{ kind: "capture", allowed_origins: [GITHUB], workflow: "github_app", output: "pem" }],
-  state: "active",
-  expires_at: "2100-01-01T00:00:00.000Z",
-  created_at: "2026-01-01T00:00:00.000Z",
-  created_by: "cli",
-  approved_at: "2026-01-01T00:00:00.000Z",
-  approved_by: "cli",
-  revoked_at: null,
-  revoked_by: null,
-  revoke_reason: null,
-  session_id: null,
-  used_at: null,
-  last_redeemed_at: null,
-  redemptions: 0,
-  ...overrides,
-});
+const grant = (overrides: Partial<Grant> = {}): Grant =>
+  grantFixture({
+    id: ID,
+    secret_id: "gh.pem",
+    agent: "ci-bot",
+    purpose: "register the app",
+    mode: "once",
+    uses: [{ kind: "capture", allowed_origins: [GITHUB], workflow: "github_app", output: "pem" }],
+    ...overrides,
+  });
 
 const request = (overrides: Partial<CaptureCheckRequest> = {}): CaptureCheckRequest => ({
   agent: "ci-bot",

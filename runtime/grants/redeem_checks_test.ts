@@ -1,32 +1,12 @@
 import assert from "node:assert/strict";
 import { GrantError } from "./errors.ts";
 import type { Grant } from "./grant.ts";
+import { grantFixture } from "../../tests/helpers/grant_fixture.ts";
 import { closest, judgeGrant, type RedeemRequest, refusal } from "./redeem_checks.ts";
 
 const SHOP = "http://127.0.0.1:8081";
 
-const grant = (overrides: Partial<Grant> = {}): Grant => ({
-  id: "g_aaaaaaaaaaaaaaaa",
-  secret_id: "shop.password",
-  agent: "ci-bot",
-  purpose: "log in",
-  mode: "standing",
-  uses: [{ kind: "fill", allowed_origins: [SHOP] }],
-  state: "active",
-  expires_at: "2100-01-01T00:00:00.000Z",
-  created_at: "2026-01-01T00:00:00.000Z",
-  created_by: "cli",
-  approved_at: "2026-01-01T00:00:00.000Z",
-  approved_by: "cli",
-  revoked_at: null,
-  revoked_by: null,
-  revoke_reason: null,
-  session_id: null,
-  used_at: null,
-  last_redeemed_at: null,
-  redemptions: 0,
-  ...overrides,
-});
+const grant = (overrides: Partial<Grant> = {}): Grant => grantFixture(overrides);
 
 const request: RedeemRequest = { agent: "ci-bot", useKind: "fill", origin: SHOP, sessionId: "s-1" };
 const held = () => true;

@@ -1,6 +1,6 @@
 /**
  * An audit sink that keeps rows in memory, for the unit tests of whatever writes audit rows
- * (approvals, questions, grants, the console). One copy, so a test that breaks the log
+ * (approvals, questions, grants, the console), embedded or shared. One copy, so a test that breaks the log
  * breaks it the same way everywhere.
  *
  * @module
@@ -22,5 +22,15 @@ export class MemorySink<E = AuditEvent> {
   append(event: E): void {
     if (this.failing) throw Object.assign(new Error("disk full"), { code: "AUDIT_UNAVAILABLE" });
     this.rows.push(event);
+  }
+
+  /** `append` as a writer that is awaited (`AuditWriter.appendSoon`): rejects while `failing`. */
+  appendSoon(event: E): Promise<E> {
+    try {
+      this.append(event);
+      return Promise.resolve(event);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 }
