@@ -139,7 +139,11 @@ export async function performCapture(
     } catch (err) {
       // A grant's own refusal names its output and grant; a store's failure is only a code.
       const own = err instanceof GrantError;
-      const code = own ? err.code : "GRANTS_UNAVAILABLE";
+      const code = own
+        ? err.code
+        : errorCode(err) === "AUDIT_UNAVAILABLE"
+        ? "AUDIT_UNAVAILABLE"
+        : "GRANTS_UNAVAILABLE";
       deps.audit({ origin, decision: "deny", reason: code });
       return out(
         false,
