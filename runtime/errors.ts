@@ -87,7 +87,12 @@ export type RuntimeErrorCode =
   | "INSTALL_ROOT_UNKNOWN"
   | "INSTALL_UNEXPECTED"
   | "NOT_A_CHECKOUT"
-  | "PATH_NOT_GRANTABLE";
+  | "PATH_NOT_GRANTABLE"
+  // `omotai eval`: an arm that would not start or answer, an agent endpoint that failed, a
+  // report that would not render.
+  | "EVAL_ARM_FAILED"
+  | "EVAL_AGENT_FAILED"
+  | "EVAL_REPORT_FAILED";
 
 /** Why an element cannot take an action. */
 export type ElementActionCode =

@@ -180,6 +180,20 @@ export const LAYERS: readonly LayerRule[] = [
   },
   { folder: "runtime/demo", job: "the demo shop of `task start`", may: [] },
   { folder: "ui", job: "operator console", may: [], typesOnly: ["runtime", "cdp", "vault"] },
+  {
+    folder: "runtime/eval",
+    job: "`omotai eval`: attack catalogue, loopback world, agents, arms, reports",
+    may: [
+      ...BASE,
+      "cdp",
+      "vault",
+      "runtime/net",
+      "runtime/store",
+      "runtime/grants",
+      "runtime/policy",
+      "runtime/launcher",
+    ],
+  },
   { folder: "runtime/cli", job: "commands; wires every layer together", may: ["*"] },
 ];
 
