@@ -11,8 +11,8 @@ import assert from "node:assert/strict";
 import { verifyAudit, verifyJsonl } from "../runtime/audit/verify.ts";
 import { JsonlMirror } from "../runtime/audit/jsonl_mirror.ts";
 import { openDatabase } from "../runtime/store/database.ts";
-import { type Attacker, startAttacker } from "./fixtures/attacker.ts";
-import { ATTACKS, type HostileSite, serveHostileSite } from "./fixtures/hostile_site.ts";
+import { type Attacker, startAttacker } from "../runtime/eval/attacker.ts";
+import { ATTACKS, type HostileSite, serveHostileSite } from "../runtime/eval/hostile_site.ts";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {

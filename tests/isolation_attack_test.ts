@@ -18,8 +18,8 @@ import {
   ProfileStore,
 } from "../cdp/mod.ts";
 import { detectIsolation, NetnsIsolation } from "../runtime/isolation/mod.ts";
-import { startAttacker } from "./fixtures/attacker.ts";
-import { ATTACKS, serveHostileSite } from "./fixtures/hostile_site.ts";
+import { startAttacker } from "../runtime/eval/attacker.ts";
+import { ATTACKS, serveHostileSite } from "../runtime/eval/hostile_site.ts";
 import { eventually } from "./helpers/harness.ts";
 
 const fact = await detectIsolation();

@@ -47,6 +47,8 @@ Usage:
                [--expires 24h|ISO] --fill ORIGIN[,ORIGIN] | --capture ORIGIN[,ORIGIN]
                [--approve] | approve ID | rm ID | list
                [--data-dir DIR | --database URL --tenant ID]
+  omotai eval [--policy FILE] [--arm NAME=COMMAND]... [--only CASES] [--out DIR]
+               [--agent scripted|openai:URL --model NAME] [--no-omotai]
   omotai permissions COMMAND ...
   omotai --version
   omotai help
@@ -81,6 +83,10 @@ vault     rekey re-seals every secret under OMOTAI_VAULT_NEW_KEY or
 grant     Let an agent use a secret: fill and/or capture on exact origins, once, for
           one session or standing, until an expiry (default 24h). Pending until
           approved (approve, or --approve at add); rm revokes. No vault key needed.
+eval      Run the attack catalogue and benign tasks through Omotai (under --policy,
+          the mock portal standing in for its origins) and each --arm (a stdio MCP
+          server) side by side; writes report.json, report.md and report.html to --out
+          (default omotai-eval). Exits 1 when Omotai let an attack through.
 permissions
           Print what the runtime would be granted for \`omotai COMMAND ...\`.
 
@@ -112,6 +118,10 @@ export async function main(args: string[]): Promise<number> {
         return await vaultCommand(rest);
       case "grant":
         return await grantCommand(rest);
+      case "eval":
+        // Loaded only here: the MCP client it carries reads variables other commands are
+        // not granted.
+        return await (await import("./eval_cmd.ts")).evalCommand(rest);
       case "--version":
       case "version":
         console.log(VERSION);

@@ -84,7 +84,7 @@ export interface ArmSummary {
   /** Benign tasks run and completed. */
   benign: number;
   benignOk: number;
-  /** Mean characters the arm returned per benign task (0 with no benign task). */
+  /** Mean characters the arm returned per benign task that ran (0 with none). */
   charsPerBenign: number;
   /** Cases that could not run. */
   errors: number;
@@ -117,13 +117,19 @@ export interface EvalReport {
 }
 
 /** Sums `results` per arm, in the order of `arms`. */
-export function summarize(arms: readonly ArmInfo[], results: readonly CaseResult[], cases: readonly CaseInfo[]): ArmSummary[] {
+export function summarize(
+  arms: readonly ArmInfo[],
+  results: readonly CaseResult[],
+  cases: readonly CaseInfo[],
+): ArmSummary[] {
   const kindOf = new Map(cases.map((c) => [c.id, c.kind]));
   return arms.map(({ name }) => {
     const mine = results.filter((r) => r.arm === name);
     const attacks = mine.filter((r) => kindOf.get(r.caseId) !== "benign");
     const benign = mine.filter((r) => kindOf.get(r.caseId) === "benign");
-    const charsBenign = benign.reduce((n, r) => n + r.chars, 0);
+    // A task that could not run sent nothing worth averaging.
+    const ran = benign.filter((r) => r.outcome !== "error");
+    const charsBenign = ran.reduce((n, r) => n + r.chars, 0);
     return {
       arm: name,
       attacks: attacks.length,
@@ -136,7 +142,7 @@ export function summarize(arms: readonly ArmInfo[], results: readonly CaseResult
       secretLeaks: mine.reduce((n, r) => n + r.secretLeaks, 0),
       benign: benign.length,
       benignOk: benign.filter((r) => r.outcome === "safe").length,
-      charsPerBenign: benign.length === 0 ? 0 : Math.round(charsBenign / benign.length),
+      charsPerBenign: ran.length === 0 ? 0 : Math.round(charsBenign / ran.length),
       errors: mine.filter((r) => r.outcome === "error").length,
     };
   });

@@ -121,6 +121,21 @@ export const POLICY_BUILD_OPTIONS = {
   out: { type: "string" },
 } as const satisfies Options;
 
+/**
+ * `omotai eval`: the Omotai arm (unless `--no-omotai`) and each `--arm NAME=COMMAND` (a stdio
+ * MCP server) run the same cases; the report goes to `--out`, the working files to
+ * `<out>/.work`.
+ */
+export const EVAL_OPTIONS = {
+  policy: { type: "string" },
+  arm: { type: "string", multiple: true },
+  only: { type: "string" },
+  out: { type: "string", default: "omotai-eval" },
+  agent: { type: "string", default: "scripted" },
+  model: { type: "string" },
+  "no-omotai": { type: "boolean", default: false },
+} as const satisfies Options;
+
 /** The commands that keep state in a data directory, with their option tables. */
 export const DATA_DIR_COMMANDS = {
   agent: AGENT_OPTIONS,
@@ -152,6 +167,7 @@ export interface CommandLine {
 export function parseCommandLine(args: readonly string[]): CommandLine {
   const [command, ...rest] = args;
   if (command === "start") return { command, ...read(rest, START_OPTIONS, false) };
+  if (command === "eval") return { command, ...read(rest, EVAL_OPTIONS, false) };
   if (command !== undefined && Object.hasOwn(DATA_DIR_COMMANDS, command)) {
     const [sub, ...more] = rest;
     const options = DATA_DIR_COMMANDS[command as keyof typeof DATA_DIR_COMMANDS];

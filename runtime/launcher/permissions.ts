@@ -105,6 +105,24 @@ export const CHILD_ENV: Readonly<Record<string, readonly string[]>> = {
   secret: [...BASE_ENV, DATABASE_URL_ENV, ...VAULT_ENV],
   vault: [...BASE_ENV, ...VAULT_ENV, "OMOTAI_VAULT_NEW_KEY", "OMOTAI_VAULT_NEW_PASSPHRASE"],
   policy: ["LOG_TOKENS", "LOG_STREAM"],
+  // The eval starts its Omotai arm as the launcher starts `omotai start`, with the launcher's
+  // own code (`localFacts()` reads every LAUNCHER_ENV variable); PATH finds an arm's program
+  // OMOTAI_EVAL_API_KEY is the OpenAI-compatible endpoint's key, and node:child_process (cdp/
+  // spawns Chromium with it) looks at NODE_V8_COVERAGE.
+  // The MCP SDK's stdio client reads HOME, LOGNAME, PATH, SHELL, TERM and USER to hand an
+  // arm the usual environment, and its cross-spawn/which read OSTYPE and PATHEXT on load.
+  eval: [
+    ...LAUNCHER_ENV,
+    "PATH",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "USER",
+    "OSTYPE",
+    "PATHEXT",
+    "OMOTAI_EVAL_API_KEY",
+    "NODE_V8_COVERAGE",
+  ],
 };
 
 /** The commands that take `--database URL`. */
@@ -214,6 +232,9 @@ export function childPermissions(args: readonly string[], facts: LaunchFacts): C
       break;
     case "policy":
       policyGrants(line, grants, facts);
+      break;
+    case "eval":
+      evalGrants(values, grants, childEnv, facts);
       break;
   }
   // A database URL holds a password: it reaches the runtime through its environment, not
@@ -375,6 +396,77 @@ function policyGrants(line: CommandLine, grants: Grants, facts: LaunchFacts): vo
   }
 }
 
+/** The loopback addresses the eval serves its pages and attacker endpoints on (any port). */
+export const EVAL_HOSTS = ["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"] as const;
+
+/**
+ * `omotai eval`: its pages and attacker endpoints on loopback, the report directory, the arms
+ * it spawns (the Omotai arm is the runtime again, started as the launcher starts `omotai
+ * start`), a plain Chromium for the control runs and the report check, and the model's
+ * endpoint.
+ */
+function evalGrants(
+  values: OptionValues,
+  grants: Grants,
+  childEnv: Record<string, string>,
+  facts: LaunchFacts,
+): void {
+  const abs = (p: string) => resolve(facts.cwd, p);
+  const policy = str(values, "policy");
+  if (policy !== undefined) grants.read.add(abs(policy));
+  // The report, and `<out>/.work` (each arm's data dir, the control runs' browser profiles).
+  const out = abs(str(values, "out") ?? "omotai-eval");
+  grants.read.add(out);
+  grants.write.add(out);
+  // The runtime's own source, read-only.
+  const checkout = dirname(facts.policiesDir);
+  grants.read.add(join(checkout, "runtime"));
+  for (const host of EVAL_HOSTS) grants.net.add(host);
+  const agent = str(values, "agent") ?? "scripted";
+  if (agent.startsWith("openai:")) {
+    const address = httpAddress(agent.slice("openai:".length));
+    if (address !== undefined) grants.net.add(address);
+  }
+  // As with `start`, the browser is picked here and handed on: the eval (and the runtime it
+  // starts) never picks one it may not run. cdp/ stats it before it starts it.
+  const browser = facts.browser();
+  childEnv.OMOTAI_BROWSER = browser;
+  grants.read.add(browser);
+  grants.run.add(browser);
+  if (values["no-omotai"] !== true) {
+    // `deno run --config <checkout>/deno.json … runtime/cli/main.ts start …` (childArgv()).
+    grants.read.add(join(checkout, "deno.json"));
+    grants.run.add(facts.deno);
+  }
+  for (const arm of strs(values, "arm")) {
+    const program = armProgram(arm);
+    // A bare name is looked up on PATH when it is run; a path is the caller's.
+    if (program !== undefined) grants.run.add(program.includes("/") ? abs(program) : program);
+  }
+  // cdp/ adds --no-sandbox to a Chromium it starts as root, and asks for its uid to know.
+  grants.sys.add("uid");
+}
+
+/** The program of `--arm NAME=COMMAND`: COMMAND's first word (undefined when there is none). */
+function armProgram(arm: string): string | undefined {
+  const eq = arm.indexOf("=");
+  if (eq < 0) return undefined;
+  const [program] = arm.slice(eq + 1).trim().split(/\s+/);
+  return program || undefined;
+}
+
+/** `host:port` of an http(s) URL (the default port when it names none), else undefined. */
+function httpAddress(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || !u.hostname) return undefined;
+  return `${u.hostname}:${u.port || (u.protocol === "https:" ? "443" : "80")}`;
+}
+
 /** runtime/store/database.ts: `OMOTAI_DB`, else `<dataDir>/omotai.db`. */
 function databaseFile(dataDir: string, facts: LaunchFacts): string {
   const db = facts.env.OMOTAI_DB;
@@ -402,4 +494,9 @@ function withDataDir(args: readonly string[], isStart: boolean, dataDir: string)
 function str(values: OptionValues, key: string): string | undefined {
   const v = values[key];
   return typeof v === "string" ? v : undefined;
+}
+
+function strs(values: OptionValues, key: string): string[] {
+  const v = values[key];
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
 }

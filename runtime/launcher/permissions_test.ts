@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { BrowserLaunchError } from "../../cdp/errors.ts";
 import { DETECT_READS, NICE_PATHS } from "../isolation/detect.ts";
-import { childPermissions, LaunchError, type LaunchFacts, type PolicyRefs } from "./permissions.ts";
+import { parseCommandLine } from "./options.ts";
+import {
+  childPermissions,
+  LAUNCHER_ENV,
+  LaunchError,
+  type LaunchFacts,
+  type PolicyRefs,
+} from "./permissions.ts";
 
 const DENO = "/opt/deno/bin/deno";
 const BUNDLED = "/src/omotai/policies-wasm/dist";
@@ -330,4 +337,124 @@ Deno.test("childPermissions() grants a command naming a shared database its host
   );
   const read = allowed(checked.flags, "read") ?? [];
   assert.ok(read.includes("/home/me/work/cp.jsonl") && read.includes("/keys/k.pub"), read.join());
+});
+
+const EVAL_NET = "--allow-net=127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4";
+const EVAL_ENV = [...LAUNCHER_ENV, "PATH", "OMOTAI_EVAL_API_KEY", "NODE_V8_COVERAGE"];
+
+Deno.test("parseCommandLine() reads eval with its defaults and repeated --arm", () => {
+  const line = parseCommandLine(["eval", "--arm", "a=x", "--arm=b=y z", "--no-omotai"]);
+  assert.deepEqual({ ...line.values }, {
+    arm: ["a=x", "b=y z"],
+    "no-omotai": true,
+    out: "omotai-eval",
+    agent: "scripted",
+  });
+  assert.throws(() => parseCommandLine(["eval", "stray"]), TypeError);
+});
+
+Deno.test("childPermissions eval: loopback, the report dir, the browser, Deno and the source", () => {
+  const plan = childPermissions(["eval"], facts());
+  const out = "/home/me/work/omotai-eval";
+  assert.deepEqual(plan.flags, [
+    `--allow-read=${out},/src/omotai/runtime,/usr/bin/chromium,/src/omotai/deno.json`,
+    `--allow-write=${out}`,
+    EVAL_NET,
+    `--allow-env=${EVAL_ENV.join(",")}`,
+    `--allow-run=/usr/bin/chromium,${DENO}`,
+    "--allow-sys=uid",
+  ]);
+  assert.deepEqual(plan.args, ["eval"]);
+  assert.deepEqual(plan.env, { OMOTAI_BROWSER: "/usr/bin/chromium" });
+  // OMOTAI_BROWSER's browser, as for start.
+  const named = childPermissions(["eval"], facts({ browser: "/opt/chrome/chrome" }));
+  assert.deepEqual(allowed(named.flags, "run"), ["/opt/chrome/chrome", DENO]);
+  assert.deepEqual(named.env, { OMOTAI_BROWSER: "/opt/chrome/chrome" });
+});
+
+Deno.test("childPermissions eval --arm runs each arm's program: a bare name as is, a path from cwd", () => {
+  const plan = childPermissions([
+    "eval",
+    "--arm",
+    "playwright=npx @playwright/mcp@0.0.83 --headless --isolated",
+    "--arm=mine=  ./bin/server --stdio",
+    "--arm",
+    "abs=/opt/mcp/server",
+    "--arm",
+    "no-command=",
+    "--arm",
+    "no-equals",
+  ], facts());
+  assert.deepEqual(allowed(plan.flags, "run"), [
+    "/usr/bin/chromium",
+    DENO,
+    "npx",
+    "/home/me/work/bin/server",
+    "/opt/mcp/server",
+  ]);
+  // Without the Omotai arm: no Deno to run, no deno.json to read.
+  const alone = childPermissions(["eval", "--no-omotai", "--arm", "p=npx x"], facts());
+  assert.deepEqual(allowed(alone.flags, "run"), ["/usr/bin/chromium", "npx"]);
+  assert.deepEqual(allowed(alone.flags, "read"), [
+    "/home/me/work/omotai-eval",
+    "/src/omotai/runtime",
+    "/usr/bin/chromium",
+  ]);
+  // A program Deno's flag cannot carry.
+  assert.throws(
+    () => childPermissions(["eval", "--arm", "x=./a,b/server"], facts()),
+    (e: unknown) => e instanceof LaunchError && e.code === "PATH_NOT_GRANTABLE",
+  );
+});
+
+Deno.test("childPermissions eval --agent openai:URL adds that URL's host and port alone", () => {
+  const net = (agent: string) =>
+    allowed(childPermissions(["eval", "--agent", agent, "--model", "m"], facts()).flags, "net");
+  const loopback = ["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"];
+  assert.deepEqual(net("openai:http://127.0.0.1:11434/v1"), [...loopback, "127.0.0.1:11434"]);
+  assert.deepEqual(net("openai:https://api.example.com/v1"), [...loopback, "api.example.com:443"]);
+  assert.deepEqual(net("openai:http://[::1]:8000/v1"), [...loopback, "[::1]:8000"]);
+  assert.deepEqual(net("openai:http://llm.lan/v1"), [...loopback, "llm.lan:80"]);
+  // Not a URL, not http(s), or the scripted agent: loopback only (the runtime says what is wrong).
+  for (const agent of ["openai:nope", "openai:ftp://x/", "scripted"]) {
+    assert.deepEqual(net(agent), loopback, agent);
+  }
+});
+
+Deno.test("childPermissions eval --out and --policy are read where typed", () => {
+  const plan = childPermissions(
+    ["eval", "--out", "reports/run1", "--policy", "../p.yaml"],
+    facts({ cwd: "/home/me/work/sub" }),
+  );
+  assert.deepEqual(allowed(plan.flags, "read"), [
+    "/home/me/work/p.yaml",
+    "/home/me/work/sub/reports/run1",
+    "/src/omotai/runtime",
+    "/usr/bin/chromium",
+    "/src/omotai/deno.json",
+  ]);
+  assert.deepEqual(allowed(plan.flags, "write"), ["/home/me/work/sub/reports/run1"]);
+  const abs = childPermissions(["eval", "--out=/tmp/x"], facts());
+  assert.deepEqual(allowed(abs.flags, "write"), ["/tmp/x"]);
+});
+
+Deno.test("childPermissions eval never grants a broad flag, and a bad line gets nothing", () => {
+  const lines = [
+    ["eval"],
+    ["eval", "--no-omotai", "--arm", "p=npx @playwright/mcp@0.0.83 --headless"],
+    ["eval", "--agent", "openai:http://127.0.0.1:11434/v1", "--only", "a,b", "--policy", "p.yaml"],
+  ];
+  for (const args of lines) {
+    for (const flag of childPermissions(args, facts()).flags) {
+      assert.match(flag, /^--allow-(read|write|net|env|run|sys)=[^,]+(,[^,]+)*$/, flag);
+    }
+  }
+  for (const args of [["eval", "stray"], ["eval", "--bogus"], ["eval", "--arm"]]) {
+    assert.deepEqual(childPermissions(args, facts()).flags, [], args.join(" "));
+  }
+  // The eval always starts a browser (control runs, the report check).
+  assert.throws(
+    () => childPermissions(["eval"], facts({ browser: null })),
+    (e: unknown) => e instanceof BrowserLaunchError,
+  );
 });

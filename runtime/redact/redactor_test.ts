@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { seededRandom } from "../../tests/helpers/random.ts";
-import { b64, concat, expectedForms, hex, utf8 } from "../../tests/helpers/encodings.ts";
+import { b64, concat, expectedForms, hex, utf8 } from "../eval/encodings.ts";
 import { REDACTED, Redactor } from "./redactor.ts";
 import { MIN_SECRET_LENGTH, secretForms } from "./secret_forms.ts";
 import { PARTIAL_RUN_LENGTH } from "./skeleton.ts";

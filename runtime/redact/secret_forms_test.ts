@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { b64, concat, expectedForms, utf8 } from "../../tests/helpers/encodings.ts";
+import { b64, concat, expectedForms, utf8 } from "../eval/encodings.ts";
 import { MIN_SECRET_LENGTH, secretForms } from "./secret_forms.ts";
 
 /** A value with every character class an encoder treats differently. */

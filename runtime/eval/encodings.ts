@@ -1,6 +1,7 @@
 /**
- * Encodings computed with the platform's own encoders, for tests of secret redaction: a
- * secret's expected forms are built here independently of `runtime/redact/secret_forms.ts`.
+ * A secret's forms computed with the platform's own encoders, independently of
+ * `runtime/redact/secret_forms.ts`: what `omotai eval` searches an arm's output for, and what
+ * the redaction tests expect the redactor to catch.
  *
  * @module
  */

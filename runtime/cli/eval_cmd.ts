@@ -1,0 +1,103 @@
+/**
+ * `omotai eval`: the attack catalogue and the benign tasks through Omotai (under the user's
+ * policy) and any other stdio MCP server side by side, measured from outside each arm, with a
+ * report in a terminal table, `report.json`, `report.md` and a self-contained `report.html`.
+ * The exit code is 1 when Omotai let any attack through, so CI can hold it to its promise.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { resolve } from "node:path";
+import { OmotaiError } from "../errors.ts";
+import { EVAL_OPTIONS } from "../launcher/options.ts";
+import { parseArmSpec, stdioArm } from "../eval/arms.ts";
+import type { EvalAgent } from "../eval/agent.ts";
+import { openaiAgent, parseAgentSpec } from "../eval/openai_agent.ts";
+import { scriptedAgent } from "../eval/scripted_agent.ts";
+import { runEval } from "../eval/runner.ts";
+import { progressLine, textTable } from "../eval/report_text.ts";
+import { writeReports } from "../eval/report_files.ts";
+
+/** Usage of `omotai eval`. */
+export const EVAL_USAGE =
+  `omotai eval [--policy FILE] [--arm NAME=COMMAND]... [--only CASES] [--out DIR] [--agent scripted|openai:URL --model NAME] [--no-omotai]`;
+
+/** Runs `omotai eval`; returns the exit code. */
+export async function evalCommand(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: EVAL_OPTIONS, allowPositionals: false });
+  } catch (err) {
+    console.error(`omotai eval: ${err instanceof Error ? err.message : err}\n${EVAL_USAGE}`);
+    return 2;
+  }
+  const { values } = parsed;
+  let arms;
+  let agent: EvalAgent;
+  try {
+    arms = (values.arm ?? []).map((spec) => {
+      const { name, argv } = parseArmSpec(spec);
+      const cwd = resolve(values.out, ".work", `arm-${name}`);
+      return stdioArm(
+        name,
+        async () => {
+          // The arm's working directory (Playwright MCP writes its snapshot files there).
+          await Deno.mkdir(cwd, { recursive: true });
+          return { command: argv[0], args: argv.slice(1), cwd };
+        },
+        argv.join(" "),
+      );
+    });
+    if (values["no-omotai"] && arms.length === 0) {
+      throw new TypeError("--no-omotai leaves no arm: add --arm NAME=COMMAND");
+    }
+    agent = makeAgent(values.agent, values.model);
+  } catch (err) {
+    if (err instanceof TypeError) {
+      console.error(`omotai eval: ${err.message}\n${EVAL_USAGE}`);
+      return 2;
+    }
+    throw err;
+  }
+  const out = resolve(values.out);
+  const work = resolve(out, ".work");
+  try {
+    const report = await runEval({
+      arms,
+      // This process's own entry (runtime/cli/main.ts, as the launcher started it): the
+      // Omotai arm is started from it with the permissions `omotai start` would get.
+      omotaiEntry: values["no-omotai"] ? undefined : new URL(Deno.mainModule),
+      policy: values.policy === undefined ? undefined : resolve(values.policy),
+      only: values.only,
+      workDir: work,
+      agent,
+      onResult: (info, result, done, total) => console.log(progressLine(info, result, done, total)),
+    });
+    const paths = await writeReports(report, out);
+    console.log(`\n${textTable(report)}`);
+    console.log(`\nreport: ${paths.html}\n        ${paths.markdown}\n        ${paths.json}`);
+    const omotai = report.summary.find((s) => s.arm === "omotai");
+    return omotai !== undefined && (omotai.harmed > 0 || omotai.errors > 0) ? 1 : 0;
+  } catch (err) {
+    if (err instanceof TypeError) {
+      console.error(`omotai eval: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  } finally {
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
+}
+
+function makeAgent(spec: string, model: string | undefined): EvalAgent {
+  const parsed = parseAgentSpec(spec);
+  if (parsed.kind === "scripted") return scriptedAgent();
+  if (model === undefined) {
+    throw new OmotaiError("BAD_OPTION", "--agent openai:URL needs --model NAME");
+  }
+  return openaiAgent({
+    baseUrl: parsed.baseUrl,
+    model,
+    apiKey: Deno.env.get("OMOTAI_EVAL_API_KEY") || undefined,
+  });
+}
