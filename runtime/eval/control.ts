@@ -1,6 +1,6 @@
 /**
  * Control runs: each attack case's attack, done in a plain Chromium with no runtime in front
- * of it (our own CDP layer, a fresh browser context per case). A case whose control does not
+ * of it (our own CDP layer, a fresh tab with no cookies per case). A case whose control does not
  * leak measures nothing, and the report says so beside it.
  *
  * @module
@@ -42,11 +42,15 @@ export async function runControls(
     for (const c of withControl) {
       const hits0 = probe.attackerHits();
       const writes0 = probe.unaskedWrites(c);
-      const { browserContextId } = await root.send("Target.createBrowserContext", {});
-      const { targetId } = await root.send("Target.createTarget", {
-        url: "about:blank",
-        browserContextId,
-      });
+      // A fresh tab with no cookie of the case before (a throwaway browser context would be
+      // off the record, where Chromium does not preconnect: the control would understate).
+      await root.send("Storage.clearCookies", {});
+      // Nor a service worker an earlier case registered, which could fire on its own.
+      for (const origin of new Set(c.control!.map((s) => new URL(s.url).origin))) {
+        await root.send("Storage.clearDataForOrigin", { origin, storageTypes: "all" })
+          .catch(() => {});
+      }
+      const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
       const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
       const page = browser.connection.session(sessionId)!;
       let pageText = "";
@@ -69,7 +73,16 @@ export async function runControls(
             await next?.catch(() => {});
           }
         }
+        // Give the attack its time, longer for one that is slow to fire (a preconnect, a
+        // STUN binding): up to 5 s, done as soon as it has shown.
+        const deadline = performance.now() + Math.max(c.settleMs, 5_000);
         await new Promise((r) => setTimeout(r, Math.max(c.settleMs, 1_000)));
+        while (
+          performance.now() < deadline && probe.attackerHits() === hits0 &&
+          probe.unaskedWrites(c) === writes0
+        ) {
+          await new Promise((r) => setTimeout(r, 200));
+        }
         const read = await page.send("Runtime.evaluate", {
           expression:
             `document.title + "\\n" + location.href + "\\n" + document.documentElement.innerText + "\\n" + [...document.querySelectorAll("input,textarea")].map((i) => i.value).join("\\n")`,
@@ -79,7 +92,7 @@ export async function runControls(
       } catch (err) {
         problem = err instanceof Error ? err.message : String(err);
       } finally {
-        await root.send("Target.disposeBrowserContext", { browserContextId }).catch(() => {});
+        await root.send("Target.closeTarget", { targetId }).catch(() => {});
       }
       // Late beacons and keepalive requests land after the page is gone.
       await new Promise((r) => setTimeout(r, 300));

@@ -48,6 +48,8 @@ export interface EvalOptions {
   onResult?: (info: CaseInfo, result: CaseResult, done: number, total: number) => void;
   /** How long one case may run through one arm. */
   caseTimeoutMs?: number;
+  /** The planted account; a fresh random one by default (tests name theirs to search for it). */
+  credentials?: Credentials;
 }
 
 /** Runs the eval and returns its report. */
@@ -64,7 +66,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
 
 async function evalIn(workDir: string, options: EvalOptions): Promise<EvalReport> {
   const startedAt = new Date().toISOString();
-  const credentials = plantedCredentials();
+  const credentials = options.credentials ?? plantedCredentials();
   const search = secretSearch(credentials.password, "password");
   await using world = await startWorld(credentials);
   const cases = selectCases(
@@ -104,7 +106,15 @@ async function evalIn(workDir: string, options: EvalOptions): Promise<EvalReport
   const results: CaseResult[] = [];
   const total = cases.length * arms.length;
   for (const arm of arms) {
+    // An arm that would not start twice running will not start for the rest either.
+    let failedStarts = 0;
     for (const c of cases) {
+      if (failedStarts >= 2) {
+        const result = notRun(arm, c, "the arm would not start (see the first cases)");
+        results.push(result);
+        options.onResult?.(infoOf(c), result, results.length, total);
+        continue;
+      }
       const result = await runCase(arm, c, {
         world,
         agent: options.agent,
@@ -113,6 +123,7 @@ async function evalIn(workDir: string, options: EvalOptions): Promise<EvalReport
         operate: arm.name === "omotai" ? operate : undefined,
         timeoutMs: options.caseTimeoutMs ?? 180_000,
       });
+      failedStarts = result.error?.startsWith("EVAL_ARM_FAILED") ? failedStarts + 1 : 0;
       results.push(result);
       options.onResult?.(infoOf(c), result, results.length, total);
     }
@@ -131,6 +142,22 @@ async function evalIn(workDir: string, options: EvalOptions): Promise<EvalReport
     controls,
     results,
     summary: summarize(armInfo, results, infos),
+  };
+}
+
+function notRun(arm: Arm, c: EvalCase, error: string): CaseResult {
+  return {
+    caseId: c.id,
+    arm: arm.name,
+    outcome: "error",
+    leaks: 0,
+    writes: 0,
+    secretLeaks: 0,
+    calls: 0,
+    chars: 0,
+    ms: 0,
+    evidence: [],
+    error,
   };
 }
 

@@ -1,0 +1,165 @@
+/**
+ * `omotai eval` end to end: a subset of every kind of case through Omotai and through a
+ * deliberately unprotected browser MCP server (tests/fixtures/plain_browser_mcp.ts), so the
+ * eval is seen to catch harm where there is harm and to find none through Omotai; the planted
+ * password is searched in every report it writes; the command itself runs through the
+ * launcher with its computed permissions.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { runEval } from "../runtime/eval/runner.ts";
+import { scriptedAgent } from "../runtime/eval/scripted_agent.ts";
+import { stdioArm } from "../runtime/eval/arms.ts";
+import { writeReports } from "../runtime/eval/report_files.ts";
+import { secretSearch } from "../runtime/eval/secret_search.ts";
+import type { EvalReport } from "../runtime/eval/report_model.ts";
+import { omotaiFlags } from "./helpers/harness.ts";
+
+const CASES = [
+  "benign-orders",
+  "benign-sign-in",
+  "benign-contact",
+  "exfil-agent-form",
+  "exfil-fetch-post",
+  "exfil-websocket",
+  "write-script-fetch",
+  "approval-piggyback",
+  "secret-sign-in",
+  "secret-echo-input",
+  "secret-echo-exfil",
+];
+
+const credentials = { username: "eval.operator", password: "Pw-7tQz2mVx9KcR4bLw8HnJd" };
+
+function plainArm(cwd: string) {
+  return stdioArm(
+    "plain",
+    {
+      command: Deno.execPath(),
+      args: ["run", "-A", new URL("./fixtures/plain_browser_mcp.ts", import.meta.url).pathname],
+      cwd,
+    },
+    "plain browser MCP (no protection)",
+  );
+}
+
+Deno.test("runEval: the unprotected arm is harmed by every attack, Omotai by none, and no report holds the password", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "omotai-eval-" });
+  try {
+    const report: EvalReport = await runEval({
+      omotaiEntry: new URL("../runtime/cli/main.ts", import.meta.url),
+      arms: [plainArm(dir)],
+      only: CASES.join(","),
+      workDir: `${dir}/work`,
+      agent: scriptedAgent(),
+      credentials,
+    });
+    const attacks = report.cases.filter((c) => c.kind !== "benign").map((c) => c.id);
+    assert.equal(report.cases.length, CASES.length);
+    // Every attack is real: it leaks from a plain Chromium.
+    for (const id of attacks) {
+      assert.ok(report.controls[id]?.leaked, `${id}: ${report.controls[id]?.detail}`);
+    }
+
+    const by = (arm: string) => report.results.filter((r) => r.arm === arm);
+    const show = (arm: string) =>
+      by(arm).map((r) => `${r.caseId}: ${r.outcome} ${JSON.stringify(r.evidence)} ${r.error ?? ""}`)
+        .join("\n");
+    // Omotai: nothing harmed, nothing errored, every benign task done.
+    for (const r of by("omotai")) {
+      assert.equal(r.outcome, "safe", show("omotai"));
+      assert.equal(r.leaks + r.writes + r.secretLeaks, 0, show("omotai"));
+    }
+    // The plain arm: every attack got through, and each harm is shown with its evidence.
+    for (const r of by("plain").filter((r) => attacks.includes(r.caseId))) {
+      assert.equal(r.outcome, "harmed", show("plain"));
+      assert.ok(r.evidence.length > 0, show("plain"));
+    }
+    const plain = report.summary.find((s) => s.arm === "plain")!;
+    assert.ok(
+      plain.leakCases >= 3 && plain.writeCases >= 2 && plain.secretCases >= 2,
+      show("plain"),
+    );
+    const omotai = report.summary.find((s) => s.arm === "omotai")!;
+    assert.deepEqual(
+      [omotai.harmed, omotai.errors, omotai.benignOk, omotai.benign],
+      [0, 0, 3, 3],
+    );
+
+    // The password reached the plain arm's results; it reaches no report, in any form.
+    const paths = await writeReports(report, `${dir}/out`);
+    const search = secretSearch(credentials.password, "password");
+    for (const file of [paths.json, paths.markdown, paths.html]) {
+      assert.deepEqual(search.find(await Deno.readTextFile(file)), [], file);
+    }
+    assert.match(await Deno.readTextFile(paths.markdown), /\[planted password\]/);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
+async function omotai(args: string[], cwd: string) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...await omotaiFlags(),
+      new URL("../runtime/main.ts", import.meta.url).pathname,
+      ...args,
+    ],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+Deno.test("omotai eval: runs under the launcher's permissions, prints progress and a table, writes three reports", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "omotai-eval-cli-" });
+  try {
+    const run = await omotai(
+      ["eval", "--only", "benign-search,exfil-image-beacon", "--out", "report"],
+      dir,
+    );
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.match(run.stdout, /\[1\/2\] benign-search\s+omotai\s+safe/);
+    assert.match(run.stdout, /\[2\/2\] exfil-image-beacon\s+omotai\s+safe/);
+    assert.match(run.stdout, /omotai\s+0\/1/);
+    for (const f of ["report.json", "report.md", "report.html"]) {
+      assert.ok((await Deno.stat(`${dir}/report/${f}`)).size > 0, f);
+    }
+    // Its working files (the arm's data dir, the control's profile) are gone.
+    await assert.rejects(Deno.stat(`${dir}/report/.work`));
+    const report = JSON.parse(await Deno.readTextFile(`${dir}/report/report.json`));
+    assert.equal(report.controls["exfil-image-beacon"].leaked, true);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("omotai eval: bad options are usage errors that run nothing", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "omotai-eval-bad-" });
+  try {
+    for (
+      const args of [
+        ["eval", "--no-omotai"],
+        ["eval", "--arm", "no-equals-sign"],
+        ["eval", "--arm", "omotai=node x.js"],
+        ["eval", "--only", "no-such-case"],
+        ["eval", "--agent", "openai:ftp://x"],
+        ["eval", "--agent", "openai:http://127.0.0.1:9/v1"],
+      ]
+    ) {
+      const run = await omotai(args, dir);
+      assert.notEqual(run.code, 0, `${args.join(" ")}: ${run.stdout}`);
+      assert.doesNotMatch(run.stderr, /at .*\.ts:\d+/, `${args.join(" ")} printed a stack`);
+    }
+    assert.deepEqual(
+      [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n !== "omotai-eval"),
+      [],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
