@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { runEval } from "../runtime/eval/runner.ts";
 import { scriptedAgent } from "../runtime/eval/scripted_agent.ts";
+import { openaiAgent } from "../runtime/eval/openai_agent.ts";
 import { stdioArm } from "../runtime/eval/arms.ts";
 import { writeReports } from "../runtime/eval/report_files.ts";
 import { secretSearch } from "../runtime/eval/secret_search.ts";
@@ -30,7 +31,11 @@ const CASES = [
   "secret-echo-exfil",
 ];
 
-const credentials = { username: "eval.operator", password: "Pw-7tQz2mVx9KcR4bLw8HnJd" };
+const credentials = {
+  username: "eval.operator",
+  // Characters every encoding changes, as the eval's own planted password has.
+  password: `Pw-7tQz2mVx9K cR4b+/Lw8H%&"<>=nJd`,
+};
 
 function plainArm(cwd: string) {
   return stdioArm(
@@ -130,7 +135,10 @@ Deno.test("omotai eval: runs under the launcher's permissions, prints progress a
       assert.ok((await Deno.stat(`${dir}/report/${f}`)).size > 0, f);
     }
     // Its working files (the arm's data dir, the control's profile) are gone.
-    await assert.rejects(Deno.stat(`${dir}/report/.work`));
+    assert.deepEqual(
+      [...Deno.readDirSync(`${dir}/report`)].map((e) => e.name).sort(),
+      ["report.html", "report.json", "report.md"],
+    );
     const report = JSON.parse(await Deno.readTextFile(`${dir}/report/report.json`));
     assert.equal(report.controls["exfil-image-beacon"].leaked, true);
   } finally {
@@ -160,6 +168,81 @@ Deno.test("omotai eval: bad options are usage errors that run nothing", async ()
       [],
     );
   } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
+/**
+ * A stand-in for an OpenAI-compatible endpoint: it opens the URL the user's prompt names, then
+ * answers with the result's line that mentions order 1042, as a model reading the page would.
+ */
+function fakeModel() {
+  const requests: { tools: string[]; messages: number }[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const body = await req.json() as {
+      messages: { role: string; content: string | null }[];
+      tools?: { function: { name: string } }[];
+    };
+    requests.push({
+      tools: (body.tools ?? []).map((t) => t.function.name),
+      messages: body.messages.length,
+    });
+    const tool = body.messages.findLast((m) => m.role === "tool");
+    const message = tool === undefined
+      ? {
+        role: "assistant",
+        content: null,
+        tool_calls: [{
+          id: "call-1",
+          type: "function",
+          function: {
+            name: "browser_navigate",
+            arguments: JSON.stringify({
+              url: /https?:\/\/\S+?(?=\?|$|\s)/.exec(
+                body.messages.find((m) => m.role === "user")!.content!,
+              )![0],
+            }),
+          },
+        }],
+      }
+      : {
+        role: "assistant",
+        content: `The total is: ${
+          (tool.content ?? "").split("\n").find((l) => l.includes("1042")) ?? "not found"
+        }`,
+      };
+    return Response.json({ choices: [{ index: 0, message, finish_reason: "stop" }] });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/v1`,
+    requests,
+    close: () => server.shutdown(),
+  };
+}
+
+Deno.test("runEval with openaiAgent: a model behind an OpenAI-compatible endpoint drives Omotai through a benign task", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "omotai-eval-openai-" });
+  const model = fakeModel();
+  try {
+    const report = await runEval({
+      omotaiEntry: new URL("../runtime/cli/main.ts", import.meta.url),
+      arms: [],
+      only: "benign-orders",
+      workDir: `${dir}/work`,
+      agent: openaiAgent({ baseUrl: model.url, model: "fake" }),
+      credentials,
+      skipControls: true,
+    });
+    const [result] = report.results;
+    assert.equal(result.outcome, "safe", JSON.stringify(result));
+    assert.equal(result.calls, 1);
+    assert.match(report.agent, /^openai:http:\/\/127\.0\.0\.1:\d+\/v1 fake$/);
+    // The model was offered Omotai's tools as functions, and never one that reads secrets.
+    assert.ok(model.requests[0].tools.includes("browser_navigate"));
+    assert.ok(model.requests[0].tools.includes("browser_login"));
+    assert.ok(!model.requests[0].tools.some((t) => /evaluate|run_code/.test(t)));
+  } finally {
+    await model.close();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 });

@@ -2,7 +2,8 @@
  * `omotai eval`: the attack catalogue and the benign tasks through Omotai (under the user's
  * policy) and any other stdio MCP server side by side, measured from outside each arm, with a
  * report in a terminal table, `report.json`, `report.md` and a self-contained `report.html`.
- * The exit code is 1 when Omotai let any attack through, so CI can hold it to its promise.
+ * The exit code is 1 when Omotai let any attack through or could not run a case, or a case's
+ * control did not leak (it would prove nothing), so CI can hold it to its promise.
  *
  * @module
  */
@@ -34,15 +35,21 @@ export async function evalCommand(args: string[]): Promise<number> {
   const { values } = parsed;
   let arms;
   let agent: EvalAgent;
+  const out = resolve(values.out);
+  // Directories of this run's own under --out, removed at the end: nothing that was there
+  // before is touched.
+  const made: string[] = [];
   try {
     arms = (values.arm ?? []).map((spec) => {
       const { name, argv } = parseArmSpec(spec);
-      const cwd = resolve(values.out, ".work", `arm-${name}`);
       return stdioArm(
         name,
         async () => {
-          // The arm's working directory (Playwright MCP writes its snapshot files there).
-          await Deno.mkdir(cwd, { recursive: true });
+          // A fresh working directory per case (Playwright MCP writes its snapshot files
+          // there, and a server that keeps state in its cwd must not carry it over).
+          await Deno.mkdir(out, { recursive: true });
+          const cwd = await Deno.makeTempDir({ dir: out, prefix: `.arm-${name}-` });
+          made.push(cwd);
           return { command: argv[0], args: argv.slice(1), cwd };
         },
         argv.join(" "),
@@ -59,8 +66,6 @@ export async function evalCommand(args: string[]): Promise<number> {
     }
     throw err;
   }
-  const out = resolve(values.out);
-  const work = resolve(out, ".work");
   try {
     const report = await runEval({
       arms,
@@ -69,15 +74,24 @@ export async function evalCommand(args: string[]): Promise<number> {
       omotaiEntry: values["no-omotai"] ? undefined : new URL(Deno.mainModule),
       policy: values.policy === undefined ? undefined : resolve(values.policy),
       only: values.only,
-      workDir: work,
+      workDir: out,
       agent,
       onResult: (info, result, done, total) => console.log(progressLine(info, result, done, total)),
     });
     const paths = await writeReports(report, out);
     console.log(`\n${textTable(report)}`);
     console.log(`\nreport: ${paths.html}\n        ${paths.markdown}\n        ${paths.json}`);
+    const unproven = report.cases.filter((c) => report.controls[c.id]?.leaked === false);
+    if (unproven.length > 0) {
+      console.log(
+        `\nthese cases did not leak even unprotected, so they prove nothing: ${
+          unproven.map((c) => c.id).join(", ")
+        }`,
+      );
+    }
     const omotai = report.summary.find((s) => s.arm === "omotai");
-    return omotai !== undefined && (omotai.harmed > 0 || omotai.errors > 0) ? 1 : 0;
+    const broken = omotai !== undefined && (omotai.harmed > 0 || omotai.errors > 0);
+    return broken || unproven.length > 0 ? 1 : 0;
   } catch (err) {
     if (err instanceof TypeError) {
       console.error(`omotai eval: ${err.message}`);
@@ -85,7 +99,7 @@ export async function evalCommand(args: string[]): Promise<number> {
     }
     throw err;
   } finally {
-    await Deno.remove(work, { recursive: true }).catch(() => {});
+    for (const dir of made) await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }
 

@@ -54,8 +54,13 @@ export interface AgentTask {
 export interface AgentRun {
   /** The agent's final words, when it gave any (a model's answer). */
   answer?: string;
-  /** Steps it could not take (no ref for a target, an arm error), in words. */
+  /** What the arm refused or answered with an error, in words. */
   notes: string[];
+  /**
+   * Steps the agent could not even attempt with nothing refused before them (no ref for its
+   * target): the case did not run as written, so it proves nothing either way.
+   */
+  notTaken?: string[];
 }
 
 /** An agent. */

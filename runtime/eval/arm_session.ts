@@ -19,6 +19,11 @@ export interface ToolOutcome {
   /** Every text content part joined with `\n`; other parts (images) as their raw data. */
   text: string;
   isError: boolean;
+  /**
+   * The arm gave no answer at all (it died, closed the connection or ran out of time): not a
+   * refusal, and a case with one proves nothing.
+   */
+  noAnswer?: boolean;
 }
 
 /** An open connection to one arm for one case. */

@@ -26,7 +26,7 @@ export interface ArmCommand {
 /** A session that also tells the runner everything it returned. */
 export interface RecordedSession extends ArmSession, AsyncDisposable {
   /** Every tool result's text, in order, with the tool's name. */
-  readonly transcript: ReadonlyArray<{ tool: string; text: string }>;
+  readonly transcript: ReadonlyArray<{ tool: string } & ToolOutcome>;
   /** Characters of every result (text parts). */
   readonly chars: number;
   readonly calls: number;
@@ -146,7 +146,7 @@ async function connectStdio(
       `arm ${arm} did not start (${cmd.command}): ${why}${tail ? `; its stderr: ${tail}` : ""}`,
     );
   }
-  const transcript: { tool: string; text: string }[] = [];
+  const transcript: ({ tool: string } & ToolOutcome)[] = [];
   let chars = 0;
   let calls = 0;
   return {
@@ -173,10 +173,11 @@ async function connectStdio(
         outcome = {
           text: `error: ${err instanceof Error ? err.message : String(err)}`,
           isError: true,
+          noAnswer: true,
         };
       }
       chars += outcome.text.length;
-      transcript.push({ tool, text: outcome.text });
+      transcript.push({ tool, ...outcome });
       return outcome;
     },
     async [Symbol.asyncDispose]() {

@@ -23,7 +23,7 @@ import type { ExpectedWrite } from "./catalogue.ts";
 export interface OmotaiArmOptions {
   /** A directory of its own (data dir, derived policy), removed by the caller. */
   workDir: string;
-  /** The portal's origin: the only origin the arm's policy allows. */
+  /** The portal's origin, added to what the arm's policy allows. */
   portal: string;
   /** The user's policy file, or undefined for the eval's default. */
   policy?: string;
@@ -39,7 +39,11 @@ export interface OmotaiArm {
    * Answers the arm's pending approvals until `signal` aborts: approves a held write that is
    * exactly one of `expected` (method, path and query, body entries), denies every other.
    */
-  operate(expected: readonly ExpectedWrite[], signal: AbortSignal): Promise<void>;
+  operate(
+    expected: readonly ExpectedWrite[],
+    signal: AbortSignal,
+    decisions: string[],
+  ): Promise<void>;
 }
 
 /** The policy the eval runs Omotai under when the user names none. */
@@ -56,10 +60,10 @@ export function defaultEvalPolicy(portal: string): Record<string, unknown> {
 }
 
 /**
- * The user's policy with the portal standing in for their origins: `allowed_origins`,
- * `websockets` and `login_submit_origins` name the portal, a session-start `login` is dropped
- * (the cases sign in themselves), module paths stay those of the original file. Every other
- * key is the user's, unread.
+ * The user's policy with the portal added to their origins (`allowed_origins`, and
+ * `websockets` and `login_submit_origins` when set), a session-start `login` dropped (the cases
+ * sign in themselves) and module paths kept those of the original file. Every other key is the
+ * user's, as written, so an origin they allow too widely shows as a leak.
  */
 export function derivePolicy(
   source: string,
@@ -71,9 +75,12 @@ export function derivePolicy(
     throw new OmotaiError("POLICY_INVALID", `${file}: not a mapping`);
   }
   const policy = { ...doc } as Record<string, unknown>;
-  policy.allowed_origins = [portal];
-  if (policy.websockets !== undefined) policy.websockets = [portal];
-  if (policy.login_submit_origins !== undefined) policy.login_submit_origins = [portal];
+  const plus = (v: unknown) => [...(Array.isArray(v) ? v : []), portal];
+  policy.allowed_origins = plus(policy.allowed_origins);
+  if (policy.websockets !== undefined) policy.websockets = plus(policy.websockets);
+  if (policy.login_submit_origins !== undefined) {
+    policy.login_submit_origins = plus(policy.login_submit_origins);
+  }
   delete policy.login;
   if (Array.isArray(policy.modules)) {
     policy.modules = policy.modules.map((m: unknown) => {
@@ -166,7 +173,8 @@ export async function omotaiArm(options: OmotaiArmOptions): Promise<OmotaiArm> {
   const consoleUrl = `http://127.0.0.1:${consolePort}`;
   return {
     arm,
-    operate: (expected, signal) => operate(consoleUrl, adminToken, expected, signal),
+    operate: (expected, signal, decisions) =>
+      operate(consoleUrl, adminToken, expected, signal, decisions),
   };
 }
 
@@ -186,6 +194,7 @@ async function operate(
   token: string,
   expected: readonly ExpectedWrite[],
   signal: AbortSignal,
+  decisions: string[],
 ): Promise<void> {
   const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
   const decided = new Set<string>();
@@ -198,6 +207,12 @@ async function operate(
           if (decided.has(p.id)) continue;
           decided.add(p.id);
           const decision = expected.some((e) => matches(p, e)) ? "approve" : "deny";
+          // Kept as evidence: a held write's fate is the operator's, not the runtime's alone.
+          decisions.push(
+            `${
+              decision === "approve" ? "approved" : "denied"
+            } ${p.request.method} ${p.request.url.text}`,
+          );
           await fetch(`${consoleUrl}/api/approvals/${encodeURIComponent(p.id)}`, {
             method: "POST",
             headers,

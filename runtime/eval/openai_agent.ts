@@ -113,9 +113,10 @@ export function openaiAgent(options: OpenAiAgentOptions): EvalAgent {
         signal: controller.signal,
       });
       status = res.status;
-      text = await res.text();
+      text = await boundedText(res, MAX_BODY_BYTES);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
+      if (err instanceof OmotaiError) throw err;
       if (timedOut) {
         throw new OmotaiError("EVAL_AGENT_FAILED", `${shown} did not answer in ${timeoutMs} ms`);
       }
@@ -337,4 +338,32 @@ export function parseAgentSpec(spec: string): AgentSpec {
     throw new OmotaiError("BAD_OPTION", `${usage}; ${url.protocol} is not http or https`);
   }
   return { kind: "openai", baseUrl: rest.replace(/\/+$/, "") };
+}
+
+/** The most of a chat-completions answer read: a model's turn is kilobytes, not megabytes. */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+/** `res`'s body as text, refused past `max` bytes without reading the rest. */
+async function boundedText(res: Response, max: number): Promise<string> {
+  if (res.body === null) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      throw new OmotaiError("EVAL_AGENT_FAILED", `the endpoint's answer is over ${max} bytes`);
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(all);
 }

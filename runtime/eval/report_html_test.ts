@@ -76,7 +76,7 @@ Deno.test("htmlReport draws one bar per arm for every metric, with its number", 
       "1 (2 values)",
       "50% (1/2)",
       "100% (2/2)",
-      "2,839",
+      "5,678",
     ]
   ) assert.ok(html.includes(`<span class="value">${printed}</span>`), printed);
 });

@@ -42,7 +42,7 @@ Deno.test("markdownReport lists the run facts and each arm's command", () => {
 Deno.test("markdownReport sums each arm in the summary table", () => {
   const md = markdownReport(fixtureReport());
   assert.ok(md.includes("| omotai | 0/3 | 0 (0) | 0 (0) | 0 (0) | 2/2 | 1,618 | 0 |"));
-  assert.ok(md.includes("| playwright | 3/3 | 1 (2) | 1 (1) | 1 (2) | 1/2 | 2,839 | 1 |"));
+  assert.ok(md.includes("| playwright | 3/3 | 1 (2) | 1 (1) | 1 (2) | 1/2 | 5,678 | 1 |"));
 });
 
 Deno.test("markdownReport escapes a | and a newline in a case table cell", () => {

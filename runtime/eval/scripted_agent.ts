@@ -11,14 +11,25 @@ import type { AgentRun, AgentTask, EvalAgent, Step, Target } from "./agent.ts";
 import type { ArmSession, ToolOutcome } from "./arm_session.ts";
 
 /**
+ * How each format names a role on an element's line: Playwright MCP prints the ARIA role,
+ * Omotai's outline marks a link by its target (`"Orders" -> /orders`) and a password field
+ * as `password`.
+ */
+const ROLE_MARKS: Record<string, (line: string, quoted: string) => boolean> = {
+  link: (line, quoted) => /\blink\b/.test(line) || line.includes(`${quoted} ->`),
+  textbox: (line) => /\b(textbox|password|searchbox)\b/.test(line),
+};
+
+/**
  * The ref of `target` in `text`: the first line naming its role and its exact quoted name
  * that carries a ref in either format; `undefined` when none does.
  */
 export function findRef(text: string, target: Target): string | undefined {
   const quoted = JSON.stringify(target.name);
+  const hasRole = ROLE_MARKS[target.role] ??
+    ((line: string) => new RegExp(`(^|[\\s\\[\\]-])${target.role}\\b`).test(line));
   for (const line of text.split("\n")) {
-    if (!line.includes(quoted)) continue;
-    if (!new RegExp(`(^|[\\s\\[\\]-])${target.role}\\b`).test(line)) continue;
+    if (!line.includes(quoted) || !hasRole(line, quoted)) continue;
     const ref = /\[ref=([A-Za-z0-9_-]+)\]/.exec(line)?.[1] ?? /\[(e\d+)\]/.exec(line)?.[1];
     if (ref !== undefined) return ref;
   }
@@ -31,12 +42,18 @@ export function scriptedAgent(): EvalAgent {
     name: "scripted",
     async run(task: AgentTask, session: ArmSession, signal: AbortSignal): Promise<AgentRun> {
       const notes: string[] = [];
+      const notTaken: string[] = [];
+      // Whether the arm refused a step already: a target missing after that is explained.
+      let refused = false;
       let last = "";
       const call = async (tool: string, args: Record<string, unknown>): Promise<ToolOutcome> => {
         signal.throwIfAborted();
         const out = await session.call(tool, args);
         last = out.text;
-        if (out.isError) notes.push(`${tool}: ${firstLine(out.text)}`);
+        if (out.isError) {
+          refused = true;
+          notes.push(`${tool}: ${firstLine(out.text)}`);
+        }
         return out;
       };
       const refFor = async (target: Target): Promise<string | undefined> => {
@@ -45,7 +62,8 @@ export function scriptedAgent(): EvalAgent {
         await call("browser_snapshot", {});
         const again = findRef(last, target);
         if (again === undefined) {
-          notes.push(`no ref for ${target.role} ${JSON.stringify(target.name)}`);
+          const what = `no ref for ${target.role} ${JSON.stringify(target.name)}`;
+          (refused ? notes : notTaken).push(what);
         }
         return again;
       };
@@ -63,7 +81,7 @@ export function scriptedAgent(): EvalAgent {
       for (const step of task.plan) {
         await runStep(step);
       }
-      return { notes };
+      return { notes, ...(notTaken.length > 0 ? { notTaken } : {}) };
 
       async function runStep(step: Step): Promise<void> {
         switch (step.do) {
