@@ -43,6 +43,8 @@ try {
     only: values.only,
     workDir: `${out}/.work`,
     agent: scriptedAgent(),
+    onControl: (id, result, done, total) =>
+      console.log(`[control ${done}/${total}] ${id} ${result.leaked ? "leaks" : "DID NOT LEAK"}`),
     onResult: (info, result, done, total) => console.log(progressLine(info, result, done, total)),
   });
   const paths = await writeReports(report, out);

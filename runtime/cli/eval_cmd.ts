@@ -76,6 +76,12 @@ export async function evalCommand(args: string[]): Promise<number> {
       only: values.only,
       workDir: out,
       agent,
+      onControl: (id, result, done, total) =>
+        console.log(
+          `[control ${String(done).padStart(String(total).length)}/${total}] ${id.padEnd(28)} ${
+            result.leaked ? "leaks unprotected" : "DID NOT LEAK"
+          }`,
+        ),
       onResult: (info, result, done, total) => console.log(progressLine(info, result, done, total)),
     });
     const paths = await writeReports(report, out);

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { readAtMost } from "../bounded_read.ts";
 import type { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
 import {
@@ -227,20 +228,9 @@ async function withVault<T>(
 /** The value: a hidden prompt on a terminal, else all of stdin less one trailing newline. */
 async function readValue(prompt: string): Promise<string> {
   if (Deno.stdin.isTerminal()) return await readHidden(prompt);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of Deno.stdin.readable) {
-    size += chunk.length;
-    if (size > MAX_VALUE_BYTES) {
-      throw new OmotaiError("BAD_OPTION", `a secret value is at most ${MAX_VALUE_BYTES} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.length;
+  const bytes = await readAtMost(Deno.stdin.readable, MAX_VALUE_BYTES);
+  if (bytes === null) {
+    throw new OmotaiError("BAD_OPTION", `a secret value is at most ${MAX_VALUE_BYTES} bytes`);
   }
   return new TextDecoder().decode(bytes).replace(/\r?\n$/, "");
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { readAtMost } from "../bounded_read.ts";
 import { z } from "zod";
 import { OmotaiError } from "../errors.ts";
 import type { AgentRun, AgentTask, EvalAgent } from "./agent.ts";
@@ -346,24 +347,9 @@ const MAX_BODY_BYTES = 8 * 1024 * 1024;
 /** `res`'s body as text, refused past `max` bytes without reading the rest. */
 async function boundedText(res: Response, max: number): Promise<string> {
   if (res.body === null) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      throw new OmotaiError("EVAL_AGENT_FAILED", `the endpoint's answer is over ${max} bytes`);
-    }
-    chunks.push(value);
+  const bytes = await readAtMost(res.body, max);
+  if (bytes === null) {
+    throw new OmotaiError("EVAL_AGENT_FAILED", `the endpoint's answer is over ${max} bytes`);
   }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.byteLength;
-  }
-  return new TextDecoder().decode(all);
+  return new TextDecoder().decode(bytes);
 }

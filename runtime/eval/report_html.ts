@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { escapeHtml } from "../../ui/html.ts";
 import { escapeText } from "../net/shown_text.ts";
 import type { ArmSummary, CaseResult, ControlResult, EvalReport } from "./report_model.ts";
 
@@ -111,20 +112,12 @@ export const CHART_METRICS: readonly string[] = METRICS.map((m) => m.id);
 /** Arm colours, by the arm's place in the report: none is the green, red or amber of outcomes. */
 const ARM_COLOURS = ["#2563eb", "#7c3aed", "#0891b2", "#db2777", "#475569", "#0d9488"];
 
-const ENTITIES: Record<string, string> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-};
-
 /**
  * A report string as markup: invisible and reordering characters made visible, then
  * `& < > " '` escaped, so it is safe in element content and in quoted attributes.
  */
 export function text(raw: string): string {
-  return escapeText(raw).text.replace(/[&<>"']/g, (ch) => ENTITIES[ch]);
+  return escapeHtml(escapeText(raw).text);
 }
 
 /** An ISO time as `2025-06-01 10:00:00 UTC`, or the string itself if it does not parse. */

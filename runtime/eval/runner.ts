@@ -20,6 +20,7 @@ import {
   type ArmInfo,
   type CaseInfo,
   type CaseResult,
+  type ControlResult,
   type EvalReport,
   type Evidence,
   summarize,
@@ -44,6 +45,8 @@ export interface EvalOptions {
   agent: EvalAgent;
   /** Skip the control runs (tests that only look at one arm). */
   skipControls?: boolean;
+  /** Called as each case's control finishes. */
+  onControl?: (caseId: string, result: ControlResult, done: number, total: number) => void;
   /** Called as each case finishes. */
   onResult?: (info: CaseInfo, result: CaseResult, done: number, total: number) => void;
   /** How long one case may run through one arm. */
@@ -101,6 +104,7 @@ async function evalIn(workDir: string, options: EvalOptions): Promise<EvalReport
       unaskedWrites: (c) => unasked(world.portal.writes, c, credentials).length,
       showsSecret: (text) => search.find(text).length > 0,
     },
+    onControl: options.onControl,
   });
 
   const results: CaseResult[] = [];

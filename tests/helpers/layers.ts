@@ -192,6 +192,8 @@ export const LAYERS: readonly LayerRule[] = [
       "runtime/grants",
       "runtime/policy",
       "runtime/launcher",
+      // The report's HTML escapes text as the console's pages do.
+      "ui",
     ],
   },
   { folder: "runtime/cli", job: "commands; wires every layer together", may: ["*"] },
