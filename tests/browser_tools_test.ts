@@ -182,6 +182,7 @@ Deno.test("no tool runs page script or reads raw HTML; hints are honest", async 
     "browser_drag",
     "browser_file_upload",
     "browser_fill_form",
+    "browser_find",
     "browser_handle_dialog",
     "browser_hover",
     "browser_login",
@@ -203,6 +204,7 @@ Deno.test("no tool runs page script or reads raw HTML; hints are honest", async 
   }
   const hint = (n: string) => tools.find((t) => t.name === n)!.annotations!;
   assert.equal(hint("browser_snapshot").readOnlyHint, true);
+  assert.equal(hint("browser_find").readOnlyHint, true);
   assert.equal(hint("browser_wait_for").readOnlyHint, true);
   assert.equal(hint("browser_console_messages").readOnlyHint, true);
   assert.equal(hint("browser_network_requests").readOnlyHint, true);

@@ -124,8 +124,14 @@ async function signIn(w: World, c: TestClient, v: string): Promise<CallOutcome> 
  * it. Returns the dismissal's result.
  */
 async function dismissWithheld(c: TestClient): Promise<CallOutcome> {
-  for (const tool of ["browser_snapshot", "browser_login", "browser_close"]) {
-    const r = await c.call(tool);
+  const allowed: [string, Record<string, unknown>][] = [
+    ["browser_snapshot", {}],
+    ["browser_find", { text: "a" }],
+    ["browser_login", {}],
+    ["browser_close", {}],
+  ];
+  for (const [tool, args] of allowed) {
+    const r = await c.call(tool, args);
     assert.match(r.text, /^error: DIALOG_OPEN/, `${tool}: ${r.text}`);
     assert.match(r.text, WITHHELD, tool);
     assert.doesNotMatch(r.text, /untrusted-dialog|message:/, tool);
@@ -161,6 +167,7 @@ async function awaitAndDismiss(c: TestClient): Promise<CallOutcome> {
 async function assertSettled(c: TestClient) {
   const snap = await c.call("browser_snapshot");
   assert.match(snap.text, /^\s*status only: this session is tainted \(login\)/, snap.text);
+  assert.equal((await c.call("browser_find", { text: "a" })).text, snap.text, "find: the same");
   const nav = await c.call("browser_navigate", { url: "http://127.0.0.1:9/" });
   assert.match(nav.text, /^denied: SESSION_TAINTED/);
 }

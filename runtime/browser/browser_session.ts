@@ -28,6 +28,7 @@ import type { Admission } from "./admission.ts";
 import { type BrowserStart, launchLive, type WarmSource } from "./launch.ts";
 import type { Live } from "./live.ts";
 import { Notices } from "./notices.ts";
+import type { PageView } from "../snapshot/page_view.ts";
 import { PageSnapshots, type Presented, type SnapshotMode } from "./page_snapshot.ts";
 import { SessionState } from "./session_state.ts";
 import { type TabInfo, Tabs } from "./tabs.ts";
@@ -294,18 +295,52 @@ export class BrowserSession implements AsyncDisposable {
     mode: SnapshotMode = "full",
     typed: readonly { ref: string; value: string }[] = [],
   ): Promise<SnapshotResult> {
-    if (this.state.tainted) {
-      // A credential was typed here: the page is never read, so nothing it echoes (the
-      // password in its text, reversed, in its title) can reach the model.
-      const text = `status only: this session is tainted (${this.state.taintReason}); ` +
-        `the page on ${this.currentOrigin() ?? "an unknown origin"} is not shown`;
-      return { text, page: 1, pages: 1, diff: false, docId: "", interactive: 0 };
-    }
+    if (this.state.tainted) return this.#statusOnly();
     const scanned = await this.#scan();
     const blocked = this.blocked.take();
     if (blocked) this.#notices.push(blocked);
     const shown = this.#snapshots.present(scanned, mode, page, maxTokens, typed);
     return { ...shown, docId: scanned.view.docId, interactive: scanned.interactive };
+  }
+
+  /**
+   * Scans the current tab for `browser_find`: its whole view (every page's lines), which the
+   * agent is then shown in part, so its refs count as shown (see `PageSnapshots.shownInPart`).
+   * A tainted session's page is never read: `status` is the line {@link snapshot} gives.
+   */
+  async findView(): Promise<{ view: PageView } | { status: string }> {
+    if (this.state.tainted) return { status: (await this.snapshot()).text };
+    const scanned = await this.#scan();
+    const blocked = this.blocked.take();
+    if (blocked) this.#notices.push(blocked);
+    this.#snapshots.shownInPart(scanned);
+    return { view: scanned.view };
+  }
+
+  /**
+   * Reading mode: page `page` of the current tab's main text (its article, without the
+   * page's chrome and without refs), paged like the outline. A tainted session gets the
+   * outline's status line and nothing of the page.
+   */
+  async read(page = 1, maxTokens?: number): Promise<SnapshotResult> {
+    if (this.state.tainted) return this.#statusOnly();
+    const live = await this.ensureStarted();
+    const tab = await this.#tabs.current(live);
+    const shown = await this.#snapshots.read(tab, this.#tabs.pages(live), page, maxTokens);
+    const blocked = this.blocked.take();
+    if (blocked) this.#notices.push(blocked);
+    return { ...shown, diff: false, interactive: 0 };
+  }
+
+  /**
+   * What a tainted session's snapshot is: a credential was typed here, so the page is never
+   * read, and nothing it echoes (the password in its text, reversed, in its title) can reach
+   * the model.
+   */
+  #statusOnly(): SnapshotResult {
+    const text = `status only: this session is tainted (${this.state.taintReason}); ` +
+      `the page on ${this.currentOrigin() ?? "an unknown origin"} is not shown`;
+    return { text, page: 1, pages: 1, diff: false, docId: "", interactive: 0 };
   }
 
   /** The current tab's outline as plain text (all pages), for text waits. */

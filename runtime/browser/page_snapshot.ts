@@ -13,6 +13,16 @@ import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_v
 import { renderDiff, type TypedValue } from "../snapshot/diff_format.ts";
 import { renderFolded } from "../snapshot/fold.ts";
 import { buildDomOutline } from "../snapshot/dom_outline.ts";
+import {
+  NO_ARTICLE_NOTE,
+  READ_FAILED_NOTE,
+  READ_LABEL,
+  readingLines,
+  readingNote,
+  readPageCall,
+} from "../snapshot/reading_view.ts";
+import { redactClip } from "../redact/mod.ts";
+import { MAX_READ_CHARS, MAX_TITLE_CHARS, readArticle } from "./reading.ts";
 import { DOM_SNAPSHOT_MIN_NODES, scanTab } from "./scan.ts";
 import type { Element } from "./element_ops.ts";
 import type { Live } from "./live.ts";
@@ -139,6 +149,19 @@ export class PageSnapshots {
     return shown;
   }
 
+  /**
+   * Remembers a scan the agent was shown only some lines of (`browser_find`) as its last view
+   * of the tab, as a later page of a snapshot is: diffs count from it and the refs it showed
+   * carry like any shown ref. It folds nothing (the agent did not see it whole) unless it
+   * reads line for line like the whole view already sent of the same document.
+   */
+  shownInPart(c: ScannedView): void {
+    const before = this.#lastSent.get(c.tabId);
+    const same = before !== undefined && before.whole && before.view.docId === c.view.docId &&
+      sameLines(before.view.lines, c.view.lines);
+    this.#lastSent.set(c.tabId, { view: c.view, whole: same });
+  }
+
   #render(
     c: ScannedView,
     mode: SnapshotMode,
@@ -156,6 +179,48 @@ export class PageSnapshots {
       }
     }
     return { ...renderPage(c.view, page, maxTokens), diff: false };
+  }
+
+  /**
+   * Reading mode: the main text of the document `tab` shows (Readability, run in an isolated
+   * world of its main frame), rendered as page `page` within `maxTokens`. It issues no refs
+   * and is no diff base: what the next diff compares with stays the agent's last outline.
+   */
+  async read(
+    tab: TrackedTarget,
+    pages: TrackedTarget[],
+    page = 1,
+    maxTokens?: number,
+  ): Promise<RenderedPage & { docId: string }> {
+    // The reader holds the renderer like a scan: the call watch's probes would only queue.
+    this.#scanning++;
+    try {
+      const { frameTree } = await frameTreeOf(tab.session);
+      const frame = frameTree.frame;
+      const article = await readArticle(tab.session, frame.id);
+      const found = typeof article === "object";
+      const view: PageView = {
+        nonce: this.#nonce,
+        origin: originLabel(frame.url),
+        path: displayUrl(frame.url, frame.url),
+        title: redactClip(found && article.title ? article.title : tab.info.title, MAX_TITLE_CHARS),
+        docId: this.#docId(frame.loaderId),
+        tabIndex: pages.indexOf(tab),
+        tabCount: pages.length,
+        lines: found ? readingLines(article.lines, article.cut) : [],
+      };
+      const note = !found
+        ? (article === "none" ? NO_ARTICLE_NOTE : READ_FAILED_NOTE)
+        : readingNote(article.cut, MAX_READ_CHARS);
+      if (note) view.note = note;
+      const shown = renderPage(view, page, maxTokens, {
+        pageCall: readPageCall,
+        label: READ_LABEL,
+      });
+      return { ...shown, docId: view.docId };
+    } finally {
+      this.#scanning--;
+    }
   }
 
   /**
@@ -202,6 +267,10 @@ export class PageSnapshots {
     }
     return id;
   }
+}
+
+function sameLines(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((l, i) => l === b[i]);
 }
 
 function frameTreeOf(session: CdpSession): Promise<Protocol.Page.GetFrameTreeResponse> {

@@ -56,6 +56,18 @@ export interface RenderOptions {
    * folded page's `<<<… as before>>>`); page text must never be passed this way unneutralized.
    */
   neutralized?: boolean;
+  /**
+   * The call a `more:` line names to read page `n` (`browser_snapshot {"page": n}` by
+   * default); reading mode's pages name their own mode.
+   */
+  pageCall?: (n: number) => string;
+  /** A word for the status line after the document id (`read`: reading mode's pages). */
+  label?: string;
+}
+
+/** The call that reads page `n` of an outline. */
+export function outlinePageCall(n: number): string {
+  return `browser_snapshot {"page": ${n}}`;
 }
 
 /** One rendered page of a snapshot. */
@@ -96,6 +108,7 @@ export function renderPage(
   options: RenderOptions = {},
 ): RenderedPage {
   const redactor = options.redactor ?? processRedactor();
+  const call = options.pageCall ?? outlinePageCall;
   const open = untrustedOpen("page", view.nonce, view.origin, redactor);
   const close = untrustedClose("page", view.nonce);
   const head = [
@@ -119,20 +132,19 @@ export function renderPage(
     : " (full text)";
   // A one-page view says nothing of pages: "page 1/1" would be sent with most results.
   const paging = pages.length === 1 ? "" : ` · page ${index + 1}/${pages.length}${kind}`;
-  const status = `doc ${view.docId}${tabLabel(view)}${paging}`;
+  const label = options.label ? ` · ${options.label}` : "";
+  const status = `doc ${view.docId}${label}${tabLabel(view)}${paging}`;
   const parts = [status, ...(view.note ? [view.note] : []), open, ...head, ...pages[index], close];
   if (overview.length > 0 && index === 0) {
     parts.push(
-      `more: pages ${
-        overview.length + 1
-      }-${pages.length} hold the full text; call browser_snapshot {"page": ${overview.length + 1}}`,
+      `more: pages ${overview.length + 1}-${pages.length} hold the full text; call ${
+        call(overview.length + 1)
+      }`,
     );
   }
   if (index + 1 < pages.length && !(overview.length > 0 && index === 0 && overview.length === 1)) {
     parts.push(
-      `more: ${pages.length - index - 1} more page(s); call browser_snapshot {"page": ${
-        index + 2
-      }} to read on`,
+      `more: ${pages.length - index - 1} more page(s); call ${call(index + 2)} to read on`,
     );
   }
   if (page > pages.length) parts.unshift(`note: page ${page} does not exist; showing the last`);

@@ -87,3 +87,16 @@ Deno.test("renderPage() shows a view's note under the status line, outside the u
   assert.equal(noted[1], "note: read from a DOM snapshot");
   assert.match(noted[2], /^<<<untrusted-page /);
 });
+
+Deno.test("renderPage() labels its status line and names its own call for later pages", () => {
+  const lines = Array.from({ length: 200 }, (_, i) => `Paragraph ${i} ${"lorem ipsum ".repeat(8)}`);
+  const call = (n: number) => `browser_snapshot {"mode": "read", "page": ${n}}`;
+  const first = renderPage(view(lines), 1, 1000, { label: "read", pageCall: call });
+  assert.ok(first.pages > 2);
+  assert.match(first.text, /^doc d1 · read · page 1\/\d+$/m);
+  assert.match(
+    first.text,
+    /^more: \d+ more page\(s\); call browser_snapshot \{"mode": "read", "page": 2\} to read on$/m,
+  );
+  assert.doesNotMatch(first.text, /call browser_snapshot \{"page"/);
+});

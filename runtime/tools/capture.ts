@@ -104,7 +104,7 @@ export const captureTool = defineTool({
       ? ""
       : "; nothing was written";
     const line =
-      `capture: ${outcome.status} (${outcome.message}${written}); the session is tainted: only browser_snapshot (status only), browser_login, browser_capture_credentials, browser_close and browser_handle_dialog {"accept": false} run now`;
+      `capture: ${outcome.status} (${outcome.message}${written}); the session is tainted: only browser_snapshot and browser_find (status only), browser_login, browser_capture_credentials, browser_close and browser_handle_dialog {"accept": false} run now`;
     if (!outcome.ok) throw new OmotaiError<string>(outcome.status, line);
     ctx.response.result(line);
   },

@@ -62,7 +62,7 @@ export const loginTool = defineTool({
       reason: outcome.status,
     });
     const taint = session.state.tainted
-      ? '; the session is tainted: only browser_snapshot (status only), browser_close and browser_handle_dialog {"accept": false} run now'
+      ? '; the session is tainted: only browser_snapshot and browser_find (status only), browser_close and browser_handle_dialog {"accept": false} run now'
       : "";
     const line =
       `login: ${outcome.status} (${outcome.message}; ${outcome.filled} field(s) on ${outcome.steps} page(s))${taint}`;

@@ -8,6 +8,7 @@ import { askHumanTool } from "./ask.ts";
 import { captureTool } from "./capture.ts";
 import { handleDialogTool } from "./dialog.ts";
 import { clickTool, pressKeyTool, selectOptionTool, typeTool } from "./element.ts";
+import { findTool } from "./find.ts";
 import { fillFormTool } from "./form.ts";
 import { loginTool } from "./login.ts";
 import { fileUploadTool } from "./upload.ts";
@@ -25,6 +26,7 @@ export const TOOLS: readonly AnyTool[] = [
   navigateTool,
   navigateBackTool,
   snapshotTool,
+  findTool,
   clickTool,
   typeTool,
   selectOptionTool,

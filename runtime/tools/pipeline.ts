@@ -47,14 +47,15 @@ export interface ToolDeps {
 }
 
 /**
- * What a tainted session may still call: status-only snapshots, the login itself, a
- * credential capture (status only, like a login), closing,
- * and the operator; and, with {@link TAINT_DISMISS}, dismissing a dialog. Everything else
- * (navigation, clicks, typing, tabs, page output) is refused with SESSION_TAINTED until
- * teardown.
+ * What a tainted session may still call: status-only snapshots and finds (both answer with
+ * the snapshot's status line), the login itself, a credential capture (status only, like a
+ * login), closing, and the operator; and, with {@link TAINT_DISMISS}, dismissing a dialog.
+ * Everything else (navigation, clicks, typing, tabs, page output) is refused with
+ * SESSION_TAINTED until teardown.
  */
 export const TAINT_ALLOWED: ReadonlySet<string> = new Set([
   "browser_snapshot",
+  "browser_find",
   "browser_login",
   "browser_capture_credentials",
   "browser_close",
@@ -116,7 +117,7 @@ export async function runTool(
         "SESSION_TAINTED",
         tool.name === TAINT_DISMISS
           ? 'a credential was used in this session; a dialog may only be dismissed: browser_handle_dialog {"accept": false}, without promptText'
-          : 'a credential was used in this session; until it ends only browser_snapshot (status only), browser_login, browser_capture_credentials, browser_close and browser_handle_dialog {"accept": false} run',
+          : 'a credential was used in this session; until it ends only browser_snapshot and browser_find (status only), browser_login, browser_capture_credentials, browser_close and browser_handle_dialog {"accept": false} run',
       );
       return finish(session, response);
     }

@@ -1,0 +1,227 @@
+/**
+ * Reading mode's extraction: Mozilla's Readability, run by the runtime inside the tab's main
+ * frame in an isolated world of its own, on a clone of the document. The page's scripts never
+ * see the library or its result, and what they did to their own world (a patched
+ * `cloneNode`, a `textContent` getter, a global `Readability`) cannot reach it: an isolated
+ * world shares the DOM but has pristine prototypes and globals. The model never runs it.
+ *
+ * What comes back is bounded in the page ({@link MAX_READ_CHARS}): a page of 50 MB of text
+ * costs the runtime at most that much, and the result says when it was cut.
+ *
+ * @module
+ */
+// The library's own file, as text: injected into the isolated world, never run here. A
+// static import needs no read permission and is part of a compiled binary's module graph.
+import READABILITY_SOURCE from "@mozilla/readability/Readability.js" with { type: "text" };
+import READERABLE_SOURCE from "@mozilla/readability/Readability-readerable.js" with {
+  type: "text",
+};
+import { CdpError, type CdpSession } from "../../cdp/mod.ts";
+import { CUT_READ_MARGIN } from "../redact/mod.ts";
+
+/** Characters of article text the isolated world returns at most (all lines together). */
+export const MAX_READ_CHARS = 2_000_000;
+/** Characters of the article's title shown (after redaction). */
+export const MAX_TITLE_CHARS = 1_000;
+/**
+ * Characters of the title the page returns: what `redactClip()` reads of a string it cuts
+ * to {@link MAX_TITLE_CHARS}, so a secret straddling the page's cut is never shown.
+ */
+const TITLE_READ_CHARS = MAX_TITLE_CHARS * 4 + CUT_READ_MARGIN;
+/**
+ * How long the extraction may run in the renderer before Chromium stops it: a page built to
+ * make Readability slow gets the fallback, not a wedged call.
+ */
+export const READ_TIMEOUT_MS = 10_000;
+/**
+ * Elements Readability reads at most (its `maxElemsToParse`): past it, the page is no
+ * article worth the renderer's time.
+ */
+export const MAX_READ_ELEMENTS = 200_000;
+
+/**
+ * Characters below which an extract counts as an article only when Readability's own check
+ * (`isProbablyReaderable`, Firefox's reader-view test) says the page reads as one: its
+ * default `charThreshold`.
+ */
+export const MIN_ARTICLE_CHARS = 500;
+
+/** The main text of a page, as plain lines (`# heading`, paragraphs, `- item`). */
+export interface Article {
+  /** The article's title (Readability's), or the document's; not yet redacted or cut. */
+  title: string;
+  /** Paragraphs, headings and list items in reading order, not yet redacted. */
+  lines: string[];
+  /** Whether the text stopped at {@link MAX_READ_CHARS}. */
+  cut: boolean;
+}
+
+/** Why no article came back. */
+export type NoArticle = "none" | "failed";
+
+const WORLD = "omotai-read";
+
+// Runs in the isolated world after the library's source. Readability hands back its article
+// element (`serializer`) and this walk turns it into lines: headings as `#` lines, list items
+// as `- ` lines, table cells joined with ` | `, links as their text only (no refs: controls
+// are the outline's). String.raw: the regexps' backslashes reach the page as written.
+const EXTRACT = String
+  .raw`function (Readability, isProbablyReaderable, max, titleMax, maxElems, minText) {
+  const parsed = new Readability(document.cloneNode(true), {
+    serializer: (el) => el,
+    maxElemsToParse: maxElems,
+  }).parse();
+  if (!parsed || !parsed.content) return { none: true };
+  // Readability returns its best guess for almost any page; a short one on a page Firefox
+  // would offer no reader view for (a form, a menu) is no article.
+  if ((parsed.length || 0) < minText && !isProbablyReaderable(document)) return { none: true };
+  const SKIP = new Set(["script", "style", "noscript", "template", "svg", "math", "button",
+    "input", "select", "textarea", "iframe", "object", "embed", "canvas", "video", "audio",
+    "img", "picture", "head"]);
+  const BLOCK = new Set(["p", "div", "section", "article", "main", "header", "footer", "aside",
+    "nav", "ul", "ol", "dl", "dt", "dd", "figure", "figcaption", "details", "summary", "table",
+    "thead", "tbody", "tfoot", "tr", "caption", "address", "hr", "form", "fieldset", "center",
+    "blockquote"]);
+  const lines = [];
+  let total = 0;
+  let cut = false;
+  let buf = "";
+  let prefix = "";
+  const clean = (s) =>
+    s.replace(/[\u0000-\u0008\u000e-\u001f\u007f]/g, "").replace(/\s+/g, " ").trim();
+  const push = (line) => {
+    if (cut) return;
+    if (total + line.length + 1 > max) {
+      const room = max - total - 1;
+      if (room > 0) lines.push(line.slice(0, room));
+      total = max;
+      cut = true;
+      return;
+    }
+    lines.push(line);
+    total += line.length + 1;
+  };
+  const flush = () => {
+    const text = clean(buf);
+    buf = "";
+    // Lines of bare punctuation carry nothing (as in the outline).
+    if (!/[\p{L}\p{N}]/u.test(text)) return;
+    push(prefix + text);
+    prefix = "";
+  };
+  const add = (text) => {
+    buf += text;
+    if (buf.length > max) flush();
+  };
+  const walk = (node, depth) => {
+    for (let c = node.firstChild; c && !cut; c = c.nextSibling) {
+      if (c.nodeType === 3) {
+        add(c.data);
+        continue;
+      }
+      if (c.nodeType !== 1) continue;
+      const tag = c.localName;
+      if (SKIP.has(tag)) continue;
+      // A page nested beyond any article's depth is read flat rather than overflow the stack.
+      if (depth > 400) {
+        add(" " + c.textContent + " ");
+        continue;
+      }
+      if (tag === "br") {
+        flush();
+      } else if (/^h[1-6]$/.test(tag)) {
+        flush();
+        prefix = "#".repeat(Number(tag[1])) + " ";
+        walk(c, depth + 1);
+        flush();
+        prefix = "";
+      } else if (tag === "li") {
+        flush();
+        prefix = "- ";
+        walk(c, depth + 1);
+        flush();
+        prefix = "";
+      } else if (tag === "pre") {
+        flush();
+        for (const line of c.textContent.split("\n")) {
+          if (cut) break;
+          buf = line;
+          flush();
+        }
+      } else if (tag === "td" || tag === "th") {
+        if (clean(buf)) buf += " | ";
+        walk(c, depth + 1);
+      } else if (BLOCK.has(tag)) {
+        flush();
+        walk(c, depth + 1);
+        flush();
+      } else {
+        walk(c, depth + 1);
+      }
+    }
+  };
+  walk(parsed.content, 0);
+  flush();
+  if (lines.length === 0) return { none: true };
+  const title = clean(String(parsed.title || document.title || "")).slice(0, titleMax);
+  return { title, lines, cut };
+}`;
+
+/**
+ * Reads the main text of the document in `frameId` (the tab's main frame), or says why there
+ * is none: `none` when Readability finds no article, `failed` when the extraction threw or
+ * ran out of time (a hostile or huge page).
+ */
+export async function readArticle(
+  session: CdpSession,
+  frameId: string,
+): Promise<Article | NoArticle> {
+  // A fresh context per read: nothing of an earlier read (or of the page) lingers in it.
+  const world = await session.send("Page.createIsolatedWorld", { frameId, worldName: WORLD });
+  // The library is declared inside a function, so not even this world's globals keep it.
+  const args = [MAX_READ_CHARS, TITLE_READ_CHARS, MAX_READ_ELEMENTS, MIN_ARTICLE_CHARS].join(", ");
+  const expression = `(() => {\n${READABILITY_SOURCE}\n;\n${READERABLE_SOURCE}\n;` +
+    `return (${EXTRACT})(Readability, isProbablyReaderable, ${args});\n})()`;
+  try {
+    const res = await session.send("Runtime.evaluate", {
+      expression,
+      contextId: world.executionContextId,
+      returnByValue: true,
+      timeout: READ_TIMEOUT_MS,
+    }, { timeoutMs: READ_TIMEOUT_MS + 5_000 });
+    if (res.exceptionDetails) return "failed";
+    return articleOf(res.result.value);
+  } catch (err) {
+    // Chromium stopped the reader at its timeout ("Execution was terminated"), or the
+    // document went under it: no article this time. A renderer that does not answer at all
+    // is the caller's timeout, as for any other call.
+    if (err instanceof CdpError) return "failed";
+    throw err;
+  }
+}
+
+/**
+ * The isolated world's answer checked and bounded again on this side: only strings, at most
+ * {@link MAX_READ_CHARS} of them, whatever came back.
+ */
+export function articleOf(value: unknown): Article | NoArticle {
+  if (typeof value !== "object" || value === null) return "failed";
+  const v = value as { none?: unknown; title?: unknown; lines?: unknown; cut?: unknown };
+  if (v.none === true) return "none";
+  if (!Array.isArray(v.lines)) return "failed";
+  const lines: string[] = [];
+  let total = 0;
+  let cut = v.cut === true;
+  for (const line of v.lines) {
+    if (typeof line !== "string") continue;
+    if (total + line.length + 1 > MAX_READ_CHARS) {
+      cut = true;
+      break;
+    }
+    lines.push(line);
+    total += line.length + 1;
+  }
+  if (lines.length === 0) return "none";
+  const title = typeof v.title === "string" ? v.title.slice(0, TITLE_READ_CHARS) : "";
+  return { title, lines, cut };
+}
