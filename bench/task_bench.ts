@@ -10,6 +10,7 @@
  *
  * Run: deno run -A bench/task_bench.ts [--write]   (`--write` replaces the "Multi-step tasks"
  * section of docs/bench-results.md; OMOTAI_TASK_ROUNDS sets the rounds of tasks 1-4, default 3;
+ * OMOTAI_TASK_ONLY=id,id runs only those tasks (not for the published table);
  * OMOTAI_TASK_DUMP=DIR writes every tool result of the first round there, to read what each
  * side was sent)
  *
@@ -24,7 +25,11 @@ import { expandRefSpan } from "../runtime/snapshot/ref_span.ts";
 import { median } from "./compare.ts";
 import { ensurePeerInstalled, peerCommand, PLAYWRIGHT_MCP_VERSION } from "./peer.ts";
 import {
+  ARTICLE_LINK,
+  articleParagraphs,
   DIALOG_ORDER,
+  DOCS_TARGET,
+  docsSidebar,
   FORM_FIELDS,
   type FormField,
   HUGE_LINKS,
@@ -54,9 +59,10 @@ export interface RefLine {
 // a list item (`- [e12] …`), or in a diff with its mark (`+ [e12] …`, `~ [e12] …`).
 const OMOTAI_LINE = /^(?:[+~] )?\s*(?:- )?\[(e\d+)\](?: ([\w-]+))?(?: "((?:[^"\\]|\\.)*)")?( -> )?/;
 // Playwright MCP: `- button "Sign in" [ref=e12]`, attributes such as `[level=1]` or
-// `[checked]` may sit between name and ref; refs of later pages carry a frame prefix (f1e12).
+// `[checked]` may sit between name and ref; refs of later pages carry a frame prefix (f1e12);
+// a line whose name holds ": " is a YAML single-quoted scalar (`- 'link "a: b" [ref=e3]':`).
 const PEER_LINE =
-  /^\s*- ([\w-]+)(?: "((?:[^"\\]|\\.)*)")?(?: \[[^\]\n]*\])*? \[ref=((?:f\d+)?e\d+)\]/;
+  /^\s*- '?([\w-]+)(?: "((?:[^"\\]|\\.)*)")?(?: \[[^\]\n]*\])*? \[ref=((?:f\d+)?e\d+)\]/;
 
 const unescapeName = (s: string) => s.replace(/\\(.)/g, "$1");
 
@@ -502,6 +508,64 @@ async function hugeTask(r: Recorder, site: TaskSite): Promise<string> {
   return `${links.toLocaleString("en-US")} links`;
 }
 
+async function findTask(r: Recorder, site: TaskSite): Promise<void> {
+  // The agent is after one link in a long sidebar: it opens the page (the view a server's
+  // navigate gives, no more) and asks for the link by name rather than reading every line.
+  const nav = await r.call("browser_navigate", { url: `${site.origin}/docs` });
+  const found = r.agent.schemas.has("browser_find")
+    ? await r.call("browser_find", { text: "webhook signature" })
+    : await r.view(nav);
+  let view = await r.view(await r.click(found, "link", DOCS_TARGET));
+  // The answer sits below the same long sidebar: an outline cut into pages is read on, page by
+  // page, until it shows (a short article is no "article" to a reading mode).
+  const pages = Number(/ page 1\/(\d+)/.exec(view)?.[1] ?? 1);
+  for (let page = 2; page <= pages && !view.includes("signature header computed"); page++) {
+    view = await r.call("browser_snapshot", { page });
+  }
+  if (!view.includes("signature header computed")) throw new Error("the target page was not seen");
+}
+
+/** Whether the server's `browser_snapshot` has a reading mode. */
+function readsArticles(r: Recorder): boolean {
+  return Object.hasOwn(r.agent.schemas.get("browser_snapshot")?.properties ?? {}, "mode");
+}
+
+/** The whole article in reading mode, page after page. */
+async function readWhole(r: Recorder): Promise<{ text: string; pages: number }> {
+  let text = "";
+  for (let page = 1;; page++) {
+    const t = await r.call("browser_snapshot", { mode: "read", ...(page > 1 ? { page } : {}) });
+    text += t;
+    if (!/more: \d+ more page/.test(t)) return { text, pages: page };
+  }
+}
+
+async function readTask(r: Recorder, site: TaskSite): Promise<string> {
+  // Read a long article whole, then follow the link in its middle.
+  const nav = await r.call("browser_navigate", { url: `${site.origin}/article` });
+  let seen: string;
+  let found: string;
+  let note = "";
+  if (readsArticles(r)) {
+    const read = await readWhole(r);
+    seen = read.text;
+    note = `${read.pages} reading page(s)`;
+    // Reading mode gives links as text: the link's ref is asked for by name.
+    found = await r.call("browser_find", { text: ARTICLE_LINK });
+  } else {
+    seen = await r.view(nav);
+    found = seen;
+  }
+  const missing = articleParagraphs().map((_, i) => `vintage${i + 1}x`)
+    .filter((w) => !seen.includes(w));
+  if (missing.length) throw new Error(`paragraphs never read: ${missing.join(", ")}`);
+  const view = await r.view(await r.click(found, "link", ARTICLE_LINK));
+  if (!view.includes("A year later the terraces held")) {
+    throw new Error("the follow-up page was not seen");
+  }
+  return note;
+}
+
 const TASKS: Task[] = [
   {
     id: "form",
@@ -525,6 +589,16 @@ const TASKS: Task[] = [
     // One round: the peer's answer for this page is megabytes, and its time is not noise-bound.
     singleRound: true,
     run: hugeTask,
+  },
+  {
+    id: "find",
+    title: `6. one link found in a ${docsSidebar().length}-link docs sidebar and followed`,
+    run: findTask,
+  },
+  {
+    id: "read",
+    title: `7. a ${articleParagraphs().length}-paragraph article read whole, its link followed`,
+    run: readTask,
   },
 ];
 
@@ -652,8 +726,10 @@ async function main() {
   // Both browsers start on their first call: a warm-up page keeps that out of task 1.
   for (const a of [omotai, peer]) await a.call("browser_navigate", { url: `${site.origin}/` });
 
+  const only = Deno.env.get("OMOTAI_TASK_ONLY")?.split(",");
   const results: TaskResult[] = [];
   for (const [i, task] of TASKS.entries()) {
+    if (only && !only.includes(task.id)) continue;
     const res: TaskResult = { task, omotai: [], peer: [] };
     for (let round = 0; round < (task.singleRound ? 1 : rounds); round++) {
       // Alternate who goes first so neither profits from a warm cache or a quiet machine.

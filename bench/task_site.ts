@@ -1,6 +1,7 @@
 /**
  * Pages for the multi-step task benchmark (bench/task_bench.ts): a 30-field form, a paged
- * table, an in-place search, a confirm() dialog and a page of 60,000 links. Served from
+ * table, an in-place search, a confirm() dialog, a page of 60,000 links, a docs site with a
+ * 265-link sidebar and a long article with a link in it. Served from
  * 127.0.0.1 on a random port; records what it receives so the bench can check that both
  * agents really did the task.
  *
@@ -415,6 +416,119 @@ function hugePage(): Response {
   );
 }
 
+/** Topics of the docs site's sidebar: sections of twelve pages each, as a real docs site has. */
+const DOC_SECTIONS = [
+  "Getting started",
+  "Concepts",
+  "Guides",
+  "Authentication",
+  "Payments",
+  "Billing",
+  "Customers",
+  "Orders",
+  "Inventory",
+  "Shipping",
+  "Reporting",
+  "Webhooks",
+  "Integrations",
+  "SDKs",
+  "CLI",
+  "Security",
+  "Compliance",
+  "Limits",
+  "Errors",
+  "Changelog",
+  "Migration",
+  "Support",
+];
+const DOC_PAGES = [
+  "Overview",
+  "Quickstart",
+  "Setup",
+  "Configuration",
+  "Examples",
+  "Best practices",
+  "Troubleshooting",
+  "FAQ",
+  "Reference",
+  "Limits",
+  "Versioning",
+  "Glossary",
+];
+
+/** The sidebar link the find task looks for, deep in the sidebar. */
+export const DOCS_TARGET = "Webhook signature verification";
+
+/** Every sidebar link's text, in page order (264 plus the target). */
+export function docsSidebar(): string[] {
+  const out: string[] = [];
+  for (const section of DOC_SECTIONS) {
+    for (const p of DOC_PAGES) out.push(`${section}: ${p}`);
+    if (section === "Webhooks") out.push(DOCS_TARGET);
+  }
+  return out;
+}
+
+const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
+
+function docsPage(path: string): Response {
+  const sidebar = docsSidebar().map((t) => `<li><a href="/docs/${slug(t)}">${esc(t)}</a></li>`)
+    .join("");
+  const title = path === "" ? "Documentation" : docsSidebar().find((t) => slug(t) === path);
+  if (title === undefined) return new Response("not found", { status: 404 });
+  const body = path === slug(DOCS_TARGET)
+    ? `<p>Every webhook carries a signature header computed over the raw body with your endpoint's secret. Compare it in constant time before you trust the event.</p>`
+    : `<p>Pick a topic in the sidebar, or search the documentation.</p>`;
+  return page(
+    title,
+    `<nav aria-label="Documentation"><ul>${sidebar}</ul></nav><article><h1>${
+      esc(title)
+    }</h1>${body}</article>`,
+  );
+}
+
+/** The long article's paragraphs: each ends with a word no other paragraph has. */
+export function articleParagraphs(): string[] {
+  const topics = [
+    "the valley's first terraces",
+    "the river's seasonal floods",
+    "the cooperative's founding",
+    "the old mill",
+    "the stone walls",
+    "the grape varieties",
+    "the harvest calendar",
+    "the cellar's temperature",
+    "the blending trials",
+    "the barrel makers",
+  ];
+  return Array.from(
+    { length: 60 },
+    (_, i) =>
+      `Paragraph ${i + 1} looks at ${topics[i % topics.length]}: growers describe how the work ` +
+      `changed over three generations, what the climate took and gave back, and which habits ` +
+      `stayed because nothing better came along. Marker word: vintage${i + 1}x.`,
+  );
+}
+
+/** The link inside the article the reading task follows. */
+export const ARTICLE_LINK = "Read the follow-up: the second harvest";
+
+function articlePage(): Response {
+  const related = Array.from(
+    { length: 40 },
+    (_, i) => `<li><a href="/stories/${i}">Story ${i + 1}: a village, a vineyard, a year</a></li>`,
+  ).join("");
+  const paragraphs = articleParagraphs().map((p, i) =>
+    `<p>${p}</p>${i === 29 ? `<p><a href="/article/follow-up">${ARTICLE_LINK}</a></p>` : ""}`
+  ).join("");
+  return page(
+    "Three generations on the terraces",
+    `<nav aria-label="Sections"><a href="/news">News</a> <a href="/food">Food</a> <a href="/travel">Travel</a> <a href="/culture">Culture</a> <a href="/opinion">Opinion</a></nav>
+<article><h1>Three generations on the terraces</h1><p>By Ana Ribeiro · 12 min read</p>${paragraphs}</article>
+<aside><h2>More stories</h2><ul>${related}</ul></aside>`,
+  );
+}
+
 /** Serves the task pages on a random loopback port. */
 export function serveTaskSite(): TaskSite {
   const formPosts: URLSearchParams[] = [];
@@ -450,9 +564,19 @@ export function serveTaskSite(): TaskSite {
         return dialogPage();
       case "/huge":
         return hugePage();
+      case "/article":
+        return articlePage();
+      case "/article/follow-up":
+        return page(
+          "Follow-up",
+          `<h1>Follow-up: the second harvest</h1><p>A year later the terraces held.</p>`,
+        );
+      case "/docs":
+        return docsPage("");
       case "/favicon.ico":
         return new Response(null, { status: 204 });
       default:
+        if (url.pathname.startsWith("/docs/")) return docsPage(url.pathname.slice(6));
         return new Response("not found", { status: 404 });
     }
   });
