@@ -340,7 +340,18 @@ Deno.test("childPermissions() grants a command naming a shared database its host
 });
 
 const EVAL_NET = "--allow-net=127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4";
-const EVAL_ENV = [...LAUNCHER_ENV, "PATH", "OMOTAI_EVAL_API_KEY", "NODE_V8_COVERAGE"];
+const EVAL_ENV = [
+  ...LAUNCHER_ENV,
+  "PATH",
+  "LOGNAME",
+  "SHELL",
+  "TERM",
+  "USER",
+  "OSTYPE",
+  "PATHEXT",
+  "OMOTAI_EVAL_API_KEY",
+  "NODE_V8_COVERAGE",
+];
 
 Deno.test("parseCommandLine() reads eval with its defaults and repeated --arm", () => {
   const line = parseCommandLine(["eval", "--arm", "a=x", "--arm=b=y z", "--no-omotai"]);
