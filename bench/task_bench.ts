@@ -516,8 +516,11 @@ async function findTask(r: Recorder, site: TaskSite): Promise<void> {
     ? await r.call("browser_find", { text: "webhook signature" })
     : await r.view(nav);
   let view = await r.view(await r.click(found, "link", DOCS_TARGET));
-  // The answer sits below the same long sidebar: an outline cut into pages is read on, page by
-  // page, until it shows (a short article is no "article" to a reading mode).
+  // The answer sits below the same long sidebar: a server that reads a page's main text is
+  // asked for that; an outline cut into pages is read on, page by page, until it shows.
+  if (!view.includes("signature header computed") && readsArticles(r)) {
+    view = (await readWhole(r)).text;
+  }
   const pages = Number(/ page 1\/(\d+)/.exec(view)?.[1] ?? 1);
   for (let page = 2; page <= pages && !view.includes("signature header computed"); page++) {
     view = await r.call("browser_snapshot", { page });

@@ -50,13 +50,15 @@ Deno.test("browser_find searches every page of the outline and returns refs brow
   await using c = await h.connect();
   const nav = await c.call("browser_navigate", { url: `${site.origin}/big` });
   assert.equal(nav.isError, false, nav.text.slice(0, 2_000));
-  assert.doesNotMatch(nav.text, /Cellar Door/, "not on the first page");
+  // The overview folds the 3,000 links into one line; the full text lists them over pages.
+  assert.match(nav.text, /<<<3000 links: /);
 
-  // Where the snapshot has the button: page 3 or later, under the ref find must give.
+  // Where the full text has the button: page 3 or later, under the ref find must give.
   let snapRef = "";
   let snapPage = 0;
   for (let p = 1; p < 100 && !snapRef; p++) {
     const r = await c.call("browser_snapshot", { page: p });
+    if (/^doc \S+ .*\(overview: text shortened\)$/m.test(r.text)) continue;
     if (/button "Cellar Door"/.test(r.text)) [snapRef, snapPage] = [refOf(r.text, /Cellar/), p];
     else assert.match(r.text, /more: /, `page ${p} of a page without the button`);
   }

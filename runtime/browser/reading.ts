@@ -71,10 +71,23 @@ const EXTRACT = String
     serializer: (el) => el,
     maxElemsToParse: maxElems,
   }).parse();
-  if (!parsed || !parsed.content) return { none: true };
   // Readability returns its best guess for almost any page; a short one on a page Firefox
-  // would offer no reader view for (a form, a menu) is no article.
-  if ((parsed.length || 0) < minText && !isProbablyReaderable(document)) return { none: true };
+  // would offer no reader view for (a form, a menu) is no article. A page that marks its one
+  // article, or its main region, says where its text is: that is read instead (a docs page's
+  // short entry under a long sidebar), its navigation, asides, header and footer left out.
+  let root = parsed && parsed.content &&
+      ((parsed.length || 0) >= minText || isProbablyReaderable(document))
+    ? parsed.content
+    : null;
+  let marked = false;
+  if (!root) {
+    const articles = document.querySelectorAll("article");
+    root = articles.length === 1
+      ? articles[0]
+      : document.querySelector("main, [role=main]");
+    marked = root !== null;
+  }
+  if (!root) return { none: true };
   const SKIP = new Set(["script", "style", "noscript", "template", "svg", "math", "button",
     "input", "select", "textarea", "iframe", "object", "embed", "canvas", "video", "audio",
     "img", "picture", "head"]);
@@ -82,6 +95,7 @@ const EXTRACT = String
     "nav", "ul", "ol", "dl", "dt", "dd", "figure", "figcaption", "details", "summary", "table",
     "thead", "tbody", "tfoot", "tr", "caption", "address", "hr", "form", "fieldset", "center",
     "blockquote"]);
+  const MARKED_SKIP = new Set(["nav", "aside", "header", "footer"]);
   const lines = [];
   let total = 0;
   let cut = false;
@@ -122,6 +136,8 @@ const EXTRACT = String
       if (c.nodeType !== 1) continue;
       const tag = c.localName;
       if (SKIP.has(tag)) continue;
+      // Readability drops a page's chrome itself; a marked region is read without it.
+      if (marked && (MARKED_SKIP.has(tag) || c.getAttribute("role") === "navigation")) continue;
       // A page nested beyond any article's depth is read flat rather than overflow the stack.
       if (depth > 400) {
         add(" " + c.textContent + " ");
@@ -160,10 +176,10 @@ const EXTRACT = String
       }
     }
   };
-  walk(parsed.content, 0);
+  walk(root, 0);
   flush();
   if (lines.length === 0) return { none: true };
-  const title = clean(String(parsed.title || document.title || "")).slice(0, titleMax);
+  const title = clean(String((!marked && parsed.title) || document.title || "")).slice(0, titleMax);
   return { title, lines, cut };
 }`;
 

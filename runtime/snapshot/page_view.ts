@@ -10,6 +10,7 @@
  */
 import { processRedactor, type Redactor } from "../redact/mod.ts";
 import { neutralize, untrustedClose, untrustedOpen } from "./untrusted.ts";
+import { foldLinkRuns } from "./run_fold.ts";
 
 /** Characters per token used for budgeting (a conservative average for English + markup). */
 export const CHARS_PER_TOKEN = 4;
@@ -98,8 +99,9 @@ export function paginate(lines: string[], maxChars: number): string[][] {
 
 /**
  * Renders page `page` (1-based) of the view within `maxTokens`. Long outlines start with
- * overview pages (every control and heading, text shortened) followed by the full outline,
- * so the first page is small while the pages together lose nothing.
+ * overview pages (every control and heading, text shortened, long runs of links folded:
+ * run_fold.ts) followed by the full outline, so the first page is small while the pages
+ * together lose nothing.
  */
 export function renderPage(
   view: PageView,
@@ -121,7 +123,8 @@ export function renderPage(
   const lines = view.lines.map(options.neutralized ? keep : neutralize);
   const fullPages = paginate(lines, budget);
   const size = lines.reduce((n, l) => n + l.length + 1, 0);
-  const brief = view.brief?.filter((l) => l !== "").map(options.neutralized ? keep : neutralize);
+  const brief = view.brief &&
+    foldLinkRuns(view.brief.filter((l) => l !== "").map(options.neutralized ? keep : neutralize));
   const overview = size > OVERVIEW_MIN_CHARS && brief ? paginate(brief, budget) : [];
   const pages = [...overview, ...fullPages];
   const index = Math.min(Math.max(page, 1), pages.length) - 1;

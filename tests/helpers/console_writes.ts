@@ -21,6 +21,7 @@ export const CONSOLE_ALLOWED: Readonly<Record<string, string>> = {
   "runtime/cli/agent_cmd.ts": COMMAND_OUTPUT,
   "runtime/cli/audit_cmd.ts": COMMAND_OUTPUT,
   "runtime/cli/domain_cmd.ts": COMMAND_OUTPUT,
+  "runtime/cli/eval_cmd.ts": COMMAND_OUTPUT,
   "runtime/cli/grant_cmd.ts": COMMAND_OUTPUT,
   "runtime/cli/policy_cmd.ts": COMMAND_OUTPUT,
   "runtime/cli/secret_cmd.ts": COMMAND_OUTPUT,
