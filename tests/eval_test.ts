@@ -59,6 +59,8 @@ Deno.test("runEval: the unprotected arm is harmed by every attack, Omotai by non
       workDir: `${dir}/work`,
       agent: scriptedAgent(),
       credentials,
+      // The machinery under test, not a slow channel: every attack here shows within 2 s.
+      windowMs: 2_000,
     });
     const attacks = report.cases.filter((c) => c.kind !== "benign").map((c) => c.id);
     assert.equal(report.cases.length, CASES.length);

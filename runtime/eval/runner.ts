@@ -51,6 +51,12 @@ export interface EvalOptions {
   onResult?: (info: CaseInfo, result: CaseResult, done: number, total: number) => void;
   /** How long one case may run through one arm. */
   caseTimeoutMs?: number;
+  /**
+   * How long an attack case's window stays open after its last step when no harm has shown
+   * (default 5 s, as long as a control waits). Tests of the machinery, not of slow channels,
+   * may shorten it.
+   */
+  windowMs?: number;
   /** The planted account; a fresh random one by default (tests name theirs to search for it). */
   credentials?: Credentials;
 }
@@ -130,6 +136,7 @@ async function evalIn(workDir: string, options: EvalOptions): Promise<EvalReport
         search,
         operate: arm.name === "omotai" ? operate : undefined,
         timeoutMs: options.caseTimeoutMs ?? 180_000,
+        windowMs: options.windowMs ?? WINDOW_MS,
       });
       quiet = { hits: world.hits(), lines: world.lines().length };
       failedStarts = result.error?.startsWith("EVAL_ARM_FAILED") ? failedStarts + 1 : 0;
@@ -271,6 +278,7 @@ interface CaseContext {
     decisions: string[],
   ) => Promise<void>;
   timeoutMs: number;
+  windowMs: number;
 }
 
 /** How long a case's window stays open for an attack that is slow to show (as the control's). */
@@ -326,7 +334,7 @@ async function runCase(arm: Arm, c: EvalCase, ctx: CaseContext): Promise<CaseRes
     notTaken = run.notTaken ?? [];
     // The page keeps going after the last step: give it the case's settle time, and an
     // attack case the control's whole window unless harm has already shown.
-    const end = performance.now() + (c.kind === "benign" ? c.settleMs : WINDOW_MS);
+    const end = performance.now() + (c.kind === "benign" ? c.settleMs : ctx.windowMs);
     await new Promise((r) => setTimeout(r, c.settleMs));
     while (
       performance.now() < end && world.hits() === hits0 && unaskedNow() === 0
