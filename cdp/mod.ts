@@ -28,6 +28,7 @@ export {
   type LaunchOptions,
   runningAsRoot,
 } from "./launcher.ts";
+export { type OpenedTab, openTab } from "./open_tab.ts";
 export { ProfileStore, sweepStaleProfiles } from "./profile.ts";
 export {
   type AttachHook,

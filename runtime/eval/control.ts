@@ -5,7 +5,13 @@
  *
  * @module
  */
-import { type BrowserProcess, findBrowser, launchBrowser, ProfileStore } from "../../cdp/mod.ts";
+import {
+  type BrowserProcess,
+  findBrowser,
+  launchBrowser,
+  openTab,
+  ProfileStore,
+} from "../../cdp/mod.ts";
 import type { EvalCase } from "./catalogue.ts";
 import type { Credentials } from "./agent.ts";
 import type { ControlResult } from "./report_model.ts";
@@ -95,13 +101,13 @@ async function runOne(
     await root.send("Storage.clearDataForOrigin", { origin, storageTypes: "all" })
       .catch(() => {});
   }
-  const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
+  let targetId: string | undefined;
   let pageText = "";
   let problem = "";
   try {
-    const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
-    const page = browser.connection.session(sessionId)!;
-    await page.send("Page.enable");
+    const tab = await openTab(browser);
+    targetId = tab.targetId;
+    const page = tab.session;
     await page.send("Runtime.enable");
     for (const step of c.control!) {
       const loaded = page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 10_000 });
@@ -137,7 +143,9 @@ async function runOne(
   } catch (err) {
     problem = err instanceof Error ? err.message : String(err);
   } finally {
-    await root.send("Target.closeTarget", { targetId }, { timeoutMs: 5_000 }).catch(() => {});
+    if (targetId !== undefined) {
+      await root.send("Target.closeTarget", { targetId }, { timeoutMs: 5_000 }).catch(() => {});
+    }
   }
   // Late beacons and keepalive requests land after the page is gone.
   await new Promise((r) => setTimeout(r, 300));

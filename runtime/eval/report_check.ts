@@ -11,7 +11,7 @@
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { findBrowser, launchBrowser, ProfileStore } from "../../cdp/mod.ts";
+import { findBrowser, launchBrowser, openTab, ProfileStore } from "../../cdp/mod.ts";
 import type { BrowserProcess, CdpSession } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
 
@@ -84,12 +84,8 @@ export async function checkReportInBrowser(
       executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
       profileDir,
     });
-    const root = browser.connection.root;
-    const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
-    const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
-    const page = browser.connection.session(sessionId);
-    if (!page) throw new Error("the report's tab has no session");
-    return await inspect(page, url, options.screenshot);
+    const { session } = await openTab(browser);
+    return await inspect(session, url, options.screenshot);
   } catch (err) {
     if (err instanceof OmotaiError) throw err;
     throw failed(`cannot check the report ${path} in Chromium`, err);

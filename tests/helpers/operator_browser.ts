@@ -12,6 +12,7 @@ import {
   type CdpSession,
   findBrowser,
   launchBrowser,
+  openTab,
   ProfileStore,
 } from "../../cdp/mod.ts";
 
@@ -77,11 +78,7 @@ export async function operatorBrowser(dataDir: string): Promise<OperatorBrowser>
   const browser = chromium.browser;
   const close = () => chromium[Symbol.asyncDispose]();
   try {
-    const root = browser.connection.root;
-    const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
-    const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
-    const page = browser.connection.session(sessionId)!;
-    await page.send("Page.enable");
+    const { session: page } = await openTab(browser);
     const evaluate = async (expression: string) =>
       (await page.send("Runtime.evaluate", { expression, returnByValue: true, userGesture: true }))
         .result.value;
