@@ -49,7 +49,8 @@ export function omotaiControls(text: string): Control[] {
   const out: Control[] = [];
   const re = /^(?:- )?\[e\d+\](?: (\w+))?(?: "((?:[^"\\]|\\.)*)")?( -> )?/gm;
   for (const m of text.matchAll(re)) {
-    const cls = CLASS_OF[m[1] ?? (m[3] ? "link" : "")];
+    // No role word: a link (by its name or its arrow).
+    const cls = CLASS_OF[m[1] ?? (m[2] !== undefined || m[3] ? "link" : "")];
     if (cls) out.push({ cls, name: norm(m[2] ?? "") });
   }
   return out;
@@ -95,4 +96,10 @@ export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+/** Geometric mean of a list of positive numbers (NaN for an empty list). */
+export function geomean(xs: readonly number[]): number {
+  if (xs.length === 0) return NaN;
+  return Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length);
 }

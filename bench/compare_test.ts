@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { coverage, median, omotaiControls, playwrightControls } from "./compare.ts";
+import { coverage, geomean, median, omotaiControls, playwrightControls } from "./compare.ts";
 
 Deno.test("playwrightControls() reads roles and names from an aria snapshot", () => {
   const text = `- generic [ref=e1]:
@@ -38,4 +38,10 @@ Deno.test("coverage() lets an unnamed Playwright control match a leftover of its
   assert.equal(c.covered, 2);
   const none = coverage([{ cls: "button", name: "" }], [{ cls: "link", name: "x" }]);
   assert.equal(none.covered, 0);
+});
+
+Deno.test("geomean() is the n-th root of the product", () => {
+  assert.ok(Math.abs(geomean([1, 4]) - 2) < 1e-12);
+  assert.ok(Math.abs(geomean([0.5, 0.125, 1]) - 0.3968502629920499) < 1e-12);
+  assert.ok(Number.isNaN(geomean([])));
 });

@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
+import { CORPUS_DIR } from "./corpus.ts";
 import {
   fillFormArgs,
   findRef,
+  flatText,
   hasPageView,
+  ISSUE_TASKS,
+  issueTargetLine,
+  issueVerdict,
   parseRefs,
   percent,
   refArgName,
@@ -12,13 +17,36 @@ import {
 } from "./task_bench.ts";
 import {
   catalog,
+  elementSpan,
+  euros,
   expectedSubmission,
   FORM_FIELDS,
   type FormField,
+  NEWS_CORPUS_PAGE,
+  NEWS_FOLLOW_UP,
+  NEWS_SENTENCES,
+  newsArticle,
+  REVIEWS_STEP,
+  rewriteBodyLink,
   SEARCH_QUERIES,
   searchCatalog,
   serveTaskSite,
+  SHOP_BRAND,
+  SHOP_PAGE_SIZE,
+  SHOP_QUERY,
+  shopCatalog,
+  shopFacet,
+  shopHref,
+  shopPage,
+  shopQueryOf,
+  shopResults,
   submissionMismatches,
+  titleMatches,
+  WIDGET_FAQ,
+  WIDGET_QUESTION,
+  WIDGET_SPEC,
+  WIDGET_SPECS,
+  widgetReviews,
 } from "./task_site.ts";
 
 // Shapes copied from real results of both servers (bench/task_bench.ts OMOTAI_TASK_DUMP).
@@ -250,4 +278,191 @@ Deno.test("updatePicture() follows folds, diffs and collapsed removals of Omotai
   assert.deepEqual([...p.keys()], ["e1", "e2"], "a new page keeps only what its folds name");
   assert.equal(p.get("e2")?.name, "Next page");
   assert.deepEqual([...updatePicture(p, "clicked e2", "omotai").keys()], ["e1", "e2"]);
+});
+
+Deno.test("titleMatches() wants every query word as a whole word of the title", () => {
+  assert.equal(titleMatches("Brass desk lamp, dimmable", "lamp DIMMABLE"), true);
+  assert.equal(titleMatches("Brass desk lamp, dimmable", "lam"), false);
+  assert.equal(titleMatches("Arc lamp in brass", ""), true, "an empty query matches all");
+});
+
+Deno.test("shopCatalog() is deterministic, unique by title and id, mostly in stock", () => {
+  const all = shopCatalog();
+  assert.equal(all.length, 240);
+  assert.deepEqual(all, shopCatalog());
+  assert.equal(new Set(all.map((p) => p.title)).size, all.length);
+  assert.equal(new Set(all.map((p) => p.id)).size, all.length);
+  // Some products are out of stock, most are not.
+  const inStock = all.filter((p) => p.inStock).length;
+  assert.ok(inStock > all.length * 0.7 && inStock < all.length, String(inStock));
+  assert.equal(euros(4995), "€49.95");
+  assert.equal(euros(1900), "€19.00");
+});
+
+Deno.test("shopResults() and shopPage() give the shop task two pages after its filter", () => {
+  const lamps = shopResults({ q: SHOP_QUERY });
+  assert.equal(lamps.length, 40);
+  const filtered = shopResults({ q: SHOP_QUERY, brand: SHOP_BRAND });
+  assert.equal(filtered.length, 16);
+  assert.ok(filtered.every((p) => p.brand === SHOP_BRAND && titleMatches(p.title, SHOP_QUERY)));
+  const page2 = shopPage({ q: SHOP_QUERY, brand: SHOP_BRAND, page: 2 });
+  assert.deepEqual(page2, filtered.slice(SHOP_PAGE_SIZE));
+  assert.equal(page2.length, 6);
+  // Page 2 holds products of the unfiltered search too: the task's check that none of those
+  // is still in view means something.
+  const others = lamps.filter((p) => p.brand !== SHOP_BRAND);
+  assert.ok(others.length > SHOP_PAGE_SIZE);
+  // Filters combine; the sort orders and keeps the set.
+  const cheap = shopResults({ q: SHOP_QUERY, brand: SHOP_BRAND, price: "0-50", stock: true });
+  assert.ok(cheap.every((p) => p.cents < 5_000 && p.inStock));
+  const byPrice = shopResults({ q: SHOP_QUERY, sort: "price-asc" });
+  assert.deepEqual(byPrice.map((p) => p.id).sort(), lamps.map((p) => p.id).sort());
+  assert.ok(byPrice.every((p, i) => i === 0 || byPrice[i - 1].cents <= p.cents));
+});
+
+Deno.test("shopFacet() counts each value with the facet's own filter dropped", () => {
+  const brands = shopFacet({ q: SHOP_QUERY, brand: SHOP_BRAND }, "brand");
+  assert.deepEqual([...brands], [["Lumen", 16], ["Nordhaus", 16], ["Casa Alta", 8]]);
+  const categories = shopFacet({ q: SHOP_QUERY, brand: SHOP_BRAND }, "category");
+  assert.deepEqual([...categories], [["Lighting", 16]]);
+  assert.equal(shopFacet({ q: "" }, "category").size, 6);
+});
+
+Deno.test("shopQueryOf() and shopHref() round-trip a shop URL", () => {
+  const q = shopQueryOf(new URLSearchParams("q=lamp&brand=Casa+Alta&stock=1&page=2"));
+  assert.deepEqual(q, {
+    q: "lamp",
+    category: undefined,
+    brand: "Casa Alta",
+    price: undefined,
+    stock: true,
+    sort: undefined,
+    page: 2,
+  });
+  assert.equal(shopHref(q), "/shop?q=lamp&brand=Casa+Alta&stock=1&page=2");
+  assert.equal(shopHref({ q: "", page: 1 }), "/shop");
+  assert.equal(shopHref({ q: "x", sort: "relevance", page: 1 }), "/shop?q=x");
+  assert.equal(shopQueryOf(new URLSearchParams("page=-3")).page, 1);
+  assert.equal(shopQueryOf(new URLSearchParams("page=abc")).page, 1);
+});
+
+Deno.test("widgetReviews() has three loads of reviews, each author unique", () => {
+  const reviews = widgetReviews();
+  assert.equal(reviews.length, 3 * REVIEWS_STEP);
+  assert.equal(new Set(reviews.map((r) => r.author)).size, reviews.length);
+  // No author's name holds another's: "seen" checks by substring.
+  for (const a of reviews) {
+    assert.equal(reviews.filter((b) => b.author.includes(a.author)).length, 1, a.author);
+  }
+  assert.ok(WIDGET_SPECS.some(([k]) => k === WIDGET_SPEC));
+  assert.ok(WIDGET_FAQ.some(([q]) => q === WIDGET_QUESTION));
+});
+
+Deno.test("elementSpan() finds an element's end past nested elements of its tag", () => {
+  const html = '<div id="a"><div class="body"><div><p>x</p></div><p>y</p></div><p>z</p></div>';
+  const span = elementSpan(html, 'class="body"');
+  assert.ok(span);
+  assert.equal(
+    html.slice(span.start, span.end),
+    '<div class="body"><div><p>x</p></div><p>y</p></div>',
+  );
+  assert.equal(elementSpan(html, "nowhere"), undefined);
+  assert.equal(elementSpan('<div class="body"><p>never closed', 'class="body"'), undefined);
+});
+
+Deno.test("rewriteBodyLink() points the first body link of its own name elsewhere", () => {
+  const html = '<a href="/x">Tag</a><div itemprop="articleBody">' +
+    '<p><a href="#img">pic</a> see <a class="t" href="https://a.test/1">Tag</a> and ' +
+    '<a href="https://b.test/2"><em>the</em>  report</a>.</p></div><a href="/y">Tag</a>';
+  const out = rewriteBodyLink(html, 'itemprop="articleBody"', "/follow");
+  // "#img" stays on the page and "Tag" names three links: the report is the one.
+  assert.equal(out.linkText, "the report");
+  assert.equal(out.was, "https://b.test/2");
+  assert.equal(out.html, html.replace('href="https://b.test/2"', 'href="/follow"'));
+  assert.throws(() => rewriteBodyLink(html, "id=nowhere", "/f"), /no element/);
+  assert.throws(
+    () => rewriteBodyLink('<div id="b"><a href="#x">a</a></div>', 'id="b"', "/f"),
+    /no link of its own name/,
+  );
+});
+
+// The corpus lives beside the repository (bench/corpus.ts); a checkout without it skips the
+// tests that read it rather than failing on a missing file.
+const HAS_CORPUS = (() => {
+  try {
+    Deno.statSync(`${CORPUS_DIR}/${NEWS_CORPUS_PAGE}/index.html`);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+Deno.test({
+  name: "newsArticle() rewrites one link of guardian-1 and keeps the checked sentences",
+  ignore: !HAS_CORPUS,
+  fn: () => {
+    const { html, linkText, was } = newsArticle();
+    assert.equal(linkText, "scientists think");
+    assert.match(was, /^https:\/\/www\.radionz\.co\.nz\//);
+    assert.equal(html.split(`href="${NEWS_FOLLOW_UP}"`).length, 2, "exactly one link rewritten");
+    const flat = flatText(html);
+    for (const t of NEWS_SENTENCES) assert.ok(flat.includes(t), t);
+    assert.equal(flatText("a\n  b\tc"), "a b c");
+  },
+});
+
+Deno.test("serveTaskSite() serves the shop, the product page and the news pages", async () => {
+  await using site = serveTaskSite();
+  const get = async (path: string) => await (await fetch(site.origin + path)).text();
+  const shop = await get(shopHref({ q: SHOP_QUERY, brand: SHOP_BRAND, page: 2 }));
+  assert.ok(shop.includes("Showing 11–16 of 16 results"));
+  for (const p of shopPage({ q: SHOP_QUERY, brand: SHOP_BRAND, page: 2 })) {
+    assert.ok(shop.includes(`>${p.title}</a>`), p.title);
+  }
+  assert.ok(shop.includes(`>${SHOP_BRAND} (16)</a>`));
+  assert.ok(shop.includes(">Previous page</a>") && !shop.includes(">Next page</a>"));
+  const beyond = await fetch(`${site.origin}/shop?q=lamp&brand=Lumen&page=3`);
+  assert.equal(beyond.status, 404);
+  await beyond.body?.cancel();
+  const product = await get("/product/halo-floor-lamp");
+  assert.match(product, /role="tablist"/);
+  assert.ok(product.includes("Load more reviews"));
+  if (HAS_CORPUS) {
+    const article = await get("/news/article");
+    assert.ok(article.includes(`href="${NEWS_FOLLOW_UP}"`));
+  }
+  assert.match(await get(NEWS_FOLLOW_UP), /rangers had logged/);
+});
+
+Deno.test("issueVerdict() takes the geomean and the highest ratio of the issue's tasks", () => {
+  const ratios = new Map([
+    ["form", 0.2],
+    ["find", 0.05],
+    ["shop", 0.28],
+    ["article", 0.2],
+    ["widgets", 0.1],
+    ["read", 0.9],
+  ]);
+  const v = issueVerdict(ratios);
+  assert.ok(v);
+  assert.equal(v.maxId, "shop");
+  assert.equal(v.max, 0.28);
+  assert.ok(Math.abs(v.geomean - Math.pow(0.2 * 0.05 * 0.28 * 0.2 * 0.1, 1 / 5)) < 1e-12);
+  assert.equal(v.geomeanMet, true);
+  assert.equal(v.maxMet, false);
+  const missing = new Map(ratios);
+  missing.delete("widgets");
+  assert.equal(issueVerdict(missing), undefined);
+  assert.equal(issueVerdict(new Map([...ratios, ["find", NaN]])), undefined);
+  assert.deepEqual([...ISSUE_TASKS], ["form", "find", "shop", "article", "widgets"]);
+});
+
+Deno.test("issueTargetLine() says met or missed for each bound, or that it was not measured", () => {
+  const all = new Map(ISSUE_TASKS.map((id) => [id, 0.1]));
+  const met = issueTargetLine(all, (id) => `#${id.length}`);
+  assert.match(met, /geomean \*\*10\.0%\*\* \(≤ 16\.7%: met\)/);
+  assert.match(met, /highest \*\*10\.0%\*\* on #4 form \(≤ 25\.0%: met\); target \*\*met\*\*\.$/);
+  const over = issueTargetLine(new Map([...all, ["shop", 0.3]]));
+  assert.match(over, /on shop shop \(≤ 25\.0%: \*\*missed\*\*\); target \*\*missed\*\*/);
+  assert.match(issueTargetLine(new Map()), /not measured in this run/);
 });

@@ -233,7 +233,7 @@ Deno.test("browser_find is judged as a snapshot, its refs count as shown, and a 
 
   d.session.state.taint("login");
   const status = text(await d.call(snapshotTool));
-  assert.match(status, /^\nstatus only: this session is tainted \(login\)/);
+  assert.match(status, /^status only: this session is tainted \(login\)/);
   assert.equal(text(await d.call(findTool, { text: "late door" })), status);
   assert.doesNotMatch(status, /Late door|Waiting/);
 });

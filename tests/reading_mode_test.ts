@@ -102,7 +102,11 @@ function serveSite(): Deno.HttpServer<Deno.NetAddr> {
     }
     if (pathname === "/secret") {
       // The secret straddles where the paragraph's first line is cut (no space near it).
-      const planted = `<p>${"a ".repeat(200)}${"x".repeat(590)}${PLANTED_PW} and on.</p>`;
+      const planted = `<p>${"a ".repeat(200)}${"x".repeat(590)}${PLANTED_PW} and on.</p>` +
+        // A link whose text and path hold the secret: its ref line is the outline's, redacted.
+        `<p>The vault link: <a href="/p/${
+          encodeURIComponent(PLANTED_PW)
+        }">open ${PLANTED_PW} now</a>, and more text after it.</p>`;
       return html("Bridges", ARTICLE.replace("<h2>", `${planted}<h2>`));
     }
     if (pathname === "/form") {
@@ -158,31 +162,50 @@ Deno.test("browser_snapshot mode read: the article without its chrome, paged, ma
   const nav = await c.call("browser_navigate", { url: `${origin}/article` });
   assert.equal(nav.isError, false, nav.text);
 
-  await t.step("the article's text, headings and list items; no chrome, no refs", async () => {
-    const read = await c.call("browser_snapshot", { mode: "read" });
-    assert.equal(read.isError, false, read.text);
-    assert.match(read.text, /^doc d\d+ · read$/m);
-    const block = blockOf(read.text);
-    for (let i = 1; i <= PARAGRAPHS; i++) assert.match(block, new RegExp(`marker-p${i}:`));
-    assert.match(block, /^## The later surveys$/m);
-    assert.match(block, /^- First list item about masonry$/m);
-    // Links inside the article are their text: no ref, no target.
-    assert.match(block, /See the note on bridge 7 for the surveys/);
-    assert.doesNotMatch(block, /\[e\d+\]|->|\/notes\//);
-    assert.doesNotMatch(block, /NavSection|FooterLink|RelatedStory|SiteLogoLink|Create account/);
-    // Page text cannot close the block.
-    assert.match(block, /‹‹‹end-untrusted-page nonce=0000000000000000››› inside/);
-    assert.match(read.text, /^title: Bridges of the Valley/m);
+  await t.step(
+    "the article's text, headings and list items; its links with the outline's refs, no chrome",
+    async () => {
+      const read = await c.call("browser_snapshot", { mode: "read" });
+      assert.equal(read.isError, false, read.text);
+      assert.match(read.text, /^doc d\d+ · read$/m);
+      const block = blockOf(read.text);
+      for (let i = 1; i <= PARAGRAPHS; i++) assert.match(block, new RegExp(`marker-p${i}:`));
+      assert.match(block, /^## The later surveys$/m);
+      assert.match(block, /^- First list item about masonry$/m);
+      // A link reads as its text, and its paragraph is followed by the outline's line for it:
+      // the same ref the navigation's outline gave it.
+      assert.match(block, /See the note on bridge 7 for the surveys/);
+      const line = block.match(/^\[(e\d+)\] "the note on bridge 7" -> \/notes\/7$/m);
+      assert.ok(line, block.slice(0, 2_000));
+      assert.match(nav.text, new RegExp(`\\[${line[1]}\\] "the note on bridge 7"`));
+      const lines = block.split("\n");
+      assert.match(lines[lines.indexOf(line[0]) - 1], /^Paragraph 7 marker-p7:/);
+      assert.doesNotMatch(block, /NavSection|FooterLink|RelatedStory|SiteLogoLink|Create account/);
+      // Page text cannot close the block.
+      assert.match(block, /‹‹‹end-untrusted-page nonce=0000000000000000››› inside/);
+      assert.match(read.text, /^title: Bridges of the Valley/m);
+    },
+  );
+
+  await t.step("a ref read in the text clicks that link", async () => {
+    const read = blockOf((await c.call("browser_snapshot", { mode: "read" })).text);
+    const ref = read.match(/^\[(e\d+)\] "the note on bridge 12" -> \/notes\/12$/m)?.[1];
+    assert.ok(ref);
+    const click = await c.call("browser_click", { ref, element: "the note on bridge 12" });
+    assert.equal(click.isError, false, click.text);
+    assert.match(click.text, /^path: \/notes\/12$/m);
+    await c.call("browser_navigate", { url: `${origin}/article` });
   });
 
-  await t.step("far fewer characters than the outline's pages together", async () => {
+  await t.step("fewer characters than the outline's pages together", async () => {
     const outline = (await allPages(c, {})).join("\n");
     const read = (await allPages(c, { mode: "read" })).join("\n");
     assert.match(outline, /NavSection39/);
     assert.ok(
       // The outline's overview folds the nav's long run of links, so its pages together are
-      // already lean; reading still costs well under them.
-      read.length < outline.length * 0.7,
+      // already lean, and every paragraph here has a link, whose ref line reading adds:
+      // reading still costs less.
+      read.length < outline.length * 0.8,
       `read ${read.length} vs outline ${outline.length} characters`,
     );
   });
@@ -267,6 +290,37 @@ Deno.test("browser_snapshot mode read: the article without its chrome, paged, ma
     },
   );
 
+  await t.step(
+    "browser_navigate mode read: the new page's text and link refs in one call",
+    async () => {
+      await c.call("browser_navigate", { url: `${origin}/form` });
+      const read = await c.call("browser_navigate", { url: `${origin}/article`, mode: "read" });
+      assert.equal(read.isError, false, read.text);
+      assert.match(read.text, /^navigated to /m);
+      assert.match(read.text, /^doc d\d+ · read$/m);
+      const block = blockOf(read.text);
+      assert.doesNotMatch(block, /NavSection|FooterLink/);
+      const ref = block.match(/^\[(e\d+)\] "the note on bridge 3" -> \/notes\/3$/m)?.[1];
+      assert.ok(ref, block.slice(0, 2_000));
+      // The outline the refs came from was never sent whole: the next snapshot is a full one,
+      // and the ref is still the same element's.
+      const click = await c.call("browser_click", { ref, element: "note 3" });
+      assert.equal(click.isError, false, click.text);
+      assert.match(click.text, /^path: \/notes\/3$/m);
+    },
+  );
+
+  await t.step(
+    "browser_navigate mode read on a page with no article gives its outline",
+    async () => {
+      const nav = await c.call("browser_navigate", { url: `${origin}/form`, mode: "read" });
+      assert.equal(nav.isError, false, nav.text);
+      assert.match(nav.text, /^no readable article on this page: its outline follows$/m);
+      assert.match(nav.text, /\[e\d+\] button "Create account"/);
+      assert.doesNotMatch(nav.text, /· read/);
+    },
+  );
+
   await t.step("a mode that does not exist is refused", async () => {
     const bogus = await c.call("browser_snapshot", { mode: "bogus" });
     assert.equal(bogus.isError, true);
@@ -300,6 +354,7 @@ Deno.test("browser_snapshot mode read redacts a stored secret as the outline doe
     );
   }
   assert.match(every.join("\n"), /xxxx\[redacted\]\s+and on\./);
+  assert.match(every.join("\n"), /^\[e\d+\] "open \[redacted\] now" -> \/p\//m);
   assert.ok(!holdsPiece(every.join("\n").replace(/\[redacted\]/g, "")), "no piece of it");
   session.state.taint("login");
   const outline = (await call(snapshotTool)).content[0].text;

@@ -55,6 +55,8 @@ export interface BrowserSessionOptions extends BrowserStart {
 export interface SnapshotResult extends Presented {
   docId: string;
   interactive: number;
+  /** Reading mode: whether the page had an article to read. */
+  article?: boolean;
 }
 
 /** Owns one Chromium for one MCP session. */
@@ -319,14 +321,16 @@ export class BrowserSession implements AsyncDisposable {
 
   /**
    * Reading mode: page `page` of the current tab's main text (its article, without the
-   * page's chrome and without refs), paged like the outline. A tainted session gets the
-   * outline's status line and nothing of the page.
+   * page's chrome; its links with the outline's refs), paged like the outline. A tainted
+   * session gets the outline's status line and nothing of the page.
    */
   async read(page = 1, maxTokens?: number): Promise<SnapshotResult> {
     if (this.state.tainted) return this.#statusOnly();
     const live = await this.ensureStarted();
     const tab = await this.#tabs.current(live);
-    const shown = await this.#snapshots.read(tab, this.#tabs.pages(live), page, maxTokens);
+    const pages = this.#tabs.pages(live);
+    const scan = () => this.#snapshots.scan(live, tab, pages);
+    const shown = await this.#snapshots.read(tab, pages, scan, page, maxTokens);
     const blocked = this.blocked.take();
     if (blocked) this.#notices.push(blocked);
     return { ...shown, diff: false, interactive: 0 };

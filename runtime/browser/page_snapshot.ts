@@ -14,6 +14,7 @@ import { renderDiff, type TypedValue } from "../snapshot/diff_format.ts";
 import { renderFolded } from "../snapshot/fold.ts";
 import { buildDomOutline } from "../snapshot/dom_outline.ts";
 import {
+  articleLinkLines,
   NO_ARTICLE_NOTE,
   READ_FAILED_NOTE,
   READ_LABEL,
@@ -183,31 +184,45 @@ export class PageSnapshots {
 
   /**
    * Reading mode: the main text of the document `tab` shows (Readability, run in an isolated
-   * world of its main frame), rendered as page `page` within `maxTokens`. It issues no refs
-   * and is no diff base: what the next diff compares with stays the agent's last outline.
+   * world of its main frame), rendered as page `page` within `maxTokens`. Each link of the
+   * text that the agent's outline of the same document lists is followed by that outline
+   * line, ref and all; when the agent has no outline of this document yet, `scan` makes one
+   * and it counts as shown in part (as `browser_find`'s). The reading view is no diff base:
+   * what the next diff compares with stays the agent's last outline.
    */
   async read(
     tab: TrackedTarget,
     pages: TrackedTarget[],
+    scan: () => Promise<ScannedView>,
     page = 1,
     maxTokens?: number,
-  ): Promise<RenderedPage & { docId: string }> {
+  ): Promise<RenderedPage & { docId: string; article: boolean }> {
     // The reader holds the renderer like a scan: the call watch's probes would only queue.
     this.#scanning++;
     try {
       const { frameTree } = await frameTreeOf(tab.session);
       const frame = frameTree.frame;
+      const docId = this.#docId(frame.loaderId);
       const article = await readArticle(tab.session, frame.id);
       const found = typeof article === "object";
+      let outline = this.#lastSent.get(tab.info.targetId)?.view;
+      if (found && article.links.length > 0 && outline?.docId !== docId) {
+        const scanned = await scan();
+        this.shownInPart(scanned);
+        outline = scanned.view;
+      }
+      const after = found && outline?.docId === docId
+        ? articleLinkLines(article.links, outline.lines, frame.url)
+        : undefined;
       const view: PageView = {
         nonce: this.#nonce,
         origin: originLabel(frame.url),
         path: displayUrl(frame.url, frame.url),
         title: redactClip(found && article.title ? article.title : tab.info.title, MAX_TITLE_CHARS),
-        docId: this.#docId(frame.loaderId),
+        docId,
         tabIndex: pages.indexOf(tab),
         tabCount: pages.length,
-        lines: found ? readingLines(article.lines, article.cut) : [],
+        lines: found ? readingLines(article.lines, article.cut, undefined, after) : [],
       };
       const note = !found
         ? (article === "none" ? NO_ARTICLE_NOTE : READ_FAILED_NOTE)
@@ -216,8 +231,9 @@ export class PageSnapshots {
       const shown = renderPage(view, page, maxTokens, {
         pageCall: readPageCall,
         label: READ_LABEL,
+        neutralized: true,
       });
-      return { ...shown, docId: view.docId };
+      return { ...shown, docId: view.docId, article: found };
     } finally {
       this.#scanning--;
     }

@@ -46,12 +46,29 @@ export const MAX_READ_ELEMENTS = 200_000;
  */
 export const MIN_ARTICLE_CHARS = 500;
 
+/** Links the isolated world reports at most (in reading order). */
+export const MAX_ARTICLE_LINKS = 500;
+/** Characters of a link's text and of its URL the isolated world reports. */
+const LINK_TEXT_CHARS = 500;
+const LINK_URL_CHARS = 4_096;
+
+/** A link in the article's text: the line it ends in, its text and its absolute URL. */
+export interface ArticleLink {
+  /** Index into {@link Article.lines}. */
+  line: number;
+  /** The link's text, not yet redacted (matched against the outline's names). */
+  text: string;
+  href: string;
+}
+
 /** The main text of a page, as plain lines (`# heading`, paragraphs, `- item`). */
 export interface Article {
   /** The article's title (Readability's), or the document's; not yet redacted or cut. */
   title: string;
   /** Paragraphs, headings and list items in reading order, not yet redacted. */
   lines: string[];
+  /** The links in the text, in reading order (at most {@link MAX_ARTICLE_LINKS}). */
+  links: ArticleLink[];
   /** Whether the text stopped at {@link MAX_READ_CHARS}. */
   cut: boolean;
 }
@@ -63,10 +80,12 @@ const WORLD = "omotai-read";
 
 // Runs in the isolated world after the library's source. Readability hands back its article
 // element (`serializer`) and this walk turns it into lines: headings as `#` lines, list items
-// as `- ` lines, table cells joined with ` | `, links as their text only (no refs: controls
-// are the outline's). String.raw: the regexps' backslashes reach the page as written.
+// as `- ` lines, table cells joined with ` | `, links as their text, each also reported with
+// the line it ends in and its URL (the runtime gives it the outline's ref). String.raw: the
+// regexps' backslashes reach the page as written.
 const EXTRACT = String
-  .raw`function (Readability, isProbablyReaderable, max, titleMax, maxElems, minText) {
+  .raw`function (Readability, isProbablyReaderable, max, titleMax, maxElems, minText, maxLinks,
+    linkText, linkUrl) {
   const parsed = new Readability(document.cloneNode(true), {
     serializer: (el) => el,
     maxElemsToParse: maxElems,
@@ -97,6 +116,8 @@ const EXTRACT = String
     "blockquote"]);
   const MARKED_SKIP = new Set(["nav", "aside", "header", "footer"]);
   const lines = [];
+  const links = [];
+  let pendingLinks = [];
   let total = 0;
   let cut = false;
   let buf = "";
@@ -122,6 +143,11 @@ const EXTRACT = String
     if (!/[\p{L}\p{N}]/u.test(text)) return;
     push(prefix + text);
     prefix = "";
+    // A link belongs to the line its text ended in (one of bare punctuation: the next).
+    if (lines.length > 0) {
+      for (const l of pendingLinks) links.push({ line: lines.length - 1, ...l });
+      pendingLinks = [];
+    }
   };
   const add = (text) => {
     buf += text;
@@ -164,6 +190,14 @@ const EXTRACT = String
           buf = line;
           flush();
         }
+      } else if (tag === "a" && c.hasAttribute("href")) {
+        walk(c, depth + 1);
+        if (links.length + pendingLinks.length < maxLinks) {
+          pendingLinks.push({
+            text: clean(c.textContent).slice(0, linkText),
+            href: String(c.href).slice(0, linkUrl),
+          });
+        }
       } else if (tag === "td" || tag === "th") {
         if (clean(buf)) buf += " | ";
         walk(c, depth + 1);
@@ -179,8 +213,9 @@ const EXTRACT = String
   walk(root, 0);
   flush();
   if (lines.length === 0) return { none: true };
+  for (const l of pendingLinks) links.push({ line: lines.length - 1, ...l });
   const title = clean(String((!marked && parsed.title) || document.title || "")).slice(0, titleMax);
-  return { title, lines, cut };
+  return { title, lines, links, cut };
 }`;
 
 /**
@@ -195,7 +230,15 @@ export async function readArticle(
   // A fresh context per read: nothing of an earlier read (or of the page) lingers in it.
   const world = await session.send("Page.createIsolatedWorld", { frameId, worldName: WORLD });
   // The library is declared inside a function, so not even this world's globals keep it.
-  const args = [MAX_READ_CHARS, TITLE_READ_CHARS, MAX_READ_ELEMENTS, MIN_ARTICLE_CHARS].join(", ");
+  const args = [
+    MAX_READ_CHARS,
+    TITLE_READ_CHARS,
+    MAX_READ_ELEMENTS,
+    MIN_ARTICLE_CHARS,
+    MAX_ARTICLE_LINKS,
+    LINK_TEXT_CHARS,
+    LINK_URL_CHARS,
+  ].join(", ");
   const expression = `(() => {\n${READABILITY_SOURCE}\n;\n${READERABLE_SOURCE}\n;` +
     `return (${EXTRACT})(Readability, isProbablyReaderable, ${args});\n})()`;
   try {
@@ -222,14 +265,21 @@ export async function readArticle(
  */
 export function articleOf(value: unknown): Article | NoArticle {
   if (typeof value !== "object" || value === null) return "failed";
-  const v = value as { none?: unknown; title?: unknown; lines?: unknown; cut?: unknown };
+  const v = value as {
+    none?: unknown;
+    title?: unknown;
+    lines?: unknown;
+    links?: unknown;
+    cut?: unknown;
+  };
   if (v.none === true) return "none";
   if (!Array.isArray(v.lines)) return "failed";
   const lines: string[] = [];
   let total = 0;
   let cut = v.cut === true;
   for (const line of v.lines) {
-    if (typeof line !== "string") continue;
+    // Links point into the lines by index: a line of another shape breaks the whole answer.
+    if (typeof line !== "string") return "failed";
     if (total + line.length + 1 > MAX_READ_CHARS) {
       cut = true;
       break;
@@ -239,5 +289,28 @@ export function articleOf(value: unknown): Article | NoArticle {
   }
   if (lines.length === 0) return "none";
   const title = typeof v.title === "string" ? v.title.slice(0, TITLE_READ_CHARS) : "";
-  return { title, lines, cut };
+  return { title, lines, links: linksOf(v.links, lines.length), cut };
+}
+
+/** The reported links, checked: strings within their bounds, lines that exist, in order. */
+function linksOf(value: unknown, lineCount: number): ArticleLink[] {
+  if (!Array.isArray(value)) return [];
+  const out: ArticleLink[] = [];
+  let last = 0;
+  for (const l of value.slice(0, MAX_ARTICLE_LINKS)) {
+    if (typeof l !== "object" || l === null) continue;
+    const { line, text, href } = l as Record<string, unknown>;
+    if (!Number.isSafeInteger(line) || typeof text !== "string" || typeof href !== "string") {
+      continue;
+    }
+    const n = line as number;
+    if (n < last || n >= lineCount) continue;
+    last = n;
+    out.push({
+      line: n,
+      text: text.slice(0, LINK_TEXT_CHARS),
+      href: href.slice(0, LINK_URL_CHARS),
+    });
+  }
+  return out;
 }

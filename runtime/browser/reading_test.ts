@@ -7,14 +7,43 @@ Deno.test("articleOf() takes only the shape the reader returns", () => {
   assert.equal(articleOf({ title: "T" }), "failed");
   assert.equal(articleOf({ none: true }), "none");
   assert.equal(articleOf({ title: "T", lines: [], cut: false }), "none");
-  assert.deepEqual(articleOf({ title: "T", lines: ["a", 3, { b: 1 }, "c"], cut: false }), {
-    title: "T",
-    lines: ["a", "c"],
-    cut: false,
-  });
+  // Links point into the lines by index: a line of another shape fails the answer.
+  assert.equal(articleOf({ title: "T", lines: ["a", 3, "c"], cut: false }), "failed");
   assert.deepEqual(articleOf({ title: 7, lines: ["a"], cut: "yes" }), {
     title: "",
     lines: ["a"],
+    links: [],
+    cut: false,
+  });
+});
+
+Deno.test("articleOf() keeps only links of the right shape, on lines that exist, in order", () => {
+  const got = articleOf({
+    title: "T",
+    lines: ["a", "b", "c"],
+    links: [
+      { line: 0, text: "one", href: "http://x.test/1" },
+      { line: 2, text: "two", href: "http://x.test/2" },
+      { line: 1, text: "back", href: "http://x.test/3" },
+      { line: 9, text: "past", href: "http://x.test/4" },
+      { line: "2", text: "str", href: "http://x.test/5" },
+      { line: 2, text: 5, href: "http://x.test/6" },
+      null,
+      { line: 2, text: "y".repeat(900), href: "http://x.test/7" },
+    ],
+    cut: false,
+  });
+  assert.ok(typeof got === "object");
+  assert.deepEqual(got.links.map((l) => l.href), [
+    "http://x.test/1",
+    "http://x.test/2",
+    "http://x.test/7",
+  ]);
+  assert.equal(got.links[2].text.length, 500);
+  assert.deepEqual(articleOf({ title: "T", lines: ["a"], links: "x", cut: false }), {
+    title: "T",
+    lines: ["a"],
+    links: [],
     cut: false,
   });
 });

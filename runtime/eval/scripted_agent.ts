@@ -12,11 +12,12 @@ import type { ArmSession, ToolOutcome } from "./arm_session.ts";
 
 /**
  * How each format names a role on an element's line: Playwright MCP prints the ARIA role,
- * Omotai's outline marks a link by its target (`"Orders" -> /orders`) and a password field
- * as `password`.
+ * Omotai's outline writes a link with no role word (`[e5] "Orders" -> /orders`, in an
+ * overview `[e5] "Orders"`) and a password field as `password`.
  */
 const ROLE_MARKS: Record<string, (line: string, quoted: string) => boolean> = {
-  link: (line, quoted) => /\blink\b/.test(line) || line.includes(`${quoted} ->`),
+  link: (line, quoted) =>
+    /\blink\b/.test(line) || line.includes(`${quoted} ->`) || line.includes(`] ${quoted}`),
   textbox: (line) => /\b(textbox|password|searchbox)\b/.test(line),
 };
 

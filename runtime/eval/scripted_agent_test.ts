@@ -6,7 +6,8 @@ const OMOTAI = `path: /login
 - [e7] "Sign in" -> /login
 [e25] textbox "Username"
 [e26] password "Password"
-[e27] button "Sign in"`;
+[e27] button "Sign in"
+[e30] "Help"`;
 
 const PLAYWRIGHT = `- link "Orders" [ref=e5] [cursor=pointer]:
   - /url: /orders
@@ -18,6 +19,9 @@ Deno.test("findRef reads Omotai's outline: links by their target, password field
   assert.equal(findRef(OMOTAI, { role: "textbox", name: "Password" }), "e26");
   assert.equal(findRef(OMOTAI, { role: "button", name: "Sign in" }), "e27");
   assert.equal(findRef(OMOTAI, { role: "link", name: "Sign in" }), "e7");
+  // An overview's link: its name, no role word, no arrow.
+  assert.equal(findRef(OMOTAI, { role: "link", name: "Help" }), "e30");
+  assert.equal(findRef(OMOTAI, { role: "button", name: "Help" }), undefined);
 });
 
 Deno.test("findRef reads Playwright MCP's snapshot", () => {

@@ -17,7 +17,6 @@ import type { Redactor } from "../redact/mod.ts";
 import {
   ARIA_CONTROL_ROLES,
   type ControlFacts,
-  controlLine,
   frameOpenLine,
   headingLine,
   LINE_MAX,
@@ -131,12 +130,12 @@ function renderFrame(frame: AxFrame, issueRef: AxRefIssuer, out: OutlineWriter, 
     shownHidden.add(rootId);
     for (const h of list) {
       out.stats.interactive++;
-      out.line(...controlLine({
+      out.control({
         ref: issueRef(frame, h.backendNodeId),
         role: h.role,
         name: out.clip(h.name, NAME_MAX),
         ...(h.url ? { target: out.url(h.url, frame.url) } : {}),
-      }));
+      });
     }
   };
 
@@ -199,7 +198,7 @@ function renderFrame(frame: AxFrame, issueRef: AxRefIssuer, out: OutlineWriter, 
       }
       out.stats.interactive++;
       const ref = issueRef(frame, node.backendDOMNodeId);
-      out.line(...controlLine(controlFacts(node, role, frame, ref, byId, out)));
+      out.control(controlFacts(node, role, frame, ref, byId, out));
       // Controls speak through their name; only nested controls are worth descending for.
       pushChildren(node, true, true);
       continue;

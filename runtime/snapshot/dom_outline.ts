@@ -19,7 +19,6 @@ import { CUT_READ_MARGIN, type Redactor } from "../redact/mod.ts";
 import {
   ARIA_CONTROL_ROLES,
   type ControlFacts,
-  controlLine,
   frameOpenLine,
   headingLine,
   LINE_MAX,
@@ -234,7 +233,7 @@ function renderFrame(
     if (control && id !== undefined) {
       out.stats.interactive++;
       const ref = issueRef(frame, id);
-      out.line(...controlLine(controlFacts(doc, frame, x, tag, control, ref, label[x], out)));
+      out.control(controlFacts(doc, frame, x, tag, control, ref, label[x], out));
       // Controls speak through their name; only nested controls are listed.
       flags[x] |= NO_TEXT | CONTROLS_ONLY;
       if (control.role === "editable") flags[x] |= IN_EDITABLE;

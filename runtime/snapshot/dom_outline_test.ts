@@ -70,11 +70,11 @@ Deno.test("buildDomOutline() writes the accessibility outline's lines: headings,
     "one two",
     "### Sub part",
   ]);
-  assert.equal(brief[1], '[e1] link "Item 0"', "the overview leaves same-origin paths out");
+  assert.equal(brief[1], '[e1] "Item 0"', "the overview leaves same-origin paths out");
   assert.equal(
     brief[3],
-    '[e3] link "Away" -> https://other.test',
-    "the overview keeps the role word",
+    '[e3] "Away" -> https://other.test',
+    "the overview names a foreign link's origin, no role word",
   );
   assert.equal(brief.length, lines.length);
   assert.deepEqual(stats, { interactive: 5, frames: 1 });
@@ -103,8 +103,8 @@ Deno.test("buildDomOutline() never shows a password value, not even its length",
     { tag: "INPUT", attrs: { type: "password", "aria-label": "Other" }, inputValue: secret },
   ]);
   const { lines, brief } = outline(root);
+  // The label's own line only repeats the field's name: the field's line says it.
   assert.deepEqual(lines, [
-    "Secret",
     '[e1] password "Secret"',
     "[e2] password",
     '[e3] password "Other"',
@@ -162,8 +162,9 @@ Deno.test("buildDomOutline() lists controls with role, name, value and state", (
     },
     { tag: "A", kids: ["no href, just text"] },
   ]);
+  // A text line that only repeats the next control's name is left out ("User", "Named
+  // elsewhere"): the control's line says it.
   assert.deepEqual(outline(root).lines, [
-    "User",
     '[e1] textbox "User" = "alice"',
     '[e2] searchbox "Search here"',
     '[e3] textbox "Notes" = "typed notes"',
@@ -180,7 +181,6 @@ Deno.test("buildDomOutline() lists controls with role, name, value and state", (
     '[e14] button "Menu" [expanded] [disabled]',
     '[e15] "Logo" -> /img',
     '[e16] button "Close"',
-    "Named elsewhere",
     '[e17] button "Named elsewhere"',
     '[e18] editable = "rich text"',
     "no href, just text",

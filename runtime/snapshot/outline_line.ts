@@ -1,7 +1,7 @@
 /**
  * The outline's line format, written and read in one place: a control's facts become its
- * line (`[e12] textbox "Email" = "a@b.c" [disabled]`, a link by its arrow `[e3] "Home" ->
- * /`), and its overview form; headings, frame markers and list bullets; the limits every
+ * line (`[e12] textbox "Email" = "a@b.c" [disabled]`, a link by its name and arrow with no
+ * role word, `[e3] "Home" -> /`), and its overview form; headings, frame markers and list bullets; the limits every
  * line keeps. Both tree walks (`ax_outline.ts`, `dom_outline.ts`) write through it, and the
  * readers of finished lines (diffs, folds, carried refs, the typed-value check) parse with
  * it, so a change to the format is one edit here.
@@ -44,6 +44,11 @@ export const OPTIONS_MAX = 20;
 export const LINE_MAX = 1_000;
 /** How much of a text line the brief (overview) form keeps. */
 export const BRIEF_TEXT_CHARS = 20;
+/**
+ * How much of a control's name the brief (overview) form keeps: a teaser link's whole
+ * headline is on the full pages, and enough of it to pick one is here.
+ */
+export const BRIEF_NAME_CHARS = 60;
 
 /** What a control line says, in the walk's words; strings redacted and cut already. */
 export interface ControlFacts {
@@ -64,10 +69,12 @@ export interface ControlFacts {
   disabled?: boolean;
 }
 
-/** A control's line and its overview form. */
+/**
+ * A control's line and its overview form. A link says what it is by its arrow or its quoted
+ * name with no role word (`[e3] "Home" -> /`); only a link with neither keeps the word.
+ */
 export function controlLine(facts: ControlFacts): [full: string, brief: string] {
   const { ref, role, name, target } = facts;
-  const head = `[${ref}] ${role}${name ? ` ${JSON.stringify(name)}` : ""}`;
   let tail = "";
   if (facts.values && facts.values.length > 0) tail += valueTail(...facts.values);
   if (facts.options) tail += optionsList(facts.options);
@@ -76,17 +83,28 @@ export function controlLine(facts: ControlFacts): [full: string, brief: string] 
   if (facts.selectedTab) tail += " [selected]";
   if (facts.expanded) tail += " [expanded]";
   if (facts.disabled) tail += " [disabled]";
-  if (!target) return [head + tail, head + tail];
-  // A link's arrow says what it is: the full line drops the role word (`[e3] "Home" -> /`);
-  // the overview, which shows most targets not at all, keeps it, and names only foreign
-  // origins (paths are on the full pages).
-  const full = (role === "link" ? linkHead(ref, name) : head) + ` -> ${target}` + tail;
-  const brief = target.startsWith("/") ? head : `${head} -> ${originOf(target)}`;
-  return [full, brief + tail];
+  const short = briefName(name);
+  // The overview names only foreign origins (paths are on the full pages).
+  const briefTarget = target && !target.startsWith("/") ? originOf(target) : undefined;
+  const full = controlHead(ref, role, name, target !== undefined) +
+    (target ? ` -> ${target}` : "") + tail;
+  const brief = controlHead(ref, role, short, briefTarget !== undefined) +
+    (briefTarget ? ` -> ${briefTarget}` : "") + tail;
+  return [full, brief];
 }
 
-/** A link's line head: its arrow says what it is, so no role word (`[e3] "Home"`). */
-export function linkHead(ref: string, name: string): string {
+function controlHead(ref: string, role: string, name: string, arrow: boolean): string {
+  if (role === "link" && (name !== "" || arrow)) return linkHead(ref, name);
+  return `[${ref}] ${role}${name ? ` ${JSON.stringify(name)}` : ""}`;
+}
+
+/** A name as the overview shows it: its first {@link BRIEF_NAME_CHARS} characters. */
+function briefName(name: string): string {
+  return name.length > BRIEF_NAME_CHARS ? `${name.slice(0, BRIEF_NAME_CHARS - 1)}…` : name;
+}
+
+/** A link's line head: its arrow or its name says what it is, so no role word (`[e3] "Home"`). */
+function linkHead(ref: string, name: string): string {
   return `[${ref}]${name ? ` ${JSON.stringify(name)}` : ""}`;
 }
 

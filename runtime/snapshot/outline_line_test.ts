@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  BRIEF_NAME_CHARS,
   BRIEF_TEXT_CHARS,
   briefText,
   controlLine,
@@ -33,12 +34,27 @@ Deno.test("controlLine() writes a control's facts in one order, a link by its ar
   );
   assert.deepEqual(controlLine({ ref: "e1", role: "link", name: "Home", target: "/" }), [
     '[e1] "Home" -> /',
-    '[e1] link "Home"',
+    '[e1] "Home"',
   ]);
   assert.deepEqual(
     controlLine({ ref: "e2", role: "link", name: "", target: "http://127.0.0.2:9/a/b" }),
-    ["[e2] -> http://127.0.0.2:9/a/b", "[e2] link -> http://127.0.0.2:9"],
+    ["[e2] -> http://127.0.0.2:9/a/b", "[e2] -> http://127.0.0.2:9"],
   );
+  // A link with neither name nor arrow keeps its role word: a bare ref would say nothing.
+  assert.deepEqual(controlLine({ ref: "e6", role: "link", name: "", target: "/x" }), [
+    "[e6] -> /x",
+    "[e6] link",
+  ]);
+  assert.deepEqual(controlLine({ ref: "e7", role: "link", name: "Menu" }), [
+    '[e7] "Menu"',
+    '[e7] "Menu"',
+  ]);
+  // The overview keeps a long name's first BRIEF_NAME_CHARS characters.
+  const long = "x".repeat(BRIEF_NAME_CHARS + 10);
+  assert.deepEqual(controlLine({ ref: "e8", role: "button", name: long }), [
+    `[e8] button "${long}"`,
+    `[e8] button "${long.slice(0, BRIEF_NAME_CHARS - 1)}…"`,
+  ]);
   // A control that is not a link keeps its role word beside a target.
   assert.equal(
     controlLine({ ref: "e3", role: "button", name: "X", target: "/go", checked: "mixed" })[0],

@@ -98,5 +98,5 @@ Deno.test("buildAxOutline() and buildDomOutline() write the same lines for the s
     '[e7] button "Menu" [expanded]',
     '[e8] button "Go" [disabled]',
   ]);
-  assert.equal(fromAx.brief[4], '- [e2] link "Elsewhere" -> http://127.0.0.2:9000');
+  assert.equal(fromAx.brief[4], '- [e2] "Elsewhere" -> http://127.0.0.2:9000');
 });

@@ -21,7 +21,14 @@ import {
   redactCut,
   type Redactor,
 } from "../redact/mod.ts";
-import { briefText, FRAME_CLOSE, LINE_MAX, LIST_BULLET } from "./outline_line.ts";
+import {
+  briefText,
+  type ControlFacts,
+  controlLine,
+  FRAME_CLOSE,
+  LINE_MAX,
+  LIST_BULLET,
+} from "./outline_line.ts";
 
 /** Limits of one outline. */
 export interface OutlineLimits {
@@ -71,6 +78,8 @@ export class OutlineWriter {
   #lastBox: unknown = undefined;
   #lastSpaced = false;
   #prefix = "";
+  /** The last line when it was a whole text line of its own (no bullet), else undefined. */
+  #lastText: string | undefined;
 
   constructor(options: OutlineWriterOptions = {}) {
     this.#limits = options.limits ?? OUTLINE_LIMITS;
@@ -90,7 +99,7 @@ export class OutlineWriter {
 
   /** A page URL as shown (origin and path), redacted, then cut to a line's length. */
   url(url: string, base: string | undefined): string {
-    return redactCut(displayUrl(url, base), LINE_MAX, { redactor: this.#redactor });
+    return shownUrl(url, base, this.#redactor);
   }
 
   /**
@@ -142,6 +151,7 @@ export class OutlineWriter {
     for (let i = mark; i < this.lines.length; i++) this.#chars -= this.lines[i].length + 1;
     this.lines.length = mark;
     this.brief.length = mark;
+    this.#lastText = undefined;
   }
 
   /** A whole line (a control, a heading) and its overview form. */
@@ -150,9 +160,26 @@ export class OutlineWriter {
     this.#emit(text, brief);
   }
 
+  /**
+   * A control's line (`controlLine()`). A text line just before it that only repeats its
+   * name (a field's visible label, `First name` or `First name:`) is dropped: the control's
+   * line says it already.
+   */
+  control(facts: ControlFacts): void {
+    this.flush();
+    const label = this.#lastText;
+    if (label !== undefined && facts.name !== "" && label.replace(/\s*:$/, "") === facts.name) {
+      this.lines.pop();
+      this.brief.pop();
+      this.#chars -= label.length + 1;
+    }
+    this.#emit(...controlLine(facts));
+  }
+
   /** The `[/frame]` line: written even past the budget, so frame blocks stay balanced. */
   closeFrame(): void {
     this.flush();
+    this.#lastText = undefined;
     this.lines.push(FRAME_CLOSE);
     this.brief.push(FRAME_CLOSE);
     this.#chars += FRAME_CLOSE.length + 1;
@@ -169,9 +196,11 @@ export class OutlineWriter {
     // Lines of bare punctuation ("[", "] |", ".") left between links carry nothing.
     if (!/[\p{L}\p{N}]/u.test(text)) return;
     const brief = briefText(text);
+    const bare = this.#prefix === "" && text.length <= LINE_MAX;
     for (let i = 0; i < text.length; i += LINE_MAX) {
       this.#emit(text.slice(i, i + LINE_MAX), i === 0 ? brief : "");
     }
+    if (bare && !this.truncated) this.#lastText = text;
   }
 
   #push(piece: string): void {
@@ -183,6 +212,7 @@ export class OutlineWriter {
   }
 
   #emit(text: string, brief: string): void {
+    this.#lastText = undefined;
     if (this.truncated) return;
     const line = this.#prefix + text;
     if (
@@ -197,4 +227,12 @@ export class OutlineWriter {
     this.#chars += line.length + 1;
     this.#prefix = "";
   }
+}
+
+/**
+ * A link or frame URL as every view shows it: origin and path (`displayUrl`), redacted, then
+ * cut to {@link LINE_MAX}. Reading mode matches its links to the outline's lines by it.
+ */
+export function shownUrl(url: string, base: string | undefined, redactor: Redactor): string {
+  return redactCut(displayUrl(url, base), LINE_MAX, { redactor });
 }

@@ -43,3 +43,29 @@ Deno.test("OutlineWriter redacts a text line before it is split or briefed", () 
   const { lines, brief } = out.finish();
   for (const line of [...lines, ...brief]) assert.ok(!holdsPiece(line), line);
 });
+
+Deno.test("OutlineWriter.control() drops a text line just before it that only repeats its name", () => {
+  const out = new OutlineWriter();
+  out.text("Email:", "label-1");
+  out.control({ ref: "e1", role: "textbox", name: "Email" });
+  out.text("Phone", "label-2");
+  out.control({ ref: "e2", role: "textbox", name: "Mobile" });
+  out.bullet();
+  out.text("City", "li");
+  out.control({ ref: "e3", role: "textbox", name: "City" });
+  out.text("Zip", "label-3");
+  out.control({ ref: "e4", role: "textbox", name: "" });
+  const { lines, brief } = out.finish();
+  assert.deepEqual(lines, [
+    '[e1] textbox "Email"',
+    "Phone",
+    '[e2] textbox "Mobile"',
+    // A list item's bullet is the item's: its text stays.
+    "- City",
+    '[e3] textbox "City"',
+    "Zip",
+    "[e4] textbox",
+  ]);
+  assert.equal(brief.length, lines.length);
+  assert.equal(brief[0], '[e1] textbox "Email"');
+});

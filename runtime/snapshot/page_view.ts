@@ -10,7 +10,7 @@
  */
 import { processRedactor, type Redactor } from "../redact/mod.ts";
 import { neutralize, untrustedClose, untrustedOpen } from "./untrusted.ts";
-import { foldLinkRuns } from "./run_fold.ts";
+import { aliasOrigins, overviewLines } from "./overview.ts";
 
 /** Characters per token used for budgeting (a conservative average for English + markup). */
 export const CHARS_PER_TOKEN = 4;
@@ -99,9 +99,8 @@ export function paginate(lines: string[], maxChars: number): string[][] {
 
 /**
  * Renders page `page` (1-based) of the view within `maxTokens`. Long outlines start with
- * overview pages (every control and heading, text shortened, long runs of links folded:
- * run_fold.ts) followed by the full outline, so the first page is small while the pages
- * together lose nothing.
+ * overview pages (every control and heading, cut as overview.ts says) followed by the full
+ * outline, so the first page is small while the pages together lose nothing.
  */
 export function renderPage(
   view: PageView,
@@ -124,8 +123,10 @@ export function renderPage(
   const fullPages = paginate(lines, budget);
   const size = lines.reduce((n, l) => n + l.length + 1, 0);
   const brief = view.brief &&
-    foldLinkRuns(view.brief.filter((l) => l !== "").map(options.neutralized ? keep : neutralize));
-  const overview = size > OVERVIEW_MIN_CHARS && brief ? paginate(brief, budget) : [];
+    overviewLines(lines, view.brief.map(options.neutralized ? keep : neutralize));
+  const overview = size > OVERVIEW_MIN_CHARS && brief
+    ? paginate(brief, budget).map(aliasOrigins)
+    : [];
   const pages = [...overview, ...fullPages];
   const index = Math.min(Math.max(page, 1), pages.length) - 1;
   const kind = overview.length === 0
@@ -139,11 +140,11 @@ export function renderPage(
   const status = `doc ${view.docId}${label}${tabLabel(view)}${paging}`;
   const parts = [status, ...(view.note ? [view.note] : []), open, ...head, ...pages[index], close];
   if (overview.length > 0 && index === 0) {
-    parts.push(
-      `more: pages ${overview.length + 1}-${pages.length} hold the full text; call ${
-        call(overview.length + 1)
-      }`,
-    );
+    const first = overview.length + 1;
+    const where = first === pages.length
+      ? `page ${first} holds`
+      : `pages ${first}-${pages.length} hold`;
+    parts.push(`more: ${where} the full text; call ${call(first)}`);
   }
   if (index + 1 < pages.length && !(overview.length > 0 && index === 0 && overview.length === 1)) {
     parts.push(

@@ -44,7 +44,7 @@ Deno.test("renderPage() opens long outlines with an overview and keeps the full 
   assert.match(first.text, /page 1\/2 \(overview: text shortened\)/);
   assert.match(
     first.text,
-    /more: pages 2-2 hold the full text; call browser_snapshot \{"page": 2\}/,
+    /more: page 2 holds the full text; call browser_snapshot \{"page": 2\}/,
   );
   for (let i = 0; i < 60; i++) assert.ok(first.text.includes(`[e${i + 1}] link "L${i}"\n`));
   assert.ok(!first.text.includes("lorem ipsum lorem ipsum lorem"));

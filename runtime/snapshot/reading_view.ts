@@ -8,8 +8,21 @@
  *
  * @module
  */
-import { boundedRedact, processRedactor, type Redactor } from "../redact/mod.ts";
-import { LINE_MAX } from "./outline_line.ts";
+import { boundedRedact, processRedactor, redactClip, type Redactor } from "../redact/mod.ts";
+import { LINE_MAX, NAME_MAX, splitRef } from "./outline_line.ts";
+import { shownUrl } from "./outline_writer.ts";
+import { neutralize } from "./untrusted.ts";
+
+/** Link lines a reading view lists at most; the rest are counted in one runtime line. */
+export const READ_LINK_LINES = 60;
+
+/** A link in an article's text (reading.ts's `ArticleLink`). */
+export interface ReadingLink {
+  /** The article line the link's text ends in. */
+  line: number;
+  text: string;
+  href: string;
+}
 
 /** The status line's word for reading mode's pages (`doc d3 · read · page 1/2`). */
 export const READ_LABEL = "read";
@@ -35,23 +48,91 @@ export function readingNote(cut: boolean, maxChars: number): string | undefined 
 }
 
 /**
- * An article's lines as shown: each redacted whole, then split at a space into lines of at
- * most `LINE_MAX` characters (a page never splits a line, and a paragraph may be longer than
- * a page). When the text was `cut`, its last paragraph is redacted as a bounded read.
+ * An article's lines as shown: each redacted whole, neutralized, then split at a space into
+ * lines of at most `LINE_MAX` characters (a page never splits a line, and a paragraph may be
+ * longer than a page), each paragraph followed by its lines in `after` (neutralized by their
+ * maker: {@link articleLinkLines}). When the text was `cut`, its last paragraph is redacted
+ * as a bounded read. The lines are ready for the pager as neutralized lines.
  */
 export function readingLines(
   paragraphs: readonly string[],
   cut: boolean,
   redactor: Redactor = processRedactor(),
+  after: ReadonlyMap<number, readonly string[]> = new Map(),
 ): string[] {
   const out: string[] = [];
   paragraphs.forEach((p, i) => {
     const last = cut && i === paragraphs.length - 1;
     const text = last ? boundedRedact(p, true, redactor) : redactor.redact(p);
-    out.push(...splitLine(text));
+    out.push(...splitLine(neutralize(text)), ...(after.get(i) ?? []));
   });
   return out;
 }
+
+/**
+ * The outline's own line for each link of the article that the outline of the same document
+ * (`outline`, the lines the agent was last sent) lists, keyed by the article line the link
+ * ends in, so the agent can follow a link it reads about without a search: `[e775] "Read the
+ * follow-up" -> /article/follow-up`. A link matches an outline line by its target as every
+ * view shows it; among the lines to one target, the one of the same name first; each line
+ * serves once. Past {@link READ_LINK_LINES}, the last paragraph's list ends with a runtime
+ * line counting the rest. A link the outline does not list stays text (no ref is made up).
+ */
+export function articleLinkLines(
+  links: readonly ReadingLink[],
+  outline: readonly string[],
+  pageUrl: string,
+  redactor: Redactor = processRedactor(),
+): Map<number, string[]> {
+  const byTarget = new Map<string, { line: string; name: string }[]>();
+  for (const line of outline) {
+    const parts = splitRef(line);
+    const m = parts && OUTLINE_LINK.exec(parts.rest);
+    if (!parts || !m) continue;
+    const entry = { line: neutralize(`[e${parts.ref}]${parts.rest}`), name: nameOf(m[1]) };
+    const list = byTarget.get(m[2]) ?? [];
+    list.push(entry);
+    byTarget.set(m[2], list);
+  }
+  const out = new Map<number, string[]>();
+  let shown = 0;
+  let more = 0;
+  let lastLine = -1;
+  for (const link of links) {
+    const list = byTarget.get(shownUrl(link.href, pageUrl, redactor));
+    if (!list || list.length === 0) continue;
+    const name = redactClip(link.text, NAME_MAX, redactor);
+    const at = Math.max(list.findIndex((e) => e.name === name), 0);
+    const [hit] = list.splice(at, 1);
+    if (shown >= READ_LINK_LINES) {
+      more++;
+      continue;
+    }
+    shown++;
+    lastLine = Math.max(lastLine, link.line);
+    const lines = out.get(link.line) ?? [];
+    lines.push(hit.line);
+    out.set(link.line, lines);
+  }
+  if (more > 0) {
+    out.get(lastLine)!.push(
+      `<<<${more} more links in the text have refs: browser_find finds one by name>>>`,
+    );
+  }
+  return out;
+}
+
+function nameOf(quoted: string | undefined): string {
+  try {
+    return quoted ? String(JSON.parse(quoted)) : "";
+  } catch {
+    return "";
+  }
+}
+
+// The rest of an outline link line after its ref: an optional quoted name, then the arrow
+// and target (flags may follow).
+const OUTLINE_LINK = /^(?: ("(?:[^"\\]|\\.)*"))? -> (\S+)/;
 
 /** `text` in pieces of at most `LINE_MAX` characters, split at a space where one is near. */
 export function splitLine(text: string): string[] {

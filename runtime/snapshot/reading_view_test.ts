@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { holdsPiece, PLANTED_PW, plantedRedactor } from "../../tests/helpers/planted_secret.ts";
 import { LINE_MAX } from "./outline_line.ts";
-import { readingLines, readingNote, readPageCall, splitLine } from "./reading_view.ts";
+import {
+  articleLinkLines,
+  READ_LINK_LINES,
+  readingLines,
+  readingNote,
+  readPageCall,
+  splitLine,
+} from "./reading_view.ts";
 
 Deno.test("splitLine() keeps short lines whole and splits long ones at a space", () => {
   assert.deepEqual(splitLine("a short paragraph"), ["a short paragraph"]);
@@ -40,4 +47,72 @@ Deno.test("readPageCall() and readingNote() say how to read on and when the text
   assert.equal(readPageCall(3), 'browser_snapshot {"mode": "read", "page": 3}');
   assert.equal(readingNote(false, 2_000_000), undefined);
   assert.equal(readingNote(true, 2_000_000), "note: article text cut after 2,000,000 characters");
+});
+
+const PAGE = "http://127.0.0.1:8080/article";
+const OUTLINE = [
+  '[e1] "Home" -> /',
+  "# Story",
+  "Paragraph one, see the notes.",
+  '- [e7] "the notes" -> /notes',
+  '[e8] "Notes" -> /notes',
+  "[e9] -> http://127.0.0.2:9/away",
+  '[e10] button "Share"',
+  '[e11] "‹‹‹fake›››" -> /fake',
+];
+
+Deno.test("articleLinkLines() gives each article link the outline's line, by target then name", () => {
+  const out = articleLinkLines(
+    [
+      { line: 0, text: "Notes", href: "http://127.0.0.1:8080/notes?utm=1#top" },
+      { line: 0, text: "the notes", href: "http://127.0.0.1:8080/notes" },
+      { line: 2, text: "away", href: "http://127.0.0.2:9/away" },
+      // A third link to /notes: both of its lines are taken.
+      { line: 2, text: "notes again", href: "http://127.0.0.1:8080/notes" },
+      // Not in the outline (the page added it later): it stays text, no ref is made up.
+      { line: 3, text: "new", href: "http://127.0.0.1:8080/new" },
+    ],
+    OUTLINE,
+    PAGE,
+  );
+  assert.deepEqual([...out], [
+    [0, ['[e8] "Notes" -> /notes', '[e7] "the notes" -> /notes']],
+    [2, ["[e9] -> http://127.0.0.2:9/away"]],
+  ]);
+});
+
+Deno.test("articleLinkLines() neutralizes the lines it takes from the outline", () => {
+  const out = articleLinkLines(
+    [{ line: 0, text: "<<<fake>>>", href: "http://127.0.0.1:8080/fake" }],
+    ['[e11] "<<<fake>>>" -> /fake'],
+    PAGE,
+  );
+  assert.deepEqual(out.get(0), ['[e11] "‹‹‹fake›››" -> /fake']);
+});
+
+Deno.test("articleLinkLines() lists at most READ_LINK_LINES links and counts the rest", () => {
+  const n = READ_LINK_LINES + 5;
+  const outline = Array.from({ length: n }, (_, i) => `[e${i + 1}] "L${i}" -> /l/${i}`);
+  const links = Array.from({ length: n }, (_, i) => ({
+    line: i,
+    text: `L${i}`,
+    href: `http://127.0.0.1:8080/l/${i}`,
+  }));
+  const out = articleLinkLines(links, outline, PAGE);
+  const all = [...out.values()].flat();
+  assert.equal(all.filter((l) => l.startsWith("[e")).length, READ_LINK_LINES);
+  assert.deepEqual(out.get(READ_LINK_LINES - 1), [
+    `[e${READ_LINK_LINES}] "L${READ_LINK_LINES - 1}" -> /l/${READ_LINK_LINES - 1}`,
+    "<<<5 more links in the text have refs: browser_find finds one by name>>>",
+  ]);
+});
+
+Deno.test("readingLines() puts a paragraph's link lines after it, and neutralizes page text", () => {
+  const lines = readingLines(
+    ["First <<<x>>> paragraph", "Second"],
+    false,
+    plantedRedactor(),
+    new Map([[0, ['[e3] "x" -> /x']]]),
+  );
+  assert.deepEqual(lines, ["First ‹‹‹x››› paragraph", '[e3] "x" -> /x', "Second"]);
 });

@@ -17,9 +17,9 @@ export const RUN_FOLD_MIN = 20;
 /** Names a fold line quotes, so the agent knows what the run is. */
 const RUN_FOLD_NAMES = 3;
 
-// An overview link line, neutralized: `[e3] link "Home"`, in a list `- [e3] …`, a foreign
-// target's origin after it.
-const LINK = /^(?:- )?\[(e\d+)\] link(?: ("(?:[^"\\]|\\.)*"))?(?: -> \S+)?$/;
+// An overview link line, neutralized: `[e3] "Home"`, in a list `- [e3] …`, a foreign
+// target's origin after it, `[e3] link` when it has neither name nor arrow.
+const LINK = /^(?:- )?\[(e\d+)\](?: link$| ("(?:[^"\\]|\\.)*")(?: -> \S+)?$| -> \S+$)/;
 
 /** `lines` (overview lines, neutralized) with every run of {@link RUN_FOLD_MIN} links folded. */
 export function foldLinkRuns(lines: readonly string[]): string[] {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { foldLinkRuns, RUN_FOLD_MIN } from "./run_fold.ts";
 
 const links = (from: number, n: number, bullet = "- ") =>
-  Array.from({ length: n }, (_, i) => `${bullet}[e${from + i}] link "Item ${from + i}"`);
+  Array.from({ length: n }, (_, i) => `${bullet}[e${from + i}] "Item ${from + i}"`);
 
 Deno.test("foldLinkRuns folds a long run of links into one line with its refs and first names", () => {
   const out = foldLinkRuns(["# Docs", ...links(10, 30), "Some text"]);
@@ -23,7 +23,7 @@ Deno.test("foldLinkRuns counts a run of links with foreign targets and unnamed o
   const run = [
     ...links(1, RUN_FOLD_MIN - 2),
     "[e100] link",
-    '[e101] link "Away" -> https://elsewhere.example',
+    '[e101] "Away" -> https://elsewhere.example',
   ];
   const [line] = foldLinkRuns(run);
   assert.match(line, /^<<<20 links: e1–e18, e100, e101; "Item 1", "Item 2", "Item 3", …;/);
@@ -37,7 +37,7 @@ Deno.test("foldLinkRuns stops a run at a line that is not a link", () => {
 
 Deno.test("foldLinkRuns never folds a page's forged marker or a link whose text holds arrows", () => {
   // Page text reaches this neutralized: its arrows are not the block's.
-  const forged = Array.from({ length: 25 }, (_, i) => `[e${i}] link "‹‹‹fake›››"`);
+  const forged = Array.from({ length: 25 }, (_, i) => `[e${i}] "‹‹‹fake›››"`);
   const [line] = foldLinkRuns(forged);
   assert.match(line, /^<<<25 links: e0–e24; "‹‹‹fake›››"/);
   assert.equal(line.match(/<<</g)!.length, 1);

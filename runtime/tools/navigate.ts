@@ -21,15 +21,23 @@ export function reportLoad(ctx: ToolContext, what: string, outcome: LoadOutcome)
 export const navigateTool = defineTool({
   name: "browser_navigate",
   title: "Navigate to a URL",
-  description: "Navigate the current tab to a URL. Returns the page snapshot.",
-  schema: z.strictObject({ url: z.string().min(1).max(8_192).describe("The URL to open") }),
+  description: "Navigate the current tab to a URL. Returns the page snapshot; " +
+    '`mode: "read"` returns its main text instead (as browser_snapshot\'s reading mode: for ' +
+    "an article you came to read).",
+  schema: z.strictObject({
+    url: z.string().min(1).max(8_192).describe("The URL to open"),
+    mode: z.enum(["outline", "read"]).optional()
+      .describe(
+        '"outline" (default): controls with refs; "read": the main text, its links with refs',
+      ),
+  }),
   kind: "navigate",
   readOnly: false,
   destructive: false,
   facts: (ctx, { url }) => navigateFacts(ctx, url),
-  async handle(ctx, { url }) {
+  async handle(ctx, { url, mode }) {
     const target = parseUrlArg(url);
-    ctx.response.includeSnapshot();
+    ctx.response.includeSnapshot(mode === "read" ? "read" : "changes");
     const outcome = await navigate(await ctx.session.page(), target.href);
     reportLoad(ctx, `navigated to ${displayUrl(target.href, undefined)}`, outcome);
   },

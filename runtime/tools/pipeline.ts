@@ -218,10 +218,18 @@ async function runSteps(
     }
     if (response.wantsSnapshot && !abandoned.aborted) {
       try {
-        // After an action the agent gets what changed on a page it has seen, not the page again.
-        response.snapshot(
-          (await session.snapshot(1, undefined, "changes", response.typedFields)).text,
-        );
+        // Asked to read: the page's main text; a page with none gets the outline instead.
+        const read = response.snapshotMode === "read" ? await session.read() : undefined;
+        if (read?.article) {
+          response.snapshot(read.text);
+        } else {
+          if (read) response.result("no readable article on this page: its outline follows");
+          // After an action the agent gets what changed on a page it has seen, not the page
+          // again.
+          response.snapshot(
+            (await session.snapshot(1, undefined, "changes", response.typedFields)).text,
+          );
+        }
       } catch (err) {
         if (!response.failed && !abandoned.aborted) {
           reportError(response, session.translateError(err), tool.name);

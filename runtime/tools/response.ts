@@ -37,6 +37,9 @@ export interface TypedValue {
   value: string;
 }
 
+/** The view an action's result ends with: what changed, or reading mode's text. */
+export type AfterSnapshot = "changes" | "read";
+
 /** Collects a tool's outcome. */
 export class ResponseBuilder {
   #results: string[] = [];
@@ -45,6 +48,7 @@ export class ResponseBuilder {
   #denied: { reason: string; detail?: string } | undefined;
   #snapshot: string | undefined;
   #wantsSnapshot = false;
+  #snapshotMode: AfterSnapshot = "changes";
   #images: ImageContent[] = [];
   #typed: TypedValue[] = [];
   readonly #redactor: Redactor;
@@ -93,10 +97,19 @@ export class ResponseBuilder {
     return this.#typed;
   }
 
-  /** Asks for a fresh snapshot at the end of the response. */
-  includeSnapshot(): this {
+  /**
+   * Asks for a fresh snapshot at the end of the response: what changed (or the new page's
+   * outline), or with `read` the page's main text (the outline when it has none).
+   */
+  includeSnapshot(mode: AfterSnapshot = "changes"): this {
     this.#wantsSnapshot = true;
+    this.#snapshotMode = mode;
     return this;
+  }
+
+  /** Which view {@link includeSnapshot} asked for. */
+  get snapshotMode(): AfterSnapshot {
+    return this.#snapshotMode;
   }
 
   /** Whether a snapshot was asked for and not yet set. */
@@ -132,7 +145,10 @@ export class ResponseBuilder {
     if (this.#error) lines.push(`error: ${this.#error.code} (${red(this.#error.message)})`);
     for (const r of this.#results) lines.push(red(r));
     for (const n of this.#notices) lines.push(`notice: ${red(n)}`);
-    if (this.#snapshot !== undefined) lines.push("", red(this.#snapshot));
+    // A blank line between the runtime's lines and the view; none before a view alone.
+    if (this.#snapshot !== undefined) {
+      lines.push(...(lines.length ? [""] : []), red(this.#snapshot));
+    }
     const out: ToolResult = { content: [{ type: "text", text: lines.join("\n") }] };
     // A call that failed half-way shows no pixels it may have captured before failing.
     if (this.failed) out.isError = true;

@@ -14,14 +14,16 @@ export const snapshotTool = defineTool({
   description:
     "Outline of the current tab: headings, text and every interactive element with a ref " +
     "(e12) to pass to other tools. Large pages are split into pages; pass `page` to read on. " +
-    '`mode: "read"` gives the page\'s main text instead (its article without menus, links as ' +
-    "text, no refs), in pages of its own.",
+    '`mode: "read"` gives the page\'s main text instead (its article without menus; each ' +
+    "link followed by its ref line), in pages of its own.",
   schema: z.strictObject({
     max_tokens: z.int().min(500).max(100_000).optional()
       .describe(`Token budget of one page (default ${DEFAULT_MAX_TOKENS})`),
     page: z.int().min(1).max(10_000).optional().describe("Which page of the snapshot (from 1)"),
     mode: z.enum(["outline", "read"]).optional()
-      .describe('"outline" (default): controls with refs; "read": the main text only'),
+      .describe(
+        '"outline" (default): controls with refs; "read": the main text, its links with refs',
+      ),
   }),
   kind: "snapshot",
   readOnly: true,
