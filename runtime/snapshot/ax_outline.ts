@@ -18,7 +18,6 @@ import {
   ARIA_CONTROL_ROLES,
   type ControlFacts,
   frameOpenLine,
-  headingLine,
   LINE_MAX,
   MAX_FRAME_DEPTH,
   NAME_MAX,
@@ -130,11 +129,12 @@ function renderFrame(frame: AxFrame, issueRef: AxRefIssuer, out: OutlineWriter, 
     shownHidden.add(rootId);
     for (const h of list) {
       out.stats.interactive++;
+      const target = h.url ? out.target(h.url, frame.url) : undefined;
       out.control({
         ref: issueRef(frame, h.backendNodeId),
         role: h.role,
         name: out.clip(h.name, NAME_MAX),
-        ...(h.url ? { target: out.url(h.url, frame.url) } : {}),
+        ...(target !== undefined ? { target } : {}),
       });
     }
   };
@@ -207,7 +207,7 @@ function renderFrame(frame: AxFrame, issueRef: AxRefIssuer, out: OutlineWriter, 
       const level = Number(prop(node, "level") ?? 2);
       const name = out.clip(String(node.name?.value ?? ""), LINE_MAX);
       out.flush();
-      if (name) out.line(headingLine(level, name));
+      if (name) out.heading(level, name);
       stack.push("flush");
       pushChildren(node, true);
       continue;
@@ -295,7 +295,8 @@ function controlFacts(
   if (role === "link") {
     const url = prop(node, "url");
     // Redacted before the overview shortens it to its origin.
-    if (typeof url === "string" && url) facts.target = out.url(url, frame.url);
+    const target = typeof url === "string" && url ? out.target(url, frame.url) : undefined;
+    if (target !== undefined) facts.target = target;
   }
   const value = node.value?.value;
   if (role === "combobox" || role === "listbox") {

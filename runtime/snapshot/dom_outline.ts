@@ -20,7 +20,6 @@ import {
   ARIA_CONTROL_ROLES,
   type ControlFacts,
   frameOpenLine,
-  headingLine,
   LINE_MAX,
   MAX_FRAME_DEPTH,
   NAME_MAX,
@@ -246,7 +245,7 @@ function renderFrame(
       // Read past the cut, so a value straddling it is redacted whole.
       const name = out.clip(nameFromContent(doc, x, LINE_MAX + CUT_READ_MARGIN), LINE_MAX);
       out.flush();
-      if (name) out.line(headingLine(level, name));
+      if (name) out.heading(level, name);
       flags[x] |= NO_TEXT;
       stack.push(~x);
       pushChildren(x);
@@ -325,7 +324,8 @@ function controlFacts(
     const url = href !== undefined
       ? resolveUrl(href, doc.strings[frame.document.baseURL], frame.url)
       : "";
-    if (url) facts.target = out.url(url, frame.url);
+    const target = url ? out.target(url, frame.url) : undefined;
+    if (target !== undefined) facts.target = target;
   }
   if (tag === "SELECT") {
     const options = optionsOf(doc, i, out);

@@ -2,14 +2,16 @@
  * Folded first pages: a new document of the origin the agent was just reading is sent whole,
  * in page order, except that its leading and trailing runs of lines the agent's last view of
  * the tab already showed word for word (the site's header, navigation and footer, refs
- * carried over) are one runtime line each, `<<<9 lines as before: e203–e211>>>`. The fold marker uses the block's own
- * arrows, which page text cannot produce (they are neutralized), so a page cannot fake one.
+ * carried over) are one runtime line each, `<<<9 lines as before: e203–e211>>>`. The fold
+ * marker uses the block's own arrows, which page text cannot produce (they are neutralized),
+ * so a page cannot fake one. Between the folds, a select line the last view showed word for
+ * word says `options: as before` instead of its option list.
  * `browser_snapshot` never folds.
  *
  * @module
  */
 import { type PageView, type RenderedPage, renderPage } from "./page_view.ts";
-import { lineRef } from "./outline_line.ts";
+import { lineRef, optionsAsBefore } from "./outline_line.ts";
 import { refSpan } from "./ref_span.ts";
 import { neutralize } from "./untrusted.ts";
 
@@ -60,9 +62,12 @@ export function renderFolded(
     }
   };
   fold(0, head);
+  // Between the folds, a select the agent's last view showed word for word keeps its value
+  // and state; its option list is as before.
+  const shown = (line: string, k: number) => seen[k] ? optionsAsBefore(line) : line;
   for (let k = head; k < tail; k++) {
-    lines.push(neutralize(after.lines[k]));
-    brief.push(neutralize(after.brief?.[k] ?? after.lines[k]));
+    lines.push(neutralize(shown(after.lines[k], k)));
+    brief.push(neutralize(shown(after.brief?.[k] ?? after.lines[k], k)));
   }
   fold(tail, after.lines.length);
   if (folded === 0) return undefined;

@@ -67,3 +67,22 @@ Deno.test("renderFolded() folds only the leading and trailing runs, never the mi
   assert.match(text, /\n# B\none\ntwo\nthree\nfour\nnew\n/);
   assert.equal(text.match(/ lines as before/g)?.length, 2);
 });
+
+Deno.test("renderFolded() says a select shown word for word before has its options as before", () => {
+  const sort = '[e7] combobox "Sort by" = "Relevance" options: "Relevance", "Price"';
+  const before = view([...CHROME, "# Page 1", sort, '[e8] "Item 1" -> /i/1', ...FOOTER]);
+  const after = view(
+    [
+      ...CHROME,
+      "# Page 2",
+      sort,
+      '[e11] combobox "Size" = "M" options: "S", "M"',
+      '[e9] "Item 2" -> /i/2',
+      ...FOOTER,
+    ],
+    { docId: "d2", path: "/b", title: "B" },
+  );
+  const text = renderFolded(before, after)!.text;
+  assert.match(text, /\n\[e7\] combobox "Sort by" = "Relevance" options: as before\n/);
+  assert.match(text, /\n\[e11\] combobox "Size" = "M" options: "S", "M"\n/, "a new select in full");
+});

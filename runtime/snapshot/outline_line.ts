@@ -122,6 +122,18 @@ export function optionsList(names: readonly string[]): string {
   }`;
 }
 
+// A control line's option list as `optionsList()` writes it. Names and values inside a line
+// are JSON strings, so ` options: "` cannot occur inside one (their quotes are escaped).
+const OPTIONS_TAIL = / options: "(?:[^"\\]|\\.)*"(?:, "(?:[^"\\]|\\.)*")*(?: \(\+\d+ more\))?/;
+
+/**
+ * An element line with its option list said to be as before (` options: as before`): for
+ * a select the agent was shown word for word in its last view. Other lines as they are.
+ */
+export function optionsAsBefore(line: string): string {
+  return lineRefNumber(line) < 0 ? line : line.replace(OPTIONS_TAIL, " options: as before");
+}
+
 /** `## Name` for a heading of `level` (clamped to 1–6). */
 export function headingLine(level: number, name: string): string {
   return `${"#".repeat(Math.min(Math.max(level, 1), 6))} ${name}`;

@@ -11,6 +11,7 @@ import {
   lineRef,
   lineRefNumber,
   OPTIONS_MAX,
+  optionsAsBefore,
   optionsList,
   refAndRole,
   splitRef,
@@ -118,4 +119,15 @@ Deno.test("headingLevelOf() and frameMarker() read the lines headingLine() and f
   assert.equal(frameMarker("[frame http://127.0.0.2:1/]"), 1);
   assert.equal(frameMarker("  [/frame]"), -1);
   assert.equal(frameMarker("[/frame] and more"), 0);
+});
+
+Deno.test("optionsAsBefore() replaces only an element line's option list", () => {
+  assert.equal(
+    optionsAsBefore('- [e4] combobox "Size" = "M" options: "S", "M \\"x\\"" (+3 more) [disabled]'),
+    '- [e4] combobox "Size" = "M" options: as before [disabled]',
+  );
+  // A name that holds the words is a JSON string: its quotes are escaped, so it stays.
+  const named = '[e5] button "Sort options: \\"A\\""';
+  assert.equal(optionsAsBefore(named), named);
+  assert.equal(optionsAsBefore('Text options: "A", "B"'), 'Text options: "A", "B"');
 });

@@ -26,6 +26,7 @@ import {
   type ControlFacts,
   controlLine,
   FRAME_CLOSE,
+  headingLine,
   LINE_MAX,
   LIST_BULLET,
 } from "./outline_line.ts";
@@ -78,8 +79,11 @@ export class OutlineWriter {
   #lastBox: unknown = undefined;
   #lastSpaced = false;
   #prefix = "";
-  /** The last line when it was a whole text line of its own (no bullet), else undefined. */
-  #lastText: string | undefined;
+  /**
+   * The last line when it was a whole text or heading line: its text and whether it opened a
+   * list item; undefined after any other line.
+   */
+  #lastText: { text: string; bullet: boolean } | undefined;
 
   constructor(options: OutlineWriterOptions = {}) {
     this.#limits = options.limits ?? OUTLINE_LIMITS;
@@ -100,6 +104,17 @@ export class OutlineWriter {
   /** A page URL as shown (origin and path), redacted, then cut to a line's length. */
   url(url: string, base: string | undefined): string {
     return shownUrl(url, base, this.#redactor);
+  }
+
+  /**
+   * A link's target as shown, or undefined for a link with a query to the page's own path (a
+   * pager, a filter, a sort): the query is never shown, so its target would only repeat the
+   * path, and the link reads as `[e3] "2"`. A link without a query keeps its target, so a
+   * site's menu reads the same on every page (folds and carried refs depend on it).
+   */
+  target(url: string, page: string): string | undefined {
+    const shown = this.url(url, page);
+    return hasQuery(url) && shown === this.url(page, page) ? undefined : shown;
   }
 
   /**
@@ -160,18 +175,28 @@ export class OutlineWriter {
     this.#emit(text, brief);
   }
 
+  /** A heading line (`## Name`). */
+  heading(level: number, name: string): void {
+    this.flush();
+    const bullet = this.#prefix !== "";
+    this.#emit(headingLine(level, name), headingLine(level, name));
+    if (!this.truncated) this.#lastText = { text: name, bullet };
+  }
+
   /**
-   * A control's line (`controlLine()`). A text line just before it that only repeats its
-   * name (a field's visible label, `First name` or `First name:`) is dropped: the control's
-   * line says it already.
+   * A control's line (`controlLine()`). A text or heading line just before it that only
+   * repeats its name (a field's visible label, `First name` or `First name:`; a product
+   * card's heading that is all link) is dropped: the control's line says it already, and
+   * takes the dropped line's list bullet.
    */
   control(facts: ControlFacts): void {
     this.flush();
-    const label = this.#lastText;
-    if (label !== undefined && facts.name !== "" && label.replace(/\s*:$/, "") === facts.name) {
-      this.lines.pop();
+    const last = this.#lastText;
+    if (last !== undefined && facts.name !== "" && last.text.replace(/\s*:$/, "") === facts.name) {
+      const gone = this.lines.pop()!;
       this.brief.pop();
-      this.#chars -= label.length + 1;
+      this.#chars -= gone.length + 1;
+      if (last.bullet) this.#prefix = LIST_BULLET;
     }
     this.#emit(...controlLine(facts));
   }
@@ -196,11 +221,11 @@ export class OutlineWriter {
     // Lines of bare punctuation ("[", "] |", ".") left between links carry nothing.
     if (!/[\p{L}\p{N}]/u.test(text)) return;
     const brief = briefText(text);
-    const bare = this.#prefix === "" && text.length <= LINE_MAX;
+    const bullet = this.#prefix !== "";
     for (let i = 0; i < text.length; i += LINE_MAX) {
       this.#emit(text.slice(i, i + LINE_MAX), i === 0 ? brief : "");
     }
-    if (bare && !this.truncated) this.#lastText = text;
+    if (text.length <= LINE_MAX && !this.truncated) this.#lastText = { text, bullet };
   }
 
   #push(piece: string): void {
@@ -235,4 +260,12 @@ export class OutlineWriter {
  */
 export function shownUrl(url: string, base: string | undefined, redactor: Redactor): string {
   return redactCut(displayUrl(url, base), LINE_MAX, { redactor });
+}
+
+function hasQuery(url: string): boolean {
+  try {
+    return new URL(url).search !== "";
+  } catch {
+    return false;
+  }
 }

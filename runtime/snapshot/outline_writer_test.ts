@@ -60,12 +60,39 @@ Deno.test("OutlineWriter.control() drops a text line just before it that only re
     '[e1] textbox "Email"',
     "Phone",
     '[e2] textbox "Mobile"',
-    // A list item's bullet is the item's: its text stays.
-    "- City",
-    '[e3] textbox "City"',
+    // A list item's label goes too; its bullet moves to the field.
+    '- [e3] textbox "City"',
     "Zip",
     "[e4] textbox",
   ]);
   assert.equal(brief.length, lines.length);
   assert.equal(brief[0], '[e1] textbox "Email"');
+});
+
+Deno.test("OutlineWriter.control() drops a heading that is all its name, and takes its bullet", () => {
+  const out = new OutlineWriter();
+  out.bullet();
+  out.heading(3, "Arc lamp");
+  out.control({ ref: "e1", role: "link", name: "Arc lamp", target: "/p/1" });
+  out.heading(2, "Settings");
+  out.control({ ref: "e2", role: "button", name: "Save" });
+  const { lines, brief } = out.finish();
+  assert.deepEqual(lines, [
+    '- [e1] "Arc lamp" -> /p/1',
+    "## Settings",
+    '[e2] button "Save"',
+  ]);
+  assert.deepEqual(brief, ['- [e1] "Arc lamp"', "## Settings", '[e2] button "Save"']);
+});
+
+Deno.test("OutlineWriter.target() shows no target for a link with a query to the page's own path", () => {
+  const out = new OutlineWriter();
+  const page = "http://127.0.0.1:8/shop?q=lamp";
+  // The query is never shown: a pager's or a filter's target would only repeat the path.
+  assert.equal(out.target("http://127.0.0.1:8/shop?q=lamp&page=2", page), undefined);
+  // Without a query a link keeps its target: a menu reads the same on every page.
+  assert.equal(out.target("http://127.0.0.1:8/shop#top", page), "/shop");
+  assert.equal(out.target("http://127.0.0.1:8/shop", page), "/shop");
+  assert.equal(out.target("http://127.0.0.1:8/shop/p/1", page), "/shop/p/1");
+  assert.equal(out.target("http://127.0.0.2:8/shop", page), "http://127.0.0.2:8/shop");
 });

@@ -63,17 +63,27 @@ export function readingLines(
   const out: string[] = [];
   paragraphs.forEach((p, i) => {
     const last = cut && i === paragraphs.length - 1;
-    const text = last ? boundedRedact(p, true, redactor) : redactor.redact(p);
-    out.push(...splitLine(neutralize(text)), ...(after.get(i) ?? []));
+    const text = neutralize(last ? boundedRedact(p, true, redactor) : redactor.redact(p));
+    const links = after.get(i) ?? [];
+    // A paragraph that is all one link (`whale strandings`, then its ref line) is said once.
+    if (links.length === 0 || linkLineName(links[0]) !== text) out.push(...splitLine(text));
+    out.push(...links);
   });
   return out;
+}
+
+/** The name on a link line (`[e3] "Home" -> /` → `Home`), or undefined. */
+function linkLineName(line: string): string | undefined {
+  const quoted = /^\[e\d+\] ("(?:[^"\\]|\\.)*")/.exec(line)?.[1];
+  return quoted === undefined ? undefined : nameOf(quoted);
 }
 
 /**
  * The outline's own line for each link of the article that the outline of the same document
  * (`outline`, the lines the agent was last sent) lists, keyed by the article line the link
  * ends in, so the agent can follow a link it reads about without a search: `[e775] "Read the
- * follow-up" -> /article/follow-up`. A link matches an outline line by its target as every
+ * follow-up" -> /article/follow-up`. A link within the page itself (its URL but for the
+ * fragment) is left as text. A link matches an outline line by its target as every
  * view shows it; among the lines to one target, the one of the same name first; each line
  * serves once. Past {@link READ_LINK_LINES}, the last paragraph's list ends with a runtime
  * line counting the rest. A link the outline does not list stays text (no ref is made up).
@@ -99,6 +109,9 @@ export function articleLinkLines(
   let more = 0;
   let lastLine = -1;
   for (const link of links) {
+    // A link within the page itself (a figure's lightbox, a footnote, "skip to content")
+    // goes nowhere new, and every one of them shows the same target: it stays text.
+    if (samePage(link.href, pageUrl)) continue;
     const list = byTarget.get(shownUrl(link.href, pageUrl, redactor));
     if (!list || list.length === 0) continue;
     const name = redactClip(link.text, NAME_MAX, redactor);
@@ -120,6 +133,18 @@ export function articleLinkLines(
     );
   }
   return out;
+}
+
+function samePage(href: string, pageUrl: string): boolean {
+  try {
+    const a = new URL(href);
+    const b = new URL(pageUrl);
+    a.hash = "";
+    b.hash = "";
+    return a.href === b.href;
+  } catch {
+    return false;
+  }
 }
 
 function nameOf(quoted: string | undefined): string {

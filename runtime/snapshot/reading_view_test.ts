@@ -107,6 +107,40 @@ Deno.test("articleLinkLines() lists at most READ_LINK_LINES links and counts the
   ]);
 });
 
+Deno.test("articleLinkLines() leaves a link within the page itself as text", () => {
+  const out = articleLinkLines(
+    [
+      { line: 0, text: "Skip to main content", href: `${PAGE}#main` },
+      { line: 1, text: "Photo 1", href: `${PAGE}#img-1` },
+      { line: 2, text: "This page", href: PAGE },
+      { line: 3, text: "Home", href: "http://127.0.0.1:8080/" },
+    ],
+    ['[e20] "Skip to main content" -> /article', '[e21] "Photo 1" -> /article', ...OUTLINE],
+    PAGE,
+  );
+  assert.deepEqual([...out], [[3, ['[e1] "Home" -> /']]]);
+});
+
+Deno.test("readingLines() says a paragraph that is all one link once, as its link line", () => {
+  const lines = readingLines(
+    ["whale strandings", "Text with a link to whales.", "Not the name"],
+    false,
+    plantedRedactor(),
+    new Map([
+      [0, ['[e3] "whale strandings" -> /w']],
+      [1, ['[e4] "whales" -> /x']],
+      [2, ['[e5] "Other" -> /y']],
+    ]),
+  );
+  assert.deepEqual(lines, [
+    '[e3] "whale strandings" -> /w',
+    "Text with a link to whales.",
+    '[e4] "whales" -> /x',
+    "Not the name",
+    '[e5] "Other" -> /y',
+  ]);
+});
+
 Deno.test("readingLines() puts a paragraph's link lines after it, and neutralizes page text", () => {
   const lines = readingLines(
     ["First <<<x>>> paragraph", "Second"],
