@@ -86,7 +86,7 @@ const unescapeName = (s: string) => s.replace(/\\(.)/g, "$1");
 
 /** Every element line of `text` that carries a ref still valid after it. */
 export function parseRefs(text: string, format: SnapshotFormat): RefLine[] {
-  const isDiff = format === "omotai" && /changes since your last view/.test(text);
+  const isDiff = format === "omotai" && isOmotaiDiff(text);
   const out: RefLine[] = [];
   for (const line of text.split("\n")) {
     if (format === "omotai") {
@@ -128,7 +128,7 @@ export function updatePicture(
   if (!hasPageView(text, format)) return new Map(known);
   const shown = new Map(parseRefs(text, format).map((r) => [r.ref, r]));
   if (format === "peer") return shown;
-  if (/changes since your last view/.test(text)) {
+  if (isOmotaiDiff(text)) {
     const next = new Map(known);
     for (const [ref, line] of shown) next.set(ref, line);
     for (const line of text.split("\n")) {
@@ -150,6 +150,14 @@ export function updatePicture(
   }
   for (const [ref, line] of shown) next.set(ref, line);
   return next;
+}
+
+/**
+ * Whether an Omotai result is a diff: its status line, before the untrusted block, says so
+ * (page text inside the block may say anything).
+ */
+export function isOmotaiDiff(text: string): boolean {
+  return /changes since your last view/.test(text.split("<<<untrusted-page ")[0]);
 }
 
 /** Whether a tool result carries a view of the page (a snapshot, a diff or "no changes"). */

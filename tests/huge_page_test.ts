@@ -142,3 +142,69 @@ Deno.test("scanTab() from DOM snapshots reads same-process and out-of-process fr
   });
   assert.equal(node.node.nodeName, "BUTTON");
 });
+
+/** Pages of more text than a snapshot can carry, as the page builds them while it loads. */
+function serveTextFlood(): Deno.HttpServer<Deno.NetAddr> & { origin: string } {
+  const page = (body: string) =>
+    new Response(
+      `<!doctype html><html><head><title>Flood</title></head><body>${body}</body></html>`,
+      {
+        headers: { "content-type": "text/html; charset=utf-8" },
+      },
+    );
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    const path = new URL(req.url).pathname;
+    // 6 MB of text in 60,000 paragraphs (the DOM snapshot path), or in one block (the
+    // accessibility path), or three-byte characters in a same-origin frame.
+    if (path === "/many") {
+      return page(`<h1>Many</h1><script>
+        const s = "lorem ipsum dolor sit amet ".repeat(4);
+        for (let i = 0; i < 60000; i++) {
+          const p = document.createElement("p"); p.textContent = i + " " + s; document.body.append(p);
+        }</script>`);
+    }
+    if (path === "/one") {
+      // Hidden, so that laying it out does not hold the renderer: a snapshot would carry it.
+      return page(`<h1>One</h1><pre id="x" style="display:none"></pre><script>
+        document.getElementById("x").textContent = "x ".repeat(3000000);</script>`);
+    }
+    if (path === "/framed") return page(`<h1>Framed</h1><iframe src="/cjk"></iframe>`);
+    if (path === "/cjk") {
+      return page(`<pre id="x" style="display:none"></pre><script>
+        document.getElementById("x").textContent = "語".repeat(4100000);</script>`);
+    }
+    // A script of 5 MB is no text of the page: this one is read as usual.
+    if (path === "/bundle") {
+      return page(`<h1>Bundle</h1><script>/* ${"x".repeat(5_000_000)} */</script>`);
+    }
+    return page(`<h1>Small</h1><a href="/many">many</a>`);
+  });
+  return Object.assign(server, { origin: `http://127.0.0.1:${server.addr.port}` });
+}
+
+Deno.test("scanTab() refuses a page of more text than a snapshot carries with PAGE_TOO_LARGE, and the session goes on", async () => {
+  await using site = serveTextFlood();
+  await using h = await startHarness(() => `allowed_origins: [${site.origin}]\n`);
+  await using c = await h.connect();
+  for (const path of ["/many", "/one", "/framed"]) {
+    const nav = await c.call("browser_navigate", { url: `${site.origin}${path}` });
+    assert.equal(nav.isError, true, nav.text.slice(0, 500));
+    assert.match(nav.text, /^navigated to /m);
+    assert.match(nav.text, /^error: PAGE_TOO_LARGE \(the page holds over 4,000,000 characters/m);
+    assert.doesNotMatch(nav.text, /BROWSER_LOST|lorem|xxxx|語語/);
+    const snap = await c.call("browser_snapshot");
+    assert.match(snap.text, /^error: PAGE_TOO_LARGE/m, path);
+    // The same browser reads the text's start in reading mode, and goes on to other pages.
+    if (path === "/many") {
+      const read = await c.call("browser_snapshot", { mode: "read" });
+      assert.equal(read.isError, false, read.text.slice(0, 500));
+      assert.match(read.text, /lorem ipsum dolor/);
+    }
+    const back = await c.call("browser_navigate", { url: `${site.origin}/` });
+    assert.equal(back.isError, false, back.text);
+    assert.match(back.text, /# Small/);
+  }
+  const bundle = await c.call("browser_navigate", { url: `${site.origin}/bundle` });
+  assert.equal(bundle.isError, false, bundle.text.slice(0, 500));
+  assert.match(bundle.text, /# Bundle/);
+});

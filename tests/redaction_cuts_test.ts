@@ -88,6 +88,9 @@ Deno.test("buildAxOutline() redacts a name, a value and a heading before their c
       ax("textbox", "Field", [], { value: { type: "string", value: straddle(119 - left) } }),
       ax("heading", straddle(999 - left), [], { props: { level: 2 } }),
       ax("combobox", "Pick", [ax("option", straddle(119 - left))]),
+      // The overview's 60-character name cut leaves 59 characters and "…".
+      ax("link", straddle(59 - left), [], { props: { url: "http://127.0.0.2:8000/y" } }),
+      ax("button", straddle(59 - left)),
       // Not at a cut: shows the redactor is at work.
       ax("paragraph", "", [ax("StaticText", `plain ${PW}`)]),
     ]);

@@ -146,7 +146,9 @@ export class PageSnapshots {
   ): Presented {
     const before = this.#lastSent.get(c.tabId);
     const shown = this.#render(c, mode, page, maxTokens, before, typed);
-    this.#lastSent.set(c.tabId, { view: c.view, whole: shown.pages === 1 });
+    // A diff shows what changed since a view: the rest is as much seen as it was then.
+    const whole = shown.diff ? before?.whole ?? false : shown.pages === 1;
+    this.#lastSent.set(c.tabId, { view: c.view, whole });
     return shown;
   }
 
@@ -185,10 +187,9 @@ export class PageSnapshots {
   /**
    * Reading mode: the main text of the document `tab` shows (Readability, run in an isolated
    * world of its main frame), rendered as page `page` within `maxTokens`. Each link of the
-   * text that the agent's outline of the same document lists is followed by that outline
-   * line, ref and all; when the agent has no outline of this document yet, `scan` makes one
-   * and it counts as shown in part (as `browser_find`'s). The reading view is no diff base:
-   * what the next diff compares with stays the agent's last outline.
+   * text that an outline of the document taken now (`scan`) lists is followed by that outline
+   * line, ref and all; that outline counts as shown in part (as `browser_find`'s) and is
+   * what the next diff compares with. The reading view itself is no diff base.
    */
   async read(
     tab: TrackedTarget,
@@ -205,8 +206,10 @@ export class PageSnapshots {
       const docId = this.#docId(frame.loaderId);
       const article = await readArticle(tab.session, frame.id);
       const found = typeof article === "object";
-      let outline = this.#lastSent.get(tab.info.targetId)?.view;
-      if (found && article.links.length > 0 && outline?.docId !== docId) {
+      // The links' lines come from an outline taken now (refs carried as for any scan), not
+      // from the agent's last one: the page may have changed its links since.
+      let outline: PageView | undefined;
+      if (found && article.links.length > 0) {
         const scanned = await scan();
         this.shownInPart(scanned);
         outline = scanned.view;

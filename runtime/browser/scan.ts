@@ -4,7 +4,8 @@
  * tab is read from its accessibility trees (`scan_ax.ts`), unless its documents hold
  * {@link DOM_SNAPSHOT_MIN_NODES} nodes or more: then from DOM snapshots (`scan_dom.ts`),
  * since Chromium needs ~0.1 ms per node for the accessibility tree, and a page of 60,000
- * links would hold its renderer 15 s and more. This file counts and picks.
+ * links would hold its renderer 15 s and more. A tab of {@link MAX_SCAN_TEXT_CHARS}
+ * characters of text or more is not read (`PAGE_TOO_LARGE`). This file counts and picks.
  *
  * @module
  */
@@ -14,6 +15,7 @@ import {
   type Protocol,
   type TargetTracker,
 } from "../../cdp/mod.ts";
+import { OmotaiError } from "../errors.ts";
 import type { AxFrame } from "../snapshot/ax_outline.ts";
 import { type DomFrame, domTitle } from "../snapshot/dom_outline.ts";
 import { scanAxSession } from "./scan_ax.ts";
@@ -57,6 +59,23 @@ export type TabScan = AccessibilityScan | DomSnapshotScan;
  */
 export const DOM_SNAPSHOT_MIN_NODES = 20_000;
 
+/**
+ * Characters of text (every text node of every frame) past which a tab is not read at all:
+ * its accessibility tree or DOM snapshot would come as one CDP message over the 32 MiB cap
+ * (text can be three bytes a character, and a tree holds it more than once), and a message
+ * over the cap ends the browser. The call fails with `PAGE_TOO_LARGE` instead, and reading
+ * mode, bounded in the page, still reads the text's start.
+ */
+export const MAX_SCAN_TEXT_CHARS = 4_000_000;
+
+/** The tab's size as counted before a scan. */
+interface TabSize {
+  /** Nodes, up to the count's limit. */
+  nodes: number;
+  /** Characters of text, up to {@link MAX_SCAN_TEXT_CHARS}. */
+  chars: number;
+}
+
 /** Scans `page` and all its frames: accessibility trees, or DOM snapshots when huge. */
 export async function scanTab(
   page: CdpSession,
@@ -64,7 +83,15 @@ export async function scanTab(
   domSnapshotMinNodes = DOM_SNAPSHOT_MIN_NODES,
 ): Promise<TabScan> {
   const frames = new Map<string, ScannedFrame>();
-  const nodes = await countNodes(page, tracker, domSnapshotMinNodes, 0);
+  const { nodes, chars } = await countNodes(page, tracker, domSnapshotMinNodes, 0);
+  if (chars >= MAX_SCAN_TEXT_CHARS) {
+    throw new OmotaiError(
+      "PAGE_TOO_LARGE",
+      `the page holds over ${
+        MAX_SCAN_TEXT_CHARS.toLocaleString("en-US")
+      } characters of text, more than a snapshot reads; browser_snapshot {"mode": "read"} reads its start`,
+    );
+  }
   if (nodes >= domSnapshotMinNodes) {
     const root = await scanDomSession(page, tracker, frames, 0);
     return {
@@ -90,22 +117,33 @@ export async function scanTab(
   };
 }
 
-// Counts elements and text nodes, open shadow roots included, and stops at `limit`: the
-// count only decides the mode, so a page of millions of nodes costs no more than the bound.
-// It runs in the runtime's isolated world, where page scripts cannot patch the DOM API.
-const COUNT_NODES = `function (limit) {
+// Counts elements and text nodes, open shadow roots included, up to `limit`, and the
+// characters of text up to `charLimit`; it stops when both are reached (or at `walkLimit`
+// nodes), so a page of millions of nodes costs no more than the bounds. It runs in the
+// runtime's isolated world, where page scripts cannot patch the DOM API.
+const COUNT_NODES = `function (limit, charLimit, walkLimit) {
+  // A script's or a style's source is no text of the page (a bundle can be megabytes).
+  const CODE = new Set(["script", "style", "noscript", "template"]);
   let n = 0;
+  let chars = 0;
+  let walked = 0;
   const roots = [document];
-  while (roots.length > 0 && n < limit) {
+  const more = () => (n < limit || chars < charLimit) && walked < walkLimit;
+  while (roots.length > 0 && more()) {
     const walker = document.createTreeWalker(roots.pop(), 5);
     let node;
-    while (n < limit && (node = walker.nextNode())) {
-      n++;
+    while (more() && (node = walker.nextNode())) {
+      walked++;
+      if (n < limit) n++;
+      if (node.nodeType === 3 && !CODE.has(node.parentNode?.localName)) chars += node.length;
       if (node.shadowRoot) roots.push(node.shadowRoot);
     }
   }
-  return n;
+  return [n, Math.min(chars, charLimit)];
 }`;
+
+/** Nodes a count walks at most: past it the tab counts as full, its text as counted. */
+const COUNT_WALK_MAX = 2_000_000;
 
 /** A count takes milliseconds; a renderer that does not answer in this is busy. */
 const COUNT_TIMEOUT_MS = 5_000;
@@ -123,25 +161,28 @@ async function countNodes(
   tracker: TargetTracker,
   limit: number,
   depth: number,
-): Promise<number> {
+): Promise<TabSize> {
   const { frameTree } = await session.send("Page.getFrameTree");
   const flat = flatFrames(frameTree);
   const counts = await Promise.all(
     flat.map((f) =>
-      countFrame(session, f, limit).catch((err) =>
+      countFrame(session, f, limit).catch((err): TabSize =>
         // A renderer too busy to count a bounded walk gets the cheaper read.
-        err instanceof CdpTimeoutError ? limit : 0
+        err instanceof CdpTimeoutError ? { nodes: limit, chars: 0 } : { nodes: 0, chars: 0 }
       )
     ),
   );
-  let total = counts.reduce((a, b) => a + b, 0);
-  if (total < limit && depth < MAX_TARGET_DEPTH) {
+  const total = counts.reduce((a, b) => ({ nodes: a.nodes + b.nodes, chars: a.chars + b.chars }));
+  if ((total.nodes < limit || total.chars < MAX_SCAN_TEXT_CHARS) && depth < MAX_TARGET_DEPTH) {
     const children = await Promise.all(
       childTargets(session, tracker).map((t) =>
-        countNodes(t.session, tracker, limit, depth + 1).catch(() => 0)
+        countNodes(t.session, tracker, limit, depth + 1).catch(() => ({ nodes: 0, chars: 0 }))
       ),
     );
-    total += children.reduce((a, b) => a + b, 0);
+    for (const c of children) {
+      total.nodes += c.nodes;
+      total.chars += c.chars;
+    }
   }
   return total;
 }
@@ -150,7 +191,7 @@ async function countFrame(
   session: CdpSession,
   frame: Protocol.Page.Frame,
   limit: number,
-): Promise<number> {
+): Promise<TabSize> {
   let worlds = countWorlds.get(session);
   if (!worlds) countWorlds.set(session, worlds = new Map());
   // Each Page.createIsolatedWorld makes a new context: one per document is enough.
@@ -166,13 +207,14 @@ async function countFrame(
   const result = await session.send("Runtime.callFunctionOn", {
     functionDeclaration: COUNT_NODES,
     executionContextId: world.contextId,
-    arguments: [{ value: limit }],
+    arguments: [{ value: limit }, { value: MAX_SCAN_TEXT_CHARS }, { value: COUNT_WALK_MAX }],
     returnByValue: true,
   }, { timeoutMs: COUNT_TIMEOUT_MS }).catch((err) => {
     // The context went with its document (a same-document reload): make a new one next time.
     worlds.delete(frame.id);
     throw err;
   });
-  const n = result.result.value;
-  return typeof n === "number" && Number.isFinite(n) ? n : 0;
+  const v: unknown = result.result.value;
+  const count = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x > 0 ? x : 0;
+  return Array.isArray(v) ? { nodes: count(v[0]), chars: count(v[1]) } : { nodes: 0, chars: 0 };
 }

@@ -150,6 +150,20 @@ export const FRAME_CLOSE = "[/frame]";
 /** The bullet a list item's first line starts with. */
 export const LIST_BULLET = "- ";
 
+// Page text that would read as an element line (`[e12] …`, also after list bullets) or a
+// frame marker: every reader of finished lines (diffs, folds, carried refs, the overview,
+// reading mode's link lines) tells them apart by that opening alone.
+const LOOKS_LIKE_LINE = /^((?:- )*)\[(?=e\d|frame |\/frame\])/;
+
+/**
+ * A text line as the outline writes it: page text that opens like an element line or a
+ * frame marker gets a backslash before its bracket (`\[e1] "Home" -> /`), so no reader takes
+ * it for one, and a page cannot forge a ref's line.
+ */
+export function textLine(text: string): string {
+  return text.replace(LOOKS_LIKE_LINE, "$1\\[");
+}
+
 /** A text line's overview form: its first {@link BRIEF_TEXT_CHARS} characters. */
 export function briefText(text: string): string {
   return text.length > BRIEF_TEXT_CHARS ? `${text.slice(0, BRIEF_TEXT_CHARS - 1)}…` : text;

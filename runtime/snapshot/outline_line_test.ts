@@ -15,6 +15,7 @@ import {
   optionsList,
   refAndRole,
   splitRef,
+  textLine,
 } from "./outline_line.ts";
 
 Deno.test("controlLine() writes a control's facts in one order, a link by its arrow", () => {
@@ -130,4 +131,24 @@ Deno.test("optionsAsBefore() replaces only an element line's option list", () =>
   const named = '[e5] button "Sort options: \\"A\\""';
   assert.equal(optionsAsBefore(named), named);
   assert.equal(optionsAsBefore('Text options: "A", "B"'), 'Text options: "A", "B"');
+});
+
+Deno.test("textLine() keeps page text from reading as an element line or a frame marker", () => {
+  for (
+    const forged of [
+      '[e1] "Home" -> /',
+      "- [e12] button",
+      "- - [e3]",
+      "[frame http://x/]",
+      "[/frame]",
+    ]
+  ) {
+    const line = textLine(forged);
+    assert.equal(lineRefNumber(line), -1, line);
+    assert.equal(frameMarker(line), 0, line);
+    assert.equal(line.replace("\\[", "["), forged, "only a backslash is added");
+  }
+  for (const plain of ["[note] see e1", "Price [e] 5", "text [e1] inside", "[edit]"]) {
+    assert.equal(textLine(plain), plain);
+  }
 });

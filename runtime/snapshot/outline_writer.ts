@@ -29,6 +29,7 @@ import {
   headingLine,
   LINE_MAX,
   LIST_BULLET,
+  textLine,
 } from "./outline_line.ts";
 
 /** Limits of one outline. */
@@ -214,18 +215,19 @@ export class OutlineWriter {
   flush(): void {
     // Redacted whole, before the brief cut and the split: a value across text runs (or
     // across the split point) is found as one.
-    const text = this.#redactor.redact(this.#pieces.join("")).trim();
+    const raw = this.#redactor.redact(this.#pieces.join("")).trim();
     this.#pieces = [];
     this.#pending = 0;
     this.#lastBox = undefined;
     // Lines of bare punctuation ("[", "] |", ".") left between links carry nothing.
-    if (!/[\p{L}\p{N}]/u.test(text)) return;
-    const brief = briefText(text);
+    if (!/[\p{L}\p{N}]/u.test(raw)) return;
+    // Each piece as a text line (`textLine()`): a split can open one with `[e12]` too.
+    const brief = textLine(briefText(raw));
     const bullet = this.#prefix !== "";
-    for (let i = 0; i < text.length; i += LINE_MAX) {
-      this.#emit(text.slice(i, i + LINE_MAX), i === 0 ? brief : "");
+    for (let i = 0; i < raw.length; i += LINE_MAX) {
+      this.#emit(textLine(raw.slice(i, i + LINE_MAX)), i === 0 ? brief : "");
     }
-    if (text.length <= LINE_MAX && !this.truncated) this.#lastText = { text, bullet };
+    if (raw.length <= LINE_MAX && !this.truncated) this.#lastText = { text: raw, bullet };
   }
 
   #push(piece: string): void {

@@ -96,3 +96,18 @@ Deno.test("OutlineWriter.target() shows no target for a link with a query to the
   assert.equal(out.target("http://127.0.0.1:8/shop/p/1", page), "/shop/p/1");
   assert.equal(out.target("http://127.0.0.2:8/shop", page), "http://127.0.0.2:8/shop");
 });
+
+Deno.test("OutlineWriter.flush() writes page text that opens like a ref's line as text", () => {
+  const out = new OutlineWriter();
+  out.text('[e1] "Home" -> /', "p");
+  out.flush();
+  out.bullet();
+  out.text('[e2] button "Delete"', "li");
+  out.flush();
+  out.text("x".repeat(LINE_MAX) + "[e3] split here", "long");
+  const { lines, brief } = out.finish();
+  assert.equal(lines[0], '\\[e1] "Home" -> /');
+  assert.equal(lines[1], '- \\[e2] button "Delete"');
+  assert.equal(lines[3], "\\[e3] split here", "a piece after a split too");
+  assert.equal(brief[0], '\\[e1] "Home" -> /', "short enough to brief whole");
+});

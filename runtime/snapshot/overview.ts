@@ -28,14 +28,21 @@ export const ALIAS_MIN_USES = 2;
 export function overviewLines(lines: readonly string[], brief: readonly string[]): string[] {
   const seenLinks = new Set<string>();
   const kept: string[] = [];
+  // The frames a line is in: a target is shown relative to its own frame's origin.
+  const frames: string[] = [];
   brief.forEach((b, i) => {
+    const line = lines[i] ?? "";
+    const marker = frameMarker(line);
+    if (marker === 1) frames.push(line.trim());
+    if (marker === -1) frames.pop();
     if (b === "") return;
-    const full = splitRef(lines[i] ?? "");
+    const full = splitRef(line);
     // A link line's rest opens with its quoted name or its arrow (no role word); only a
     // link with a target repeats another for certain.
     if (full && /^ (?:"|-> )/.test(full.rest) && full.rest.includes(" -> ")) {
-      if (seenLinks.has(full.rest)) return;
-      seenLinks.add(full.rest);
+      const key = `${frames.join("\n")}\n${full.rest}`;
+      if (seenLinks.has(key)) return;
+      seenLinks.add(key);
     }
     kept.push(b);
   });

@@ -9,7 +9,7 @@
  * @module
  */
 import { boundedRedact, processRedactor, redactClip, type Redactor } from "../redact/mod.ts";
-import { LINE_MAX, NAME_MAX, splitRef } from "./outline_line.ts";
+import { frameMarker, LINE_MAX, NAME_MAX, splitRef, textLine } from "./outline_line.ts";
 import { shownUrl } from "./outline_writer.ts";
 import { neutralize } from "./untrusted.ts";
 
@@ -66,7 +66,10 @@ export function readingLines(
     const text = neutralize(last ? boundedRedact(p, true, redactor) : redactor.redact(p));
     const links = after.get(i) ?? [];
     // A paragraph that is all one link (`whale strandings`, then its ref line) is said once.
-    if (links.length === 0 || linkLineName(links[0]) !== text) out.push(...splitLine(text));
+    // Each piece is a text line: page text never reads as a link line of the runtime's.
+    if (links.length === 0 || linkLineName(links[0]) !== text) {
+      out.push(...splitLine(text).map(textLine));
+    }
     out.push(...links);
   });
   return out;
@@ -95,7 +98,11 @@ export function articleLinkLines(
   redactor: Redactor = processRedactor(),
 ): Map<number, string[]> {
   const byTarget = new Map<string, { line: string; name: string }[]>();
+  // Only the main frame's links: a frame's link to the same path goes to its own origin.
+  let depth = 0;
   for (const line of outline) {
+    depth += frameMarker(line);
+    if (depth > 0) continue;
     const parts = splitRef(line);
     const m = parts && OUTLINE_LINK.exec(parts.rest);
     if (!parts || !m) continue;

@@ -121,11 +121,13 @@ Deno.test("ResponseBuilder.wantsSnapshot is true once asked for, until a snapsho
   assert.equal(b.wantsSnapshot, true);
   b.snapshot("");
   assert.equal(b.wantsSnapshot, false);
-  // An empty snapshot is still one: the blank line that separates it is there.
-  assert.deepEqual(b.serialize().content, [{ type: "text", text: "\n" }]);
+  // A view alone has no blank line before it; after a result line, one separates them.
+  assert.deepEqual(b.serialize().content, [{ type: "text", text: "" }]);
+  b.result("clicked e1");
+  assert.deepEqual(b.serialize().content, [{ type: "text", text: "clicked e1\n\n" }]);
   // A snapshot set without being asked for is shown all the same.
   const unasked = builder().snapshot("- page").serialize();
-  assert.deepEqual(unasked.content, [{ type: "text", text: "\n- page" }]);
+  assert.deepEqual(unasked.content, [{ type: "text", text: "- page" }]);
 });
 
 Deno.test("ResponseBuilder.typedFields lists what each typing call typed, in order, and is not shown", () => {
