@@ -639,19 +639,23 @@ async function readWhole(r: Recorder, url?: string): Promise<{ text: string; pag
   }
 }
 
-async function readTask(r: Recorder, site: TaskSite): Promise<string> {
-  // Read a long article whole, then follow the link in its middle: a server that opens a
-  // page in reading mode is asked for that (its links come with refs, so no search).
-  const url = `${site.origin}/article`;
-  let seen: string;
-  let note = "";
-  if (readsArticles(r, "browser_navigate")) {
-    const read = await readWhole(r, url);
-    seen = read.text;
-    note = `${read.pages} reading page(s)`;
-  } else {
-    seen = await r.open(url);
+/**
+ * An article opened to be read whole: a server whose `browser_navigate` has a reading mode is
+ * asked for that (its links come with refs, so no search), the other gives its page's view.
+ */
+async function openToRead(r: Recorder, url: string): Promise<{ seen: string; note: string }> {
+  if (!readsArticles(r, "browser_navigate")) return { seen: await r.open(url), note: "" };
+  const read = await readWhole(r, url);
+  let note = `${read.pages} reading page(s)`;
+  if (/no readable article on this page/.test(read.text)) {
+    note += ", no article found: the outline";
   }
+  return { seen: read.text, note };
+}
+
+async function readTask(r: Recorder, site: TaskSite): Promise<string> {
+  // Read a long article whole, then follow the link in its middle.
+  const { seen, note } = await openToRead(r, `${site.origin}/article`);
   const found = seen;
   const missing = articleParagraphs().map((_, i) => `vintage${i + 1}x`)
     .filter((w) => !seen.includes(w));
@@ -664,20 +668,8 @@ async function readTask(r: Recorder, site: TaskSite): Promise<string> {
 }
 
 async function articleTask(r: Recorder, site: TaskSite): Promise<string> {
-  // A real news page read whole, then the link in its text followed. A server that opens a
-  // page in reading mode is asked for that (its links come with refs, so no search); the
-  // other reads the page's view.
-  const url = `${site.origin}/news/article`;
-  let seen: string;
-  let note = "";
-  if (readsArticles(r, "browser_navigate")) {
-    const read = await readWhole(r, url);
-    seen = read.text;
-    note = `${read.pages} reading page(s)`;
-    if (/no readable article on this page/.test(seen)) note += ", no article found: the outline";
-  } else {
-    seen = await r.open(url);
-  }
+  // A real news page read whole, then the link in its text followed.
+  const { seen, note } = await openToRead(r, `${site.origin}/news/article`);
   const missing = NEWS_SENTENCES.filter((t) => !flatText(seen).includes(t));
   if (missing.length) throw new Error(`article text never read: ${missing.join(" | ")}`);
   const view = await r.view(await r.click(seen, "link", newsArticle().linkText));

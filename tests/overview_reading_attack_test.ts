@@ -5,8 +5,8 @@
  * against hostile pages served from 127.0.0.1 (127.0.0.2 is another origin; link targets to
  * other hosts need not resolve).
  *
- * Every test is a regression test of an attack that held or was fixed, but test 8: an
- * accepted limit, ignored unless `ATTACK_RUN_BREAKS=1` (see the comment above it).
+ * Every test is a regression test of an attack that held, or broke and was fixed (the comment
+ * above each says which, and the root cause).
  */
 import assert from "node:assert/strict";
 import { ProfileStore } from "../cdp/mod.ts";
@@ -118,9 +118,6 @@ function refIn(lines: readonly string[], re: RegExp): string {
   assert.ok(line, `no line matching ${re} in:\n${lines.join("\n").slice(0, 3_000)}`);
   return /\[(e\d+)\]/.exec(line)![1];
 }
-
-/** The accepted limit (test 8) runs, and fails, only with `ATTACK_RUN_BREAKS=1`. */
-const KNOWN_BREAK = Deno.env.get("ATTACK_RUN_BREAKS") !== "1";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -439,22 +436,14 @@ Deno.test({
 });
 
 /*
- * ACCEPTED, still fails (matching is by target and name, not element identity). Accepted
- * because the page owns both links: it could as well give the article's link that script, and
- * the gate judges the clicked element's own facts and the navigation it starts either way.
- * A decoy link outside the article with the same name and target as the article's link (its
- * script does something else), or the same target and the name the article link shows while
- * its accessible name differs, takes the article link's place: reading mode attaches the
- * decoy's line (another element) to the paragraph. Fix: match by identity, not by text: have
- * the isolated world report, for each article link, its index among the live document's
- * `a[href]` elements (the clone keeps document order: map each clone anchor back to the
- * original by its position), resolve those to backend node ids (DOM.querySelectorAll /
- * DOM.describeNode), and attach the outline line whose ref the RefTable binds to that
- * backend node in the main frame; leave the link as text when there is none.
+ * Broke before the fix (matching was by target and name). A decoy link outside the article
+ * with the same name and target as the article's link (its script does something else), or
+ * the same target and the name the article link shows while its accessible name differs,
+ * took the article link's place. Reading mode now finds each link's own element (its place
+ * among the document's links, resolved to a backend node) and shows that element's line.
  */
 Deno.test({
-  name: "8 accepted limit: reading mode attaches the article link's own line, not a look-alike's",
-  ignore: KNOWN_BREAK,
+  name: "8 held: reading mode attaches the article link's own line, not a look-alike's",
   fn: async () => {
     await using r = await rig(() => ({
       "/page": () =>

@@ -15,10 +15,12 @@ import { renderFolded } from "../snapshot/fold.ts";
 import { buildDomOutline } from "../snapshot/dom_outline.ts";
 import {
   articleLinkLines,
+  mainFrameLines,
   NO_ARTICLE_NOTE,
   READ_FAILED_NOTE,
   READ_LABEL,
   readingLines,
+  type ReadingLink,
   readingNote,
   readPageCall,
 } from "../snapshot/reading_view.ts";
@@ -215,7 +217,7 @@ export class PageSnapshots {
         outline = scanned.view;
       }
       const after = found && outline?.docId === docId
-        ? articleLinkLines(article.links, outline.lines, frame.url)
+        ? articleLinkLines(article.links, this.#lineOfElement(outline.lines), frame.url)
         : undefined;
       const view: PageView = {
         nonce: this.#nonce,
@@ -240,6 +242,23 @@ export class PageSnapshots {
     } finally {
       this.#scanning--;
     }
+  }
+
+  /**
+   * The main-frame line of an outline whose ref is bound to a link's element (by backend
+   * node), for reading mode: the very element, never one that reads alike.
+   */
+  #lineOfElement(outline: readonly string[]): (link: ReadingLink) => string | undefined {
+    const byNode = new Map<number, string>();
+    for (const [ref, line] of mainFrameLines(outline)) {
+      try {
+        const target = this.#refs.lookup(`e${ref}`);
+        if (target.mainFrame) byNode.set(target.backendNodeId, line);
+      } catch {
+        // A line of a ref this table never issued: no element to stand for.
+      }
+    }
+    return (link) => link.backendNodeId === undefined ? undefined : byNode.get(link.backendNodeId);
   }
 
   /**

@@ -48,17 +48,19 @@ export const MIN_ARTICLE_CHARS = 500;
 
 /** Links the isolated world reports at most (in reading order). */
 export const MAX_ARTICLE_LINKS = 500;
-/** Characters of a link's text and of its URL the isolated world reports. */
-const LINK_TEXT_CHARS = 500;
+/** Characters of a link's URL the isolated world reports. */
 const LINK_URL_CHARS = 4_096;
 
-/** A link in the article's text: the line it ends in, its text and its absolute URL. */
+/** A link in the article's text: the line it ends in, its URL, its element. */
 export interface ArticleLink {
   /** Index into {@link Article.lines}. */
   line: number;
-  /** The link's text, not yet redacted (matched against the outline's names). */
-  text: string;
+  /** Its absolute URL (never shown: it tells a link within the page itself). */
   href: string;
+  /** Its place among the document's `a[href]` elements, -1 when unknown. */
+  place: number;
+  /** The live element's backend node id, when it was found. */
+  backendNodeId?: number;
 }
 
 /** The main text of a page, as plain lines (`# heading`, paragraphs, `- item`). */
@@ -85,8 +87,15 @@ const WORLD = "omotai-read";
 // regexps' backslashes reach the page as written.
 const EXTRACT = String
   .raw`function (Readability, isProbablyReaderable, max, titleMax, maxElems, minText, maxLinks,
-    linkText, linkUrl) {
-  const parsed = new Readability(document.cloneNode(true), {
+    linkUrl) {
+  const copy = document.cloneNode(true);
+  // Each link of the copy by its place among the document's own links (a deep copy keeps
+  // their order): the runtime finds the live element, and its ref, by that place.
+  const place = new Map();
+  const own = document.querySelectorAll("a[href]");
+  const copied = copy.querySelectorAll("a[href]");
+  if (own.length === copied.length) copied.forEach((a, i) => place.set(a, i));
+  const parsed = new Readability(copy, {
     serializer: (el) => el,
     maxElemsToParse: maxElems,
   }).parse();
@@ -194,8 +203,8 @@ const EXTRACT = String
         walk(c, depth + 1);
         if (links.length + pendingLinks.length < maxLinks) {
           pendingLinks.push({
-            text: clean(c.textContent).slice(0, linkText),
             href: String(c.href).slice(0, linkUrl),
+            place: place.has(c) ? place.get(c) : -1,
           });
         }
       } else if (tag === "td" || tag === "th") {
@@ -236,7 +245,6 @@ export async function readArticle(
     MAX_READ_ELEMENTS,
     MIN_ARTICLE_CHARS,
     MAX_ARTICLE_LINKS,
-    LINK_TEXT_CHARS,
     LINK_URL_CHARS,
   ].join(", ");
   const expression = `(() => {\n${READABILITY_SOURCE}\n;\n${READERABLE_SOURCE}\n;` +
@@ -249,13 +257,58 @@ export async function readArticle(
       timeout: READ_TIMEOUT_MS,
     }, { timeoutMs: READ_TIMEOUT_MS + 5_000 });
     if (res.exceptionDetails) return "failed";
-    return articleOf(res.result.value);
+    const article = articleOf(res.result.value);
+    if (typeof article === "object") await findElements(session, world.executionContextId, article);
+    return article;
   } catch (err) {
     // Chromium stopped the reader at its timeout ("Execution was terminated"), or the
     // document went under it: no article this time. A renderer that does not answer at all
     // is the caller's timeout, as for any other call.
     if (err instanceof CdpError) return "failed";
     throw err;
+  }
+}
+
+/**
+ * Sets each article link's `backendNodeId`: the live `a[href]` at its place, found in the
+ * world that read it (whose DOM API the page cannot patch). A link whose element is not
+ * found keeps none, and reading mode shows it as text only.
+ */
+async function findElements(session: CdpSession, contextId: number, article: Article) {
+  const wanted = [...new Set(article.links.map((l) => l.place).filter((p) => p >= 0))];
+  if (wanted.length === 0) return;
+  const group = "omotai-read-links";
+  try {
+    const list = await session.send("Runtime.callFunctionOn", {
+      functionDeclaration: `function (places) {
+        const all = document.querySelectorAll("a[href]");
+        return places.map((p) => all[p] || null);
+      }`,
+      executionContextId: contextId,
+      arguments: [{ value: wanted }],
+      objectGroup: group,
+    });
+    const id = list.result.objectId;
+    if (!id) return;
+    const props = await session.send("Runtime.getProperties", {
+      objectId: id,
+      ownProperties: true,
+    });
+    const nodeAt = new Map<number, number>();
+    for (const prop of props.result) {
+      const i = Number(prop.name);
+      const objectId = prop.value?.objectId;
+      if (!Number.isSafeInteger(i) || i >= wanted.length || !objectId) continue;
+      if (prop.value?.subtype !== "node") continue;
+      const { node } = await session.send("DOM.describeNode", { objectId });
+      nodeAt.set(wanted[i], node.backendNodeId);
+    }
+    for (const link of article.links) {
+      const id = nodeAt.get(link.place);
+      if (id !== undefined) link.backendNodeId = id;
+    }
+  } finally {
+    await session.send("Runtime.releaseObjectGroup", { objectGroup: group }).catch(() => {});
   }
 }
 
@@ -299,17 +352,15 @@ function linksOf(value: unknown, lineCount: number): ArticleLink[] {
   let last = 0;
   for (const l of value.slice(0, MAX_ARTICLE_LINKS)) {
     if (typeof l !== "object" || l === null) continue;
-    const { line, text, href } = l as Record<string, unknown>;
-    if (!Number.isSafeInteger(line) || typeof text !== "string" || typeof href !== "string") {
-      continue;
-    }
+    const { line, href, place } = l as Record<string, unknown>;
+    if (!Number.isSafeInteger(line) || typeof href !== "string") continue;
     const n = line as number;
     if (n < last || n >= lineCount) continue;
     last = n;
     out.push({
       line: n,
-      text: text.slice(0, LINK_TEXT_CHARS),
       href: href.slice(0, LINK_URL_CHARS),
+      place: Number.isSafeInteger(place) && (place as number) >= 0 ? place as number : -1,
     });
   }
   return out;

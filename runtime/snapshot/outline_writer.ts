@@ -258,9 +258,9 @@ export class OutlineWriter {
 
 /**
  * A link or frame URL as every view shows it: origin and path (`displayUrl`), redacted, then
- * cut to {@link LINE_MAX}. Reading mode matches its links to the outline's lines by it.
+ * cut to {@link LINE_MAX}.
  */
-export function shownUrl(url: string, base: string | undefined, redactor: Redactor): string {
+function shownUrl(url: string, base: string | undefined, redactor: Redactor): string {
   return redactCut(displayUrl(url, base), LINE_MAX, { redactor });
 }
 

@@ -8,9 +8,8 @@
  *
  * @module
  */
-import { boundedRedact, processRedactor, redactClip, type Redactor } from "../redact/mod.ts";
-import { frameMarker, LINE_MAX, NAME_MAX, splitRef, textLine } from "./outline_line.ts";
-import { shownUrl } from "./outline_writer.ts";
+import { boundedRedact, processRedactor, type Redactor } from "../redact/mod.ts";
+import { frameMarker, LINE_MAX, splitRef, textLine } from "./outline_line.ts";
 import { neutralize } from "./untrusted.ts";
 
 /** Link lines a reading view lists at most; the rest are counted in one runtime line. */
@@ -20,8 +19,9 @@ export const READ_LINK_LINES = 60;
 export interface ReadingLink {
   /** The article line the link's text ends in. */
   line: number;
-  text: string;
   href: string;
+  /** The live element's backend node id, when it was found. */
+  backendNodeId?: number;
 }
 
 /** The status line's word for reading mode's pages (`doc d3 · read · page 1/2`). */
@@ -82,48 +82,32 @@ function linkLineName(line: string): string | undefined {
 }
 
 /**
- * The outline's own line for each link of the article that the outline of the same document
- * (`outline`, the lines the agent was last sent) lists, keyed by the article line the link
+ * The outline's own line for each link of the article, keyed by the article line the link
  * ends in, so the agent can follow a link it reads about without a search: `[e775] "Read the
- * follow-up" -> /article/follow-up`. A link within the page itself (its URL but for the
- * fragment) is left as text. A link matches an outline line by its target as every
- * view shows it; among the lines to one target, the one of the same name first; each line
- * serves once. Past {@link READ_LINK_LINES}, the last paragraph's list ends with a runtime
- * line counting the rest. A link the outline does not list stays text (no ref is made up).
+ * follow-up" -> /article/follow-up`. `lineOf` gives the line of the very element the link is
+ * (by its backend node, in the main frame), so text that merely reads alike (a decoy with the
+ * same name and target, a frame's link, page text shaped like a ref's line) never lends its
+ * ref. A link within the page itself (its URL but for the fragment) and a link with no line
+ * stay text: no ref is made up. Each line serves once. Past {@link READ_LINK_LINES}, the last
+ * listed paragraph's lines end with a runtime line counting the rest.
  */
 export function articleLinkLines(
   links: readonly ReadingLink[],
-  outline: readonly string[],
+  lineOf: (link: ReadingLink) => string | undefined,
   pageUrl: string,
-  redactor: Redactor = processRedactor(),
 ): Map<number, string[]> {
-  const byTarget = new Map<string, { line: string; name: string }[]>();
-  // Only the main frame's links: a frame's link to the same path goes to its own origin.
-  let depth = 0;
-  for (const line of outline) {
-    depth += frameMarker(line);
-    if (depth > 0) continue;
-    const parts = splitRef(line);
-    const m = parts && OUTLINE_LINK.exec(parts.rest);
-    if (!parts || !m) continue;
-    const entry = { line: neutralize(`[e${parts.ref}]${parts.rest}`), name: nameOf(m[1]) };
-    const list = byTarget.get(m[2]) ?? [];
-    list.push(entry);
-    byTarget.set(m[2], list);
-  }
   const out = new Map<number, string[]>();
+  const used = new Set<string>();
   let shown = 0;
   let more = 0;
   let lastLine = -1;
   for (const link of links) {
     // A link within the page itself (a figure's lightbox, a footnote, "skip to content")
-    // goes nowhere new, and every one of them shows the same target: it stays text.
+    // goes nowhere new: it stays text.
     if (samePage(link.href, pageUrl)) continue;
-    const list = byTarget.get(shownUrl(link.href, pageUrl, redactor));
-    if (!list || list.length === 0) continue;
-    const name = redactClip(link.text, NAME_MAX, redactor);
-    const at = Math.max(list.findIndex((e) => e.name === name), 0);
-    const [hit] = list.splice(at, 1);
+    const line = lineOf(link);
+    if (line === undefined || used.has(line)) continue;
+    used.add(line);
     if (shown >= READ_LINK_LINES) {
       more++;
       continue;
@@ -131,13 +115,29 @@ export function articleLinkLines(
     shown++;
     lastLine = Math.max(lastLine, link.line);
     const lines = out.get(link.line) ?? [];
-    lines.push(hit.line);
+    lines.push(neutralize(line));
     out.set(link.line, lines);
   }
   if (more > 0) {
     out.get(lastLine)!.push(
       `<<<${more} more links in the text have refs: browser_find finds one by name>>>`,
     );
+  }
+  return out;
+}
+
+/**
+ * The element lines of an outline's main frame by ref number, without their list bullet or
+ * indentation (`[e7] "Notes" -> /notes`): what {@link articleLinkLines} shows of a link.
+ */
+export function mainFrameLines(outline: readonly string[]): Map<number, string> {
+  const out = new Map<number, string>();
+  let depth = 0;
+  for (const line of outline) {
+    depth += frameMarker(line);
+    if (depth > 0) continue;
+    const parts = splitRef(line);
+    if (parts) out.set(parts.ref, `[e${parts.ref}]${parts.rest}`);
   }
   return out;
 }
@@ -161,10 +161,6 @@ function nameOf(quoted: string | undefined): string {
     return "";
   }
 }
-
-// The rest of an outline link line after its ref: an optional quoted name, then the arrow
-// and target (flags may follow).
-const OUTLINE_LINK = /^(?: ("(?:[^"\\]|\\.)*"))? -> (\S+)/;
 
 /** `text` in pieces of at most `LINE_MAX` characters, split at a space where one is near. */
 export function splitLine(text: string): string[] {

@@ -3,6 +3,7 @@ import { holdsPiece, PLANTED_PW, plantedRedactor } from "../../tests/helpers/pla
 import { LINE_MAX } from "./outline_line.ts";
 import {
   articleLinkLines,
+  mainFrameLines,
   READ_LINK_LINES,
   readingLines,
   readingNote,
@@ -56,66 +57,72 @@ const OUTLINE = [
   "Paragraph one, see the notes.",
   '- [e7] "the notes" -> /notes',
   '[e8] "Notes" -> /notes',
-  "[e9] -> http://127.0.0.2:9/away",
-  '[e10] button "Share"',
-  '[e11] "‹‹‹fake›››" -> /fake',
+  "[frame http://127.0.0.2:9/]",
+  '[e9] "the notes" -> /notes',
+  "[/frame]",
+  '[e10] "<<<fake>>>" -> /fake',
 ];
+/** Link `n` of the page, whose element has backend node `node` (if found). */
+const link = (line: number, href: string, node?: number) => ({
+  line,
+  href: `http://127.0.0.1:8080${href}`,
+  ...(node === undefined ? {} : { backendNodeId: node }),
+});
+/** Elements by backend node: node 100 + N is eN's. */
+const lineOf = (l: { backendNodeId?: number }) =>
+  l.backendNodeId === undefined ? undefined : mainFrameLines(OUTLINE).get(l.backendNodeId - 100);
 
-Deno.test("articleLinkLines() gives each article link the outline's line, by target then name", () => {
+Deno.test("mainFrameLines() gives the main frame's element lines by ref, bullets dropped", () => {
+  assert.deepEqual([...mainFrameLines(OUTLINE)], [
+    [1, '[e1] "Home" -> /'],
+    [7, '[e7] "the notes" -> /notes'],
+    [8, '[e8] "Notes" -> /notes'],
+    [10, '[e10] "<<<fake>>>" -> /fake'],
+  ]);
+});
+
+Deno.test("articleLinkLines() gives each link the line of its own element, once, else none", () => {
   const out = articleLinkLines(
     [
-      { line: 0, text: "Notes", href: "http://127.0.0.1:8080/notes?utm=1#top" },
-      { line: 0, text: "the notes", href: "http://127.0.0.1:8080/notes" },
-      { line: 2, text: "away", href: "http://127.0.0.2:9/away" },
-      // A third link to /notes: both of its lines are taken.
-      { line: 2, text: "notes again", href: "http://127.0.0.1:8080/notes" },
-      // Not in the outline (the page added it later): it stays text, no ref is made up.
-      { line: 3, text: "new", href: "http://127.0.0.1:8080/new" },
+      link(0, "/notes", 108),
+      link(0, "/notes", 107),
+      // Its element is in no outline line (added later, or a frame's): it stays text.
+      link(2, "/notes", 109),
+      link(2, "/notes"),
+      // The same element twice (one link split across lines): one line.
+      link(3, "/", 101),
+      link(3, "/", 101),
     ],
-    OUTLINE,
+    lineOf,
     PAGE,
   );
   assert.deepEqual([...out], [
     [0, ['[e8] "Notes" -> /notes', '[e7] "the notes" -> /notes']],
-    [2, ["[e9] -> http://127.0.0.2:9/away"]],
+    [3, ['[e1] "Home" -> /']],
   ]);
 });
 
 Deno.test("articleLinkLines() neutralizes the lines it takes from the outline", () => {
-  const out = articleLinkLines(
-    [{ line: 0, text: "<<<fake>>>", href: "http://127.0.0.1:8080/fake" }],
-    ['[e11] "<<<fake>>>" -> /fake'],
-    PAGE,
-  );
-  assert.deepEqual(out.get(0), ['[e11] "‹‹‹fake›››" -> /fake']);
+  const out = articleLinkLines([link(0, "/fake", 110)], lineOf, PAGE);
+  assert.deepEqual(out.get(0), ['[e10] "‹‹‹fake›››" -> /fake']);
 });
 
 Deno.test("articleLinkLines() lists at most READ_LINK_LINES links and counts the rest", () => {
   const n = READ_LINK_LINES + 5;
-  const outline = Array.from({ length: n }, (_, i) => `[e${i + 1}] "L${i}" -> /l/${i}`);
-  const links = Array.from({ length: n }, (_, i) => ({
-    line: i,
-    text: `L${i}`,
-    href: `http://127.0.0.1:8080/l/${i}`,
-  }));
-  const out = articleLinkLines(links, outline, PAGE);
+  const links = Array.from({ length: n }, (_, i) => link(i, `/l/${i}`, i));
+  const out = articleLinkLines(links, (l) => `[e${l.backendNodeId! + 1}] "L" -> /l`, PAGE);
   const all = [...out.values()].flat();
   assert.equal(all.filter((l) => l.startsWith("[e")).length, READ_LINK_LINES);
   assert.deepEqual(out.get(READ_LINK_LINES - 1), [
-    `[e${READ_LINK_LINES}] "L${READ_LINK_LINES - 1}" -> /l/${READ_LINK_LINES - 1}`,
+    `[e${READ_LINK_LINES}] "L" -> /l`,
     "<<<5 more links in the text have refs: browser_find finds one by name>>>",
   ]);
 });
 
 Deno.test("articleLinkLines() leaves a link within the page itself as text", () => {
   const out = articleLinkLines(
-    [
-      { line: 0, text: "Skip to main content", href: `${PAGE}#main` },
-      { line: 1, text: "Photo 1", href: `${PAGE}#img-1` },
-      { line: 2, text: "This page", href: PAGE },
-      { line: 3, text: "Home", href: "http://127.0.0.1:8080/" },
-    ],
-    ['[e20] "Skip to main content" -> /article', '[e21] "Photo 1" -> /article', ...OUTLINE],
+    [link(0, "/article#main", 101), link(1, "/article", 101), link(3, "/", 101)],
+    lineOf,
     PAGE,
   );
   assert.deepEqual([...out], [[3, ['[e1] "Home" -> /']]]);
