@@ -295,14 +295,16 @@ async function findElements(session: CdpSession, contextId: number, article: Art
       ownProperties: true,
     });
     const nodeAt = new Map<number, number>();
-    for (const prop of props.result) {
+    // One describeNode per element, all sent at once: up to MAX_ARTICLE_LINKS round trips
+    // one after the other would hold the read for each.
+    await Promise.all(props.result.map(async (prop) => {
       const i = Number(prop.name);
       const objectId = prop.value?.objectId;
-      if (!Number.isSafeInteger(i) || i >= wanted.length || !objectId) continue;
-      if (prop.value?.subtype !== "node") continue;
+      if (!Number.isSafeInteger(i) || i >= wanted.length || !objectId) return;
+      if (prop.value?.subtype !== "node") return;
       const { node } = await session.send("DOM.describeNode", { objectId });
       nodeAt.set(wanted[i], node.backendNodeId);
-    }
+    }));
     for (const link of article.links) {
       const id = nodeAt.get(link.place);
       if (id !== undefined) link.backendNodeId = id;

@@ -106,7 +106,7 @@ export const CHILD_ENV: Readonly<Record<string, readonly string[]>> = {
   vault: [...BASE_ENV, ...VAULT_ENV, "OMOTAI_VAULT_NEW_KEY", "OMOTAI_VAULT_NEW_PASSPHRASE"],
   policy: ["LOG_TOKENS", "LOG_STREAM"],
   // The eval starts its Omotai arm as the launcher starts `omotai start`, with the launcher's
-  // own code (`localFacts()` reads every LAUNCHER_ENV variable); PATH finds an arm's program
+  // own code (`localFacts()` reads every LAUNCHER_ENV variable); PATH finds an arm's program;
   // OMOTAI_EVAL_API_KEY is the OpenAI-compatible endpoint's key, and node:child_process (cdp/
   // spawns Chromium with it) looks at NODE_V8_COVERAGE.
   // The MCP SDK's stdio client reads HOME, LOGNAME, PATH, SHELL, TERM and USER to hand an

@@ -1,8 +1,8 @@
 /**
  * The outline's line format, written and read in one place: a control's facts become its
  * line (`[e12] textbox "Email" = "a@b.c" [disabled]`, a link by its name and arrow with no
- * role word, `[e3] "Home" -> /`), and its overview form; headings, frame markers and list bullets; the limits every
- * line keeps. Both tree walks (`ax_outline.ts`, `dom_outline.ts`) write through it, and the
+ * role word, `[e3] "Home" -> /`), and its overview form; headings, frame markers and list
+ * bullets; the limits every line keeps. Both tree walks (`ax_outline.ts`, `dom_outline.ts`) write through it, and the
  * readers of finished lines (diffs, folds, carried refs, the typed-value check) parse with
  * it, so a change to the format is one edit here.
  *

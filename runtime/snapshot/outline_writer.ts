@@ -104,7 +104,7 @@ export class OutlineWriter {
 
   /** A page URL as shown (origin and path), redacted, then cut to a line's length. */
   url(url: string, base: string | undefined): string {
-    return shownUrl(url, base, this.#redactor);
+    return redactCut(displayUrl(url, base), LINE_MAX, { redactor: this.#redactor });
   }
 
   /**
@@ -254,14 +254,6 @@ export class OutlineWriter {
     this.#chars += line.length + 1;
     this.#prefix = "";
   }
-}
-
-/**
- * A link or frame URL as every view shows it: origin and path (`displayUrl`), redacted, then
- * cut to {@link LINE_MAX}.
- */
-function shownUrl(url: string, base: string | undefined, redactor: Redactor): string {
-  return redactCut(displayUrl(url, base), LINE_MAX, { redactor });
 }
 
 function hasQuery(url: string): boolean {

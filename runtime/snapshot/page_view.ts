@@ -122,10 +122,12 @@ export function renderPage(
   const lines = view.lines.map(options.neutralized ? keep : neutralize);
   const fullPages = paginate(lines, budget);
   const size = lines.reduce((n, l) => n + l.length + 1, 0);
-  const brief = view.brief &&
-    overviewLines(lines, view.brief.map(options.neutralized ? keep : neutralize));
-  const overview = size > OVERVIEW_MIN_CHARS && brief
-    ? paginate(brief, budget).map(aliasOrigins)
+  // Only a long outline has overview pages: a short one is not cut down at all.
+  const overview = size > OVERVIEW_MIN_CHARS && view.brief
+    ? paginate(
+      overviewLines(lines, view.brief.map(options.neutralized ? keep : neutralize)),
+      budget,
+    ).map(aliasOrigins)
     : [];
   const pages = [...overview, ...fullPages];
   const index = Math.min(Math.max(page, 1), pages.length) - 1;

@@ -8,6 +8,7 @@ import { goBack, type LoadOutcome, navigate } from "../browser/navigation.ts";
 import { OmotaiError } from "../errors.ts";
 import { displayUrl } from "../net/display_url.ts";
 import { backFacts, navigateFacts } from "./facts.ts";
+import { VIEW_MODE } from "./snapshot.ts";
 import { defineTool, parseUrlArg, type ToolContext } from "./tool.ts";
 
 /** Adds the outcome of a load to the response; a failed load is an error. */
@@ -26,10 +27,7 @@ export const navigateTool = defineTool({
     "an article you came to read).",
   schema: z.strictObject({
     url: z.string().min(1).max(8_192).describe("The URL to open"),
-    mode: z.enum(["outline", "read"]).optional()
-      .describe(
-        '"outline" (default): controls with refs; "read": the main text, its links with refs',
-      ),
+    mode: VIEW_MODE,
   }),
   kind: "navigate",
   readOnly: false,

@@ -8,6 +8,10 @@ import { DEFAULT_MAX_TOKENS } from "../snapshot/page_view.ts";
 import { pageFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 
+/** The view a tool ends with (`browser_snapshot`, `browser_navigate`): outline or reading. */
+export const VIEW_MODE = z.enum(["outline", "read"]).optional()
+  .describe('"outline" (default): controls with refs; "read": the main text, its links with refs');
+
 export const snapshotTool = defineTool({
   name: "browser_snapshot",
   title: "Page snapshot",
@@ -20,10 +24,7 @@ export const snapshotTool = defineTool({
     max_tokens: z.int().min(500).max(100_000).optional()
       .describe(`Token budget of one page (default ${DEFAULT_MAX_TOKENS})`),
     page: z.int().min(1).max(10_000).optional().describe("Which page of the snapshot (from 1)"),
-    mode: z.enum(["outline", "read"]).optional()
-      .describe(
-        '"outline" (default): controls with refs; "read": the main text, its links with refs',
-      ),
+    mode: VIEW_MODE,
   }),
   kind: "snapshot",
   readOnly: true,
