@@ -17,7 +17,7 @@ FROM node:20-bookworm-slim
 # says so in one line and runs without (run with --security-opt seccomp=unconfined, or a
 # profile that allows them, to have it).
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-sandbox ca-certificates bubblewrap socat \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-headless-shell chromium-sandbox ca-certificates bubblewrap socat \
  && rm -rf /var/lib/apt/lists/*
 RUN npm install -g deno@2.9.6
 # Never root: as root Chromium must drop its sandbox. omotai-browser: the browser's own user

@@ -1,16 +1,37 @@
 import assert from "node:assert/strict";
 import { testBrowser } from "../tests/helpers/operator_browser.ts";
 import { BrowserLaunchError, CdpClosedError, CdpError } from "./errors.ts";
-import { findBrowser, HARDENED_ARGS, launchBrowser } from "./launcher.ts";
+import {
+  findBrowser,
+  HARDENED_ARGS,
+  HEADLESS_SHELL_CANDIDATES,
+  launchBrowser,
+} from "./launcher.ts";
 
 Deno.test("findBrowser() prefers OMOTAI_BROWSER and explains a missing one", () => {
-  assert.equal(findBrowser("/opt/x/chrome", (p) => p === "/opt/x/chrome"), "/opt/x/chrome");
-  assert.throws(() => findBrowser("/nope", () => false), BrowserLaunchError);
+  const only = (path: string) => (p: string) => p === path;
+  assert.equal(findBrowser("/opt/x/chrome", { exists: only("/opt/x/chrome") }), "/opt/x/chrome");
+  assert.throws(() => findBrowser("/nope", { exists: () => false }), BrowserLaunchError);
   assert.equal(
-    findBrowser(undefined, (p) => p === "/usr/bin/google-chrome"),
+    findBrowser(undefined, { exists: only("/usr/bin/google-chrome") }),
     "/usr/bin/google-chrome",
   );
-  assert.throws(() => findBrowser(undefined, () => false), /apt-get install chromium/);
+  assert.throws(() => findBrowser(undefined, { exists: () => false }), /apt-get install chromium/);
+});
+
+Deno.test("findBrowser() takes the headless shell first, and a full browser for a window", () => {
+  const shell = HEADLESS_SHELL_CANDIDATES[0];
+  const both = (p: string) => p === shell || p === "/usr/bin/chromium";
+  assert.equal(findBrowser(undefined, { exists: both }), shell);
+  assert.equal(findBrowser(undefined, { exists: both, headful: true }), "/usr/bin/chromium");
+  assert.equal(
+    findBrowser(undefined, { exists: (p) => p === "/usr/bin/chromium" }),
+    "/usr/bin/chromium",
+  );
+  assert.throws(
+    () => findBrowser(undefined, { exists: (p) => p === shell, headful: true }),
+    BrowserLaunchError,
+  );
 });
 
 Deno.test("HARDENED_ARGS talk over a pipe and never open a debugging port", () => {

@@ -130,7 +130,8 @@ export interface Runtime extends AsyncDisposable {
 
 /** Starts the runtime; resolves once it is listening. */
 export async function startRuntime(options: StartOptions): Promise<Runtime> {
-  const executable = options.browser ?? findBrowser(Deno.env.get("OMOTAI_BROWSER"));
+  const executable = options.browser ??
+    findBrowser(Deno.env.get("OMOTAI_BROWSER"), { headful: options.headful });
   // Everything below is registered here the moment it exists: a start that fails at any step
   // undoes what it made, and the runtime's end is this same teardown, in reverse order.
   const teardown = new Teardown({ onDefer: options.onStep });

@@ -12,7 +12,7 @@
  */
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BROWSER_CANDIDATES } from "../../cdp/launcher.ts";
+import { BROWSER_CANDIDATES, HEADLESS_SHELL_CANDIDATES } from "../../cdp/launcher.ts";
 import { CHILD_ENV } from "./permissions.ts";
 import { PG_CLIENT_ENV } from "./database_url.ts";
 
@@ -27,7 +27,14 @@ export function compiledFlags(output: string, browser?: string): string[] {
   for (const name of ["OMOTAI_DATA_DIR", "XDG_STATE_HOME", "HOME", "LOCALAPPDATA"]) env.add(name);
   // A binary that opens the shared store reads what the PostgreSQL client reads.
   for (const name of PG_CLIENT_ENV) env.add(name);
-  const run = [...new Set([...(browser ? [browser] : []), ...BROWSER_CANDIDATES, output])];
+  const run = [
+    ...new Set([
+      ...(browser ? [browser] : []),
+      ...HEADLESS_SHELL_CANDIDATES,
+      ...BROWSER_CANDIDATES,
+      output,
+    ]),
+  ];
   return [
     "--no-prompt",
     // Policies, modules and the data dir are named at run time, anywhere.

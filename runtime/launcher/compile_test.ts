@@ -8,7 +8,7 @@ Deno.test("compiledFlags() bakes no -A: run of the browsers and the binary itsel
   assert.equal(flags.filter((f) => f === "--allow-run" || f === "--allow-env").length, 0);
   assert.ok(
     flags.includes(
-      "--allow-run=/snap/bin/chromium,/usr/bin/chromium,/usr/bin/chromium-browser,/usr/bin/google-chrome,/opt/omotai/omotai",
+      "--allow-run=/snap/bin/chromium,/usr/lib/chromium/chromium-headless-shell,/usr/bin/chromium,/usr/bin/chromium-browser,/usr/bin/google-chrome,/opt/omotai/omotai",
     ),
   );
   assert.ok(flags.includes("--allow-sys=uid,systemMemoryInfo"));

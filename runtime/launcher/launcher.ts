@@ -60,7 +60,7 @@ export function localFacts(): LaunchFacts {
       }
     },
     agentPolicies: agentPolicies,
-    browser: () => findBrowser(env.OMOTAI_BROWSER),
+    browser: (headful) => findBrowser(env.OMOTAI_BROWSER, { headful }),
     realPath(path) {
       try {
         return Deno.realPathSync(path);

@@ -35,6 +35,8 @@ export interface PolicyRefs {
 export const LAUNCHER_ENV = [
   ...DATA_DIR_ENV,
   "OMOTAI_BROWSER",
+  // A window needs a full browser, not the headless shell.
+  "OMOTAI_HEADFUL",
   "OMOTAI_DB",
   // The shared database (`--database`'s default): its host and port are granted.
   "OMOTAI_DATABASE_URL",
@@ -63,8 +65,11 @@ export interface LaunchFacts {
   readPolicy(path: string): PolicyRefs | undefined;
   /** Absolute policy files of the agents in the database at `dbPath` (none without one). */
   agentPolicies(dbPath: string): string[];
-  /** The browser the runtime would start, `OMOTAI_BROWSER` first; throws when there is none. */
-  browser(): string;
+  /**
+   * The browser the runtime would start, `OMOTAI_BROWSER` first (a full one when `headful`);
+   * throws when there is none.
+   */
+  browser(headful: boolean): string;
   /** The real path of a directory, or undefined if it has none. */
   realPath(path: string): string | undefined;
 }
@@ -305,7 +310,7 @@ function startGrants(
     const demoPort = str(values, "demo-port") ?? String(Number(port) + 1);
     grants.net.add(`127.0.0.1:${demoPort}`);
   }
-  const browser = facts.browser();
+  const browser = facts.browser(values.headful === true || facts.env.OMOTAI_HEADFUL === "1");
   // The runtime is handed the browser granted here, not left to pick one it may not run.
   childEnv.OMOTAI_BROWSER = browser;
   grants.run.add(browser);
@@ -429,7 +434,7 @@ function evalGrants(
   }
   // As with `start`, the browser is picked here and handed on: the eval (and the runtime it
   // starts) never picks one it may not run. cdp/ stats it before it starts it.
-  const browser = facts.browser();
+  const browser = facts.browser(false);
   childEnv.OMOTAI_BROWSER = browser;
   grants.read.add(browser);
   grants.run.add(browser);
