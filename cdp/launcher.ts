@@ -102,6 +102,11 @@ export const HARDENED_ARGS: readonly string[] = [
 export interface FindBrowserOptions {
   /** A window is wanted: the headless shell cannot draw one. */
   headful?: boolean;
+  /**
+   * The full browser first, the headless shell only when it is all there is: an unguarded
+   * control run, which must make every request the fuller build makes (a preconnect).
+   */
+  preferFull?: boolean;
   /** Whether a path exists (tests replace it). */
   exists?: (path: string) => boolean;
 }
@@ -123,6 +128,8 @@ export function findBrowser(
   }
   const candidates = options.headful
     ? BROWSER_CANDIDATES
+    : options.preferFull
+    ? [...BROWSER_CANDIDATES, ...HEADLESS_SHELL_CANDIDATES]
     : [...HEADLESS_SHELL_CANDIDATES, ...BROWSER_CANDIDATES];
   for (const c of candidates) if (exists(c)) return c;
   throw new BrowserLaunchError(

@@ -24,6 +24,8 @@ Deno.test("findBrowser() takes the headless shell first, and a full browser for 
   const both = (p: string) => p === shell || p === "/usr/bin/chromium";
   assert.equal(findBrowser(undefined, { exists: both }), shell);
   assert.equal(findBrowser(undefined, { exists: both, headful: true }), "/usr/bin/chromium");
+  assert.equal(findBrowser(undefined, { exists: both, preferFull: true }), "/usr/bin/chromium");
+  assert.equal(findBrowser(undefined, { exists: (p) => p === shell, preferFull: true }), shell);
   assert.equal(
     findBrowser(undefined, { exists: (p) => p === "/usr/bin/chromium" }),
     "/usr/bin/chromium",

@@ -3,7 +3,9 @@
  * attacker on 127.0.0.3 (and 127.0.0.4). First a control run in a plain, unguarded Chromium
  * proves each attempt really reaches the attacker; then the same attempts through Omotai
  * must leave the attacker at zero TCP connections and zero UDP datagrams, each with its
- * deny in the audit, while benign browsing of the allowed origin still works.
+ * deny in the audit, while benign browsing of the allowed origin still works. Both builds
+ * the runtime may run are tried when both are installed: the headless shell (the default) and
+ * the full browser (`--headful`, the fallback), whose own channels differ.
  *
  * @module
  */
@@ -23,6 +25,7 @@ import {
   TestClient,
 } from "./helpers/harness.ts";
 import { testBrowser } from "./helpers/operator_browser.ts";
+import { findBrowser, HEADLESS_SHELL_CANDIDATES } from "../cdp/mod.ts";
 import type { AuditRow } from "../runtime/audit/audit_row.ts";
 import type { GuardPause } from "../runtime/egress/request_guard.ts";
 
@@ -48,37 +51,56 @@ async function world(): Promise<World> {
   };
 }
 
+/** The runtime's default build, and the full browser when it is another. */
+const DEFAULT_BROWSER = findBrowser(Deno.env.get("OMOTAI_BROWSER"));
+const FULL_BROWSER = findBrowser(Deno.env.get("OMOTAI_BROWSER"), { preferFull: true });
+const BUILDS = [...new Set([DEFAULT_BROWSER, FULL_BROWSER])];
+
+/**
+ * Attacks a build never makes by itself: the headless shell has no preconnect predictor, so a
+ * `<link rel=preconnect>` opens nothing there even unguarded (the full browser does).
+ */
+function neverMadeBy(executable: string): string[] {
+  return HEADLESS_SHELL_CANDIDATES.includes(executable) ? ["preconnect"] : [];
+}
+
 /** Connections, request lines and datagrams: a request on a socket opened earlier counts too. */
 const hitsOf = (w: World) =>
   w.att.tcp + w.att.udp + w.att.lines.length + w.att2.tcp + w.att2.udp + w.att2.lines.length;
 
-Deno.test("control: every attack reaches the attacker from a plain Chromium", async () => {
-  await using w = await world();
-  await using chromium = await testBrowser({ prefix: "omotai-control-" });
-  const browser = chromium.browser;
-  const root = browser.connection.root;
-  const missed: string[] = [];
-  for (const attack of ATTACKS) {
-    const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
-    const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
-    const page = browser.connection.session(sessionId)!;
-    await page.send("Page.enable");
-    const loaded = page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 10_000 });
-    await page.send("Page.navigate", { url: `${w.site.origin}/attack/${attack.name}` });
-    await loaded;
-    const before = hitsOf(w);
-    await page.send("Runtime.evaluate", { expression: "go()", userGesture: true });
-    if (!await eventually(() => hitsOf(w) > before, 4_000)) missed.push(attack.name);
-    await root.send("Target.closeTarget", { targetId }).catch(() => {});
-  }
-  assert.deepEqual(missed, [], "these attacks did not reach the attacker even unguarded");
-});
+for (const executable of BUILDS) {
+  Deno.test(`control: every attack reaches the attacker from a plain Chromium (${executable})`, async () => {
+    await using w = await world();
+    await using chromium = await testBrowser({ prefix: "omotai-control-", executable });
+    const browser = chromium.browser;
+    const root = browser.connection.root;
+    const missed: string[] = [];
+    for (const attack of ATTACKS) {
+      const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
+      const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
+      const page = browser.connection.session(sessionId)!;
+      await page.send("Page.enable");
+      const loaded = page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 10_000 });
+      await page.send("Page.navigate", { url: `${w.site.origin}/attack/${attack.name}` });
+      await loaded;
+      const before = hitsOf(w);
+      await page.send("Runtime.evaluate", { expression: "go()", userGesture: true });
+      if (!await eventually(() => hitsOf(w) > before, 4_000)) missed.push(attack.name);
+      await root.send("Target.closeTarget", { targetId }).catch(() => {});
+    }
+    assert.deepEqual(
+      missed,
+      neverMadeBy(executable),
+      "these attacks did not reach the attacker even unguarded",
+    );
+  });
+}
 
-async function guarded(w: World, dataDir: string, pause: GuardPause = "all") {
+async function guarded(w: World, dataDir: string, pause: GuardPause = "all", browser?: string) {
   const runtime = await startTestRuntime(
     dataDir,
     `allowed_origins: [${w.site.origin}]\nread_only: true\nrequest_guard: ${pause}\n`,
-    { audit: `${dataDir}/audit.jsonl` },
+    { audit: `${dataDir}/audit.jsonl`, ...browser ? { browser } : {} },
   );
   const client = new Client({ name: "attack-suite", version: "0" });
   await client.connect(await agentTransport(runtime));
@@ -96,6 +118,14 @@ Deno.test("attack suite: nothing reaches the attacker through Omotai, every bloc
   await attackSuite("all");
 });
 
+Deno.test({
+  name: "attack suite on the full browser: nothing reaches the attacker, preconnect included",
+  ignore: FULL_BROWSER === DEFAULT_BROWSER,
+  async fn() {
+    await attackSuite("all", FULL_BROWSER);
+  },
+});
+
 Deno.test("attack suite with request_guard: documents: the proxy alone keeps every subresource attack out", async () => {
   await attackSuite("documents");
 });
@@ -104,10 +134,10 @@ Deno.test("attack suite with request_guard: proxy: with nothing paused, the prox
   await attackSuite("proxy");
 });
 
-async function attackSuite(pause: GuardPause): Promise<void> {
+async function attackSuite(pause: GuardPause, browser?: string): Promise<void> {
   await using w = await world();
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-attack-" });
-  const { runtime, c } = await guarded(w, dataDir, pause);
+  const { runtime, c } = await guarded(w, dataDir, pause, browser);
   const failures: string[] = [];
   const notices: string[] = [];
   try {

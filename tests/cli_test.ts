@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { findBrowser } from "../cdp/mod.ts";
 import { BASELINE_SIG, baselineWasm } from "./helpers/policies.ts";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -68,7 +69,10 @@ Deno.test("childPermissions() of the start task: read of runs/, the demo policy 
   assert.equal(flag("net"), "--allow-net=127.0.0.1:8080,127.0.0.1:8081");
   assert.equal(
     flag("run"),
-    `--allow-run=/usr/bin/chromium,${Deno.execPath()},/usr/bin/nice,/usr/bin/bwrap`,
+    // The browser this machine has (the headless shell when installed).
+    `--allow-run=${
+      findBrowser(Deno.env.get("OMOTAI_BROWSER"))
+    },${Deno.execPath()},/usr/bin/nice,/usr/bin/bwrap`,
   );
   assert.match(text, /^browser isolation: each browser in a network namespace of its own/m);
   assert.ok(!runtime.includes("-A") && !runtime.includes("--allow-all"));

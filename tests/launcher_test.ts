@@ -270,8 +270,8 @@ Deno.test("childPermissions() and launcherFlags() give exactly docs/install.md's
     readPolicy: (path) =>
       path === "/home/you/omotai-policy.yaml" ? parsePolicy(yaml, path) : undefined,
     agentPolicies: () => [],
-    browser: (headful) =>
-      headful ? "/usr/bin/chromium" : "/usr/lib/chromium/chromium-headless-shell",
+    browser: ({ headful, preferFull }) =>
+      headful || preferFull ? "/usr/bin/chromium" : "/usr/lib/chromium/chromium-headless-shell",
     realPath: (p) => p,
   };
   assert.deepEqual(tableFlags(section, "launcher (`omotai`)"), launcherFlags("<deno>"));

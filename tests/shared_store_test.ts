@@ -512,7 +512,8 @@ Deno.test("deploy.md: two runtimes behind HAProxy on one PostgreSQL: a confirm r
         const bob = await agents.add("bob");
         const b = await connect(lb.url, bob.key);
         clients.push(b);
-        assert.ok(!(await b.call("browser_navigate", { url: `${site.origin}/page` })).isError);
+        const opened = await b.call("browser_navigate", { url: `${site.origin}/page` });
+        assert.ok(!opened.isError, opened.text);
         const { holder } = await holderOf("bob");
         assert.equal(await agents.remove("bob"), true);
         assert.ok(

@@ -51,7 +51,8 @@ export async function runControls(
   await using profiles = await ProfileStore.open(options.workDir);
   const launch = async () =>
     await launchBrowser({
-      executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+      // The fuller build when installed: a control must make every request it would.
+      executable: findBrowser(Deno.env.get("OMOTAI_BROWSER"), { preferFull: true }),
       profileDir: await profiles.create(),
     });
   let browser = await launch();

@@ -60,7 +60,7 @@ export function localFacts(): LaunchFacts {
       }
     },
     agentPolicies: agentPolicies,
-    browser: (headful) => findBrowser(env.OMOTAI_BROWSER, { headful }),
+    browser: (options) => findBrowser(env.OMOTAI_BROWSER, options),
     realPath(path) {
       try {
         return Deno.realPathSync(path);

@@ -11,6 +11,7 @@
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { OmotaiError } from "../errors.ts";
+import type { FindBrowserOptions } from "../../cdp/mod.ts";
 import { DETECT_READS, NICE_PATHS, TOOL_DIRS } from "../isolation/detect.ts";
 import { DATA_DIR_ENV, resolveDataDir } from "./data_dir.ts";
 import {
@@ -66,10 +67,10 @@ export interface LaunchFacts {
   /** Absolute policy files of the agents in the database at `dbPath` (none without one). */
   agentPolicies(dbPath: string): string[];
   /**
-   * The browser the runtime would start, `OMOTAI_BROWSER` first (a full one when `headful`);
-   * throws when there is none.
+   * The browser the runtime would start, `OMOTAI_BROWSER` first, picked as `findBrowser()`
+   * picks with `options`; throws when there is none.
    */
-  browser(headful: boolean): string;
+  browser(options: FindBrowserOptions): string;
   /** The real path of a directory, or undefined if it has none. */
   realPath(path: string): string | undefined;
 }
@@ -310,7 +311,9 @@ function startGrants(
     const demoPort = str(values, "demo-port") ?? String(Number(port) + 1);
     grants.net.add(`127.0.0.1:${demoPort}`);
   }
-  const browser = facts.browser(values.headful === true || facts.env.OMOTAI_HEADFUL === "1");
+  const browser = facts.browser({
+    headful: values.headful === true || facts.env.OMOTAI_HEADFUL === "1",
+  });
   // The runtime is handed the browser granted here, not left to pick one it may not run.
   childEnv.OMOTAI_BROWSER = browser;
   grants.run.add(browser);
@@ -434,7 +437,9 @@ function evalGrants(
   }
   // As with `start`, the browser is picked here and handed on: the eval (and the runtime it
   // starts) never picks one it may not run. cdp/ stats it before it starts it.
-  const browser = facts.browser(false);
+  // The fuller build when installed: its controls must make every request it would, and the
+  // runtime the eval starts is tried against all of them.
+  const browser = facts.browser({ preferFull: true });
   childEnv.OMOTAI_BROWSER = browser;
   grants.read.add(browser);
   grants.run.add(browser);

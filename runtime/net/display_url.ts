@@ -10,6 +10,9 @@
  * dropped when it equals the base's. Non-http(s) URLs show their scheme only.
  */
 export function displayUrl(url: string, base: string | undefined): string {
+  // A tab that has committed nothing yet: the headless shell reports its initial empty
+  // document with no URL at all, where the full browser says about:blank.
+  if (url === "") return "about:blank";
   let u: URL;
   try {
     u = new URL(url);

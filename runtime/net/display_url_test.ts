@@ -7,3 +7,9 @@ Deno.test("displayUrl() shows origin+path and hides queries", () => {
   assert.equal(displayUrl("javascript:alert(1)", "http://a.test/"), "javascript:");
   assert.equal(displayUrl("mailto:a@b.c", undefined), "mailto:");
 });
+
+Deno.test("displayUrl() shows a tab that committed nothing (no URL) as about:blank", () => {
+  assert.equal(displayUrl("", undefined), "about:blank");
+  assert.equal(displayUrl("", "http://a.test/"), "about:blank");
+  assert.equal(displayUrl("not a url", undefined), "(invalid url)");
+});

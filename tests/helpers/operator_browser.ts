@@ -26,11 +26,12 @@ export interface TestBrowser extends AsyncDisposable {
 }
 
 /**
- * Launches Chromium with a new profile from a store opened in `dataDir`; without one, in a
- * temporary directory (named with `prefix`) that disposing removes.
+ * Launches Chromium (`executable`, else the one the runtime would pick) with a new profile
+ * from a store opened in `dataDir`; without one, in a temporary directory (named with
+ * `prefix`) that disposing removes.
  */
 export async function testBrowser(
-  options: { dataDir?: string; prefix?: string } = {},
+  options: { dataDir?: string; prefix?: string; executable?: string } = {},
 ): Promise<TestBrowser> {
   const { dataDir, prefix = "omotai-browser-" } = options;
   const dir = dataDir ?? await Deno.makeTempDir({ prefix });
@@ -41,7 +42,7 @@ export async function testBrowser(
   };
   const profileDir = await profiles.create();
   const browser = await launchBrowser({
-    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+    executable: options.executable ?? findBrowser(Deno.env.get("OMOTAI_BROWSER")),
     profileDir,
   }).catch(async (err) => {
     await release();
