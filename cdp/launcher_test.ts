@@ -69,6 +69,36 @@ Deno.test("launchBrowser() speaks typed CDP over the pipe and stops cleanly", as
   await assert.rejects(() => browser.connection.root.send("Browser.getVersion"), CdpClosedError);
 });
 
+Deno.test("launchBrowser() keeps site isolation on every build: a cross-site frame is a target of its own", async () => {
+  // The headless shell, unlike the full browser, does not isolate sites unless told.
+  const frame = Deno.serve(
+    { hostname: "127.0.0.2", port: 0, onListen() {} },
+    () => new Response("<p>inner</p>", { headers: { "content-type": "text/html" } }),
+  );
+  const top = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () =>
+      new Response(`<iframe src="http://127.0.0.2:${frame.addr.port}/"></iframe>`, {
+        headers: { "content-type": "text/html" },
+      }),
+  );
+  try {
+    await using chromium = await testBrowser();
+    const root = chromium.browser.connection.root;
+    await root.send("Target.createTarget", { url: `http://127.0.0.1:${top.addr.port}/` });
+    let frames: string[] = [];
+    for (let i = 0; i < 100 && frames.length === 0; i++) {
+      const { targetInfos } = await root.send("Target.getTargets", {});
+      frames = targetInfos.filter((t) => t.type === "iframe").map((t) => t.url);
+      if (frames.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(frames, [`http://127.0.0.2:${frame.addr.port}/`]);
+  } finally {
+    await top.shutdown();
+    await frame.shutdown();
+  }
+});
+
 Deno.test("launchBrowser() reports a binary that is not a browser", async () => {
   const dir = await Deno.makeTempDir();
   await assert.rejects(
