@@ -157,6 +157,13 @@ if (import.meta.main) {
     await owner.migrate();
     await addTenant(owner, "bench");
     for (let r = 0; r < R; r++) await addTenant(owner, `bench-${r}`);
+    // The machine's own jitter: a round trip that writes nothing. Its p99 bounds from below
+    // what any statement's p99 can be here.
+    results.push(row(
+      "postgres",
+      "floor: SELECT 1 alone (a round trip, no write)",
+      await load([() => owner.statement((sql) => sql`SELECT 1`)], seconds),
+    ));
     // The floor: what the same server takes to commit one bare row durably, no chain, no
     // row-level security, no trigger. An append can only ever cost more than this.
     await owner.transaction((tx) => tx`CREATE TABLE bench_floor (id bigserial, v text)`);
