@@ -46,6 +46,16 @@ export const DISABLED_FEATURES: readonly string[] = [
   "PreloadTopChromeWebUI",
   // A spare renderer kept ready for the next site: a process per browser for nothing.
   "SpareRendererForSitePerProcess",
+  // Ad auctions, shared storage, fenced frames, topics, private aggregation: the full browser
+  // gates them on settings a fresh profile has off, the headless shell allows them outright.
+  // They make requests of the browser's own (worklets, reports), outside any tab's guard.
+  "Fledge",
+  "InterestGroupStorage",
+  "AdInterestGroupAPI",
+  "SharedStorageAPI",
+  "FencedFrames",
+  "BrowsingTopics",
+  "PrivateAggregationApi",
 ];
 
 /**
@@ -123,6 +133,11 @@ export function findBrowser(
   if (envValue) {
     if (!exists(envValue)) {
       throw new BrowserLaunchError(`OMOTAI_BROWSER points to ${envValue}, which does not exist`);
+    }
+    if (options.headful && /headless[-_]shell/.test(envValue)) {
+      throw new BrowserLaunchError(
+        `OMOTAI_BROWSER points to ${envValue}, a headless shell: a window needs a full browser`,
+      );
     }
     return envValue;
   }

@@ -7,6 +7,7 @@ import {
   HEADLESS_SHELL_CANDIDATES,
   launchBrowser,
 } from "./launcher.ts";
+import { openTab } from "./open_tab.ts";
 
 Deno.test("findBrowser() prefers OMOTAI_BROWSER and explains a missing one", () => {
   const only = (path: string) => (p: string) => p === path;
@@ -33,6 +34,10 @@ Deno.test("findBrowser() takes the headless shell first, and a full browser for 
   assert.throws(
     () => findBrowser(undefined, { exists: (p) => p === shell, headful: true }),
     BrowserLaunchError,
+  );
+  assert.throws(
+    () => findBrowser(shell, { exists: (p) => p === shell, headful: true }),
+    /a window needs a full browser/,
   );
 });
 
@@ -96,6 +101,37 @@ Deno.test("launchBrowser() keeps site isolation on every build: a cross-site fra
   } finally {
     await top.shutdown();
     await frame.shutdown();
+  }
+});
+
+Deno.test("launchBrowser() leaves a page no ad auction, shared storage, topics or fenced frame", async () => {
+  // The headless shell allows them outright; they make requests outside any tab's guard.
+  const site = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response("<p>x</p>", { headers: { "content-type": "text/html" } }),
+  );
+  try {
+    await using chromium = await testBrowser();
+    const tab = await openTab(chromium.browser, `http://127.0.0.1:${site.addr.port}/`);
+    const loaded = tab.session.waitFor("Page.loadEventFired", undefined, { timeoutMs: 10_000 });
+    await tab.session.send("Page.reload", {});
+    await loaded;
+    const { result } = await tab.session.send("Runtime.evaluate", {
+      expression: `JSON.stringify([isSecureContext, typeof navigator.joinAdInterestGroup,
+        typeof navigator.runAdAuction, typeof window.sharedStorage,
+        typeof document.browsingTopics, typeof HTMLFencedFrameElement])`,
+      returnByValue: true,
+    });
+    assert.deepEqual(JSON.parse(result.value as string), [
+      true,
+      "undefined",
+      "undefined",
+      "undefined",
+      "undefined",
+      "undefined",
+    ]);
+  } finally {
+    await site.shutdown();
   }
 });
 

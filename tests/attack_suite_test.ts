@@ -96,11 +96,27 @@ for (const executable of BUILDS) {
   });
 }
 
-async function guarded(w: World, dataDir: string, pause: GuardPause = "all", browser?: string) {
+/** How a guarded run differs from the default: another build, or no network namespace. */
+interface GuardedOptions {
+  browser?: string;
+  /** No namespace: the browser's own flags alone keep it on the proxy (UDP included). */
+  noNamespace?: boolean;
+}
+
+async function guarded(
+  w: World,
+  dataDir: string,
+  pause: GuardPause = "all",
+  options: GuardedOptions = {},
+) {
   const runtime = await startTestRuntime(
     dataDir,
     `allowed_origins: [${w.site.origin}]\nread_only: true\nrequest_guard: ${pause}\n`,
-    { audit: `${dataDir}/audit.jsonl`, ...browser ? { browser } : {} },
+    {
+      audit: `${dataDir}/audit.jsonl`,
+      ...options.browser ? { browser: options.browser } : {},
+      ...options.noNamespace ? { isolation: { mode: "off" as const } } : {},
+    },
   );
   const client = new Client({ name: "attack-suite", version: "0" });
   await client.connect(await agentTransport(runtime));
@@ -122,9 +138,17 @@ Deno.test({
   name: "attack suite on the full browser: nothing reaches the attacker, preconnect included",
   ignore: FULL_BROWSER === DEFAULT_BROWSER,
   async fn() {
-    await attackSuite("all", FULL_BROWSER);
+    await attackSuite("all", { browser: FULL_BROWSER });
   },
 });
+
+// Without a namespace (Docker's default seccomp profile, --isolation off) only the browser's
+// own flags keep WebRTC's UDP on the proxy, and each build reads its own switch for it.
+for (const browser of BUILDS) {
+  Deno.test(`attack suite without a network namespace: nothing reaches the attacker (${browser})`, async () => {
+    await attackSuite("all", { browser, noNamespace: true });
+  });
+}
 
 Deno.test("attack suite with request_guard: documents: the proxy alone keeps every subresource attack out", async () => {
   await attackSuite("documents");
@@ -134,10 +158,10 @@ Deno.test("attack suite with request_guard: proxy: with nothing paused, the prox
   await attackSuite("proxy");
 });
 
-async function attackSuite(pause: GuardPause, browser?: string): Promise<void> {
+async function attackSuite(pause: GuardPause, options: GuardedOptions = {}): Promise<void> {
   await using w = await world();
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-attack-" });
-  const { runtime, c } = await guarded(w, dataDir, pause, browser);
+  const { runtime, c } = await guarded(w, dataDir, pause, options);
   const failures: string[] = [];
   const notices: string[] = [];
   try {

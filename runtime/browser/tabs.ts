@@ -20,6 +20,14 @@ export interface TabInfo {
 
 const CURRENT_CLOSED = "the current tab closed";
 
+/**
+ * Tabs a session may have open before a page's own `window.open` is closed as it appears. The
+ * headless shell has no popup blocker (the full browser's blocks an opening without a user
+ * gesture), and each cross-site popup is a renderer of its own: a page that opened them in a
+ * loop would spend the machine's memory, every session's.
+ */
+export const MAX_TABS = 16;
+
 /** Tab bookkeeping of one session. */
 export class Tabs {
   readonly #notices: Notices;
@@ -64,13 +72,23 @@ export class Tabs {
 
   /** Notices pages opened by a page (popups, target=_blank): news to the agent, once each. */
   announceNew(live: Live | undefined): void {
-    this.pages(live).forEach((p, index) => {
+    const pages = this.pages(live);
+    pages.forEach((p, index) => {
       const id = p.info.targetId;
       if (this.#announced.has(id)) return;
       this.#announced.add(id);
+      const own = this.#opening > 0 || this.#ownIds.has(id);
+      if (!own && live && index >= MAX_TABS) {
+        live.browser.connection.root.send("Target.closeTarget", { targetId: id }).catch(() => {});
+        // Said once however many it closes before the next result.
+        const line = `a page opened more than ${MAX_TABS} tabs; the runtime closed the new ones`;
+        this.#notices.drop(line);
+        this.#notices.push(line);
+        return;
+      }
       // The newest page is in front: input to a background tab would stall.
       this.#frontId = id;
-      if (this.#opening > 0 || this.#ownIds.has(id)) return;
+      if (own) return;
       this.#notices.push(`a new tab opened as tab ${index}; use browser_tabs to select it`);
     });
   }

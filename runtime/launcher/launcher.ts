@@ -43,7 +43,14 @@ const CHECKOUT = new URL("../../", import.meta.url);
 /** The facts `childPermissions()` needs, looked up on this machine. */
 export function localFacts(): LaunchFacts {
   const env: LaunchFacts["env"] = {};
-  for (const name of LAUNCHER_ENV) env[name as LauncherEnvName] = Deno.env.get(name);
+  for (const name of LAUNCHER_ENV) {
+    try {
+      env[name as LauncherEnvName] = Deno.env.get(name);
+    } catch {
+      // An `omotai` installed before this variable was read lacks its permission: the
+      // variable is then unset for it, as it was before (`deno task install` grants it).
+    }
+  }
   return {
     cwd: Deno.cwd(),
     os: Deno.build.os,
