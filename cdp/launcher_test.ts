@@ -112,10 +112,18 @@ Deno.test("launchBrowser() leaves a page no ad auction, shared storage, topics o
   );
   try {
     await using chromium = await testBrowser();
-    const tab = await openTab(chromium.browser, `http://127.0.0.1:${site.addr.port}/`);
-    const loaded = tab.session.waitFor("Page.loadEventFired", undefined, { timeoutMs: 10_000 });
-    await tab.session.send("Page.reload", {});
-    await loaded;
+    const url = `http://127.0.0.1:${site.addr.port}/`;
+    const tab = await openTab(chromium.browser, url);
+    // Loaded when the document says so (a loaded suite may take its time; no event to miss).
+    const ready = () =>
+      tab.session.send("Runtime.evaluate", {
+        expression: `location.href === ${JSON.stringify(url)} && document.readyState`,
+        returnByValue: true,
+      });
+    for (let i = 0; i < 300 && (await ready()).result.value !== "complete"; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal((await ready()).result.value, "complete", "the page loaded");
     const { result } = await tab.session.send("Runtime.evaluate", {
       expression: `JSON.stringify([isSecureContext, typeof navigator.joinAdInterestGroup,
         typeof navigator.runAdAuction, typeof window.sharedStorage,

@@ -9,7 +9,13 @@ Deno.test("a socket listener: private directory, owner-only socket, the session'
     await using proxy = EgressProxy.start({ socketDir });
     assert.ok(proxy.listensOnSockets);
     // The proxy process holds the network and this one directory, nothing else.
-    const cmdline = (await Deno.readTextFile(`/proc/${proxy.pid}/cmdline`)).split("\0");
+    // Read once the child has exec'd: between fork and exec /proc shows the parent's line.
+    let cmdline: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      cmdline = (await Deno.readTextFile(`/proc/${proxy.pid}/cmdline`)).split("\0");
+      if (cmdline.includes("--allow-net")) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     assert.deepEqual(cmdline.filter((a) => a.startsWith("--allow-")), [
       "--allow-net",
       `--allow-read=${socketDir}`,
