@@ -20,6 +20,12 @@ export const HEADLESS_SHELL_CANDIDATES: readonly string[] = [
   "/usr/lib/chromium/chromium-headless-shell",
 ];
 
+/** Whether `path` names a headless shell (a candidate, or a build of that name elsewhere). */
+export function isHeadlessShell(path: string): boolean {
+  return HEADLESS_SHELL_CANDIDATES.includes(path) ||
+    /headless[-_]shell/.test(path.split("/").pop() ?? "");
+}
+
 /** Full browsers, tried after the headless shell (and alone for a window: `headful`). */
 export const BROWSER_CANDIDATES: readonly string[] = [
   "/usr/bin/chromium",
@@ -134,7 +140,7 @@ export function findBrowser(
     if (!exists(envValue)) {
       throw new BrowserLaunchError(`OMOTAI_BROWSER points to ${envValue}, which does not exist`);
     }
-    if (options.headful && /headless[-_]shell/.test(envValue)) {
+    if (options.headful && isHeadlessShell(envValue)) {
       throw new BrowserLaunchError(
         `OMOTAI_BROWSER points to ${envValue}, a headless shell: a window needs a full browser`,
       );

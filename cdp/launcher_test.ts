@@ -5,6 +5,7 @@ import {
   findBrowser,
   HARDENED_ARGS,
   HEADLESS_SHELL_CANDIDATES,
+  isHeadlessShell,
   launchBrowser,
 } from "./launcher.ts";
 import { openTab } from "./open_tab.ts";
@@ -39,6 +40,7 @@ Deno.test("findBrowser() takes the headless shell first, and a full browser for 
     () => findBrowser(shell, { exists: (p) => p === shell, headful: true }),
     /a window needs a full browser/,
   );
+  assert.ok(isHeadlessShell("/opt/x/headless_shell") && !isHeadlessShell("/usr/bin/chromium"));
 });
 
 Deno.test("HARDENED_ARGS talk over a pipe and never open a debugging port", () => {

@@ -26,6 +26,7 @@ export {
   type FindBrowserOptions,
   HARDENED_ARGS,
   HEADLESS_SHELL_CANDIDATES,
+  isHeadlessShell,
   launchBrowser,
   type LaunchOptions,
   runningAsRoot,

@@ -25,7 +25,7 @@ import {
   TestClient,
 } from "./helpers/harness.ts";
 import { testBrowser } from "./helpers/operator_browser.ts";
-import { findBrowser, HEADLESS_SHELL_CANDIDATES } from "../cdp/mod.ts";
+import { findBrowser, isHeadlessShell } from "../cdp/mod.ts";
 import type { AuditRow } from "../runtime/audit/audit_row.ts";
 import type { GuardPause } from "../runtime/egress/request_guard.ts";
 
@@ -61,7 +61,7 @@ const BUILDS = [...new Set([DEFAULT_BROWSER, FULL_BROWSER])];
  * `<link rel=preconnect>` opens nothing there even unguarded (the full browser does).
  */
 function neverMadeBy(executable: string): string[] {
-  return HEADLESS_SHELL_CANDIDATES.includes(executable) ? ["preconnect"] : [];
+  return isHeadlessShell(executable) ? ["preconnect"] : [];
 }
 
 /** Connections, request lines and datagrams: a request on a socket opened earlier counts too. */

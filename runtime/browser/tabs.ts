@@ -72,8 +72,7 @@ export class Tabs {
 
   /** Notices pages opened by a page (popups, target=_blank): news to the agent, once each. */
   announceNew(live: Live | undefined): void {
-    const pages = this.pages(live);
-    pages.forEach((p, index) => {
+    this.pages(live).forEach((p, index) => {
       const id = p.info.targetId;
       if (this.#announced.has(id)) return;
       this.#announced.add(id);
