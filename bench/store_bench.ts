@@ -9,6 +9,17 @@
  * - **Sustained rows per second** across runtimes: the same load's total rows over its wall
  *   time; and the same through each runtime's `PgAuditSink` (what `omotai start --database`
  *   runs: the rows that arrive while a transaction runs go in the next one together).
+ * - **At an agent's pace**: the same runtimes and sessions, each session acting once every
+ *   `--pace` ms on average (exponential gaps: an agent thinks between actions), through the
+ *   runtime's `PgAuditSink`, alone and with `--requests` request rows per second alongside
+ *   (pages' requests, in bursts, each waiting for its row as the request guard does). The
+ *   loops above never pause, so they measure queueing at saturation; this is the load the
+ *   issue's "an action's store work" means. Its floors: the same server answering `SELECT 1`
+ *   and committing a bare row at the same pace (a machine idle between two round trips wakes
+ *   slower than a busy one).
+ *
+ * Every pool is warmed first (each connection has run an append): a connection's first
+ * append compiles the function and plans its statements, while holding the tenant's head.
  *
  * PostgreSQL runs with one tenant (the worst case: every append of every runtime takes the
  * same tenant's lock) and with one tenant per runtime. SQLite is one process's file (its
@@ -54,6 +65,65 @@ export interface StoreRow {
   p50Ms: number;
   p99Ms: number;
 }
+
+/** `mean` ms on average, exponentially distributed: the gaps between an agent's actions. */
+function gap(mean: number): number {
+  return -Math.log(1 - Math.random()) * mean;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Runs `sessions` loops of `append` for `seconds`, each pausing `paceMs` on average between
+ * two appends (exponential gaps), with `requestsPerSecond` rows spread over `requests` (each a
+ * runtime's writer) in bursts of 20 alongside. Latency of each session's append; rows counts
+ * both.
+ */
+export async function paced(
+  sessions: ((event: AuditEvent) => Promise<unknown>)[],
+  seconds: number,
+  paceMs: number,
+  requests: ((event: AuditEvent) => Promise<unknown>)[] = [],
+  requestsPerSecond = 0,
+): Promise<{ rows: number; seconds: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  let rows = 0;
+  const t0 = performance.now();
+  const until = t0 + seconds * 1000;
+  const BURST = 20;
+  const every = requests.length ? 1000 * BURST * requests.length / requestsPerSecond : 0;
+  await Promise.all([
+    ...sessions.map(async (append) => {
+      await sleep(Math.random() * paceMs);
+      while (performance.now() < until) {
+        const a = performance.now();
+        await append(ACTION);
+        latencies.push(performance.now() - a);
+        rows++;
+        await sleep(gap(paceMs));
+      }
+    }),
+    ...(requestsPerSecond > 0 ? requests : []).map(async (append) => {
+      await sleep(Math.random() * every);
+      while (performance.now() < until) {
+        const a = performance.now();
+        await Promise.all(Array.from({ length: BURST }, () => append(REQUEST)));
+        rows += BURST;
+        await sleep(Math.max(0, every - (performance.now() - a)));
+      }
+    }),
+  ]);
+  return { rows, seconds: (performance.now() - t0) / 1000, latencies };
+}
+
+/** A page's request, as the request guard records it. */
+const REQUEST: AuditEvent = {
+  ...ACTION,
+  kind: "request",
+  source: "request",
+  method: "GET",
+  rule: "origin",
+};
 
 /** Runs `sessions` loops of `append` for `seconds`; latency of each append and the total. */
 export async function load(
@@ -115,11 +185,15 @@ if (import.meta.main) {
       runtimes: { type: "string", default: "4" },
       sessions: { type: "string", default: "10" },
       seconds: { type: "string", default: "5" },
+      pace: { type: "string", default: "250" },
+      requests: { type: "string", default: "2000" },
     },
   });
   const R = Number(values.runtimes);
   const S = Number(values.sessions);
   const seconds = Number(values.seconds);
+  const pace = Number(values.pace);
+  const requestRate = Number(values.requests);
   const results: StoreRow[] = [];
   const shape = `${R} runtimes × ${S} sessions`;
 
@@ -175,6 +249,20 @@ if (import.meta.main) {
         seconds,
       ),
     ));
+    results.push(row(
+      "postgres",
+      `floor: SELECT 1 at an agent's pace (every ${pace} ms)`,
+      await paced([() => owner.statement((sql) => sql`SELECT 1`)], seconds, pace),
+    ));
+    results.push(row(
+      "postgres",
+      `floor: 1 bare INSERT at an agent's pace (every ${pace} ms)`,
+      await paced(
+        [() => owner.statement((sql) => sql`INSERT INTO bench_floor (v) VALUES ('x')`)],
+        seconds,
+        pace,
+      ),
+    ));
   }
   const runtimes = await Promise.all(
     Array.from({ length: R }, () => PgDatabase.open({ url: pg.appUrl, max: S })),
@@ -183,6 +271,12 @@ if (import.meta.main) {
     const oneTenant = runtimes.map((db) =>
       new PgAuditLog(db, "bench", { redactor: new Redactor() })
     );
+    // Every connection of every pool runs an append before anything is measured.
+    for (let round = 0; round < 3; round++) {
+      await Promise.all(
+        oneTenant.flatMap((log) => Array.from({ length: S }, () => log.append([ACTION]))),
+      );
+    }
     results.push(row(
       "postgres",
       "1 session alone",
@@ -221,6 +315,21 @@ if (import.meta.main) {
         ),
         seconds,
       ),
+    ));
+    const actions = sinks.flatMap((sink) =>
+      Array.from({ length: S }, () => (e: AuditEvent) => sink.appendSoon(e))
+    );
+    const requests = sinks.map((sink) => (e: AuditEvent) => sink.appendSoon(e));
+    results.push(row(
+      "postgres",
+      `${shape}, one tenant, an action every ${pace} ms per session (PgAuditSink)`,
+      await paced(actions, seconds, pace),
+    ));
+    results.push(row(
+      "postgres",
+      `${shape}, one tenant, an action every ${pace} ms per session, ${requestRate} request rows/s ` +
+        `alongside (latency: actions; rows: both)`,
+      await paced(actions, seconds, pace, requests, requestRate),
     ));
     for (const sink of sinks) await sink[Symbol.asyncDispose]();
     for (const log of [...oneTenant, ...own]) {

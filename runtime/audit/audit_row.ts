@@ -63,25 +63,47 @@ export const AUDIT_FIELDS = [
   "rule",
 ] as const;
 
-/** The hash of a row: SHA-256 over the previous hash and the row's fields in fixed order. */
+/** A row before it has a place in a chain: what it says, redacted, and when. */
+export type AuditFields = Omit<AuditRow, "seq" | "prev_hash" | "hash">;
+
+/**
+ * The hash of a row: SHA-256 over the previous hash, a newline and the JSON array of the
+ * row's fields in {@link AUDIT_FIELDS} order (`seq` first).
+ */
 export function rowHash(row: Omit<AuditRow, "hash">): string {
-  const fields = AUDIT_FIELDS.map((f) => row[f]);
-  return createHash("sha256").update(`${row.prev_hash}\n${JSON.stringify(fields)}`).digest("hex");
+  return chainHash(row.prev_hash, row.seq, rowTail(row));
 }
 
 /**
- * The row `event` becomes at `seq`, chained to `prevHash`: every free-text field through
- * `redact` before it is hashed (`source` and `decision` are the runtime's own closed sets).
+ * What a row's hash covers after its `seq`: the JSON array of its other fields without its
+ * opening bracket. With it, whoever assigns the row its place (PostgreSQL's `audit_append`,
+ * under the tenant's lock) hashes it as {@link chainHash} does without parsing the row: the
+ * array `[seq, ts, …]` is `[` + seq + `,` + the tail.
  */
-export function chainedRow(
+export function rowTail(fields: AuditFields): string {
+  return JSON.stringify(TAIL_FIELDS.map((f) => fields[f])).slice(1);
+}
+
+/** The hash of the row with `tail` ({@link rowTail}) at `seq` after `prevHash`. */
+export function chainHash(prevHash: string, seq: number, tail: string): string {
+  if (!Number.isSafeInteger(seq)) throw new RangeError("an audit row's seq is an integer");
+  return createHash("sha256").update(`${prevHash}\n[${seq},${tail}`).digest("hex");
+}
+
+const TAIL_FIELDS = AUDIT_FIELDS.slice(1) as Exclude<(typeof AUDIT_FIELDS)[number], "seq">[];
+
+/**
+ * What `event` records at `ts`: every free-text field through `redact` (`source` and
+ * `decision` are the runtime's own closed sets), anything URL-like cut to its origin.
+ */
+export function auditFields(
   event: AuditEvent,
-  at: { seq: number; ts: string; prevHash: string },
+  ts: string,
   redact: (text: string) => string,
-): AuditRow {
+): AuditFields {
   const r = (v: string | null | undefined) => v == null ? null : redact(v);
-  const base: Omit<AuditRow, "hash"> = {
-    seq: at.seq,
-    ts: at.ts,
+  return {
+    ts,
     session: r(event.session),
     agent: r(event.agent),
     kind: redact(event.kind),
@@ -92,8 +114,24 @@ export function chainedRow(
     reason: r(event.reason),
     module: r(event.module),
     rule: r(event.rule),
-    prev_hash: at.prevHash,
   };
+}
+
+/**
+ * The row `event` becomes at `seq`, chained to `prevHash`: its fields ({@link auditFields},
+ * redacted before they are hashed) with its place and hash.
+ */
+export function chainedRow(
+  event: AuditEvent,
+  at: { seq: number; ts: string; prevHash: string },
+  redact: (text: string) => string,
+): AuditRow {
+  return placedRow(auditFields(event, at.ts, redact), at.seq, at.prevHash);
+}
+
+/** `fields` at `seq` after `prevHash`, hashed. */
+export function placedRow(fields: AuditFields, seq: number, prevHash: string): AuditRow {
+  const base: Omit<AuditRow, "hash"> = { seq, ...fields, prev_hash: prevHash };
   return { ...base, hash: rowHash(base) };
 }
 

@@ -1,21 +1,22 @@
 /**
  * One tenant's audit chain in PostgreSQL (`audit_events`, under row-level security). Rows
- * are built and hashed exactly as the embedded log builds them (`chainedRow`, redacted
- * before they are hashed); appends for one tenant are serialized across every runtime on the
+ * are built exactly as the embedded log builds them (`auditFields`, redacted before they are
+ * hashed) and hash to what it would hash them to (`rowHash`); appends for one tenant are serialized across every runtime on the
  * tenant's head row (`audit_lock_head()`, `FOR UPDATE`; an advisory lock would be open to any
  * role, so another tenant's runtime could hold it), and the database itself refuses a row
  * that does not continue the tenant's head (`audit_link`). A tenant's chain starts from a genesis bound to
  * its id (`audit_genesis`), so rows moved between tenants do not link.
  *
- * An append is one statement (`audit_append`, one round trip): the rows are chained from the
- * head this runtime last saw, and the database writes them only if they continue the head it
- * holds locked; otherwise they are chained again from the head it answers (and, should other
- * runtimes keep moving it, in one transaction that locks the head first).
+ * An append is one statement (`audit_append`, one round trip, one commit): the runtime sends
+ * each row's fields, redacted, with its hash's tail (`rowTail`); the database, holding the
+ * tenant's head, gives each row its place and hashes it as `rowHash` does, and the runtime
+ * checks every hash it is answered.
  *
  * @module
  */
 import { createHash } from "node:crypto";
 import { OmotaiError } from "../errors.ts";
+import { log } from "../log.ts";
 import { processRedactor, type Redactor } from "../redact/mod.ts";
 import type { PgDatabase, PgTx } from "../store/pg_database.ts";
 import {
@@ -25,7 +26,14 @@ import {
   type RecentFilter,
 } from "./audit_store.ts";
 import type { Checkpoint } from "./checkpoint.ts";
-import { AUDIT_FIELDS, type AuditEvent, type AuditRow, chainedRow } from "./audit_row.ts";
+import {
+  type AuditEvent,
+  type AuditFields,
+  auditFields,
+  type AuditRow,
+  placedRow,
+  rowTail,
+} from "./audit_row.ts";
 import type { JsonlMirror } from "./jsonl_mirror.ts";
 import { type VerifyResult, verifyRows } from "./verify.ts";
 
@@ -57,8 +65,6 @@ export class PgAuditLog implements AuditStore {
   readonly #mirror: JsonlMirror | undefined;
   readonly #redactor: Redactor;
   readonly #now: () => Date;
-  /** The tenant's head as this runtime last saw it; its next append chains from it. */
-  #head: { seq: number; hash: string } | undefined;
 
   constructor(db: PgDatabase, tenant: string, options: PgAuditOptions = {}) {
     this.#db = db;
@@ -70,43 +76,21 @@ export class PgAuditLog implements AuditStore {
 
   async append(events: AuditEvent[]): Promise<AuditRow[]> {
     if (events.length === 0) return [];
-    let rows: AuditRow[] | undefined;
+    const ts = this.#now().toISOString();
+    const redact = (v: string) => this.#redactor.redact(v);
+    const fields = events.map((event) => auditFields(event, ts, redact));
+    let rows: AuditRow[];
     try {
-      // One statement (one round trip, committed on its own) while this runtime's view of the
-      // head holds; another runtime of the tenant having appended meanwhile, the database
-      // answers the head and nothing was written: chained again from it, then, should the
-      // head keep moving, one transaction that takes the lock before it chains.
-      for (let attempt = 0; attempt < 2 && !rows; attempt++) {
-        const head = this.#head ?? await this.head();
-        const built = this.#chain(events, head);
-        const [answer] = await this.#db.statement((sql) =>
-          sql<{ appended: boolean; head_seq: string; head_hash: string }[]>`
-            SELECT appended, head_seq, head_hash
-            FROM audit_append(${this.tenant}, ${sql.json(this.#records(built))})`
-        );
-        if (!answer) {
-          throw new OmotaiError("AUDIT_UNAVAILABLE", `no tenant ${this.tenant} in the database`);
-        }
-        this.#head = { seq: Number(answer.head_seq), hash: answer.head_hash };
-        if (answer.appended) rows = built;
-      }
-      rows ??= await this.#db.tenant(this.tenant, async (tx) => {
-        // Every runtime of this tenant appends in turn, on the tenant's head row; other
-        // tenants do not wait (and cannot make this one wait: no advisory lock to hold).
-        const [head] = await tx<{ head_seq: string; head_hash: string }[]>`
-          SELECT head_seq, head_hash FROM audit_lock_head()`;
-        if (!head) {
-          throw new OmotaiError("AUDIT_UNAVAILABLE", `no tenant ${this.tenant} in the database`);
-        }
-        const built = this.#chain(events, { seq: Number(head.head_seq), hash: head.head_hash });
-        await tx`INSERT INTO audit_events ${tx(this.#records(built))}`;
-        return built;
-      });
-      const last = rows[rows.length - 1];
-      this.#head = { seq: last.seq, hash: last.hash };
+      // One statement, committed on its own: the database takes the tenant's head, gives each
+      // row its place and hashes it from the tail sent with it; other runtimes of the tenant
+      // take turns on the same head and never make this one write again.
+      const placed = await this.#db.statement((sql) =>
+        sql<{ seq: string; prev_hash: string; hash: string }[]>`
+          SELECT seq, prev_hash, hash
+          FROM audit_append(${this.tenant}, ${sql.json(fields.map(record))})`
+      );
+      rows = checkedPlaces(fields, placed);
     } catch (err) {
-      // What this runtime knew of the head is no longer worth anything.
-      this.#head = undefined;
       throw new OmotaiError(
         "AUDIT_UNAVAILABLE",
         this.#redactor.redact(
@@ -116,29 +100,6 @@ export class PgAuditLog implements AuditStore {
     }
     for (const row of rows) this.#mirror?.write(row);
     return rows;
-  }
-
-  /** `events` as rows chained from `head`: redacted, then hashed, as the embedded log does. */
-  #chain(events: AuditEvent[], head: { seq: number; hash: string }): AuditRow[] {
-    let seq = head.seq;
-    let prev = head.hash;
-    const ts = this.#now().toISOString();
-    const redact = (v: string) => this.#redactor.redact(v);
-    return events.map((event) => {
-      const row = chainedRow(event, { seq: ++seq, ts, prevHash: prev }, redact);
-      prev = row.hash;
-      return row;
-    });
-  }
-
-  /** The table's columns of `rows`. */
-  #records(rows: AuditRow[]) {
-    return rows.map((row) => ({
-      tenant_id: this.tenant,
-      ...Object.fromEntries(AUDIT_FIELDS.map((f) => [f, row[f]])),
-      prev_hash: row.prev_hash,
-      hash: row.hash,
-    }));
   }
 
   async rows(afterSeq = 0, limit = 10_000): Promise<AuditRow[]> {
@@ -261,6 +222,41 @@ async function readHead(tx: PgTx, tenant: string): Promise<Head | undefined> {
     SELECT head_seq, head_hash, anchor_seq, anchor_hash FROM audit_heads
     WHERE tenant_id = ${tenant}`;
   return head;
+}
+
+/** A row's fields as `audit_append` takes them: the columns, and its hash's tail. */
+function record(fields: AuditFields): AuditFields & { tail: string } {
+  return { ...fields, tail: rowTail(fields) };
+}
+
+/**
+ * `fields` at the places the database answered, each hash recomputed here: a database that
+ * placed or hashed a row otherwise than `rowHash()` would (another encoding, a changed
+ * function) is caught at the append that did it, not at the next verify.
+ */
+function checkedPlaces(
+  fields: AuditFields[],
+  placed: { seq: string; prev_hash: string; hash: string }[],
+): AuditRow[] {
+  if (placed.length !== fields.length) {
+    throw new OmotaiError(
+      "AUDIT_UNAVAILABLE",
+      "the database placed another number of rows than it was given (AUDIT_ROWS_MISSING)",
+    );
+  }
+  return fields.map((f, i) => {
+    const row = placedRow(f, Number(placed[i].seq), placed[i].prev_hash);
+    const linked = i === 0 || row.prev_hash === placed[i - 1].hash;
+    if (row.hash !== placed[i].hash || !linked) {
+      // Kept by the database all the same: verify will flag the row; the action is denied.
+      log(`audit: seq ${row.seq} hashed otherwise by the database (AUDIT_HASH_MISMATCH)`);
+      throw new OmotaiError(
+        "AUDIT_UNAVAILABLE",
+        "the database hashed a row otherwise than the runtime does (AUDIT_HASH_MISMATCH)",
+      );
+    }
+    return row;
+  });
 }
 
 function toRow(r: Record<string, unknown>): AuditRow {

@@ -13,7 +13,7 @@ import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant, listTenants } from "../store/pg_tenants.ts";
 import { PG_MIGRATIONS } from "../store/pg_migrations.ts";
 import { assertRefused, clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
-import type { AuditEvent } from "./audit_row.ts";
+import { type AuditEvent, auditFields, placedRow, rowTail } from "./audit_row.ts";
 import { PgAuditLog, tenantGenesis } from "./pg_audit_log.ts";
 import { generateCheckpointKey } from "./checkpoint.ts";
 import { Checkpointer, readCheckpoints } from "./checkpointer.ts";
@@ -175,41 +175,62 @@ Deno.test("PgAuditLog: a row that does not continue its tenant's head is refused
   }
 });
 
-Deno.test("audit_append(): rows that do not continue the head write nothing and answer the head; a broken link inside a batch writes none of it", async () => {
+Deno.test("audit_append(): the database places each row at the head it holds and hashes it as rowHash() does; a batch with one bad row writes none of it", async () => {
   await addTenant(owner, "append-co");
   await using app = await PgDatabase.open({ url: pg.appUrl });
   const log = new PgAuditLog(app, "append-co", { redactor: new Redactor() });
   await log.append([EVENT, EVENT]);
   const head = await log.head();
-  const row = (seq: number, prev: string) => ({
-    seq,
-    ts: "2026-12-02T00:00:00.000Z",
-    kind: "x",
-    source: "action",
-    decision: "allow",
-    prev_hash: prev,
-    hash: `h${seq}`,
-  });
+  const fields = (kind: string) =>
+    auditFields(
+      { kind, source: "action", decision: "allow" },
+      "2026-12-02T00:00:00.000Z",
+      (s) => s,
+    );
   const call = (rows: unknown) =>
     app.statement((sql) =>
-      sql<{ appended: boolean; head_seq: string; head_hash: string }[]>`
+      sql<{ seq: string; prev_hash: string; hash: string }[]>`
         SELECT * FROM audit_append('append-co', ${sql.json(rows as never)})`
     );
-  // A stale view (the head moved on): nothing written, the head answered.
-  const [stale] = await call([row(2, "stale")]);
-  assert.deepEqual([stale.appended, Number(stale.head_seq), stale.head_hash], [
-    false,
-    head.seq,
-    head.hash,
+  const a = fields("a");
+  const b = fields("b");
+  const placed = await call([{ ...a, tail: rowTail(a) }, { ...b, tail: rowTail(b) }]);
+  const first = placedRow(a, head.seq + 1, head.hash);
+  const second = placedRow(b, head.seq + 2, first.hash);
+  assert.deepEqual(placed.map((p) => [Number(p.seq), p.prev_hash, p.hash]), [
+    [first.seq, first.prev_hash, first.hash],
+    [second.seq, second.prev_hash, second.hash],
   ]);
-  // The first row continues, the second does not: the statement fails whole.
-  await assert.rejects(
-    call([row(head.seq + 1, head.hash), row(head.seq + 5, `h${head.seq + 1}`)]),
-    /AUDIT_CHAIN_BROKEN/,
+  // The second row refused by the table: the first, placed and hashed already, goes too.
+  const after = await log.head();
+  await assert.rejects(call([{ ...a, tail: rowTail(a) }, { ...b, kind: null, tail: rowTail(b) }]));
+  assert.deepEqual(await log.head(), after);
+  for (const junk of [[], {}, "x", [{ ...a }]]) {
+    await assert.rejects(call(junk), /AUDIT_ROWS_INVALID/);
+  }
+  assert.deepEqual(await log.head(), after);
+  assert.deepEqual((await log.verify()).problems, []);
+  assert.equal((await log.verify()).rows, 4);
+});
+
+Deno.test("PgAuditLog.append(): text a page can put in a row (quotes, backslashes, controls, line separators, emoji, combining marks, 100 kB) is hashed by the database byte for byte as by the runtime", async () => {
+  await addTenant(owner, "text-co");
+  await using app = await PgDatabase.open({ url: pg.appUrl });
+  const log = new PgAuditLog(app, "text-co", { redactor: new Redactor() });
+  const hostile = [
+    'a"b\\c',
+    "\b\f\n\r\t\u0001\u001f\u007f",
+    "\u2028\u2029",
+    "😀 ağ e\u0301 \ufeff",
+    "]\n[1,",
+    "x".repeat(100_000),
+  ];
+  const rows = await log.append(
+    hostile.map((text) => ({ ...EVENT, kind: text, reason: text, method: text })),
   );
-  assert.deepEqual(await log.head(), head);
-  for (const junk of [[], {}, "x"]) await assert.rejects(call(junk));
-  assert.equal((await log.verify()).rows, 2);
+  assert.equal(rows.length, hostile.length);
+  assert.deepEqual(rows.map((r) => r.kind), hostile);
+  assert.deepEqual((await log.verify()).problems, []);
 });
 
 Deno.test("PgAuditLog.prune() removes only rows past the tenant's retention, whatever cutoff the runtime asks for", async () => {

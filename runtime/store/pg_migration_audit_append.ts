@@ -12,6 +12,9 @@
  * It runs with the caller's rights: row-level security and the bound logins (`app_tenant()`)
  * apply as to any insert.
  *
+ * Replaced by a later step (`pg_migration_audit_chain.ts`): the database now places the rows
+ * in the chain itself, so an append never misses. Kept as it was: a migration is history.
+ *
  * @module
  */
 

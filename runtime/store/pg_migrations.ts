@@ -28,6 +28,7 @@ import { VAULT_MIGRATION } from "./pg_migration_vault.ts";
 import { TENANT_LOGINS_MIGRATION } from "./pg_migration_tenant_logins.ts";
 import { AUDIT_APPEND_MIGRATION } from "./pg_migration_audit_append.ts";
 import { LIVE_TENANT_MIGRATION } from "./pg_migration_live_tenant.ts";
+import { AUDIT_CHAIN_MIGRATION } from "./pg_migration_audit_chain.ts";
 
 /** Migrations, in order; index + 1 is the version each leads to. */
 export const PG_MIGRATIONS: readonly string[] = [
@@ -485,4 +486,5 @@ export const PG_MIGRATIONS: readonly string[] = [
   TENANT_LOGINS_MIGRATION,
   AUDIT_APPEND_MIGRATION,
   LIVE_TENANT_MIGRATION,
+  AUDIT_CHAIN_MIGRATION,
 ];
