@@ -196,7 +196,8 @@ async function openShared(
 ): Promise<BaseStores> {
   const pg = await PgDatabase.open({ url });
   teardown.defer("shared database", () => pg[Symbol.asyncDispose]());
-  const auditStore = new PgAuditLog(pg, tenant, { mirror });
+  // Reads, checkpoints and prunes; rows are appended by the writer below.
+  const auditStore = new PgAuditLog(pg, tenant);
   // A tenant the owner never added: nothing of it exists, nothing starts (the runtime's
   // role cannot make one).
   await auditStore.head().catch((err) => {
@@ -208,7 +209,13 @@ async function openShared(
   // No console without the tenant's admin token: made by the owner, never by a runtime.
   const admin = await PgAdminToken.open(pg, tenant);
   teardown.defer("tenant admin token", () => admin[Symbol.asyncDispose]());
-  const writer = new PgAuditSink(auditStore);
+  // The audit writer's own connection. It has one batch in flight at a time, so one is all
+  // it needs; an action's row then never waits behind the pool's other queries, and every
+  // append reaches the same warm server process (the pool hands out its idle connections in
+  // turn, each one cold again by its next append). Closed after the writer's last flush.
+  const writerPg = await PgDatabase.open({ url, max: 1 });
+  teardown.defer("audit writer's connection", () => writerPg[Symbol.asyncDispose]());
+  const writer = new PgAuditSink(new PgAuditLog(writerPg, tenant, { mirror }));
   const domains = await PgDomainRules.open(pg, tenant);
   teardown.defer("shared domain rules", () => domains[Symbol.asyncDispose]());
   const board = await PgApprovalBoard.open(pg, tenant, { runtime: runtime.name });
