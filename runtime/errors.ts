@@ -61,6 +61,8 @@ export type RuntimeErrorCode =
   | "DOMAINS_UNREADABLE"
   // Stores, egress and serving.
   | "AUDIT_UNAVAILABLE"
+  // The audit store answered and refused these rows for what they hold; it works for others.
+  | "AUDIT_ROW_REFUSED"
   | "DB_UNAVAILABLE"
   | "DB_TOO_NEW"
   // A PostgreSQL role the runtime refuses to run as (row-level security would not hold).

@@ -93,28 +93,41 @@ export function chainHash(prevHash: string, seq: number, tail: string): string {
 const TAIL_FIELDS = AUDIT_FIELDS.slice(1) as Exclude<(typeof AUDIT_FIELDS)[number], "seq">[];
 
 /**
- * What `event` records at `ts`: every free-text field through `redact` (`source` and
- * `decision` are the runtime's own closed sets), anything URL-like cut to its origin.
+ * What `event` records at `ts`: every free-text field through `redact` and then made
+ * storable (`source` and `decision` are the runtime's own closed sets), anything URL-like cut
+ * to its origin.
  */
 export function auditFields(
   event: AuditEvent,
   ts: string,
   redact: (text: string) => string,
 ): AuditFields {
-  const r = (v: string | null | undefined) => v == null ? null : redact(v);
+  const r = (v: unknown) => v == null ? null : storable(redact(String(v)));
   return {
     ts,
     session: r(event.session),
     agent: r(event.agent),
-    kind: redact(event.kind),
-    source: event.source,
+    kind: storable(redact(String(event.kind))),
+    // The runtime's own closed sets, as text all the same: what is stored is what is hashed.
+    source: String(event.source),
     origin: r(auditOrigin(event.origin)),
     method: r(event.method),
-    decision: event.decision,
+    decision: String(event.decision),
     reason: r(event.reason),
     module: r(event.module),
     rule: r(event.rule),
   };
+}
+
+/**
+ * `text` as every store keeps it unchanged: U+0000 and unpaired surrogates become U+FFFD.
+ * PostgreSQL's text and jsonb hold neither (the append is refused), and SQLite keeps a NUL's
+ * row cut short or a surrogate replaced, so the row would no longer match its hash. Page text
+ * reaches some fields (a form's method, a host), so one row must never be able to do either.
+ * After redaction: a secret is matched in the text as the page sent it.
+ */
+function storable(text: string): string {
+  return text.toWellFormed().replaceAll("\u0000", "\ufffd");
 }
 
 /**

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
+  auditFields,
   type AuditRow,
   chainedRow,
   chainHash,
@@ -123,4 +124,46 @@ Deno.test("placedRow() and chainedRow() build the same row, redacted before it i
     "prev_hash",
     "hash",
   ]);
+});
+
+Deno.test("auditFields() makes page text storable: U+0000 and unpaired surrogates become U+FFFD, after redaction", () => {
+  const redact = (s: string) => s.replaceAll("hunter2", "[redacted]");
+  const f = auditFields(
+    {
+      kind: "click\u0000",
+      source: "action",
+      decision: "deny",
+      method: "POST\u0000",
+      reason: "x\uD800y\uDC00z hunter2\u0000",
+      rule: "😀 \uD83D",
+      module: "a\uDC00\uD800b",
+    },
+    "t",
+    redact,
+  );
+  assert.deepEqual([f.kind, f.method, f.reason, f.rule, f.module], [
+    "click\uFFFD",
+    "POST\uFFFD",
+    "x\uFFFDy\uFFFDz [redacted]\uFFFD",
+    "😀 \uFFFD",
+    "a\uFFFD\uFFFDb",
+  ]);
+  for (const v of Object.values(f)) {
+    if (typeof v === "string") assert.ok(v.isWellFormed() && !v.includes("\u0000"), v);
+  }
+});
+
+Deno.test("auditFields() keeps a well-formed pair and every other control character as they are", () => {
+  const text = "😀\u0001\u001f\u007f\u2028\ufeff";
+  const f = auditFields({ kind: text, source: "action", decision: "allow" }, "t", (s) => s);
+  assert.equal(f.kind, text);
+});
+
+Deno.test("auditFields() stores what a caller's untyped value says as text, so its hash covers what is stored", () => {
+  const f = auditFields(
+    { kind: "k", source: "action", decision: "allow", reason: 5 as unknown as string },
+    "t",
+    (s) => s,
+  );
+  assert.equal(f.reason, "5");
 });

@@ -39,7 +39,8 @@ export interface AuditStore {
   readonly tenant: string;
   /**
    * Appends `events` in one transaction, each row chained to the one before; throws
-   * `AUDIT_UNAVAILABLE` when they cannot be kept (callers then deny).
+   * `AUDIT_UNAVAILABLE` when they cannot be kept (callers then deny), or `AUDIT_ROW_REFUSED`
+   * when the store answered and refused them for what they hold (it works for other rows).
    */
   append(events: AuditEvent[]): Promise<AuditRow[]>;
   /** Rows in order after `afterSeq`, at most `limit`. */

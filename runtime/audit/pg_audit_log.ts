@@ -18,7 +18,7 @@ import { createHash } from "node:crypto";
 import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
 import { processRedactor, type Redactor } from "../redact/mod.ts";
-import type { PgDatabase, PgTx } from "../store/pg_database.ts";
+import { type PgDatabase, PgError, type PgTx } from "../store/pg_database.ts";
 import {
   type AuditStore,
   checkedResult,
@@ -92,7 +92,9 @@ export class PgAuditLog implements AuditStore {
       rows = checkedPlaces(fields, placed);
     } catch (err) {
       throw new OmotaiError(
-        "AUDIT_UNAVAILABLE",
+        // Refused for what the rows hold (a row the database cannot take): the store works,
+        // and a writer can keep the other rows it batched with them.
+        err instanceof PgError && err.refused ? "AUDIT_ROW_REFUSED" : "AUDIT_UNAVAILABLE",
         this.#redactor.redact(
           `audit row not written: ${err instanceof OmotaiError ? err.message : "error"}`,
         ),

@@ -12,6 +12,9 @@
  * `appendSoon` (rows an action or a request waits on) is always tried: it is how the sink
  * finds the database back, and one batch that commits makes it healthy again.
  *
+ * One row the store refuses for what it holds (`AUDIT_ROW_REFUSED`) fails alone: its batch is
+ * split until the refusal is that row's, the others are kept, and the sink stays healthy.
+ *
  * @module
  */
 import { errorCode, OmotaiError } from "../errors.ts";
@@ -144,11 +147,21 @@ export class PgAuditSink implements AuditWriter, AsyncDisposable {
         ? { rows }
         : { err: unavailable("AUDIT_ROWS_MISSING"), code: "AUDIT_ROWS_MISSING" };
     } catch (err) {
+      if (codeOf(err) === "AUDIT_ROW_REFUSED" && batch.length > 1) {
+        // The store refused a row it cannot take, and with it the rows batched beside it:
+        // halves are tried in order until the refusal is that row's alone (a few statements
+        // for one row among 500, not 500).
+        const half = Math.ceil(batch.length / 2);
+        await this.#write(batch.slice(0, half));
+        await this.#write(batch.slice(half));
+        return;
+      }
       outcome = { err: asUnavailable(err), code: codeOf(err) };
     }
     if ("err" in outcome) {
       const { err, code } = outcome;
-      this.#setHealthy(false);
+      // A row refused for what it holds says nothing of the store, which took the others.
+      if (code !== "AUDIT_ROW_REFUSED") this.#setHealthy(false);
       const unawaited = batch.filter((p) => !p.reject).length;
       if (unawaited > 0) {
         // Count and code only: the rows' text and the store's message stay out of the log.

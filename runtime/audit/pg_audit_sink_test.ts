@@ -50,6 +50,8 @@ const isUnavailable = (err: unknown) =>
 class Wrapped implements AuditStore {
   readonly batches: number[] = [];
   failing = false;
+  /** Rows the store answers it cannot take (and with them their whole batch). */
+  refuses: (e: AuditEvent) => boolean = () => false;
   readonly #inner: AuditStore;
   constructor(inner: AuditStore) {
     this.#inner = inner;
@@ -61,6 +63,9 @@ class Wrapped implements AuditStore {
     this.batches.push(events.length);
     if (this.failing) {
       return Promise.reject(new Error(`refused row of ${events[0]?.agent}`));
+    }
+    if (events.some(this.refuses)) {
+      return Promise.reject(new OmotaiError("AUDIT_ROW_REFUSED", "audit row not written (22P05)"));
     }
     return this.#inner.append(events);
   }
@@ -209,6 +214,48 @@ Deno.test("PgAuditSink: a failed batch rejects its waiters, logs its other rows 
   const seen = [...logs.lines, (err as Error).message].join("\n").toLowerCase();
   assert.ok(!seen.includes(SECRET.toLowerCase()), seen);
   assert.ok(!seen.includes("lost") && !seen.includes("denied"), "no row text is logged");
+});
+
+Deno.test("PgAuditSink: a row the store refuses for what it holds fails alone: the rows batched beside it are kept in order, in a few statements, and the sink stays healthy", async () => {
+  await using app = await PgDatabase.open({ url: pg.appUrl });
+  const store = new Wrapped(new PgAuditLog(app, await freshTenant(), { redactor: new Redactor() }));
+  store.refuses = (e) => e.agent?.startsWith("poison") ?? false;
+  const health: boolean[] = [];
+  const sink = new PgAuditSink(store, { onHealth: (h) => health.push(h), probeMs: 0 });
+  using logs = recordLog();
+  // One turn of the event loop: one batch of 64, two of them poison (one awaited, one not).
+  const waits: Promise<string>[] = [];
+  for (let i = 0; i < 64; i++) {
+    if (i === 40) {
+      sink.append(event("poison-unawaited"));
+      continue;
+    }
+    const agent = i === 17 ? "poison-awaited" : `ok-${i}`;
+    waits.push(
+      sink.appendSoon(event(agent)).then(
+        (row) => `kept ${row.agent}`,
+        (err) => isUnavailable(err) ? `denied ${agent}` : `other ${agent}: ${err}`,
+      ),
+    );
+  }
+  const outcomes = await Promise.all(waits);
+  assert.deepEqual(outcomes.filter((o) => !o.startsWith("kept")), ["denied poison-awaited"]);
+  assert.equal(sink.healthy, true);
+  assert.deepEqual(health, []);
+  const kept = (await store.rows()).map((r) => r.agent);
+  const good = Array.from({ length: 64 }, (_, i) => i).filter((i) => i !== 17 && i !== 40);
+  assert.deepEqual(kept, good.map((i) => `ok-${i}`));
+  // Halves, not one statement per row: 64 rows with two bad ones in a handful of tries.
+  assert.ok(store.batches.length <= 26, `${store.batches.length} statements`);
+  assert.ok(
+    logs.lines.some((l) => l.includes("1 queued row(s) not written (AUDIT_ROW_REFUSED)")),
+    logs.lines.join("\n"),
+  );
+  // Still healthy: append keeps queueing, and the chain verifies.
+  sink.append(event("after"));
+  await sink.flush();
+  assert.equal((await store.rows()).at(-1)?.agent, "after");
+  assert.deepEqual((await store.verify()).problems, []);
 });
 
 Deno.test("PgAuditSink: while failing it asks the store now and then, and is healthy again once the store answers, with no row written", async () => {

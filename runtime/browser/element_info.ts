@@ -37,8 +37,11 @@ const ELEMENT_INFO = `function () {
   if (form) {
     let method = get(HTMLFormElement.prototype, "method", form);
     let action = get(HTMLFormElement.prototype, "action", form);
-    if (isSubmitter && el.hasAttribute("formmethod")) method = el.getAttribute("formmethod");
-    if (isSubmitter && el.hasAttribute("formaction")) action = new URL(el.getAttribute("formaction"), document.baseURI).href;
+    // The reflected properties, as the browser submits: an invalid formmethod is GET, not
+    // the page's string (which could carry anything, a NUL included, into facts and audit).
+    const proto = el instanceof HTMLButtonElement ? HTMLButtonElement.prototype : HTMLInputElement.prototype;
+    if (isSubmitter && el.hasAttribute("formmethod")) method = get(proto, "formMethod", el);
+    if (isSubmitter && el.hasAttribute("formaction")) action = get(proto, "formAction", el);
     const elements = [...get(HTMLFormElement.prototype, "elements", form)];
     formInfo = {
       method: String(method || "get").toUpperCase(),

@@ -213,6 +213,31 @@ export class PgDatabase implements AsyncDisposable {
  * A database failure as the runtime's code: a coded error passes; anything else is
  * `DB_UNAVAILABLE` with PostgreSQL's error code only (its message may quote row values).
  */
+/**
+ * A failed database call (`DB_UNAVAILABLE`), with the server's SQLSTATE when it answered one.
+ * Its message is the code or a trigger's own refusal, never the server's text (which can quote
+ * the values sent).
+ */
+export class PgError extends OmotaiError {
+  /** The server's SQLSTATE, or the client's code (`ECONNREFUSED`, `CONNECTION_CLOSED`, …). */
+  readonly sqlState: string | undefined;
+
+  constructor(message: string, sqlState?: string) {
+    super("DB_UNAVAILABLE", message);
+    this.sqlState = sqlState;
+  }
+
+  /**
+   * Whether the server answered and refused a value it was sent: a data exception (SQLSTATE
+   * class 22: text it cannot hold, a number out of range) or a missing value (23502). The same
+   * values fail the same way again; the server is up and takes others. Not the other
+   * constraints: an unknown tenant (23503) or a broken link (23514) refuses every row alike.
+   */
+  get refused(): boolean {
+    return /^22[0-9A-Z]{3}$/.test(this.sqlState ?? "") || this.sqlState === "23502";
+  }
+}
+
 function unavailable(err: unknown): OmotaiError {
   if (err instanceof OmotaiError) return err;
   const what = errorCode(err) ?? "ERROR";
@@ -221,8 +246,8 @@ function unavailable(err: unknown): OmotaiError {
   const own = /^((?:AUDIT|TENANT|APPROVAL|QUESTION|GRANT)_[A-Z_]+): [\w ,.'()-]{0,200}$/.exec(
     message,
   );
-  return new OmotaiError(
-    "DB_UNAVAILABLE",
+  return new PgError(
     own ? own[0] : `the database did not answer (${what})`,
+    errorCode(err),
   );
 }
