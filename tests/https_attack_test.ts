@@ -9,6 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { DatabaseSync } from "node:sqlite";
 import { databasePath } from "../runtime/store/database.ts";
 import { keyedTransport, refOf, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import { tempDir } from "./helpers/temp_dir.ts";
 import { type HttpsSite, serveHttpsSite } from "./fixtures/https_site.ts";
 
 interface World extends AsyncDisposable {
@@ -30,7 +31,8 @@ async function world(extra: (site: HttpsSite) => string = () => ""): Promise<Wor
     return new Response("ok");
   });
   const site = await serveHttpsSite(`wss://127.0.0.2:${attacker.addr.port}`);
-  const dataDir = await Deno.makeTempDir({ prefix: "omotai-https-" });
+  const dir = await tempDir("omotai-https-");
+  const dataDir = dir.path;
   const runtime = await startTestRuntime(
     dataDir,
     `allowed_origins:\n  - ${site.origin}\n  - ${site.plainOrigin}\nread_only: true\n${
@@ -72,6 +74,7 @@ async function world(extra: (site: HttpsSite) => string = () => ""): Promise<Wor
       await runtime[Symbol.asyncDispose]();
       await site[Symbol.asyncDispose]();
       await attacker.shutdown();
+      await dir[Symbol.asyncDispose]();
     },
   };
 }
@@ -183,7 +186,8 @@ Deno.test("an allowed origin whose certificate is for another name is refused wi
     },
   );
   const origin = `https://127.0.0.1:${server.addr.port}`;
-  const dataDir = await Deno.makeTempDir({ prefix: "omotai-https-name-" });
+  await using dir = await tempDir("omotai-https-name-");
+  const dataDir = dir.path;
   const runtime = await startTestRuntime(dataDir, `allowed_origins: [${origin}]\n`, {
     upstreamCa: [site.caPem],
   });

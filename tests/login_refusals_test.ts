@@ -5,6 +5,7 @@ import { rawKeySource, Vault, VaultError } from "../vault/mod.ts";
 import { GrantStore } from "../runtime/grants/mod.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { keyedTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import { tempDir } from "./helpers/temp_dir.ts";
 import { serveLoginSite } from "./fixtures/login_site.ts";
 
 const key = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
@@ -12,7 +13,8 @@ const USER = "alan.turing@example.test";
 const PASSWORD = "Refusal-Planted-Pw-5e8d";
 
 Deno.test("startRuntime() with a wrong vault key fails at once with VAULT_KEY_MISMATCH", async () => {
-  const dataDir = await Deno.makeTempDir({ prefix: "omotai-wrongkey-" });
+  await using dir = await tempDir("omotai-wrongkey-");
+  const dataDir = dir.path;
   const db = openDatabase(databasePath(dataDir));
   {
     using vault = await Vault.open(db, rawKeySource(key()));
@@ -29,7 +31,8 @@ Deno.test("startRuntime() with a wrong vault key fails at once with VAULT_KEY_MI
 
 Deno.test("browser_login with an expired grant is refused, audited, and types nothing", async () => {
   await using site = serveLoginSite({ user: USER, password: PASSWORD });
-  const dataDir = await Deno.makeTempDir({ prefix: "omotai-expired-" });
+  await using dir = await tempDir("omotai-expired-");
+  const dataDir = dir.path;
   const k = key();
   const db = openDatabase(databasePath(dataDir));
   {

@@ -11,13 +11,14 @@ import { GrantStore } from "../runtime/grants/mod.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { secretForms } from "../runtime/redact/mod.ts";
 import { keyedTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import { tempDir } from "./helpers/temp_dir.ts";
 import { serveLoginSite } from "./fixtures/login_site.ts";
 
 const KEY = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
 const USER = "ada.lovelace@example.test";
 const PASSWORD = "Pl4nted-Passw0rd-7f3a9c";
 
-interface Setup {
+interface Setup extends AsyncDisposable {
   site: ReturnType<typeof serveLoginSite>;
   dataDir: string;
   grant(opts: { agent: string; origin?: string; mode?: string; expires?: string }): string[];
@@ -25,7 +26,8 @@ interface Setup {
 
 async function setup(totp = false): Promise<Setup> {
   const site = serveLoginSite({ user: USER, password: PASSWORD });
-  const dataDir = await Deno.makeTempDir({ prefix: "omotai-login-" });
+  const dir = await tempDir("omotai-login-");
+  const dataDir = dir.path;
   const db = openDatabase(databasePath(dataDir));
   {
     using vault = await Vault.open(db, rawKeySource(KEY));
@@ -40,6 +42,8 @@ async function setup(totp = false): Promise<Setup> {
   return {
     site,
     dataDir,
+    // The data dir goes last, once its runtime and browser are gone.
+    [Symbol.asyncDispose]: () => dir[Symbol.asyncDispose](),
     grant({ agent, origin = site.origin, mode = "session", expires = "1h" }) {
       const ids = ["site-user", "site-pass", ...(totp ? ["site-totp"] : [])];
       return ids.map((secret_id) =>
@@ -87,6 +91,7 @@ async function aliceWorld(opts: { mode?: string; extra?: string } = {}) {
       await c[Symbol.asyncDispose]();
       await runtime[Symbol.asyncDispose]();
       await s.site[Symbol.asyncDispose]();
+      await s[Symbol.asyncDispose]();
     },
   };
 }
@@ -171,7 +176,7 @@ Deno.test("browser_login fills nothing in a cross-origin frame and a once grant 
 
 Deno.test("browser_login: a page that echoes the password (plain, reversed) shows nothing of it", async () => {
   for (const mode of ["plain", "reversed"]) {
-    const s = await setup();
+    await using s = await setup();
     await using _site = s.site;
     const runtime = await startTestRuntime(
       s.dataDir,
@@ -197,7 +202,7 @@ Deno.test("browser_login: a page that echoes the password (plain, reversed) show
 });
 
 Deno.test("startup login: username, password and TOTP pages one after another, before the first call", async () => {
-  const s = await setup(true);
+  await using s = await setup(true);
   await using _site = s.site;
   const login = [
     "login:",
@@ -223,7 +228,7 @@ Deno.test("startup login: username, password and TOTP pages one after another, b
 });
 
 Deno.test("startup login: a push challenge goes to the console; the agent sees a status only", async () => {
-  const s = await setup();
+  await using s = await setup();
   await using _site = s.site;
   const login = [
     "login:",

@@ -3,11 +3,12 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { agentTransport, startTestRuntime } from "./helpers/harness.ts";
 import { serveFixtureSite } from "./fixtures/site.ts";
+import { tempDir } from "./helpers/temp_dir.ts";
 
 Deno.test("browser_wait_for cancelled by the client frees the session at once", async () => {
   await using site = serveFixtureSite();
-  const dataDir = await Deno.makeTempDir({ prefix: "omotai-wait-cancel-" });
-  await using runtime = await startTestRuntime(dataDir, `allowed_origins: [${site.origin}]\n`);
+  await using dataDir = await tempDir("omotai-wait-cancel-");
+  await using runtime = await startTestRuntime(dataDir.path, `allowed_origins: [${site.origin}]\n`);
   const client = new Client({ name: "cancel", version: "0" });
   await client.connect(await agentTransport(runtime));
   try {

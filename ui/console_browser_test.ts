@@ -4,6 +4,7 @@ import { HumanQuestions } from "../runtime/approvals/questions.ts";
 import { requestView } from "../runtime/net/request_view.ts";
 import { baseFacts, FRESH_SESSION } from "../runtime/policy/fact_builders.ts";
 import { operatorBrowser } from "../tests/helpers/operator_browser.ts";
+import { tempDir } from "../tests/helpers/temp_dir.ts";
 import { createConsoleApp } from "./console_app.ts";
 
 const TOKEN = "admin-token-0123456789-abcdefghijklmnop";
@@ -53,8 +54,9 @@ Deno.test("createConsoleApp() in Chromium: login, a live approval row and title,
     heartbeatMs: 1_000,
   });
 
-  const dir = await Deno.makeTempDir({ prefix: "omotai-console-" });
-  await using operator = await operatorBrowser(dir);
+  // Removed after the operator's browser has shut down (disposed before it).
+  await using dir = await tempDir("omotai-console-");
+  await using operator = await operatorBrowser(dir.path);
   const { page, evaluate, evaluateAndLoad } = operator;
   try {
     await page.send("Log.enable");
@@ -157,6 +159,5 @@ Deno.test("createConsoleApp() in Chromium: login, a live approval row and title,
   } finally {
     approvals.close();
     questions.close();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 });

@@ -1,11 +1,12 @@
 /**
  * One tenant's audit chain in PostgreSQL (`audit_events`, under row-level security). Rows
  * are built exactly as the embedded log builds them (`auditFields`, redacted before they are
- * hashed) and hash to what it would hash them to (`rowHash`); appends for one tenant are serialized across every runtime on the
- * tenant's head row (`audit_lock_head()`, `FOR UPDATE`; an advisory lock would be open to any
- * role, so another tenant's runtime could hold it), and the database itself refuses a row
- * that does not continue the tenant's head (`audit_link`). A tenant's chain starts from a genesis bound to
- * its id (`audit_genesis`), so rows moved between tenants do not link.
+ * hashed) and hash to what it would hash them to (`rowHash`). Appends for one tenant are
+ * serialized across every runtime on the tenant's head row (`audit_lock_head()`, `FOR
+ * UPDATE`; an advisory lock would be open to any role, so another tenant's runtime could hold
+ * it), and the database itself refuses a row that does not continue the tenant's head
+ * (`audit_link`). A tenant's chain starts from a genesis bound to its id (`audit_genesis`),
+ * so rows moved between tenants do not link.
  *
  * An append is one statement (`audit_append`, one round trip, one commit): the runtime sends
  * each row's fields, redacted, with its hash's tail (`rowTail`); the database, holding the

@@ -24,12 +24,28 @@ import {
 } from "../audit/audit_row.ts";
 import { PgDatabase } from "./pg_database.ts";
 import { PgLiveSessions } from "./pg_live_sessions.ts";
-import { addTenant, bindTenantLogin } from "./pg_tenants.ts";
+import { addTenant } from "./pg_tenants.ts";
 import { asTenant, clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
+import {
+  append,
+  appendIn,
+  batch as batchAt,
+  json,
+  login as attackLogin,
+  problems as problemsOf,
+  raw,
+  type Rec,
+  refusal,
+  timed,
+} from "../../tests/helpers/audit_attack.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
 await owner.migrate();
+/** A runtime login of its own, bound to `tenant` when one is given (docs/deploy.md). */
+const login = (name: string, tenant?: string) => attackLogin(pg, owner, name, tenant);
+/** The problems `verify()` finds in `tenant`'s chain (none: it verifies). */
+const problems = (tenant: string) => problemsOf(owner, tenant);
 const TENANTS = [
   "acme",
   "globex",
@@ -41,21 +57,6 @@ const TENANTS = [
   "live-b",
 ];
 for (const t of TENANTS) await addTenant(owner, t);
-
-/** A runtime login of its own (docs/deploy.md), bound to `tenant` when one is given. */
-async function login(name: string, tenant?: string): Promise<string> {
-  const su = postgres(pg.superUrl, { max: 1, onnotice: () => {} });
-  try {
-    await su.unsafe(`CREATE ROLE ${name} LOGIN PASSWORD 'pw-${name}' IN ROLE omotai_runtime`);
-  } finally {
-    await su.end();
-  }
-  if (tenant) await bindTenantLogin(owner, tenant, name);
-  const url = new URL(pg.appUrl);
-  url.username = name;
-  url.password = `pw-${name}`;
-  return url.href;
-}
 
 const ACME_URL = await login("aa_acme", "acme");
 const GLOBEX_URL = await login("aa_globex", "globex");
@@ -76,13 +77,6 @@ const HONEST: AuditEvent = { kind: "honest", source: "action", decision: "allow"
   await new PgAuditLog(db, "acme", { redactor: new Redactor() }).append([HONEST]);
 }
 
-/** A raw connection with `url`'s login: what a compromised runtime has. */
-function raw(url: string): postgres.Sql {
-  return postgres(url, { max: 1, onnotice: () => {} });
-}
-
-type Rec = Record<string, string | number | null>;
-
 /** A row as the table's columns (what PgAuditLog sends). */
 function record(row: AuditRow): Rec {
   return {
@@ -96,12 +90,7 @@ function record(row: AuditRow): Rec {
 const TS = new Date().toISOString();
 
 /** `n` rows as `audit_append` takes them: their fields and their hash's tail (no place). */
-function batch(n: number, kind = "forged"): Rec[] {
-  return Array.from({ length: n }, () => {
-    const fields = auditFields({ kind, source: "action", decision: "allow" }, TS, (s) => s);
-    return { ...fields, tail: rowTail(fields) };
-  });
-}
+const batch = (n: number, kind = "forged") => batchAt(n, kind, TS);
 
 /** `n` rows correctly chained from `head`, for a plain INSERT. */
 function chain(head: { seq: number; hash: string }, n: number, kind = "forged"): Rec[] {
@@ -139,56 +128,6 @@ async function state(): Promise<Record<string, { rows: number; head: number }>> 
       FROM tenants t ORDER BY t.id`
   );
   return Object.fromEntries(rows.map((r) => [r.id, { rows: r.rows, head: r.head }]));
-}
-
-/** The problems `verify()` finds in `tenant`'s chain (none: it verifies). */
-async function problems(tenant: string): Promise<string[]> {
-  return (await new PgAuditLog(owner, tenant, { redactor: new Redactor() }).verify()).problems;
-}
-
-/** A database error as its SQLSTATE and the function's own refusal name, if any. */
-function refusal(err: unknown): string {
-  const e = err as { code?: string; message?: string };
-  const own = /^([A-Z]+_[A-Z_]+):/.exec(e.message ?? "")?.[1];
-  return `${e.code ?? "?"}${own ? ` ${own}` : ""}`;
-}
-
-/**
- * `audit_append(tenant, rows::jsonb)` on `sql` (sent as text: a string bound as jsonb would be
- * JSON-encoded by the driver): "appended" (with as many places as rows), or the refusal. */
-async function append(
-  sql: postgres.Sql | postgres.TransactionSql,
-  tenant: string | null,
-  rows: string | null,
-): Promise<string> {
-  try {
-    const placed = await sql<{ seq: string }[]>`
-      SELECT seq FROM audit_append(${tenant}, ${rows}::text::jsonb)`;
-    const given = rows ? JSON.parse(rows) : null;
-    return Array.isArray(given) && placed.length === given.length
-      ? "appended"
-      : `${placed.length} placed`;
-  } catch (err) {
-    return refusal(err);
-  }
-}
-
-/** The same, inside a savepoint of `tx` (so a refusal does not end the transaction). */
-function appendIn(
-  tx: postgres.TransactionSql,
-  tenant: string | null,
-  rows: string | null,
-): Promise<string> {
-  return tx.savepoint((sp) => append(sp, tenant, rows)).then((r) => r, refusal);
-}
-
-const json = (rows: unknown) => JSON.stringify(rows);
-
-/** Milliseconds `work` takes, with what it answered. */
-async function timed<T>(work: Promise<T>): Promise<{ ms: number; result: T }> {
-  const t0 = performance.now();
-  const result = await work;
-  return { ms: performance.now() - t0, result };
 }
 
 /** An honest append through PgAuditLog: "appended" or its error code and message. */

@@ -16,7 +16,6 @@
  * `// FINDING` failed on the code it was written against; each says what fixed it.
  */
 import assert from "node:assert/strict";
-import postgres from "postgres";
 import { Redactor } from "../redact/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import { PgAuditLog } from "../audit/pg_audit_log.ts";
@@ -30,12 +29,28 @@ import {
   rowTail,
 } from "../audit/audit_row.ts";
 import { PgDatabase } from "./pg_database.ts";
-import { addTenant, bindTenantLogin } from "./pg_tenants.ts";
+import { addTenant } from "./pg_tenants.ts";
 import { asTenant, clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
+import {
+  append,
+  appendIn,
+  batch as batchAt,
+  json,
+  login as attackLogin,
+  problems as problemsOf,
+  raw,
+  type Rec,
+  refusal,
+  timed,
+} from "../../tests/helpers/audit_attack.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
 await owner.migrate();
+/** A runtime login of its own, bound to `tenant` when one is given (docs/deploy.md). */
+const login = (name: string, tenant?: string) => attackLogin(pg, owner, name, tenant);
+/** The problems `verify()` finds in `tenant`'s chain (none: it verifies). */
+const problems = (tenant: string) => problemsOf(owner, tenant);
 const TENANTS = [
   "c-acme",
   "c-globex",
@@ -53,21 +68,6 @@ const TENANTS = [
 ];
 for (const t of TENANTS) await addTenant(owner, t);
 
-/** A runtime login of its own (docs/deploy.md), bound to `tenant` when one is given. */
-async function login(name: string, tenant?: string): Promise<string> {
-  const su = postgres(pg.superUrl, { max: 1, onnotice: () => {} });
-  try {
-    await su.unsafe(`CREATE ROLE ${name} LOGIN PASSWORD 'pw-${name}' IN ROLE omotai_runtime`);
-  } finally {
-    await su.end();
-  }
-  if (tenant) await bindTenantLogin(owner, tenant, name);
-  const url = new URL(pg.appUrl);
-  url.username = name;
-  url.password = `pw-${name}`;
-  return url.href;
-}
-
 const ACME_URL = await login("ca_acme", "c-acme");
 const GLOBEX_URL = await login("ca_globex", "c-globex");
 const ENC_URL = await login("ca_enc", "c-enc");
@@ -81,23 +81,10 @@ const HONEST: AuditEvent = { kind: "honest", source: "action", decision: "allow"
   await new PgAuditLog(db, "c-globex", { redactor: new Redactor() }).append([HONEST, HONEST]);
 }
 
-function raw(url: string): postgres.Sql {
-  return postgres(url, { max: 1, onnotice: () => {} });
-}
-
 const TS = new Date().toISOString();
-const json = (v: unknown) => JSON.stringify(v);
-
-type Rec = Record<string, unknown>;
 
 /** `n` rows as `audit_append` takes them. */
-function batch(n: number, kind = "forged"): Rec[] {
-  return Array.from({ length: n }, () => {
-    const fields = auditFields({ kind, source: "action", decision: "allow" }, TS, (s) => s);
-    return { ...fields, tail: rowTail(fields) };
-  });
-}
-
+const batch = (n: number, kind = "forged") => batchAt(n, kind, TS);
 async function headOf(tenant: string): Promise<{ seq: string; hash: string }> {
   const [h] = await owner.transaction((tx) =>
     tx<{ seq: string; hash: string }[]>`SELECT head_seq AS seq, head_hash AS hash
@@ -124,48 +111,6 @@ async function stored(tenant: string, afterSeq = 0): Promise<AuditRow[]> {
       WHERE tenant_id = ${tenant} AND seq > ${afterSeq} ORDER BY seq`
   );
   return rows.map((r) => ({ ...r, seq: Number(r.seq) }) as unknown as AuditRow);
-}
-
-async function problems(tenant: string): Promise<string[]> {
-  return (await new PgAuditLog(owner, tenant, { redactor: new Redactor() }).verify()).problems;
-}
-
-function refusal(err: unknown): string {
-  const e = err as { code?: string; message?: string };
-  const own = /^([A-Z]+_[A-Z_]+):/.exec(e.message ?? "")?.[1];
-  return `${e.code ?? "?"}${own ? ` ${own}` : ""}`;
-}
-
-/** `audit_append(tenant, rows::jsonb)` (rows sent as JSON text): "appended" or the refusal. */
-async function append(
-  sql: postgres.Sql | postgres.TransactionSql,
-  tenant: string | null,
-  rows: string | null,
-): Promise<string> {
-  try {
-    const placed = await sql<{ seq: string }[]>`
-      SELECT seq FROM audit_append(${tenant}, ${rows}::text::jsonb)`;
-    const given = rows ? JSON.parse(rows) : null;
-    return Array.isArray(given) && placed.length === given.length
-      ? "appended"
-      : `${placed.length} placed`;
-  } catch (err) {
-    return refusal(err);
-  }
-}
-
-function appendIn(
-  tx: postgres.TransactionSql,
-  tenant: string | null,
-  rows: string | null,
-): Promise<string> {
-  return tx.savepoint((sp) => append(sp, tenant, rows)).then((r) => r, refusal);
-}
-
-async function timed<T>(work: Promise<T>): Promise<{ ms: number; result: T }> {
-  const t0 = performance.now();
-  const result = await work;
-  return { ms: performance.now() - t0, result };
 }
 
 /** PgAuditLog.append's outcome: "appended" or the error's code. */
@@ -452,29 +397,31 @@ Deno.test("raw audit_append (own tenant): duplicate keys, numbers, booleans, nes
 // ---------------------------------------------------------------------------------------------
 // Session settings of a compromised runtime's own connection
 
+/** Session settings a compromised runtime may change on its own connection. */
+const SETTINGS = [
+  "SET ROLE omotai_runtime",
+  "SET client_encoding = 'LATIN1'",
+  "SET standard_conforming_strings = off",
+  "SET search_path = pg_temp, public, pg_catalog",
+  "SET app.tenant_id = 'c-globex'",
+  "SET statement_timeout = 0",
+  "SET lock_timeout = 0",
+  "SET idle_in_transaction_session_timeout = 0",
+  "SET default_transaction_isolation = 'serializable'",
+  "SET plpgsql.variable_conflict = 'error'",
+  "SET DateStyle = 'SQL, DMY'",
+  "SET extra_float_digits = -15",
+  "SET bytea_output = 'escape'",
+  "SET transform_null_equals = on",
+  "SET array_nulls = off",
+];
+
 Deno.test("bound login with changed session settings (SET ROLE omotai_runtime, client_encoding LATIN1, standard_conforming_strings off, search_path, session app.tenant_id, timeouts 0): audit_append writes nothing into another tenant, and its own appends still verify", async () => {
   const before = await state();
   const sql = raw(ENC_URL);
   const answers: Record<string, string> = {};
   try {
-    const settings = [
-      "SET ROLE omotai_runtime",
-      "SET client_encoding = 'LATIN1'",
-      "SET standard_conforming_strings = off",
-      "SET search_path = pg_temp, public, pg_catalog",
-      "SET app.tenant_id = 'c-globex'",
-      "SET statement_timeout = 0",
-      "SET lock_timeout = 0",
-      "SET idle_in_transaction_session_timeout = 0",
-      "SET default_transaction_isolation = 'serializable'",
-      "SET plpgsql.variable_conflict = 'error'",
-      "SET DateStyle = 'SQL, DMY'",
-      "SET extra_float_digits = -15",
-      "SET bytea_output = 'escape'",
-      "SET transform_null_equals = on",
-      "SET array_nulls = off",
-    ];
-    for (const s of settings) {
+    for (const s of SETTINGS) {
       answers[s] = await sql.unsafe(s).then(() => "set", refusal);
     }
     answers["session_replication_role"] = await sql.unsafe(
@@ -498,23 +445,7 @@ Deno.test("bound login with changed session settings (SET ROLE omotai_runtime, c
   }
   assert.deepEqual(answers, {
     ...Object.fromEntries(
-      [
-        "SET ROLE omotai_runtime",
-        "SET client_encoding = 'LATIN1'",
-        "SET standard_conforming_strings = off",
-        "SET search_path = pg_temp, public, pg_catalog",
-        "SET app.tenant_id = 'c-globex'",
-        "SET statement_timeout = 0",
-        "SET lock_timeout = 0",
-        "SET idle_in_transaction_session_timeout = 0",
-        "SET default_transaction_isolation = 'serializable'",
-        "SET plpgsql.variable_conflict = 'error'",
-        "SET DateStyle = 'SQL, DMY'",
-        "SET extra_float_digits = -15",
-        "SET bytea_output = 'escape'",
-        "SET transform_null_equals = on",
-        "SET array_nulls = off",
-      ].map((s) => [s, "set"]),
+      SETTINGS.map((s) => [s, "set"]),
     ),
     session_replication_role: "42501",
     globex: "23503 TENANT_UNKNOWN",
