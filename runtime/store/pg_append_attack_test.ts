@@ -10,7 +10,7 @@
  * the promise is only that `audit_append` gives nothing that `set_config` did not already.
  */
 import assert from "node:assert/strict";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { Redactor } from "../redact/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import { PgAuditLog } from "../audit/pg_audit_log.ts";
