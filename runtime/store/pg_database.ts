@@ -210,10 +210,6 @@ export class PgDatabase implements AsyncDisposable {
 }
 
 /**
- * A database failure as the runtime's code: a coded error passes; anything else is
- * `DB_UNAVAILABLE` with PostgreSQL's error code only (its message may quote row values).
- */
-/**
  * A failed database call (`DB_UNAVAILABLE`), with the server's SQLSTATE when it answered one.
  * Its message is the code or a trigger's own refusal, never the server's text (which can quote
  * the values sent).
@@ -238,16 +234,20 @@ export class PgError extends OmotaiError {
   }
 }
 
+/**
+ * A database failure as the runtime's code: a coded error passes; anything else is
+ * `DB_UNAVAILABLE` with PostgreSQL's error code only (its message may quote row values).
+ */
 function unavailable(err: unknown): OmotaiError {
   if (err instanceof OmotaiError) return err;
-  const what = errorCode(err) ?? "ERROR";
+  const code = errorCode(err);
   const message = err instanceof Error ? err.message : "";
   // A trigger's own refusal names itself; it carries no row data.
   const own = /^((?:AUDIT|TENANT|APPROVAL|QUESTION|GRANT)_[A-Z_]+): [\w ,.'()-]{0,200}$/.exec(
     message,
   );
   return new PgError(
-    own ? own[0] : `the database did not answer (${what})`,
-    errorCode(err),
+    own ? own[0] : `the database did not answer (${code ?? "ERROR"})`,
+    code,
   );
 }
