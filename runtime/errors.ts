@@ -43,6 +43,8 @@ export type RuntimeErrorCode =
   | "PAGE_TOO_LARGE"
   // No turn came for a page load on a machine busy with others (`Admission`).
   | "SERVER_BUSY"
+  // One agent holds its share of this runtime's sessions (`SessionPlaces`).
+  | "AGENT_BUSY"
   // Where and how the browser runs.
   | "ISOLATION_UNAVAILABLE"
   | "ISOLATION_FAILED"

@@ -51,20 +51,28 @@ export interface ConnectionDeps {
 /** A connection's MCP server. */
 export type McpServer = ReturnType<typeof createMcpServer>;
 
+/**
+ * The policy world a connection of `agent` runs under: its own policy's, or the runtime's for
+ * an agent without one (and for stdio). One that cannot be built rejects, and the operator's
+ * log says why (the client sees only that its connection failed).
+ */
+export async function agentWorld(
+  d: Pick<ConnectionDeps, "worlds" | "runtimeWorld">,
+  agent: AgentInfo | undefined,
+): Promise<PolicyWorld> {
+  if (!agent?.policy) return d.runtimeWorld;
+  return await d.worlds.get(agent.policy).catch((err) => {
+    log(`agent ${agent.name}: ${(err as OmotaiError).code ?? "ERROR"}: ${(err as Error).message}`);
+    throw err;
+  });
+}
+
 /** A connection's server: its agent's policy (or the runtime's), its identity from its key. */
 export function connectionFactory(
   d: ConnectionDeps,
 ): (agent: AgentInfo | undefined) => Promise<McpServer> {
   return async (agent) => {
-    const world = agent?.policy
-      ? await d.worlds.get(agent.policy).catch((err) => {
-        // The client sees only that its connection failed; the operator is told why.
-        log(
-          `agent ${agent.name}: ${(err as OmotaiError).code ?? "ERROR"}: ${(err as Error).message}`,
-        );
-        throw err;
-      })
-      : d.runtimeWorld;
+    const world = await agentWorld(d, agent);
     // Before a session exists: a policy that requires isolation gets none without it.
     requireIsolation(world.policy, d.isolationFact, d.audit, agent?.name ?? null);
     const session = new BrowserSession({

@@ -9,7 +9,10 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { AgentInfo } from "../agents/agent_keys.ts";
 import type { AgentStore } from "../agents/agent_store.ts";
+import type { AuditSink } from "../audit/audit_row.ts";
 import { createDemoSite } from "../demo/site.ts";
+import { errorCode } from "../errors.ts";
+import { log } from "../log.ts";
 import { allowedHostsFor } from "../mcp/host_guard.ts";
 import { createHttpApp, type HttpApp } from "../mcp/http_app.ts";
 import { bracketHost } from "../net/host.ts";
@@ -17,7 +20,9 @@ import { isConsolePath } from "../../ui/console_app.ts";
 import { watchRemovedAgents } from "./agent_watch.ts";
 import type { McpServer } from "./connections.ts";
 import type { operatorConsole } from "./operator_console.ts";
+import type { PolicyFile } from "../policy/policy_file.ts";
 import type { PolicyWorlds } from "./policy_worlds.ts";
+import { agentShare } from "./session_cap.ts";
 import { stdinEnded } from "./shutdown.ts";
 import type { Teardown } from "./teardown.ts";
 
@@ -78,9 +83,18 @@ export async function serveStdio(
   return { consoleUrl: `http://${bracketHost(options.host)}:${bound}/` };
 }
 
+/** What serving HTTP needs besides `ServeDeps`. */
+export interface HttpServeDeps extends ServeDeps {
+  agents: AgentStore;
+  /** The policy an agent's sessions run under (its own, or the runtime's): its `max_sessions`. */
+  policyOf: (agent: AgentInfo) => Promise<Pick<PolicyFile, "max_sessions">>;
+  /** Where a session refused for capacity is audited. */
+  audit: AuditSink;
+}
+
 /** MCP (SSE + Streamable HTTP) and the console on one port. */
 export async function serveHttp(
-  d: ServeDeps & { agents: AgentStore },
+  d: HttpServeDeps,
   options: {
     host: string;
     port: number;
@@ -113,6 +127,22 @@ export async function serveHttp(
     },
     idleTimeoutMs: options.idleTimeoutMs,
     maxSessions: options.maxSessions,
+    agentMaxSessions: async (agent) =>
+      agentShare((await d.policyOf(agent)).max_sessions, options.maxSessions),
+    onRefused: (code, agent) => {
+      try {
+        d.audit.append({
+          kind: "session_refused",
+          source: "lifecycle",
+          decision: "deny",
+          reason: code,
+          agent: agent?.name ?? null,
+        });
+      } catch (err) {
+        // Refused all the same; the log says the row is missing.
+        log(`http: session_refused not audited: ${errorCode(err) ?? (err as Error).name}`);
+      }
+    },
   });
   d.teardown.defer("http sessions", () => http.closeAll());
   await d.worlds.reserve([

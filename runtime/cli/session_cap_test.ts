@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { defaultMaxSessions, machineMaxSessions, SESSION_MEMORY_BYTES } from "./session_cap.ts";
+import {
+  agentShare,
+  defaultAgentShare,
+  defaultMaxSessions,
+  machineMaxSessions,
+  SESSION_MEMORY_BYTES,
+} from "./session_cap.ts";
 
 const GiB = 1024 ** 3;
 
@@ -15,4 +21,22 @@ Deno.test("defaultMaxSessions() is three quarters of memory at 256 MiB a session
 
 Deno.test("machineMaxSessions() reads this machine's memory", () => {
   assert.equal(machineMaxSessions(), defaultMaxSessions(Deno.systemMemoryInfo().total));
+});
+
+Deno.test("defaultAgentShare() is half the cap rounded up: from 2 on, another agent always finds a place", () => {
+  for (const [max, share] of [[1, 1], [2, 1], [3, 2], [4, 2], [16, 8], [17, 9], [72, 36]]) {
+    assert.equal(defaultAgentShare(max), share, `cap ${max}`);
+    if (max >= 2) assert.ok(max - defaultAgentShare(max) >= 1, `cap ${max}`);
+  }
+});
+
+Deno.test("agentShare() is the policy's max_sessions (0: none of its own), else the default share", () => {
+  assert.equal(agentShare(undefined, 3), 2);
+  assert.equal(agentShare(3, 3), 3);
+  assert.equal(agentShare(1, 16), 1);
+  // Above the cap: the cap still holds (SERVER_BUSY), the share never binds.
+  assert.equal(agentShare(50, 16), 50);
+  assert.equal(agentShare(0, 16), undefined);
+  assert.equal(agentShare(undefined, undefined), undefined);
+  assert.equal(agentShare(2, undefined), 2);
 });

@@ -27,7 +27,7 @@ import {
 } from "../approvals/mod.ts";
 import { type IsolationOptions, openIsolation, requireIsolation } from "./browser_isolation.ts";
 import { browserStart, openWarmPool } from "./browser_start.ts";
-import { connectionFactory } from "./connections.ts";
+import { agentWorld, connectionFactory } from "./connections.ts";
 import { mirrorLiveSessions } from "./live_mirror.ts";
 import { openStores, type Stores } from "./open_stores.ts";
 import { operatorConsole } from "./operator_console.ts";
@@ -217,7 +217,12 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     } else {
       Object.assign(
         runtime,
-        await serveHttp({ ...serve, agents }, {
+        await serveHttp({
+          ...serve,
+          agents,
+          policyOf: async (agent) => (await agentWorld(boundary, agent)).policy,
+          audit,
+        }, {
           ...options,
           maxSessions: options.maxSessions ?? machineMaxSessions(),
         }),

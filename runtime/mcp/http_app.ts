@@ -18,6 +18,7 @@ import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
 import { type AgentEnv, agentGuard, type Authenticate, sameAgent } from "./agent_guard.ts";
 import { hostGuard } from "./host_guard.ts";
+import { type CapacityCode, CapacityError, type Place, SessionPlaces } from "./session_places.ts";
 import { SseServerTransport } from "./sse_transport.ts";
 
 /** Options of `createHttpApp()`. */
@@ -49,6 +50,16 @@ export interface HttpAppOptions {
    * another runtime; none: no cap.
    */
   maxSessions?: number;
+  /**
+   * Sessions one agent may hold at once on this runtime (`agentShare()`: its policy's
+   * `max_sessions`, else its share of `maxSessions`); undefined: none of its own. One more of
+   * its own is answered 503 with `Retry-After` (`AGENT_BUSY`), before any browser starts,
+   * while other agents still get in. A rejection refuses the session (its policy cannot be
+   * read). Without it, only `maxSessions` applies.
+   */
+  agentMaxSessions?: (agent: AgentInfo) => Promise<number | undefined>;
+  /** Told of each session refused for capacity (to audit it); must not throw. */
+  onRefused?: (code: CapacityCode, agent: AgentInfo | undefined) => void;
 }
 
 /** Seconds a client refused for capacity is told to wait (`Retry-After`). */
@@ -92,29 +103,35 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   >();
   const streams = new Map<string, StreamEntry>();
   const idleMs = options.idleTimeoutMs ?? 30 * 60_000;
-  /** Sessions being opened (counted against the cap before their browser exists). */
-  let opening = 0;
   const max = options.maxSessions;
-  /** Takes a place for a new session, or refuses it for capacity; `release` gives it back. */
-  const admit = (): { release(): void } => {
-    if (max !== undefined && sse.size + streams.size + opening >= max) {
-      log(`http: session refused: SERVER_BUSY (${max} sessions)`);
+  const places = new SessionPlaces({
+    max,
+    *held() {
+      for (const map of [sse, streams]) for (const e of map.values()) yield e.agent?.name;
+    },
+  });
+  /**
+   * Takes a place for a new session of `agent`, or refuses it for capacity (503 with
+   * `Retry-After`, before any browser starts); `release` gives the place back, which a
+   * session entering the table does, its place then counted there.
+   */
+  const admit = async (agent: AgentInfo | undefined): Promise<Place> => {
+    const share = agent && options.agentMaxSessions
+      ? await options.agentMaxSessions(agent)
+      : undefined;
+    try {
+      return places.take(agent?.name, share);
+    } catch (err) {
+      if (!(err instanceof CapacityError)) throw err;
+      log(`http: session refused: ${err.code}`);
+      options.onRefused?.(err.code, agent);
       throw new HTTPException(503, {
-        res: new Response(
-          `SERVER_BUSY: this runtime holds its ${max} sessions; try again later or another runtime`,
-          { status: 503, headers: { "Retry-After": String(RETRY_AFTER_S) } },
-        ),
+        res: new Response(`${err.code}: ${err.message}`, {
+          status: 503,
+          headers: { "Retry-After": String(RETRY_AFTER_S) },
+        }),
       });
     }
-    opening++;
-    let released = false;
-    return {
-      release() {
-        if (released) return;
-        released = true;
-        opening--;
-      },
-    };
   };
 
   app.onError((err, c) => {
@@ -139,11 +156,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       "Omotai MCP runtime\n  Streamable HTTP: /mcp\n  SSE: /sse (messages: /messages)\n",
     ));
 
-  app.get("/sse", (c) => {
-    const place = admit();
+  app.get("/sse", async (c) => {
+    const agent = c.get("agent");
+    const place = await admit(agent);
     return streamSSE(c, async (stream) => {
       const transport = new SseServerTransport(stream, "/messages");
-      const agent = c.get("agent");
       let server: Server;
       try {
         server = await options.newServer(agent);
@@ -200,13 +217,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       throw new HTTPException(400, { message: "start a session with an initialize POST" });
     }
     const agent = c.get("agent");
-    const place = admit();
+    const place = await admit(agent);
     try {
       const server = await options.newServer(agent);
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => crypto.randomUUID(),
         onsessioninitialized: (sid) => {
           streams.set(sid, { transport, server, agent, lastSeen: Date.now(), busy: 0 });
+          place.release();
         },
       });
       transport.onclose = () => {

@@ -5,8 +5,9 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { type AgentInfo, AgentKeys } from "../agents/agent_keys.ts";
 import { adminToken } from "../cli/admin_token.ts";
+import { OmotaiError } from "../errors.ts";
 import { openDatabase } from "../store/database.ts";
-import { createHttpApp, type HttpApp } from "./http_app.ts";
+import { createHttpApp, type HttpApp, type HttpAppOptions } from "./http_app.ts";
 import { allowedHostsFor } from "./host_guard.ts";
 
 const HOST = "127.0.0.1:8080";
@@ -359,7 +360,10 @@ interface KeyedHarness extends AsyncDisposable {
   bearer(key: string): Record<string, string>;
 }
 
-function keyedHarness(authenticate?: (token: string) => AgentInfo | undefined): KeyedHarness {
+function keyedHarness(
+  authenticate?: (token: string) => AgentInfo | undefined,
+  more: Partial<HttpAppOptions> = {},
+): KeyedHarness {
   const db = openDatabase(":memory:");
   const keys = new AgentKeys(db);
   const servers = new Servers();
@@ -367,6 +371,7 @@ function keyedHarness(authenticate?: (token: string) => AgentInfo | undefined): 
     allowedHosts: allowedHostsFor("127.0.0.1", 8080),
     newServer: servers.newServer,
     authenticate: authenticate ?? ((token) => keys.verify(token)),
+    ...more,
   });
   return {
     http,
@@ -685,4 +690,163 @@ Deno.test("createHttpApp() with maxSessions: initializes racing for the last pla
   assert.equal(bad.status, 400);
   await bad.body?.cancel();
   await initialize(g.http);
+});
+
+/**
+ * A keyed app capped at `maxSessions`, each agent's share from `shares` (by name; absent:
+ * none of its own); records every capacity refusal.
+ */
+function sharedHarness(
+  maxSessions: number | undefined,
+  shares: Record<string, number>,
+  idleTimeoutMs?: number,
+): KeyedHarness & { refused: string[] } {
+  const refused: string[] = [];
+  const h = keyedHarness(undefined, {
+    maxSessions,
+    idleTimeoutMs,
+    agentMaxSessions: (agent) => Promise.resolve(shares[agent.name]),
+    onRefused: (code, agent) => refused.push(`${code} ${agent?.name}`),
+  });
+  return Object.assign(h, { refused });
+}
+
+/** A DELETE of Streamable HTTP session `id`. */
+async function end(http: HttpApp, id: string, headers: Record<string, string>): Promise<void> {
+  const res = await http.app.request("/mcp", {
+    method: "DELETE",
+    headers: { host: HOST, ...headers, "mcp-session-id": id, "mcp-protocol-version": PROTOCOL },
+  });
+  assert.equal(res.status, 200);
+  await res.body?.cancel();
+}
+
+/** Waits (2 s at most) until `http` holds `n` sessions. */
+async function holds(http: HttpApp, n: number): Promise<void> {
+  const deadline = Date.now() + 2_000;
+  while (http.connectionCount() !== n && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.equal(http.connectionCount(), n);
+}
+
+Deno.test("createHttpApp() with agentMaxSessions refuses an agent past its share with 503, Retry-After and AGENT_BUSY before building its server; another agent still gets in; the cap still holds", async () => {
+  await using h = sharedHarness(3, { alice: 2, bob: 2 });
+  const alice = h.bearer(h.keys.add("alice").key);
+  const bob = h.bearer(h.keys.add("bob").key);
+  const first = await initialize(h.http, alice);
+  await initialize(h.http, alice);
+  const over = await post(h.http, INITIALIZE, alice);
+  assert.equal(over.status, 503);
+  assert.equal(over.headers.get("retry-after"), "10");
+  assert.equal(over.headers.get("mcp-session-id"), null);
+  assert.match(
+    await over.text(),
+    /^AGENT_BUSY: this agent holds its 2 sessions on this runtime \(max_sessions\)/,
+  );
+  // Legacy SSE counts against the same share.
+  const sse = await h.http.app.request("/sse", { headers: { host: HOST, ...alice } });
+  assert.equal(sse.status, 503);
+  assert.equal(sse.headers.get("retry-after"), "10");
+  assert.match(await sse.text(), /^AGENT_BUSY: /);
+  assert.equal(h.servers.built, 2, "no server (no browser) for a refused session");
+  // Inside its sessions, the agent is served as before.
+  const inside = await listTools(h.http, first, alice);
+  assert.equal(inside.status, 200);
+  await inside.body?.cancel();
+  // Another agent takes the runtime's last place; then the runtime is full for everyone.
+  await initialize(h.http, bob);
+  const full = await post(h.http, INITIALIZE, bob);
+  assert.equal(full.status, 503);
+  assert.equal(full.headers.get("retry-after"), "10");
+  assert.match(await full.text(), /^SERVER_BUSY: this runtime holds its 3 sessions/);
+  assert.deepEqual(h.refused, ["AGENT_BUSY alice", "AGENT_BUSY alice", "SERVER_BUSY bob"]);
+  // A session closed frees its agent's place at once.
+  await end(h.http, first, alice);
+  await initialize(h.http, alice);
+  assert.equal(h.http.connectionCount(), 3);
+  assert.equal(h.servers.built, 4);
+});
+
+Deno.test("createHttpApp() with agentMaxSessions: an agent's share binds below the cap, a share above it never does, none of its own leaves only the cap", async () => {
+  await using h = sharedHarness(4, { one: 1, many: 10 });
+  const one = h.bearer(h.keys.add("one").key);
+  const many = h.bearer(h.keys.add("many").key);
+  const free = h.bearer(h.keys.add("free").key);
+  await initialize(h.http, one);
+  const over = await post(h.http, INITIALIZE, one);
+  assert.match(await over.text(), /^AGENT_BUSY: this agent holds its 1 sessions/);
+  await initialize(h.http, many);
+  await initialize(h.http, many);
+  await initialize(h.http, free);
+  const full = await post(h.http, INITIALIZE, many);
+  assert.match(await full.text(), /^SERVER_BUSY: /);
+  assert.deepEqual(h.refused, ["AGENT_BUSY one", "SERVER_BUSY many"]);
+});
+
+Deno.test("createHttpApp() with agentMaxSessions: one agent's initializes racing for its share get exactly its share", async () => {
+  await using h = sharedHarness(10, { alice: 2, bob: 2 });
+  const alice = h.bearer(h.keys.add("alice").key);
+  const bob = h.bearer(h.keys.add("bob").key);
+  const results = await Promise.all(
+    Array.from({ length: 8 }, () => post(h.http, INITIALIZE, alice)),
+  );
+  const statuses = results.map((r) => r.status).sort();
+  const bodies = await Promise.all(results.map((r) => r.text()));
+  assert.deepEqual(statuses, [200, 200, 503, 503, 503, 503, 503, 503]);
+  assert.equal(bodies.filter((b) => b.startsWith("AGENT_BUSY: ")).length, 6);
+  assert.equal(h.servers.built, 2);
+  await initialize(h.http, bob);
+  await initialize(h.http, bob);
+  assert.equal(h.http.connectionCount(), 4);
+});
+
+Deno.test("createHttpApp() with agentMaxSessions: an SSE stream holds a place of its agent's share until it ends; a failed initialize gives its place back", async () => {
+  await using h = sharedHarness(5, { alice: 2 });
+  const alice = h.bearer(h.keys.add("alice").key);
+  const a = await openSse(h.http, alice);
+  const b = await openSse(h.http, alice);
+  try {
+    const third = await h.http.app.request("/sse", { headers: { host: HOST, ...alice } });
+    assert.equal(third.status, 503);
+    assert.match(await third.text(), /^AGENT_BUSY: /);
+    const mcp = await post(h.http, INITIALIZE, alice);
+    assert.equal(mcp.status, 503);
+    await mcp.body?.cancel();
+    await a.cancel();
+    await holds(h.http, 1);
+    // The freed place, taken by a Streamable HTTP session this time.
+    const bad = await post(h.http, { jsonrpc: "2.0", id: 1, method: "tools/list" }, alice);
+    assert.equal(bad.status, 400);
+    await bad.body?.cancel();
+    await initialize(h.http, alice);
+    assert.equal(h.http.connectionCount(), 2);
+  } finally {
+    await a.cancel();
+    await b.cancel();
+  }
+});
+
+Deno.test("createHttpApp() with agentMaxSessions: a session swept idle frees its agent's place", async () => {
+  await using h = sharedHarness(5, { alice: 1 }, 30);
+  const alice = h.bearer(h.keys.add("alice").key);
+  await initialize(h.http, alice);
+  await holds(h.http, 0);
+  await initialize(h.http, alice);
+});
+
+Deno.test("createHttpApp() with agentMaxSessions refuses the session when the agent's share cannot be read (its policy), building no server", async () => {
+  await using h = keyedHarness(undefined, {
+    maxSessions: 5,
+    agentMaxSessions: () =>
+      Promise.reject(new OmotaiError("POLICY_NOT_GRANTED", "this runtime may not read it")),
+  });
+  const alice = h.bearer(h.keys.add("alice").key);
+  const res = await post(h.http, INITIALIZE, alice);
+  assert.equal(res.status, 503);
+  assert.match(await res.text(), /^POLICY_NOT_GRANTED: /);
+  const sse = await h.http.app.request("/sse", { headers: { host: HOST, ...alice } });
+  assert.equal(sse.status, 503);
+  assert.match(await sse.text(), /^POLICY_NOT_GRANTED: /);
+  assert.equal(h.servers.built, 0);
 });

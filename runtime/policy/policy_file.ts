@@ -89,6 +89,12 @@ export const PolicyFileSchema = z.strictObject({
   /** Seconds a session may act (0: unlimited). */
   max_seconds: z.int().min(0).default(0),
   /**
+   * Sessions one agent under this policy may hold at once on a runtime (0: none of its own,
+   * only `--max-sessions`); unset: its default share of `--max-sessions`
+   * (`cli/session_cap.ts`). One more is `AGENT_BUSY`. Read by the runtime, not by modules.
+   */
+  max_sessions: z.int().min(0).max(10_000).optional(),
+  /**
    * A login the runtime performs at the start of every session, before the agent's first
    * action (docs/login.md): values from the vault, typed by the runtime on `url`'s origin.
    */

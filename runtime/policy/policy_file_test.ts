@@ -87,3 +87,16 @@ Deno.test("parsePolicy() refuses a relative upload_dir and a non-boolean screens
     /p\.yaml:1: unknown key "screenshot"/,
   );
 });
+
+Deno.test("parsePolicy() reads max_sessions: unset by default, 0 or a count, nothing else", () => {
+  assert.equal(parsePolicy("").max_sessions, undefined);
+  assert.equal(parsePolicy("max_sessions: 0\n").max_sessions, 0);
+  assert.equal(parsePolicy("max_sessions: 5\n").max_sessions, 5);
+  for (const bad of ["-1", "1.5", "'2'", "10001"]) {
+    assert.throws(
+      () => parsePolicy(`allowed_origins: []\nmax_sessions: ${bad}\n`, "p.yaml"),
+      /p\.yaml:2: "max_sessions"/,
+      bad,
+    );
+  }
+});
