@@ -66,7 +66,9 @@ start     Serve the browser tools over MCP. stdio (default) is for clients that 
           session only (default: 1, 2 from 8 cores; 0: none; stdio: the first only).
           --max-sessions caps the sessions held at once (sse; default: what the
           machine's memory holds at 256 MiB each); one more gets 503 SERVER_BUSY with
-          Retry-After, so a load balancer can send it to another runtime.
+          Retry-After, so a load balancer can send it to another runtime. One agent
+          holds at most its policy's max_sessions, by default half the cap rounded
+          up; past it that agent alone gets 503 AGENT_BUSY with Retry-After.
 policy    Build, sign, verify and test policy modules.
 domain    Allow or deny origins while the runtime runs (applies to the next action).
 agent     Give an agent its own key (printed once, on the last line) or take it away.
