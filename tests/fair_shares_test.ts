@@ -115,6 +115,11 @@ Deno.test("fair shares: with --max-sessions 3 one agent gets its 2 over either t
   await http[Symbol.asyncDispose]();
   await c.connect("alice", "http");
   assert.equal(runtime.http!.connectionCount(), 3);
+  // The console says what an agent's default share is.
+  const capacity = await fetch(new URL("/api/capacity", runtime.url), {
+    headers: { authorization: `Bearer ${runtime.adminToken}` },
+  });
+  assert.deepEqual(await capacity.json(), { open: 3, max: 3, agentShare: 2 });
 });
 
 Deno.test("fair shares: an agent's policy max_sessions overrides its share, above it (up to the cap) or below it; an SSE client that leaves frees its place", async () => {

@@ -49,9 +49,11 @@ class FakeSessions implements SessionsPort {
     return this.sessions;
   }
   get capacity(): SessionsPort["capacity"] {
-    return this.max === undefined
-      ? undefined
-      : () => ({ open: this.sessions.length, max: this.max ?? null });
+    return this.max === undefined ? undefined : () => ({
+      open: this.sessions.length,
+      max: this.max ?? null,
+      agentShare: this.max ? Math.ceil(this.max / 2) : null,
+    });
   }
   kill(id: string): Promise<boolean> {
     const found = this.sessions.some((s) => s.id === id);
@@ -941,17 +943,21 @@ Deno.test("createConsoleApp() shows this runtime's session use and cap on /sessi
   assert.deepEqual(await (await send(h, "/api/capacity", { bearer: TOKEN })).json(), {
     open: 1,
     max: 1,
+    agentShare: 1,
   });
   const { cookie } = await login(h);
   const page = await (await send(h, "/sessions", { cookie })).text();
   assert.match(
     page,
-    /1 of 1 sessions on this runtime \(full: new sessions are refused with SERVER_BUSY\)/,
+    /1 of 1 sessions on this runtime \(full: new sessions are refused with SERVER_BUSY\); one agent holds at most 1 \(AGENT_BUSY past it\) unless its policy's max_sessions says otherwise/,
   );
+  h.sessions.max = 3;
+  const share = await (await send(h, "/sessions", { cookie })).text();
+  assert.match(share, /1 of 3 sessions on this runtime; one agent holds at most 2 \(AGENT_BUSY/);
   h.sessions.max = null;
   h.sessions.sessions = [];
   const open = await (await send(h, "/sessions", { cookie })).text();
-  assert.match(open, /0 of unlimited sessions on this runtime/);
+  assert.match(open, /0 of unlimited sessions on this runtime<\/p>/);
 });
 
 Deno.test("createConsoleApp() answers 503 when the admin token cannot be checked, and counts no failed guess", async () => {

@@ -117,6 +117,11 @@ export interface Capacity {
   readonly open: number;
   /** The cap (`--max-sessions`); null: none (stdio, one session). */
   readonly max: number | null;
+  /**
+   * Sessions one agent may hold when its policy sets no `max_sessions` (its default share of
+   * the cap); null: no share (no cap).
+   */
+  readonly agentShare: number | null;
 }
 
 /** The live sessions. */

@@ -6,7 +6,7 @@
 import { findBrowser, ProfileStore } from "../../cdp/mod.ts";
 import type { AgentStore } from "../agents/agent_store.ts";
 import type { AuditStore } from "../audit/audit_store.ts";
-import { machineMaxSessions } from "./session_cap.ts";
+import { defaultAgentShare, machineMaxSessions } from "./session_cap.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import type { DomainStore } from "../gate/domain_store.ts";
 import { EgressProxy } from "../egress/egress_proxy.ts";
@@ -192,8 +192,12 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
         worlds,
         closeAgent: (name) => http?.closeAgent(name) ?? Promise.resolve(0),
         capacity: http
-          ? () => ({ open: http.connectionCount(), max: http.maxSessions ?? null })
-          : () => ({ open: live.size, max: null }),
+          ? () => ({
+            open: http.connectionCount(),
+            max: http.maxSessions ?? null,
+            agentShare: http.maxSessions === undefined ? null : defaultAgentShare(http.maxSessions),
+          })
+          : () => ({ open: live.size, max: null, agentShare: null }),
       });
     const runtime: Runtime = {
       policy: boundary.runtimeWorld.policy,

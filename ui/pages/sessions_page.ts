@@ -21,6 +21,10 @@ export function sessionsBody(
       capacity.max !== null && capacity.open >= capacity.max
         ? " (full: new sessions are refused with SERVER_BUSY)"
         : ""
+    }${
+      capacity.agentShare !== null
+        ? html`; one agent holds at most ${capacity.agentShare} (AGENT_BUSY past it) unless its policy's max_sessions says otherwise`
+        : ""
     }</p>`
     : html``;
   if (sessions.length === 0) return html`${use}<p class="empty">No agent is connected.</p>`;
