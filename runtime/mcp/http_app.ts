@@ -11,6 +11,12 @@ import { HTTPException } from "hono/http-exception";
 import { streamSSE } from "hono/streaming";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/requestBody"
+import {
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
+  readRequestBody,
+  requestBodyTooLargeMessage,
+} from "@modelcontextprotocol/sdk/server/requestBody.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { AgentInfo } from "../agents/agent_keys.ts";
@@ -217,6 +223,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       throw new HTTPException(400, { message: "start a session with an initialize POST" });
     }
     const agent = c.get("agent");
+    // The whole initialize is read before a place is taken: a client that never finishes
+    // sending it holds no place of its agent's share (nor a server) while it stalls.
+    const req = await wholeRequest(c.req.raw);
     const place = await admit(agent);
     try {
       const server = await options.newServer(agent);
@@ -231,7 +240,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         if (transport.sessionId) streams.delete(transport.sessionId);
       };
       await server.connect(transport);
-      const res = await transport.handleRequest(c.req.raw);
+      const res = await transport.handleRequest(req);
       // Anything but a successful initialize leaves no session behind.
       if (!transport.sessionId || !streams.has(transport.sessionId)) await server.close();
       return res;
@@ -286,6 +295,25 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       await Promise.all(all.map((e) => e.server.close().catch(() => {})));
     },
   };
+}
+
+/**
+ * `req` with its body read whole (as the SDK's transport reads it, at most its 4 MiB), so that
+ * what follows waits on nothing the client sends; one over the bound is answered 413 as the
+ * transport would, one whose sender broke off 400.
+ */
+async function wholeRequest(req: Request): Promise<Request> {
+  const body = await readRequestBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE).catch(() => undefined);
+  if (!body) throw new HTTPException(400, { message: "the request body could not be read" });
+  if (body.tooLarge) {
+    const message = requestBodyTooLargeMessage(DEFAULT_MAX_REQUEST_BODY_SIZE);
+    throw new HTTPException(413, {
+      res: Response.json({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }, {
+        status: 413,
+      }),
+    });
+  }
+  return new Request(req, { body: body.text });
 }
 
 /** `res` with its body passed through, `entry` counted busy until the body ends. */

@@ -850,3 +850,44 @@ Deno.test("createHttpApp() with agentMaxSessions refuses the session when the ag
   assert.match(await sse.text(), /^POLICY_NOT_GRANTED: /);
   assert.equal(h.servers.built, 0);
 });
+
+Deno.test("createHttpApp() with agentMaxSessions: an initialize whose body never ends holds no place of its agent's share (nor a server)", async () => {
+  await using h = sharedHarness(2, { alice: 1 });
+  const alice = h.bearer(h.keys.add("alice").key);
+  let stalled!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      stalled = controller;
+      controller.enqueue(new TextEncoder().encode(JSON.stringify(INITIALIZE).slice(0, 20)));
+    },
+  });
+  const pending = Promise.resolve(h.http.app.request("/mcp", {
+    method: "POST",
+    headers: { host: HOST, accept: ACCEPT, "content-type": "application/json", ...alice },
+    body,
+    duplex: "half",
+  } as RequestInit));
+  // Let the stalled request go as far as it can.
+  for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0));
+  assert.equal(h.servers.built, 0);
+  await initialize(h.http, alice);
+  assert.equal(h.servers.built, 1);
+  // Once it ends, it is an open like any other: past the agent's share.
+  stalled.close();
+  const late = await pending;
+  assert.equal(late.status, 503);
+  assert.match(await late.text(), /^AGENT_BUSY: /);
+  assert.equal(h.servers.built, 1);
+});
+
+Deno.test("createHttpApp() answers an initialize over 4 MiB 413 before taking a place or building a server", async () => {
+  await using h = sharedHarness(1, { alice: 1 });
+  const alice = h.bearer(h.keys.add("alice").key);
+  const big = { ...INITIALIZE, params: { ...INITIALIZE.params, pad: "x".repeat(4 * 1024 * 1024) } };
+  const res = await post(h.http, big, alice);
+  assert.equal(res.status, 413);
+  const reply = await res.json() as { error: { message: string } };
+  assert.match(reply.error.message, /^Payload Too Large/);
+  assert.equal(h.servers.built, 0);
+  await initialize(h.http, alice);
+});
