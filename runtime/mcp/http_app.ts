@@ -57,7 +57,7 @@ export interface HttpAppOptions {
    */
   maxSessions?: number;
   /**
-   * Sessions one agent may hold at once on this runtime (`agentShare()`: its policy's
+   * Sessions one agent may hold at once on this runtime (`cli/session_cap.ts`: its policy's
    * `max_sessions`, else its share of `maxSessions`); undefined: none of its own. One more of
    * its own is answered 503 with `Retry-After` (`AGENT_BUSY`), before any browser starts,
    * while other agents still get in. A rejection refuses the session (its policy cannot be
