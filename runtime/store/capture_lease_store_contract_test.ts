@@ -113,17 +113,16 @@ for (const adapter of ADAPTERS) {
 
   Deno.test(`CaptureLeaseStore (${adapter.name}): eight captures racing on two runtimes for overlapping targets: exactly one holds`, async () => {
     const { a, b } = await adapter.open();
-    const sets = [["q-1", "q-2"], ["q-2", "q-1"], ["q-2", "q-3"], ["q-1"]];
+    // Every set shares q-1 with every other, in either order.
+    const sets = [["q-1", "q-2"], ["q-2", "q-1"], ["q-3", "q-1"], ["q-1"]];
     const all = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         (i % 2 ? b({ name: "rt-b" }) : a()).acquire(sets[i % sets.length], `s-${i}`)),
     );
     const winners = all.filter((l) => l.kind === "held");
-    // Two may hold only if their sets are disjoint: ["q-1"] against ["q-2", "q-3"].
-    const taken = winners.flatMap((l) => l.kind === "held" ? [...l.targets] : []);
-    assert.equal(new Set(taken).size, taken.length, `no target held twice: ${taken}`);
-    assert.ok(winners.length >= 1);
     for (const l of winners) if (l.kind === "held") await l.release();
+    assert.equal(winners.length, 1, JSON.stringify(all));
+    for (const l of all) if (l.kind === "busy") assert.match(l.target, /^q-[123]$/);
   });
 
   Deno.test(`CaptureLeaseStore (${adapter.name}): a holder that stops renewing (a crashed runtime) loses its lease once it expires; the next capture takes it over`, async () => {
