@@ -350,6 +350,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
           target: (o) => o === "pem" ? "race-pem" : `race-b-${dashed(o)}`,
         });
         const minted = github.minted.length;
+        const manifests = github.manifests.length;
         const hold = holdConversions(ghOptions);
         let first;
         try {
@@ -364,14 +365,14 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
           assert.equal(second.isError, true, second.text);
           assert.match(
             second.text,
-            /^capture: CAPTURE_IN_PROGRESS \(another capture is writing into race-pem; nothing was submitted/,
+            /^error: CAPTURE_IN_PROGRESS \(capture: CAPTURE_IN_PROGRESS \(another capture is writing into race-pem; nothing was submitted/,
           );
           assert.equal(
             github.requests.length,
             seen,
             "the second capture contacted the vendor zero times",
           );
-          assert.equal(github.manifests.length, minted + 1);
+          assert.equal(github.manifests.length, manifests + 1, "one manifest posted");
         } finally {
           hold.open();
         }
@@ -417,7 +418,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
         assert.equal(refused.length, 1, texts);
         // Refused before the vendor: while the winner ran (its lease), or after it wrote (the
         // check finds the targets occupied).
-        assert.match(refused[0].text, /^capture: (CAPTURE_IN_PROGRESS|CAPTURE_TARGET_OCCUPIED) /);
+        assert.match(refused[0].text, /^error: (CAPTURE_IN_PROGRESS|CAPTURE_TARGET_OCCUPIED) /);
         assert.equal(github.manifests.length, manifests + 1, "one manifest posted");
         assert.equal(github.minted.length, minted + 1, "the vendor registered exactly one app");
         assert.equal(await reveal(targets("pem")), github.minted[minted].pem);

@@ -79,7 +79,12 @@ export interface CaptureLeaseRows {
    * In one transaction: a row per target for `token`, each new or taken over from a lease
    * expired; if any target is held by an unexpired lease, no row at all.
    */
-  take(targets: readonly string[], token: string, holder: string, ttlMs: number): Promise<LeaseTake>;
+  take(
+    targets: readonly string[],
+    token: string,
+    holder: string,
+    ttlMs: number,
+  ): Promise<LeaseTake>;
   /** Moves the expiry of `token`'s unexpired rows to `ttlMs` from now; how many. */
   renew(token: string, ttlMs: number): Promise<number>;
   /** Removes `token`'s rows. */

@@ -14,7 +14,11 @@ import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import { until } from "../../tests/helpers/until.ts";
-import { type CaptureLease, type CaptureLeaseOptions, CaptureLeases } from "./capture_lease_store.ts";
+import {
+  type CaptureLease,
+  type CaptureLeaseOptions,
+  CaptureLeases,
+} from "./capture_lease_store.ts";
 import { openDatabase } from "./database.ts";
 import { PgCaptureLeaseRows } from "./pg_capture_leases.ts";
 import { PgDatabase } from "./pg_database.ts";
@@ -116,8 +120,10 @@ for (const adapter of ADAPTERS) {
     // Every set shares q-1 with every other, in either order.
     const sets = [["q-1", "q-2"], ["q-2", "q-1"], ["q-3", "q-1"], ["q-1"]];
     const all = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        (i % 2 ? b({ name: "rt-b" }) : a()).acquire(sets[i % sets.length], `s-${i}`)),
+      Array.from(
+        { length: 8 },
+        (_, i) => (i % 2 ? b({ name: "rt-b" }) : a()).acquire(sets[i % sets.length], `s-${i}`),
+      ),
     );
     const winners = all.filter((l) => l.kind === "held");
     for (const l of winners) if (l.kind === "held") await l.release();
@@ -128,7 +134,9 @@ for (const adapter of ADAPTERS) {
   Deno.test(`CaptureLeaseStore (${adapter.name}): a holder that stops renewing (a crashed runtime) loses its lease once it expires; the next capture takes it over`, async () => {
     const { a, b } = await adapter.open();
     // The crashed runtime: its lease lasts a second and it never renews.
-    const crashed = held(await a({ ttlMs: 1000, renewMs: 3_600_000 }).acquire(["x-1", "x-2"], "s-1"));
+    const crashed = held(
+      await a({ ttlMs: 1000, renewMs: 3_600_000 }).acquire(["x-1", "x-2"], "s-1"),
+    );
     busy(await b().acquire(["x-2"], "s-2"));
     const next = await until(async () => {
       const l = await b({ name: "rt-b" }).acquire(["x-1", "x-2", "x-3"], "s-2");

@@ -32,7 +32,12 @@ export class SqliteCaptureLeaseRows implements CaptureLeaseRows {
     this.#now = now;
   }
 
-  take(targets: readonly string[], token: string, holder: string, ttlMs: number) {
+  take(
+    targets: readonly string[],
+    token: string,
+    holder: string,
+    ttlMs: number,
+  ): Promise<LeaseTake> {
     return this.#tx((): LeaseTake => {
       const now = this.#now();
       const read = this.#db.prepare(
@@ -60,7 +65,7 @@ export class SqliteCaptureLeaseRows implements CaptureLeaseRows {
     });
   }
 
-  renew(token: string, ttlMs: number) {
+  renew(token: string, ttlMs: number): Promise<number> {
     return this.#tx(() => {
       const now = this.#now();
       return Number(
@@ -71,7 +76,7 @@ export class SqliteCaptureLeaseRows implements CaptureLeaseRows {
     });
   }
 
-  async release(token: string) {
+  async release(token: string): Promise<void> {
     await this.#tx(() => {
       this.#db.prepare("DELETE FROM capture_leases WHERE token = ?").run(token);
     });
