@@ -79,6 +79,8 @@ export type RuntimeErrorCode =
   | "EGRESS_PROXY_FAILED"
   | "LOGIN_UNAVAILABLE"
   | "CAPTURE_UNAVAILABLE"
+  // Another capture holds a target of this one (`runtime/store/capture_lease_store.ts`).
+  | "CAPTURE_IN_PROGRESS"
   | "LOGIN_CONFIG_INVALID"
   | "SECRET_NOT_FOUND"
   | "ASK_UNAVAILABLE"

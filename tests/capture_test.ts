@@ -2,9 +2,11 @@
  * Generated-credential capture end to end: a runtime with the policy's templates drives a real
  * Chromium through a fake GitHub (manifest flow) and a fake Linear (registration form), both
  * over HTTPS with a test CA, and writes what they mint into the vault under capture grants.
- * Every refusal submits and writes nothing; a forged callback converts nothing; two racing
- * captures into one empty secret id write exactly once; and no minted value reaches the MCP
- * stream, the log, the audit, the database's bytes or the console, in any encoding.
+ * Every refusal submits and writes nothing; a forged callback converts nothing; a capture into
+ * targets another session is capturing into is refused `CAPTURE_IN_PROGRESS` without
+ * contacting the vendor, and two started at once make the vendor register one app; and no
+ * minted value reaches the MCP stream, the log, the audit, the database's bytes or the
+ * console, in any encoding.
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
@@ -23,6 +25,7 @@ import {
   consolePages,
   dashed,
   GITHUB_OUTPUTS,
+  holdConversions,
   LINEAR_OUTPUTS,
   mintedSecrets,
   newVaultKey,
@@ -336,48 +339,91 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
       },
     );
 
-    await t.step("two racing captures into one empty secret id: exactly one writes", async () => {
-      const a = await grant("github_app", GITHUB_OUTPUTS, {
-        target: (o) => o === "pem" ? "race-pem" : `race-a-${dashed(o)}`,
-      });
-      const b = await grant("github_app", GITHUB_OUTPUTS, {
-        target: (o) => o === "pem" ? "race-pem" : `race-b-${dashed(o)}`,
-      });
-      // Both conversions wait for each other: both captures passed their checks and minted.
-      let arrived = 0;
-      let release!: () => void;
-      const both = new Promise<void>((r) => release = r);
-      ghOptions.beforeConversion = () => {
-        if (++arrived === 2) release();
-        return Promise.race([both, new Promise<void>((r) => setTimeout(r, 30_000))]);
-      };
-      const minted = github.minted.length;
-      let outs;
-      try {
-        outs = await Promise.all([capture("github_app", a.ids), capture("github_app", b.ids)]);
-      } finally {
-        delete ghOptions.beforeConversion;
-      }
-      assert.equal(arrived, 2, "both captures reached the conversion");
-      assert.equal(github.minted.length, minted + 2);
-      const done = outs.filter((o) => !o.isError);
-      const failed = outs.filter((o) => o.isError);
-      assert.equal(done.length, 1, outs.map((o) => o.text).join("\n"));
-      assert.equal(failed.length, 1);
-      assert.match(failed[0].text, /CAPTURE_WRITE_FAILED/);
-      assert.match(failed[0].text, /CAPTURE_TARGET_OCCUPIED/);
-      const pem = await reveal("race-pem");
-      const winners = github.minted.slice(minted).filter((m) => m.pem === pem);
-      assert.equal(winners.length, 1, "race-pem holds exactly one capture's pem");
-      const loser = done[0] === outs[0] ? b : a;
-      for (const o of ["client_secret", "webhook_secret"]) {
-        assert.equal(
-          Vault.has(db, loser.targets[o]),
-          false,
-          "the loser stopped at its first write",
+    await t.step(
+      "a capture into targets another capture is minting into: CAPTURE_IN_PROGRESS, the vendor contacted zero times",
+      async () => {
+        // Two sessions of one runtime; the second's targets overlap the first's in one place.
+        const a = await grant("github_app", GITHUB_OUTPUTS, {
+          target: (o) => o === "pem" ? "race-pem" : `race-a-${dashed(o)}`,
+        });
+        const b = await grant("github_app", GITHUB_OUTPUTS, {
+          target: (o) => o === "pem" ? "race-pem" : `race-b-${dashed(o)}`,
+        });
+        const minted = github.minted.length;
+        const manifests = github.manifests.length;
+        const hold = holdConversions(ghOptions);
+        let first;
+        try {
+          first = capture("github_app", a.ids);
+          // The first holds its lease and the vendor minted its app.
+          await Promise.race([
+            hold.reached,
+            first.then((o) => assert.fail(`the first capture ended early: ${o.text}`)),
+          ]);
+          const seen = github.requests.length;
+          const second = await capture("github_app", b.ids);
+          assert.equal(second.isError, true, second.text);
+          assert.match(
+            second.text,
+            /^error: CAPTURE_IN_PROGRESS \(capture: CAPTURE_IN_PROGRESS \(another capture is writing into race-pem; nothing was submitted/,
+          );
+          assert.equal(
+            github.requests.length,
+            seen,
+            "the second capture contacted the vendor zero times",
+          );
+          assert.equal(github.manifests.length, manifests + 1, "one manifest posted");
+        } finally {
+          hold.open();
+        }
+        const done = await first;
+        assert.equal(done.isError, false, done.text);
+        assert.equal(github.minted.length, minted + 1, "the vendor registered exactly one app");
+        assert.equal(await reveal("race-pem"), github.minted[minted].pem);
+        for (const o of ["client_secret", "webhook_secret"]) {
+          assert.equal(Vault.has(db, b.targets[o]), false, "the refused capture wrote nothing");
+        }
+        for (const id of Object.values(b.ids)) assert.equal(grants.get(id)?.state, "active");
+        const refusal = auditRows().find((r) => r.reason === "CAPTURE_IN_PROGRESS");
+        assert.ok(refusal, "the refusal is audited");
+        assert.equal(refusal.decision, "deny");
+        assert.match(
+          refusal.rule ?? "",
+          /^race-pem held by session \S+ on runtime-[0-9a-f]{8} until /,
         );
-      }
-    });
+        // The lease went with the first capture: the targets are free again (the vault's
+        // occupied target is what refuses now, before any vendor is contacted).
+        const again = await capture("github_app", b.ids);
+        assert.match(again.text, /CAPTURE_TARGET_OCCUPIED/);
+        assert.equal(github.minted.length, minted + 1);
+      },
+    );
+
+    await t.step(
+      "two sessions starting captures into the same empty targets at once: the vendor registers one app",
+      async () => {
+        const targets = (o: string) => `both-${dashed(o)}`;
+        const a = await grant("github_app", GITHUB_OUTPUTS, { target: targets });
+        const b = await grant("github_app", GITHUB_OUTPUTS, { target: targets });
+        const minted = github.minted.length;
+        const manifests = github.manifests.length;
+        const outs = await Promise.all([
+          capture("github_app", a.ids),
+          capture("github_app", b.ids),
+        ]);
+        const texts = outs.map((o) => o.text).join("\n");
+        const done = outs.filter((o) => !o.isError);
+        const refused = outs.filter((o) => o.isError);
+        assert.equal(done.length, 1, texts);
+        assert.equal(refused.length, 1, texts);
+        // Refused before the vendor: while the winner ran (its lease), or after it wrote (the
+        // check finds the targets occupied).
+        assert.match(refused[0].text, /^error: (CAPTURE_IN_PROGRESS|CAPTURE_TARGET_OCCUPIED) /);
+        assert.equal(github.manifests.length, manifests + 1, "one manifest posted");
+        assert.equal(github.minted.length, minted + 1, "the vendor registered exactly one app");
+        assert.equal(await reveal(targets("pem")), github.minted[minted].pem);
+      },
+    );
 
     await t.step("the leak search: no minted value anywhere, in any encoding", async () => {
       const pages = await consolePages(runtime, runtime.adminToken, [

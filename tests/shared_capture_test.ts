@@ -4,8 +4,9 @@
  * Capture grants are added through the shared grant port (`PgGrantStore`); an agent on runtime
  * A captures a GitHub App and the tenant's vault, opened apart from either runtime, holds
  * exactly what the vendor minted, the grants read `used` through the port. Two agents, one
- * session on A and one on B, race their captures into one empty secret id: exactly one writes,
- * the other stops with `CAPTURE_WRITE_FAILED (CAPTURE_TARGET_OCCUPIED)`. No minted value is in
+ * session on A and one on B, capture into the same targets: while A's capture holds its lease,
+ * B's is refused `CAPTURE_IN_PROGRESS` and contacts no vendor; started at once, the vendor
+ * registers one app (the leases are the tenant's, in the database). No minted value is in
  * the MCP stream, the log, either runtime's console API, the audit rows or any row of any
  * table of the database (read as its superuser).
  */
@@ -34,6 +35,7 @@ import {
   consolePages,
   dashed,
   GITHUB_OUTPUTS,
+  holdConversions,
   mintedSecrets,
   newVaultKey,
   revealSecret,
@@ -46,7 +48,7 @@ const TENANT = "acme";
 
 Deno.test({
   name:
-    "browser_capture_credentials on a shared store: a capture on A is in B's vault, a race across runtimes writes once, no value in any row",
+    "browser_capture_credentials on a shared store: a capture on A is in B's vault, a race across runtimes mints once, no value in any row",
   // The cluster, its pools and the runtimes are made and ended inside this test; the pools'
   // connections are opened and ended across its steps, so the sanitizers are off (as in
   // `clusterTeardown`).
@@ -157,62 +159,83 @@ Deno.test({
       });
 
       await t.step(
-        "agents on A and on B race into one empty secret id: exactly one writes",
+        "a capture on B into targets a capture on A is minting into: CAPTURE_IN_PROGRESS, the vendor contacted zero times",
         async () => {
           const onA = await grant("bob", (o) => o === "pem" ? "race-pem" : `race-a-${dashed(o)}`);
           const onB = await grant("carol", (o) => o === "pem" ? "race-pem" : `race-b-${dashed(o)}`);
           const ca = await connect(a, "bob");
           const cb = await connect(b, "carol");
-          // Both conversions wait for each other: both captures passed their checks and minted.
-          let arrived = 0;
-          let release!: () => void;
-          const both = new Promise<void>((r) => release = r);
-          let timer: ReturnType<typeof setTimeout> | undefined;
-          ghOptions.beforeConversion = () => {
-            if (++arrived === 2) release();
-            return Promise.race([
-              both,
-              new Promise<void>((r) => timer = setTimeout(r, 30_000)),
-            ]);
-          };
           const minted = github.minted.length;
-          let outs;
+          const hold = holdConversions(ghOptions);
+          let first;
           try {
-            outs = await Promise.all([
-              ca.call("browser_capture_credentials", { workflow: "github_app", outputs: onA.ids }),
-              cb.call("browser_capture_credentials", { workflow: "github_app", outputs: onB.ids }),
+            first = ca.call("browser_capture_credentials", {
+              workflow: "github_app",
+              outputs: onA.ids,
+            });
+            await Promise.race([
+              hold.reached,
+              first.then((o) => assert.fail(`A's capture ended early: ${o.text}`)),
             ]);
+            const seen = github.requests.length;
+            const second = await cb.call("browser_capture_credentials", {
+              workflow: "github_app",
+              outputs: onB.ids,
+            });
+            assert.equal(second.isError, true, second.text);
+            assert.match(
+              second.text,
+              /^error: CAPTURE_IN_PROGRESS \(capture: CAPTURE_IN_PROGRESS \(another capture is writing into race-pem; nothing was submitted/,
+            );
+            assert.equal(github.requests.length, seen, "B contacted the vendor zero times");
           } finally {
-            delete ghOptions.beforeConversion;
-            clearTimeout(timer);
+            hold.open();
           }
-          const texts = outs.map((o) => o.text).join("\n");
-          assert.equal(arrived, 2, `both captures reached the conversion\n${texts}`);
-          assert.equal(github.minted.length, minted + 2);
-          const done = outs.filter((o) => !o.isError);
-          const failed = outs.filter((o) => o.isError);
-          assert.equal(done.length, 1, texts);
-          assert.equal(failed.length, 1, texts);
-          assert.match(done[0].text, /^capture: CAPTURE_DONE/);
-          assert.match(failed[0].text, /CAPTURE_WRITE_FAILED/);
-          assert.match(failed[0].text, /CAPTURE_TARGET_OCCUPIED/);
-          const pem = await reveal("race-pem");
-          const winners = github.minted.slice(minted).filter((m) => m.pem === pem);
-          assert.equal(winners.length, 1, "race-pem holds exactly one capture's pem");
-          const [winner, loser] = done[0] === outs[0] ? [onA, onB] : [onB, onA];
-          // The winner wrote its three, its grants used; the loser stopped at its first write.
-          const won = github.minted.slice(minted).find((m) => m.pem === pem)!;
-          assert.equal(await reveal(winner.targets.client_secret), won.client_secret);
-          assert.equal(await reveal(winner.targets.webhook_secret), won.webhook_secret);
-          for (const id of Object.values(winner.ids)) {
+          const done = await first;
+          assert.equal(done.isError, false, done.text);
+          assert.equal(github.minted.length, minted + 1, "the vendor registered exactly one app");
+          const won = github.minted[minted];
+          assert.equal(await reveal("race-pem"), won.pem);
+          assert.equal(await reveal(onA.targets.client_secret), won.client_secret);
+          for (const id of Object.values(onA.ids)) {
             assert.equal((await grants.get(id))?.state, "used");
           }
           for (const o of ["client_secret", "webhook_secret"]) {
-            assert.equal(await Vault.has(records, loser.targets[o]), false, `${o} not written`);
+            assert.equal(await Vault.has(records, onB.targets[o]), false, `${o} not written`);
           }
-          for (const id of Object.values(loser.ids)) {
-            assert.notEqual((await grants.get(id))?.state, "used", "the loser consumed nothing");
+          for (const id of Object.values(onB.ids)) {
+            assert.equal((await grants.get(id))?.state, "active", "B consumed nothing");
           }
+        },
+      );
+
+      await t.step(
+        "agents on A and on B start captures into the same empty targets at once: the vendor registers one app",
+        async () => {
+          const targets = (o: string) => `both-${dashed(o)}`;
+          const onA = await grant("bob", targets);
+          const onB = await grant("carol", targets);
+          const ca = await connect(a, "bob");
+          const cb = await connect(b, "carol");
+          const minted = github.minted.length;
+          const manifests = github.manifests.length;
+          const outs = await Promise.all([
+            ca.call("browser_capture_credentials", { workflow: "github_app", outputs: onA.ids }),
+            cb.call("browser_capture_credentials", { workflow: "github_app", outputs: onB.ids }),
+          ]);
+          const texts = outs.map((o) => o.text).join("\n");
+          const done = outs.filter((o) => !o.isError);
+          const refused = outs.filter((o) => o.isError);
+          assert.equal(done.length, 1, texts);
+          assert.equal(refused.length, 1, texts);
+          // Refused before the vendor: while the winner ran (its lease), or after it wrote.
+          assert.match(
+            refused[0].text,
+            /^error: (CAPTURE_IN_PROGRESS|CAPTURE_TARGET_OCCUPIED) /,
+          );
+          assert.equal(github.manifests.length, manifests + 1, "one manifest posted");
+          assert.equal(github.minted.length, minted + 1, "the vendor registered exactly one app");
+          assert.equal(await reveal(targets("pem")), github.minted[minted].pem);
         },
       );
 
@@ -243,11 +266,12 @@ Deno.test({
           assert.ok(
             await eventually(async () => {
               const rows = await readAudit();
-              return count(rows, "CAPTURE_DONE") === 2 &&
-                count(rows, "CAPTURE_WRITE_FAILED") === 1 &&
-                count(rows, "CAPTURE_WRITTEN") === 6;
+              return count(rows, "CAPTURE_DONE") === 3 &&
+                count(rows, "CAPTURE_IN_PROGRESS") >= 1 &&
+                count(rows, "CAPTURE_WRITE_FAILED") === 0 &&
+                count(rows, "CAPTURE_WRITTEN") === 9;
             }, 10_000),
-            "the audit holds 2 CAPTURE_DONE, 1 CAPTURE_WRITE_FAILED, 6 CAPTURE_WRITTEN",
+            "the audit holds 3 CAPTURE_DONE, a CAPTURE_IN_PROGRESS, no CAPTURE_WRITE_FAILED, 9 CAPTURE_WRITTEN",
           );
           audit = JSON.stringify(await readAudit());
           dump = [];

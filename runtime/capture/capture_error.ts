@@ -14,10 +14,14 @@ export type CaptureStatus =
   | "CAPTURE_DONE"
   /** The policy has no template for the workflow. */
   | "CAPTURE_UNCONFIGURED"
-  /** The runtime has no vault open or no grants. */
+  /** The runtime has no vault open or no grants, or its capture leases could not be taken. */
   | "CAPTURE_UNAVAILABLE"
   /** The outputs named are not exactly the workflow's outputs. */
   | "CAPTURE_OUTPUTS"
+  /** Another capture holds a lease on one of the targets: this one contacted no vendor. */
+  | "CAPTURE_IN_PROGRESS"
+  /** The capture's lease on its targets lapsed (unrenewed for its TTL) or was never taken. */
+  | "CAPTURE_LEASE_LOST"
   /** A page was not on the vendor's origin or lacked what the workflow expects. */
   | "CAPTURE_PAGE_UNEXPECTED"
   /** The hold did not let the step's own request out (the page sent something else). */

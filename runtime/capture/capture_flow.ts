@@ -3,13 +3,22 @@
  *
  * 1. the workflow must have the operator's template, and the outputs named must be exactly
  *    the workflow's (one grant each);
- * 2. **check before mint**: every output's grant is checked (capture grant of this agent,
- *    approved, live, unused, bound to the vendor's origin, the workflow and the output, its
- *    secret id still empty) without writing anything; one failure and nothing is submitted;
- * 3. the workflow runs (the vendor mints) and every value it reads is guarded at once;
- * 4. each value is written by an atomic insert-if-absent into its grant's secret id, and
+ * 2. **one mint per target**: the secret ids the named grants write into are leased, all or
+ *    none (`CaptureLeaseStore`), until the capture ends; a target another capture holds
+ *    refuses the whole capture `CAPTURE_IN_PROGRESS`, and nothing is submitted;
+ * 3. **check before mint**, under the lease: every output's grant is checked (capture grant of
+ *    this agent, approved, live, unused, bound to the vendor's origin, the workflow and the
+ *    output, its secret id still empty and leased) without writing anything; one failure and
+ *    nothing is submitted;
+ * 4. the workflow runs (the vendor mints) and every value it reads is guarded at once; a lease
+ *    lost meanwhile stops it before its next step (`CAPTURE_LEASE_LOST`);
+ * 5. each value is written by an atomic insert-if-absent into its grant's secret id, and
  *    that grant is consumed; the first write or consumption that fails stops the capture
  *    (values already written stay, and are audited).
+ *
+ * The lease comes before the check: a check passed before another capture wrote its values
+ * and let its lease go would pass no more under the lease, so no two captures into one target
+ * ever both reach the vendor.
  *
  * Never throws: the outcome is a status and the secret ids written, never a value.
  *
@@ -18,11 +27,12 @@
 import { errorCode } from "../errors.ts";
 import type { CdpSession } from "../../cdp/mod.ts";
 import type { SecretKind } from "../../vault/mod.ts";
-import type { CaptureTarget } from "../grants/capture_checks.ts";
+import { type CaptureTarget, grantIdShaped } from "../grants/capture_checks.ts";
 import { GrantError } from "../grants/errors.ts";
 import type { GrantPort } from "../grants/mod.ts";
 import type { RuntimeWriteHold } from "../login/login_flow.ts";
 import type { CaptureTemplates } from "../policy/capture_templates.ts";
+import type { CaptureLease, CaptureLeaseStore } from "../store/capture_lease_store.ts";
 import { CaptureError, type CaptureStatus } from "./capture_error.ts";
 import { githubApp } from "./github_app.ts";
 import { linearOauthApp } from "./linear_oauth_app.ts";
@@ -58,7 +68,9 @@ export interface CaptureAuditRow {
 
 /** What a capture is built from. */
 export interface CaptureDeps {
-  grants: Pick<GrantPort, "checkCapture" | "consumeCapture">;
+  grants: Pick<GrantPort, "get" | "checkCapture" | "consumeCapture">;
+  /** The tenant's capture leases (released by the capture's end, and by its session's). */
+  leases: CaptureLeaseStore;
   vault: { addIfAbsent(id: string, kind: SecretKind, value: string): Promise<unknown> };
   templates: CaptureTemplates | undefined;
   /** Opens the capture's write hold naming `origins`. */
@@ -122,7 +134,36 @@ export async function performCapture(
   }
   const origin = workflow.origin(template);
   const progress = (line: string) => deps.progress?.(`${name}: ${line}`);
+  let lease: CaptureLease | undefined;
   try {
+    progress("leasing the targets");
+    try {
+      lease = await leaseTargets(request, deps);
+    } catch (err) {
+      // The store could not say: fail closed, before any vendor is contacted.
+      deps.audit({ origin, decision: "deny", reason: "CAPTURE_UNAVAILABLE" });
+      return out(
+        false,
+        "CAPTURE_UNAVAILABLE",
+        `the capture leases could not be taken (${
+          errorCode(err) ?? "ERROR"
+        }); nothing was submitted`,
+      );
+    }
+    if (lease?.kind === "busy") {
+      deps.audit({
+        origin,
+        decision: "deny",
+        reason: "CAPTURE_IN_PROGRESS",
+        rule: `${lease.target} held by ${lease.by} until ${lease.until}`,
+      });
+      return out(
+        false,
+        "CAPTURE_IN_PROGRESS",
+        `another capture is writing into ${lease.target}; nothing was submitted`,
+      );
+    }
+    const held = lease;
     progress("checking the grants");
     let targets: CaptureTarget[];
     try {
@@ -151,6 +192,22 @@ export async function performCapture(
         `${own ? err.message : "the grants could not be checked"}; nothing was submitted`,
       );
     }
+    // A grant's secret id never changes, so the checked targets are the leased ones; should
+    // one not be, the vendor is not contacted unleased.
+    const unleased = targets.find((t) => !held?.targets.includes(t.secretId));
+    if (unleased) {
+      deps.audit({
+        origin,
+        decision: "deny",
+        reason: "CAPTURE_LEASE_LOST",
+        rule: unleased.secretId,
+      });
+      return out(
+        false,
+        "CAPTURE_LEASE_LOST",
+        `${unleased.secretId} is not leased to this capture; nothing was submitted`,
+      );
+    }
     let values: Record<string, string>;
     const reach = workflow.reach(template);
     deps.confine(reach);
@@ -162,6 +219,13 @@ export async function performCapture(
         hold,
         guard: (v) => deps.guard(v),
         step: (s) => {
+          // Each step may contact the vendor: not once another capture may hold the targets.
+          if (held!.lost()) {
+            throw new CaptureError(
+              "CAPTURE_LEASE_LOST",
+              `the capture's lease on its targets lapsed before ${s}`,
+            );
+          }
           progress(s);
           deps.audit({ origin, decision: "event", reason: "CAPTURE_STEP", rule: s });
         },
@@ -226,7 +290,28 @@ export async function performCapture(
     // An audit row that could not be kept: stop, and say which outputs were written.
     const code = errorCode(err) === "AUDIT_UNAVAILABLE" ? "AUDIT_UNAVAILABLE" : "CAPTURE_FAILED";
     return out(false, code, "the capture stopped (audit unavailable)");
+  } finally {
+    if (lease?.kind === "held") await lease.release();
   }
+}
+
+/**
+ * Leases the secret ids the named grants of this agent write into (read, not judged: the
+ * check that follows judges them); undefined when no named grant is this agent's (the check
+ * refuses them all). Grants of other agents are not looked at, so a model cannot hold
+ * another agent's targets by naming its grants.
+ */
+async function leaseTargets(
+  request: CaptureRequest,
+  deps: Pick<CaptureDeps, "grants" | "leases">,
+): Promise<CaptureLease | undefined> {
+  const ids = Object.values(request.outputs).filter(grantIdShaped);
+  const grants = await Promise.all(ids.map((id) => deps.grants.get(id)));
+  const targets = grants.flatMap((g) =>
+    g && request.agent !== null && g.agent === request.agent ? [g.secret_id] : []
+  );
+  if (targets.length === 0) return undefined;
+  return await deps.leases.acquire(targets, request.sessionId);
 }
 
 /** A refusal before any grant is looked at: its row, then the outcome. */

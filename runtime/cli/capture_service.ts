@@ -12,12 +12,15 @@ import type { Boundary } from "../gate/boundary.ts";
 import type { GrantPort } from "../grants/mod.ts";
 import type { CaptureTemplates } from "../policy/capture_templates.ts";
 import { egressSecrets, type Redactor } from "../redact/mod.ts";
+import type { CaptureLeaseStore } from "../store/capture_lease_store.ts";
 import type { CaptureService } from "../tools/mod.ts";
 import { openRuntimeWrite } from "./runtime_write.ts";
 
 /** What the capture service is built from. */
 export interface CaptureServiceDeps {
   grants: GrantPort;
+  /** The tenant's capture leases: one capture into a target at a time, on every runtime. */
+  leases: CaptureLeaseStore;
   /** The open vault; none when the runtime was started without a vault key. */
   vault?: Vault;
   redactor: Redactor;
@@ -64,6 +67,14 @@ export function grantCaptureService(deps: CaptureServiceDeps): CaptureService {
       }
       return await performCapture(page, request, {
         grants: deps.grants,
+        leases: {
+          async acquire(targets, holder) {
+            const lease = await deps.leases.acquire(targets, holder);
+            // Let go when the session ends too, should the capture not reach its own end.
+            if (lease.kind === "held") session.onEnd(() => void lease.release());
+            return lease;
+          },
+        },
         vault,
         templates: deps.templates,
         confine: (origins) => session.onEnd(deps.boundary.confine(request.sessionId, origins)),

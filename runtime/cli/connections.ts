@@ -18,6 +18,7 @@ import { createMcpServer } from "../mcp/server.ts";
 import { processRedactor } from "../redact/mod.ts";
 import type { HumanChannel } from "../tools/tool.ts";
 import type { IsolationFact } from "../isolation/mod.ts";
+import type { CaptureLeaseStore } from "../store/capture_lease_store.ts";
 import { requireIsolation } from "./browser_isolation.ts";
 import { grantCaptureService } from "./capture_service.ts";
 import { grantLoginService } from "./login_service.ts";
@@ -41,6 +42,8 @@ export interface ConnectionDeps {
   live: Map<string, BrowserSession>;
   human: HumanChannel | undefined;
   grants: GrantPort;
+  /** The tenant's capture leases. */
+  leases: CaptureLeaseStore;
   vault: Vault | undefined;
   /** Browsers started ahead of their sessions. */
   pool?: WarmSource;
@@ -113,6 +116,7 @@ export function connectionFactory(
       },
       capture: grantCaptureService({
         grants: d.grants,
+        leases: d.leases,
         vault: d.vault,
         redactor: processRedactor(),
         boundary: world.boundary,

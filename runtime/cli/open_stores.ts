@@ -3,7 +3,8 @@
  * (the default: one tenant, no server), or a tenant of a shared PostgreSQL database
  * (`--database`, `OMOTAI_DATABASE_URL`), where the audit, the agent keys, the admin token, the
  * domain rules, the approvals and questions, the grants, the vault's ciphertexts, the console
- * logins and the live sessions are shared by every runtime of the tenant (docs/deploy.md).
+ * logins, the live sessions and the capture leases are shared by every runtime of the tenant
+ * (docs/deploy.md).
  * The data dir keeps what is the runtime's own: its checkpoint key, name, browsers.
  *
  * @module
@@ -32,7 +33,10 @@ import { log } from "../log.ts";
 import { egressSecrets, processRedactor } from "../redact/mod.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 import { PgDatabase } from "../store/pg_database.ts";
+import type { CaptureLeaseStore } from "../store/capture_lease_store.ts";
 import { type LiveSessionStore, MemoryLiveSessions } from "../store/live_sessions.ts";
+import { pgCaptureLeases } from "../store/pg_capture_leases.ts";
+import { sqliteCaptureLeases } from "../store/sqlite_capture_leases.ts";
 import { PgLiveSessions } from "../store/pg_live_sessions.ts";
 import { PgAdminToken } from "../store/pg_admin_token.ts";
 import { PgOperatorSessions } from "../store/pg_operator_sessions.ts";
@@ -82,6 +86,11 @@ export interface Stores {
   domains: DomainStore;
   agents: AgentStore;
   grants: GrantPort;
+  /**
+   * The capture leases: in the data dir's file (embedded), or the tenant's, shared by every
+   * runtime of it (shared): one capture into a target at a time.
+   */
+  leases: CaptureLeaseStore;
   /**
    * The live sessions: this runtime's in memory (embedded), or the tenant's of every runtime
    * (shared); `cli/live_mirror.ts` writes this runtime's into either.
@@ -151,6 +160,7 @@ export async function openStores(options: StoreStartOptions, teardown: Teardown)
     domains: base.domains,
     agents: base.agents,
     grants: base.grants,
+    leases: base.leases,
     live: base.live,
     shared: base.shared,
     available: base.available,
@@ -159,7 +169,10 @@ export async function openStores(options: StoreStartOptions, teardown: Teardown)
 }
 
 type BaseStores =
-  & Pick<Stores, "audit" | "auditStore" | "domains" | "agents" | "live" | "available">
+  & Pick<
+    Stores,
+    "audit" | "auditStore" | "domains" | "agents" | "leases" | "live" | "available"
+  >
   & {
     grants: GrantPort;
     /** Where the vault's ciphertexts are, when not in the data dir's file. */
@@ -180,6 +193,7 @@ function embedded(db: DatabaseSync, mirror: JsonlMirror | undefined, runtime: st
     grants: sqliteGrantPort(
       new GrantStore(db, { audit, secrets: { has: (id) => Vault.has(db, id) } }),
     ),
+    leases: sqliteCaptureLeases(db, { runtime }),
     // One runtime: its sessions are all there is (nothing of a last run outlives its process).
     live: new MemoryLiveSessions({ name: runtime }),
     available: () => true,
@@ -242,6 +256,7 @@ async function openShared(
       secrets: { has: (id) => Vault.has(vaultRecords, id) },
     }),
     vaultRecords,
+    leases: pgCaptureLeases(pg, tenant, { runtime: runtime.name }),
     live,
     shared: { db: pg, board, questions, operatorSessions, admin, runtime: runtime.name },
     // The console's word: rows cannot be kept, or the rules are too old to judge by.

@@ -176,6 +176,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       sessions,
       live,
       grants: stores.grants,
+      leases: stores.leases,
       vault: stores.vault,
     });
     /** The operator console over this runtime's stores. */

@@ -1,8 +1,8 @@
 /**
  * The runtime's SQLite database (`runs/omotai.db`, `OMOTAI_DB` overrides): the audit log,
- * the dynamic domain rules, the agents' key hashes and the grants. Opened in WAL mode so the
- * CLI can change domain rules, agents and grants while a runtime reads them; schema changes
- * are numbered migrations tracked in `user_version`.
+ * the dynamic domain rules, the agents' key hashes, the grants and the capture leases. Opened
+ * in WAL mode so the CLI can change domain rules, agents and grants while a runtime reads them;
+ * schema changes are numbered migrations tracked in `user_version`.
  *
  * @module
  */
@@ -107,6 +107,17 @@ const MIGRATIONS: readonly string[] = [
     BEGIN SELECT RAISE(ABORT, 'AUDIT_APPEND_ONLY: checkpoints cannot be changed'); END;
   CREATE TRIGGER audit_checkpoints_no_delete BEFORE DELETE ON audit_checkpoints
     BEGIN SELECT RAISE(ABORT, 'AUDIT_APPEND_ONLY: checkpoints cannot be removed'); END;
+  `,
+  // Capture leases (runtime/store/sqlite_capture_leases.ts): a row per target secret id a
+  // running capture will write, until its holder releases it or it expires (ms since epoch).
+  `
+  CREATE TABLE capture_leases (
+    target TEXT PRIMARY KEY,
+    token TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  CREATE INDEX capture_leases_token ON capture_leases(token);
   `,
 ];
 

@@ -25,6 +25,7 @@ import type { AuditEvent } from "../audit/audit_row.ts";
 import { PgAgentStore } from "../agents/pg_agent_store.ts";
 import { agentKeyHash } from "../agents/agent_keys.ts";
 import { PgApprovalBoard } from "../approvals/pg_approval_board.ts";
+import { PgCaptureLeaseRows } from "./pg_capture_leases.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -69,6 +70,17 @@ await seedDb.tenant(
     tx`INSERT INTO audit_checkpoints (tenant_id, seq, hash, ts, runtime, key_id, sig)
     VALUES ('globex', 2, 'h', '2025-01-01T00:00:00.000Z', 'rt-g', 'k', 's')`,
 );
+// A capture of globex holds a lease on one of its targets.
+const GLOBEX_LEASE_TOKEN = crypto.randomUUID();
+assert.deepEqual(
+  await new PgCaptureLeaseRows(seedDb, "globex").take(
+    ["gh.pem"],
+    GLOBEX_LEASE_TOKEN,
+    "session g on rt-g",
+    600_000,
+  ),
+  { taken: true },
+);
 await seedDb[Symbol.asyncDispose]();
 
 const TABLES = [
@@ -86,8 +98,15 @@ const TABLES = [
   "grants",
   "vault_meta",
   "vault_secrets",
-  // operator_sessions is not here: the runtime's role has no privilege on it at all (it goes
-  // through four functions; runtime/store/pg_operator_sessions_test.ts attacks them).
+  // Not here: the tables of FUNCTION_ONLY, on which the runtime's role has no privilege.
+];
+
+/** Tables the runtime's role reaches only through SECURITY DEFINER functions. */
+const FUNCTION_ONLY = [
+  // Four functions; runtime/store/pg_operator_sessions_test.ts attacks them.
+  "operator_sessions",
+  // Three functions; attacked below.
+  "capture_leases",
 ];
 
 /** A raw connection as the runtime's role: what a compromised runtime has. */
@@ -893,6 +912,92 @@ Deno.test("(i) a runtime that reconfigures its own login (read-only, another sea
     await su`ALTER ROLE omotai_app IN DATABASE omotai RESET ALL`;
     await su.end();
   }
+});
+
+Deno.test("(a)(i) the tables reached only through functions: the runtime's role has no privilege on them, cannot read, change or lock them", async () => {
+  const sql = rawApp();
+  try {
+    const rls = await sql`SELECT relname::text AS t, relrowsecurity AND relforcerowsecurity AS on
+      FROM pg_class WHERE relname IN ${sql(FUNCTION_ONLY)} ORDER BY relname`;
+    assert.deepEqual(
+      rls.map((r) => [r.t, r.on]),
+      [...FUNCTION_ONLY].sort().map((t) => [t, true]),
+      "row-level security enabled and forced",
+    );
+    for (const t of FUNCTION_ONLY) {
+      for (
+        const p of ["SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER"]
+      ) {
+        const [{ ok }] = await sql`SELECT has_table_privilege(${t}, ${p}) AS ok`;
+        assert.equal(ok, false, `${t}: ${p}`);
+      }
+      for (
+        const stmt of [
+          `SELECT * FROM ${t}`,
+          `DELETE FROM ${t}`,
+          `TRUNCATE ${t}`,
+          `LOCK TABLE ${t} IN ACCESS EXCLUSIVE MODE`,
+        ]
+      ) {
+        await assert.rejects(as(sql, "acme", (tx) => tx.unsafe(stmt)), /permission denied/, stmt);
+      }
+    }
+  } finally {
+    await sql.end();
+  }
+});
+
+Deno.test("(a)(i) capture leases: another tenant's lease neither blocks nor answers; its token renews and releases nothing from another tenant; no tenant, no lease; a TTL is bounded", async () => {
+  const sql = rawApp();
+  const take = (tx: postgres.TransactionSql, token: string, ttl: number) =>
+    tx`SELECT * FROM capture_lease_take(ARRAY['gh.pem']::text[], ${token}, 'session a on rt-a',
+      ${ttl}::bigint)`;
+  const globexRows = () =>
+    owner.transaction((tx) =>
+      tx`SELECT target, holder, expires_at FROM capture_leases WHERE tenant_id = 'globex'`
+    );
+  const before = [...await globexRows()];
+  assert.equal(before.length, 1);
+  try {
+    // acme's own gh.pem is free: globex's lease is globex's, and nothing of it is answered.
+    const token = crypto.randomUUID();
+    const [got] = await as(sql, "acme", (tx) => take(tx, token, 1e12));
+    assert.equal(got.taken, true);
+    assert.equal(got.busy_holder, null);
+    // The TTL asked for (thirty years) is ten minutes at most.
+    const [{ ok }] = await owner.transaction((tx) =>
+      tx`SELECT bool_and(expires_at <= now() + interval '10 minutes') AS ok FROM capture_leases
+        WHERE tenant_id = 'acme'`
+    );
+    assert.equal(ok, true);
+    const [{ n: renewed }] = await as(
+      sql,
+      "acme",
+      (tx) => tx`SELECT capture_lease_renew(${GLOBEX_LEASE_TOKEN}, 600000) AS n`,
+    );
+    const [{ n: released }] = await as(
+      sql,
+      "acme",
+      (tx) => tx`SELECT capture_lease_release(${GLOBEX_LEASE_TOKEN}) AS n`,
+    );
+    assert.deepEqual([renewed, released], [0, 0]);
+    await as(sql, "acme", (tx) => tx`SELECT capture_lease_release(${token})`);
+    // With no tenant named, nothing is taken (and nothing told).
+    await assert.rejects(as(sql, null, (tx) => take(tx, token, 60_000)), /TENANT_UNSET/);
+    await assert.rejects(as(sql, "", (tx) => take(tx, token, 60_000)), /TENANT_UNSET/);
+    // A target that is no secret id is refused by the table.
+    await assert.rejects(
+      as(
+        sql,
+        "acme",
+        (tx) => tx`SELECT * FROM capture_lease_take(ARRAY['../x']::text[], 't', 'h', 1000)`,
+      ),
+      /check constraint/,
+    );
+  } finally {
+    await sql.end();
+  }
+  assert.deepEqual([...await globexRows()], before, "globex's lease is as it was");
 });
 
 Deno.test("globex is untouched by every attack above", async () => {

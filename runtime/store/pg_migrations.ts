@@ -29,6 +29,7 @@ import { TENANT_LOGINS_MIGRATION } from "./pg_migration_tenant_logins.ts";
 import { AUDIT_APPEND_MIGRATION } from "./pg_migration_audit_append.ts";
 import { LIVE_TENANT_MIGRATION } from "./pg_migration_live_tenant.ts";
 import { AUDIT_CHAIN_MIGRATION } from "./pg_migration_audit_chain.ts";
+import { CAPTURE_LEASES_MIGRATION } from "./pg_migration_capture_leases.ts";
 
 /** Migrations, in order; index + 1 is the version each leads to. */
 export const PG_MIGRATIONS: readonly string[] = [
@@ -487,4 +488,5 @@ export const PG_MIGRATIONS: readonly string[] = [
   AUDIT_APPEND_MIGRATION,
   LIVE_TENANT_MIGRATION,
   AUDIT_CHAIN_MIGRATION,
+  CAPTURE_LEASES_MIGRATION,
 ];

@@ -18,7 +18,11 @@ import { type GrantPort, GrantStore } from "../../runtime/grants/mod.ts";
 import { secretForms } from "../../runtime/redact/mod.ts";
 import { databasePath } from "../../runtime/store/database.ts";
 import { rawKeySource, Vault, type VaultRecords } from "../../vault/mod.ts";
-import type { MintedGithubApp, MintedLinearApp } from "../fixtures/capture_vendors.ts";
+import type {
+  FakeGithubOptions,
+  MintedGithubApp,
+  MintedLinearApp,
+} from "../fixtures/capture_vendors.ts";
 import { keyedTransport, TestClient } from "./harness.ts";
 
 /** The outputs of the `github_app` workflow. */
@@ -135,6 +139,38 @@ export class AgentClients implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     for (const c of this.all) await c[Symbol.asyncDispose]();
   }
+}
+
+// --- races ------------------------------------------------------------------------------------
+
+/** A fake GitHub's conversions held (see {@link holdConversions}). */
+export interface HeldConversions {
+  /** Settles once a capture reached the conversion: it leased, checked and the vendor minted. */
+  reached: Promise<void>;
+  /** Lets every conversion held (and every later one) answer; the options lose the hold. */
+  open(): void;
+}
+
+/**
+ * Holds every conversion of the fake GitHub of `options` until `open()`: a capture that
+ * reached it keeps its lease, so a second capture into its targets meanwhile meets it.
+ */
+export function holdConversions(options: FakeGithubOptions): HeldConversions {
+  let reached!: () => void;
+  let open!: () => void;
+  const arrived = new Promise<void>((r) => reached = r);
+  const gate = new Promise<void>((r) => open = r);
+  options.beforeConversion = () => {
+    reached();
+    return gate;
+  };
+  return {
+    reached: arrived,
+    open() {
+      open();
+      delete options.beforeConversion;
+    },
+  };
 }
 
 // --- grants and the vault ---------------------------------------------------------------------

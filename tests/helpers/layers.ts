@@ -135,6 +135,7 @@ export const LAYERS: readonly LayerRule[] = [
       "cdp",
       "vault",
       "runtime/net",
+      "runtime/store",
       "runtime/policy",
       "runtime/grants",
       "runtime/browser",
