@@ -294,16 +294,40 @@ Deno.test("reading mode binds each link line's ref once: a page inserting links 
   let checked = 0;
   for (let read = 0; read < 6; read++) {
     const text = await r.call(snapshotTool, { mode: "read" });
-    const lines = [...text.matchAll(/^\[(e\d+)\] "([^"]*)" -> (\S+)$/gm)];
-    assert.ok(lines.length >= ARTICLE_LINKS, `read ${read}: ${lines.length} link lines`);
-    assert.ok(lines.some((l) => l[2] === "the safe guide"), text.slice(0, 2_000));
-    for (const [, ref, name, path] of lines) {
-      const el = await r.session.resolve(ref);
+    const lines = text.split("\n");
+    const links = lines.flatMap((line, at) => {
+      const m = /^\[(e\d+)\] "([^"]*)" -> (\S+)$/.exec(line);
+      return m ? [{ at, ref: m[1], name: m[2], path: m[3] }] : [];
+    });
+    // Every link of the article has its line (none was lost to another element)...
+    const names = links.map((l) => l.name);
+    for (
+      const name of ["the safe guide", "Delete my account", "guide number 0", "guide number 23"]
+    ) {
+      assert.ok(
+        names.includes(name),
+        `read ${read}: no line for "${name}":\n${text.slice(0, 3_000)}`,
+      );
+    }
+    for (const link of links) {
+      // ...right after the paragraph that holds its text...
+      let para = link.at - 1;
+      while (para > 0 && /^\[e\d+\] /.test(lines[para])) para--;
+      assert.ok(
+        lines[para].includes(link.name),
+        `read ${read}: ${link.ref} "${link.name}" follows "${lines[para]}"`,
+      );
+      // ...and its ref is that very element.
+      const el = await r.session.resolve(link.ref);
       const [content, href] = await callOnElement<[string, string]>(
         el,
         "function () { return [this.textContent, this.getAttribute('href')]; }",
       );
-      assert.equal(`${content} -> ${href}`, `${name} -> ${path}`, `read ${read}: ${ref}`);
+      assert.equal(
+        `${content} -> ${href}`,
+        `${link.name} -> ${link.path}`,
+        `read ${read}: ${link.ref}`,
+      );
       checked++;
     }
   }
