@@ -133,6 +133,18 @@ const CASES: Case[] = [
     shown: false,
   },
   {
+    name: "a shadow host's unslotted child",
+    word: "zqUnslotted",
+    markup: (w) => `<span data-host>${w}</span>`,
+    shown: false,
+  },
+  {
+    name: "transparent",
+    word: "zqTransparent",
+    markup: (w) => `<span class="tr">${w}</span>`,
+    shown: true,
+  },
+  {
     name: "zero size",
     word: "zqZeroSize",
     markup: (w) => `<span class="zs">${w}</span>`,
@@ -158,7 +170,7 @@ const STYLE = `<style>
 .zs { display: inline-block; width: 0; height: 0; overflow: hidden }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
   clip-path: inset(50%); white-space: nowrap }
-.os { position: absolute; left: -10000px }
+.os { position: absolute; left: -10000px } .tr { opacity: 0 }
 </style>`;
 
 /** The words of `phase` (`Now` on load, `Late` once the page's button added them). */
@@ -174,7 +186,7 @@ const filler = (n: number, tag: string) =>
 
 /** Markup without what hides: no classes, no hiding attributes (the control). */
 const plain = (markup: string) =>
-  markup.replace(/ (class|hidden|inert|aria-hidden)(="[^"]*")?/g, "")
+  markup.replace(/ (class|hidden|inert|aria-hidden|data-host)(="[^"]*")?/g, "")
     .replace(/<details><summary>More<\/summary>/g, "<span>").replace(/<\/details>/g, "</span>");
 
 /** Nodes a huge page adds (hidden, empty): past the DOM-snapshot bound of 20,000. */
@@ -186,9 +198,20 @@ function casePage(url: URL): Response {
   const body = `<article><h1>Bridges</h1>${filler(4, "f")}
 <p>Alpha prose about the bridges of the valley, ${words("Now")} more prose about stone.</p>
 ${filler(4, "g")}<div id="late"></div>
-<button onclick="document.getElementById('late').innerHTML = ${
-    JSON.stringify(styled ? late : plain(late)).replaceAll('"', "&quot;")
-  }">Add the late paragraph</button></article>`;
+<button onclick="reveal()">Add the late paragraph</button></article>
+<script>
+  // Shadow roots with no slot: their hosts' own children are not rendered.
+  function hosts() {
+    for (const h of document.querySelectorAll("[data-host]")) {
+      if (!h.shadowRoot) h.attachShadow({ mode: "open" }).innerHTML = "<b>shadow words</b>";
+    }
+  }
+  function reveal() {
+    document.getElementById("late").innerHTML = ${JSON.stringify(styled ? late : plain(late))};
+    hosts();
+  }
+  hosts();
+</script>`;
   const pad = url.searchParams.get("huge") !== null
     ? `<div style="display:none">${"<b></b>".repeat(PADDING)}</div>`
     : "";
