@@ -142,13 +142,27 @@ export const IN_PAGE_RULE = `(() => {
  */
 export const IN_PAGE_PRUNED_COPY = `(doc) => {
   const verdictOf = ${IN_PAGE_RULE};
+  // A page of 60,000 paragraphs must be copied in well under a second, and a computed style
+  // costs more than the rest of an element's visit: most elements are judged at once by
+  // checkVisibility (a box, not skipped, visibility visible) and the selector engine (no
+  // hiding attribute); only their own content-visibility is then left, which only their own
+  // text needs. The rest get the whole rule.
+  const marked = new Set(doc.querySelectorAll("[inert], [aria-hidden]"));
+  const quick = (el) => !marked.has(el) && el.checkVisibility({ visibilityProperty: true });
+  const ownText = (el) => {
+    for (let t = el.firstChild; t; t = t.nextSibling) {
+      if (t.nodeType === 3 && /\\S/.test(t.data)) return true;
+    }
+    return false;
+  };
   // The rule's "no box", for text: a shadow host's unslotted text has no layout, a closed
   // <details> skips all but its summary (its elements say so through checkVisibility(); its
   // text can only be known by its parent). Whitespace is not asked.
   const range = doc.createRange();
-  const textBox = (t) => {
+  const textBox = (t, parent) => {
     if (!/\\S/.test(t.data)) return true;
-    if (t.parentNode.localName === "details" && !t.parentNode.open) return false;
+    if (parent.localName === "details" && !parent.open) return false;
+    if (!parent.shadowRoot) return true;
     range.selectNodeContents(t);
     return range.getClientRects().length > 0;
   };
@@ -158,17 +172,22 @@ export const IN_PAGE_PRUNED_COPY = `(doc) => {
   const stack = [[doc.body, copy.body]];
   while (stack.length > 0) {
     const [live, copied] = stack.pop();
-    const verdict = verdictOf(live);
+    let verdict = quick(live) ? "shown" : verdictOf(live);
     if (verdict === "gone" || verdict === "controls-only") {
       copied.remove();
       continue;
     }
-    copied.removeAttribute("hidden");
-    if (copied.style) {
-      if (copied.style.display === "none") copied.style.removeProperty("display");
-      if (copied.style.visibility) copied.style.removeProperty("visibility");
+    if (copied.hasAttributes()) {
+      copied.removeAttribute("hidden");
+      if (copied.hasAttribute("style") && copied.style) {
+        if (copied.style.display === "none") copied.style.removeProperty("display");
+        if (copied.style.visibility) copied.style.removeProperty("visibility");
+      }
     }
     if (live.localName === "a" && live.hasAttribute("href")) twins.set(copied, live);
+    if (verdict === "shown" && ownText(live) && getComputedStyle(live).contentVisibility === "hidden") {
+      verdict = "contents-gone";
+    }
     if (verdict === "contents-gone") {
       copied.replaceChildren();
       continue;
@@ -178,7 +197,7 @@ export const IN_PAGE_PRUNED_COPY = `(doc) => {
       if (!c || c.nodeType !== l.nodeType || c.nodeName !== l.nodeName) return null;
       const next = c.nextSibling;
       if (l.nodeType === 1) stack.push([l, c]);
-      else if (l.nodeType === 3 && (verdict === "self-gone" || !textBox(l))) c.remove();
+      else if (l.nodeType === 3 && (verdict === "self-gone" || !textBox(l, live))) c.remove();
       c = next;
     }
     if (c) return null;
