@@ -439,8 +439,10 @@ Deno.test({
  * Broke before the fix (matching was by target and name). A decoy link outside the article
  * with the same name and target as the article's link (its script does something else), or
  * the same target and the name the article link shows while its accessible name differs,
- * took the article link's place. Reading mode now finds each link's own element (its place
- * among the document's links, resolved to a backend node) and shows that element's line.
+ * took the article link's place. Reading mode now finds each link's own element (a handle
+ * taken in the pass that copies the document, resolved to a backend node; issue 37 replaced
+ * a lookup by the link's place, which a page inserting links could shift: see
+ * visibility_rule_test.ts) and shows that element's line.
  */
 Deno.test({
   name: "8 held: reading mode attaches the article link's own line, not a look-alike's",

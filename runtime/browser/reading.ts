@@ -1,6 +1,7 @@
 /**
  * Reading mode's extraction: Mozilla's Readability, run by the runtime inside the tab's main
- * frame in an isolated world of its own, on a clone of the document. The page's scripts never
+ * frame in an isolated world of its own, on a copy of the document that holds only what the
+ * visibility rule shows (`visibility.ts`, as the outline shows it). The page's scripts never
  * see the library or its result, and what they did to their own world (a patched
  * `cloneNode`, a `textContent` getter, a global `Readability`) cannot reach it: an isolated
  * world shares the DOM but has pristine prototypes and globals. The model never runs it.
@@ -18,6 +19,7 @@ import READERABLE_SOURCE from "@mozilla/readability/Readability-readerable.js" w
 };
 import { CdpError, type CdpSession } from "../../cdp/mod.ts";
 import { CUT_READ_MARGIN } from "../redact/mod.ts";
+import { IN_PAGE_PRUNED_COPY } from "../snapshot/visibility.ts";
 
 /** Characters of article text the isolated world returns at most (all lines together). */
 export const MAX_READ_CHARS = 2_000_000;
@@ -57,8 +59,11 @@ export interface ArticleLink {
   line: number;
   /** Its absolute URL (never shown: it tells a link within the page itself). */
   href: string;
-  /** Its place among the document's `a[href]` elements, -1 when unknown. */
-  place: number;
+  /**
+   * Index of its live element among the handles the reading pass took (the same pass that
+   * copied the document, so no page script ran in between); -1 when it has none.
+   */
+  element: number;
   /** The live element's backend node id, when it was found. */
   backendNodeId?: number;
 }
@@ -80,21 +85,35 @@ export type NoArticle = "none" | "failed";
 
 const WORLD = "omotai-read";
 
-// Runs in the isolated world after the library's source. Readability hands back its article
-// element (`serializer`) and this walk turns it into lines: headings as `#` lines, list items
-// as `- ` lines, table cells joined with ` | `, links as their text, each also reported with
-// the line it ends in and its URL (the runtime gives it the outline's ref). String.raw: the
-// regexps' backslashes reach the page as written.
+// Runs in the isolated world after the library's source. The document is copied as the
+// visibility rule shows it (visibility.ts: computed style of the live elements, so text a
+// class hides is left out as the outline leaves it out), and each copied link keeps its
+// live element, taken in that same synchronous pass: no page script runs between the copy
+// and the handle, so a page inserting links cannot make one link's line another's.
+// Readability hands back its article element (`serializer`) and this walk turns it into
+// lines: headings as `#` lines, list items as `- ` lines, table cells joined with ` | `,
+// links as their text, each also reported with the line it ends in, its URL and the index
+// of its live element among `nodes` (the runtime gives it the outline's ref). String.raw:
+// the regexps' backslashes reach the page as written.
 const EXTRACT = String
-  .raw`function (Readability, isProbablyReaderable, max, titleMax, maxElems, minText, maxLinks,
-    linkUrl) {
-  const copy = document.cloneNode(true);
-  // Each link of the copy by its place among the document's own links (a deep copy keeps
-  // their order): the runtime finds the live element, and its ref, by that place.
-  const place = new Map();
-  const own = document.querySelectorAll("a[href]");
-  const copied = copy.querySelectorAll("a[href]");
-  if (own.length === copied.length) copied.forEach((a, i) => place.set(a, i));
+  .raw`function (Readability, isProbablyReaderable, prunedCopy, max, titleMax, maxElems, minText,
+    maxLinks, linkUrl) {
+  const pruned = prunedCopy(document);
+  if (!pruned) return { value: { none: true }, nodes: [] };
+  const { copy, twins } = pruned;
+  // A second copy of the pruned one (ours: no page script can touch it) for the marked
+  // article and Readability's own check, since Readability takes the first apart. Its links
+  // are the first's in the same order.
+  const spare = copy.cloneNode(true);
+  const firstLinks = copy.querySelectorAll("a[href]");
+  const spareLinks = spare.querySelectorAll("a[href]");
+  if (firstLinks.length === spareLinks.length) {
+    spareLinks.forEach((a, i) => {
+      const live = twins.get(firstLinks[i]);
+      if (live) twins.set(a, live);
+    });
+  }
+  const nodes = [];
   const parsed = new Readability(copy, {
     serializer: (el) => el,
     maxElemsToParse: maxElems,
@@ -104,18 +123,18 @@ const EXTRACT = String
   // article, or its main region, says where its text is: that is read instead (a docs page's
   // short entry under a long sidebar), its navigation, asides, header and footer left out.
   let root = parsed && parsed.content &&
-      ((parsed.length || 0) >= minText || isProbablyReaderable(document))
+      ((parsed.length || 0) >= minText || isProbablyReaderable(spare))
     ? parsed.content
     : null;
   let marked = false;
   if (!root) {
-    const articles = document.querySelectorAll("article");
+    const articles = spare.querySelectorAll("article");
     root = articles.length === 1
       ? articles[0]
-      : document.querySelector("main, [role=main]");
+      : spare.querySelector("main, [role=main]");
     marked = root !== null;
   }
-  if (!root) return { none: true };
+  if (!root) return { value: { none: true }, nodes };
   const SKIP = new Set(["script", "style", "noscript", "template", "svg", "math", "button",
     "input", "select", "textarea", "iframe", "object", "embed", "canvas", "video", "audio",
     "img", "picture", "head"]);
@@ -202,9 +221,11 @@ const EXTRACT = String
       } else if (tag === "a" && c.hasAttribute("href")) {
         walk(c, depth + 1);
         if (links.length + pendingLinks.length < maxLinks) {
+          const live = twins.get(c);
+          if (live) nodes.push(live);
           pendingLinks.push({
             href: String(c.href).slice(0, linkUrl),
-            place: place.has(c) ? place.get(c) : -1,
+            element: live ? nodes.length - 1 : -1,
           });
         }
       } else if (tag === "td" || tag === "th") {
@@ -221,10 +242,10 @@ const EXTRACT = String
   };
   walk(root, 0);
   flush();
-  if (lines.length === 0) return { none: true };
+  if (lines.length === 0) return { value: { none: true }, nodes };
   for (const l of pendingLinks) links.push({ line: lines.length - 1, ...l });
   const title = clean(String((!marked && parsed.title) || document.title || "")).slice(0, titleMax);
-  return { title, lines, links, cut };
+  return { value: { title, lines, links, cut }, nodes };
 }`;
 
 /**
@@ -248,17 +269,25 @@ export async function readArticle(
     LINK_URL_CHARS,
   ].join(", ");
   const expression = `(() => {\n${READABILITY_SOURCE}\n;\n${READERABLE_SOURCE}\n;` +
-    `return (${EXTRACT})(Readability, isProbablyReaderable, ${args});\n})()`;
+    `return (${EXTRACT})(Readability, isProbablyReaderable, ${IN_PAGE_PRUNED_COPY}, ${args});\n})()`;
+  // The answer stays in the page until read: its links' elements are handles, not places.
+  const group = "omotai-read";
   try {
     const res = await session.send("Runtime.evaluate", {
       expression,
       contextId: world.executionContextId,
-      returnByValue: true,
+      objectGroup: group,
       timeout: READ_TIMEOUT_MS,
     }, { timeoutMs: READ_TIMEOUT_MS + 5_000 });
-    if (res.exceptionDetails) return "failed";
-    const article = articleOf(res.result.value);
-    if (typeof article === "object") await findElements(session, world.executionContextId, article);
+    const answer = res.result.objectId;
+    if (res.exceptionDetails || !answer) return "failed";
+    const value = await session.send("Runtime.callFunctionOn", {
+      functionDeclaration: "function () { return this.value; }",
+      objectId: answer,
+      returnByValue: true,
+    });
+    const article = articleOf(value.result.value);
+    if (typeof article === "object") await bindElements(session, answer, article);
     return article;
   } catch (err) {
     // Chromium stopped the reader at its timeout ("Execution was terminated"), or the
@@ -266,51 +295,39 @@ export async function readArticle(
     // is the caller's timeout, as for any other call.
     if (err instanceof CdpError) return "failed";
     throw err;
+  } finally {
+    await session.send("Runtime.releaseObjectGroup", { objectGroup: group }).catch(() => {});
   }
 }
 
 /**
- * Sets each article link's `backendNodeId`: the live `a[href]` at its place, found in the
- * world that read it (whose DOM API the page cannot patch). A link whose element is not
- * found keeps none, and reading mode shows it as text only.
+ * Sets each article link's `backendNodeId`: that of the live element the reading pass took
+ * for it (its `nodes`), described by handle, so whatever the page did since (links inserted
+ * before it, the link moved or removed) the id is that element's. A link without a handle
+ * keeps none, and reading mode shows it as text only.
  */
-async function findElements(session: CdpSession, contextId: number, article: Article) {
-  const wanted = [...new Set(article.links.map((l) => l.place).filter((p) => p >= 0))];
-  if (wanted.length === 0) return;
-  const group = "omotai-read-links";
-  try {
-    const list = await session.send("Runtime.callFunctionOn", {
-      functionDeclaration: `function (places) {
-        const all = document.querySelectorAll("a[href]");
-        return places.map((p) => all[p] || null);
-      }`,
-      executionContextId: contextId,
-      arguments: [{ value: wanted }],
-      objectGroup: group,
-    });
-    const id = list.result.objectId;
-    if (!id) return;
-    const props = await session.send("Runtime.getProperties", {
-      objectId: id,
-      ownProperties: true,
-    });
-    const nodeAt = new Map<number, number>();
-    // One describeNode per element, all sent at once: up to MAX_ARTICLE_LINKS round trips
-    // one after the other would hold the read for each.
-    await Promise.all(props.result.map(async (prop) => {
-      const i = Number(prop.name);
-      const objectId = prop.value?.objectId;
-      if (!Number.isSafeInteger(i) || i >= wanted.length || !objectId) return;
-      if (prop.value?.subtype !== "node") return;
-      const { node } = await session.send("DOM.describeNode", { objectId });
-      nodeAt.set(wanted[i], node.backendNodeId);
-    }));
-    for (const link of article.links) {
-      const id = nodeAt.get(link.place);
-      if (id !== undefined) link.backendNodeId = id;
-    }
-  } finally {
-    await session.send("Runtime.releaseObjectGroup", { objectGroup: group }).catch(() => {});
+async function bindElements(session: CdpSession, answer: string, article: Article) {
+  if (!article.links.some((l) => l.element >= 0)) return;
+  const list = await session.send("Runtime.callFunctionOn", {
+    functionDeclaration: "function () { return this.nodes; }",
+    objectId: answer,
+  });
+  const id = list.result.objectId;
+  if (!id) return;
+  const props = await session.send("Runtime.getProperties", { objectId: id, ownProperties: true });
+  const nodeAt = new Map<number, number>();
+  // One describeNode per element, all sent at once: up to MAX_ARTICLE_LINKS round trips
+  // one after the other would hold the read for each.
+  await Promise.all(props.result.map(async (prop) => {
+    const i = Number(prop.name);
+    const objectId = prop.value?.objectId;
+    if (!Number.isSafeInteger(i) || !objectId || prop.value?.subtype !== "node") return;
+    const described = await session.send("DOM.describeNode", { objectId }).catch(() => null);
+    if (described) nodeAt.set(i, described.node.backendNodeId);
+  }));
+  for (const link of article.links) {
+    const id = nodeAt.get(link.element);
+    if (id !== undefined) link.backendNodeId = id;
   }
 }
 
@@ -354,7 +371,7 @@ function linksOf(value: unknown, lineCount: number): ArticleLink[] {
   let last = 0;
   for (const l of value.slice(0, MAX_ARTICLE_LINKS)) {
     if (typeof l !== "object" || l === null) continue;
-    const { line, href, place } = l as Record<string, unknown>;
+    const { line, href, element } = l as Record<string, unknown>;
     if (!Number.isSafeInteger(line) || typeof href !== "string") continue;
     const n = line as number;
     if (n < last || n >= lineCount) continue;
@@ -362,7 +379,7 @@ function linksOf(value: unknown, lineCount: number): ArticleLink[] {
     out.push({
       line: n,
       href: href.slice(0, LINK_URL_CHARS),
-      place: Number.isSafeInteger(place) && (place as number) >= 0 ? place as number : -1,
+      element: Number.isSafeInteger(element) && (element as number) >= 0 ? element as number : -1,
     });
   }
   return out;

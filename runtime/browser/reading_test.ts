@@ -22,19 +22,19 @@ Deno.test("articleOf() keeps only links of the right shape, on lines that exist,
     title: "T",
     lines: ["a", "b", "c"],
     links: [
-      { line: 0, href: "http://x.test/1", place: 3 },
-      { line: 2, href: "http://x.test/2", place: "4" },
+      { line: 0, href: "http://x.test/1", element: 3 },
+      { line: 2, href: "http://x.test/2", element: "4" },
       { line: 1, href: "http://x.test/3" },
       { line: 9, href: "http://x.test/4" },
       { line: "2", href: "http://x.test/5" },
       { line: 2, href: 5 },
       null,
-      { line: 2, href: `http://x.test/${"y".repeat(5_000)}`, place: -7 },
+      { line: 2, href: `http://x.test/${"y".repeat(5_000)}`, element: -7 },
     ],
     cut: false,
   });
   assert.ok(typeof got === "object");
-  assert.deepEqual(got.links.map((l) => [l.href.slice(0, 15), l.place]), [
+  assert.deepEqual(got.links.map((l) => [l.href.slice(0, 15), l.element]), [
     ["http://x.test/1", 3],
     ["http://x.test/2", -1],
     ["http://x.test/y", -1],

@@ -7,6 +7,7 @@
  */
 import type { CdpSession, Protocol, TargetTracker } from "../../cdp/mod.ts";
 import type { AxFrame, HiddenControl } from "../snapshot/ax_outline.ts";
+import { IN_PAGE_CONTROL_SHOWN } from "../snapshot/visibility.ts";
 import { flatFrames, readChildTargets, type ScannedFrame } from "./scan_frames.ts";
 
 const TEXT_FIELD_ROLES = new Set(["textbox", "searchbox"]);
@@ -97,16 +98,17 @@ function isPasswordInput(node: Protocol.DOM.Node): boolean {
 }
 
 // Finds visible controls under aria-hidden roots: Chromium's accessibility tree prunes them,
-// yet they are on screen and clickable (a nav behind a modal, icon buttons).
+// yet they are on screen and clickable (a nav behind a modal, icon buttons). Listed are
+// those the visibility rule shows, with a box of at least 1×1 px to click.
 const HIDDEN_CONTROLS = `function () {
+  const shown = ${IN_PAGE_CONTROL_SHOWN};
   const found = [];
   const sel = "a[href], button, input:not([type=hidden]), select, textarea, [role=button], [role=link]";
   for (const root of document.querySelectorAll("[aria-hidden=true]")) {
     if (root.parentElement && root.parentElement.closest("[aria-hidden=true]")) continue;
     for (const el of root.querySelectorAll(sel)) {
       const r = el.getBoundingClientRect();
-      const st = getComputedStyle(el);
-      if (r.width < 1 || r.height < 1 || st.visibility !== "visible" || st.display === "none") continue;
+      if (r.width < 1 || r.height < 1 || !shown(el)) continue;
       found.push([el, root]);
       if (found.length >= 500) return found;
     }

@@ -7,13 +7,15 @@
  */
 import type { CdpSession, TargetTracker } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
-import { DOM_STYLES, type DomFrame, domFrames } from "../snapshot/dom_outline.ts";
+import { type DomFrame, domFrames } from "../snapshot/dom_outline.ts";
+import { VISIBILITY_STYLES } from "../snapshot/visibility.ts";
 import { flatFrames, readChildTargets, type ScannedFrame } from "./scan_frames.ts";
 
 /**
  * Reads a session's frames from one DOM snapshot (same-process frames are documents of
- * it) and its out-of-process frames from their own. Only layout and two computed styles
- * are asked for: no rects, paint order or colours, which would cost the renderer more.
+ * it) and its out-of-process frames from their own. Only layout and the computed styles
+ * the visibility rule reads are asked for: no rects, paint order or colours, which would
+ * cost the renderer more.
  */
 export async function scanDomSession(
   session: CdpSession,
@@ -25,7 +27,7 @@ export async function scanDomSession(
   const flat = flatFrames(frameTree);
   const byId = new Map(flat.map((f) => [f.id, f]));
   const snapshot = await session.send("DOMSnapshot.captureSnapshot", {
-    computedStyles: [...DOM_STYLES],
+    computedStyles: [...VISIBILITY_STYLES],
   });
   const read = domFrames(snapshot, (id) => byId.get(id)?.url);
   for (const f of flat) {

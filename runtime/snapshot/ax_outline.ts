@@ -24,6 +24,7 @@ import {
   VALUE_MAX,
 } from "./outline_line.ts";
 import { type Outline, type OutlineLimits, OutlineWriter } from "./outline_writer.ts";
+import { axHidden } from "./visibility.ts";
 
 type AXNode = Protocol.Accessibility.AXNode;
 
@@ -160,7 +161,8 @@ function renderFrame(frame: AxFrame, issueRef: AxRefIssuer, out: OutlineWriter, 
     const { node, suppressText } = step;
     const role = String(node.role?.value ?? "");
     if (node.ignored && node.backendDOMNodeId !== undefined) emitHidden(node.backendDOMNodeId);
-    if (node.ignored && !onlyModalHidden(node)) {
+    // The visibility rule (visibility.ts): Chromium's tree has applied it.
+    if (axHidden(node)) {
       pushChildren(node, suppressText);
       continue;
     }
@@ -232,15 +234,6 @@ function renderFrame(frame: AxFrame, issueRef: AxRefIssuer, out: OutlineWriter, 
 }
 
 /**
- * Whether a node is ignored only because a modal dialog is open. Such content is still
- * on screen and clickable, so the outline keeps it (as Playwright's snapshot does).
- */
-function onlyModalHidden(node: AXNode): boolean {
-  const reasons = node.ignoredReasons ?? [];
-  return reasons.length > 0 && reasons.every((r) => r.name === "activeModalDialog");
-}
-
-/**
  * The nodes that are, or hold, a control or a child frame: the only ones worth visiting
  * inside a control. One pass up from each control to its ancestors (each node marked once),
  * instead of a search under every node. An option is never one, nor seen through.
@@ -256,7 +249,7 @@ function nodesHoldingControls(frame: AxFrame, byId: Map<string, AXNode>): Set<AX
   const marked = new Set<AXNode>();
   for (const n of frame.nodes) {
     const role = String(n.role?.value ?? "");
-    const base = ((!n.ignored || onlyModalHidden(n)) && isControl(n, role)) ||
+    const base = (!axHidden(n) && isControl(n, role)) ||
       (role === "Iframe" && n.backendDOMNodeId !== undefined &&
         frame.childFrames.has(n.backendDOMNodeId));
     if (!base) continue;

@@ -1,12 +1,13 @@
 /**
  * Index-based reading of one document of a DOM snapshot (`DOMSnapshot.captureSnapshot`):
- * children in compressed arrays, attributes, layout and the two computed styles the
- * scan asks for, and the element kinds the outline treats alike. Built in two passes
+ * children in compressed arrays, attributes, layout and the computed styles the visibility
+ * rule reads (`visibility.ts`), and the element kinds the outline treats alike. Built in two passes
  * over the node arrays, with no per-node objects, since a hostile page can make them huge.
  *
  * @module
  */
 import type { Protocol } from "../../cdp/mod.ts";
+import type { ElementFacts } from "./visibility.ts";
 
 type DocumentSnapshot = Protocol.DOMSnapshot.DocumentSnapshot;
 
@@ -172,6 +173,24 @@ export class Doc {
     if (li < 0) return false;
     const v = this.#style(li, 1);
     return v !== "hidden" && v !== "collapse";
+  }
+
+  /**
+   * What the visibility rule reads of element `i` (visibility.ts). An element without a
+   * layout object reads as `display: contents`: the snapshot cannot tell one from
+   * `display: none`, so what it holds is judged node by node (a node without a layout object
+   * is not {@link visible}).
+   */
+  facts(i: number): ElementFacts {
+    const li = this.#layout[i];
+    return {
+      box: true,
+      display: li < 0 ? "contents" : this.#style(li, 0),
+      visibility: li < 0 ? "visible" : this.#style(li, 1),
+      contentVisibility: li < 0 ? "visible" : this.#style(li, 2),
+      inert: this.attr(i, "inert") !== undefined,
+      ariaHidden: this.attr(i, "aria-hidden") ?? null,
+    };
   }
 
   /** The node's computed `display` (empty when it has no layout object). */

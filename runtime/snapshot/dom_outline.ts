@@ -36,12 +36,10 @@ import {
   TEXT,
 } from "./dom_doc.ts";
 import { INPUT_ROLES, labelsCheckable, nameFromContent, nameOf, optionsOf } from "./dom_names.ts";
+import { judge } from "./visibility.ts";
 
 type DocumentSnapshot = Protocol.DOMSnapshot.DocumentSnapshot;
 type CaptureSnapshotResponse = Protocol.DOMSnapshot.CaptureSnapshotResponse;
-
-/** The computed styles the scan must request, in this order. */
-export const DOM_STYLES: readonly string[] = ["display", "visibility"];
 
 /** One document of a DOM snapshot plus what the outline needs to know about it. */
 export interface DomFrame {
@@ -199,7 +197,15 @@ function renderFrame(
     if (type !== ELEMENT) continue;
     const tag = doc.tag(x);
     if (SKIP_TAGS.has(tag)) continue;
-    const visible = doc.visible(x);
+    // The visibility rule (visibility.ts); a node without a layout object is not visible.
+    const verdict = judge(doc.facts(x));
+    if (verdict === "gone") continue;
+    const visible = doc.visible(x) && verdict !== "self-gone";
+    if (verdict === "contents-gone") {
+      // Its box stays (a block still parts the text around it); nothing it holds is shown.
+      if (visible && BLOCK_TAGS.has(tag)) out.flush();
+      continue;
+    }
     const id = doc.backendId(x);
     if (tag === "BR") {
       if (visible) out.flush();
@@ -224,7 +230,7 @@ function renderFrame(
       label[x] = x;
       if (labelsCheckable(doc, x)) flags[x] |= NO_TEXT;
     }
-    if (doc.attr(x, "aria-hidden")?.trim().toLowerCase() === "true") {
+    if (verdict === "controls-only") {
       // Text under aria-hidden is not page content, but its visible controls are clickable.
       flags[x] |= NO_TEXT | CONTROLS_ONLY;
     }

@@ -210,6 +210,21 @@ Deno.test("buildDomOutline() leaves out what is not rendered, and text under ari
   ]);
 });
 
+Deno.test("buildDomOutline() leaves out inert subtrees and what content-visibility:hidden holds, even laid out", () => {
+  const root = page([
+    { tag: "DIV", attrs: { inert: "" }, kids: ["inert text", a("/inert", "inert link")] },
+    {
+      tag: "DIV",
+      contentVisibility: "hidden",
+      kids: ["skipped text", a("/cv", "cv link"), { tag: "P", kids: ["skipped paragraph"] }],
+    },
+    { tag: "P", kids: ["Before"] },
+    { tag: "DIV", attrs: { "aria-hidden": "true", inert: "" }, kids: [a("/both", "both")] },
+    { tag: "P", kids: ["Visible"] },
+  ]);
+  assert.deepEqual(outline(root).lines, ["Before", "Visible"]);
+});
+
 Deno.test("buildDomOutline() reads open shadow roots but not the browser's own", () => {
   const root = page([
     { tag: "DIV", shadowRoot: { type: "open", kids: [{ tag: "BUTTON", kids: ["Shadow btn"] }] } },

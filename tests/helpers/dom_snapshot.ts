@@ -19,6 +19,8 @@ export interface El {
   none?: boolean;
   display?: string;
   visibility?: string;
+  /** Computed `content-visibility` (not inherited). */
+  contentVisibility?: string;
   inputValue?: string;
   textValue?: string;
   checked?: boolean;
@@ -79,7 +81,7 @@ export class SnapshotBuilder {
       name: string,
       value: string,
       attrs: Record<string, string>,
-      style?: { display: string; visibility: string },
+      style?: { display: string; visibility: string; contentVisibility?: string },
     ): number => {
       const i = nodes.parentIndex.length;
       nodes.parentIndex.push(parent);
@@ -90,7 +92,11 @@ export class SnapshotBuilder {
       nodes.attributes.push(Object.entries(attrs).flatMap(([k, v]) => [this.str(k), this.str(v)]));
       if (style) {
         layout.nodeIndex.push(i);
-        layout.styles.push([this.str(style.display), this.str(style.visibility)]);
+        layout.styles.push([
+          this.str(style.display),
+          this.str(style.visibility),
+          this.str(style.contentVisibility ?? "visible"),
+        ]);
       }
       return i;
     };
@@ -117,7 +123,9 @@ export class SnapshotBuilder {
         node.tag,
         "",
         node.attrs ?? {},
-        isShown ? { display, visibility: vis } : undefined,
+        isShown
+          ? { display, visibility: vis, contentVisibility: node.contentVisibility }
+          : undefined,
       );
       if (node.inputValue !== undefined) {
         rare.inputValue.index.push(i);
