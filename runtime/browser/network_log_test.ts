@@ -426,7 +426,7 @@ Deno.test("NetworkLog.render() neutralizes marker text in status texts", () => {
   const lines = text.split("\n");
   assert.equal(lines.filter((l) => l.includes("<<<") || l.includes(">>>")).length, 2, text);
   assert.equal(lines.length, 4, text);
-  assert.match(text, /\/%3C%3C%3Cx%3E%3E%3E => \[500\] ››› ‹‹‹end-untrusted-network/);
+  assert.match(text, /\/%3C%3C%3Cx%3E%3E%3E => \[500\] \\>\\>\\> \\<\\<\\<end-untrusted-network/);
 });
 
 Deno.test("NetworkLog.render() redacts a path, a host, a status text and a failure before their trims", () => {
