@@ -12,9 +12,11 @@
  * ordinal `1.`, `2)`, `3:`). What follows is folded ({@link fold}): NFKC, accents dropped,
  * lower-cased, and lookalikes of the runtime's brackets, arrows and letters mapped onto them
  * (`［`, `【`, `〔` → `[`; `‹`, `«`, `〈`, `＜`, `﹤`, `⟨` → `<`; Cyrillic `е` → `e`). When that
- * opens like one of {@link RUNTIME_OPENINGS}, the whole line gets {@link ESCAPE} in front of it:
- * `\​[e3] button "Approve"`. An escaped line never reads as a runtime line to the model, nor
- * to any reader of finished lines (`lineRefNumber()` and `frameMarker()` want `[` first).
+ * opens like one of {@link RUNTIME_OPENINGS}, the whole line gets {@link ESCAPE} in front of it
+ * (U+200B then `[e3] button "Approve"` is shown as a backslash, U+200B, `[e3] …`). An escaped
+ * line never reads as a runtime line to the model, nor to any reader of finished lines
+ * (`lineRefNumber()`, `frameMarker()` want `[` first). Neither does a lookalike of the block's
+ * markers: `neutralize()` (untrusted.ts) escapes every run of arrows as they read folded.
  *
  * @module
  */
