@@ -100,8 +100,11 @@ const BLANK =
 /** Blank characters that draw as space (the rest draw nothing). */
 const SPACE = /^[\p{Z}\p{White_Space}\u2800\u3164\uFFA0]$/u;
 
-/** Punctuation and symbols: bullets and list marks when a line opens with them. */
-const MARK = /^[\p{P}\p{S}]$/u;
+/**
+ * Punctuation, symbols and numbers that are not digits (`①`, `⑴`, `²`): bullets and list
+ * marks when a line opens with them.
+ */
+const MARK = /^[\p{P}\p{S}\p{No}]$/u;
 
 /** Where a line's start is: the characters openings start with, and the escape itself. */
 const OPENING_CHARS = new Set(["[", "<", ">", "#", ESCAPE]);
@@ -166,32 +169,47 @@ const folded = new Map<string, string>();
 export function foldChar(ch: string): string {
   let out = folded.get(ch);
   if (out !== undefined) return out;
-  if (BLANK.test(ch)) {
-    out = SPACE.test(ch) ? " " : "";
-  } else {
-    const base = ch.normalize("NFKC").normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
-    out = "";
-    for (const c of base) {
-      const like = LOOKALIKES.get(c);
-      if (like !== undefined) out += like;
-      else if (!KEPT_BRACKETS.has(c) && /^\p{Ps}$/u.test(c)) out += "[";
-      else if (!KEPT_BRACKETS.has(c) && /^\p{Pe}$/u.test(c)) out += "]";
-      else out += c;
-    }
-  }
+  out = foldUncached(ch);
   // Bounded: a page can show every code point, but there are only so many.
   if (folded.size < 50_000) folded.set(ch, out);
   return out;
 }
 
+function foldUncached(ch: string): string {
+  if (BLANK.test(ch)) return SPACE.test(ch) ? " " : "";
+  const base = ch.normalize("NFKC").normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+  let out = "";
+  for (const c of base) {
+    const like = LOOKALIKES.get(c);
+    if (like !== undefined) out += like;
+    else if (!KEPT_BRACKETS.has(c) && /^\p{Ps}$/u.test(c)) out += "[";
+    else if (!KEPT_BRACKETS.has(c) && /^\p{Pe}$/u.test(c)) out += "]";
+    else out += c;
+  }
+  return out;
+}
+
+let arrowLike_: RegExp | undefined;
+
 /**
- * Every character whose fold holds an arrow (`<`, `>`): the lookalikes above and what NFKC or
- * NFD makes one of (`＜`, `﹤`, `≮`, U+2329). `line_escape_test.ts` checks it over all of Unicode.
+ * A pattern of every character whose fold holds an arrow (`<`, `>`): the lookalikes above and
+ * what NFKC or NFD makes one of (`＜`, `﹤`, `≮`, `⊀`, U+2329). Found by folding the Basic
+ * Multilingual Plane once, on first use; `line_escape_test.ts` checks it over all of Unicode.
  */
-export const ARROW_LIKE: RegExp = new RegExp(
-  `[<>${[...LOOKALIKES].filter(([, to]) => /[<>]/.test(to)).map(([c]) => c).join("")}` +
-    "\\uFE64\\uFE65\\uFF1C\\uFF1E\\u226E\\u226F\\u2329\\u232A]",
-);
+export function arrowLike(): RegExp {
+  if (arrowLike_ === undefined) {
+    let chars = "";
+    for (let cp = 0; cp <= 0xffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const ch = String.fromCharCode(cp);
+      if (/[<>]/.test(foldUncached(ch))) {
+        chars += ch === "\\" || ch === "]" || ch === "^" || ch === "-" ? `\\${ch}` : ch;
+      }
+    }
+    arrowLike_ = new RegExp(`[${chars}]`);
+  }
+  return arrowLike_;
+}
 
 /** `text` folded ({@link foldChar}), each run of spaces as one. */
 export function fold(text: string): string {
@@ -219,7 +237,7 @@ export function lineStart(line: string): string {
         i++;
         continue;
       }
-      if (OPENING_CHARS.has(first) || !MARK.test(first)) break;
+      if (OPENING_CHARS.has(first) || !(MARK.test(first) || MARK.test(ch))) break;
       i++;
     }
     // An ordinal (`1.`, `２)`), each of its characters folded.
