@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import {
-  arrowLike,
+  ARROW_LIKE,
   ESCAPE,
   escapeLine,
   foldChar,
@@ -181,13 +181,13 @@ Deno.test("neutralize() leaves no run of arrows that folds to a marker's", () =>
   assert.equal(neutralize("\u22d8x"), "\\<\\<\\<x", "one character that reads as three");
 });
 
-Deno.test("arrowLike() holds every code point whose fold holds an arrow", () => {
+Deno.test("ARROW_LIKE holds every code point whose fold holds an arrow", () => {
   for (let cp = 0; cp <= 0x10ffff; cp++) {
     if (cp >= 0xd800 && cp <= 0xdfff) continue;
     const ch = String.fromCodePoint(cp);
     const f = foldChar(ch);
     if (f.includes("<") || f.includes(">")) {
-      assert.ok(arrowLike().test(ch), `U+${cp.toString(16)} folds to ${f}`);
+      assert.ok(ARROW_LIKE.test(ch), `U+${cp.toString(16)} folds to ${f}`);
     }
   }
 });

@@ -10,7 +10,7 @@
  * @module
  */
 import { processRedactor, type Redactor } from "../redact/mod.ts";
-import { arrowLike, ESCAPE, foldChar } from "./line_escape.ts";
+import { ARROW_LIKE, ESCAPE, foldChar } from "./line_escape.ts";
 
 /**
  * What a block holds: a page outline, the tab list (titles and URLs), a dialog's text, the
@@ -27,7 +27,7 @@ export type UntrustedKind = "page" | "tabs" | "dialog" | "console" | "network";
  * What comes out holds no run of arrows, whatever is folded. Idempotent.
  */
 export function neutralize(text: string): string {
-  if (!arrowLike().test(text)) return text;
+  if (!ARROW_LIKE.test(text)) return text;
   let out = "";
   // The run being read: its characters as the page wrote them, its arrow and how many it
   // reads as; characters that draw nothing after its last arrow wait in `gap`.
