@@ -3,14 +3,15 @@
  * piece of text (results, notices, error and denial messages, the snapshot) is redacted on
  * its own before the pieces are joined, so none depends on a later step to be safe; the
  * pieces were redacted before they were cut where they were made (`redactCut()`). A notice, an
- * error's message and a denial's reason are one line each (`oneLine()`): what they quote of a
- * page never begins a line of its own. Results may span lines (a tab list, a block): their
+ * error's message and a denial's reason are one line each (`oneLine()`), arrows neutralized:
+ * what they quote of a page never begins a line of its own nor reads as a block's marker. Results may span lines (a tab list, a block): their
  * makers frame page text (`untrustedBlock()`, `escapeLine()`).
  *
  * @module
  */
 import { processRedactor, type Redactor } from "../redact/mod.ts";
 import { oneLine } from "../snapshot/line_escape.ts";
+import { neutralize } from "../snapshot/untrusted.ts";
 
 /** An MCP text content block. */
 export interface TextContent {
@@ -141,7 +142,7 @@ export class ResponseBuilder {
   /** What the model receives: the text, then any images. */
   serialize(): ToolResult {
     const red = (text: string) => this.#redactor.redact(text);
-    const line = (text: string) => oneLine(red(text));
+    const line = (text: string) => neutralize(oneLine(red(text)));
     const lines: string[] = [];
     if (this.#denied) {
       const { reason, detail } = this.#denied;
