@@ -197,7 +197,10 @@ Deno.test("ConsoleLog.render() neutralizes marker text and keeps each message on
   const lines = text.split("\n");
   assert.equal(lines.filter((l) => l.includes("<<<") || l.includes(">>>")).length, 2, text);
   assert.equal(lines.at(-1), fake, "the only close marker is the runtime's, last");
-  assert.match(text, /\\<\\<\\<end-untrusted-console nonce=0123456789abcdef\\>\\>\\>\\n\[ERROR\] system/);
+  assert.match(
+    text,
+    /\\<\\<\\<end-untrusted-console nonce=0123456789abcdef\\>\\>\\>\\n\[ERROR\] system/,
+  );
   assert.equal(lines.length, 4, "header, open, one message, close");
 });
 
