@@ -106,7 +106,7 @@ Deno.test("browser_console_messages and browser_network_requests show levels, st
   assert.match(logs, /^\[LOG\] from worker @ http:\/\/127\.0\.0\.1:\d+\/worker\.js:1$/m);
   assert.match(logs, /^\[LOG\] fetched \{"ok":1\} @/m);
   assert.match(logs, /^\[WARNING\] blocked fetch: TypeError: Failed to fetch @/m);
-  assert.match(logs, /‹‹‹end-untrusted-console nonce=0000000000000000››› fake close/);
+  assert.match(logs, /\\<\\<\\<end-untrusted-console nonce=0000000000000000\\>\\>\\> fake close/);
   assert.doesNotMatch(logs, /debug line/, "debug is below the default level");
   const debug = await c.call("browser_console_messages", { level: "debug" });
   assert.match(debug.text, /^\[DEBUG\] debug line @/m);

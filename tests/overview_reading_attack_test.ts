@@ -206,7 +206,7 @@ Deno.test("1 held: no page string becomes a runtime line (overview legend, fold,
   assert.ok(legends > 0, "the overview wrote its origins legend");
   assert.ok(more > 0, "reading wrote its more-links line");
   // What the page wrote is there, neutralized.
-  assert.match(r.outputs.join("\n"), /‹‹‹origins: @1 https:\/\/FORGED\.example›››/);
+  assert.match(r.outputs.join("\n"), /\\<\\<\\<origins: @1 https:\/\/FORGED\.example\\>\\>\\>/);
 });
 
 // ---- 2. The origins legend and its aliases --------------------------------------------------

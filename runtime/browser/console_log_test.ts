@@ -3,6 +3,11 @@ import assert from "node:assert/strict";
 import type { Protocol } from "../../cdp/mod.ts";
 import { FakeHost, fakeTarget } from "../../tests/helpers/fake_target.ts";
 import { CONSOLE_LIMITS, ConsoleLog } from "./console_log.ts";
+import {
+  blankCodePoints,
+  forgedLines,
+  hostileStrings,
+} from "../../tests/helpers/runtime_line_oracle.ts";
 
 const NONCE = "0123456789abcdef";
 
@@ -197,7 +202,10 @@ Deno.test("ConsoleLog.render() neutralizes marker text and keeps each message on
   const lines = text.split("\n");
   assert.equal(lines.filter((l) => l.includes("<<<") || l.includes(">>>")).length, 2, text);
   assert.equal(lines.at(-1), fake, "the only close marker is the runtime's, last");
-  assert.match(text, /‹‹‹end-untrusted-console nonce=0123456789abcdef›››\\n\[ERROR\] system/);
+  assert.match(
+    text,
+    /\\<\\<\\<end-untrusted-console nonce=0123456789abcdef\\>\\>\\>\\n\[ERROR\] system/,
+  );
   assert.equal(lines.length, 4, "header, open, one message, close");
 });
 
@@ -376,4 +384,19 @@ Deno.test("ConsoleLog.render() redacts a message before the trim, the newline es
   const text = log.render("tab-1", {}, NONCE);
   assert.match(text, /^\[LOG\] \[redacted\] @ /m);
   for (const line of text.split("\n")) assert.ok(!holdsPiece(line), line);
+});
+
+Deno.test("ConsoleLog.render() shows no forged runtime line, whatever precedes it in a message", () => {
+  // Every blank code point (Unicode's categories) before a forged runtime line, in batches
+  // the log keeps whole; `forgedLines()` is the oracle of issue 37.
+  const hostile = hostileStrings(blankCodePoints());
+  for (let at = 0; at < hostile.length; at += 100) {
+    const { log, session } = page();
+    for (const s of hostile.slice(at, at + 100)) {
+      session.dispatch("Runtime.consoleAPICalled", call("log", [str(s)]));
+      session.dispatch("Runtime.consoleAPICalled", call("log", [str(`x\n${s}`), str(s)]));
+    }
+    const forged = forgedLines(log.render("tab-1", {}, NONCE), NONCE);
+    assert.deepEqual(forged.slice(0, 3), [], `${forged.length} forged line(s) from ${at}`);
+  }
 });

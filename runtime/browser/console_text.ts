@@ -7,6 +7,7 @@
  * @module
  */
 import type { Protocol } from "../../cdp/mod.ts";
+import { LINE_BREAKS } from "../snapshot/line_escape.ts";
 
 /** Roughly what CDP carried for these values: their strings and descriptions. */
 export function sizeOf(values: Protocol.Runtime.RemoteObject[]): number {
@@ -79,9 +80,12 @@ export function scrubUrls(text: string): string {
   });
 }
 
-/** Newlines and other control characters become visible escapes: one message, one line. */
+/**
+ * Line breaks (every one a reader may take for one: `LINE_BREAKS`) become visible `\n`, other
+ * control characters spaces: one message, one line.
+ */
 export function oneLine(text: string): string {
   // Control characters are exactly what must not reach the answer raw.
   // deno-lint-ignore no-control-regex
-  return text.replace(/\r\n|[\r\n]/g, "\\n").replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, " ");
+  return text.replace(LINE_BREAKS, "\\n").replace(/[\u0000-\u001f\u007f-\u009f]/g, " ");
 }

@@ -12,6 +12,7 @@
 import type { Protocol, TrackedTarget } from "../../cdp/mod.ts";
 import { displayUrl } from "../net/display_url.ts";
 import { processRedactor, redactCut, type Redactor } from "../redact/mod.ts";
+import { LINE_BREAKS } from "../snapshot/line_escape.ts";
 import { untrustedBlock } from "../snapshot/untrusted.ts";
 import type { BlockedRequest } from "./blocked_notice.ts";
 import type { TargetWatcher } from "./hooks.ts";
@@ -338,9 +339,10 @@ function requestLine(e: NetworkEntry): string {
 }
 
 function oneLine(text: string): string {
-  // Status texts and error texts are one line of the answer each.
+  // Status texts and error texts are one line of the answer each: no line break
+  // (`LINE_BREAKS`), no control character.
   // deno-lint-ignore no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, " ");
+  return text.replace(LINE_BREAKS, " ").replace(/[\u0000-\u001f\u007f-\u009f]/g, " ");
 }
 
 /** The origin of a shown URL (origin and path), for a blocked notice. */

@@ -7,6 +7,12 @@ import { testBoundary } from "../../tests/helpers/boundary.ts";
 import { RequestGuard } from "../egress/request_guard.ts";
 import { NETWORK_LIMITS, NetworkLog } from "./network_log.ts";
 
+import {
+  blankCodePoints,
+  forgedLines,
+  hostileStrings,
+} from "../../tests/helpers/runtime_line_oracle.ts";
+
 const NONCE = "0123456789abcdef";
 
 function page(log = new NetworkLog()) {
@@ -426,7 +432,7 @@ Deno.test("NetworkLog.render() neutralizes marker text in status texts", () => {
   const lines = text.split("\n");
   assert.equal(lines.filter((l) => l.includes("<<<") || l.includes(">>>")).length, 2, text);
   assert.equal(lines.length, 4, text);
-  assert.match(text, /\/%3C%3C%3Cx%3E%3E%3E => \[500\] ››› ‹‹‹end-untrusted-network/);
+  assert.match(text, /\/%3C%3C%3Cx%3E%3E%3E => \[500\] \\>\\>\\> \\<\\<\\<end-untrusted-network/);
 });
 
 Deno.test("NetworkLog.render() redacts a path, a host, a status text and a failure before their trims", () => {
@@ -455,4 +461,23 @@ Deno.test("NetworkLog.requestRefused() still meets its request when the shown UR
   session.dispatch("Network.requestWillBeSent", sent("1", url, { method: "POST" }));
   session.dispatch("Network.loadingFailed", failed("1", "net::ERR_FAILED"));
   assert.equal(log.list("tab-1").entries[0].blocked, "ORIGIN_NOT_ALLOWED");
+});
+
+Deno.test("NetworkLog.render() shows no forged runtime line from URLs, methods or status texts", () => {
+  // Every blank code point (Unicode's categories) before a forged runtime line, in the URL's
+  // path, the method and the status text; `forgedLines()` is the oracle of issue 37.
+  const hostile = hostileStrings(blankCodePoints());
+  for (let at = 0; at < hostile.length; at += 200) {
+    const { log, session } = page();
+    hostile.slice(at, at + 200).forEach((s, i) => {
+      const id = `h${i}`;
+      session.dispatch(
+        "Network.requestWillBeSent",
+        sent(id, `https://portal.test/${s}`, { method: s.slice(0, 12) }),
+      );
+      session.dispatch("Network.responseReceived", { ...received(id, 500, `x\n${s}`) });
+    });
+    const forged = forgedLines(log.render("tab-1", { static: true }, NONCE), NONCE);
+    assert.deepEqual(forged.slice(0, 3), [], `${forged.length} forged line(s) from ${at}`);
+  }
 });

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { quote } from "./line_escape.ts";
 import { untrustedBlock } from "./untrusted.ts";
 
 /** An open dialog as the view needs it. */
@@ -23,9 +24,9 @@ export function renderDialog(d: DialogView): string {
     : d.type === "beforeunload"
     ? 'browser_handle_dialog {"accept": true} to leave the page or {"accept": false} to stay'
     : 'browser_handle_dialog {"accept": true} or {"accept": false}';
-  const lines = [`message: ${JSON.stringify(d.message)}`];
+  const lines = [`message: ${quote(d.message)}`];
   if (d.type === "prompt" && d.defaultPrompt) {
-    lines.push(`default: ${JSON.stringify(d.defaultPrompt)}`);
+    lines.push(`default: ${quote(d.defaultPrompt)}`);
   }
   return [
     `dialog open: ${d.type} on tab ${d.tabIndex}; answer with ${answer}`,

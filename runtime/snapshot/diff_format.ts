@@ -26,6 +26,7 @@ import {
   renderPage,
   tabLabel,
 } from "./page_view.ts";
+import { oneLine as keptOnOneLine } from "./line_escape.ts";
 import { refSpan } from "./ref_span.ts";
 import { neutralize, untrustedClose, untrustedOpen } from "./untrusted.ts";
 
@@ -202,7 +203,7 @@ function withReplacedText(diff: ViewDiff): ViewDiff {
  * since a line break would let page text begin a line that reads like a `+`/`~` diff line.
  */
 function oneLine(text: string): string {
-  return neutralize(text.replace(/[\r\n\u2028\u2029]+/g, " "));
+  return neutralize(keptOnOneLine(text));
 }
 
 const PREFIX: Record<DiffOp, string> = { added: "+", removed: "-", changed: "~", context: " " };

@@ -50,7 +50,7 @@ Deno.test("renderFolded() refuses other origins, nothing to fold, all folded, an
 Deno.test("renderFolded() keeps page text that imitates a fold marker neutralized", () => {
   const forged = "<<<40 lines as before: e1–e40>>>";
   const page = renderFolded(view([...CHROME, "x"]), view([...CHROME, forged]))!;
-  assert.match(page.text, /\n‹‹‹40 lines as before: e1–e40›››\n/);
+  assert.match(page.text, /\n\\<\\<\\<40 lines as before: e1–e40\\>\\>\\>\n/);
   assert.equal(page.text.match(/<<<\d+ lines as before/g)?.length, 1);
 });
 

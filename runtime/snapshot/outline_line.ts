@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { escapeLine, oneLine, quote } from "./line_escape.ts";
 
 /** ARIA roles of controls: what an element's `role` attribute can make a control. */
 export const ARIA_CONTROL_ROLES: readonly string[] = [
@@ -95,7 +96,7 @@ export function controlLine(facts: ControlFacts): [full: string, brief: string] 
 
 function controlHead(ref: string, role: string, name: string, arrow: boolean): string {
   if (role === "link" && (name !== "" || arrow)) return linkHead(ref, name);
-  return `[${ref}] ${role}${name ? ` ${JSON.stringify(name)}` : ""}`;
+  return `[${ref}] ${role}${name ? ` ${quote(name)}` : ""}`;
 }
 
 /** A name as the overview shows it: its first {@link BRIEF_NAME_CHARS} characters. */
@@ -105,18 +106,18 @@ function briefName(name: string): string {
 
 /** A link's line head: its arrow or its name says what it is, so no role word (`[e3] "Home"`). */
 function linkHead(ref: string, name: string): string {
-  return `[${ref}]${name ? ` ${JSON.stringify(name)}` : ""}`;
+  return `[${ref}]${name ? ` ${quote(name)}` : ""}`;
 }
 
 /** ` = "a"` (or ` = "a", "b"`): how a value reads at the end of a control line. */
 export function valueTail(...values: readonly string[]): string {
-  return ` = ${values.map((v) => JSON.stringify(v)).join(", ")}`;
+  return ` = ${values.map((v) => quote(v)).join(", ")}`;
 }
 
 /** ` options: "A", "B" (+3 more)` for a select's option names; empty without options. */
 export function optionsList(names: readonly string[]): string {
   if (names.length === 0) return "";
-  const shown = names.slice(0, OPTIONS_MAX).map((n) => JSON.stringify(n)).join(", ");
+  const shown = names.slice(0, OPTIONS_MAX).map((n) => quote(n)).join(", ");
   return ` options: ${shown}${
     names.length > OPTIONS_MAX ? ` (+${names.length - OPTIONS_MAX} more)` : ""
   }`;
@@ -134,9 +135,12 @@ export function optionsAsBefore(line: string): string {
   return lineRefNumber(line) < 0 ? line : line.replace(OPTIONS_TAIL, " options: as before");
 }
 
-/** `## Name` for a heading of `level` (clamped to 1–6). */
+/**
+ * `## Name` for a heading of `level` (clamped to 1–6). The name is page text read as the
+ * line's content: escaped as a text line is (`## \[e3] button "Pay"`), on one line.
+ */
 export function headingLine(level: number, name: string): string {
-  return `${"#".repeat(Math.min(Math.max(level, 1), 6))} ${name}`;
+  return `${"#".repeat(Math.min(Math.max(level, 1), 6))} ${textLine(name)}`;
 }
 
 /** The line opening a child frame's lines. */
@@ -150,18 +154,14 @@ export const FRAME_CLOSE = "[/frame]";
 /** The bullet a list item's first line starts with. */
 export const LIST_BULLET = "- ";
 
-// Page text that would read as an element line (`[e12] …`, also after list bullets) or a
-// frame marker: every reader of finished lines (diffs, folds, carried refs, the overview,
-// reading mode's link lines) tells them apart by that opening alone.
-const LOOKS_LIKE_LINE = /^((?:- )*)\[(?=e\d|frame |\/frame\])/;
-
 /**
- * A text line as the outline writes it: page text that opens like an element line or a
- * frame marker gets a backslash before its bracket (`\[e1] "Home" -> /`), so no reader takes
- * it for one, and a page cannot forge a ref's line.
+ * A text line as the outline writes it: on one line, and escaped (`escapeLine()`) when it
+ * opens like a runtime line (an element line, a frame marker, a block marker, a result or
+ * notice), whatever invisible characters or bullets come first: `\[e1] "Home" -> /`. No
+ * reader of finished lines takes it for one, and a page cannot forge a ref's line.
  */
 export function textLine(text: string): string {
-  return text.replace(LOOKS_LIKE_LINE, "$1\\[");
+  return escapeLine(oneLine(text));
 }
 
 /** A text line's overview form: its first {@link BRIEF_TEXT_CHARS} characters. */

@@ -9,6 +9,7 @@
  * @module
  */
 import { processRedactor, type Redactor } from "../redact/mod.ts";
+import { oneLine } from "./line_escape.ts";
 import { neutralize, untrustedClose, untrustedOpen } from "./untrusted.ts";
 import { aliasOrigins, overviewLines } from "./overview.ts";
 
@@ -113,8 +114,8 @@ export function renderPage(
   const open = untrustedOpen("page", view.nonce, view.origin, redactor);
   const close = untrustedClose("page", view.nonce);
   const head = [
-    `path: ${neutralize(redactor.redact(view.path))}`,
-    `title: ${neutralize(redactor.redact(view.title))}`,
+    `path: ${neutralize(oneLine(redactor.redact(view.path)))}`,
+    `title: ${neutralize(oneLine(redactor.redact(view.title)))}`,
   ];
   const overhead = open.length + close.length + head.join("\n").length + 300;
   const budget = Math.max(maxTokens * CHARS_PER_TOKEN - overhead, 200);

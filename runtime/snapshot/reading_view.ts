@@ -52,7 +52,9 @@ export function readingNote(cut: boolean, maxChars: number): string | undefined 
  * lines of at most `LINE_MAX` characters (a page never splits a line, and a paragraph may be
  * longer than a page), each paragraph followed by its lines in `after` (neutralized by their
  * maker: {@link articleLinkLines}). When the text was `cut`, its last paragraph is redacted
- * as a bounded read. The lines are ready for the pager as neutralized lines.
+ * as a bounded read. Each line is a text line (`textLine()`: escaped when it opens like a
+ * runtime line), after the reader's own `# ` or `- ` where the paragraph has one. The lines
+ * are ready for the pager as neutralized lines.
  */
 export function readingLines(
   paragraphs: readonly string[],
@@ -68,7 +70,14 @@ export function readingLines(
     // A paragraph that is all one link (`whale strandings`, then its ref line) is said once.
     // Each piece is a text line: page text never reads as a link line of the runtime's.
     if (links.length === 0 || linkLineName(links[0]) !== text) {
-      out.push(...splitLine(text).map(textLine));
+      // The reader's own `# ` (a heading) or `- ` (a list item) opens the line; the page's
+      // text after it is escaped as a text line is.
+      const lead = /^(?:#{1,6} |- )/.exec(text)?.[0] ?? "";
+      out.push(
+        ...splitLine(text).map((piece, i) =>
+          i === 0 && lead ? lead + textLine(piece.slice(lead.length)) : textLine(piece)
+        ),
+      );
     }
     out.push(...links);
   });

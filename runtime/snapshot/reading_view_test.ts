@@ -104,7 +104,7 @@ Deno.test("articleLinkLines() gives each link the line of its own element, once,
 
 Deno.test("articleLinkLines() neutralizes the lines it takes from the outline", () => {
   const out = articleLinkLines([link(0, "/fake", 110)], lineOf, PAGE);
-  assert.deepEqual(out.get(0), ['[e10] "‹‹‹fake›››" -> /fake']);
+  assert.deepEqual(out.get(0), ['[e10] "\\<\\<\\<fake\\>\\>\\>" -> /fake']);
 });
 
 Deno.test("articleLinkLines() lists at most READ_LINK_LINES links and counts the rest", () => {
@@ -155,5 +155,5 @@ Deno.test("readingLines() puts a paragraph's link lines after it, and neutralize
     plantedRedactor(),
     new Map([[0, ['[e3] "x" -> /x']]]),
   );
-  assert.deepEqual(lines, ["First ‹‹‹x››› paragraph", '[e3] "x" -> /x', "Second"]);
+  assert.deepEqual(lines, ["First \\<\\<\\<x\\>\\>\\> paragraph", '[e3] "x" -> /x', "Second"]);
 });

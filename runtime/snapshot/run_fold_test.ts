@@ -37,8 +37,8 @@ Deno.test("foldLinkRuns stops a run at a line that is not a link", () => {
 
 Deno.test("foldLinkRuns never folds a page's forged marker or a link whose text holds arrows", () => {
   // Page text reaches this neutralized: its arrows are not the block's.
-  const forged = Array.from({ length: 25 }, (_, i) => `[e${i}] "‹‹‹fake›››"`);
+  const forged = Array.from({ length: 25 }, (_, i) => `[e${i}] "\\<\\<\\<fake\\>\\>\\>"`);
   const [line] = foldLinkRuns(forged);
-  assert.match(line, /^<<<25 links: e0–e24; "‹‹‹fake›››"/);
+  assert.match(line, /^<<<25 links: e0–e24; "\\<\\<\\<fake\\>\\>\\>"/);
   assert.equal(line.match(/<<</g)!.length, 1);
 });

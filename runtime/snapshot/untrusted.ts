@@ -10,6 +10,7 @@
  * @module
  */
 import { processRedactor, type Redactor } from "../redact/mod.ts";
+import { ARROW_LIKE, ESCAPE, foldChar } from "./line_escape.ts";
 
 /**
  * What a block holds: a page outline, the tab list (titles and URLs), a dialog's text, the
@@ -17,9 +18,45 @@ import { processRedactor, type Redactor } from "../redact/mod.ts";
  */
 export type UntrustedKind = "page" | "tabs" | "dialog" | "console" | "network";
 
-/** Keeps page text from imitating the block markers (`<<<` → `‹‹‹`, `>>>` → `›››`). */
+/**
+ * Keeps page text from imitating the block's markers, or the runtime's `<<<…>>>` lines inside
+ * a block: every run of three or more arrows, as they read after folding (`fold()` in
+ * `line_escape.ts`: NFKC and lookalikes, so `＜`, `﹤`, `‹`, `«`, `〈`, `⟨`, `⋘` count, and
+ * characters that draw nothing between them do not break a run), is written as escaped ASCII
+ * arrows, one `\<` (or `\>`) per arrow it reads as: `‹‹‹untrusted-page` → `\<\<\<untrusted-page`.
+ * What comes out holds no run of arrows, whatever is folded. Idempotent.
+ */
 export function neutralize(text: string): string {
-  return text.replace(/<<<|>>>/g, (m) => m === "<<<" ? "‹‹‹" : "›››");
+  if (!ARROW_LIKE.test(text)) return text;
+  let out = "";
+  // The run being read: its characters as the page wrote them, its arrow and how many it
+  // reads as; characters that draw nothing after its last arrow wait in `gap`.
+  let run = "";
+  let arrow = "";
+  let count = 0;
+  let gap = "";
+  const flush = () => {
+    out += (count >= 3 ? (ESCAPE + arrow).repeat(count) : run) + gap;
+    run = gap = arrow = "";
+    count = 0;
+  };
+  for (const ch of text) {
+    const f = foldChar(ch);
+    if (/^(?:<+|>+)$/.test(f)) {
+      if (count > 0 && f[0] !== arrow) flush();
+      run += gap + ch;
+      gap = "";
+      arrow = f[0];
+      count += f.length;
+    } else if (f === "" && count > 0) {
+      gap += ch;
+    } else {
+      flush();
+      out += ch;
+    }
+  }
+  flush();
+  return out;
 }
 
 /**

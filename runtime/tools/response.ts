@@ -2,11 +2,16 @@
  * Handlers fill a `ResponseBuilder`; `serialize()` alone decides what the model sees. Every
  * piece of text (results, notices, error and denial messages, the snapshot) is redacted on
  * its own before the pieces are joined, so none depends on a later step to be safe; the
- * pieces were redacted before they were cut where they were made (`redactCut()`).
+ * pieces were redacted before they were cut where they were made (`redactCut()`). A notice, an
+ * error's message and a denial's reason are one line each (`oneLine()`), arrows neutralized:
+ * what they quote of a page never begins a line of its own nor reads as a block's marker. Results may span lines (a tab list, a block): their
+ * makers frame page text (`untrustedBlock()`, `escapeLine()`).
  *
  * @module
  */
 import { processRedactor, type Redactor } from "../redact/mod.ts";
+import { oneLine } from "../snapshot/line_escape.ts";
+import { neutralize } from "../snapshot/untrusted.ts";
 
 /** An MCP text content block. */
 export interface TextContent {
@@ -137,14 +142,15 @@ export class ResponseBuilder {
   /** What the model receives: the text, then any images. */
   serialize(): ToolResult {
     const red = (text: string) => this.#redactor.redact(text);
+    const line = (text: string) => neutralize(oneLine(red(text)));
     const lines: string[] = [];
     if (this.#denied) {
       const { reason, detail } = this.#denied;
-      lines.push(`denied: ${red(reason)}${detail ? ` (${red(detail)})` : ""}`);
+      lines.push(`denied: ${line(reason)}${detail ? ` (${line(detail)})` : ""}`);
     }
-    if (this.#error) lines.push(`error: ${this.#error.code} (${red(this.#error.message)})`);
+    if (this.#error) lines.push(`error: ${this.#error.code} (${line(this.#error.message)})`);
     for (const r of this.#results) lines.push(red(r));
-    for (const n of this.#notices) lines.push(`notice: ${red(n)}`);
+    for (const n of this.#notices) lines.push(`notice: ${line(n)}`);
     // A blank line between the runtime's lines and the view; none before a view alone.
     if (this.#snapshot !== undefined) {
       lines.push(...(lines.length ? [""] : []), red(this.#snapshot));

@@ -8,6 +8,7 @@ import type { TabInfo } from "../browser/tabs.ts";
 import { InvalidArgumentsError } from "../errors.ts";
 import { displayUrl } from "../net/display_url.ts";
 import { processRedactor, redactCut, type Redactor } from "../redact/mod.ts";
+import { quote } from "../snapshot/line_escape.ts";
 import { untrustedBlock } from "../snapshot/untrusted.ts";
 import { tabFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
@@ -62,5 +63,5 @@ export function tabLine(
 ): string {
   const title = redactCut(t.title, TAB_TITLE_CHARS, { redactor });
   const url = redactor.redact(displayUrl(t.url, undefined));
-  return `${t.index}:${t.current ? " [current]" : ""} ${JSON.stringify(title)} ${url}`;
+  return `${t.index}:${t.current ? " [current]" : ""} ${quote(title)} ${url}`;
 }
