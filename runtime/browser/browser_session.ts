@@ -157,11 +157,15 @@ export class BrowserSession implements AsyncDisposable {
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const call = async () => {
       const live = this.#live;
-      // An OOM kill since the last call ends that browser now: this call starts a fresh one.
-      if (live) this.#checkMemory(live);
       this.#callGeneration = live && !gone(live) ? live.generation : undefined;
       try {
         return await fn();
+      } catch (err) {
+        // A call that failed because the kernel killed a process of its browser for memory
+        // ends that browser, and fails with BROWSER_LOST naming it (`translateError`).
+        const now = this.#live;
+        if (now) await this.#checkMemory(now);
+        throw err;
       } finally {
         this.#callGeneration = undefined;
       }
@@ -216,6 +220,10 @@ export class BrowserSession implements AsyncDisposable {
     if (this.#live && !gone(this.#live)) return this.#live;
     if (this.#live) {
       const old = this.#live;
+      // Whether the kernel killed it for memory: counted before the reason is told.
+      await old.group?.checkOom();
+      // Another call started the next browser meanwhile: that one is the session's.
+      if (this.#live !== old) return await this.ensureStarted();
       const end = endOf(old);
       if (this.#callGeneration === old.generation) throw browserLost(end);
       this.#live = undefined;
@@ -249,7 +257,8 @@ export class BrowserSession implements AsyncDisposable {
         // (its rule) whether it was started ahead of the session (`warm`) or for it.
         this.#lifecycle("browser_started", this.isolation, live.warm ? "warm" : "cold");
         // Audited when it happens, not only at the next call: the agent may never make one.
-        live.browser.connection.onClose(() => {
+        live.browser.connection.onClose(async () => {
+          await live.group?.checkOom();
           const end = endOf(live);
           if (end && !this.#disposed) this.#lifecycle("browser_ended", end.code);
         });
@@ -260,7 +269,7 @@ export class BrowserSession implements AsyncDisposable {
 
   #onTargetChange(live: Live, event: TargetEvent, t: TrackedTarget): void {
     if (live.generation !== this.#generation) return;
-    if (event === "detached") this.#checkMemory(live);
+    if (event === "detached") void this.#checkMemory(live);
     if (event === "failed") {
       // Closed unguarded rather than run: the audit says so (type only, never the URL).
       this.#lifecycle("target_setup_failed", t.info.type);
@@ -270,14 +279,12 @@ export class BrowserSession implements AsyncDisposable {
   }
 
   /**
-   * Ends `live`'s browser when its cgroup counts an OOM kill the kernel could not report as
-   * it happened (cgroup v1: a renderer killed while the browser runs on); the connection's
-   * close audits it (`browser_ended`, `BROWSER_OOM`).
+   * Ends `live`'s browser when its cgroup counts an OOM kill (on cgroup v1 the kernel kills
+   * one process, often a renderer the browser would outlive); the connection's close audits
+   * it (`browser_ended`, `BROWSER_OOM`).
    */
-  #checkMemory(live: Live): void {
-    if (live.group && !gone(live) && live.group.oomKills() > 0) {
-      endForMemory(live.browser, live.group);
-    }
+  async #checkMemory(live: Live): Promise<void> {
+    if (live.group && !gone(live)) await endForMemory(live.browser, live.group);
   }
 
   /** Checks the memory group when a page's renderer crashes (the kernel's OOM kill is one). */
@@ -285,7 +292,7 @@ export class BrowserSession implements AsyncDisposable {
     if (t.info.type !== "page" || !this.#options.groups) return;
     // The browser's first tab is prepared before the session holds it: looked up at the crash.
     t.session.on("Inspector.targetCrashed", () => {
-      if (this.#live) this.#checkMemory(this.#live);
+      if (this.#live) void this.#checkMemory(this.#live);
     });
     await t.session.send("Inspector.enable");
   }
@@ -401,7 +408,6 @@ export class BrowserSession implements AsyncDisposable {
    */
   translateError(err: unknown): unknown {
     const live = this.#live;
-    if (live) this.#checkMemory(live);
     const end = live && endOf(live);
     if (end && !(err instanceof OmotaiError)) return browserLost(end);
     return translateBrowserError(err, live !== undefined && gone(live));

@@ -21,6 +21,7 @@ import { OmotaiError } from "../errors.ts";
 import type { BrowserHooks, LaunchExtras, TargetWatcher } from "./hooks.ts";
 import type { Admission } from "./admission.ts";
 import type { Live } from "./live.ts";
+import type { LaunchGroup, LaunchGroups } from "./launch_group.ts";
 import type { Tabs } from "./tabs.ts";
 
 /**
@@ -36,34 +37,6 @@ export interface LaunchIsolation {
    * no host path but its profile: copies of them in the profile, owned by its user.
    */
   stage(profileDir: string, files: readonly string[]): Promise<string[]>;
-}
-
-/**
- * A control group per browser (`runtime/isolation/cgroup.ts` implements it, `cli/` hands it
- * in): bounds on its memory, processes and CPU that the kernel enforces.
- */
-export interface LaunchGroups {
-  /** The kernel's interface: `v2`, or `v1` on a hybrid host. */
-  readonly backend: "v2" | "v1";
-  /** A fresh group for one browser, its bounds set, nothing in it yet. */
-  create(): Promise<LaunchGroup>;
-}
-
-/** One browser's group. */
-export interface LaunchGroup {
-  /**
-   * The outermost command prefix: it enters the group, then execs the rest, so the browser
-   * and everything it starts are in it before anything runs.
-   */
-  readonly wrap: readonly string[];
-  /** Processes of the group the kernel killed for memory (kept after the group is removed). */
-  oomKills(): number;
-  /** Calls `oom` when the kernel reports an OOM kill as it happens (where it can). */
-  watchOom(oom: () => void): void;
-  /** Kills every process of the group at once; false where the kernel cannot. */
-  kill(): Promise<boolean>;
-  /** Removes the group once its processes are gone. */
-  remove(): Promise<void>;
 }
 
 /**
@@ -128,8 +101,7 @@ export interface LaunchDeps extends BrowserStart {
  * Starts a browser in a fresh profile with `extras` (the egress flags): in its sandbox, at
  * a lower priority, in its own cgroup, in its turn among the runtime's launches. Its profile,
  * group and extras go when the process exits, however it ends, and whoever holds it then; a
- * failed start releases them. An OOM kill the kernel reports in its group ends the whole
- * browser (its holder hears why through `endOf`).
+ * failed start releases them.
  */
 export async function startBrowser<E extends LaunchExtras | undefined>(
   start: BrowserStart & { log(line: string): void },
@@ -189,27 +161,27 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
     await start.profiles.remove(profileDir).catch((e) =>
       start.log(`could not remove a profile dir: ${describeError(e)}`)
     );
-    // The group goes once its last process has (the browser's exit ends the rest).
+    // The group goes once its last process has (the browser's exit ends the rest); its OOM
+    // count is kept for whoever asks why the browser ended.
     await group?.remove().catch((e) =>
       start.log(`could not remove a browser's cgroup: ${describeError(e)}`)
     );
   }).catch(() => {});
-  // Any process of the group killed for memory ends the whole browser: a renderer the
-  // browser would restart is not left to fill its limit again.
-  group?.watchOom(() => endForMemory(browser, group));
   return { browser, profileDir, extras: made as E, group };
 }
 
 /**
- * Ends `browser` after the kernel killed a process of its group for memory: every process of
- * the group at once where the kernel can, else the browser's first process (in its sandbox,
- * the pid namespace ends the rest with it; without one, Chromium's children follow it).
+ * Ends `browser` when the kernel killed a process of its group for memory (a renderer the
+ * browser would restart is not left to fill its limit again): every process of the group at
+ * once where the kernel can, else the browser's first process (in its sandbox the pid
+ * namespace ends the rest with it; without one, Chromium's children follow it). Resolves
+ * whether it did.
  */
-export function endForMemory(browser: BrowserProcess, group: LaunchGroup): void {
-  if (browser.hasExited) return;
-  group.kill().then((killed) => {
-    if (!killed) browser.kill("SIGKILL");
-  }, () => browser.kill("SIGKILL"));
+export async function endForMemory(browser: BrowserProcess, group: LaunchGroup): Promise<boolean> {
+  if (browser.hasExited || (await group.checkOom()) === 0) return false;
+  const killed = await group.kill().catch(() => false);
+  if (!killed) browser.kill("SIGKILL");
+  return true;
 }
 
 /**

@@ -5,7 +5,7 @@
  * @module
  */
 import type { BrowserProcess, TargetTracker } from "../../cdp/mod.ts";
-import type { LaunchGroup } from "./launch.ts";
+import type { LaunchGroup } from "./launch_group.ts";
 
 /** A launched browser. */
 export interface Live {

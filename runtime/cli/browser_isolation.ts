@@ -8,7 +8,8 @@
  * @module
  */
 import { basename, dirname, join } from "node:path";
-import type { LaunchGroups, LaunchIsolation } from "../browser/launch.ts";
+import type { LaunchIsolation } from "../browser/launch.ts";
+import type { LaunchGroups } from "../browser/launch_group.ts";
 import { type EgressProxy, MAX_SOCKET_PATH, socketPathFor } from "../egress/egress_proxy.ts";
 import type { AuditSink } from "../audit/audit_row.ts";
 import {

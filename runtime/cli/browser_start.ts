@@ -6,12 +6,8 @@
  * @module
  */
 import { describeError, type ProfileStore } from "../../cdp/mod.ts";
-import {
-  type BrowserStart,
-  type LaunchGroups,
-  type LaunchIsolation,
-  startBrowser,
-} from "../browser/launch.ts";
+import { type BrowserStart, type LaunchIsolation, startBrowser } from "../browser/launch.ts";
+import type { LaunchGroups } from "../browser/launch_group.ts";
 import { type Admission, launchAdmission, loadAdmission } from "../browser/admission.ts";
 import { defaultPoolSize, WarmPool } from "../browser/warm_pool.ts";
 import type { AuditSink } from "../audit/audit_row.ts";

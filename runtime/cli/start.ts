@@ -16,7 +16,8 @@ import { log } from "../log.ts";
 import type { HttpApp } from "../mcp/http_app.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
 import type { HumanChannel } from "../tools/tool.ts";
-import type { LaunchGroups, LaunchIsolation } from "../browser/launch.ts";
+import type { LaunchIsolation } from "../browser/launch.ts";
+import type { LaunchGroups } from "../browser/launch_group.ts";
 import type { IsolationFact } from "../isolation/mod.ts";
 import { adminToken } from "./admin_token.ts";
 import {

@@ -19,6 +19,7 @@
  * @module
  */
 import { join } from "node:path";
+import { type CgroupFs, ENTER_SHELL, kernelFs } from "./cgroup_shell.ts";
 import {
   CGROUP_DIR,
   type CgroupController,
@@ -75,7 +76,7 @@ export async function openBrowserGroups(
   if (options.mode === "off") return none("isolation turned off");
   const os = options.os ?? Deno.build.os;
   if (os !== "linux") return none(`cgroups need Linux (this is ${os})`);
-  const found = locateCgroups(options.lookup);
+  const found = await locateCgroups(options.lookup);
   if ("reason" in found) return none(found.reason);
   try {
     const groups = await BrowserGroups.open({ ...options, place: found.place });
@@ -100,10 +101,10 @@ export interface BrowserLimits {
 }
 
 /**
- * Threads and processes one browser may have. A headless shell with five busy tabs runs at
- * about 150 (its browser process ~40 threads, each renderer ~20, the utility processes);
- * a page that starts 150 workers adds one thread each. 1024 leaves that page room and
- * stops a thread or fork bomb long before the machine's limit.
+ * Threads and processes one browser may have. Measured (tests/cgroup_test.ts): a headless
+ * shell with one page runs at about 55, and each further site's renderer adds some 20; a
+ * page that starts 150 workers brought it to 204 (one thread each). 1024 leaves such a page
+ * room beside a few busy tabs and stops a thread or fork bomb long before the machine's limit.
  */
 export const BROWSER_PIDS_MAX = 1024;
 
@@ -114,7 +115,7 @@ export const BROWSER_CPU_WEIGHT = 50;
 export const RUNTIME_RESERVE_BYTES = 1024 * 1024 * 1024;
 
 /** The bounds of a default browser memory limit, in MiB. */
-export const BROWSER_MEMORY_MB = { min: 256, max: 4096 } as const;
+export const BROWSER_MEMORY_MB = { min: 512, max: 4096 } as const;
 
 /**
  * The default memory limit of one browser, in MiB: the machine's memory less the runtime's
@@ -124,61 +125,6 @@ export function defaultBrowserMemoryMb(totalBytes: number, maxSessions: number):
   const share = (totalBytes - RUNTIME_RESERVE_BYTES) / Math.max(1, maxSessions) / 2 ** 20;
   return Math.min(BROWSER_MEMORY_MB.max, Math.max(BROWSER_MEMORY_MB.min, Math.floor(share)));
 }
-
-/** The file operations on a cgroup hierarchy (tests lay one out in a temp directory). */
-export interface CgroupFs {
-  /** Makes a group (the kernel fills it with its interface files). */
-  mkdir(path: string): Promise<void>;
-  /** Writes an interface file that exists (never creates one). */
-  write(path: string, text: string): Promise<void>;
-  /** An interface file's text. */
-  read(path: string): string;
-  exists(path: string): boolean;
-  /** Removes an empty group. */
-  rmdir(path: string): Promise<void>;
-  /** Calls `changed` whenever `path` is modified, until the returned function is called. */
-  watch(path: string, changed: () => void): () => void;
-}
-
-/** cgroupfs as the kernel shows it. */
-export const kernelFs: CgroupFs = {
-  async mkdir(path) {
-    try {
-      await Deno.mkdir(path);
-    } catch (err) {
-      if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
-    }
-  },
-  write: (path, text) => Deno.writeTextFile(path, text, { create: false }),
-  read: (path) => Deno.readTextFileSync(path),
-  exists(path) {
-    try {
-      Deno.statSync(path);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  rmdir: (path) => Deno.remove(path),
-  watch(path, changed) {
-    let watcher: Deno.FsWatcher;
-    try {
-      watcher = Deno.watchFs(path, { recursive: false });
-    } catch {
-      return () => {};
-    }
-    (async () => {
-      for await (const _ of watcher) changed();
-    })().catch(() => {});
-    return () => {
-      try {
-        watcher.close();
-      } catch {
-        // Closed already.
-      }
-    };
-  },
-};
 
 /** The shell that enters the group: `$1` files to write its pid into, then the program. */
 const ENTER_SCRIPT = [
@@ -190,8 +136,6 @@ const ENTER_SCRIPT = [
   `exec "$@"`,
 ].join("\n");
 
-/** The shell the wrapper runs (the launcher grants it). */
-export const ENTER_SHELL = "/bin/sh";
 
 /** What `BrowserGroups.open` needs. */
 export interface BrowserGroupsOptions {
@@ -282,7 +226,7 @@ export class BrowserGroups {
         await fs.write(join(memory, "memory.max"), String(limits.memoryBytes));
         // Absent only where the kernel keeps no swap accounting (no swap to spill into).
         const swap = join(memory, "memory.swap.max");
-        if (fs.exists(swap)) await fs.write(swap, "0");
+        if (await fs.exists(swap)) await fs.write(swap, "0");
         // One OOM kill takes the whole browser, not a renderer the browser would restart.
         await fs.write(join(memory, "memory.oom.group"), "1");
         if (pids) await fs.write(join(pids, "pids.max"), String(limits.pids));
@@ -291,9 +235,9 @@ export class BrowserGroups {
         await fs.write(join(memory, "memory.limit_in_bytes"), String(limits.memoryBytes));
         // memory+swap at the same bound: no swap. Absent without swap accounting.
         const memsw = join(memory, "memory.memsw.limit_in_bytes");
-        if (fs.exists(memsw)) await fs.write(memsw, String(limits.memoryBytes));
+        if (await fs.exists(memsw)) await fs.write(memsw, String(limits.memoryBytes));
         const swappiness = join(memory, "memory.swappiness");
-        if (fs.exists(swappiness)) await fs.write(swappiness, "0");
+        if (await fs.exists(swappiness)) await fs.write(swappiness, "0");
         if (pids) await fs.write(join(pids, "pids.max"), String(limits.pids));
         if (cpu) await fs.write(join(cpu, "cpu.shares"), String(v1Shares(limits.cpuWeight)));
       }
@@ -343,9 +287,9 @@ export class BrowserGroup {
   readonly #dirs: Map<CgroupController, string>;
   readonly #fs: CgroupFs;
   readonly #log: (line: string) => void;
-  readonly #unwatch: (() => void)[] = [];
   #removed: Promise<void> | undefined;
   #kills = 0;
+  #gone = false;
   readonly #removedHook: (() => void) | undefined;
 
   constructor(
@@ -382,18 +326,27 @@ export class BrowserGroup {
   }
 
   /**
-   * Processes of this group the kernel killed for memory (`oom_kill` of v2's
-   * `memory.events`, v1's `memory.oom_control`); after the group's removal, the count it
-   * had then.
+   * Processes of this group the kernel killed for memory, as last counted (`checkOom`);
+   * after the group's removal, the count it had then.
    */
   oomKills(): number {
-    if (this.#removed) return this.#kills;
+    return this.#kills;
+  }
+
+  /**
+   * Counts the processes of this group the kernel killed for memory now (`oom_kill` of v2's
+   * `memory.events`, v1's `memory.oom_control`). There is no notice to wait on: the kernel's
+   * (inotify on `memory.events`, an eventfd on v1) is out of the runtime's reach without
+   * `--allow-all`, so callers ask when the browser exits, a target crashes or a call fails.
+   */
+  async checkOom(): Promise<number> {
+    if (this.#gone) return this.#kills;
     const file = this.backend === "v2" ? "memory.events" : "memory.oom_control";
     try {
-      const m = /^oom_kill (\d+)$/m.exec(this.#fs.read(join(this.dir, file)));
+      const m = /^oom_kill (\d+)$/m.exec(await this.#fs.read(join(this.dir, file)));
       if (m) this.#kills = Math.max(this.#kills, Number(m[1]));
     } catch {
-      // Unreadable: the last count read stands.
+      // Unreadable (removed meanwhile): the last count stands.
     }
     return this.#kills;
   }
@@ -402,31 +355,14 @@ export class BrowserGroup {
    * The most memory the group used at once, in bytes (`memory.peak`, v1's
    * `memory.max_usage_in_bytes`), if the kernel keeps it.
    */
-  peakBytes(): number | undefined {
+  async peakBytes(): Promise<number | undefined> {
     const file = this.backend === "v2" ? "memory.peak" : "memory.max_usage_in_bytes";
     try {
-      const n = Number(this.#fs.read(join(this.dir, file)).trim());
+      const n = Number((await this.#fs.read(join(this.dir, file))).trim());
       return Number.isFinite(n) ? n : undefined;
     } catch {
       return undefined;
     }
-  }
-
-  /**
-   * Calls `oom` when the kernel reports an OOM kill in the group as it happens (v2: the
-   * kernel notifies `memory.events`; v1 has no file notice, so its callers check
-   * `oomKills()` when the browser exits, a target crashes or a call fails).
-   */
-  watchOom(oom: () => void): void {
-    if (this.backend !== "v2") return;
-    let seen = this.oomKills();
-    this.#unwatch.push(this.#fs.watch(join(this.dir, "memory.events"), () => {
-      const now = this.oomKills();
-      if (now > seen) {
-        seen = now;
-        oom();
-      }
-    }));
   }
 
   /**
@@ -437,7 +373,7 @@ export class BrowserGroup {
   async kill(): Promise<boolean> {
     if (this.backend !== "v2") return false;
     const file = join(this.dir, "cgroup.kill");
-    if (!this.#fs.exists(file)) return false;
+    if (!(await this.#fs.exists(file))) return false;
     try {
       await this.#fs.write(file, "1");
       return true;
@@ -452,16 +388,16 @@ export class BrowserGroup {
    * group still busy after it is logged and left.
    */
   remove(): Promise<void> {
-    // Its count outlives it: the browser's holder asks why it ended after it is gone.
-    if (!this.#removed) this.oomKills();
     this.#removed ??= this.#remove();
     return this.#removed;
   }
 
   async #remove(): Promise<void> {
-    for (const u of this.#unwatch.splice(0)) u();
+    // Its count outlives it: the browser's holder asks why it ended after it is gone.
+    await this.checkOom();
+    this.#gone = true;
     const dirs = [...new Set(this.#dirs.values())];
-    if (this.#populated()) await this.kill();
+    if (await this.#populated()) await this.kill();
     const until = Date.now() + EMPTY_WAIT_MS;
     for (const dir of dirs) {
       for (;;) {
@@ -482,12 +418,12 @@ export class BrowserGroup {
     this.#removedHook?.();
   }
 
-  #populated(): boolean {
+  async #populated(): Promise<boolean> {
     try {
       if (this.backend === "v2") {
-        return /^populated 1$/m.test(this.#fs.read(join(this.dir, "cgroup.events")));
+        return /^populated 1$/m.test(await this.#fs.read(join(this.dir, "cgroup.events")));
       }
-      return this.#fs.read(join(this.dir, "cgroup.procs")).trim() !== "";
+      return (await this.#fs.read(join(this.dir, "cgroup.procs"))).trim() !== "";
     } catch {
       return false;
     }

@@ -1,6 +1,7 @@
 /**
  * Where this process may make control groups for its browsers, read from the kernel's own
- * description of it (`/proc/self/cgroup`, `/proc/self/mountinfo`) without touching anything:
+ * description of it (`/proc/self/cgroup`, `/proc/self/mountinfo`, as a child shell sees
+ * them: it shares the runtime's groups and mounts) without touching anything:
  *
  * - **cgroup v2** when the unified hierarchy's `memory` and `pids` controllers are there for
  *   the groups: under the runtime's own cgroup's parent (a cgroup that holds processes cannot
@@ -12,13 +13,12 @@
  *   `cpu` when mounted); v1 has no rule against groups beside processes.
  * - otherwise none, with the one-line reason.
  *
- * Every group lives under `<place>/omotai/`: the launcher grants read and write of exactly
- * that directory (and, for v2, of the parent's `cgroup.subtree_control`, to hand the
- * controllers down), so the runtime can touch no other group.
+ * Every group lives under `<place>/omotai/<instance>/`.
  *
  * @module
  */
 import { dirname } from "node:path";
+import { kernelFs } from "./cgroup_shell.ts";
 
 /** The directory every group of every runtime goes under, inside a place's directory. */
 export const CGROUP_DIR = "omotai";
@@ -47,27 +47,18 @@ export type CgroupLocation = { place: CgroupPlace } | { reason: string };
 /** The kernel's files the lookup reads (replaced by tests). */
 export interface CgroupLookup {
   /** `/proc/self/cgroup`'s text. */
-  procCgroup(): string;
+  procCgroup(): Promise<string>;
   /** `/proc/self/mountinfo`'s text. */
-  mountinfo(): string;
+  mountinfo(): Promise<string>;
   /** A file's text (a cgroup's `cgroup.controllers`), or undefined when unreadable. */
-  read(path: string): string | undefined;
+  read(path: string): Promise<string | undefined>;
 }
 
-/** The files the lookup reads (the launcher grants them to the runtime). */
-export const CGROUP_LOOKUP_READS: readonly string[] = ["/proc/self/cgroup", "/proc/self/mountinfo"];
-
-/** The real files. */
+/** The real files, as a child shell of this process reads them. */
 export const systemLookup: CgroupLookup = {
-  procCgroup: () => Deno.readTextFileSync("/proc/self/cgroup"),
-  mountinfo: () => Deno.readTextFileSync("/proc/self/mountinfo"),
-  read(path) {
-    try {
-      return Deno.readTextFileSync(path);
-    } catch {
-      return undefined;
-    }
-  },
+  procCgroup: () => kernelFs.read("/proc/self/cgroup"),
+  mountinfo: () => kernelFs.read("/proc/self/mountinfo"),
+  read: (path) => kernelFs.read(path).catch(() => undefined),
 };
 
 interface Mount {
@@ -79,12 +70,14 @@ interface Mount {
 }
 
 /** Finds where groups can be made; never writes, never throws. */
-export function locateCgroups(lookup: CgroupLookup = systemLookup): CgroupLocation {
+export async function locateCgroups(
+  lookup: CgroupLookup = systemLookup,
+): Promise<CgroupLocation> {
   let procCgroup: string;
   let mountinfo: string;
   try {
-    procCgroup = lookup.procCgroup();
-    mountinfo = lookup.mountinfo();
+    procCgroup = await lookup.procCgroup();
+    mountinfo = await lookup.mountinfo();
   } catch (err) {
     return { reason: `cannot read this process's cgroups (${(err as Error).message})` };
   }
@@ -103,7 +96,9 @@ export function locateCgroups(lookup: CgroupLookup = systemLookup): CgroupLocati
     } else {
       // A cgroup with processes cannot also hand controllers to children (but the root can).
       const dir = unified.path === "/" ? own : dirname(own);
-      const available = (lookup.read(`${dir}/cgroup.controllers`) ?? "").trim().split(/\s+/);
+      const available = ((await lookup.read(`${dir}/cgroup.controllers`)) ?? "").trim().split(
+        /\s+/,
+      );
       if (available.includes("memory") && available.includes("pids")) {
         const controllers: CgroupController[] = ["memory", "pids"];
         if (available.includes("cpu")) controllers.push("cpu");
@@ -130,24 +125,6 @@ export function locateCgroups(lookup: CgroupLookup = systemLookup): CgroupLocati
 /** One line: `cgroup v2`, `cgroup v1 (hybrid host)`. */
 export function describePlace(place: CgroupPlace): string {
   return place.backend === "v2" ? "cgroup v2" : "cgroup v1 (hybrid host)";
-}
-
-/**
- * What the runtime may read and write for its groups at `place`: the `omotai/` directory of
- * each hierarchy, and for v2 the parent's `cgroup.subtree_control` (to hand the controllers
- * down) and `cgroup.controllers`.
- */
-export function placeGrants(place: CgroupPlace): { read: string[]; write: string[] } {
-  if (place.backend === "v2") {
-    const own = `${place.dir}/${CGROUP_DIR}`;
-    const control = `${place.dir}/cgroup.subtree_control`;
-    return {
-      read: [own, control, `${place.dir}/cgroup.controllers`],
-      write: [own, control],
-    };
-  }
-  const dirs = Object.values(place.dirs).map((d) => `${d}/${CGROUP_DIR}`);
-  return { read: dirs, write: dirs };
 }
 
 function parseMounts(text: string): Mount[] {

@@ -42,24 +42,20 @@ export {
   type BrowserGroupsOptions,
   type BrowserLimits,
   type CgroupFact,
-  type CgroupFs,
   defaultBrowserMemoryMb,
   describeCgroup,
-  ENTER_SHELL,
-  kernelFs,
   openBrowserGroups,
   type OpenGroupsOptions,
   RUNTIME_RESERVE_BYTES,
 } from "./cgroup.ts";
 export {
   CGROUP_DIR,
-  CGROUP_LOOKUP_READS,
   type CgroupController,
   type CgroupLocation,
   type CgroupLookup,
   type CgroupPlace,
   describePlace,
   locateCgroups,
-  placeGrants,
   systemLookup,
 } from "./cgroup_place.ts";
+export { type CgroupFs, CgroupFsError, ENTER_SHELL, kernelFs, runShell } from "./cgroup_shell.ts";
