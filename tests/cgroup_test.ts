@@ -113,8 +113,9 @@ async function connect(runtime: Runtime, clients: TestClient[]): Promise<TestCli
 
 async function withRuntime(
   memoryMb: number,
-  fn: (r: { runtime: Runtime; site: string; dataDir: string; connect(): Promise<TestClient> }) =>
-    Promise<void>,
+  fn: (
+    r: { runtime: Runtime; site: string; dataDir: string; connect(): Promise<TestClient> },
+  ) => Promise<void>,
 ): Promise<void> {
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-cgroup-" });
   const site = serveSite();
@@ -219,8 +220,10 @@ Deno.test({
         `peak ${Math.round(peak() / MB)} MiB`,
       );
       assert.ok(
-        await eventually(async () =>
-          /hog reached 2560 MiB/.test((await a.call("browser_snapshot", {})).text), 60_000),
+        await eventually(
+          async () => /hog reached 2560 MiB/.test((await a.call("browser_snapshot", {})).text),
+          60_000,
+        ),
       );
       const kills = probe.fact.backend === "v1"
         ? /oom_kill (\d+)/.exec(Deno.readTextFileSync(join(group, "memory.oom_control")))?.[1]
@@ -251,7 +254,11 @@ Deno.test({
         `pids ${readNumber(pidsDir, "pids.current")} (idle ${idle})`,
       );
       const busy = readNumber(pidsDir, "pids.current");
-      console.error(`browser pids: idle ${idle}, with 150 workers ${busy}, max ${readNumber(pidsDir, "pids.max")}`);
+      console.error(
+        `browser pids: idle ${idle}, with 150 workers ${busy}, max ${
+          readNumber(pidsDir, "pids.max")
+        }`,
+      );
       assert.ok(busy < readNumber(pidsDir, "pids.max"));
       const back = await a.call("browser_navigate", { url: `${site}/` });
       assert.equal(back.isError, false, back.text);

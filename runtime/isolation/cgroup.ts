@@ -136,7 +136,6 @@ const ENTER_SCRIPT = [
   `exec "$@"`,
 ].join("\n");
 
-
 /** What `BrowserGroups.open` needs. */
 export interface BrowserGroupsOptions {
   place: CgroupPlace;

@@ -51,11 +51,16 @@ export const kernelFs: CgroupFs = {
   mkdir: (path) => runShell(`[ -d "$1" ] || mkdir "$1"`, [path]).then(() => {}),
   // An interface file the kernel does not offer is an error, not a new plain file.
   write: (path, text) =>
-    runShell(`[ -e "$1" ] || { echo "no such file: $1" >&2; exit 2; }; printf '%s\\n' "$2" > "$1"`, [
-      path,
-      text,
-    ]).then(() => {}),
-  read: (path) => runShell(`while IFS= read -r l || [ -n "$l" ]; do printf '%s\\n' "$l"; done < "$1"`, [path]),
-  exists: (path) => runShell(`[ -e "$1" ] && echo y || echo n`, [path]).then((o) => o.trim() === "y"),
+    runShell(
+      `[ -e "$1" ] || { echo "no such file: $1" >&2; exit 2; }; printf '%s\\n' "$2" > "$1"`,
+      [
+        path,
+        text,
+      ],
+    ).then(() => {}),
+  read: (path) =>
+    runShell(`while IFS= read -r l || [ -n "$l" ]; do printf '%s\\n' "$l"; done < "$1"`, [path]),
+  exists: (path) =>
+    runShell(`[ -e "$1" ] && echo y || echo n`, [path]).then((o) => o.trim() === "y"),
   rmdir: (path) => runShell(`[ ! -d "$1" ] || rmdir "$1"`, [path]).then(() => {}),
 };

@@ -87,3 +87,21 @@ Deno.test("parsePolicy() refuses a relative upload_dir and a non-boolean screens
     /p\.yaml:1: unknown key "screenshot"/,
   );
 });
+
+Deno.test("parsePolicy() reads limits.browser_memory_mb and refuses what is not a size", () => {
+  assert.equal(parsePolicy("limits:\n  browser_memory_mb: 512\n").limits?.browser_memory_mb, 512);
+  assert.equal(parsePolicy("").limits, undefined);
+  assert.throws(
+    () => parsePolicy("limits:\n  browser_memory_mb: 64\n", "p.yaml"),
+    (e: Error) =>
+      e instanceof PolicyFileError && /p\.yaml:2: "limits\.browser_memory_mb"/.test(e.message),
+  );
+  assert.throws(
+    () => parsePolicy("limits:\n  browser_memory_mb: 1.5\n"),
+    PolicyFileError,
+  );
+  assert.throws(
+    () => parsePolicy("limits:\n  browser_memory: 512\n"),
+    (e: Error) => /unknown key "limits\.browser_memory"/.test(e.message),
+  );
+});
