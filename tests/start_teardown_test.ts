@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { type StartOptions, startRuntime } from "../runtime/cli/start.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
-import { detectIsolation } from "../runtime/isolation/mod.ts";
+import { detectIsolation, openBrowserGroups } from "../runtime/isolation/mod.ts";
 import { keySourceFrom, Vault } from "../vault/mod.ts";
 import { alive } from "./helpers/processes.ts";
 
@@ -36,6 +36,16 @@ async function exists(path: string): Promise<boolean> {
 /** Asserts that nothing of a start in `dataDir` is left (`pids`: its children seen). */
 /** Whether this machine gives browsers a namespace: a start then makes the proxy's socket dir. */
 const ISOLATED = (await detectIsolation()).kind === "netns";
+/** Whether starts here get browser cgroups (a probe instance, removed at once). */
+const BOUNDED = await (async () => {
+  const probe = await openBrowserGroups({
+    instance: `probe-${crypto.randomUUID().slice(0, 8)}`,
+    limits: { memoryBytes: 512 * 2 ** 20, pids: 64, cpuWeight: 50 },
+    log: () => {},
+  });
+  await probe.groups?.close();
+  return probe.fact.backend !== "none";
+})();
 
 async function assertNothingLeft(dataDir: string, pids: number[], port?: number) {
   // Only the start's own children: other test files run beside this one in this process.
@@ -120,6 +130,7 @@ Deno.test("startRuntime(): a start failing at each of its steps leaves no proces
     "approval queue",
     "operator questions",
     "policy worlds",
+    ...(BOUNDED ? ["browser cgroups"] : []),
     "sessions",
     "live sessions mirror",
     "admission",

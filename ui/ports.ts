@@ -93,6 +93,11 @@ export interface SessionInfo {
   readonly tainted: boolean;
   /** `netns`: its browser has a network of its own that reaches only the egress proxy. */
   readonly isolation: "netns" | "none";
+  /**
+   * The cgroup bounding its browser's memory, processes and CPU (`cgroup v2`, `cgroup v1`,
+   * `none`); unknown for another runtime's session.
+   */
+  readonly cgroup?: string;
   /** ISO time. */
   readonly startedAt: string;
   /** On a shared store: the runtime holding it (absent: this one). */

@@ -4,28 +4,24 @@
  * calls are serialized so two tool calls never interleave.
  *
  * A fault in this session stays in it: a message from the browser the runtime cannot take
- * (over the CDP cap, not UTF-8 JSON) or a handler of the session's own that throws ends this
- * session's browser alone (`CdpFaultError`), audited with its code; the call under way fails
- * with `BROWSER_LOST` naming that code, and the next call starts a fresh browser.
+ * (over the CDP cap, not UTF-8 JSON), a handler of the session's own that throws, or a page
+ * over the browser's memory limit (an OOM kill in its cgroup) ends this session's browser
+ * alone (`browser_end.ts`), audited with its code; the call under way fails with
+ * `BROWSER_LOST` naming that code, and the next call starts a fresh browser.
  *
  * @module
  */
-import type {
-  BrowserProcess,
-  CdpFaultError,
-  CdpSession,
-  TargetEvent,
-  TrackedTarget,
-} from "../../cdp/mod.ts";
+import type { BrowserProcess, CdpSession, TargetEvent, TrackedTarget } from "../../cdp/mod.ts";
 import type { AuditEvent, AuditSink, AuditWriter } from "../audit/audit_row.ts";
-import { BrowserLostError, OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../errors.ts";
+import { browserLost, endOf, endText } from "./browser_end.ts";
 import { log } from "../log.ts";
 import { BlockedRequests } from "./blocked_notice.ts";
 import { CallQueue } from "./call_queue.ts";
 import type { Element } from "./element_ops.ts";
 import type { BrowserHooks, BrowserHooksFactory, TargetWatcher } from "./hooks.ts";
 import type { Admission } from "./admission.ts";
-import { type BrowserStart, launchLive, type WarmSource } from "./launch.ts";
+import { type BrowserStart, endForMemory, launchLive, type WarmSource } from "./launch.ts";
 import type { Live } from "./live.ts";
 import { Notices } from "./notices.ts";
 import type { PageView } from "../snapshot/page_view.ts";
@@ -102,6 +98,8 @@ export class BrowserSession implements AsyncDisposable {
     this.choosers,
     this.console,
     this.network,
+    // A renderer the kernel killed for memory ends the whole browser (its cgroup's count).
+    { watch: (t) => this.#watchCrash(t) },
   ];
   #live: Live | undefined;
   #starting: Promise<Live> | undefined;
@@ -162,6 +160,12 @@ export class BrowserSession implements AsyncDisposable {
       this.#callGeneration = live && !gone(live) ? live.generation : undefined;
       try {
         return await fn();
+      } catch (err) {
+        // A call that failed because the kernel killed a process of its browser for memory
+        // ends that browser, and fails with BROWSER_LOST naming it (`translateError`).
+        const now = this.#live;
+        if (now) await this.#checkMemory(now);
+        throw err;
       } finally {
         this.#callGeneration = undefined;
       }
@@ -196,6 +200,12 @@ export class BrowserSession implements AsyncDisposable {
     return this.#options.isolation ? "netns" : "none";
   }
 
+  /** The cgroup this session's browsers are bounded by: `cgroup v2`, `cgroup v1` or `none`. */
+  get cgroup(): "cgroup v2" | "cgroup v1" | "none" {
+    const groups = this.#options.groups;
+    return groups ? `cgroup ${groups.backend}` : "none";
+  }
+
   /** The running browser process, if any (tests use it to simulate a crash). */
   get browserProcess(): BrowserProcess | undefined {
     return this.#live?.browser;
@@ -210,16 +220,20 @@ export class BrowserSession implements AsyncDisposable {
     if (this.#live && !gone(this.#live)) return this.#live;
     if (this.#live) {
       const old = this.#live;
-      const fault = old.browser.fault;
-      if (this.#callGeneration === old.generation) throw browserLost(fault);
+      // Whether the kernel killed it for memory: counted before the reason is told.
+      await old.group?.checkOom();
+      // Another call started the next browser meanwhile: that one is the session's.
+      if (this.#live !== old) return await this.ensureStarted();
+      const end = endOf(old);
+      if (this.#callGeneration === old.generation) throw browserLost(end);
       this.#live = undefined;
       // A browser whose pipe broke while it still runs is of no use to anyone.
       old.browser.kill("SIGKILL");
-      this.#lifecycle("browser_lost", fault?.code);
+      this.#lifecycle("browser_lost", end?.code);
       this.#notices.push(
-        fault
-          ? `the previous browser was ended by the runtime (${fault.code}: ${
-            faultText(fault)
+        end
+          ? `the previous browser was ended by the runtime (${end.code}: ${
+            endText(end)
           }); a fresh one was started (earlier pages and cookies are gone)`
           : "the previous browser exited; a fresh one was started (earlier pages and cookies are gone)",
       );
@@ -243,9 +257,10 @@ export class BrowserSession implements AsyncDisposable {
         // (its rule) whether it was started ahead of the session (`warm`) or for it.
         this.#lifecycle("browser_started", this.isolation, live.warm ? "warm" : "cold");
         // Audited when it happens, not only at the next call: the agent may never make one.
-        live.browser.connection.onClose(() => {
-          const fault = live.browser.fault;
-          if (fault && !this.#disposed) this.#lifecycle("browser_ended", fault.code);
+        live.browser.connection.onClose(async () => {
+          await live.group?.checkOom();
+          const end = endOf(live);
+          if (end && !this.#disposed) this.#lifecycle("browser_ended", end.code);
         });
       },
       onTargetChange: (live, event, t) => this.#onTargetChange(live, event, t),
@@ -254,12 +269,32 @@ export class BrowserSession implements AsyncDisposable {
 
   #onTargetChange(live: Live, event: TargetEvent, t: TrackedTarget): void {
     if (live.generation !== this.#generation) return;
+    if (event === "detached") void this.#checkMemory(live);
     if (event === "failed") {
       // Closed unguarded rather than run: the audit says so (type only, never the URL).
       this.#lifecycle("target_setup_failed", t.info.type);
       return;
     }
     this.#tabs.onTargetChange(live, event, t);
+  }
+
+  /**
+   * Ends `live`'s browser when its cgroup counts an OOM kill (on cgroup v1 the kernel kills
+   * one process, often a renderer the browser would outlive); the connection's close audits
+   * it (`browser_ended`, `BROWSER_OOM`).
+   */
+  async #checkMemory(live: Live): Promise<void> {
+    if (live.group && !gone(live)) await endForMemory(live.browser, live.group);
+  }
+
+  /** Checks the memory group when a page's renderer crashes (the kernel's OOM kill is one). */
+  async #watchCrash(t: TrackedTarget): Promise<void> {
+    if (t.info.type !== "page" || !this.#options.groups) return;
+    // The browser's first tab is prepared before the session holds it: looked up at the crash.
+    t.session.on("Inspector.targetCrashed", () => {
+      if (this.#live) void this.#checkMemory(this.#live);
+    });
+    await t.session.send("Inspector.enable");
   }
 
   /** The tabs, in the order they opened. */
@@ -373,8 +408,8 @@ export class BrowserSession implements AsyncDisposable {
    */
   translateError(err: unknown): unknown {
     const live = this.#live;
-    const fault = live?.browser.fault;
-    if (fault && !(err instanceof OmotaiError)) return browserLost(fault);
+    const end = live && endOf(live);
+    if (end && !(err instanceof OmotaiError)) return browserLost(end);
     return translateBrowserError(err, live !== undefined && gone(live));
   }
 
@@ -427,36 +462,6 @@ export class BrowserSession implements AsyncDisposable {
 /** Whether a browser can no longer be used: its process exited or its pipe is closed. */
 function gone(live: Live): boolean {
   return live.browser.hasExited || live.browser.connection.closed;
-}
-
-/** What the model hears about a fault: a fixed sentence per code, never the message's data. */
-function faultText(fault: CdpFaultError): string {
-  switch (fault.code) {
-    case "CDP_MESSAGE_TOO_LARGE":
-      return "the browser sent a message over the runtime's cap, e.g. a page logging a huge string";
-    case "CDP_MESSAGE_MALFORMED":
-      return "the browser sent a message that is not valid UTF-8 JSON";
-    case "CDP_LISTENER_FAILED":
-      return "the runtime failed handling this browser's events";
-  }
-}
-
-/** `BROWSER_LOST` for a browser the runtime ended: the message names the fault's code. */
-class BrowserEndedError extends BrowserLostError {
-  /** The fault's code (`CDP_MESSAGE_TOO_LARGE`...). */
-  readonly reason: string;
-  constructor(fault: CdpFaultError) {
-    super();
-    this.reason = fault.code;
-    this.message = `the runtime ended this session's browser (${fault.code}: ${
-      faultText(fault)
-    }); this action did not finish. The next call starts a fresh browser (pages and cookies are gone)`;
-  }
-}
-
-/** `BROWSER_LOST` for a call whose browser went; with the fault when the runtime ended it. */
-function browserLost(fault: CdpFaultError | undefined): BrowserLostError {
-  return fault ? new BrowserEndedError(fault) : new BrowserLostError();
 }
 
 function errorName(err: unknown): string {

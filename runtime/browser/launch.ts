@@ -21,6 +21,7 @@ import { OmotaiError } from "../errors.ts";
 import type { BrowserHooks, LaunchExtras, TargetWatcher } from "./hooks.ts";
 import type { Admission } from "./admission.ts";
 import type { Live } from "./live.ts";
+import type { LaunchGroup, LaunchGroups } from "./launch_group.ts";
 import type { Tabs } from "./tabs.ts";
 
 /**
@@ -54,6 +55,8 @@ export interface BrowserStart {
   maxMessageBytes?: number;
   /** The browser's sandbox (a network namespace of its own); none: started as before. */
   isolation?: LaunchIsolation;
+  /** A cgroup per browser (memory, pids, CPU bounds); none: browsers are not bounded. */
+  groups?: LaunchGroups;
   /** `nice`, to start browsers under at `BROWSER_NICENESS`; none: at the runtime's priority. */
   nice?: string;
   /** Admits launches a few at a time (one per core); none: every launch starts at once. */
@@ -64,6 +67,8 @@ export interface BrowserStart {
 export interface StartedBrowser {
   browser: BrowserProcess;
   profileDir: string;
+  /** Its cgroup (removed when the process exits), when browsers get one. */
+  group?: LaunchGroup;
 }
 
 /** A browser started ahead of its session, with the extras its session binds. */
@@ -94,8 +99,9 @@ export interface LaunchDeps extends BrowserStart {
 
 /**
  * Starts a browser in a fresh profile with `extras` (the egress flags): in its sandbox, at
- * a lower priority, in its turn among the runtime's launches. Its profile and extras go when the process exits, however it ends, and
- * whoever holds it then; a failed start releases both.
+ * a lower priority, in its own cgroup, in its turn among the runtime's launches. Its profile,
+ * group and extras go when the process exits, however it ends, and whoever holds it then; a
+ * failed start releases them.
  */
 export async function startBrowser<E extends LaunchExtras | undefined>(
   start: BrowserStart & { log(line: string): void },
@@ -103,8 +109,10 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
 ): Promise<StartedBrowser & { extras: E }> {
   const profileDir = await start.profiles.create();
   let made: E | undefined;
+  let group: LaunchGroup | undefined;
   let browser: BrowserProcess;
   try {
+    group = await start.groups?.create();
     made = await extras();
     let extraArgs = [...(start.extraArgs ?? []), ...(made?.args ?? [])];
     let wrap: LaunchOptions["wrap"];
@@ -119,6 +127,10 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
       // Everything the browser starts inherits it: zygotes, renderers, the sandbox's helpers.
       const nice = [start.nice, "-n", String(BROWSER_NICENESS)];
       wrap = { ...wrap, command: [...nice, ...(wrap?.command ?? [])] };
+    }
+    if (group) {
+      // Outermost: the group is entered before nice, the sandbox or the browser runs.
+      wrap = { ...wrap, command: [...group.wrap, ...(wrap?.command ?? [])] };
     }
     const launch = () =>
       launchBrowser({
@@ -135,6 +147,7 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
   } catch (err) {
     made?.release();
     await start.profiles.remove(profileDir).catch(() => {});
+    await group?.remove().catch(() => {});
     if (err instanceof OmotaiError) throw err;
     throw new OmotaiError("BROWSER_LAUNCH_FAILED", (err as Error).message);
   }
@@ -148,8 +161,27 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
     await start.profiles.remove(profileDir).catch((e) =>
       start.log(`could not remove a profile dir: ${describeError(e)}`)
     );
+    // The group goes once its last process has (the browser's exit ends the rest); its OOM
+    // count is kept for whoever asks why the browser ended.
+    await group?.remove().catch((e) =>
+      start.log(`could not remove a browser's cgroup: ${describeError(e)}`)
+    );
   }).catch(() => {});
-  return { browser, profileDir, extras: made as E };
+  return { browser, profileDir, extras: made as E, group };
+}
+
+/**
+ * Ends `browser` when the kernel killed a process of its group for memory (a renderer the
+ * browser would restart is not left to fill its limit again): every process of the group at
+ * once where the kernel can, else the browser's first process (in its sandbox the pid
+ * namespace ends the rest with it; without one, Chromium's children follow it). Resolves
+ * whether it did.
+ */
+export async function endForMemory(browser: BrowserProcess, group: LaunchGroup): Promise<boolean> {
+  if (browser.hasExited || (await group.checkOom()) === 0) return false;
+  const killed = await group.kill().catch(() => false);
+  if (!killed) browser.kill("SIGKILL");
+  return true;
 }
 
 /**
@@ -163,7 +195,7 @@ export async function launchLive(deps: LaunchDeps): Promise<Live> {
   if (warm && deps.hooks.adopt?.(warm.extras)) started = warm;
   // Extras these hooks cannot bind: the browser would answer to nobody; it goes.
   else warm?.browser.kill("SIGKILL");
-  const { browser, profileDir } = started ??
+  const { browser, profileDir, group } = started ??
     await startBrowser(deps, async () => await deps.hooks.beforeLaunch?.());
   try {
     return await deps.tabs.opening(async () => {
@@ -176,6 +208,7 @@ export async function launchLive(deps: LaunchDeps): Promise<Live> {
         generation: deps.generation,
         profileDir,
         warm: started !== undefined,
+        group,
       };
       tracker.onChange((event, t) => deps.onTargetChange(live, event, t));
       deps.onStarted(live);

@@ -5,6 +5,7 @@
  * @module
  */
 import type { BrowserProcess, TargetTracker } from "../../cdp/mod.ts";
+import type { LaunchGroup } from "./launch_group.ts";
 
 /** A launched browser. */
 export interface Live {
@@ -15,4 +16,6 @@ export interface Live {
   profileDir: string;
   /** Started ahead of its session (taken from the warm pool). */
   warm: boolean;
+  /** Its cgroup, when browsers get one (`endOf` reads its OOM kills). */
+  group?: LaunchGroup;
 }

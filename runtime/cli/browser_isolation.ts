@@ -1,21 +1,28 @@
 /**
  * The browsers' isolation for one start: what this machine can give them (detected once,
- * logged in one line), the private directory of the proxy's sockets, and, once the proxy
- * runs, the sandbox every launch of every session goes through. Without a namespace
- * (`none`) nothing changes: the proxy listens on loopback ports and browsers start as before.
+ * logged in one line), the private directory of the proxy's sockets, once the proxy runs the
+ * sandbox every launch of every session goes through, and once the runtime's policy is read
+ * the cgroup that bounds each browser. Without a namespace (`none`) the proxy listens on
+ * loopback ports and browsers start without one; without cgroups they are not bounded.
  *
  * @module
  */
 import { basename, dirname, join } from "node:path";
 import type { LaunchIsolation } from "../browser/launch.ts";
+import type { LaunchGroups } from "../browser/launch_group.ts";
 import { type EgressProxy, MAX_SOCKET_PATH, socketPathFor } from "../egress/egress_proxy.ts";
 import type { AuditSink } from "../audit/audit_row.ts";
 import {
+  BROWSER_CPU_WEIGHT,
+  BROWSER_PIDS_MAX,
+  defaultBrowserMemoryMb,
   describeIsolation,
   detectIsolation,
   IsolationError,
   type IsolationFact,
+  isolationMissing,
   NetnsIsolation,
+  openBrowserGroups,
   withoutNamespace,
 } from "../isolation/mod.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
@@ -39,6 +46,20 @@ export interface BrowserIsolation {
   proxy: { socketDir?: string; socketOwner?: { uid: number; gid: number } };
   /** The launches' sandbox over the running proxy (none without a namespace). */
   launcher(proxy: EgressProxy): LaunchIsolation | undefined;
+  /**
+   * Makes this start's browser cgroups, sized by the runtime's policy and the session cap,
+   * registered on the teardown, and logs the one line `browser isolation: ...`: the fact
+   * with its cgroup, and the groups (none where this machine cannot give them).
+   */
+  bound(sizing: GroupSizing): Promise<{ fact: IsolationFact; groups?: LaunchGroups }>;
+}
+
+/** What sizes each browser's memory limit. */
+export interface GroupSizing {
+  /** The runtime's policy's `limits.browser_memory_mb`, if set. */
+  memoryMb?: number;
+  /** The sessions this runtime holds at once (the default limit shares the memory). */
+  maxSessions: number;
 }
 
 /**
@@ -67,8 +88,26 @@ export async function openIsolation(
       `the data dir's path is too long for a Unix socket (${socketDir})`,
     );
   }
-  log(`browser isolation: ${describeIsolation(fact)}`);
-  if (fact.kind !== "netns") return { fact, proxy: {}, launcher: () => undefined };
+  const bound = async (sizing: GroupSizing) => {
+    const total = Deno.systemMemoryInfo().total;
+    const memoryMb = sizing.memoryMb ?? defaultBrowserMemoryMb(total, sizing.maxSessions);
+    const opened = await openBrowserGroups({
+      mode: options?.mode,
+      instance: basename(dirs.instanceDir),
+      limits: {
+        memoryBytes: memoryMb * 2 ** 20,
+        pids: BROWSER_PIDS_MAX,
+        cpuWeight: BROWSER_CPU_WEIGHT,
+      },
+      log: (line) => log(`browser cgroups: ${line}`),
+    });
+    const groups = opened.groups;
+    if (groups) teardown.defer("browser cgroups", () => groups.close());
+    const bounded = { ...fact, cgroup: opened.fact };
+    log(`browser isolation: ${describeIsolation(bounded)}`);
+    return { fact: bounded, groups };
+  };
+  if (fact.kind !== "netns") return { fact, proxy: {}, launcher: () => undefined, bound };
   teardown.defer(
     "proxy sockets",
     () => Deno.remove(socketDir, { recursive: true }).catch(() => {}),
@@ -80,6 +119,7 @@ export async function openIsolation(
   await Deno.chmod(socketDir, 0o700);
   return {
     fact,
+    bound,
     proxy: { socketDir, socketOwner: fact.user },
     launcher: (proxy) =>
       new NetnsIsolation({
@@ -93,7 +133,8 @@ export async function openIsolation(
 
 /**
  * Refuses a session whose policy sets `require_isolation` when this machine gives its
- * browsers no namespace: `ISOLATION_UNAVAILABLE`, audited before it is thrown (fail closed).
+ * browsers no namespace or no cgroup: `ISOLATION_UNAVAILABLE`, audited before it is thrown
+ * (fail closed).
  */
 export function requireIsolation(
   policy: Pick<PolicyFile, "require_isolation">,
@@ -101,7 +142,8 @@ export function requireIsolation(
   audit: AuditSink,
   agent: string | null,
 ): void {
-  if (!policy.require_isolation || fact.kind === "netns") return;
+  const missing = isolationMissing(fact);
+  if (!policy.require_isolation || missing === undefined) return;
   audit.append({
     kind: "session_refused",
     source: "lifecycle",
@@ -111,9 +153,7 @@ export function requireIsolation(
   });
   throw new IsolationError(
     "ISOLATION_UNAVAILABLE",
-    `the policy requires browser isolation (require_isolation), which this machine cannot give: ${
-      fact.reason ?? "no network namespace"
-    }`,
+    `the policy requires browser isolation (require_isolation), which this machine cannot give: ${missing}`,
   );
 }
 

@@ -3,8 +3,17 @@ import { MemorySink } from "../../tests/helpers/memory_sink.ts";
 import type { IsolationFact } from "../isolation/mod.ts";
 import { requireIsolation } from "./browser_isolation.ts";
 
-const NETNS: IsolationFact = { kind: "netns", sandbox: true };
-const NONE: IsolationFact = { kind: "none", sandbox: true, reason: "bubblewrap is not installed" };
+const CGROUP = {
+  backend: "v1" as const,
+  limits: { memoryBytes: 2 ** 29, pids: 1024, cpuWeight: 50 },
+};
+const NETNS: IsolationFact = { kind: "netns", sandbox: true, cgroup: CGROUP };
+const NONE: IsolationFact = {
+  kind: "none",
+  sandbox: true,
+  reason: "bubblewrap is not installed",
+  cgroup: CGROUP,
+};
 
 Deno.test("requireIsolation() lets a session start with a namespace, or when none is required", () => {
   const audit = new MemorySink();
@@ -35,5 +44,23 @@ Deno.test("requireIsolation() refuses when the audit row cannot be written (fail
   assert.throws(
     () => requireIsolation({ require_isolation: true }, NONE, audit, null),
     (err: Error & { code?: string }) => err.code === "AUDIT_UNAVAILABLE",
+  );
+});
+
+Deno.test("requireIsolation() refuses a namespace without a cgroup, and says why", () => {
+  const audit = new MemorySink();
+  const unbounded: IsolationFact = {
+    ...NETNS,
+    cgroup: { backend: "none", reason: "no cgroup2 mount, and no cgroup v1 memory hierarchy" },
+  };
+  assert.throws(
+    () => requireIsolation({ require_isolation: true }, unbounded, audit, "alice"),
+    (err: Error & { code?: string }) =>
+      err.code === "ISOLATION_UNAVAILABLE" && /no cgroup: no cgroup2 mount/.test(err.message),
+  );
+  assert.equal(audit.rows[0]?.reason, "ISOLATION_UNAVAILABLE");
+  // A fact whose cgroup was never looked for counts as none (fail closed).
+  assert.throws(() =>
+    requireIsolation({ require_isolation: true }, { kind: "netns", sandbox: true }, audit, null)
   );
 });

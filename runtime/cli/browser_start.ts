@@ -7,6 +7,7 @@
  */
 import { describeError, type ProfileStore } from "../../cdp/mod.ts";
 import { type BrowserStart, type LaunchIsolation, startBrowser } from "../browser/launch.ts";
+import type { LaunchGroups } from "../browser/launch_group.ts";
 import { type Admission, launchAdmission, loadAdmission } from "../browser/admission.ts";
 import { defaultPoolSize, WarmPool } from "../browser/warm_pool.ts";
 import type { AuditSink } from "../audit/audit_row.ts";
@@ -22,6 +23,8 @@ export interface BrowserStartParts {
   executable: string;
   headful?: boolean;
   isolation?: LaunchIsolation;
+  /** A cgroup per browser. */
+  groups?: LaunchGroups;
 }
 
 /**

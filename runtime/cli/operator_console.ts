@@ -132,6 +132,7 @@ export function grantsPort(store: GrantPort): GrantsPort {
 /** What the console reads of one of this runtime's sessions, and ends. */
 export type ConsoleSession =
   & Pick<BrowserSession, "id" | "agent" | "isolation" | "state" | "currentOrigin">
+  & Partial<Pick<BrowserSession, "cgroup">>
   & AsyncDisposable;
 
 /** What the console's live sessions are built over. */
@@ -163,6 +164,7 @@ export function sessionsPort(d: LiveSessionsDeps): SessionsPort {
       actionsUsed: s.state.counters().actionsUsed,
       tainted: s.state.tainted,
       isolation: s.isolation,
+      ...(s.cgroup ? { cgroup: s.cgroup } : {}),
       startedAt: new Date(s.state.startedAt).toISOString(),
       ...(s.state.activity ? { activity: s.state.activity } : {}),
     }));

@@ -17,6 +17,7 @@ import type { HttpApp } from "../mcp/http_app.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
 import type { HumanChannel } from "../tools/tool.ts";
 import type { LaunchIsolation } from "../browser/launch.ts";
+import type { LaunchGroups } from "../browser/launch_group.ts";
 import type { IsolationFact } from "../isolation/mod.ts";
 import { adminToken } from "./admin_token.ts";
 import {
@@ -160,6 +161,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       executable,
       headful: options.headful,
       isolation: boundary.isolation,
+      groups: boundary.groups,
     }, teardown);
     const pool = openWarmPool(
       start,
@@ -256,6 +258,8 @@ export interface BoundaryParts {
   /** What isolation the browsers get, and the sandbox each launch goes through (if any). */
   isolationFact: IsolationFact;
   isolation?: LaunchIsolation;
+  /** A cgroup per browser (none where this machine cannot give one). */
+  groups?: LaunchGroups;
 }
 
 /**
@@ -301,20 +305,29 @@ export async function openBoundary(
   teardown.defer("policy worlds", () => worlds[Symbol.asyncDispose]());
   // The runtime's own policy is verified before anything serves: a refused module stops it.
   const runtimeWorld = await worlds.get(options.policy);
+  // Each browser's cgroup, sized by the runtime's own policy and the session cap.
+  const { fact, groups } = await isolated.bound({
+    memoryMb: runtimeWorld.policy.limits?.browser_memory_mb,
+    maxSessions: options.mode === "stdio" ? 1 : options.maxSessions ?? machineMaxSessions(),
+  });
   // The runtime's own policy may require isolation: then no start without it.
-  requireIsolation(runtimeWorld.policy, isolated.fact, audit, null);
+  requireIsolation(runtimeWorld.policy, fact, audit, null);
   audit.append({
     kind: "runtime_started",
     source: "lifecycle",
     decision: "event",
     reason: runtimeWorld.engine.modules.map((m) => m.name).join(","),
   });
-  // What every browser of this start gets: `netns`, or `none` (the log line says why).
+  // What every browser of this start gets: `netns`, or `none` (the log line says why), and
+  // its cgroup (`cgroup v2`, `cgroup v1`, `none`).
   audit.append({
     kind: "browser_isolation",
     source: "lifecycle",
     decision: "event",
-    reason: isolated.fact.kind,
+    reason: fact.kind,
+    rule: fact.cgroup?.backend === "none" || !fact.cgroup
+      ? "no cgroup"
+      : `cgroup ${fact.cgroup.backend}`,
   });
   stores.lifecycle.started = true;
   return {
@@ -326,8 +339,9 @@ export async function openBoundary(
     human,
     worlds,
     runtimeWorld,
-    isolationFact: isolated.fact,
+    isolationFact: fact,
     isolation: isolated.launcher(proxy),
+    groups,
   };
 }
 

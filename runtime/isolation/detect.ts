@@ -12,6 +12,7 @@
  * @module
  */
 import { OmotaiError } from "../errors.ts";
+import { type CgroupFact, describeCgroup } from "./cgroup.ts";
 
 /** The user the browser runs as when the runtime is root. */
 export interface BrowserUser {
@@ -34,6 +35,11 @@ export interface IsolationFact {
   sandbox: boolean;
   /** The programs a netns launch runs (set when `kind` is `netns`). */
   tools?: IsolationTools;
+  /**
+   * The browsers' cgroup, found separately (`openBrowserGroups`, once the runtime's policy
+   * sizes it); absent until then, and counted as none.
+   */
+  cgroup?: CgroupFact;
 }
 
 /** The programs a netns launch runs. */
@@ -134,17 +140,43 @@ export async function detectIsolation(options: DetectOptions = {}): Promise<Isol
 
 /** `fact` without its namespace, for `reason`: the browser then runs as the runtime does. */
 export function withoutNamespace(fact: IsolationFact, reason: string): IsolationFact {
-  return { kind: "none", reason, sandbox: fact.sandbox && fact.user === undefined };
+  return {
+    kind: "none",
+    reason,
+    sandbox: fact.sandbox && fact.user === undefined,
+    cgroup: fact.cgroup,
+  };
 }
 
-/** One line for banners and logs: `netns`, or `none (why)`. */
+/**
+ * One line for banners and logs: `netns`, or `none (why)`, then the cgroup when it is known
+ * (`; cgroup v1 (hybrid host): memory 512 MiB ...`, `; cgroup: none (why)`).
+ */
 export function describeIsolation(fact: IsolationFact): string {
   const who = fact.user
     ? `, browser user ${fact.user.name} (${fact.user.uid})`
     : fact.sandbox
     ? ""
     : ", no sandbox";
-  return `${fact.kind}${who}${fact.reason ? ` (${fact.reason})` : ""}`;
+  const cgroup = !fact.cgroup
+    ? ""
+    : fact.cgroup.backend === "none"
+    ? `; cgroup: ${describeCgroup(fact.cgroup)}`
+    : `; ${describeCgroup(fact.cgroup)}`;
+  return `${fact.kind}${who}${fact.reason ? ` (${fact.reason})` : ""}${cgroup}`;
+}
+
+/**
+ * What a policy's `require_isolation` asks for and this fact lacks, in one line: no
+ * namespace, no cgroup; undefined when it has both.
+ */
+export function isolationMissing(fact: IsolationFact): string | undefined {
+  const missing: string[] = [];
+  if (fact.kind !== "netns") missing.push(fact.reason ?? "no network namespace");
+  if (!fact.cgroup || fact.cgroup.backend === "none") {
+    missing.push(`no cgroup: ${fact.cgroup?.reason ?? "not found"}`);
+  }
+  return missing.length > 0 ? missing.join("; ") : undefined;
 }
 
 function browserUser(options: DetectOptions, uid: number | undefined): BrowserUser | undefined {

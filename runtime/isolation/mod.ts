@@ -1,6 +1,7 @@
 /**
- * Browser isolation: what this machine can give a session's browser (`detect.ts`) and the
- * sandbox a browser is launched into (`netns.ts`).
+ * Browser isolation: what this machine can give a session's browser (`detect.ts`), the
+ * sandbox a browser is launched into (`netns.ts`) and the cgroup that bounds it (`cgroup.ts`,
+ * where `cgroup_place.ts` found it can be made).
  *
  * @module
  */
@@ -16,6 +17,7 @@ export {
   type IsolationErrorCode,
   type IsolationFact,
   type IsolationKind,
+  isolationMissing,
   type IsolationTools,
   NICE_PATHS,
   withoutNamespace,
@@ -31,3 +33,29 @@ export {
   sandboxCommand,
   type SandboxSpec,
 } from "./netns.ts";
+export {
+  BROWSER_CPU_WEIGHT,
+  BROWSER_MEMORY_MB,
+  BROWSER_PIDS_MAX,
+  BrowserGroup,
+  BrowserGroups,
+  type BrowserGroupsOptions,
+  type BrowserLimits,
+  type CgroupFact,
+  defaultBrowserMemoryMb,
+  describeCgroup,
+  openBrowserGroups,
+  type OpenGroupsOptions,
+  RUNTIME_RESERVE_BYTES,
+} from "./cgroup.ts";
+export {
+  CGROUP_DIR,
+  type CgroupController,
+  type CgroupLocation,
+  type CgroupLookup,
+  type CgroupPlace,
+  describePlace,
+  locateCgroups,
+  systemLookup,
+} from "./cgroup_place.ts";
+export { type CgroupFs, CgroupFsError, ENTER_SHELL, kernelFs, runShell } from "./cgroup_shell.ts";

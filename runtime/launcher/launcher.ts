@@ -235,6 +235,11 @@ function describe(plan: ChildPlan, argv: string[]): string {
         ? "browser isolation: off (--isolation off): the browser shares the runtime's network"
         : `browser isolation: each browser in a network namespace of its own (bubblewrap), reaching only the egress proxy (socat); as root, user ${user} with Chromium's sandbox. Where this machine cannot, the start says why and runs without (a policy's require_isolation refuses instead)`,
     );
+    if (!off) {
+      lines.push(
+        "browser cgroup: each browser in a group of its own (cgroup v2 under a delegated subtree, or v1 on a hybrid host; through /bin/sh, as Deno reaches /sys only with --allow-all): its memory without swap (limits.browser_memory_mb; default from the machine's memory and --max-sessions), its pids and a CPU weight below the runtime's, enforced by the kernel. The start says which, or why none",
+      );
+    }
   }
   return lines.join("\n");
 }

@@ -13,6 +13,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { OmotaiError } from "../errors.ts";
 import type { FindBrowserOptions } from "../../cdp/mod.ts";
 import { DETECT_READS, NICE_PATHS, TOOL_DIRS } from "../isolation/detect.ts";
+import { ENTER_SHELL } from "../isolation/cgroup_shell.ts";
 import { DATA_DIR_ENV, resolveDataDir } from "./data_dir.ts";
 import {
   type CommandLine,
@@ -334,6 +335,11 @@ function startGrants(
   if (facts.os === "linux" && str(values, "isolation") !== "off") {
     for (const p of DETECT_READS) grants.read.add(p);
     for (const dir of TOOL_DIRS) grants.run.add(`${dir}/bwrap`);
+    // A cgroup per browser (runtime/isolation/cgroup.ts). Deno wants --allow-all for any
+    // file under /sys or /proc/self, so the runtime reads and writes cgroupfs through a
+    // POSIX shell, which also enters each browser's group and execs the rest; it can run
+    // nothing that nice and bubblewrap, granted above, could not.
+    grants.run.add(ENTER_SHELL);
   }
 }
 

@@ -138,10 +138,19 @@ export const PolicyFileSchema = z.strictObject({
   model_may_type_passwords: z.boolean().default(false),
   /**
    * Whether a session may start only with its browser in a network namespace of its own
-   * (`isolation: netns`); on a machine that cannot give one, the session is refused:
-   * ISOLATION_UNAVAILABLE. Off by default: the runtime says why and runs without.
+   * (`isolation: netns`) and a cgroup of its own; on a machine that cannot give both, the
+   * session is refused: ISOLATION_UNAVAILABLE. Off by default: the runtime says why and runs
+   * without.
    */
   require_isolation: z.boolean().default(false),
+  /**
+   * Bounds the kernel enforces on each browser (its cgroup, docs/isolation.md); read from
+   * the runtime's own policy. Unset: sized from the machine's memory and the session cap.
+   */
+  limits: z.strictObject({
+    /** The browser's memory limit in MiB, every process of it together, without swap. */
+    browser_memory_mb: z.int().min(128).max(1_048_576).optional(),
+  }).optional(),
   /**
    * The operator's templates for generated-credential capture (`browser_capture_credentials`,
    * docs/capture.md): what each workflow registers with its vendor; a workflow without one

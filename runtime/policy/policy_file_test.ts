@@ -100,3 +100,21 @@ Deno.test("parsePolicy() reads max_sessions: unset by default, 0 or a count, not
     );
   }
 });
+
+Deno.test("parsePolicy() reads limits.browser_memory_mb and refuses what is not a size", () => {
+  assert.equal(parsePolicy("limits:\n  browser_memory_mb: 512\n").limits?.browser_memory_mb, 512);
+  assert.equal(parsePolicy("").limits, undefined);
+  assert.throws(
+    () => parsePolicy("limits:\n  browser_memory_mb: 64\n", "p.yaml"),
+    (e: Error) =>
+      e instanceof PolicyFileError && /p\.yaml:2: "limits\.browser_memory_mb"/.test(e.message),
+  );
+  assert.throws(
+    () => parsePolicy("limits:\n  browser_memory_mb: 1.5\n"),
+    PolicyFileError,
+  );
+  assert.throws(
+    () => parsePolicy("limits:\n  browser_memory: 512\n"),
+    (e: Error) => /unknown key "limits\.browser_memory"/.test(e.message),
+  );
+});

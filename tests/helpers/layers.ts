@@ -36,7 +36,7 @@ export const LAYERS: readonly LayerRule[] = [
   { folder: ROOT, job: "errors, log, version (main.ts is the entry)", may: ["shared"] },
   {
     folder: "runtime/isolation",
-    job: "browser isolation: detection, a network namespace per browser (bubblewrap)",
+    job: "browser isolation: detection, a network namespace and a cgroup per browser",
     may: [...BASE, "cdp"],
   },
   {

@@ -55,7 +55,8 @@ export function sessionsBody(
               : ""}</td>
             <td>${s.actionsUsed}</td>
             <td class="${s.tainted ? "bad" : ""}">${s.tainted ? "yes" : "no"}</td>
-            <td class="${s.isolation === "netns" ? "" : "bad"}">${s.isolation}</td>
+            <td class="${s.isolation === "netns" && s.cgroup !== "none" ? "" : "bad"}">${s
+              .isolation}${s.cgroup ? `, ${s.cgroup}` : ""}</td>
             <td>${when(s.startedAt)}</td>
             <td>${postButton(`/sessions/${seg(s.id)}/kill`, "Kill", csrf, {}, "danger")}</td>
           </tr>
