@@ -10,12 +10,12 @@
  *
  * @module
  */
-import type {
-  BrowserProcess,
+import {
+  type BrowserProcess,
   CdpFaultError,
-  CdpSession,
-  TargetEvent,
-  TrackedTarget,
+  type CdpSession,
+  type TargetEvent,
+  type TrackedTarget,
 } from "../../cdp/mod.ts";
 import type { AuditEvent, AuditSink, AuditWriter } from "../audit/audit_row.ts";
 import { BrowserLostError, OmotaiError } from "../errors.ts";
@@ -167,6 +167,20 @@ export class BrowserSession implements AsyncDisposable {
       }
     };
     return this.#calls.run(call);
+  }
+
+  /**
+   * Ends the running browser as the CDP pipe's meter does (`SESSION_FLOODING`: killed, audited
+   * `browser_ended`, the call under way fails naming it, the next call starts a fresh one):
+   * the egress proxy reported that its held request bodies kept over their rate.
+   */
+  flooding(): void {
+    this.#live?.browser.connection.fail(
+      new CdpFaultError(
+        "SESSION_FLOODING",
+        "the browser sent request bodies faster than the runtime's byte-rate cap for too long",
+      ),
+    );
   }
 
   /** Notices gathered since the last call (new tabs, a lost browser); clears them. */
@@ -438,6 +452,8 @@ function faultText(fault: CdpFaultError): string {
       return "the browser sent a message that is not valid UTF-8 JSON";
     case "CDP_LISTENER_FAILED":
       return "the runtime failed handling this browser's events";
+    case "SESSION_FLOODING":
+      return "the page made the browser send data faster than the runtime's byte-rate cap for too long";
   }
 }
 

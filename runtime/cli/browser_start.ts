@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { describeError, type ProfileStore } from "../../cdp/mod.ts";
+import { type ByteRateLimits, describeError, type ProfileStore } from "../../cdp/mod.ts";
 import { type BrowserStart, type LaunchIsolation, startBrowser } from "../browser/launch.ts";
 import { type Admission, launchAdmission, loadAdmission } from "../browser/admission.ts";
 import { defaultPoolSize, WarmPool } from "../browser/warm_pool.ts";
@@ -22,6 +22,8 @@ export interface BrowserStartParts {
   executable: string;
   headful?: boolean;
   isolation?: LaunchIsolation;
+  /** How fast each browser's CDP events are read (the runtime policy's `limits`). */
+  cdpByteRate?: ByteRateLimits;
 }
 
 /**

@@ -30,6 +30,7 @@ import { browserStart, openWarmPool } from "./browser_start.ts";
 import { connectionFactory } from "./connections.ts";
 import { mirrorLiveSessions } from "./live_mirror.ts";
 import { openStores, type Stores } from "./open_stores.ts";
+import { byteRates } from "./byte_rates.ts";
 import { operatorConsole } from "./operator_console.ts";
 import { type PolicyWorld, PolicyWorlds } from "./policy_worlds.ts";
 import { type ConsoleFactory, runtimeOrigins, serveDemo, serveHttp, serveStdio } from "./serve.ts";
@@ -160,6 +161,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       executable,
       headful: options.headful,
       isolation: boundary.isolation,
+      cdpByteRate: byteRates(boundary.runtimeWorld.policy).cdp,
     }, teardown);
     const pool = openWarmPool(
       start,
@@ -291,6 +293,8 @@ export async function openBoundary(
   teardown.defer("policy worlds", () => worlds[Symbol.asyncDispose]());
   // The runtime's own policy is verified before anything serves: a refused module stops it.
   const runtimeWorld = await worlds.get(options.policy);
+  // Every listener opened from now on meters its held bodies as the runtime's policy says.
+  proxy.meterHeldBodies(byteRates(runtimeWorld.policy).heldBodies);
   // The runtime's own policy may require isolation: then no start without it.
   requireIsolation(runtimeWorld.policy, isolated.fact, audit, null);
   audit.append({

@@ -137,6 +137,19 @@ export const PolicyFileSchema = z.strictObject({
    */
   require_isolation: z.boolean().default(false),
   /**
+   * Bounds on what one session's browser may make the runtime take in (docs/policy-file.md,
+   * "limits"): CDP events and held request bodies, in bytes per second and bytes at once
+   * above that; a browser over a rate for `flood_seconds` is ended (SESSION_FLOODING). Unset
+   * keys keep the runtime's measured defaults. Read from the runtime's own policy only.
+   */
+  limits: z.strictObject({
+    cdp_bytes_per_sec: z.int().min(64 * 1024).max(1024 * 1024 * 1024).optional(),
+    cdp_burst_bytes: z.int().min(0).max(4 * 1024 * 1024 * 1024).optional(),
+    held_body_bytes_per_sec: z.int().min(64 * 1024).max(1024 * 1024 * 1024).optional(),
+    held_body_burst_bytes: z.int().min(0).max(4 * 1024 * 1024 * 1024).optional(),
+    flood_seconds: z.int().min(1).max(3_600).optional(),
+  }).default({}),
+  /**
    * The operator's templates for generated-credential capture (`browser_capture_credentials`,
    * docs/capture.md): what each workflow registers with its vendor; a workflow without one
    * is refused (CAPTURE_UNCONFIGURED).
