@@ -179,6 +179,8 @@ Deno.test("CdpConnection hears a transport's fault: pending calls reject with it
 Deno.test("CdpConnection over a PipeTransport: a huge message fails the call waiting on it, nothing throws", async () => {
   const listeners: Record<string, ((arg?: unknown) => void)[]> = {};
   const readable: PipeReadable = {
+    pause: () => {},
+    resume: () => {},
     on(event: string, listener: (arg: never) => void) {
       (listeners[event] ??= []).push(listener as (arg?: unknown) => void);
       return this;

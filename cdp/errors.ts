@@ -67,7 +67,12 @@ export type CdpFaultCode =
   /** A message that is not UTF-8 JSON of the protocol's shape. */
   | "CDP_MESSAGE_MALFORMED"
   /** The runtime's own handling of the browser's messages or events failed. */
-  | "CDP_LISTENER_FAILED";
+  | "CDP_LISTENER_FAILED"
+  /**
+   * The browser's CDP messages, or the request bodies the egress proxy holds for it, came
+   * faster than the runtime's byte-rate cap for longer than it allows, slowed all along.
+   */
+  | "SESSION_FLOODING";
 
 /**
  * The connection was ended by the runtime: a message it could not take, or its own handler

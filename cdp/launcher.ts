@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { CdpConnection, type CdpLog } from "./connection.ts";
 import { BrowserLaunchError, type CdpFaultError } from "./errors.ts";
 import { type PipeReadable, PipeTransport, type PipeWritable } from "./pipe_transport.ts";
+import type { ByteRateLimits } from "../shared/byte_rate.ts";
 
 /**
  * Debian's headless shell (package `chromium-headless-shell`): the same Chromium, engine,
@@ -196,6 +197,11 @@ export interface LaunchOptions {
   log?: CdpLog;
   /** Bytes one CDP message may have (default `MAX_MESSAGE_BYTES`): more ends the browser. */
   maxMessageBytes?: number;
+  /**
+   * How fast the browser's CDP bytes are read (default `CDP_BYTE_RATE`; `false`: unmetered,
+   * a control only): past it the browser is slowed, then ended (`SESSION_FLOODING`).
+   */
+  byteRate?: ByteRateLimits | false;
   /** Runs the browser under a wrapper (a sandbox launcher) instead of directly. */
   wrap?: LaunchWrap;
 }
@@ -225,9 +231,17 @@ export class BrowserProcess implements AsyncDisposable {
   readonly exited: Promise<void>;
   #child: ChildProcess;
   #hasExited = false;
+  readonly #transport: { bytesRead: number; eventBytesRead: number } | undefined;
 
-  constructor(child: ChildProcess, connection: CdpConnection, profileDir: string) {
+  /** `transport` counts what the browser sent on its pipe. */
+  constructor(
+    child: ChildProcess,
+    connection: CdpConnection,
+    profileDir: string,
+    transport?: { bytesRead: number; eventBytesRead: number },
+  ) {
     this.#child = child;
+    this.#transport = transport;
     this.connection = connection;
     this.profileDir = profileDir;
     this.pid = child.pid;
@@ -248,6 +262,11 @@ export class BrowserProcess implements AsyncDisposable {
     connection.onClose(() => {
       if (connection.fault) this.kill("SIGKILL");
     });
+  }
+
+  /** Bytes the browser has sent on its CDP pipe so far: all, and those of events. */
+  get cdpBytesRead(): { all: number; events: number } {
+    return { all: this.#transport?.bytesRead ?? 0, events: this.#transport?.eventBytesRead ?? 0 };
   }
 
   /** Whether the process has exited. */
@@ -347,9 +366,15 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserProc
   const transport = new PipeTransport(writable, readable, {
     log: options.log,
     maxMessageBytes: options.maxMessageBytes,
+    byteRate: options.byteRate,
   });
   const connection = new CdpConnection(transport, { log: options.log });
-  const browser = new BrowserProcess(child, connection, options.profileDir);
+  const browser = new BrowserProcess(
+    child,
+    connection,
+    options.profileDir,
+    transport,
+  );
   const timeoutMs = options.startTimeoutMs ?? 20_000;
   try {
     const outcome = await Promise.race([

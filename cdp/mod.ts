@@ -16,7 +16,13 @@ export {
   describeError,
   type MessageTransport,
 } from "./connection.ts";
-export { MAX_MESSAGE_BYTES, PipeTransport, type PipeTransportOptions } from "./pipe_transport.ts";
+export {
+  CDP_BYTE_RATE,
+  MAX_MESSAGE_BYTES,
+  PipeTransport,
+  type PipeTransportOptions,
+} from "./pipe_transport.ts";
+export { ByteRate, type ByteRateLimits, type Pace } from "../shared/byte_rate.ts";
 export {
   BROWSER_CANDIDATES,
   BrowserProcess,

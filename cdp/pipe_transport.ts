@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { ByteRate, type ByteRateLimits } from "../shared/byte_rate.ts";
 import { CdpFaultError } from "./errors.ts";
 
 /**
@@ -21,6 +22,23 @@ import { CdpFaultError } from "./errors.ts";
  */
 export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 
+/**
+ * How fast one browser's CDP events are read (see `ByteRate` for the rule; replies to the
+ * runtime's own commands are not counted, see `eventBytesRead`). Measured with the runtime's
+ * own sessions navigating, snapshotting and reading the console of the largest pages of the
+ * corpus and a 60,000-link page (`bench/cdp_rate.ts`, docs/bench-results.md): events peaked at
+ * 0.5 MiB/s over one second and 0.1 MiB/s over ten, while replies (the snapshots) ran at
+ * 18 MiB/s. So a browser may keep 8 MiB/s of events up forever (16 times the peak, and twice
+ * the rate at which the console log itself stops following a target), send 48 MiB at once
+ * above it (one message at the cap and more), and is ended (`SESSION_FLOODING`) only after
+ * 10 s over the rate, slowed to it all along.
+ */
+export const CDP_BYTE_RATE: Readonly<ByteRateLimits> = {
+  bytesPerSec: 8 * 1024 * 1024,
+  burstBytes: 48 * 1024 * 1024,
+  floodMs: 10_000,
+};
+
 /** Minimal writable side of a Node stream, as `node:child_process` hands it out. */
 export interface PipeWritable {
   write(chunk: string | Uint8Array): boolean;
@@ -30,6 +48,9 @@ export interface PipeWritable {
 
 /** Minimal readable side of a Node stream. */
 export interface PipeReadable {
+  /** Stops `data` events (the pipe fills, and the browser's writes wait) until `resume`. */
+  pause(): unknown;
+  resume(): unknown;
   on(event: "data", listener: (chunk: Uint8Array | string) => void): unknown;
   on(event: "close" | "end", listener: () => void): unknown;
   on(event: "error", listener: (err: Error) => void): unknown;
@@ -41,11 +62,28 @@ export interface PipeTransportOptions {
   maxMessageBytes?: number;
   /** Where the transport's own failures are logged (codes only); default: nowhere. */
   log?: (line: string) => void;
+  /**
+   * How fast the browser's bytes are read (default `CDP_BYTE_RATE`): past the rate the pipe
+   * is paused, and a browser over it for too long is ended (`SESSION_FLOODING`). `false`
+   * reads as fast as the browser writes (a control measuring what a page makes it decode).
+   */
+  byteRate?: ByteRateLimits | false;
+  /** The meter's clock, in milliseconds (tests); default `performance.now`. */
+  now?: () => number;
 }
 
 /** One message-oriented duplex channel to the browser. */
 export class PipeTransport {
   #writable: PipeWritable;
+  #readable: PipeReadable;
+  /** The browser's intake meter; undefined when unmetered. */
+  readonly #meter: ByteRate | undefined;
+  #bytesRead = 0;
+  #eventBytesRead = 0;
+  /** Whether the message being read is an event (metered), not a reply to the runtime. */
+  #event = true;
+  /** Resumes reading after a pause; cleared when the pipe closes. */
+  #resumeTimer: ReturnType<typeof setTimeout> | undefined;
   /** The unfinished message's bytes so far, and their total. */
   #parts: Uint8Array[] = [];
   #size = 0;
@@ -65,6 +103,9 @@ export class PipeTransport {
 
   constructor(writable: PipeWritable, readable: PipeReadable, options: PipeTransportOptions = {}) {
     this.#writable = writable;
+    this.#readable = readable;
+    const rate = options.byteRate ?? CDP_BYTE_RATE;
+    this.#meter = rate === false ? undefined : new ByteRate(rate, options.now);
     this.#max = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
     this.#log = options.log ?? (() => {});
     // EPIPE after the browser died arrives as an event; unhandled, it would crash the runtime.
@@ -83,6 +124,25 @@ export class PipeTransport {
   /** Why the transport ended the pipe itself, if it did. */
   get fault(): CdpFaultError | undefined {
     return this.#fault;
+  }
+
+  /** Every byte read from the browser so far. */
+  get bytesRead(): number {
+    return this.#bytesRead;
+  }
+
+  /**
+   * Bytes of events read so far: what the meter counts. Replies to the runtime's own commands
+   * are not counted: their size and number follow the agent's calls (a huge page's snapshot is
+   * ~20 MB, once per call), while events are what a page can make the browser send unasked.
+   */
+  get eventBytesRead(): number {
+    return this.#eventBytesRead;
+  }
+
+  /** Whether reading is paused now because the browser sent too fast. */
+  get slowed(): boolean {
+    return this.#resumeTimer !== undefined;
   }
 
   /** Bytes of the unfinished message held now (bounded by the cap). */
@@ -113,7 +173,20 @@ export class PipeTransport {
     // sends is discarded as it arrives rather than held.
     if (this.#closed) return;
     try {
-      this.#frames(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk);
+      const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
+      this.#bytesRead += bytes.length;
+      const metered = this.#frames(bytes);
+      this.#eventBytesRead += metered;
+      const pace = this.#meter?.take(metered);
+      if (this.#closed || !pace) return;
+      if (pace.kind === "flood") {
+        this.#fail(
+          new CdpFaultError(
+            "SESSION_FLOODING",
+            "the browser sent CDP events faster than the runtime's byte-rate cap for too long",
+          ),
+        );
+      } else if (pace.kind === "wait") this.#pause(pace.ms);
     } catch (err) {
       // Nothing above is meant to throw; if it does, this pipe ends, never the process.
       this.#fail(
@@ -124,11 +197,31 @@ export class PipeTransport {
     }
   }
 
-  #frames(bytes: Uint8Array): void {
+  /**
+   * Reads nothing more for `ms`: what the browser sends meanwhile waits in the pipe, then in
+   * the browser (whose writes block), never in this process.
+   */
+  #pause(ms: number): void {
+    if (this.#resumeTimer !== undefined) return;
+    this.#readable.pause();
+    this.#resumeTimer = setTimeout(() => {
+      this.#resumeTimer = undefined;
+      if (!this.#closed) this.#readable.resume();
+    }, ms);
+  }
+
+  /**
+   * Splits `bytes` into messages and delivers each finished one; returns how many of them
+   * belong to events (what the meter counts).
+   */
+  #frames(bytes: Uint8Array): number {
     let start = 0;
+    let metered = 0;
     while (start < bytes.length && !this.#closed) {
       const nul = bytes.indexOf(0, start);
       const end = nul < 0 ? bytes.length : nul;
+      if (this.#size === 0 && this.#parts.length === 0) this.#event = !isReply(bytes, start, end);
+      if (this.#event) metered += end - start;
       // Counted as it streams in: a message over the cap is refused at its first byte too
       // many, before the rest of it is ever held.
       if (this.#size + (end - start) > this.#max) {
@@ -138,18 +231,18 @@ export class PipeTransport {
             `the browser sent a message over ${this.#max} bytes`,
           ),
         );
-        return;
+        return metered;
       }
       if (nul < 0) {
         // Copied: the stream may reuse its chunk.
         this.#parts.push(bytes.slice(start));
         this.#size += end - start;
-        return;
+        return metered;
       }
       this.#parts.push(bytes.subarray(start, nul));
       start = nul + 1;
       const message = this.#decode();
-      if (message === undefined) return;
+      if (message === undefined) return metered;
       try {
         this.onmessage(message);
       } catch (err) {
@@ -159,9 +252,10 @@ export class PipeTransport {
             cause: err,
           }),
         );
-        return;
+        return metered;
       }
     }
+    return metered;
   }
 
   /** The finished message's text, or undefined after failing the pipe. */
@@ -200,6 +294,16 @@ export class PipeTransport {
   #markClosed(): void {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#resumeTimer !== undefined) {
+      clearTimeout(this.#resumeTimer);
+      this.#resumeTimer = undefined;
+      // Drained, not left paused: what the dying browser still sends is discarded unread.
+      try {
+        this.#readable.resume();
+      } catch {
+        // already gone
+      }
+    }
     // An unterminated message at the end of the stream is never delivered.
     this.#parts = [];
     this.#size = 0;
@@ -209,6 +313,22 @@ export class PipeTransport {
       this.#log(`pipe close handler failed: ${errorName(err)}`);
     }
   }
+}
+
+/** `{"id":`: how Chromium begins every reply to a command (events begin with `"method"`). */
+const REPLY_PREFIX = new TextEncoder().encode('{"id":');
+
+/**
+ * Whether the message starting at `bytes[start]` is a reply to a command. Only Chromium's
+ * framing is read here (a page's text is inside a JSON string, escaped); a reply whose first
+ * bytes came split across reads is counted as an event, the safe side.
+ */
+function isReply(bytes: Uint8Array, start: number, end: number): boolean {
+  if (end - start < REPLY_PREFIX.length) return false;
+  for (let i = 0; i < REPLY_PREFIX.length; i++) {
+    if (bytes[start + i] !== REPLY_PREFIX[i]) return false;
+  }
+  return true;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

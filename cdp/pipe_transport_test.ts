@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  CDP_BYTE_RATE,
   MAX_MESSAGE_BYTES,
   type PipeReadable,
   PipeTransport,
@@ -8,11 +9,27 @@ import {
 
 class FakeReadable implements PipeReadable {
   listeners: Record<string, ((arg?: unknown) => void)[]> = {};
+  paused = false;
+  /** Chunks the stream holds while paused, delivered on resume (as a Node stream does). */
+  held: unknown[] = [];
+  pause(): this {
+    this.paused = true;
+    return this;
+  }
+  resume(): this {
+    this.paused = false;
+    for (const chunk of this.held.splice(0)) this.emit("data", chunk);
+    return this;
+  }
   on(event: string, listener: (arg: never) => void): this {
     (this.listeners[event] ??= []).push(listener as (arg?: unknown) => void);
     return this;
   }
   emit(event: string, arg?: unknown): void {
+    if (event === "data" && this.paused) {
+      this.held.push(arg);
+      return;
+    }
     for (const l of this.listeners[event] ?? []) l(arg);
   }
 }
@@ -170,4 +187,106 @@ Deno.test("PipeTransport survives handlers that throw: the pipe ends, the stream
   c.r.emit("end");
   assert.equal(c.t.fault?.code, "CDP_MESSAGE_MALFORMED");
   assert.deepEqual(c.logged, ["pipe close handler failed: Error"]);
+});
+
+/** An event of `n` bytes in all, as Chromium frames one (its NUL not counted). */
+function event(n: number): Uint8Array {
+  const head = '{"method":"Runtime.consoleAPICalled","params":{"v":"';
+  const tail = '"}}';
+  return new TextEncoder().encode(head + "x".repeat(n - head.length - tail.length) + tail + "\0");
+}
+
+/** A reply of `n` bytes in all. */
+function reply(id: number, n: number): Uint8Array {
+  const head = `{"id":${id},"result":{"v":"`;
+  const tail = '"}}';
+  return new TextEncoder().encode(head + "x".repeat(n - head.length - tail.length) + tail + "\0");
+}
+
+/** A transport metered at 1,000 event bytes/s with a 2,000-byte bucket, on a test clock. */
+function metered(floodMs = 5_000) {
+  const clock = { now: 0 };
+  const r = new FakeReadable();
+  const w = new FakeWritable();
+  const t = new PipeTransport(w, r, {
+    byteRate: { bytesPerSec: 1_000, burstBytes: 2_000, floodMs },
+    now: () => clock.now,
+  });
+  const got: string[] = [];
+  t.onmessage = (m) => got.push(m);
+  let fault: string | undefined;
+  t.onclose = (f) => fault = f?.code;
+  return { clock, r, w, t, got, fault: () => fault };
+}
+
+Deno.test("PipeTransport pauses the pipe when events come over the rate, and resumes after the debt", async () => {
+  const { clock, r, t, got } = metered();
+  r.emit("data", event(2_000));
+  assert.equal(r.paused, false);
+  // 500 bytes past the bucket: half a second of debt.
+  r.emit("data", event(500));
+  assert.equal(got.length, 2, "what was read is delivered; only further reads wait");
+  assert.equal(r.paused, true);
+  assert.equal(t.slowed, true);
+  r.emit("data", event(60));
+  assert.equal(got.length, 2, "nothing is read while paused");
+  clock.now = 600;
+  await new Promise((done) => setTimeout(done, 700));
+  assert.equal(r.paused, false);
+  assert.equal(got.length, 3);
+  assert.equal(t.eventBytesRead, 2_560);
+  t.close();
+});
+
+Deno.test("PipeTransport meters events only: replies to the runtime's own commands are not counted", () => {
+  const { r, t, got } = metered();
+  for (let i = 1; i <= 10; i++) r.emit("data", reply(i, 5_000));
+  assert.equal(got.length, 10);
+  assert.equal(r.paused, false);
+  assert.equal(t.eventBytesRead, 0);
+  assert.equal(t.bytesRead, 50_010, "every byte read, NULs too");
+  // A reply split before its first six bytes is counted as an event: the safe side.
+  const split = reply(11, 100);
+  r.emit("data", split.subarray(0, 3));
+  r.emit("data", split.subarray(3));
+  assert.equal(t.eventBytesRead, 100);
+  t.close();
+});
+
+Deno.test("PipeTransport ends a browser whose events stay over the rate: SESSION_FLOODING, nothing more decoded", () => {
+  const { clock, r, t, got, fault } = metered(5_000);
+  r.emit("data", event(2_000));
+  // Every second the debt of the second before is paid and 1,000 more bytes come: the spell
+  // never ends. The resume timer is not waited for: the test's clock stands for it.
+  for (let s = 0; s <= 4; s++) {
+    clock.now = s * 1_000;
+    r.paused = false;
+    r.emit("data", event(1_000));
+    assert.equal(fault(), undefined, `second ${s}`);
+  }
+  const before = got.length;
+  clock.now = 5_000;
+  r.paused = false;
+  r.emit("data", event(1_000));
+  assert.equal(fault(), "SESSION_FLOODING");
+  assert.equal(t.fault?.code, "SESSION_FLOODING");
+  assert.match(t.fault!.message, /faster than the runtime's byte-rate cap/);
+  assert.equal(t.closed, true);
+  assert.equal(got.length, before + 1, "the batch that tipped it was read; nothing after it");
+  r.emit("data", event(60));
+  assert.equal(got.length, before + 1);
+  assert.equal(t.slowed, false, "no resume timer outlives the pipe");
+});
+
+Deno.test("PipeTransport with byteRate false reads a flood whole (the control), never pausing", () => {
+  const r = new FakeReadable();
+  const t = new PipeTransport(new FakeWritable(), r, { byteRate: false });
+  let n = 0;
+  t.onmessage = () => n++;
+  for (let i = 0; i < 100; i++) r.emit("data", event(1_000_000));
+  assert.equal(n, 100);
+  assert.equal(r.paused, false);
+  assert.equal(t.eventBytesRead, 100_000_000);
+  assert.ok(t.eventBytesRead > CDP_BYTE_RATE.burstBytes);
+  t.close();
 });

@@ -42,6 +42,8 @@ export function endText(end: BrowserEnd): string {
       return "the browser sent a message that is not valid UTF-8 JSON";
     case "CDP_LISTENER_FAILED":
       return "the runtime failed handling this browser's events";
+    case "SESSION_FLOODING":
+      return "the page made the browser send data faster than the runtime's byte-rate cap for too long";
     case "BROWSER_OOM":
       return "a page used more memory than the browser's limit (limits.browser_memory_mb) and the kernel killed it";
   }

@@ -11,7 +11,13 @@
  *
  * @module
  */
-import type { BrowserProcess, CdpSession, TargetEvent, TrackedTarget } from "../../cdp/mod.ts";
+import {
+  type BrowserProcess,
+  CdpFaultError,
+  type CdpSession,
+  type TargetEvent,
+  type TrackedTarget,
+} from "../../cdp/mod.ts";
 import type { AuditEvent, AuditSink, AuditWriter } from "../audit/audit_row.ts";
 import { OmotaiError } from "../errors.ts";
 import { browserLost, endOf, endText } from "./browser_end.ts";
@@ -171,6 +177,20 @@ export class BrowserSession implements AsyncDisposable {
       }
     };
     return this.#calls.run(call);
+  }
+
+  /**
+   * Ends the running browser as the CDP pipe's meter does (`SESSION_FLOODING`: killed, audited
+   * `browser_ended`, the call under way fails naming it, the next call starts a fresh one):
+   * the egress proxy reported that its held request bodies kept over their rate.
+   */
+  flooding(): void {
+    this.#live?.browser.connection.fail(
+      new CdpFaultError(
+        "SESSION_FLOODING",
+        "the browser sent request bodies faster than the runtime's byte-rate cap for too long",
+      ),
+    );
   }
 
   /** Notices gathered since the last call (new tabs, a lost browser); clears them. */

@@ -24,6 +24,11 @@ export interface SessionHandle {
     requestRefused(method: string, url: string, reason: string): void;
     tunnelRefused(authority: string, reason: string): void;
   };
+  /**
+   * Ends the session's browser because the request bodies the egress proxy held for it came
+   * over the proxy's rate for too long (`SESSION_FLOODING`); nothing when none runs.
+   */
+  flooding?(): void;
 }
 
 /** Extra launch arguments and what to release when that browser is gone. */

@@ -9,6 +9,7 @@
  */
 import {
   type BrowserProcess,
+  type ByteRateLimits,
   describeError,
   launchBrowser,
   type LaunchOptions,
@@ -53,6 +54,11 @@ export interface BrowserStart {
   extraArgs?: string[];
   /** Bytes one CDP message may have (default `MAX_MESSAGE_BYTES`). */
   maxMessageBytes?: number;
+  /**
+   * How fast a browser's CDP bytes are read (default `CDP_BYTE_RATE`): past it the browser is
+   * slowed, then ended (`SESSION_FLOODING`). `false` only in a control run.
+   */
+  cdpByteRate?: ByteRateLimits | false;
   /** The browser's sandbox (a network namespace of its own); none: started as before. */
   isolation?: LaunchIsolation;
   /** A cgroup per browser (memory, pids, CPU bounds); none: browsers are not bounded. */
@@ -140,6 +146,7 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
         extraArgs,
         log: start.log,
         maxMessageBytes: start.maxMessageBytes,
+        byteRate: start.cdpByteRate,
         wrap,
       });
     // The start bound counts from the turn: a launch that waited is not a launch that hung.

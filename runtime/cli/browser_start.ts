@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { describeError, type ProfileStore } from "../../cdp/mod.ts";
+import { type ByteRateLimits, describeError, type ProfileStore } from "../../cdp/mod.ts";
 import { type BrowserStart, type LaunchIsolation, startBrowser } from "../browser/launch.ts";
 import type { LaunchGroups } from "../browser/launch_group.ts";
 import { type Admission, launchAdmission, loadAdmission } from "../browser/admission.ts";
@@ -25,6 +25,8 @@ export interface BrowserStartParts {
   isolation?: LaunchIsolation;
   /** A cgroup per browser. */
   groups?: LaunchGroups;
+  /** How fast each browser's CDP events are read (the runtime policy's `limits`). */
+  cdpByteRate?: ByteRateLimits;
 }
 
 /**

@@ -31,6 +31,7 @@ import { browserStart, openWarmPool } from "./browser_start.ts";
 import { agentWorld, connectionFactory } from "./connections.ts";
 import { mirrorLiveSessions } from "./live_mirror.ts";
 import { openStores, type Stores } from "./open_stores.ts";
+import { byteRates } from "./byte_rates.ts";
 import { operatorConsole } from "./operator_console.ts";
 import { type PolicyWorld, PolicyWorlds } from "./policy_worlds.ts";
 import { type ConsoleFactory, runtimeOrigins, serveDemo, serveHttp, serveStdio } from "./serve.ts";
@@ -162,6 +163,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       headful: options.headful,
       isolation: boundary.isolation,
       groups: boundary.groups,
+      cdpByteRate: byteRates(boundary.runtimeWorld.policy).cdp,
     }, teardown);
     const pool = openWarmPool(
       start,
@@ -310,6 +312,8 @@ export async function openBoundary(
     memoryMb: runtimeWorld.policy.limits?.browser_memory_mb,
     maxSessions: options.mode === "stdio" ? 1 : options.maxSessions ?? machineMaxSessions(),
   });
+  // Every listener opened from now on meters its held bodies as the runtime's policy says.
+  proxy.meterHeldBodies(byteRates(runtimeWorld.policy).heldBodies);
   // The runtime's own policy may require isolation: then no start without it.
   requireIsolation(runtimeWorld.policy, fact, audit, null);
   audit.append({

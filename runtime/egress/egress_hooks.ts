@@ -73,6 +73,7 @@ export function egressHooks(
           return judge.ask(question);
         },
         refused: (question, reason) => judge.refused(question, reason),
+        flooding: () => s.flooding?.(),
       };
     };
     return {

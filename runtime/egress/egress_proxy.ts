@@ -13,7 +13,7 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describeError } from "../../cdp/mod.ts";
+import { type ByteRateLimits, describeError } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { FromProxy, ProxyAnswer, ProxyQuestion } from "../proxy/proxy_protocol.ts";
@@ -44,6 +44,11 @@ export interface EgressProxyOptions {
 export interface ProxyJudge {
   ask(question: ProxyQuestion): Promise<ProxyAnswer>;
   refused(question: ProxyQuestion, reason: string): void;
+  /**
+   * The listener's browser kept sending held bodies over the proxy's rate for too long: its
+   * session ends that browser (`SESSION_FLOODING`). May be told more than once.
+   */
+  flooding?(): void;
 }
 
 /** A listener of the proxy bound to one session. */
@@ -105,6 +110,8 @@ export class EgressProxy implements AsyncDisposable {
   readonly #authority: TlsAuthority | undefined;
   readonly #socketDir: string | undefined;
   readonly #socketOwner: { uid: number; gid: number } | undefined;
+  /** How fast each new listener's held bodies are taken in; the proxy's default when unset. */
+  #heldBodies: ByteRateLimits | undefined;
   /** Socket paths of open socket listeners, by forwarder port. */
   #sockets = new Map<number, string>();
   readonly exited: Promise<void>;
@@ -192,6 +199,14 @@ export class EgressProxy implements AsyncDisposable {
     return new EgressProxy(child, options);
   }
 
+  /**
+   * Sets how fast the held bodies of listeners opened from now on are taken in (the runtime's
+   * policy's `limits`, read after the proxy started); default `HELD_BODY_RATE`.
+   */
+  meterHeldBodies(limits: ByteRateLimits): void {
+    this.#heldBodies = { ...limits };
+  }
+
   /** Opens a listener for one session; every question on it goes to `judge`. */
   async listen(judge: ProxyJudge): Promise<ProxyListener> {
     if (this.#closed) {
@@ -202,7 +217,7 @@ export class EgressProxy implements AsyncDisposable {
       return await this.#listenOnSocket(id, this.#socketDir, judge);
     }
     this.#judges.set(id, judge);
-    const port = await this.#opened(id, { op: "listen", listener: id });
+    const port = await this.#opened(id, { op: "listen", listener: id, ...this.#metered() });
     return {
       port,
       [Symbol.dispose]: () => {
@@ -233,7 +248,7 @@ export class EgressProxy implements AsyncDisposable {
       await Deno.chmod(dir, 0o700);
       if (owner) await Deno.chown(dir, owner.uid, owner.gid);
       this.#judges.set(id, judge);
-      await this.#opened(id, { op: "listen", listener: id, path });
+      await this.#opened(id, { op: "listen", listener: id, path, ...this.#metered() });
       // Connecting to a socket takes write permission on it: its owner's alone.
       await Deno.chmod(path, 0o600);
       if (owner) await Deno.chown(path, owner.uid, owner.gid);
@@ -259,6 +274,10 @@ export class EgressProxy implements AsyncDisposable {
         removeDir();
       },
     };
+  }
+
+  #metered(): { heldBodies?: ByteRateLimits } {
+    return this.#heldBodies ? { heldBodies: this.#heldBodies } : {};
   }
 
   /** Sends a `listen` and resolves with the port the proxy reports (0 for a socket). */
@@ -372,6 +391,12 @@ export class EgressProxy implements AsyncDisposable {
     } else if (message.op === "refused") {
       const judge = this.#judges.get(message.listener);
       if (judge) this.#refused(judge, message.question, message.reason);
+    } else if (message.op === "flooding") {
+      const judge = this.#judges.get(message.listener);
+      if (judge?.flooding) {
+        log(`egress proxy: listener ${message.listener} sent held bodies over its rate too long`);
+        judge.flooding();
+      }
     } else if (message.op === "error") {
       log(`egress proxy: ${String(message.message).slice(0, 200)}`);
     }

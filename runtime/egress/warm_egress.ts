@@ -90,6 +90,8 @@ export async function warmEgress(proxy: EgressProxy, audit: AuditSink): Promise<
   const listener = await proxy.listen({
     ask: (question) => route.judge.ask(question),
     refused: (question, reason) => route.judge.refused(question, reason),
+    // Until a session binds it, a warm browser has loaded no page of anyone's.
+    flooding: () => route.judge.flooding?.(),
   });
   return new WarmEgress(
     egressArgs(listener.port, proxy.authority?.spkiPin),

@@ -144,12 +144,21 @@ export const PolicyFileSchema = z.strictObject({
    */
   require_isolation: z.boolean().default(false),
   /**
-   * Bounds the kernel enforces on each browser (its cgroup, docs/isolation.md); read from
-   * the runtime's own policy. Unset: sized from the machine's memory and the session cap.
+   * Bounds on each browser, read from the runtime's own policy only. The kernel's, on its
+   * cgroup (docs/isolation.md): `browser_memory_mb`, unset: sized from the machine's memory
+   * and the session cap. The runtime's own, on what one browser may make it take in
+   * (docs/policy-file.md, "limits"): CDP events and held request bodies, in bytes per second
+   * and bytes at once above that; a browser over a rate for `flood_seconds` is ended
+   * (SESSION_FLOODING). Unset keys keep the measured defaults.
    */
   limits: z.strictObject({
     /** The browser's memory limit in MiB, every process of it together, without swap. */
     browser_memory_mb: z.int().min(128).max(1_048_576).optional(),
+    cdp_bytes_per_sec: z.int().min(64 * 1024).max(1024 * 1024 * 1024).optional(),
+    cdp_burst_bytes: z.int().min(0).max(4 * 1024 * 1024 * 1024).optional(),
+    held_body_bytes_per_sec: z.int().min(64 * 1024).max(1024 * 1024 * 1024).optional(),
+    held_body_burst_bytes: z.int().min(0).max(4 * 1024 * 1024 * 1024).optional(),
+    flood_seconds: z.int().min(1).max(3_600).optional(),
   }).optional(),
   /**
    * The operator's templates for generated-credential capture (`browser_capture_credentials`,

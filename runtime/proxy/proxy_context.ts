@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { ByteRate, ByteRateLimits } from "../../shared/byte_rate.ts";
 import type { ProxyAnswer, ProxyQuestion } from "./proxy_protocol.ts";
 import type { UpstreamPool } from "./upstream_pool.ts";
 
@@ -37,6 +38,10 @@ export interface ServeOptions {
   resolve?: ResolveFn;
   /** Without it, a CONNECT tunnel is piped through unread (judged by host and port only). */
   tls?: TlsTermination;
+  /** How fast the listener's held bodies are taken in (default `HELD_BODY_RATE`). */
+  heldBodies?: ByteRateLimits;
+  /** Told when the listener's browser kept sending held bodies over the rate too long. */
+  flooding?: () => void;
 }
 
 /** A listener's serving state, handed to each connection. */
@@ -46,4 +51,7 @@ export interface ServeContext {
   resolve: ResolveFn;
   tls?: TlsTermination;
   pool: UpstreamPool;
+  /** The listener's meter of held bodies (one browser's). */
+  heldBodies: ByteRate;
+  flooding: () => void;
 }

@@ -68,6 +68,15 @@ export async function forward(
       refused(question, "BODY_TOO_LARGE");
       return await reply(client, 413, "BODY_TOO_LARGE");
     }
+    // Metered before it is read: a browser past its rate waits here, its upload unread (the
+    // socket's buffers fill and the browser's writes wait); one over it too long is ended.
+    const pace = ctx.heldBodies.take(length);
+    if (pace.kind === "flood") {
+      ctx.flooding();
+      refused(question, "SESSION_FLOODING");
+      return await reply(client, 429, "SESSION_FLOODING");
+    }
+    if (pace.kind === "wait") await new Promise((r) => setTimeout(r, pace.ms));
     const read = await readBody(client, head.rest, length);
     if (!read) return undefined; // the browser went away mid-body: nothing was sent
     body = read.body;

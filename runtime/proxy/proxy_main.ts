@@ -95,6 +95,8 @@ function handle(message: ToProxyMessage): void {
         refused: (question, reason) =>
           send({ op: "refused", listener: message.listener, question, reason }),
         tls,
+        heldBodies: message.heldBodies,
+        flooding: () => send({ op: "flooding", listener: message.listener }),
       }).catch(() => {});
       send({ op: "listening", listener: message.listener, port });
       return;

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { ByteRateLimits } from "../../shared/byte_rate.ts";
 
 /** What the proxy asks about one connection or plain-HTTP request. */
 export type ProxyQuestion =
@@ -44,6 +45,22 @@ export interface HeldBody {
 /** The largest body the proxy holds for a question; a larger one is refused (`BODY_TOO_LARGE`). */
 export const MAX_HELD_BODY = 8 * 1024 * 1024;
 
+/**
+ * How fast one listener's (one browser's) held bodies are taken in (`ByteRate`'s rule): every
+ * held body is read whole by the proxy, sent to the runtime in base64 and decoded there, by
+ * one process for every session. Past the rate the proxy waits before reading the next body
+ * (the browser's upload waits); a browser over it for `floodMs` is ended (`SESSION_FLOODING`).
+ * Writes are rare and small next to this: a form post is kilobytes, an upload a few MiB, and
+ * each is judged (and often approved by a human) one at a time. So a browser may hold 4 MiB/s
+ * for as long as it likes and 32 MiB (four bodies at the cap) at once above that; one that
+ * keeps sending 8 MiB bodies faster than that for 10 s is ended.
+ */
+export const HELD_BODY_RATE: Readonly<ByteRateLimits> = {
+  bytesPerSec: 4 * 1024 * 1024,
+  burstBytes: 4 * MAX_HELD_BODY,
+  floodMs: 10_000,
+};
+
 /** Where a name resolved (looked up only after the policy allowed the origin). */
 export interface Resolution {
   /** Addresses the proxy connects to (the first is used). */
@@ -68,7 +85,8 @@ export type ToProxy =
   | { op: "configure"; terminateTls: boolean; upstreamCa?: string[] }
   /** The leaf for a host the proxy asked for (none: it could not be made). */
   | { op: "leaf"; lid: number; cert?: string; key?: string }
-  | { op: "listen"; listener: number }
+  /** A listener for one browser; its held bodies metered at `heldBodies` (default `HELD_BODY_RATE`). */
+  | { op: "listen"; listener: number; heldBodies?: ByteRateLimits }
   | { op: "close"; listener: number }
   | ({ op: "answer"; qid: number } & ProxyAnswer);
 
@@ -83,4 +101,6 @@ export type FromProxy =
    * could not complete (lookup, private answer, upstream unreachable): audited as a deny.
    */
   | { op: "refused"; listener: number; question: ProxyQuestion; reason: string }
+  /** The listener's browser kept sending held bodies over the rate: the runtime ends it. */
+  | { op: "flooding"; listener: number }
   | { op: "error"; message: string };

@@ -13,11 +13,13 @@
  *
  * @module
  */
+import { ByteRate } from "../../shared/byte_rate.ts";
 import { closeQuietly, noDelay, prefixed, reply } from "./byte_io.ts";
 import type { ServeContext, ServeOptions } from "./proxy_context.ts";
 import { defaultResolve } from "./proxy_decide.ts";
 import { forward } from "./proxy_forward.ts";
 import { serveConnect } from "./proxy_tunnel.ts";
+import { HELD_BODY_RATE } from "./proxy_protocol.ts";
 import { readHead } from "./request_head.ts";
 import type { ByteConn } from "./tls_terminate.ts";
 import { UpstreamPool } from "./upstream_pool.ts";
@@ -31,6 +33,8 @@ export async function serveProxy(listener: Deno.Listener, options: ServeOptions)
     resolve: options.resolve ?? defaultResolve,
     tls: options.tls,
     pool,
+    heldBodies: new ByteRate(options.heldBodies ?? HELD_BODY_RATE),
+    flooding: options.flooding ?? (() => {}),
   };
   for await (const conn of listener) {
     noDelay(conn);

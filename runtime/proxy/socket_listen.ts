@@ -11,6 +11,7 @@
  *
  * @module
  */
+import type { ByteRateLimits } from "../../shared/byte_rate.ts";
 import type { ToProxy } from "./proxy_protocol.ts";
 
 /** `listen` with a socket path: the listener is a Unix socket at `path` (its directory exists). */
@@ -18,6 +19,7 @@ export interface ListenOnSocket {
   op: "listen";
   listener: number;
   path: string;
+  heldBodies?: ByteRateLimits;
 }
 
 /** Runtime → proxy, with the socket form of `listen`. */

@@ -24,14 +24,18 @@ const BASE = [ROOT];
 /** Bottom to top: a folder may import only folders listed before it, and only these. */
 export const LAYERS: readonly LayerRule[] = [
   // The one base of coded errors: below cdp/ and vault/, so they stay leaves of the rest.
-  { folder: "shared", job: "CodedError, the base of every coded error", may: [] },
+  {
+    folder: "shared",
+    job: "CodedError, the base of every coded error; the byte-rate meter of cdp/ and proxy/",
+    may: [],
+  },
   { folder: "cdp", job: "typed CDP client, launcher, profiles, targets", may: ["shared"] },
   { folder: "vault", job: "encrypted secrets (a leaf like cdp/)", may: ["shared"] },
   { folder: "runtime/net", job: "origins, paths, addresses, hosts, URL display", may: [] },
   {
     folder: "runtime/proxy",
     job: "the egress proxy child (--allow-net only)",
-    may: ["runtime/net"],
+    may: ["shared", "runtime/net"],
   },
   { folder: ROOT, job: "errors, log, version (main.ts is the entry)", may: ["shared"] },
   {
