@@ -140,13 +140,18 @@ export class WedgeGuard {
     const tab = tabId === undefined
       ? undefined
       : this.#deps.tabs.pages(live).find((t) => t.info.targetId === tabId);
+    const index = tab ? this.#deps.tabs.indexOf(live, tab.info.targetId) : -1;
     let outcome: RecoveryOutcome;
     try {
-      outcome = await recoverHang({
-        live,
-        lifecycle: this.#deps.lifecycle,
-        replaceBrowser: this.#deps.replaceBrowser,
-      }, tab, reason);
+      outcome = await recoverHang(
+        {
+          live,
+          lifecycle: this.#deps.lifecycle,
+          replaceBrowser: this.#deps.replaceBrowser,
+        },
+        tab,
+        reason,
+      );
     } catch (err) {
       // Never left half done: a recovery that failed ends with the browser replaced.
       log(`hang recovery failed: ${describeError(err)}`);
@@ -159,8 +164,8 @@ export class WedgeGuard {
     const what = !tab
       ? "the browser answers again."
       : outcome.killed > 0
-      ? "the runtime killed its renderer and closed the tab."
-      : "the runtime closed it.";
+      ? `the runtime killed tab ${index}'s renderer and closed the tab.`
+      : `the runtime closed tab ${index}.`;
     // The closing of the current tab is said here, with where to go on.
     this.#deps.notices.drop(CURRENT_CLOSED);
     const next = await this.#whereNow(live).catch(() => "");
