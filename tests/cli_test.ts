@@ -63,7 +63,8 @@ Deno.test("childPermissions() of the start task: read of runs/, the demo policy 
     // Then what finds out whether the browser can have a network namespace, and its user.
     `--allow-read=${cwd}/runs,${cwd}/policies-wasm/dist,${cwd}/runtime/demo/demo_policy.yaml,` +
       // `nice`, to start browsers below the runtime's priority.
-      "/usr/bin/nice,/etc/passwd,/usr/bin/bwrap,/usr/bin/socat,/usr/bin/setpriv",
+      // /proc, to find a hung tab's renderer by pid.
+      "/usr/bin/nice,/proc,/etc/passwd,/usr/bin/bwrap,/usr/bin/socat,/usr/bin/setpriv",
   );
   assert.equal(flag("write"), `--allow-write=${cwd}/runs`);
   assert.equal(flag("net"), "--allow-net=127.0.0.1:8080,127.0.0.1:8081");
@@ -72,7 +73,7 @@ Deno.test("childPermissions() of the start task: read of runs/, the demo policy 
     // The browser this machine has (the headless shell when installed).
     `--allow-run=${
       findBrowser(Deno.env.get("OMOTAI_BROWSER"))
-    },${Deno.execPath()},/usr/bin/nice,/usr/bin/bwrap`,
+    },${Deno.execPath()},/usr/bin/nice,/usr/bin/kill,/usr/bin/bwrap`,
   );
   assert.match(text, /^browser isolation: each browser in a network namespace of its own/m);
   assert.ok(!runtime.includes("-A") && !runtime.includes("--allow-all"));

@@ -14,6 +14,9 @@ import { OmotaiError } from "../errors.ts";
 import type { FindBrowserOptions } from "../../cdp/mod.ts";
 import { DETECT_READS, NICE_PATHS, TOOL_DIRS } from "../isolation/detect.ts";
 import { DATA_DIR_ENV, resolveDataDir } from "./data_dir.ts";
+
+/** The `kill` hang recovery signals renderers with (`KILL_PROGRAM` of renderer_pids.ts). */
+export const KILL_PATH = "/usr/bin/kill";
 import {
   type CommandLine,
   DATA_DIR_COMMANDS,
@@ -323,6 +326,10 @@ function startGrants(
     grants.read.add(p);
     grants.run.add(p);
   }
+  // A hung tab whose renderer will not go is killed by pid (runtime/browser/renderer_pids.ts):
+  // the runtime finds the renderer's host pid in /proc (NSpid) and signals it with kill.
+  grants.read.add("/proc");
+  grants.run.add(KILL_PATH);
   // Chromium's sandbox cannot start as root: the runtime asks for its uid to know.
   grants.sys.add("uid");
   // The session cap's default is read from the machine's memory.

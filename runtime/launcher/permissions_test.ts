@@ -4,6 +4,7 @@ import { DETECT_READS, NICE_PATHS } from "../isolation/detect.ts";
 import { parseCommandLine } from "./options.ts";
 import {
   childPermissions,
+  KILL_PATH,
   LAUNCHER_ENV,
   LaunchError,
   type LaunchFacts,
@@ -78,10 +79,10 @@ Deno.test("childPermissions() grants read of the policy and its modules", () => 
   assert.deepEqual(plan.flags, [
     `--allow-read=${STATE},${BUNDLED},${policy},/home/me/policies/mine/m.wasm,` +
     `/home/me/policies/mine/m.wasm.sig.json,/opt/x.wasm,/opt/x.wasm.sig.json,` +
-    `/home/me/uploads,/data/uploads,${NICE_PATHS.join(",")},${DETECT_READS.join(",")}`,
+    `/home/me/uploads,/data/uploads,${NICE_PATHS.join(",")},/proc,${DETECT_READS.join(",")}`,
     `--allow-write=${STATE}`,
     `--allow-env=${START_ENV.join(",")}`,
-    `--allow-run=/usr/bin/chromium,${DENO},${NICE_PATHS.join(",")},/usr/bin/bwrap`,
+    `--allow-run=/usr/bin/chromium,${DENO},${NICE_PATHS.join(",")},${KILL_PATH},/usr/bin/bwrap`,
     "--allow-sys=uid,systemMemoryInfo",
   ]);
   // The caller's words stay as they are (the child keeps the caller's directory); only the
@@ -176,11 +177,12 @@ Deno.test("childPermissions() grants the policies of the database's agents to ss
     "/etc/omotai/r.wasm",
     "/etc/omotai/r.wasm.sig.json",
     ...NICE_PATHS,
+    "/proc",
     ...DETECT_READS,
   ]);
   // stdio has no agents: its one client browses under --policy.
   const stdio = allowed(childPermissions(["start", "--data-dir", "/d"], f).flags, "read");
-  assert.deepEqual(stdio, ["/d", BUNDLED, ...NICE_PATHS, ...DETECT_READS]);
+  assert.deepEqual(stdio, ["/d", BUNDLED, ...NICE_PATHS, "/proc", ...DETECT_READS]);
 });
 
 Deno.test("childPermissions() grants the audit mirror and its rotated files", () => {
