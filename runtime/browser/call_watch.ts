@@ -89,8 +89,15 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
     }
   };
   const offCrash = deps.crashes?.onCrash(crashedNow) ?? (() => {});
-  const current = deps.currentTab()?.info.targetId;
-  if (current && deps.crashes?.crashed(current)) crashedNow(current);
+  if (deps.crashes) {
+    try {
+      const current = deps.currentTab()?.info.targetId;
+      if (current && deps.crashes.crashed(current)) crashedNow(current);
+    } catch (err) {
+      // A watch that fails leaves the call unwatched, never failed.
+      log(`call watch failed: ${describeError(err)}`);
+    }
+  }
   const timeoutMs = deps.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
   const readCpu = () => deps.cpu?.() ?? Promise.resolve(undefined);
   let timer: ReturnType<typeof setTimeout> | undefined;
