@@ -39,6 +39,8 @@ export type RuntimeErrorCode =
   | "SESSION_CLOSED"
   | "TARGET_CLOSED"
   | "PAGE_UNRESPONSIVE"
+  // The renderer of the tab a call acted on crashed (out of memory, a page too deep to lay out).
+  | "PAGE_CRASHED"
   // A page with more text than a snapshot can carry (`scan.ts`).
   | "PAGE_TOO_LARGE"
   // No turn came for a page load on a machine busy with others (`Admission`).

@@ -85,6 +85,7 @@ export class BrowserSession implements AsyncDisposable {
     live: () => this.#live,
     lifecycle: (kind, reason) => this.#lifecycle(kind, reason),
     scanning: () => this.#snapshots.scanning,
+    replaceBrowser: (reason) => this.#replaceBrowser(reason),
   });
   /** Console output of every tab (bounded), for browser_console_messages. */
   readonly console: ConsoleLog = new ConsoleLog();
@@ -101,6 +102,7 @@ export class BrowserSession implements AsyncDisposable {
   /** Followers of every target, in the order they are set up. */
   readonly #watchers: TargetWatcher[] = [
     this.guard.dialogs,
+    this.guard.crashes,
     this.choosers,
     this.console,
     this.network,
@@ -114,6 +116,8 @@ export class BrowserSession implements AsyncDisposable {
   #disposed = false;
   readonly #ends: (() => void)[] = [];
   #callGeneration: number | undefined;
+  /** Whether the call under way failed by a timeout (its recovery is owed). */
+  #timedOut = false;
 
   constructor(options: BrowserSessionOptions) {
     this.#options = options;
@@ -164,6 +168,7 @@ export class BrowserSession implements AsyncDisposable {
     const call = async () => {
       const live = this.#live;
       this.#callGeneration = live && !gone(live) ? live.generation : undefined;
+      this.#timedOut = false;
       try {
         return await fn();
       } catch (err) {
@@ -430,7 +435,37 @@ export class BrowserSession implements AsyncDisposable {
     const live = this.#live;
     const end = live && endOf(live);
     if (end && !(err instanceof OmotaiError)) return browserLost(end);
-    return translateBrowserError(err, live !== undefined && gone(live));
+    const out = translateBrowserError(err, live !== undefined && gone(live));
+    if (out instanceof OmotaiError && out.code === "BROWSER_TIMEOUT") this.#timedOut = true;
+    return out;
+  }
+
+  /**
+   * If the call under way failed by a timeout: the recovery every hang gets (the current tab
+   * closed, its renderer killed if it will not go, the browser replaced if it does not
+   * answer; see `hang_recovery.ts`), run before the call returns so that the next one finds
+   * a session that answers. Returns what the runtime did, or undefined when no call timed out.
+   */
+  async recoverTimeout(): Promise<string | undefined> {
+    if (!this.#timedOut) return undefined;
+    this.#timedOut = false;
+    return await this.guard.recoverTimeout();
+  }
+
+  /**
+   * Ends the browser for `reason` (it stopped answering, or a hung tab of it would not go):
+   * audited as `browser_replaced`, told in a notice; the next call starts a fresh one.
+   */
+  #replaceBrowser(reason: string): void {
+    const live = this.#live;
+    if (!live) return;
+    this.#live = undefined;
+    // In its own namespace the whole tree goes with the sandbox's first process.
+    live.browser.kill("SIGKILL");
+    this.#lifecycle("browser_replaced", reason);
+    this.#notices.push(
+      `the runtime replaced this session's browser (${reason}): the next call starts a fresh one (earlier pages and cookies are gone)`,
+    );
   }
 
   /** Stops the browser; its profile directory is removed. */

@@ -1,7 +1,8 @@
 /**
  * Watches one tool call for what would otherwise wedge it: a dialog opening on the current
- * tab (its renderer then waits for an answer) or a renderer that stopped answering because a
- * script never yields. Silence alone is not enough: on a busy machine a healthy renderer
+ * tab (its renderer then waits for an answer), a renderer that crashed under it (nothing sent
+ * to the tab is answered after) or a renderer that stopped answering because a script never
+ * yields. Silence alone is not enough: on a busy machine a healthy renderer
  * waits for the CPU too, so a silent tab is called unresponsive only when a renderer spent
  * the CPU while it was silent (or nothing ran at all for long; see `renderer_cpu.ts`). A
  * call that is interrupted returns at once with what happened.
@@ -15,12 +16,14 @@ import {
   type TrackedTarget,
 } from "../../cdp/mod.ts";
 import { log } from "../log.ts";
+import type { Crashes } from "./crashes.ts";
 import type { Dialogs, OpenDialog } from "./dialogs.ts";
 import { type RendererCpu, type SilenceVerdict, silenceVerdict } from "./renderer_cpu.ts";
 
 /** What cut a call short. */
 export type Interruption =
   | { kind: "dialog"; dialog: OpenDialog }
+  | { kind: "crashed"; tabId: string }
   | { kind: "unresponsive"; tabId: string; why: Exclude<SilenceVerdict, "wait"> };
 
 /** How long a call runs before the renderer is first probed. */
@@ -48,6 +51,8 @@ export interface CallWatchDeps {
   /** The tab the call acts on now (without opening one). */
   currentTab(): TrackedTarget | undefined;
   dialogs: Dialogs;
+  /** Renderer crashes; none: a crash is not watched for. */
+  crashes?: Crashes;
   /**
    * Whether the runtime itself holds the renderer (a snapshot of a huge page can keep it
    * busy for seconds): probes then wait, since they would only queue behind it.
@@ -77,6 +82,22 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
       resolve({ kind: "dialog", dialog });
     }
   });
+  // A crash of the current tab's renderer, now or before the call began, ends the call.
+  const crashedNow = (tabId: string) => {
+    if (!disposed && tabId === deps.currentTab()?.info.targetId) {
+      resolve({ kind: "crashed", tabId });
+    }
+  };
+  const offCrash = deps.crashes?.onCrash(crashedNow) ?? (() => {});
+  if (deps.crashes) {
+    try {
+      const current = deps.currentTab()?.info.targetId;
+      if (current && deps.crashes.crashed(current)) crashedNow(current);
+    } catch (err) {
+      // A watch that fails leaves the call unwatched, never failed.
+      log(`call watch failed: ${describeError(err)}`);
+    }
+  }
   const timeoutMs = deps.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
   const readCpu = () => deps.cpu?.() ?? Promise.resolve(undefined);
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -127,6 +148,7 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
     dispose() {
       disposed = true;
       offDialog();
+      offCrash();
       clearTimeout(timer);
     },
   };

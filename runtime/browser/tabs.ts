@@ -18,7 +18,8 @@ export interface TabInfo {
   current: boolean;
 }
 
-const CURRENT_CLOSED = "the current tab closed";
+/** The notice of the current tab closing (the wedge guard says it itself when it closed it). */
+export const CURRENT_CLOSED = "the current tab closed";
 
 /**
  * Tabs a session may have open before a page's own `window.open` is closed as it appears. The

@@ -1,7 +1,10 @@
 /**
  * What keeps a page from wedging its session: the dialogs of every tab, a watch on every
- * call (a dialog opening, a renderer that stopped answering), and the recovery: a hung or
- * dialog-looping tab is closed and the agent told where it can go on.
+ * call (a dialog opening, a renderer that stopped answering or crashed), and the recovery:
+ * a hung, crashed or dialog-looping tab is closed (`hang_recovery.ts`: its renderer killed
+ * if it will not go, the browser replaced if that does not answer) and the agent told what
+ * the runtime did and where it can go on. A call that ended by a timeout recovers the same
+ * way before it returns: no page leaves its session where every call times out.
  *
  * @module
  */
@@ -10,10 +13,12 @@ import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
 import { displayUrl } from "../net/display_url.ts";
 import { type CallWatch, type Interruption, watchCall } from "./call_watch.ts";
+import { Crashes } from "./crashes.ts";
+import { type HangReason, recoverHang, type RecoveryOutcome } from "./hang_recovery.ts";
 import { Dialogs, LOOP_WINDOW_MS, type OpenDialog } from "./dialogs.ts";
 import type { Live } from "./live.ts";
 import type { Notices } from "./notices.ts";
-import type { Tabs } from "./tabs.ts";
+import { CURRENT_CLOSED, type Tabs } from "./tabs.ts";
 import { readRendererCpu } from "./renderer_cpu.ts";
 
 /** How long the browser may take to say what its renderers spent (it may be starved too). */
@@ -28,11 +33,15 @@ export interface WedgeGuardDeps {
   lifecycle(kind: string, reason?: string): void;
   /** Whether the runtime's own scan holds the renderer right now. */
   scanning(): boolean;
+  /** Ends the session's browser for `reason`; its next call starts a fresh one. */
+  replaceBrowser(reason: string): void;
 }
 
 /** Dialogs, call watches and recovery of one session. */
 export class WedgeGuard {
   readonly dialogs: Dialogs;
+  /** Tabs whose renderer crashed. */
+  readonly crashes: Crashes = new Crashes();
   readonly #deps: WedgeGuardDeps;
 
   constructor(deps: WedgeGuardDeps) {
@@ -56,6 +65,7 @@ export class WedgeGuard {
     return watchCall({
       currentTab: () => this.#deps.tabs.peek(this.#deps.live()),
       dialogs: this.dialogs,
+      crashes: this.crashes,
       busy: () => this.#deps.scanning(),
       cpu: () => {
         const live = this.#deps.live();
@@ -67,26 +77,99 @@ export class WedgeGuard {
   }
 
   /**
-   * Recovers from an unresponsive tab: closes it and says where the agent can go on, as
-   * the `PAGE_UNRESPONSIVE` error the interrupted call ends with.
+   * Recovers from a tab that stopped answering or crashed during a call: closes it (see
+   * `recoverHang`) and says what the runtime did and where the agent can go on, as the
+   * `PAGE_UNRESPONSIVE` or `PAGE_CRASHED` error the interrupted call ends with.
    */
-  async recover(i: Interruption & { kind: "unresponsive" }): Promise<OmotaiError> {
-    const live = this.#deps.live();
+  async recover(
+    i: Interruption & { kind: "unresponsive" | "crashed" },
+  ): Promise<OmotaiError> {
     const index = this.tabIndex(i.tabId);
-    this.#deps.lifecycle(
-      "page_unresponsive",
-      i.why === "spinning" ? "RENDERER_SPINNING" : "RENDERER_STUCK",
-    );
-    // Closing can fail (the browser went meanwhile): the call still ends with what happened.
-    const next = await this.#close(live, i.tabId).catch(() => "");
+    if (i.kind === "crashed") {
+      this.#deps.lifecycle("page_crashed", "RENDERER_CRASHED");
+      const did = await this.#recover(i.tabId, "RENDERER_CRASHED");
+      return new OmotaiError(
+        "PAGE_CRASHED",
+        `tab ${index}'s page crashed (its renderer ended: out of memory, or a page too large or too deep for it); ${did}`,
+      );
+    }
+    const reason = i.why === "spinning" ? "RENDERER_SPINNING" : "RENDERER_STUCK";
+    this.#deps.lifecycle("page_unresponsive", reason);
+    const did = await this.#recover(i.tabId, reason);
     return new OmotaiError(
       "PAGE_UNRESPONSIVE",
       `tab ${index} stopped answering (${
         i.why === "spinning"
           ? "a script that never yields: its renderer kept using the CPU"
           : "its renderer did not run for a long time"
-      }); the runtime closed it. ${next}`,
+      }); ${did}`,
     );
+  }
+
+  /**
+   * After a call that ended by a timeout: the current tab is taken for hung and recovered
+   * like an unresponsive one. Returns what the runtime did, for the call's error.
+   */
+  async recoverTimeout(): Promise<string> {
+    const tab = this.#deps.tabs.peek(this.#deps.live());
+    this.#deps.lifecycle("call_timeout", "CALL_TIMEOUT");
+    return await this.#recover(tab?.info.targetId, "CALL_TIMEOUT");
+  }
+
+  /**
+   * Closes every tab whose renderer crashed since the last call (a crash while no call ran),
+   * with a notice each: a crashed tab answers nothing, and the next call would wait it out.
+   */
+  async closeCrashed(): Promise<void> {
+    const open = new Set(this.#deps.tabs.pages(this.#deps.live()).map((t) => t.info.targetId));
+    for (const tabId of this.crashes.all().filter((id) => open.has(id))) {
+      const index = this.tabIndex(tabId);
+      this.#deps.lifecycle("page_crashed", "RENDERER_CRASHED");
+      const did = await this.#recover(tabId, "RENDERER_CRASHED");
+      this.#deps.notices.push(`tab ${index}'s page crashed (its renderer ended); ${did}`);
+    }
+  }
+
+  /**
+   * Runs the recovery on `tabId` (the browser alone without one) and puts what it did into
+   * words: the tab closed and where to go on, or the browser replaced.
+   */
+  async #recover(tabId: string | undefined, reason: HangReason): Promise<string> {
+    const live = this.#deps.live();
+    if (!live) return "the browser is gone; the next call starts a fresh one.";
+    const tab = tabId === undefined
+      ? undefined
+      : this.#deps.tabs.pages(live).find((t) => t.info.targetId === tabId);
+    const index = tab ? this.#deps.tabs.indexOf(live, tab.info.targetId) : -1;
+    let outcome: RecoveryOutcome;
+    try {
+      outcome = await recoverHang(
+        {
+          live,
+          lifecycle: this.#deps.lifecycle,
+          replaceBrowser: this.#deps.replaceBrowser,
+        },
+        tab,
+        reason,
+      );
+    } catch (err) {
+      // Never left half done: a recovery that failed ends with the browser replaced.
+      log(`hang recovery failed: ${describeError(err)}`);
+      this.#deps.replaceBrowser("RECOVERY_FAILED");
+      outcome = { closed: false, killed: 0, replaced: true };
+    }
+    if (outcome.replaced) {
+      return "the browser did not recover, so the runtime replaced it: the next call starts a fresh one (earlier pages and cookies are gone).";
+    }
+    const what = !tab
+      ? "the browser answers again."
+      : outcome.killed > 0
+      ? `the runtime killed tab ${index}'s renderer and closed the tab.`
+      : `the runtime closed tab ${index}.`;
+    // The closing of the current tab is said here, with where to go on.
+    this.#deps.notices.drop(CURRENT_CLOSED);
+    const next = await this.#whereNow(live).catch(() => "");
+    return `${what} ${next}`.trim();
   }
 
   #loop(tabId: string, count: number): void {
@@ -108,6 +191,11 @@ export class WedgeGuard {
     if (!live) return "";
     const tab = this.#deps.tabs.pages(live).find((t) => t.info.targetId === tabId);
     if (tab) await this.#deps.tabs.kill(live, tab).catch(() => {});
+    return await this.#whereNow(live);
+  }
+
+  /** Where the agent is now: the current tab (a fresh one if none is left). */
+  async #whereNow(live: Live): Promise<string> {
     const current = await this.#deps.tabs.current(live);
     const index = this.#deps.tabs.indexOf(live, current.info.targetId);
     return `Go on in tab ${index} (${displayUrl(current.info.url, undefined)}).`;

@@ -15,6 +15,7 @@ import type { FindBrowserOptions } from "../../cdp/mod.ts";
 import { DETECT_READS, NICE_PATHS, TOOL_DIRS } from "../isolation/detect.ts";
 import { ENTER_SHELL } from "../isolation/cgroup_shell.ts";
 import { DATA_DIR_ENV, resolveDataDir } from "./data_dir.ts";
+
 import {
   type CommandLine,
   DATA_DIR_COMMANDS,
@@ -324,6 +325,11 @@ function startGrants(
     grants.read.add(p);
     grants.run.add(p);
   }
+  // Deno wants --allow-all for any file under /sys or /proc/<pid>, so what the runtime reads
+  // and writes there goes through one POSIX shell (runtime/isolation/cgroup_shell.ts): a hung
+  // tab's renderer found by its host pid and killed (runtime/browser/renderer_pids.ts), and
+  // below, each browser's cgroup. It can run nothing that nice, granted above, could not.
+  if (facts.os === "linux") grants.run.add(ENTER_SHELL);
   // Chromium's sandbox cannot start as root: the runtime asks for its uid to know.
   grants.sys.add("uid");
   // The session cap's default is read from the machine's memory.
@@ -335,11 +341,8 @@ function startGrants(
   if (facts.os === "linux" && str(values, "isolation") !== "off") {
     for (const p of DETECT_READS) grants.read.add(p);
     for (const dir of TOOL_DIRS) grants.run.add(`${dir}/bwrap`);
-    // A cgroup per browser (runtime/isolation/cgroup.ts). Deno wants --allow-all for any
-    // file under /sys or /proc/self, so the runtime reads and writes cgroupfs through a
-    // POSIX shell, which also enters each browser's group and execs the rest; it can run
-    // nothing that nice and bubblewrap, granted above, could not.
-    grants.run.add(ENTER_SHELL);
+    // A cgroup per browser (runtime/isolation/cgroup.ts): made and read through that shell,
+    // which also enters each browser's group and execs the rest.
   }
 }
 

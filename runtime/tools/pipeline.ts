@@ -124,6 +124,8 @@ export async function runTool(
     // The tab this call acts on: after the current one closed, the newest, whose page may
     // already wait on a dialog (asking it anything would hang until the CDP timeout).
     const browser = session.browserProcess;
+    // A tab whose renderer crashed since the last call answers nothing: closed first.
+    if (browser && !browser.hasExited) await session.guard.closeCrashed().catch(() => {});
     if (browser && !browser.hasExited) await session.currentTab().catch(() => {});
     const dialog = tool.runsBesideDialog ? undefined : session.guard.openDialog();
     if (dialog) {
@@ -148,6 +150,13 @@ export async function runTool(
       }
     } finally {
       watch.dispose();
+    }
+    // A call that timed out leaves no hang behind: recovered before it returns, and the
+    // agent told what the runtime did.
+    const recovered = await session.recoverTimeout();
+    if (recovered) {
+      const line = `the browser did not answer in time; ${recovered}`;
+      response.error("BROWSER_TIMEOUT", session.state.tainted ? withoutPlace(line) : line);
     }
     return finish(session, response);
   });

@@ -96,6 +96,8 @@ export const LAYERS: readonly LayerRule[] = [
       "runtime/audit",
       "runtime/policy",
       "runtime/snapshot",
+      // The one shell that reaches /proc (a hung renderer's pid) and cgroupfs.
+      "runtime/isolation",
     ],
   },
   {
