@@ -89,7 +89,11 @@ function main() {
   try {
     deno = denoPath();
   } catch (err) {
-    console.error(`omotai: cannot find the Deno of the npm package deno: ${err.message}`);
+    // `deno` is an optional dependency (docs/install.md says why): `--omit=optional` drops it.
+    console.error(
+      `omotai: no Deno from the npm package deno@2.9.6 beside this package (${err.message}); ` +
+        "install without --omit=optional",
+    );
     return process.exit(1);
   }
   const child = spawn(deno, launcherArgv(deno, process.argv.slice(2)), { stdio: "inherit" });

@@ -241,7 +241,9 @@ function maskPassword(url: string): string {
 
 function describe(plan: ChildPlan, argv: string[]): string {
   const lines = [
-    `launcher: ${Deno.execPath()} run ${launcherFlags(Deno.execPath()).join(" ")} (omotai)`,
+    `launcher: ${Deno.execPath()} run ${
+      [...(installedByNpm() ? NPM_COPY_FLAGS : []), ...launcherFlags(Deno.execPath())].join(" ")
+    } (omotai)`,
     `runtime:  ${Deno.execPath()} ${argv.join(" ")}`,
   ];
   for (const [name, value] of Object.entries(plan.env)) {
