@@ -1,13 +1,20 @@
 /**
- * The README's install line and client blocks, run as written: the install line in the
- * checkout (into a temporary install root), then each client's command spawned from `/` with
- * only the install root's `bin/` and the system's on PATH (no `deno` there), listing the tools
- * and browsing a local page. The README's placeholder policy path is the one thing replaced,
- * by an absolute path to a policy allowing that page.
+ * The README's client blocks, run as a user's client runs them: each block's command spawned
+ * from `/` with one fresh `HOME` (one user: the first start fills its npm and Deno caches, as the
+ * README's `npx -y omotai --version` before it does here), `PATH` holding only `node`, `npx` and
+ * the system's directories (no `deno`), listing the tools and browsing a local page.
+ *
+ * Two words are replaced. The package name `omotai` after `npx -y` becomes
+ * `file:<tarball>`, the tarball `npm pack` makes of this checkout (what would be published; npx
+ * installs and runs its `omotai` bin exactly as it would the registry's). The README's
+ * placeholder policy path becomes an absolute path to a policy allowing that page. npm fetches
+ * the package's `deno` dependency and Deno the runtime's npm packages from the registry, as on a
+ * user's first start (with this machine's TLS trust and proxy variables, `registryAccess()`).
  *
  * @module
  */
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -15,6 +22,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { serveFixtureSite } from "./fixtures/site.ts";
 import { TestClient } from "./helpers/harness.ts";
+import { VERSION } from "../runtime/version.ts";
 
 const CHECKOUT = fileURLToPath(new URL("..", import.meta.url));
 const PLACEHOLDER = "/home/you/omotai-policy.yaml";
@@ -82,76 +90,170 @@ export function clientBlocks(markdown: string): ClientBlock[] {
   return blocks;
 }
 
-/** The README's first command: its first fenced block, first line, comment dropped. */
-export function installLine(markdown: string): string {
-  const first = fences(markdown)[0];
-  return first.body.split("\n")[0].replace(/\s+#.*$/, "");
+/** The npx arguments of a block with the package name replaced by `spec` (`-y omotai` → `-y spec`). */
+export function withPackage(args: readonly string[], spec: string): string[] {
+  const at = args.indexOf("omotai");
+  assert.ok(at > 0 && args.slice(0, at).every((a) => a.startsWith("-")), `npx ${args.join(" ")}`);
+  return args.map((a, i) => i === at ? spec : a);
 }
 
-Deno.test("clientBlocks() finds one stdio block per client, each spawning omotai with the placeholder", async () => {
+/** The command the README says to run once before a client's first start. */
+export function warmUpLine(markdown: string): string {
+  const m = markdown.replaceAll(/\s+/g, " ").match(/run `(npx -y omotai --version)` once before/);
+  assert.ok(m, "the README says what to run before a first start");
+  return m[1];
+}
+
+Deno.test("clientBlocks() finds one stdio block per client, each running the npm package with the placeholder", async () => {
   const readme = await Deno.readTextFile(`${CHECKOUT}/README.md`);
   const blocks = clientBlocks(readme);
   assert.deepEqual(blocks.map((b) => b.client), [...CLIENTS]);
   for (const b of blocks) {
-    assert.equal(b.command, "omotai", b.client);
-    assert.deepEqual(b.args, ["start", "--policy", PLACEHOLDER], b.client);
+    assert.equal(b.command, "npx", b.client);
+    assert.deepEqual(b.args, ["-y", "omotai", "start", "--policy", PLACEHOLDER], b.client);
   }
-  // The README starts with the install line, before anything else is shown.
-  const head = readme.slice(0, readme.indexOf("```"));
-  assert.match(head, /^# Omotai\n\n[^\n]+\n\n$/);
-  assert.equal(installLine(readme), "npx -y deno@2.9.6 task install");
+  // The README shows the client block first, before anything else.
+  assert.equal(fences(readme)[0].label.includes("Claude Desktop"), true);
+  assert.deepEqual(withPackage(blocks[0].args, "file:/t.tgz").slice(0, 2), ["-y", "file:/t.tgz"]);
+  assert.equal(warmUpLine(readme), "npx -y omotai --version");
 });
 
-Deno.test("the README's install line and every client block work as written from /", async () => {
+/** Runs `command` (words) with only `env`, from `cwd`; its exit code, stdout and all output. */
+async function run(
+  command: string[],
+  env: Record<string, string>,
+  cwd = "/",
+): Promise<{ code: number; stdout: string; out: string }> {
+  const out = await new Deno.Command(command[0], {
+    args: command.slice(1),
+    cwd,
+    env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stdout = new TextDecoder().decode(out.stdout);
+  return { code: out.code, stdout, out: stdout + new TextDecoder().decode(out.stderr) };
+}
+
+/**
+ * How this machine reaches the registry, passed on as a user's environment would: its TLS
+ * trust (a proxy that re-signs may need its CA) and proxy variables, as far as they are set.
+ */
+function registryAccess(): Record<string, string> {
+  const names = [
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "DENO_CERT",
+    "DENO_TLS_CA_STORE",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "NO_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "no_proxy",
+    "NPM_CONFIG_REGISTRY",
+    "npm_config_registry",
+  ];
+  const env: Record<string, string> = {};
+  for (const name of names) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/** Where `name` is on this machine's PATH. */
+async function whereIs(name: string): Promise<string> {
+  const found = await run(["sh", "-c", `command -v ${name}`], { PATH: Deno.env.get("PATH") ?? "" });
+  assert.equal(found.code, 0, `${name} is on PATH`);
+  return found.stdout.trim();
+}
+
+Deno.test("the README's client blocks work as written from / with a fresh HOME, from the packed npm package", async () => {
   const readme = await Deno.readTextFile(`${CHECKOUT}/README.md`);
   const tmp = await Deno.makeTempDir({ prefix: "omotai-readme-" });
   await using site = serveFixtureSite();
   try {
-    const root = `${tmp}/install-root`;
-    // The line as written, in the checkout, as a person would type it.
-    const install = await new Deno.Command("sh", {
-      args: ["-c", installLine(readme)],
-      cwd: CHECKOUT,
-      env: {
-        DENO_INSTALL_ROOT: root,
-        NO_UPDATE_NOTIFIER: "1",
-        npm_config_update_notifier: "false",
-      },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const installOut = new TextDecoder().decode(install.stdout) +
-      new TextDecoder().decode(install.stderr);
-    assert.equal(install.code, 0, installOut);
-    assert.match(installOut, new RegExp(`${root}/bin/omotai`));
+    const home = `${tmp}/home`;
+    const bin = `${tmp}/bin`;
+    await Deno.mkdir(home);
+    await Deno.mkdir(bin);
+    // Node and npm only, beside the system's directories: no deno on this PATH.
+    for (const name of ["node", "npm", "npx"]) {
+      await Deno.symlink(await whereIs(name), `${bin}/${name}`);
+    }
+    const env = { ...registryAccess(), HOME: home, PATH: `${bin}:/usr/bin:/bin` };
+    assert.ok(!existsSync("/usr/bin/deno") && !existsSync("/bin/deno"), "no deno on PATH");
+
+    const packed = await run(["npm", "pack", "--json", "--pack-destination", tmp], env, CHECKOUT);
+    assert.equal(packed.code, 0, packed.out);
+    const tarball = `${tmp}/${JSON.parse(packed.stdout)[0].filename}`;
+    const spec = `file:${tarball}`;
+
+    // The README's advice before a first start, as written but for the package.
+    const [npx, ...warmArgs] = warmUpLine(readme).split(" ");
+    const warm = await run([npx, ...withPackage(warmArgs, spec)], env);
+    assert.equal(warm.code, 0, warm.out);
+    assert.match(warm.stdout, new RegExp(`^${VERSION.replaceAll(".", "\\.")}$`, "m"));
 
     const policy = `${tmp}/policy.yaml`;
     await Deno.writeTextFile(policy, `allowed_origins: [${site.origin}]\n`);
     for (const block of clientBlocks(readme)) {
-      const state = `${tmp}/state-${block.client.replaceAll(" ", "-")}`;
       const transport = new StdioClientTransport({
         command: block.command,
-        args: block.args.map((a) => a === PLACEHOLDER ? policy : a),
+        args: withPackage(block.args, spec).map((a) => a === PLACEHOLDER ? policy : a),
         cwd: "/",
-        // What a client passes on: a PATH with the install root's bin/ (no deno on it), HOME.
-        env: {
-          PATH: `${root}/bin:/usr/local/bin:/usr/bin:/bin`,
-          HOME: Deno.env.get("HOME") ?? "/root",
-          XDG_STATE_HOME: state,
-        },
+        // What a client passes on: its PATH and HOME.
+        env,
         stderr: "pipe",
       });
+      // Read, so a chatty first start never fills the pipe; shown when the block fails.
+      let stderr = "";
+      transport.stderr?.on(
+        "data",
+        (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk),
+      );
       const client = new Client({ name: `readme-${block.client}`, version: "0" });
       await client.connect(transport);
       await using c = new TestClient(client);
       const { tools } = await client.listTools();
-      assert.ok(tools.some((t) => t.name === "browser_navigate"), block.client);
+      assert.ok(tools.some((t) => t.name === "browser_navigate"), `${block.client}: ${stderr}`);
       const r = await c.call("browser_navigate", { url: `${site.origin}/` });
-      assert.equal(r.isError, false, `${block.client}: ${r.text}`);
+      assert.equal(r.isError, false, `${block.client}: ${r.text}\n${stderr}`);
       assert.match(r.text, /# Fixture home/, block.client);
-      // The data landed in the user state dir, not under / or the checkout.
-      assert.equal((await Deno.stat(`${state}/omotai`)).mode! & 0o777, 0o700, block.client);
+      // The data landed in the fresh HOME's user state dir, not under / or the package.
+      const state = `${home}/.local/state/omotai`;
+      assert.equal((await Deno.stat(state)).mode! & 0o777, 0o700, block.client);
     }
+
+    // Each client's close (stdin shut, then SIGTERM to npx) ended the whole chain: npx, the
+    // Node bin, the launcher, the runtime and its browsers (their command lines name HOME).
+    let left = "";
+    for (let i = 0; i < 60; i++) {
+      left = (await run(["pgrep", "-a", "-f", home], { PATH: "/usr/bin:/bin" })).stdout;
+      if (left === "") break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.equal(left, "", "no process of the clients' runs is left");
+
+    // Nothing was written into npm's copy of the package: Deno kept the runtime's npm
+    // packages in its own cache, and fetched only those the runtime imports (not the policy
+    // compiler's binaryen).
+    const npxDir = `${home}/.npm/_npx`;
+    const copies = [...Deno.readDirSync(npxDir)]
+      .map((e) => `${npxDir}/${e.name}/node_modules/omotai`)
+      .filter((d) => existsSync(d));
+    assert.equal(copies.length, 1, "one npx copy of the package");
+    assert.ok(!existsSync(`${copies[0]}/node_modules`), "no node_modules/ in npm's copy");
+    assert.equal(
+      await Deno.readTextFile(`${copies[0]}/deno.lock`),
+      await Deno.readTextFile(`${CHECKOUT}/deno.lock`),
+    );
+    const npmCache = `${home}/.cache/deno/npm/registry.npmjs.org`;
+    assert.ok(existsSync(`${npmCache}/zod`), "the runtime's npm packages in Deno's cache");
+    assert.ok(!existsSync(`${npmCache}/binaryen`), "only what the runtime imports");
   } finally {
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
   }

@@ -40,6 +40,29 @@ export interface LauncherLayout {
 
 const CHECKOUT = new URL("../../", import.meta.url);
 
+/**
+ * How Deno runs an npm-installed copy: its npm packages in Deno's own cache (`DENO_DIR`, under
+ * the user's cache directory), not in a node_modules/ beside deno.json in npm's directory; and
+ * fetched as the module graph needs them, so a first start downloads what the runtime imports,
+ * not what only `policy build` does (the AssemblyScript compiler and its ~90 MB binaryen).
+ * bin/omotai.mjs passes the same two.
+ */
+export const NPM_COPY_FLAGS: readonly string[] = [
+  "--node-modules-dir=none",
+  "--unstable-npm-lazy-caching",
+];
+
+/**
+ * Whether this copy is one npm installed (`npx omotai`, bin/omotai.mjs): it then lies under a
+ * node_modules/ directory, which npm owns (read-only for a global install, shared by every
+ * npx run). The runtime is then run with `NPM_COPY_FLAGS`, as the package's bin runs the
+ * launcher.
+ */
+export function installedByNpm(checkout: URL = CHECKOUT): boolean {
+  return checkout.protocol === "file:" &&
+    fileURLToPath(checkout).split(/[\\/]/).includes("node_modules");
+}
+
 /** The facts `childPermissions()` needs, looked up on this machine. */
 export function localFacts(): LaunchFacts {
   const env: LaunchFacts["env"] = {};
@@ -115,6 +138,7 @@ export function childArgv(plan: ChildPlan, layout: LauncherLayout): string[] {
     "--no-prompt",
     // The import map is the checkout's, wherever the caller stands.
     ...(existsSync(config) ? ["--config", config] : []),
+    ...(installedByNpm() ? NPM_COPY_FLAGS : []),
     ...plan.flags,
     localPath(layout.entry),
     ...plan.args,
@@ -217,7 +241,9 @@ function maskPassword(url: string): string {
 
 function describe(plan: ChildPlan, argv: string[]): string {
   const lines = [
-    `launcher: ${Deno.execPath()} run ${launcherFlags(Deno.execPath()).join(" ")} (omotai)`,
+    `launcher: ${Deno.execPath()} run ${
+      [...(installedByNpm() ? NPM_COPY_FLAGS : []), ...launcherFlags(Deno.execPath())].join(" ")
+    } (omotai)`,
     `runtime:  ${Deno.execPath()} ${argv.join(" ")}`,
   ];
   for (const [name, value] of Object.entries(plan.env)) {
