@@ -8,6 +8,7 @@
 import type { CdpSession, Protocol, TargetTracker } from "../../cdp/mod.ts";
 import type { AxFrame, HiddenControl } from "../snapshot/ax_outline.ts";
 import { IN_PAGE_CONTROL_SHOWN } from "../snapshot/visibility.ts";
+import { ARIA_CONTROL_ROLES } from "../snapshot/outline_line.ts";
 import { flatFrames, readChildTargets, type ScannedFrame } from "./scan_frames.ts";
 
 const TEXT_FIELD_ROLES = new Set(["textbox", "searchbox"]);
@@ -120,7 +121,10 @@ const HIDDEN_META = `function () {
   return this.map(([el]) => {
     const tag = el.tagName.toLowerCase();
     const type = (el.getAttribute("type") || "").toLowerCase();
-    const role = el.getAttribute("role") ||
+    // The page's role attribute only when it is one word the outline knows (its first
+    // token, as the accessibility tree reads it); otherwise the element's own role.
+    const given = (el.getAttribute("role") || "").trim().toLowerCase().split(/\\s+/)[0];
+    const role = (${JSON.stringify(ARIA_CONTROL_ROLES)}.includes(given) ? given : "") ||
       (tag === "a" ? "link" : tag === "select" ? "combobox" : tag === "textarea" ? "textbox" :
       tag === "input" ? (["submit", "button", "reset", "image"].includes(type) ? "button" :
         ["checkbox", "radio"].includes(type) ? type : type === "password" ? "password" : "textbox") :
