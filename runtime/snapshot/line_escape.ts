@@ -68,21 +68,24 @@ export const RUNTIME_OPENINGS: readonly RuntimeOpening[] = [
   {
     opening: new RegExp(
       "^(?:clicked|typed|selected|pressed|hovered|dragged|filled|chose|cancelled|waited|" +
-        "closed|resized|navigated|went|reloaded|accepted|dismissed|found|blocked|answered)\\b",
+        "closed|resized|navigated|went|reloaded|accepted|dismissed|found|blocked|answered|" +
+        "screenshot)\\b",
     ),
     lines: "result lines of the tools (`clicked e3`, `typed into e4`, `navigated to …`, " +
-      "`found 3 lines for …`, `accepted the alert dialog`, …) and the blocked-requests notice",
+      "`found 3 lines for …`, `accepted the alert dialog`, `screenshot of the viewport: …`, …) " +
+      "and the blocked-requests notice",
   },
   {
     opening: new RegExp(
       "^(?:no (?:line|readable|changes|other)|the (?:operator|previous|condition|image|" +
-        "article|viewport|current)|a (?:new tab|file chooser)|tab \\p{Nd}|total messages|" +
+        "article|viewport|current|text|screenshot|policy)|a (?:new tab|file chooser)|tab \\p{Nd}|total messages|" +
         "returning \\p{Nd}|filename|fullpage|this session|\\p{Nd}+ (?:tabs?\\b|requests?\\b|" +
         "lines?\\b|more\\b|earlier\\b|older\\b|static\\b|messages?\\b))",
       "u",
     ),
     lines: "the other result and notice lines (`no line matches …`, `the operator approved …`, " +
-      "`a new tab opened …`, `tab 2 opened 5 dialogs …`, `2 tab(s)`, `3 requests since …`, " +
+      "`a new tab opened …`, `the text appeared` (browser_wait_for), `tab 2 opened 5 dialogs …`, " +
+      "`2 tab(s)`, `3 requests since …`, " +
       "`Total messages: …`)",
   },
 ];

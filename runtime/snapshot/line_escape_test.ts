@@ -113,7 +113,10 @@ Deno.test("escapeLine() knows the runtime's own lines as runtime lines", () => {
     .result("clicked e3").result("typed into e4").result("navigated to http://a.test/")
     .result("2 tab(s)").result('found 3 lines for "x"').result('no line matches "x"')
     .result("the operator approved the POST form to a; sent once").result("selected tab 1")
-    .result("accepted the alert dialog").result("went back").result("waited 1 s");
+    .result("accepted the alert dialog").result("went back").result("waited 1 s")
+    // Found missing by the attacker's pass: browser_wait_for's and browser_take_screenshot's.
+    .result("the text appeared; the text is gone")
+    .result("screenshot of the viewport: 1280×720 JPEG, 41 KB");
   const blocked = new BlockedRequests();
   blocked.add({ method: "GET", origin: "http://a.test", reason: "ORIGIN" });
   const own = [
