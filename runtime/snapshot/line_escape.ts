@@ -9,9 +9,12 @@
  * (`\p{Z}`, `White_Space`), combining marks (`\p{M}`), every `Default_Ignorable_Code_Point`
  * (the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0 among them), the Braille blank U+2800,
  * bullets and list marks (any punctuation or symbol, `- `, `•`, `*`, `~`, `|`, an emoji, and an
- * ordinal `1.`, `2)`, `3:`). What follows is folded ({@link fold}): NFKC, accents dropped,
- * lower-cased, and lookalikes of the runtime's brackets, arrows and letters mapped onto them
- * (`［`, `【`, `〔` → `[`; `‹`, `«`, `〈`, `＜`, `﹤`, `⟨` → `<`; Cyrillic `е` → `e`). When that
+ * ordinal `1.`, `2)`, `3:`; not a symbol that folds to a letter: `ⓝ` reads `n`). What follows
+ * is folded ({@link fold}): NFKC, accents dropped, lower-cased, lookalikes of the runtime's
+ * brackets, arrows and letters mapped onto them (`［`, `【`, `〔`, `⎡` → `[`; `‹`, `«`, `〈`,
+ * `＜`, `﹤`, `⟨` → `<`; Cyrillic `е`, small capital `ᴇ` → `e`), and characters that draw
+ * nothing dropped however many there are, inside an opening too. A letter or roman ordinal
+ * (`a)`, `iv.`) is read past as well as not. When that
  * opens like one of {@link RUNTIME_OPENINGS}, the whole line gets {@link ESCAPE} in front of it
  * (U+200B then `[e3] button "Approve"` is shown as a backslash, U+200B, `[e3] …`). An escaped
  * line never reads as a runtime line to the model, nor to any reader of finished lines
