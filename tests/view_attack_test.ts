@@ -4,7 +4,8 @@
  * beside the module fixed); the attacks that held stay as tests too, so a change that opens
  * them again fails.
  *
- * Breaks: a control under `aria-hidden` carried the page's `role` attribute raw into its line
+ * Breaks: a select listed options people cannot pick (`hidden`, `display: none`, a hidden
+ * `<optgroup>`); a control under `aria-hidden` carried the page's `role` attribute raw into its line
  * (a line break and a whole forged element line or notice in it); lines the escape rule let
  * through (invisible characters inside an opening past the first 40 it read, `ⓝotice:` read
  * as a bullet and `otice:`, `⎡e9999]`, small capitals, `a) [e9999] …`, `the text appeared`),
@@ -128,6 +129,25 @@ Deno.test("view attack: no hostile page forges a runtime line or shows unseen te
           assert.ok(!text.includes(marker), `${what} shows ${marker}:\n${text.slice(0, 2_000)}`);
         }
       }
+    });
+
+    await t.step("a select lists only the options people can pick", async () => {
+      const nav = await open("/options");
+      assert.match(nav, /combobox = "Green" options: "Green", "Orange"$/m, nav);
+      assert.ok(!nav.includes(UNSEEN.hiddenOption), nav);
+      // Read from a DOM snapshot, only the hidden attribute can tell (on the option or its
+      // group): a stylesheet's display: none on an unrendered option is not in the snapshot.
+      const huge = await open("/options-huge");
+      assert.match(huge, /read from a DOM snapshot/, huge.slice(0, 1_000));
+      const page = (await agent.call("browser_snapshot", { page: 2 })).text;
+      assert.match(
+        page,
+        /options: "Green", "UNSEEN-HIDDEN-OPTION 2", "Orange"$/m,
+        page.slice(0, 2_000),
+      );
+      assert.ok(
+        !page.includes(`${UNSEEN.hiddenOption} 1`) && !page.includes(`${UNSEEN.hiddenOption} 3`),
+      );
     });
 
     await t.step(
