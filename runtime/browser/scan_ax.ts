@@ -7,7 +7,8 @@
  */
 import type { CdpSession, Protocol, TargetTracker } from "../../cdp/mod.ts";
 import type { AxFrame, HiddenControl } from "../snapshot/ax_outline.ts";
-import { IN_PAGE_CONTROL_SHOWN } from "../snapshot/visibility.ts";
+import { IN_PAGE_CONTROL_SHOWN, IN_PAGE_HIDDEN_OPTIONS } from "../snapshot/visibility.ts";
+import { ARIA_CONTROL_ROLES } from "../snapshot/outline_line.ts";
 import { flatFrames, readChildTargets, type ScannedFrame } from "./scan_frames.ts";
 
 const TEXT_FIELD_ROLES = new Set(["textbox", "searchbox"]);
@@ -36,6 +37,9 @@ export async function scanAxSession(
       findHiddenControls(session, f.id).catch(() => new Map<number, HiddenControl[]>())
     ),
   );
+  const hiddenOptions = await Promise.all(
+    flat.map((f) => findHiddenOptions(session, f.id).catch(() => new Set<number>())),
+  );
   // Backend node ids are unique per renderer, so one owner map serves every frame here.
   const childFrames = new Map<number, AxFrame>();
   const axFrames = flat.map((f, i): AxFrame => {
@@ -47,6 +51,7 @@ export async function scanAxSession(
       passwordFields,
       childFrames,
       hiddenControls: hidden[i],
+      hiddenOptions: hiddenOptions[i],
     };
   });
 
@@ -120,7 +125,10 @@ const HIDDEN_META = `function () {
   return this.map(([el]) => {
     const tag = el.tagName.toLowerCase();
     const type = (el.getAttribute("type") || "").toLowerCase();
-    const role = el.getAttribute("role") ||
+    // The page's role attribute only when it is one word the outline knows (its first
+    // token, as the accessibility tree reads it); otherwise the element's own role.
+    const given = (el.getAttribute("role") || "").trim().toLowerCase().split(/\\s+/)[0];
+    const role = (${JSON.stringify(ARIA_CONTROL_ROLES)}.includes(given) ? given : "") ||
       (tag === "a" ? "link" : tag === "select" ? "combobox" : tag === "textarea" ? "textbox" :
       tag === "input" ? (["submit", "button", "reset", "image"].includes(type) ? "button" :
         ["checkbox", "radio"].includes(type) ? type : type === "password" ? "password" : "textbox") :
@@ -176,6 +184,32 @@ async function findHiddenControls(
       bucket.push(entry);
       result.set(r.node.backendNodeId, bucket);
     }
+  } finally {
+    await session.send("Runtime.releaseObject", { objectId: arrayId }).catch(() => {});
+  }
+  return result;
+}
+
+/** Backend ids of the frame's select options the visibility rule hides (isolated world). */
+async function findHiddenOptions(session: CdpSession, frameId: string): Promise<Set<number>> {
+  const result = new Set<number>();
+  const world = await session.send("Page.createIsolatedWorld", { frameId, worldName: "omotai" });
+  const list = await session.send("Runtime.evaluate", {
+    expression: `(${IN_PAGE_HIDDEN_OPTIONS})(document)`,
+    contextId: world.executionContextId,
+  });
+  const arrayId = list.result.objectId;
+  if (!arrayId || list.exceptionDetails) return result;
+  try {
+    const props = await session.send("Runtime.getProperties", {
+      objectId: arrayId,
+      ownProperties: true,
+    });
+    await Promise.all(props.result.map(async (p) => {
+      if (!/^\d+$/.test(p.name) || !p.value?.objectId) return;
+      const d = await session.send("DOM.describeNode", { objectId: p.value.objectId });
+      result.add(d.node.backendNodeId);
+    }));
   } finally {
     await session.send("Runtime.releaseObject", { objectId: arrayId }).catch(() => {});
   }

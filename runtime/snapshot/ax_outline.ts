@@ -44,6 +44,11 @@ export interface AxFrame {
    * keyed by the backend id of their `aria-hidden` root.
    */
   readonly hiddenControls?: ReadonlyMap<number, HiddenControl[]>;
+  /**
+   * Backend ids of select options the visibility rule hides (`hidden`, `display: none`): the
+   * accessibility tree lists them, the list people open does not.
+   */
+  readonly hiddenOptions?: ReadonlySet<number>;
 }
 
 /** A visible control the accessibility tree does not expose (under `aria-hidden`). */
@@ -293,7 +298,7 @@ function controlFacts(
   }
   const value = node.value?.value;
   if (role === "combobox" || role === "listbox") {
-    const options = collectOptions(node, byId, out);
+    const options = collectOptions(node, byId, out, frame.hiddenOptions);
     const selected = options.filter((o) => o.selected).map((o) => o.name);
     if (role === "combobox" && value !== undefined && !isPassword) {
       facts.values = [out.clip(String(value), VALUE_MAX)];
@@ -337,11 +342,14 @@ function collectOptions(
   node: AXNode,
   byId: Map<string, AXNode>,
   out: OutlineWriter,
+  hidden: ReadonlySet<number> | undefined,
 ): { name: string; selected: boolean }[] {
   const found: { name: string; selected: boolean }[] = [];
   const isOption = (n: AXNode) => n.role?.value === "option";
   for (const c of descendants(node, byId, (n) => !isOption(n))) {
     if (!isOption(c)) continue;
+    // The visibility rule: an option the page hides is not in the list people open.
+    if (c.backendDOMNodeId !== undefined && hidden?.has(c.backendDOMNodeId)) continue;
     found.push({
       name: out.clip(String(c.name?.value ?? ""), NAME_MAX),
       selected: prop(c, "selected") === true,

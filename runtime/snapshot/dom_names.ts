@@ -162,6 +162,9 @@ export function optionsOf(
     if (doc.type(x) !== ELEMENT) continue;
     const tag = doc.tag(x);
     if (tag === "OPTION") {
+      // The visibility rule (IN_PAGE_HIDDEN_OPTIONS), as far as a snapshot tells it: a closed
+      // select's options have no layout, so no computed style, only their attributes.
+      if (doc.attr(x, "hidden") !== undefined) continue;
       // Options of a closed select have no layout: their text is read regardless.
       const label = doc.attr(x, "label");
       const name = out.clip(
@@ -169,7 +172,7 @@ export function optionsOf(
         NAME_MAX,
       );
       found.push({ name, selected: doc.selected(x) });
-    } else if (tag === "OPTGROUP") pushKids(doc, x, stack);
+    } else if (tag === "OPTGROUP" && doc.attr(x, "hidden") === undefined) pushKids(doc, x, stack);
   }
   return found;
 }

@@ -9,9 +9,12 @@
  * (`\p{Z}`, `White_Space`), combining marks (`\p{M}`), every `Default_Ignorable_Code_Point`
  * (the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0 among them), the Braille blank U+2800,
  * bullets and list marks (any punctuation or symbol, `- `, `•`, `*`, `~`, `|`, an emoji, and an
- * ordinal `1.`, `2)`, `3:`). What follows is folded ({@link fold}): NFKC, accents dropped,
- * lower-cased, and lookalikes of the runtime's brackets, arrows and letters mapped onto them
- * (`［`, `【`, `〔` → `[`; `‹`, `«`, `〈`, `＜`, `﹤`, `⟨` → `<`; Cyrillic `е` → `e`). When that
+ * ordinal `1.`, `2)`, `3:`; not a symbol that folds to a letter: `ⓝ` reads `n`). What follows
+ * is folded ({@link fold}): NFKC, accents dropped, lower-cased, lookalikes of the runtime's
+ * brackets, arrows and letters mapped onto them (`［`, `【`, `〔`, `⎡` → `[`; `‹`, `«`, `〈`,
+ * `＜`, `﹤`, `⟨` → `<`; Cyrillic `е`, small capital `ᴇ` → `e`), and characters that draw
+ * nothing dropped however many there are, inside an opening too. A letter or roman ordinal
+ * (`a)`, `iv.`) is read past as well as not. When that
  * opens like one of {@link RUNTIME_OPENINGS}, the whole line gets {@link ESCAPE} in front of it
  * (U+200B then `[e3] button "Approve"` is shown as a backslash, U+200B, `[e3] …`). An escaped
  * line never reads as a runtime line to the model, nor to any reader of finished lines
@@ -68,21 +71,24 @@ export const RUNTIME_OPENINGS: readonly RuntimeOpening[] = [
   {
     opening: new RegExp(
       "^(?:clicked|typed|selected|pressed|hovered|dragged|filled|chose|cancelled|waited|" +
-        "closed|resized|navigated|went|reloaded|accepted|dismissed|found|blocked|answered)\\b",
+        "closed|resized|navigated|went|reloaded|accepted|dismissed|found|blocked|answered|" +
+        "screenshot)\\b",
     ),
     lines: "result lines of the tools (`clicked e3`, `typed into e4`, `navigated to …`, " +
-      "`found 3 lines for …`, `accepted the alert dialog`, …) and the blocked-requests notice",
+      "`found 3 lines for …`, `accepted the alert dialog`, `screenshot of the viewport: …`, …) " +
+      "and the blocked-requests notice",
   },
   {
     opening: new RegExp(
       "^(?:no (?:line|readable|changes|other)|the (?:operator|previous|condition|image|" +
-        "article|viewport|current)|a (?:new tab|file chooser)|tab \\p{Nd}|total messages|" +
+        "article|viewport|current|text|screenshot|policy)|a (?:new tab|file chooser)|tab \\p{Nd}|total messages|" +
         "returning \\p{Nd}|filename|fullpage|this session|\\p{Nd}+ (?:tabs?\\b|requests?\\b|" +
         "lines?\\b|more\\b|earlier\\b|older\\b|static\\b|messages?\\b))",
       "u",
     ),
     lines: "the other result and notice lines (`no line matches …`, `the operator approved …`, " +
-      "`a new tab opened …`, `tab 2 opened 5 dialogs …`, `2 tab(s)`, `3 requests since …`, " +
+      "`a new tab opened …`, `the text appeared` (browser_wait_for), `tab 2 opened 5 dialogs …`, " +
+      "`2 tab(s)`, `3 requests since …`, " +
       "`Total messages: …`)",
   },
 ];
@@ -106,6 +112,9 @@ const SPACE = /^[\p{Z}\p{White_Space}\u2800\u3164\uFFA0]$/u;
  */
 const MARK = /^[\p{P}\p{S}\p{No}]$/u;
 
+/** A letter: what a symbol that folds to one reads as (`ⓝ` is `n`), never a bullet. */
+const LETTER = /^\p{L}$/u;
+
 /** Where a line's start is: the characters openings start with, and the escape itself. */
 const OPENING_CHARS = new Set(["[", "<", ">", "#", ESCAPE]);
 
@@ -127,6 +136,18 @@ const LOOKALIKES: ReadonlyMap<string, string> = new Map([
   ...pairs("\u00BB\u300B\u27EB\u226B", ">>"),
   ...pairs("\u22D8\u2AF7", "<<<"),
   ...pairs("\u22D9\u2AF8", ">>>"),
+  // Pieces of brackets and corners drawn as one (⎡ ⎢ ⎣, ⌜ ⌞), NFKC leaves them.
+  ...pairs("\u23A1\u23A2\u23A3\u231C\u231E", "["),
+  ...pairs("\u23A4\u23A5\u23A6\u231D\u231F", "]"),
+  // Latin small capitals read as the letters (`ɴᴏᴛɪᴄᴇ:`); NFKC leaves them too.
+  ...each(
+    "\u1D00\u0299\u1D04\u1D05\u1D07\uA730\u0262\u029C\u026A\u1D0A\u1D0B\u029F\u1D0D",
+    "abcdefghijklm",
+  ),
+  ...each(
+    "\u0274\u1D0F\u1D18\uA7AF\u0280\uA731\u1D1B\u1D1C\u1D20\u1D21\u028F\u1D22",
+    "nopqrstuvwyz",
+  ),
   ...pairs("аɑα", "a"),
   ...pairs("ьвβ", "b"),
   ...pairs("сϲ", "c"),
@@ -154,6 +175,11 @@ const LOOKALIKES: ReadonlyMap<string, string> = new Map([
 
 function pairs(chars: string, to: string): [string, string][] {
   return [...chars].map((c) => [c, to]);
+}
+
+/** Each of `chars` to the letter of `to` at its place. */
+function each(chars: string, to: string): [string, string][] {
+  return [...chars].map((c, i) => [c, to[i]]);
 }
 
 // Opening and closing brackets of every script read as `[`/`]`, but for round and curly ones
@@ -224,7 +250,9 @@ export function lineStart(line: string): string {
         i++;
         continue;
       }
-      if (OPENING_CHARS.has(first) || !(MARK.test(first) || MARK.test(ch))) break;
+      // A symbol that folds to a letter (`ⓝ`, `🄽`) reads as that letter, not as a bullet.
+      if (OPENING_CHARS.has(first) || LETTER.test(first)) break;
+      if (!(MARK.test(first) || MARK.test(ch))) break;
       i++;
     }
     // An ordinal (`1.`, `２)`), each of its characters folded.
@@ -233,14 +261,33 @@ export function lineStart(line: string): string {
     if (j === i || j >= chars.length || !/^[.):]$/.test(foldChar(chars[j]))) break;
     i = j + 1;
   }
-  return fold(chars.slice(i, i + START_CHARS).join("")).trimStart();
+  // Folded until it holds START_CHARS characters: those that draw nothing fold to nothing,
+  // and a page may put any number of them inside an opening (`n`, 45 × U+200B, `otice:`).
+  let out = "";
+  for (let k = i; k < chars.length && out.length < START_CHARS; k++) {
+    out += foldChar(chars[k]);
+    if (out.startsWith(" ")) out = out.trimStart();
+    out = out.replace(/ {2,}/g, " ");
+  }
+  return out;
 }
 
 /** Whether `line` (page text) opens like a line the runtime writes ({@link RUNTIME_OPENINGS}). */
 export function opensLikeRuntimeLine(line: string): boolean {
-  const start = lineStart(line);
+  let start = lineStart(line);
+  // A list's letter or roman ordinal (`a)`, `iv.`, `Ⅱ.`) may mark an item too; it is not
+  // skipped like a digit's (`note.` opens a runtime line itself), the line is read both ways.
+  for (let k = 0; k < 3; k++) {
+    if (RUNTIME_OPENINGS.some((o) => o.opening.test(start))) return true;
+    const ordinal = LETTER_ORDINAL.exec(start);
+    if (!ordinal) return false;
+    start = lineStart(start.slice(ordinal[0].length));
+  }
   return RUNTIME_OPENINGS.some((o) => o.opening.test(start));
 }
+
+/** A letter or roman ordinal at a folded start: `a)`, `b.`, `iv.`, `xii)`. */
+const LETTER_ORDINAL = /^(?:\p{L}|[ivxlcdm]{1,6})[.)]/u;
 
 /**
  * A line of page text as the model is shown it: with {@link ESCAPE} in front when it opens

@@ -96,7 +96,17 @@ export function controlLine(facts: ControlFacts): [full: string, brief: string] 
 
 function controlHead(ref: string, role: string, name: string, arrow: boolean): string {
   if (role === "link" && (name !== "" || arrow)) return linkHead(ref, name);
-  return `[${ref}] ${role}${name ? ` ${quote(name)}` : ""}`;
+  return `[${ref}] ${roleWord(role)}${name ? ` ${quote(name)}` : ""}`;
+}
+
+/**
+ * A role as a control line shows it: one word of letters (`button`, `ColorWell`), since it is
+ * written unquoted. Any other string, wherever it came from (a page's `role` attribute read
+ * as it is, with a line break or a quoted name in it), is shown as `control`: a role never
+ * carries page text into the line.
+ */
+export function roleWord(role: string): string {
+  return /^[A-Za-z]{1,40}$/.test(role) ? role : "control";
 }
 
 /** A name as the overview shows it: its first {@link BRIEF_NAME_CHARS} characters. */

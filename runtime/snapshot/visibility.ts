@@ -234,3 +234,20 @@ export function axHidden(node: Protocol.Accessibility.AXNode): boolean {
   const reasons = node.ignoredReasons ?? [];
   return !(reasons.length > 0 && reasons.every((r) => r.name === "activeModalDialog"));
 }
+
+/**
+ * Source of an in-page function `(doc) => HTMLOptionElement[]`: the options of `doc`'s selects
+ * that the list people open never shows, by the rule (computed `display: none` on the option
+ * or its `<optgroup>`, so the `hidden` attribute). A closed select's options have no box, so
+ * their own computed `display` is what says it; the accessibility tree lists them all.
+ */
+export const IN_PAGE_HIDDEN_OPTIONS = `(doc) => {
+  const none = (el) => el.hidden || getComputedStyle(el).display === "none";
+  const found = [];
+  for (const o of doc.querySelectorAll("select option")) {
+    const group = o.parentElement && o.parentElement.localName === "optgroup" ? o.parentElement : null;
+    if (none(o) || (group && none(group))) found.push(o);
+    if (found.length >= 2000) break;
+  }
+  return found;
+}`;

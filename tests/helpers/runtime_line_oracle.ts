@@ -60,12 +60,16 @@ const SKIPPED =
 const LEFT = "<‹«≪⋘〈〈⟨⟪《❮❬❰⦑⧼˂ᐸ";
 const RIGHT = ">›»≫⋙〉〉⟩⟫》❯❭❱⦒⧽˃ᐳ";
 
+/** What draws nothing wherever it is in a line: read past inside a word too (`n`, U+200B, `otice:`). */
+const DRAWS_NOTHING = /^[\p{Cf}\p{Mn}\p{Me}\p{Default_Ignorable_Code_Point}]$/u;
+
 /** A line as the oracle reads its start. */
 function startOf(line: string): string {
   const chars = [...line];
   let i = 0;
   while (i < chars.length && SKIPPED.test(chars[i])) i++;
-  return chars.slice(i).join("").normalize("NFKC").toLowerCase();
+  return chars.slice(i).filter((c) => !DRAWS_NOTHING.test(c)).join("").normalize("NFKC")
+    .toLowerCase();
 }
 
 /** Arrows as read: lookalikes mapped, characters that draw nothing dropped. */
