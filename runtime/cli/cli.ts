@@ -18,10 +18,10 @@ import { grantCommand } from "./grant_cmd.ts";
 import { policyCommand } from "./policy_cmd.ts";
 import { secretCommand, vaultCommand } from "./secret_cmd.ts";
 import { tenantCommand } from "./tenant_cmd.ts";
-import { serveUntilStopped } from "./shutdown.ts";
+import { serveUntilStopped, StopSignals } from "./shutdown.ts";
 import { banner, quickstartKey } from "./banner.ts";
 import { describeIsolation } from "../isolation/mod.ts";
-import { type StartOptions, startRuntime } from "./start.ts";
+import { type Runtime, type StartOptions, startRuntime } from "./start.ts";
 
 const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a real browser
 
@@ -245,7 +245,16 @@ function parsePort(value: string, flag: string): number {
 
 async function startCommand(args: string[]): Promise<number> {
   const options = parseStartOptions(args);
-  const runtime = await startRuntime(options);
+  // From here on a stop signal starts the teardown (after the start, if it is under way),
+  // and the same stop arriving twice does not cut it short (launcher/stop_signals.ts).
+  const signals = new StopSignals();
+  let runtime: Runtime;
+  try {
+    runtime = await startRuntime(options);
+  } catch (err) {
+    signals[Symbol.dispose]();
+    throw err;
+  }
   if (options.mode === "sse") {
     console.log(banner(runtime, VERSION, await quickstartKey(runtime, options)));
   } else {
@@ -258,6 +267,8 @@ async function startCommand(args: string[]): Promise<number> {
   return await serveUntilStopped({
     done: runtime.done,
     dispose: () => runtime[Symbol.asyncDispose](),
+    seal: () => runtime.sealAudit(),
+    signals,
     // In stdio mode the parent is the client; an sse runtime may outlive whoever started it.
     watchParent: options.mode === "stdio",
   });

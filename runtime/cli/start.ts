@@ -126,6 +126,11 @@ export interface Runtime extends AsyncDisposable {
   isolation: IsolationFact;
   /** The tenant it serves (`default` on the embedded store). */
   tenant: string;
+  /**
+   * Writes the `runtime_stopped` row and the final signed checkpoint now (once): for a
+   * shutdown whose teardown outlasted its bound before reaching them.
+   */
+  sealAudit(): Promise<void>;
 }
 
 /** Starts the runtime; resolves once it is listening. */
@@ -210,6 +215,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       done,
       isolation: boundary.isolationFact,
       tenant: stores.tenant,
+      sealAudit: () => stores.seal(),
       // Concurrent callers (a signal during a stdin-close shutdown) all wait for the same run.
       [Symbol.asyncDispose]: () => teardown.run(),
     };
