@@ -58,6 +58,8 @@ export interface BrowserStart {
   nice?: string;
   /** Admits launches a few at a time (one per core); none: every launch starts at once. */
   launches?: Admission;
+  /** Refuses an executable that is not the pinned build, before each launch (`BrowserPin`). */
+  verifyExecutable?: () => Promise<void>;
 }
 
 /** A running browser with its profile, not yet any session's. */
@@ -120,8 +122,9 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
       const nice = [start.nice, "-n", String(BROWSER_NICENESS)];
       wrap = { ...wrap, command: [...nice, ...(wrap?.command ?? [])] };
     }
-    const launch = () =>
-      launchBrowser({
+    const launch = async () => {
+      await start.verifyExecutable?.();
+      return await launchBrowser({
         executable: start.executable,
         profileDir,
         headful: start.headful,
@@ -130,6 +133,7 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
         maxMessageBytes: start.maxMessageBytes,
         wrap,
       });
+    };
     // The start bound counts from the turn: a launch that waited is not a launch that hung.
     browser = await (start.launches ? start.launches.run(launch) : launch());
   } catch (err) {

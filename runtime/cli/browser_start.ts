@@ -22,6 +22,8 @@ export interface BrowserStartParts {
   executable: string;
   headful?: boolean;
   isolation?: LaunchIsolation;
+  /** Refuses a browser that is not the pinned build, before each launch. */
+  verifyExecutable?: () => Promise<void>;
 }
 
 /**

@@ -10,6 +10,7 @@ import { OmotaiError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { dataDirFrom } from "../launcher/data_dir.ts";
 import { START_OPTIONS } from "../launcher/options.ts";
+import { SHA256_HEX } from "../launcher/browser_pin.ts";
 import { databaseUrl } from "../launcher/database_url.ts";
 import { agentCommand } from "./agent_cmd.ts";
 import { auditCommand } from "./audit_cmd.ts";
@@ -31,7 +32,7 @@ Usage:
                [--headful] [--idle-timeout SECONDS] [--console] [--console-port 8090]
                [--isolation auto|off] [--browser-user NAME] [--warm-browsers N]
                [--max-sessions N] [--database URL --tenant ID]
-               [--public-host HOST:PORT ...]
+               [--public-host HOST:PORT ...] [--browser-sha256 HEX]
   omotai policy keygen|sign|verify|test|build ...
   omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list
                [--data-dir DIR | --database URL --tenant ID]
@@ -69,6 +70,8 @@ start     Serve the browser tools over MCP. stdio (default) is for clients that 
           Retry-After, so a load balancer can send it to another runtime. One agent
           holds at most its policy's max_sessions, by default half the cap rounded
           up; past it that agent alone gets 503 AGENT_BUSY with Retry-After.
+          --browser-sha256 (or the policy's browser_sha256) pins the browser binary:
+          another build is refused (BROWSER_PIN_MISMATCH, naming its hash).
 policy    Build, sign, verify and test policy modules.
 domain    Allow or deny origins while the runtime runs (applies to the next action).
 agent     Give an agent its own key (printed once, on the last line) or take it away.
@@ -195,6 +198,9 @@ export function parseStartOptions(args: string[]): StartOptions {
     console: values.console,
     consolePort: parsePort(values["console-port"], "--console-port"),
     isolation: { mode: values.isolation, browserUser: values["browser-user"] },
+    browserSha256: values["browser-sha256"] !== undefined
+      ? parseSha256(values["browser-sha256"], "--browser-sha256")
+      : undefined,
     warmBrowsers: values["warm-browsers"] !== undefined
       ? parseCount(values["warm-browsers"], "--warm-browsers", 16)
       : undefined,
@@ -202,6 +208,15 @@ export function parseStartOptions(args: string[]): StartOptions {
       ? Math.max(1, parseCount(values["max-sessions"], "--max-sessions", 10_000))
       : undefined,
   };
+}
+
+/** A SHA-256 as 64 hex digits, lower-cased. */
+function parseSha256(value: string, flag: string): string {
+  const v = value.trim().toLowerCase();
+  if (!SHA256_HEX.test(v)) {
+    throw new OmotaiError("BAD_OPTION", `${flag} takes a SHA-256 of 64 hex digits, not "${value}"`);
+  }
+  return v;
 }
 
 /** A `host:port` a load balancer is reached by, as a Host header names it. */

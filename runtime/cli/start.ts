@@ -15,6 +15,9 @@ import { type Approver, unavailableApprover } from "../gate/approver.ts";
 import { log } from "../log.ts";
 import type { HttpApp } from "../mcp/http_app.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
+import { BrowserPin, type PinSource } from "../launcher/browser_pin.ts";
+import { errorCode } from "../errors.ts";
+import type { AuditWriter } from "../audit/audit_row.ts";
 import type { HumanChannel } from "../tools/tool.ts";
 import type { LaunchIsolation } from "../browser/launch.ts";
 import type { IsolationFact } from "../isolation/mod.ts";
@@ -50,6 +53,11 @@ export interface StartOptions {
   headful?: boolean;
   /** Browser executable; defaults to `OMOTAI_BROWSER` or the first candidate found. */
   browser?: string;
+  /**
+   * The browser's SHA-256 (`--browser-sha256`): any other build is refused
+   * (`BROWSER_PIN_MISMATCH`), as with the runtime policy's `browser_sha256`.
+   */
+  browserSha256?: string;
   /** JSONL file mirroring every audit row (`--audit`). */
   audit?: string;
   /**
@@ -146,7 +154,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     teardown.defer("done", () => resolveDone());
     const stores = await openStores(options, teardown);
     const admin = operatorCredential(stores);
-    const boundary = await openBoundary(options, stores, teardown);
+    const boundary = await openBoundary({ ...options, browser: executable }, stores, teardown);
     const { audit, domains, agents } = stores;
     const { worlds, approvals, questions } = boundary;
     // Shutdown waits for every session's browser and profile, not just for its server's close.
@@ -165,6 +173,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       executable,
       headful: options.headful,
       isolation: boundary.isolation,
+      verifyExecutable: boundary.pin && (() => boundary.pin!.check()),
     }, teardown);
     const pool = openWarmPool(
       start,
@@ -262,15 +271,18 @@ export interface BoundaryParts {
   /** What isolation the browsers get, and the sandbox each launch goes through (if any). */
   isolationFact: IsolationFact;
   isolation?: LaunchIsolation;
+  /** The pinned browser, checked again before each launch; none when nothing is pinned. */
+  pin?: BrowserPin;
 }
 
 /**
  * This start's TLS authority, profile store, egress proxy, approval queue and policy worlds,
  * each registered on the teardown as it is made; resolves once the runtime's own policy is
- * verified (and `runtime_started` is written).
+ * verified, the browser found the pinned build when one is pinned (and `runtime_started` is
+ * written).
  */
 export async function openBoundary(
-  options: StartOptions,
+  options: StartOptions & { browser: string },
   stores: Stores,
   teardown: Teardown,
 ): Promise<BoundaryParts> {
@@ -309,6 +321,8 @@ export async function openBoundary(
   const runtimeWorld = await worlds.get(options.policy);
   // The runtime's own policy may require isolation: then no start without it.
   requireIsolation(runtimeWorld.policy, isolated.fact, audit, null);
+  // Before any browser is launched (the warm pool's first included): the pinned build or none.
+  const pin = await pinBrowser(options, runtimeWorld.policy, audit);
   audit.append({
     kind: "runtime_started",
     source: "lifecycle",
@@ -334,7 +348,40 @@ export async function openBoundary(
     runtimeWorld,
     isolationFact: isolated.fact,
     isolation: isolated.launcher(proxy),
+    pin,
   };
+}
+
+/**
+ * The browser pinned by `--browser-sha256` and the runtime policy's `browser_sha256`, checked
+ * now; a refusal is audited (`browser_pin`, denied with its code) and stops the start.
+ */
+async function pinBrowser(
+  options: StartOptions & { browser: string },
+  policy: PolicyFile,
+  audit: AuditWriter,
+): Promise<BrowserPin | undefined> {
+  const pins: PinSource[] = [];
+  if (options.browserSha256 !== undefined) {
+    pins.push({ sha256: options.browserSha256, from: "--browser-sha256" });
+  }
+  if (policy.browser_sha256 !== undefined) {
+    pins.push({
+      sha256: policy.browser_sha256,
+      from: `browser_sha256 of ${options.policy ?? "the runtime's policy"}`,
+    });
+  }
+  try {
+    return await BrowserPin.open(options.browser, pins);
+  } catch (err) {
+    audit.append({
+      kind: "browser_pin",
+      source: "lifecycle",
+      decision: "deny",
+      reason: errorCode(err) ?? "ERROR",
+    });
+    throw err;
+  }
 }
 
 /**

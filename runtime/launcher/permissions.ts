@@ -30,6 +30,8 @@ export class LaunchError extends OmotaiError<"PATH_NOT_GRANTABLE"> {}
 export interface PolicyRefs {
   modules?: readonly { path: string }[];
   upload_dir?: string;
+  /** A pinned browser is read (hashed) by the runtime. */
+  browser_sha256?: string;
 }
 
 /** Variables the launcher itself reads (to find the data dir, the database, the browser). */
@@ -317,6 +319,14 @@ function startGrants(
   // The runtime is handed the browser granted here, not left to pick one it may not run.
   childEnv.OMOTAI_BROWSER = browser;
   grants.run.add(browser);
+  // A pinned browser is hashed, the file its symlinks lead to (launcher/browser_pin.ts).
+  const pinned = str(values, "browser-sha256") !== undefined ||
+    (policy !== undefined && facts.readPolicy(abs(policy))?.browser_sha256 !== undefined);
+  if (pinned) {
+    grants.read.add(browser);
+    const real = facts.realPath(browser);
+    if (real !== undefined) grants.read.add(real);
+  }
   grants.run.add(facts.deno);
   // Browsers run at a lower CPU priority than the runtime (cli/browser_start.ts).
   for (const p of NICE_PATHS) {
