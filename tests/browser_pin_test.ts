@@ -66,6 +66,13 @@ Deno.test("omotai start --browser-sha256 of another build: refused before any br
     assert.ok(run.stderr.includes(`not ${WRONG} as --browser-sha256 pins`), run.stderr);
     assert.deepEqual(pinRows(dir), [{ decision: "deny", reason: "BROWSER_PIN_MISMATCH" }]);
     assert.deepEqual(browsersOf(dir), []);
+    assert.doesNotMatch(run.stderr, /browser pinned/);
+    // The variable (the Docker image's) pins the same way, and is named.
+    const byEnv = await runOmotai(["start", "--mode", "sse", "--port", "0", "--data-dir", dir], {
+      OMOTAI_BROWSER_SHA256: WRONG,
+    });
+    assert.equal(byEnv.code, 1, byEnv.stderr);
+    assert.ok(byEnv.stderr.includes(`as OMOTAI_BROWSER_SHA256 pins; if this build`), byEnv.stderr);
     // A malformed hash is bad input, refused before anything starts.
     const bad = await runOmotai(["start", "--data-dir", dir, "--browser-sha256", "abc"]);
     assert.equal(bad.code, 1);
@@ -152,6 +159,7 @@ Deno.test("omotai start pinned to its browser's hash (flag and policy key): star
       assert.equal(r.isError, false, `${r.text}\n${rt.stderr()}`);
       assert.match(r.text, /Pinned page/);
       assert.deepEqual(pinRows(dir), []);
+      assert.match(rt.stderr(), /browser pinned: \S+ is the build --browser-sha256 names/);
       rt.child.kill("SIGTERM");
       assert.equal((await rt.child.status).code, 0, rt.stderr());
     } finally {

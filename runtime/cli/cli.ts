@@ -10,7 +10,7 @@ import { OmotaiError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { dataDirFrom } from "../launcher/data_dir.ts";
 import { START_OPTIONS } from "../launcher/options.ts";
-import { SHA256_HEX } from "../launcher/browser_pin.ts";
+import { type PinSource, SHA256_HEX } from "../launcher/browser_pin.ts";
 import { databaseUrl } from "../launcher/database_url.ts";
 import { agentCommand } from "./agent_cmd.ts";
 import { auditCommand } from "./audit_cmd.ts";
@@ -198,9 +198,7 @@ export function parseStartOptions(args: string[]): StartOptions {
     console: values.console,
     consolePort: parsePort(values["console-port"], "--console-port"),
     isolation: { mode: values.isolation, browserUser: values["browser-user"] },
-    browserSha256: values["browser-sha256"] !== undefined
-      ? parseSha256(values["browser-sha256"], "--browser-sha256")
-      : undefined,
+    browserSha256: browserSha256(values["browser-sha256"]),
     warmBrowsers: values["warm-browsers"] !== undefined
       ? parseCount(values["warm-browsers"], "--warm-browsers", 16)
       : undefined,
@@ -210,13 +208,17 @@ export function parseStartOptions(args: string[]): StartOptions {
   };
 }
 
-/** A SHA-256 as 64 hex digits, lower-cased. */
-function parseSha256(value: string, flag: string): string {
+/** The pinned browser's SHA-256: `--browser-sha256`, else `OMOTAI_BROWSER_SHA256` (lower-cased). */
+function browserSha256(flag: string | undefined): PinSource | undefined {
+  const [value, name] = flag !== undefined
+    ? [flag, "--browser-sha256"]
+    : [Deno.env.get("OMOTAI_BROWSER_SHA256") || undefined, "OMOTAI_BROWSER_SHA256"];
+  if (value === undefined) return undefined;
   const v = value.trim().toLowerCase();
   if (!SHA256_HEX.test(v)) {
-    throw new OmotaiError("BAD_OPTION", `${flag} takes a SHA-256 of 64 hex digits, not "${value}"`);
+    throw new OmotaiError("BAD_OPTION", `${name} takes a SHA-256 of 64 hex digits, not "${value}"`);
   }
-  return v;
+  return { sha256: v, from: name };
 }
 
 /** A `host:port` a load balancer is reached by, as a Host header names it. */

@@ -54,10 +54,10 @@ export interface StartOptions {
   /** Browser executable; defaults to `OMOTAI_BROWSER` or the first candidate found. */
   browser?: string;
   /**
-   * The browser's SHA-256 (`--browser-sha256`): any other build is refused
-   * (`BROWSER_PIN_MISMATCH`), as with the runtime policy's `browser_sha256`.
+   * The browser's SHA-256 and where it was given (`--browser-sha256`, `OMOTAI_BROWSER_SHA256`):
+   * any other build is refused (`BROWSER_PIN_MISMATCH`), as with the policy's `browser_sha256`.
    */
-  browserSha256?: string;
+  browserSha256?: PinSource;
   /** JSONL file mirroring every audit row (`--audit`). */
   audit?: string;
   /**
@@ -362,9 +362,7 @@ async function pinBrowser(
   audit: AuditWriter,
 ): Promise<BrowserPin | undefined> {
   const pins: PinSource[] = [];
-  if (options.browserSha256 !== undefined) {
-    pins.push({ sha256: options.browserSha256, from: "--browser-sha256" });
-  }
+  if (options.browserSha256 !== undefined) pins.push(options.browserSha256);
   if (policy.browser_sha256 !== undefined) {
     pins.push({
       sha256: policy.browser_sha256,
@@ -372,7 +370,9 @@ async function pinBrowser(
     });
   }
   try {
-    return await BrowserPin.open(options.browser, pins);
+    const pin = await BrowserPin.open(options.browser, pins);
+    if (pin) log(`browser pinned: ${options.browser} is the build ${pins[0].from} names`);
+    return pin;
   } catch (err) {
     audit.append({
       kind: "browser_pin",

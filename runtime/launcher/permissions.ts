@@ -40,6 +40,8 @@ export const LAUNCHER_ENV = [
   "OMOTAI_BROWSER",
   // A window needs a full browser, not the headless shell.
   "OMOTAI_HEADFUL",
+  // `--browser-sha256`'s default: a pinned browser's file is granted for reading (hashing).
+  "OMOTAI_BROWSER_SHA256",
   "OMOTAI_DB",
   // The shared database (`--database`'s default): its host and port are granted.
   "OMOTAI_DATABASE_URL",
@@ -99,6 +101,7 @@ export const CHILD_ENV: Readonly<Record<string, readonly string[]>> = {
     ...BASE_ENV,
     "OMOTAI_BROWSER",
     "OMOTAI_HEADFUL",
+    "OMOTAI_BROWSER_SHA256",
     "OMOTAI_ADMIN_TOKEN",
     DATABASE_URL_ENV,
     ...VAULT_ENV,
@@ -321,6 +324,7 @@ function startGrants(
   grants.run.add(browser);
   // A pinned browser is hashed, the file its symlinks lead to (launcher/browser_pin.ts).
   const pinned = str(values, "browser-sha256") !== undefined ||
+    Boolean(facts.env.OMOTAI_BROWSER_SHA256) ||
     (policy !== undefined && facts.readPolicy(abs(policy))?.browser_sha256 !== undefined);
   if (pinned) {
     grants.read.add(browser);
