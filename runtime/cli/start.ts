@@ -167,13 +167,14 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     // sessions, and a kill marked in the store ends its session here.
     const mirror = mirrorLiveSessions({ live, store: stores.live, tenant: stores.tenant });
     teardown.defer("live sessions mirror", () => mirror[Symbol.asyncDispose]());
-    // Sessions and the warm pool start browsers by the same recipe.
+    // Sessions and the warm pool start browsers by the same recipe (the pinned build only).
+    const pin = boundary.pin;
     const start = browserStart({
       profiles: boundary.profiles,
       executable,
       headful: options.headful,
       isolation: boundary.isolation,
-      verifyExecutable: boundary.pin && (() => boundary.pin!.check()),
+      verifyExecutable: pin ? () => pin.check() : undefined,
     }, teardown);
     const pool = openWarmPool(
       start,
