@@ -35,6 +35,9 @@ export type RuntimeErrorCode =
   | "BROWSER_ERROR"
   | "BROWSER_TIMEOUT"
   | "BROWSER_LAUNCH_FAILED"
+  // The browser executable is not the pinned build, or cannot be pinned (`browser_pin.ts`).
+  | "BROWSER_PIN_MISMATCH"
+  | "BROWSER_PIN_SCRIPT"
   | "NAVIGATION_FAILED"
   | "SESSION_CLOSED"
   | "TARGET_CLOSED"

@@ -44,14 +44,29 @@ export function dockerInstructions(text: string): Instruction[] {
   return out;
 }
 
-/** `ENV A=1 B=2` pairs of every ENV instruction. */
+/** `ARG A=1` defaults of every ARG instruction. */
+function argsOf(instructions: Instruction[]): Record<string, string> {
+  const args: Record<string, string> = {};
+  for (const i of instructions.filter((i) => i.op === "ARG")) {
+    const eq = i.value.indexOf("=");
+    assert.ok(eq > 0, `ARG with a default: ${i.value}`);
+    args[i.value.slice(0, eq)] = i.value.slice(eq + 1);
+  }
+  return args;
+}
+
+/** `ENV A=1 B=2` pairs of every ENV instruction, `$ARG`s replaced as Docker does. */
 function envOf(instructions: Instruction[]): Record<string, string> {
+  const args = argsOf(instructions);
   const env: Record<string, string> = {};
   for (const i of instructions.filter((i) => i.op === "ENV")) {
     for (const pair of i.value.split(/\s+/)) {
       const eq = pair.indexOf("=");
       assert.ok(eq > 0, `ENV in KEY=VALUE form: ${pair}`);
-      env[pair.slice(0, eq)] = pair.slice(eq + 1);
+      env[pair.slice(0, eq)] = pair.slice(eq + 1).replace(
+        /\$\{?(\w+)\}?/g,
+        (_, name: string) => env[name] ?? args[name] ?? assert.fail(`$${name} is not defined`),
+      );
     }
   }
   return env;
@@ -83,6 +98,43 @@ Deno.test("dockerInstructions() reads the image: non-root user, data dir on a vo
   const order = ins.map((i) => i.op + (i.value.includes("deno task install") ? "+install" : ""));
   assert.ok(order.indexOf("USER") < order.indexOf("RUN+install"));
   assert.ok(!ins.some((i) => /\s-A(\s|$)|--allow-all/.test(i.value)), "no -A anywhere");
+});
+
+Deno.test("the Dockerfile pins its browser: the package version, and that version's headless shell by hash, checked in the build and handed to the runtime", async () => {
+  const ins = dockerInstructions(await Deno.readTextFile(`${CHECKOUT}/Dockerfile`));
+  const args = argsOf(ins);
+  const install = ins.find((i) => i.op === "RUN" && i.value.includes("apt-get install"))!;
+  for (const pkg of ["chromium", "chromium-headless-shell", "chromium-sandbox"]) {
+    assert.ok(install.value.includes(` ${pkg}=$CHROMIUM_VERSION `), `${pkg} pinned`);
+  }
+  assert.ok(
+    install.value.includes(
+      'echo "$CHROMIUM_HEADLESS_SHELL_SHA256_AMD64  /usr/lib/chromium/chromium-headless-shell" | sha256sum --check --strict -',
+    ),
+    "the build fails when the installed binary is not the pinned one",
+  );
+  assert.equal(envOf(ins).OMOTAI_BROWSER_SHA256, args.CHROMIUM_HEADLESS_SHELL_SHA256_AMD64);
+  // This machine has Debian's package too: where it is the pinned version, its binary is the
+  // pinned hash (two pins that disagree would fail every build).
+  const dpkg = await new Deno.Command("dpkg-query", {
+    args: ["-W", "-f", "${Version} ${Architecture}", "chromium-headless-shell"],
+    stdout: "piped",
+  }).output();
+  const [version, arch] = new TextDecoder().decode(dpkg.stdout).split(" ");
+  if (version === args.CHROMIUM_VERSION && arch === "amd64") {
+    const sum = await new Deno.Command("sha256sum", {
+      args: ["/usr/lib/chromium/chromium-headless-shell"],
+      stdout: "piped",
+    }).output();
+    assert.equal(
+      new TextDecoder().decode(sum.stdout).split(" ")[0],
+      args.CHROMIUM_HEADLESS_SHELL_SHA256_AMD64,
+    );
+  } else {
+    console.log(
+      `  this machine has chromium-headless-shell ${version} (${arch}): hash not compared`,
+    );
+  }
 });
 
 Deno.test("the Dockerfile's install step and command line, run outside Docker, serve MCP from the volume", async () => {

@@ -67,6 +67,8 @@ export interface BrowserStart {
   nice?: string;
   /** Admits launches a few at a time (one per core); none: every launch starts at once. */
   launches?: Admission;
+  /** Refuses an executable that is not the pinned build, before each launch (`BrowserPin`). */
+  verifyExecutable?: () => Promise<void>;
 }
 
 /** A running browser with its profile, not yet any session's. */
@@ -138,8 +140,9 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
       // Outermost: the group is entered before nice, the sandbox or the browser runs.
       wrap = { ...wrap, command: [...group.wrap, ...(wrap?.command ?? [])] };
     }
-    const launch = () =>
-      launchBrowser({
+    const launch = async () => {
+      await start.verifyExecutable?.();
+      return await launchBrowser({
         executable: start.executable,
         profileDir,
         headful: start.headful,
@@ -149,6 +152,7 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
         byteRate: start.cdpByteRate,
         wrap,
       });
+    };
     // The start bound counts from the turn: a launch that waited is not a launch that hung.
     browser = await (start.launches ? start.launches.run(launch) : launch());
   } catch (err) {

@@ -27,6 +27,8 @@ export interface BrowserStartParts {
   groups?: LaunchGroups;
   /** How fast each browser's CDP events are read (the runtime policy's `limits`). */
   cdpByteRate?: ByteRateLimits;
+  /** Refuses a browser that is not the pinned build, before each launch. */
+  verifyExecutable?: () => Promise<void>;
 }
 
 /**

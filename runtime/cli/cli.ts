@@ -10,6 +10,7 @@ import { OmotaiError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { dataDirFrom } from "../launcher/data_dir.ts";
 import { START_OPTIONS } from "../launcher/options.ts";
+import { type PinSource, SHA256_HEX } from "../launcher/browser_pin.ts";
 import { databaseUrl } from "../launcher/database_url.ts";
 import { agentCommand } from "./agent_cmd.ts";
 import { auditCommand } from "./audit_cmd.ts";
@@ -18,10 +19,10 @@ import { grantCommand } from "./grant_cmd.ts";
 import { policyCommand } from "./policy_cmd.ts";
 import { secretCommand, vaultCommand } from "./secret_cmd.ts";
 import { tenantCommand } from "./tenant_cmd.ts";
-import { serveUntilStopped } from "./shutdown.ts";
+import { serveUntilStopped, StopSignals } from "./shutdown.ts";
 import { banner, quickstartKey } from "./banner.ts";
 import { describeIsolation } from "../isolation/mod.ts";
-import { type StartOptions, startRuntime } from "./start.ts";
+import { type Runtime, type StartOptions, startRuntime } from "./start.ts";
 
 const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a real browser
 
@@ -31,7 +32,7 @@ Usage:
                [--headful] [--idle-timeout SECONDS] [--console] [--console-port 8090]
                [--isolation auto|off] [--browser-user NAME] [--warm-browsers N]
                [--max-sessions N] [--database URL --tenant ID]
-               [--public-host HOST:PORT ...]
+               [--public-host HOST:PORT ...] [--browser-sha256 HEX]
   omotai policy keygen|sign|verify|test|build ...
   omotai domain add ORIGIN --allow|--deny | rm ORIGIN | list
                [--data-dir DIR | --database URL --tenant ID]
@@ -69,6 +70,8 @@ start     Serve the browser tools over MCP. stdio (default) is for clients that 
           Retry-After, so a load balancer can send it to another runtime. One agent
           holds at most its policy's max_sessions, by default half the cap rounded
           up; past it that agent alone gets 503 AGENT_BUSY with Retry-After.
+          --browser-sha256 (or the policy's browser_sha256) pins the browser binary:
+          another build is refused (BROWSER_PIN_MISMATCH, naming its hash).
 policy    Build, sign, verify and test policy modules.
 domain    Allow or deny origins while the runtime runs (applies to the next action).
 agent     Give an agent its own key (printed once, on the last line) or take it away.
@@ -195,6 +198,7 @@ export function parseStartOptions(args: string[]): StartOptions {
     console: values.console,
     consolePort: parsePort(values["console-port"], "--console-port"),
     isolation: { mode: values.isolation, browserUser: values["browser-user"] },
+    browserSha256: browserSha256(values["browser-sha256"]),
     warmBrowsers: values["warm-browsers"] !== undefined
       ? parseCount(values["warm-browsers"], "--warm-browsers", 16)
       : undefined,
@@ -202,6 +206,19 @@ export function parseStartOptions(args: string[]): StartOptions {
       ? Math.max(1, parseCount(values["max-sessions"], "--max-sessions", 10_000))
       : undefined,
   };
+}
+
+/** The pinned browser's SHA-256: `--browser-sha256`, else `OMOTAI_BROWSER_SHA256` (lower-cased). */
+function browserSha256(flag: string | undefined): PinSource | undefined {
+  const [value, name] = flag !== undefined
+    ? [flag, "--browser-sha256"]
+    : [Deno.env.get("OMOTAI_BROWSER_SHA256") || undefined, "OMOTAI_BROWSER_SHA256"];
+  if (value === undefined) return undefined;
+  const v = value.trim().toLowerCase();
+  if (!SHA256_HEX.test(v)) {
+    throw new OmotaiError("BAD_OPTION", `${name} takes a SHA-256 of 64 hex digits, not "${value}"`);
+  }
+  return { sha256: v, from: name };
 }
 
 /** A `host:port` a load balancer is reached by, as a Host header names it. */
@@ -245,7 +262,16 @@ function parsePort(value: string, flag: string): number {
 
 async function startCommand(args: string[]): Promise<number> {
   const options = parseStartOptions(args);
-  const runtime = await startRuntime(options);
+  // From here on a stop signal starts the teardown (after the start, if it is under way),
+  // and the same stop arriving twice does not cut it short (launcher/stop_signals.ts).
+  const signals = new StopSignals();
+  let runtime: Runtime;
+  try {
+    runtime = await startRuntime(options);
+  } catch (err) {
+    signals[Symbol.dispose]();
+    throw err;
+  }
   if (options.mode === "sse") {
     console.log(banner(runtime, VERSION, await quickstartKey(runtime, options)));
   } else {
@@ -258,6 +284,8 @@ async function startCommand(args: string[]): Promise<number> {
   return await serveUntilStopped({
     done: runtime.done,
     dispose: () => runtime[Symbol.asyncDispose](),
+    seal: () => runtime.sealAudit(),
+    signals,
     // In stdio mode the parent is the client; an sse runtime may outlive whoever started it.
     watchParent: options.mode === "stdio",
   });

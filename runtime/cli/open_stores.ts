@@ -102,6 +102,11 @@ export interface Stores {
   available(): boolean;
   /** Set once `runtime_started` is written: only then does the teardown write `runtime_stopped`. */
   lifecycle: { started: boolean };
+  /**
+   * The audit's end, as the teardown writes it (`runtime_stopped` once, the writer flushed,
+   * the final checkpoint), for a shutdown whose teardown is stuck before those steps.
+   */
+  seal(): Promise<void>;
 }
 
 /**
@@ -145,12 +150,21 @@ export async function openStores(options: StoreStartOptions, teardown: Teardown)
   if (base.flush) teardown.defer("audit writer", base.flush);
   const lifecycle = { started: false };
   const audit = base.audit;
-  teardown.defer("runtime_stopped row", () => {
-    if (!lifecycle.started) return;
+  let stopWritten = false;
+  const stopRow = () => {
+    if (!lifecycle.started || stopWritten) return;
+    stopWritten = true;
     try {
       audit.append({ kind: "runtime_stopped", source: "lifecycle", decision: "event" });
     } catch { /* the database may be gone; nothing else to do */ }
-  });
+  };
+  teardown.defer("runtime_stopped row", stopRow);
+  // The same three steps, in the teardown's order, for a teardown stuck before them.
+  const seal = async () => {
+    stopRow();
+    await base.flush?.();
+    await checkpoints[Symbol.asyncDispose]();
+  };
   return {
     tenant,
     db,
@@ -165,6 +179,7 @@ export async function openStores(options: StoreStartOptions, teardown: Teardown)
     shared: base.shared,
     available: base.available,
     lifecycle,
+    seal,
   };
 }
 

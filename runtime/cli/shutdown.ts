@@ -1,19 +1,22 @@
 /**
  * How `omotai start` ends. Whichever way the client leaves (stdin reaching its end, SIGTERM,
  * SIGINT, SIGHUP, the parent process dying), the runtime is disposed (every session's
- * browser and profile directory, the egress proxy) within a bounded time, then the process
- * exits. A client that leaves no browser behind is the whole point: a runtime that outlives
+ * browser and profile directory, the egress proxy, the `runtime_stopped` row and the final
+ * signed checkpoint) within a bounded time, then the process exits. Signals follow the rule
+ * of `launcher/stop_signals.ts`: the same stop arriving twice never cuts the teardown short. A client that leaves no browser behind is the whole point: a runtime that outlives
  * its client keeps a Chromium running for nobody.
  *
  * @module
  */
 import process from "node:process";
 import { log } from "../log.ts";
-
-/** The signals that end the runtime gracefully; a second one ends it at once. */
-export const SHUTDOWN_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
-type ShutdownSignal = typeof SHUTDOWN_SIGNALS[number];
-const SIGNAL_NUMBERS: Record<ShutdownSignal, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
+import {
+  listenForStop,
+  STOP_GRACE_MS,
+  StopRule,
+  type StopSignal,
+  type StopVerdict,
+} from "../launcher/stop_signals.ts";
 
 /**
  * Longest a graceful shutdown may take. An unresponsive browser's close takes about 6 s
@@ -59,23 +62,84 @@ export function watchParent(onGone: () => void, intervalMs = PARENT_POLL_MS): Di
   return { [Symbol.dispose]: () => clearInterval(timer) };
 }
 
+/** How long the audit's seal may take after the teardown outlasted its bound. */
+export const SEAL_TIMEOUT_MS = 2_000;
+
+/**
+ * The runtime's stop signals, listened for from before the start (a stop that arrives while
+ * the runtime starts is kept, and the teardown runs once the start is done, instead of the
+ * signal's default action killing the process with nothing undone). A repeat within the
+ * grace period is logged once and ignored; a forcing one exits at once.
+ */
+export class StopSignals implements Disposable {
+  readonly #listening: Disposable;
+  readonly #exit: (code: number) => void;
+  #repeats = 0;
+  #resolve!: (signal: StopSignal) => void;
+  /** Resolves with the first stop signal. */
+  readonly first: Promise<StopSignal> = new Promise((r) => this.#resolve = r);
+
+  /** Starts listening; `exit` (tests) replaces `Deno.exit` for a forcing signal. */
+  constructor(options: { rule?: StopRule; exit?: (code: number) => void } = {}) {
+    this.#exit = options.exit ?? ((code) => Deno.exit(code));
+    this.#listening = listenForStop(options.rule ?? new StopRule(), (v) => this.#on(v));
+  }
+
+  /** How many repeats of the first stop were ignored. */
+  get repeats(): number {
+    return this.#repeats;
+  }
+
+  #on(verdict: StopVerdict): void {
+    if (verdict.kind === "stop") return this.#resolve(verdict.signal);
+    if (verdict.kind === "repeat") {
+      if (this.#repeats++ > 0) return;
+      log(
+        `${verdict.signal} again ${
+          Math.round(verdict.afterMs)
+        } ms after the first: the same stop, ignored (one after ${
+          STOP_GRACE_MS / 1000
+        } s exits at once)`,
+      );
+      return;
+    }
+    // Whoever signals again after the grace period will not wait; the browsers still exit
+    // when their CDP pipe closes with this process, and the next start sweeps their profiles.
+    log(`${verdict.signal} during shutdown: exiting without waiting for cleanup`);
+    this.#exit(verdict.code);
+  }
+
+  [Symbol.dispose](): void {
+    this.#listening[Symbol.dispose]();
+  }
+}
+
 /** What `serveUntilStopped()` needs to know. */
 export interface LifecycleOptions {
   /** Resolves when the client has left on its own (stdio: the transport closed). */
   done: Promise<void>;
-  /** Disposes the runtime: sessions, browsers, profiles, the egress proxy. */
+  /** Disposes the runtime: sessions, browsers, profiles, the egress proxy, the audit's end. */
   dispose: () => PromiseLike<void>;
+  /**
+   * Writes the `runtime_stopped` row and the final signed checkpoint when `dispose` outlasts
+   * `timeoutMs` (they come last in its order): a hung browser must not leave the chain's
+   * tail unsigned.
+   */
+  seal?: () => PromiseLike<void>;
   /** Also end when the parent process dies (stdio mode: the parent is the client). */
   watchParent: boolean;
+  /** The stop signals, when listened for since before the start; else listened for here. */
+  signals?: StopSignals;
   timeoutMs?: number;
 }
 
 /**
- * Waits until the client leaves or a shutdown signal arrives, then disposes the runtime
- * (bounded by `timeoutMs`). Returns the exit code: 0 after a clean shutdown, 1 when the
- * dispose failed or timed out. A second signal while shutting down exits at once.
+ * Waits until the client leaves or a stop signal arrives, then disposes the runtime (bounded
+ * by `timeoutMs`, the audit sealed if that bound is reached). Returns the exit code: 0 after
+ * a clean shutdown, 1 when the dispose failed or timed out. Signals: `StopSignals`.
  */
 export async function serveUntilStopped(options: LifecycleOptions): Promise<number> {
+  using signals = options.signals ?? new StopSignals();
   let reason: string | undefined;
   let resolveStop!: () => void;
   const stopped = new Promise<void>((r) => resolveStop = r);
@@ -83,28 +147,7 @@ export async function serveUntilStopped(options: LifecycleOptions): Promise<numb
     reason ??= why;
     resolveStop();
   };
-  const listeners: [ShutdownSignal, () => void][] = [];
-  let signalled = false;
-  for (const signal of SHUTDOWN_SIGNALS) {
-    const listener = () => {
-      // Only a second signal forces the exit: clients commonly close stdin and send SIGTERM
-      // together, and that must not cut the cleanup short.
-      if (signalled) {
-        // Whoever signals twice will not wait; the browsers still exit when their CDP pipe
-        // closes with this process, and the next start sweeps their profiles.
-        log(`${signal} during shutdown: exiting without waiting for cleanup`);
-        Deno.exit(128 + SIGNAL_NUMBERS[signal]);
-      }
-      signalled = true;
-      stop(signal);
-    };
-    try {
-      Deno.addSignalListener(signal, listener);
-      listeners.push([signal, listener]);
-    } catch {
-      // Not every platform has every signal (Windows has no SIGHUP or SIGTERM).
-    }
-  }
+  signals.first.then(stop);
   options.done.then(() => stop("client left"));
   let parent: Disposable | undefined;
   if (options.watchParent) parent = watchParent(() => stop("parent process gone"));
@@ -113,16 +156,19 @@ export async function serveUntilStopped(options: LifecycleOptions): Promise<numb
   parent?.[Symbol.dispose]();
   log(`shutting down: ${reason}`);
   const timeoutMs = options.timeoutMs ?? SHUTDOWN_TIMEOUT_MS;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), timeoutMs));
-  const outcome = await Promise.race([
+  const outcome = await within(
     Promise.resolve(options.dispose()).then(() => "disposed" as const, (err: unknown) => err),
-    timeout,
-  ]);
-  clearTimeout(timer);
-  for (const [signal, listener] of listeners) Deno.removeSignalListener(signal, listener);
+    timeoutMs,
+  );
   if (outcome === "timeout") {
     log(`SHUTDOWN_TIMEOUT: cleanup did not finish within ${timeoutMs} ms; exiting anyway`);
+    if (options.seal) {
+      const seal = Promise.resolve().then(options.seal).catch((err: unknown) => {
+        log(`shutdown: audit seal: ${(err as Error)?.name ?? "error"}`);
+      });
+      const sealed = await within(seal, SEAL_TIMEOUT_MS);
+      if (sealed === "timeout") log("SHUTDOWN_TIMEOUT: the audit's seal did not finish");
+    }
     return 1;
   }
   if (outcome !== "disposed") {
@@ -130,6 +176,17 @@ export async function serveUntilStopped(options: LifecycleOptions): Promise<numb
     return 1;
   }
   return 0;
+}
+
+/** `work`'s outcome, or "timeout" after `ms`. */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | "timeout"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms));
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

@@ -15,6 +15,9 @@ import { type Approver, unavailableApprover } from "../gate/approver.ts";
 import { log } from "../log.ts";
 import type { HttpApp } from "../mcp/http_app.ts";
 import type { PolicyFile } from "../policy/policy_file.ts";
+import { BrowserPin, type PinSource } from "../launcher/browser_pin.ts";
+import { errorCode } from "../errors.ts";
+import type { AuditWriter } from "../audit/audit_row.ts";
 import type { HumanChannel } from "../tools/tool.ts";
 import type { LaunchIsolation } from "../browser/launch.ts";
 import type { LaunchGroups } from "../browser/launch_group.ts";
@@ -52,6 +55,11 @@ export interface StartOptions {
   headful?: boolean;
   /** Browser executable; defaults to `OMOTAI_BROWSER` or the first candidate found. */
   browser?: string;
+  /**
+   * The browser's SHA-256 and where it was given (`--browser-sha256`, `OMOTAI_BROWSER_SHA256`):
+   * any other build is refused (`BROWSER_PIN_MISMATCH`), as with the policy's `browser_sha256`.
+   */
+  browserSha256?: PinSource;
   /** JSONL file mirroring every audit row (`--audit`). */
   audit?: string;
   /**
@@ -128,6 +136,11 @@ export interface Runtime extends AsyncDisposable {
   isolation: IsolationFact;
   /** The tenant it serves (`default` on the embedded store). */
   tenant: string;
+  /**
+   * Writes the `runtime_stopped` row and the final signed checkpoint now (once): for a
+   * shutdown whose teardown outlasted its bound before reaching them.
+   */
+  sealAudit(): Promise<void>;
 }
 
 /** Starts the runtime; resolves once it is listening. */
@@ -143,7 +156,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     teardown.defer("done", () => resolveDone());
     const stores = await openStores(options, teardown);
     const admin = operatorCredential(stores);
-    const boundary = await openBoundary(options, stores, teardown);
+    const boundary = await openBoundary({ ...options, browser: executable }, stores, teardown);
     const { audit, domains, agents } = stores;
     const { worlds, approvals, questions } = boundary;
     // Shutdown waits for every session's browser and profile, not just for its server's close.
@@ -156,7 +169,8 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     // sessions, and a kill marked in the store ends its session here.
     const mirror = mirrorLiveSessions({ live, store: stores.live, tenant: stores.tenant });
     teardown.defer("live sessions mirror", () => mirror[Symbol.asyncDispose]());
-    // Sessions and the warm pool start browsers by the same recipe.
+    // Sessions and the warm pool start browsers by the same recipe (the pinned build only).
+    const pin = boundary.pin;
     const start = browserStart({
       profiles: boundary.profiles,
       executable,
@@ -164,6 +178,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       isolation: boundary.isolation,
       groups: boundary.groups,
       cdpByteRate: byteRates(boundary.runtimeWorld.policy).cdp,
+      verifyExecutable: pin ? () => pin.check() : undefined,
     }, teardown);
     const pool = openWarmPool(
       start,
@@ -214,6 +229,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       done,
       isolation: boundary.isolationFact,
       tenant: stores.tenant,
+      sealAudit: () => stores.seal(),
       // Concurrent callers (a signal during a stdin-close shutdown) all wait for the same run.
       [Symbol.asyncDispose]: () => teardown.run(),
     };
@@ -262,15 +278,18 @@ export interface BoundaryParts {
   isolation?: LaunchIsolation;
   /** A cgroup per browser (none where this machine cannot give one). */
   groups?: LaunchGroups;
+  /** The pinned browser, checked again before each launch; none when nothing is pinned. */
+  pin?: BrowserPin;
 }
 
 /**
  * This start's TLS authority, profile store, egress proxy, approval queue and policy worlds,
  * each registered on the teardown as it is made; resolves once the runtime's own policy is
- * verified (and `runtime_started` is written).
+ * verified, the browser found the pinned build when one is pinned (and `runtime_started` is
+ * written).
  */
 export async function openBoundary(
-  options: StartOptions,
+  options: StartOptions & { browser: string },
   stores: Stores,
   teardown: Teardown,
 ): Promise<BoundaryParts> {
@@ -316,6 +335,8 @@ export async function openBoundary(
   proxy.meterHeldBodies(byteRates(runtimeWorld.policy).heldBodies);
   // The runtime's own policy may require isolation: then no start without it.
   requireIsolation(runtimeWorld.policy, fact, audit, null);
+  // Before any browser is launched (the warm pool's first included): the pinned build or none.
+  const pin = await pinBrowser(options, runtimeWorld.policy, audit);
   audit.append({
     kind: "runtime_started",
     source: "lifecycle",
@@ -346,7 +367,40 @@ export async function openBoundary(
     isolationFact: fact,
     isolation: isolated.launcher(proxy),
     groups,
+    pin,
   };
+}
+
+/**
+ * The browser pinned by `--browser-sha256` and the runtime policy's `browser_sha256`, checked
+ * now; a refusal is audited (`browser_pin`, denied with its code) and stops the start.
+ */
+async function pinBrowser(
+  options: StartOptions & { browser: string },
+  policy: PolicyFile,
+  audit: AuditWriter,
+): Promise<BrowserPin | undefined> {
+  const pins: PinSource[] = [];
+  if (options.browserSha256 !== undefined) pins.push(options.browserSha256);
+  if (policy.browser_sha256 !== undefined) {
+    pins.push({
+      sha256: policy.browser_sha256,
+      from: `browser_sha256 of ${options.policy ?? "the runtime's policy"}`,
+    });
+  }
+  try {
+    const pin = await BrowserPin.open(options.browser, pins);
+    if (pin) log(`browser pinned: ${options.browser} is the build ${pins[0].from} names`);
+    return pin;
+  } catch (err) {
+    audit.append({
+      kind: "browser_pin",
+      source: "lifecycle",
+      decision: "deny",
+      reason: errorCode(err) ?? "ERROR",
+    });
+    throw err;
+  }
 }
 
 /**

@@ -26,6 +26,7 @@ import {
   type LauncherEnvName,
   type LaunchFacts,
 } from "./permissions.ts";
+import { listenForStop, StopRule } from "./stop_signals.ts";
 
 /** The launcher's own permission flags, for the Deno at `deno` (tasks and the install). */
 export function launcherFlags(deno: string): string[] {
@@ -180,27 +181,22 @@ export async function launch(args: string[], layout: LauncherLayout): Promise<nu
 }
 
 /**
- * Passes shutdown signals on to the runtime, and in stdio mode ends it when the launcher's
- * own parent (the client) is gone: the runtime watches its parent, which is this process.
+ * Passes stop signals on to the runtime by the rule of `stop_signals.ts`: the first stop
+ * once, a repeat within the grace period never (the runtime has it already, or will ignore
+ * it), a forcing one after it. In stdio mode it also ends the runtime when the launcher's own
+ * parent (the client) is gone: the runtime watches its parent, which is this process.
  * From a terminal, Ctrl+C and a hangup reach the runtime directly (same process group), so
- * they are not passed on: a second copy would be a second signal, which cuts its cleanup
- * short.
+ * they are not passed on, but they count as the stop. Either way the launcher waits for the
+ * runtime's exit and exits with its code.
  */
 function relaySignals(child: Deno.ChildProcess, plan: ChildPlan): () => void {
   const fromTerminal = Deno.stdin.isTerminal();
-  const added: [Deno.Signal, () => void][] = [];
-  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
-    const relay = signal === "SIGTERM" || !fromTerminal;
-    const listener = () => {
-      if (relay) kill(child, signal);
-    };
-    try {
-      Deno.addSignalListener(signal, listener);
-      added.push([signal, listener]);
-    } catch {
-      // Windows has no SIGTERM or SIGHUP.
-    }
-  }
+  const rule = new StopRule();
+  const listening = listenForStop(rule, (verdict) => {
+    if (verdict.kind === "repeat") return;
+    const direct = fromTerminal && verdict.signal !== "SIGTERM";
+    if (!direct) kill(child, verdict.signal);
+  });
   let timer: ReturnType<typeof setInterval> | undefined;
   const stdio = plan.line?.command === "start" && plan.line.values.mode !== "sse";
   if (stdio) {
@@ -208,6 +204,9 @@ function relaySignals(child: Deno.ChildProcess, plan: ChildPlan): () => void {
     const watch = setInterval(() => {
       if (Deno.ppid === parent) return;
       clearInterval(watch);
+      // A stop already passed on is not repeated (a late repeat would force the exit).
+      if (rule.stopping) return;
+      rule.judge("SIGTERM");
       kill(child, "SIGTERM");
     }, 1_000);
     Deno.unrefTimer(watch);
@@ -215,7 +214,7 @@ function relaySignals(child: Deno.ChildProcess, plan: ChildPlan): () => void {
   }
   return () => {
     clearInterval(timer);
-    for (const [signal, listener] of added) Deno.removeSignalListener(signal, listener);
+    listening[Symbol.dispose]();
   };
 }
 

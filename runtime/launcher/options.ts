@@ -31,6 +31,7 @@ export const START_OPTIONS = {
   database: { type: "string" },
   tenant: { type: "string" },
   "public-host": { type: "string", multiple: true },
+  "browser-sha256": { type: "string" },
 } as const satisfies Options;
 
 /** `omotai agent add|list|rm`. */

@@ -32,6 +32,8 @@ export class LaunchError extends OmotaiError<"PATH_NOT_GRANTABLE"> {}
 export interface PolicyRefs {
   modules?: readonly { path: string }[];
   upload_dir?: string;
+  /** A pinned browser is read (hashed) by the runtime. */
+  browser_sha256?: string;
 }
 
 /** Variables the launcher itself reads (to find the data dir, the database, the browser). */
@@ -40,6 +42,8 @@ export const LAUNCHER_ENV = [
   "OMOTAI_BROWSER",
   // A window needs a full browser, not the headless shell.
   "OMOTAI_HEADFUL",
+  // `--browser-sha256`'s default: a pinned browser's file is granted for reading (hashing).
+  "OMOTAI_BROWSER_SHA256",
   "OMOTAI_DB",
   // The shared database (`--database`'s default): its host and port are granted.
   "OMOTAI_DATABASE_URL",
@@ -99,6 +103,7 @@ export const CHILD_ENV: Readonly<Record<string, readonly string[]>> = {
     ...BASE_ENV,
     "OMOTAI_BROWSER",
     "OMOTAI_HEADFUL",
+    "OMOTAI_BROWSER_SHA256",
     "OMOTAI_ADMIN_TOKEN",
     DATABASE_URL_ENV,
     ...VAULT_ENV,
@@ -319,6 +324,15 @@ function startGrants(
   // The runtime is handed the browser granted here, not left to pick one it may not run.
   childEnv.OMOTAI_BROWSER = browser;
   grants.run.add(browser);
+  // A pinned browser is hashed, the file its symlinks lead to (launcher/browser_pin.ts).
+  const pinned = str(values, "browser-sha256") !== undefined ||
+    Boolean(facts.env.OMOTAI_BROWSER_SHA256) ||
+    (policy !== undefined && facts.readPolicy(abs(policy))?.browser_sha256 !== undefined);
+  if (pinned) {
+    grants.read.add(browser);
+    const real = facts.realPath(browser);
+    if (real !== undefined) grants.read.add(real);
+  }
   grants.run.add(facts.deno);
   // Browsers run at a lower CPU priority than the runtime (cli/browser_start.ts).
   for (const p of NICE_PATHS) {

@@ -161,6 +161,12 @@ export const PolicyFileSchema = z.strictObject({
     flood_seconds: z.int().min(1).max(3_600).optional(),
   }).optional(),
   /**
+   * The SHA-256 of the browser executable (its binary, symlinks resolved): any other build is
+   * refused, at the start and before each launch (`BROWSER_PIN_MISMATCH`). Read from the
+   * runtime's own policy (`--policy`); it pins the browser of every session.
+   */
+  browser_sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, "a SHA-256 of 64 hex digits").optional(),
+  /**
    * The operator's templates for generated-credential capture (`browser_capture_credentials`,
    * docs/capture.md): what each workflow registers with its vendor; a workflow without one
    * is refused (CAPTURE_UNCONFIGURED).
