@@ -299,10 +299,14 @@ Deno.test("mcp-remote bridges a stdio client to /mcp (and /sse) with the agent k
       assert.deepEqual(await client.ping(), {});
       const { tools } = await client.listTools();
       assert.ok(tools.some((t) => t.name === "browser_navigate"), tools.map((t) => t.name).join());
-      const nav = await client.callTool({
-        name: "browser_navigate",
-        arguments: { url: `${site.origin}/` },
-      }, undefined, { timeout: CALL_TIMEOUT_MS });
+      const nav = await client.callTool(
+        {
+          name: "browser_navigate",
+          arguments: { url: `${site.origin}/` },
+        },
+        undefined,
+        { timeout: CALL_TIMEOUT_MS },
+      );
       assert.notEqual(nav.isError, true, textOf(nav));
       assert.match(textOf(nav), /# Fixture home/, strategy);
       // The session is the key's agent, whatever the bridge calls itself.
@@ -445,10 +449,14 @@ async function exerciseTransport(
 
     const { tools } = await client.listTools();
     assert.ok(tools.some((t) => t.name === "browser_navigate"), `${label}: tools/list`);
-    const nav = await client.callTool({
-      name: "browser_navigate",
-      arguments: { url: `${site.origin}/` },
-    }, undefined, { timeout: CALL_TIMEOUT_MS });
+    const nav = await client.callTool(
+      {
+        name: "browser_navigate",
+        arguments: { url: `${site.origin}/` },
+      },
+      undefined,
+      { timeout: CALL_TIMEOUT_MS },
+    );
     assert.notEqual(nav.isError, true, `${label}: ${textOf(nav)}`);
     assert.match(textOf(nav), /# Fixture home/, label);
 

@@ -26,8 +26,8 @@ import { OmotaiError } from "../runtime/errors.ts";
 import { allowedHostsFor } from "../runtime/mcp/host_guard.ts";
 import { createHttpApp } from "../runtime/mcp/http_app.ts";
 import {
-  eventually,
   ANSWER_BOUND_MS,
+  eventually,
   keyedTransport,
   omotaiFlags,
   runtimeCommand,

@@ -120,7 +120,6 @@ function refIn(lines: readonly string[], re: RegExp): string {
   return /\[(e\d+)\]/.exec(line)![1];
 }
 
-
 /** Paragraphs of prose, enough to make the outline long (the overview starts past 3,000). */
 const filler = (n: number, tag = "f") =>
   Array.from(

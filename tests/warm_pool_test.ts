@@ -7,7 +7,12 @@
  */
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { agentTransport, ANSWER_BOUND_MS, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import {
+  agentTransport,
+  ANSWER_BOUND_MS,
+  startTestRuntime,
+  TestClient,
+} from "./helpers/harness.ts";
 import { alive, descendants, type Proc, processes } from "./helpers/processes.ts";
 import { serveFixtureSite } from "./fixtures/site.ts";
 
