@@ -6,9 +6,11 @@
  * whose shared browser holds both sessions' contexts):
  *
  * - session B navigates the healthy page `BASELINE_NAVS` times: its baseline p50 / p95;
- * - session A navigates to the hostile page (its call bounded at `HOSTILE_CALL_MS`), then to
+ * - session A navigates to the hostile page (its call bounded at `HOSTILE_CALL_MS`; a page
+ *   whose harm comes after its load, the log flood, is then left to run `DWELL_MS`), then to
  *   the healthy page again and again until one answers it (each call bounded by what is left
- *   of `RECOVERY_WINDOW_MS`): the time from the hostile call's end to that answer, or
+ *   of `RECOVERY_WINDOW_MS`): the time from the hostile call's end (or the stay's) to that
+ *   answer, or
  *   "> 60 s", or "never" when the system's process died. A dialog in the way is answered
  *   with the system's own `browser_handle_dialog` (accept), as an agent would, at most
  *   `DIALOG_ANSWERS` times;
@@ -82,7 +84,17 @@ export interface BenchPage {
   path: string;
   /** What it does, for the table. */
   does: string;
+  /**
+   * How long A stays on the page after its call before going back: a page whose harm comes
+   * after its load (a flood) would end the moment A left it.
+   */
+  dwellMs: number;
 }
+
+/** A's stay on a page that does its harm after its load. */
+export const DWELL_MS = 30_000;
+/** The pages that do their harm after their load. */
+const HARM_AFTER_LOAD = new Set(["/log-flood"]);
 
 /**
  * The pages, as data: a new hostile page is one more row. Every page of the hostile site but
@@ -90,7 +102,11 @@ export interface BenchPage {
  */
 export const BENCH_PAGES: readonly BenchPage[] = [...HOSTILE_ROUTES, ...LOG_FLOOD_ROUTES]
   .filter((r) => r.path !== "/healthy" && r.type !== "script")
-  .map((r) => ({ path: r.path, does: r.does }));
+  .map((r) => ({
+    path: r.path,
+    does: r.does,
+    dwellMs: HARM_AFTER_LOAD.has(r.path) ? DWELL_MS : 0,
+  }));
 
 /** The systems compared. */
 export type SystemName = "omotai" | "playwright-mcp";
@@ -147,6 +163,8 @@ export interface HostileRow {
   system: SystemName;
   /** The hostile call: how long it took, whether it was an error, its first words. */
   hostile: { ms: number; isError: boolean; text: string };
+  /** How long A then stayed on the page (`BenchPage.dwellMs`). */
+  dwellMs: number;
   /** Ms from the hostile call's end until A answered the healthy page; absent if it did not. */
   recoveredMs?: number;
   /** A's healthy-page calls until it answered (or the window closed). */
@@ -232,7 +250,9 @@ export function markdownTable(rows: HostileRow[]): string {
       lines.push(`| ${[r.page, name, `failed: ${r.error.slice(0, 80)}`, ...rest].join(" | ")} |`);
       continue;
     }
-    const hostile = `${secs(r.hostile.ms)}${r.hostile.isError ? " (error)" : ""}`;
+    const hostile = `${secs(r.hostile.ms)}${r.hostile.isError ? " (error)" : ""}${
+      r.dwellMs > 0 ? `, then ${r.dwellMs / 1000} s on the page` : ""
+    }`;
     const dialogs = r.dialogsAnswered > 0 ? ` (${r.dialogsAnswered} dialogs answered)` : "";
     lines.push(
       `| ${
@@ -482,6 +502,7 @@ async function runRow(
     page: page.path,
     system: name,
     hostile: { ms: NaN, isError: true, text: "" },
+    dwellMs: page.dwellMs,
     recoveryCalls: 0,
     dialogsAnswered: 0,
     baseline: timings([], 0),
@@ -527,6 +548,8 @@ async function runRow(
         { url: site.url(page.path) },
         HOSTILE_CALL_MS,
       );
+      // The page does its harm meanwhile; B goes on measuring it.
+      if (page.dwellMs > 0) await sleep(page.dwellMs);
       const end = performance.now();
       row.hostile = {
         ms: hostile.ms,

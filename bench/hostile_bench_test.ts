@@ -16,6 +16,7 @@ function row(over: Partial<HostileRow> = {}): HostileRow {
     page: "/memory",
     system: "omotai",
     hostile: { ms: 12_345, isError: true, text: "error: PAGE_UNRESPONSIVE" },
+    dwellMs: 0,
     recoveredMs: 2_500,
     recoveryCalls: 1,
     dialogsAnswered: 0,
@@ -40,6 +41,8 @@ Deno.test("BENCH_PAGES: every hostile page of the site, the log flood too, not t
   assert.ok(!paths.includes("/healthy"));
   assert.ok(!paths.includes("/log-worker.js"));
   assert.ok(BENCH_PAGES.every((p) => p.does.length > 0));
+  // The flood does its harm after its load: A stays on it; the others do theirs as they load.
+  assert.deepEqual(BENCH_PAGES.filter((p) => p.dwellMs > 0).map((p) => p.path), ["/log-flood"]);
 });
 
 Deno.test("parseArgs: every page by default, --pages in both spellings in site order, --only, --json, bad input", () => {
@@ -85,9 +88,10 @@ Deno.test("markdownTable: one line per page and system, Omotai's group peak, the
       hostile: { ms: 120_000, isError: true, text: "thrown: timeout" },
     }),
     row({ page: "/workers", error: "A warm-up: refused" }),
+    row({ page: "/log-flood", hostile: { ms: 600, isError: false, text: "" }, dwellMs: 30_000 }),
   ]);
   const lines = table.split("\n");
-  assert.equal(lines.length, 5);
+  assert.equal(lines.length, 6);
   const cols = (l: string) => l.split(" | ").length;
   assert.ok(lines.every((l) => cols(l) === cols(lines[0])), table);
   assert.match(
@@ -97,6 +101,7 @@ Deno.test("markdownTable: one line per page and system, Omotai's group peak, the
   assert.match(lines[3], /Playwright MCP 0\.0\.83 \| 120\.0 s \(error\) \| never \(12 dialogs/);
   assert.match(lines[3], /– \(one shared browser\) \| no \|$/);
   assert.match(lines[4], /^\| \/workers \| Omotai \| failed: A warm-up: refused \| – \|/);
+  assert.match(lines[5], /^\| \/log-flood \| Omotai \| 0\.6 s, then 30 s on the page \| 2\.5 s \|/);
 });
 
 Deno.test("dialogInTheWay / answeredHealthy: a dialog naming browser_handle_dialog; the healthy page, never an error", () => {
