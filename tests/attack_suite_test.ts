@@ -19,6 +19,7 @@ import { ATTACKS, type HostileSite, serveHostileSite } from "../runtime/eval/hos
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   agentTransport,
+  ANSWER_BOUND_MS,
   eventually,
   refOf,
   startTestRuntime,
@@ -80,12 +81,13 @@ for (const executable of BUILDS) {
       const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
       const page = browser.connection.session(sessionId)!;
       await page.send("Page.enable");
-      const loaded = page.waitFor("Page.loadEventFired", undefined, { timeoutMs: 10_000 });
+      const loaded = page.waitFor("Page.loadEventFired", undefined, { timeoutMs: ANSWER_BOUND_MS });
       await page.send("Page.navigate", { url: `${w.site.origin}/attack/${attack.name}` });
       await loaded;
       const before = hitsOf(w);
       await page.send("Runtime.evaluate", { expression: "go()", userGesture: true });
-      if (!await eventually(() => hitsOf(w) > before, 4_000)) missed.push(attack.name);
+      // Every attack is expected to arrive: the wait only costs time for those that never do.
+      if (!await eventually(() => hitsOf(w) > before)) missed.push(attack.name);
       await root.send("Target.closeTarget", { targetId }).catch(() => {});
     }
     assert.deepEqual(
@@ -202,7 +204,6 @@ async function attackSuite(pause: GuardPause, options: GuardedOptions = {}): Pro
       if (attack.audited) {
         const seen = await eventually(
           async () => deniesFor(await runtime.audit.rows(start), [w.att, w.att2]).length > 0,
-          6_000,
         );
         if (!seen) failures.push(`${attack.name}: no deny row for the attacker in the audit`);
         const layers = deniesFor(await runtime.audit.rows(start), [w.att, w.att2]).map((r) =>

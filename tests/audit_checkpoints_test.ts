@@ -199,3 +199,83 @@ Deno.test("omotai tenant, agent and audit verify --database: tenants made by the
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("omotai audit verify --checkpoints A B --checkpoint-key PA PB: a tenant's chain is held against every runtime's file at once", async () => {
+  await using pg = await startPostgres();
+  const env = { OMOTAI_DATABASE_URL: pg.ownerUrl };
+  assert.equal((await omotai(["tenant", "add", "acme"], env)).code, 0);
+  const dir = await Deno.makeTempDir({ prefix: "omotai-pg-two-signers-" });
+  try {
+    // Two runtimes of acme, each with its own key and file, appending to one chain.
+    const signers = ["rt-a", "rt-b"].map((runtime) => ({
+      runtime,
+      key: generateCheckpointKey(),
+      file: join(dir, runtime, CHECKPOINT_FILE),
+      pub: join(dir, runtime, CHECKPOINT_PUB_FILE),
+    }));
+    for (const s of signers) {
+      await Deno.mkdir(join(dir, s.runtime));
+      await Deno.writeTextFile(s.pub, exportCheckpointKey(s.key).public);
+    }
+    {
+      await using app = await PgDatabase.open({ url: pg.appUrl });
+      const acme = new PgAuditLog(app, "acme");
+      await using a = new Checkpointer({ store: acme, ...signers[0], log: () => {} });
+      await using b = new Checkpointer({ store: acme, ...signers[1], log: () => {} });
+      for (let i = 0; i < 6; i++) {
+        await acme.append([{ kind: "navigate", source: "action", decision: "allow", reason: "X" }]);
+        if (i === 1) await a.checkpoint();
+        if (i === 3) await b.checkpoint();
+      }
+    }
+    const verify = (more: string[]) =>
+      omotai(["audit", "verify", "--tenant", "acme", "--checkpoints", ...more], env);
+    const [fa, fb] = signers.map((s) => s.file);
+    const [pa, pb] = signers.map((s) => s.pub);
+
+    const ok = await verify([fa, fb, "--checkpoint-key", pa, pb]);
+    assert.equal(ok.code, 0, ok.out);
+    assert.match(ok.out, new RegExp(`\\d+ signed checkpoints of tenant acme checked \\(${fa}\\)`));
+    assert.match(ok.out, new RegExp(`\\d+ signed checkpoints of tenant acme checked \\(${fb}\\)`));
+    assert.match(ok.out, /audit ok: 6 rows/);
+
+    // Each file with the other runtime's key: every checkpoint is foreign, named by its file.
+    const swapped = await verify([fa, fb, "--checkpoint-key", pb, pa]);
+    assert.equal(swapped.code, 1, swapped.out);
+    assert.match(swapped.out, new RegExp(`${fa}: checkpoint at row \\d+ .*not signed by this key`));
+    assert.match(swapped.out, new RegExp(`${fb}: checkpoint at row \\d+ .*not signed by this key`));
+
+    // A key short: refused before anything is read as checked.
+    const short = await verify([fa, fb, "--checkpoint-key", pa]);
+    assert.notEqual(short.code, 0);
+    assert.match(short.out, /BAD_OPTION: give one --checkpoint-key per --checkpoints file/);
+
+    // The superuser rewrites the chain after row 1 and re-hashes it: both files catch it.
+    await using root = await PgDatabase.open({ url: pg.superUrl }, "owner");
+    await root.transaction(async (tx) => {
+      await tx`SET LOCAL session_replication_role = replica`;
+      const rows = (await tx<Record<string, unknown>[]>`
+        SELECT seq, ts, session, agent, kind, source, origin, method, decision, reason, module,
+          rule, prev_hash, hash FROM audit_events WHERE tenant_id = 'acme' ORDER BY seq`)
+        .map((r) => ({ ...r, seq: Number(r.seq) })) as unknown as AuditRow[];
+      const forged = forgeFrom(rows, 1);
+      for (const r of forged) {
+        await tx`UPDATE audit_events SET decision = ${r.decision}, prev_hash = ${r.prev_hash},
+          hash = ${r.hash} WHERE tenant_id = 'acme' AND seq = ${r.seq}`;
+      }
+      await tx`UPDATE audit_heads SET head_hash = ${forged.at(-1)!.hash} WHERE tenant_id = 'acme'`;
+    });
+    const caught = await verify([fa, fb, "--checkpoint-key", pa, pb]);
+    assert.equal(caught.code, 1, caught.out);
+    assert.match(
+      caught.out,
+      new RegExp(`${fa}: checkpoint at row \\d+ .*the history was rewritten`),
+    );
+    assert.match(
+      caught.out,
+      new RegExp(`${fb}: checkpoint at row \\d+ .*the history was rewritten`),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

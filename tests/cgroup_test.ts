@@ -13,7 +13,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { eventually, startTestRuntime } from "./helpers/harness.ts";
+import { ANSWER_BOUND_MS, eventually, startTestRuntime } from "./helpers/harness.ts";
 import { agentTransport, TestClient } from "./helpers/harness.ts";
 import { openBrowserGroups } from "../runtime/isolation/mod.ts";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
@@ -183,11 +183,12 @@ Deno.test({
         ),
         "a browser_ended row with BROWSER_OOM",
       );
-      // The next call starts a fresh browser, says why, and works within 30 s.
+      // The next call starts a fresh browser, says why, and works within 30 s (the issue's
+      // bound, a loaded machine's: ANSWER_BOUND_MS).
       const started = Date.now();
       const next = await a.call("browser_navigate", { url: `${site}/` });
       assert.equal(next.isError, false, next.text);
-      assert.ok(Date.now() - started < 30_000, "the fresh browser answered within 30 s");
+      assert.ok(Date.now() - started < ANSWER_BOUND_MS, "the fresh browser answered within 30 s");
       assert.match(next.text, /healthy/);
       assert.match(next.text, /BROWSER_OOM/);
       // The other session's browser was never touched: it still answers.

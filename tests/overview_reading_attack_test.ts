@@ -23,6 +23,7 @@ import { expandRefSpan } from "../runtime/snapshot/ref_span.ts";
 import { parseRefs } from "../bench/task_bench.ts";
 import { html, type Pages, serveTwoOrigins, type TwoOriginSite } from "./fixtures/two_origins.ts";
 import { holdsPiece, PLANTED_PW } from "./helpers/planted_secret.ts";
+import { eventually } from "./helpers/harness.ts";
 
 // The process's redactor holds what the vault holds; here, the planted password.
 processRedactor().add([PLANTED_PW]);
@@ -118,8 +119,6 @@ function refIn(lines: readonly string[], re: RegExp): string {
   assert.ok(line, `no line matching ${re} in:\n${lines.join("\n").slice(0, 3_000)}`);
   return /\[(e\d+)\]/.exec(line)![1];
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Paragraphs of prose, enough to make the outline long (the overview starts past 3,000). */
 const filler = (n: number, tag = "f") =>
@@ -481,30 +480,40 @@ Deno.test({
 Deno.test({
   name: "9 held: reading mode never attaches a stale outline line to a link added later",
   fn: async () => {
+    // The page changes when the test says so (after the outline was taken, however long that
+    // took), and says when it has: no timer races the runtime.
+    let go = false;
     await using r = await rig(() => ({
       "/blank": () => html(`<p>blank</p>`),
+      "/go": () => new Response(go ? "go" : "wait"),
+      "/changed": () => new Response("ok"),
       "/page": () =>
         html(
           `<article><h1>Bridges</h1>${filler(6)}` +
             `<p id="p1">See <a id="a1" href="/notes/1">the note</a> for more about the bridges.</p>${
               filler(6, "g")
-            }</article><script>setTimeout(() => {
+            }</article><script>const poll = setInterval(async () => {
+              if (await (await fetch("/go")).text() !== "go") return;
+              clearInterval(poll);
               const a = document.getElementById("a1");
               a.href = "/account/delete";
               a.textContent = "settings";
               const p = document.createElement("p");
               p.innerHTML = 'Then read <a href="/notes/1">the note</a> on the surveys of the valley.';
               document.getElementById("p1").after(p);
-            }, 2500)</script>`,
+              fetch("/changed");
+            }, 100)</script>`,
           "Page",
         ),
     }));
     await r.call(navigateTool, { url: `${r.site.origin}/blank` }); // the browser is up
-    const t0 = Date.now();
     const nav = await r.call(navigateTool, { url: `${r.site.origin}/page` });
-    assert.ok(Date.now() - t0 < 2_000, "precondition: the outline was taken before the change");
     const before = refIn(blockOf(nav.text), /"the note"/);
-    await sleep(3_000 - (Date.now() - t0));
+    go = true;
+    assert.ok(
+      await eventually(() => r.site.hits.some((h) => h.startsWith("GET /changed"))),
+      "the page changed",
+    );
     const read = blockOf((await r.call(snapshotTool, { mode: "read" })).text);
     assert.ok(read.some((l) => l.startsWith("Then read the note")), "precondition: changed");
     const attached = read.find((l) => /^\[e\d+\] "the note" -> \/notes\/1$/.test(l));

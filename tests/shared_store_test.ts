@@ -26,6 +26,7 @@ import {
   TestClient,
 } from "./helpers/harness.ts";
 import { type ServingRuntime, spawnServing } from "./helpers/omotai_cli.ts";
+import { deployBlock, readDeployDoc, substitute } from "./helpers/deploy_doc.ts";
 import { clientFaultsTolerated, clusterTeardown, startPostgres } from "./helpers/postgres.ts";
 
 const pg = await startPostgres();
@@ -129,16 +130,24 @@ async function spawnRuntime(
   return { ...rt, dataDir };
 }
 
-/** HAProxy with docs/deploy.md's block: only the bind, server and Host names replaced. */
+/**
+ * HAProxy with docs/deploy.md's block: only the placeholders of its table replaced (each
+ * runtime's `host:port` is a loopback port of its own here). tests/deploy_doc_test.ts runs
+ * the whole page.
+ */
 async function startBalancer(port: number, servers: string[]) {
-  const doc = await Deno.readTextFile(new URL("../docs/deploy.md", import.meta.url));
-  let config = /```haproxy deploy-haproxy\n([\s\S]+?)```/.exec(doc)?.[1];
-  assert.ok(config, "docs/deploy.md has a deploy-haproxy block");
-  config = config
-    .replace("bind :8080", `bind 127.0.0.1:${port}`)
-    .replace("10.0.0.11:8080", servers[0])
-    .replace("10.0.0.12:8080", servers[1])
-    .replaceAll("omotai.internal:8080", `127.0.0.1:${port}`);
+  const socketDir = await Deno.makeTempDir({ prefix: "omotai-haproxy-run-" });
+  const config = substitute(
+    deployBlock(await readDeployDoc(), "deploy-haproxy").body
+      .replace("10.0.0.11:8080", servers[0])
+      .replace("10.0.0.12:8080", servers[1]),
+    new Map([
+      ["10.0.0.10", "127.0.0.1"],
+      ["8000", String(port)],
+      ["omotai.internal", "127.0.0.1"],
+      ["/run/haproxy", socketDir],
+    ]),
+  );
   const file = await Deno.makeTempFile({ prefix: "omotai-haproxy-", suffix: ".cfg" });
   await Deno.writeTextFile(file, config);
   const child = new Deno.Command("haproxy", {
@@ -174,6 +183,7 @@ async function startBalancer(port: number, servers: string[]) {
       } catch { /* gone */ }
       await child.status;
       await Deno.remove(file).catch(() => {});
+      await Deno.remove(socketDir, { recursive: true }).catch(() => {});
     },
   };
 }

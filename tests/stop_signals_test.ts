@@ -167,7 +167,7 @@ async function assertTornDown(rt: ServingRuntime, f: Fixture, code: number): Pro
   const signed = (await Deno.readTextFile(file)).trim().split("\n").map((l) => JSON.parse(l));
   assert.equal(signed.at(-1).seq, last, "the final checkpoint covers the last row");
   assert.ok(
-    await eventually(() => browsersOf(f.dataDir).length === 0, 5_000),
+    await eventually(() => browsersOf(f.dataDir).length === 0),
     `browsers left: ${browsersOf(f.dataDir).join(", ")}`,
   );
   assert.deepEqual(await socketsUnder(f.dataDir), [], "no socket is left in the data dir");

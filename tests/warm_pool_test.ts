@@ -1,11 +1,18 @@
 /**
  * Warm browsers (issue 22, items 4 and 5): a session takes a browser started ahead of it,
  * each a fresh profile no other session had; a closed session's browser and all its
- * processes are gone within 2 s; the pool is refilled behind each take.
+ * processes are gone within 2 s (a quiet machine's figure: bench/scale_bench.ts counts what
+ * is left 2 s after sessions end; here, where the machine may be loaded, they must be gone
+ * within ANSWER_BOUND_MS); the pool is refilled behind each take.
  */
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { agentTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
+import {
+  agentTransport,
+  ANSWER_BOUND_MS,
+  startTestRuntime,
+  TestClient,
+} from "./helpers/harness.ts";
 import { alive, descendants, type Proc, processes } from "./helpers/processes.ts";
 import { serveFixtureSite } from "./fixtures/site.ts";
 
@@ -84,13 +91,17 @@ for (const mode of ["auto", "off"] as const) {
       assert.deepEqual((await rows()).map((r) => r.rule), ["warm", "warm"]);
       assert.notEqual(refill, warmProfile);
 
-      // A leaves: its whole tree is gone within 2 s, its profile removed.
+      // A leaves: its whole tree is gone, its profile removed.
       const tree = treeOf(dir, warmProfile);
       assert.ok(tree.length >= 3, `A's browser has its processes (${tree.length})`);
       const t0 = performance.now();
       await a[Symbol.asyncDispose]();
       clients.splice(clients.indexOf(a), 1);
-      await until("A's processes gone", () => tree.every((p) => !alive(p.pid)) || undefined, 2_000);
+      await until(
+        "A's processes gone",
+        () => tree.every((p) => !alive(p.pid)) || undefined,
+        ANSWER_BOUND_MS,
+      );
       console.log(
         `  A's ${tree.length} processes gone after ${Math.round(performance.now() - t0)} ms`,
       );
@@ -101,7 +112,7 @@ for (const mode of ["auto", "off"] as const) {
         } catch {
           return true;
         }
-      }, 2_000);
+      }, ANSWER_BOUND_MS);
       // B is untouched.
       const still = await b.call("browser_snapshot");
       assert.equal(still.isError, false, still.text);

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
-import { eventually, refOf, startHarness } from "./helpers/harness.ts";
+import { ANSWER_BOUND_MS, eventually, refOf, startHarness } from "./helpers/harness.ts";
 import { serveWedgeSite } from "./fixtures/wedge_site.ts";
 import { LOAD_TIMEOUT_MS } from "../runtime/browser/navigation.ts";
+
+/** Milliseconds since `t0`, rounded. */
+const since = (t0: number) => Math.round(performance.now() - t0);
 
 async function world(policyExtra = "") {
   const site = serveWedgeSite();
@@ -24,7 +27,10 @@ Deno.test("a confirm() opened by a click returns at once; browser_handle_dialog 
   const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/confirm` });
   const t0 = performance.now();
   const click = await w.c.call("browser_click", { ref: refOf(home.text, /button "Delete order"/) });
-  assert.ok(performance.now() - t0 < 5_000, `click took ${performance.now() - t0} ms`);
+  // The promise: the click answers with the dialog instead of waiting on the renderer the
+  // dialog holds (a wedged click would end, if ever, as PAGE_UNRESPONSIVE). "At once" is
+  // milliseconds on a quiet machine (bench/guard_bench.ts); the bound is a loaded one's.
+  assert.ok(performance.now() - t0 < ANSWER_BOUND_MS, `click took ${since(t0)} ms`);
   assert.equal(click.isError, false, click.text);
   assert.match(click.text, /^dialog open: confirm on tab 0/m);
   assert.match(click.text, /<<<untrusted-dialog nonce=\w+>>>\nmessage: "Delete order 4471\?"/);
@@ -122,16 +128,15 @@ Deno.test("a page that opens dialogs in a loop loses its tab; the session goes o
 Deno.test("a script that never yields is detected in seconds; PAGE_UNRESPONSIVE names the tab to go on in", async () => {
   await using w = await world();
   const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/script-loop` });
-  const t0 = performance.now();
+  // The outcome is the answer itself: without the detection the click would never return
+  // (the test client gives up after minutes). How soon it comes is a matter of CPU: the loop
+  // must spend SPIN_CPU_S (renderer_cpu.ts) while it is silent, about 9 s on a quiet machine
+  // and longer on a loaded one; bench/guard_bench.ts measures it.
   const spin = await w.c.call("browser_click", { ref: refOf(home.text, /button "Spin"/) });
-  const ms = performance.now() - t0;
   assert.match(
     spin.text,
     /^error: PAGE_UNRESPONSIVE \(tab 0 stopped answering .* Go on in tab 0 \(about:blank\)/,
   );
-  // About 9 s on an idle machine; a loaded one gives the loop less CPU to prove itself with.
-  assert.ok(ms < 30_000, `detected after ${Math.round(ms)} ms`);
-  console.log(`  script loop detected after ${Math.round(ms)} ms`);
   const nav = await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
   assert.equal(nav.isError, false, nav.text);
   assert.match(nav.text, /# Safe page/);
@@ -140,10 +145,8 @@ Deno.test("a script that never yields is detected in seconds; PAGE_UNRESPONSIVE 
   // A fixed wait on purpose: the page starts spinning 200 ms after load, and only the call
   // under test could observe that (any probe would be the first call to meet the loop).
   await new Promise((r) => setTimeout(r, 500));
-  const t1 = performance.now();
   const snap = await w.c.call("browser_snapshot");
   assert.match(snap.text, /^error: PAGE_UNRESPONSIVE/);
-  assert.ok(performance.now() - t1 < 30_000);
   assert.match(
     (await w.c.call("browser_navigate", { url: `${w.site.origin}/` })).text,
     /# Safe page/,
@@ -154,13 +157,13 @@ Deno.test("a page that never finishes loading returns what is there after a boun
   await using w = await world();
   const t0 = performance.now();
   const r = await w.c.call("browser_navigate", { url: `${w.site.origin}/endless` });
-  const ms = performance.now() - t0;
-  console.log(`  endless page returned after ${Math.round(ms)} ms`);
   assert.equal(r.isError, false, r.text);
   assert.match(r.text, /\(the page is still loading\)/);
   assert.match(r.text, /# Still coming/);
-  // Bounded by the load timeout; the rest is slack for a busy machine.
-  assert.ok(ms < LOAD_TIMEOUT_MS + 10_000, `${Math.round(ms)} ms`);
+  // The promise: the wait for the load ends at LOAD_TIMEOUT_MS, then the page is read as it
+  // is; reading it on a loaded machine is the rest of the bound (bench/guard_bench.ts
+  // measures the whole call).
+  assert.ok(performance.now() - t0 < LOAD_TIMEOUT_MS + ANSWER_BOUND_MS, `${since(t0)} ms`);
   const back = await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
   assert.match(back.text, /# Safe page/);
 });

@@ -10,6 +10,7 @@ import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts"
 import { pendingApproval } from "../../tests/helpers/approvals.ts";
 import { PgApprovalBoard } from "./pg_approval_board.ts";
 import type { Approval } from "./approval_queue.ts";
+import { ANSWER_BOUND_MS } from "../../tests/helpers/until.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -50,7 +51,8 @@ Deno.test("PgApprovalBoard: posted on A, listed and approved on B, heard on A wi
   const ms = performance.now() - t0;
   assert.equal(settled.state, "approved");
   assert.equal(settled.decided_by, "console");
-  assert.ok(ms < 1_000, `heard after ${ms} ms`);
+  // Heard (by notification or the board's poll); the bound is a loaded machine's (until.ts).
+  assert.ok(ms < ANSWER_BOUND_MS, `heard after ${ms} ms`);
   assert.equal(await r.c.decide(record.id, "deny", "api"), "not_pending");
   assert.equal(await r.c.decide(crypto.randomUUID(), "deny", "api"), "unknown");
   assert.equal(await r.a.finish(record.id, "expired"), false, "a decided approval stays decided");

@@ -6,7 +6,7 @@
  * audit and a stopped database all end closed; tenants are walled.
  */
 import { MemorySink } from "../../tests/helpers/memory_sink.ts";
-import { until } from "../../tests/helpers/until.ts";
+import { ANSWER_BOUND_MS, until } from "../../tests/helpers/until.ts";
 import assert from "node:assert/strict";
 import type { AuditEvent } from "../audit/audit_row.ts";
 import type { ApprovalOutcome } from "../gate/approver.ts";
@@ -115,7 +115,8 @@ Deno.test("SharedApprovals: raised on A, listed on B, approved on B: A's call is
   assert.equal(await b.approvals.decide(listed.id, "approve", "api"), "ok");
   assert.deepEqual(await answer, { outcome: "approved" });
   const ms = performance.now() - t0;
-  assert.ok(ms < 1_000, `A answered after ${ms} ms`);
+  // Heard through the database's notification; the bound is a loaded machine's (until.ts).
+  assert.ok(ms < ANSWER_BOUND_MS, `A answered after ${ms} ms`);
   assert.deepEqual(a.audit.rows, [row("allow", "APPROVED", "api")]);
   assert.deepEqual(b.audit.rows, [], "only the waiting runtime writes the row");
 
@@ -312,9 +313,10 @@ Deno.test("SharedApprovals: a post while the database is stopped is CONFIRM_UNAV
       outcome: "denied",
       reason: "CONFIRM_UNAVAILABLE",
     });
-    // The pool's bound: two statement timeouts and a connect (1 s, 1 s, 1 s) and 2 s slack.
+    // The pool's bound (two statement timeouts and a connect, 1 s each), on a loaded machine:
+    // refused, never left to the 60 s timeout.
     const ms = performance.now() - t0;
-    assert.ok(ms < 5_000, `answered after ${ms} ms`);
+    assert.ok(ms < ANSWER_BOUND_MS, `answered after ${ms} ms`);
     assert.deepEqual(a.audit.rows, []);
   } finally {
     await pg.start();

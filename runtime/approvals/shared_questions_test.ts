@@ -9,7 +9,7 @@
  * question or touch another tenant's.
  */
 import { MemorySink } from "../../tests/helpers/memory_sink.ts";
-import { until } from "../../tests/helpers/until.ts";
+import { ANSWER_BOUND_MS, until } from "../../tests/helpers/until.ts";
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import type { AuditEvent } from "../audit/audit_row.ts";
@@ -155,7 +155,8 @@ Deno.test("SharedQuestions: asked on A, listed and answered on B: A gets the ans
   assert.equal(await b.questions.answer(listed.id, "the savings one", "api"), "ok");
   assert.deepEqual(await answer, { answer: "the savings one" });
   const ms = performance.now() - t0;
-  assert.ok(ms < 1_000, `A answered after ${ms} ms`);
+  // Heard through the database's notification; the bound is a loaded machine's (until.ts).
+  assert.ok(ms < ANSWER_BOUND_MS, `A answered after ${ms} ms`);
   assert.deepEqual(a.audit.rows, [row("ANSWERED", "api")]);
   assert.deepEqual(b.audit.rows, [], "only the asking runtime writes the row");
 
@@ -670,9 +671,10 @@ Deno.test("SharedQuestions: an ask while the database is stopped rejects ASK_UNA
     await pg.stop();
     const t0 = performance.now();
     await rejectsWith(a.questions.ask(ask(), 60_000), "ASK_UNAVAILABLE");
-    // The pool's bound: two statement timeouts and a connect (1 s, 1 s, 1 s) and 2 s slack.
+    // The pool's bound (two statement timeouts and a connect, 1 s each), on a loaded machine:
+    // refused, never left to the 60 s timeout.
     const ms = performance.now() - t0;
-    assert.ok(ms < 5_000, `refused after ${ms} ms`);
+    assert.ok(ms < ANSWER_BOUND_MS, `refused after ${ms} ms`);
     assert.deepEqual(a.audit.rows, []);
     // A login's push is not told the operator let it time out.
     const push = consolePushChannel(a.questions, { id: "s-1", agent: "alice" }, 60_000);

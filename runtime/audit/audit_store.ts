@@ -19,6 +19,8 @@ import { DEFAULT_TENANT } from "../store/tenant.ts";
 export interface CheckpointCheck {
   checkpoints: Iterable<Checkpoint>;
   publicKey: KeyObject;
+  /** Where they came from (a file), named in each problem they find. */
+  source?: string;
 }
 
 /** Which rows the console pages through: newest first, `before` the last row of a page. */
@@ -51,7 +53,7 @@ export interface AuditStore {
    * Walks the chain from its anchor to its recorded head, and holds it against signed
    * checkpoints when given (a history rewritten by the database's owner fails there).
    */
-  verify(check?: CheckpointCheck): Promise<VerifyResult>;
+  verify(check?: CheckpointCheck | readonly CheckpointCheck[]): Promise<VerifyResult>;
   /** The chain's last row (`seq` 0 and the genesis when empty): what a checkpoint signs. */
   head(): Promise<{ seq: number; hash: string }>;
   /** Keeps a signed checkpoint beside the rows. */
@@ -65,15 +67,25 @@ export interface AuditStore {
   prune(cutoff: Date): Promise<{ removed: number; anchorSeq: number }>;
 }
 
-/** Adds what `check` finds against `chain` to `result`. */
+/**
+ * Adds what `check` finds against `chain` to `result`. Several checks are one per signer
+ * (each runtime of a tenant signs with its own key): the chain must agree with every one.
+ */
 export function checkedResult(
   result: VerifyResult,
   chain: ChainView,
   tenant: string,
-  check?: CheckpointCheck,
+  check?: CheckpointCheck | readonly CheckpointCheck[],
 ): VerifyResult {
-  if (!check) return result;
-  const { problems } = checkAgainst(chain, tenant, check.checkpoints, check.publicKey);
+  const checks: readonly CheckpointCheck[] = check === undefined
+    ? []
+    : Array.isArray(check)
+    ? check
+    : [check as CheckpointCheck];
+  const problems = checks.flatMap((c) =>
+    checkAgainst(chain, tenant, c.checkpoints, c.publicKey).problems
+      .map((p) => c.source === undefined ? p : `${c.source}: ${p}`)
+  );
   if (problems.length === 0) return result;
   return { ...result, ok: false, problems: [...result.problems, ...problems] };
 }

@@ -131,7 +131,7 @@ export class PgAuditLog implements AuditStore {
     });
   }
 
-  async verify(check?: CheckpointCheck): Promise<VerifyResult> {
+  async verify(check?: CheckpointCheck | readonly CheckpointCheck[]): Promise<VerifyResult> {
     return await this.#db.tenant(this.tenant, async (tx) => {
       const head = await readHead(tx, this.tenant);
       if (!head) {

@@ -17,6 +17,7 @@ import { type AuditEvent, auditFields, placedRow, rowTail } from "./audit_row.ts
 import { PgAuditLog, tenantGenesis } from "./pg_audit_log.ts";
 import { generateCheckpointKey } from "./checkpoint.ts";
 import { Checkpointer, readCheckpoints } from "./checkpointer.ts";
+import { ANSWER_BOUND_MS } from "../../tests/helpers/until.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -281,7 +282,8 @@ Deno.test("PgAuditLog: with the database stopped an append fails as AUDIT_UNAVAI
   try {
     const t0 = performance.now();
     await assert.rejects(acme.append([EVENT]), code("AUDIT_UNAVAILABLE"));
-    assert.ok(performance.now() - t0 < 10_000, `took ${performance.now() - t0} ms`);
+    // Its bound (connect and statement timeouts), on a loaded machine: never a hang.
+    assert.ok(performance.now() - t0 < ANSWER_BOUND_MS, `took ${performance.now() - t0} ms`);
   } finally {
     await pg.start();
   }

@@ -86,6 +86,13 @@ export class BrowserSession implements AsyncDisposable {
     lifecycle: (kind, reason) => this.#lifecycle(kind, reason),
     scanning: () => this.#snapshots.scanning,
     replaceBrowser: (reason) => this.#replaceBrowser(reason),
+    endedForMemory: async () => {
+      const group = this.#live?.group;
+      if (!group) return false;
+      // The crash's own check may have ended the browser already: its count says so.
+      await endForMemory(this.#live!.browser, group);
+      return group.oomKills() > 0;
+    },
   });
   /** Console output of every tab (bounded), for browser_console_messages. */
   readonly console: ConsoleLog = new ConsoleLog();

@@ -17,6 +17,7 @@ import { Crashes } from "./crashes.ts";
 import { type HangReason, recoverHang, type RecoveryOutcome } from "./hang_recovery.ts";
 import { Dialogs, LOOP_WINDOW_MS, type OpenDialog } from "./dialogs.ts";
 import type { Live } from "./live.ts";
+import { browserLost } from "./browser_end.ts";
 import type { Notices } from "./notices.ts";
 import { CURRENT_CLOSED, type Tabs } from "./tabs.ts";
 import { readRendererCpu } from "./renderer_cpu.ts";
@@ -35,6 +36,11 @@ export interface WedgeGuardDeps {
   scanning(): boolean;
   /** Ends the session's browser for `reason`; its next call starts a fresh one. */
   replaceBrowser(reason: string): void;
+  /**
+   * Whether the kernel killed a process of the browser's cgroup for memory; the browser is
+   * then ended (`BROWSER_OOM`) and a crash is that end, not a tab's own.
+   */
+  endedForMemory(): Promise<boolean>;
 }
 
 /** Dialogs, call watches and recovery of one session. */
@@ -86,6 +92,11 @@ export class WedgeGuard {
   ): Promise<OmotaiError> {
     const index = this.tabIndex(i.tabId);
     if (i.kind === "crashed") {
+      // A renderer the kernel killed at the browser's memory limit ends the whole browser:
+      // the call fails with BROWSER_LOST naming BROWSER_OOM, and the next starts a fresh one.
+      if (await this.#deps.endedForMemory().catch(() => false)) {
+        return browserLost({ code: "BROWSER_OOM" });
+      }
       this.#deps.lifecycle("page_crashed", "RENDERER_CRASHED");
       const did = await this.#recover(i.tabId, "RENDERER_CRASHED");
       return new OmotaiError(

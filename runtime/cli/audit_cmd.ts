@@ -2,54 +2,64 @@
  * `omotai audit verify|prune`: check the hash chain of the audit table (or of its JSONL
  * mirror), held against the runtime's signed checkpoints when given, and remove old rows
  * while keeping what remains verifiable. `--database URL` (or `OMOTAI_DATABASE_URL`) checks
- * one tenant's chain in PostgreSQL instead of the data dir's SQLite.
+ * one tenant's chain in PostgreSQL instead of the data dir's SQLite; its runtimes each sign
+ * with their own key, so `--checkpoints` takes one file per runtime and `--checkpoint-key`
+ * their keys in the same order.
  *
  * @module
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { AuditLog } from "../audit/audit_log.ts";
-import { type AuditStore, sqliteAuditStore } from "../audit/audit_store.ts";
+import { type AuditStore, type CheckpointCheck, sqliteAuditStore } from "../audit/audit_store.ts";
 import { importCheckpointPublicKey } from "../audit/checkpoint.ts";
 import { CHECKPOINT_PUB_FILE, readCheckpoints } from "../audit/checkpointer.ts";
 import { JsonlMirror } from "../audit/jsonl_mirror.ts";
 import { PgAuditLog } from "../audit/pg_audit_log.ts";
 import { parseAge, verifyJsonl, type VerifyResult } from "../audit/verify.ts";
 import { OmotaiError } from "../errors.ts";
-import { AUDIT_OPTIONS } from "../launcher/options.ts";
+import { AUDIT_LIST_OPTIONS, AUDIT_OPTIONS, spreadLists } from "../launcher/options.ts";
 import { type StoreOptions, withStore } from "./store_choice.ts";
 
 /** Usage of `omotai audit`. */
 export const AUDIT_USAGE =
-  `omotai audit verify [--jsonl FILE.jsonl] [--checkpoints FILE [--checkpoint-key PUB.pem]]
+  `omotai audit verify [--jsonl FILE.jsonl] [--checkpoints FILE... [--checkpoint-key PUB.pem...]]
                     [--data-dir DIR | --database URL --tenant ID]
 omotai audit prune --older-than 90d [--data-dir DIR | --database URL --tenant ID]`;
 
 /** Runs an audit subcommand; returns the exit code (1 when the chain is broken). */
 export async function auditCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  const { values } = parseArgs({ args: rest, options: AUDIT_OPTIONS });
+  const { values } = parseArgs({
+    args: spreadLists(rest, AUDIT_LIST_OPTIONS),
+    options: AUDIT_OPTIONS,
+  });
   switch (sub) {
     case "verify": {
       let result: VerifyResult;
       if (values.jsonl) result = verifyJsonl(JsonlMirror.files(values.jsonl));
       else {
         result = await withAudit(values, async (store, dataDir) => {
-          if (!values.checkpoints) return await store.verify();
-          const read = await readCheckpoints(values.checkpoints);
-          const pubPath = values["checkpoint-key"] ??
-            (dataDir ? join(dataDir, CHECKPOINT_PUB_FILE) : undefined);
-          if (!pubPath) {
-            throw new OmotaiError(
-              "BAD_OPTION",
-              "--checkpoints with --database needs --checkpoint-key",
-            );
+          const files = values.checkpoints ?? [];
+          if (files.length === 0) return await store.verify();
+          const keys = checkpointKeys(files, values["checkpoint-key"] ?? [], dataDir);
+          const problems: string[] = [];
+          const checks: CheckpointCheck[] = [];
+          for (const [i, file] of files.entries()) {
+            const read = await readCheckpoints(file);
+            const publicKey = importCheckpointPublicKey(await Deno.readTextFile(keys[i]));
+            problems.push(...read.problems);
+            checks.push({
+              checkpoints: read.checkpoints,
+              publicKey,
+              source: files.length > 1 ? file : undefined,
+            });
+            const signed = read.checkpoints.filter((c) => c.tenant === store.tenant).length;
+            const from = files.length > 1 ? ` (${file})` : "";
+            console.log(`${signed} signed checkpoints of tenant ${store.tenant} checked${from}`);
           }
-          const publicKey = importCheckpointPublicKey(await Deno.readTextFile(pubPath));
-          const v = await store.verify({ checkpoints: read.checkpoints, publicKey });
-          const problems = [...read.problems, ...v.problems];
-          const signed = read.checkpoints.filter((c) => c.tenant === store.tenant).length;
-          console.log(`${signed} signed checkpoints of tenant ${store.tenant} checked`);
+          const v = await store.verify(checks);
+          problems.push(...v.problems);
           return { ...v, ok: problems.length === 0, problems };
         });
       }
@@ -79,6 +89,23 @@ export async function auditCommand(args: string[]): Promise<number> {
       console.error(AUDIT_USAGE);
       return 2;
   }
+}
+
+/**
+ * The public key of each checkpoints file, in order: `--checkpoint-key` once per file (each
+ * runtime signs with its own key), or, for one file of the data dir's own chain, its key there.
+ */
+function checkpointKeys(files: string[], keys: string[], dataDir?: string): string[] {
+  if (keys.length === 0 && files.length === 1 && dataDir) {
+    return [join(dataDir, CHECKPOINT_PUB_FILE)];
+  }
+  if (keys.length !== files.length) {
+    throw new OmotaiError(
+      "BAD_OPTION",
+      `give one --checkpoint-key per --checkpoints file, in the same order (${files.length} files, ${keys.length} keys)`,
+    );
+  }
+  return keys;
 }
 
 /** The chain the options name: a tenant's in PostgreSQL, or the data dir's SQLite one. */

@@ -38,7 +38,7 @@ Usage:
                [--data-dir DIR | --database URL --tenant ID]
   omotai agent add NAME [--policy FILE] | rm NAME | list
                [--data-dir DIR | --database URL --tenant ID]
-  omotai audit verify [--jsonl FILE] [--checkpoints FILE [--checkpoint-key PUB]]
+  omotai audit verify [--jsonl FILE] [--checkpoints FILE... [--checkpoint-key PUB...]]
                | prune --older-than 90d   [--data-dir DIR | --database URL --tenant ID]
   omotai tenant add ID | token ID | bind ID ROLE | list         --database URL
   omotai secret add ID --kind password|username|totp|generic | rm ID | list

@@ -13,6 +13,7 @@ import postgres from "postgres";
 import { type DomainStore, sqliteDomainStore } from "./domain_store.ts";
 import { DomainRules } from "./domains.ts";
 import { PgDomainRules } from "./pg_domain_rules.ts";
+import { ANSWER_BOUND_MS } from "../../tests/helpers/until.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -92,7 +93,8 @@ Deno.test("PgDomainRules: a rule changed on one runtime is in another's snapshot
     await a.add("https://partner.example", "allow");
     const t0 = performance.now();
     while (!a2.current().allow.has("https://partner.example")) {
-      assert.ok(performance.now() - t0 < 1_000, "heard within a second (the poll is a minute)");
+      // Heard by notification: the poll is a minute, the bound a loaded machine's (until.ts).
+      assert.ok(performance.now() - t0 < ANSWER_BOUND_MS, "heard before the poll (a minute)");
       await new Promise((r) => setTimeout(r, 10));
     }
     assert.equal(b.current().allow.size, 0);
@@ -120,7 +122,7 @@ Deno.test("PgDomainRules: with the database gone every decision is DOMAINS_UNREA
     }
     const t0 = performance.now();
     let back = false;
-    while (!back && performance.now() - t0 < 10_000) {
+    while (!back && performance.now() - t0 < ANSWER_BOUND_MS) {
       back = await rules.refresh().then(() => true, () => false);
       if (!back) await new Promise((r) => setTimeout(r, 200));
     }

@@ -114,8 +114,12 @@ export const BROWSER_CPU_WEIGHT = 50;
 /** Memory kept for the runtime, its proxy and the system before browsers are sized. */
 export const RUNTIME_RESERVE_BYTES = 1024 * 1024 * 1024;
 
-/** The bounds of a default browser memory limit, in MiB. */
-export const BROWSER_MEMORY_MB = { min: 512, max: 4096 } as const;
+/**
+ * The bounds of a default browser memory limit, in MiB. The limit bounds one runaway page; it
+ * reserves nothing, so the floor is what an honest heavy page needs, not the machine's share:
+ * reading mode over a 60,000-paragraph page (tests/huge_page_test.ts) was OOM-killed at 512.
+ */
+export const BROWSER_MEMORY_MB = { min: 1024, max: 4096 } as const;
 
 /**
  * The default memory limit of one browser, in MiB: the machine's memory less the runtime's

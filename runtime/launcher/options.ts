@@ -56,11 +56,43 @@ export const AUDIT_OPTIONS = {
   jsonl: { type: "string" },
   "older-than": { type: "string" },
   "data-dir": { type: "string" },
-  checkpoints: { type: "string" },
-  "checkpoint-key": { type: "string" },
+  checkpoints: { type: "string", multiple: true },
+  "checkpoint-key": { type: "string", multiple: true },
   database: { type: "string" },
   tenant: { type: "string" },
 } as const satisfies Options;
+
+/**
+ * The options of `omotai audit` that take several words after one flag: `--checkpoints A B`
+ * is `--checkpoints A --checkpoints B` (one file per runtime of a tenant, each with its key).
+ */
+export const AUDIT_LIST_OPTIONS = ["checkpoints", "checkpoint-key"] as const;
+
+/**
+ * `args` with every word after a flag of `lists` (up to the next option or `--`) given that
+ * flag again, so `parseArgs` reads `--checkpoints A B` as two values, not a stray positional.
+ */
+export function spreadLists(args: readonly string[], lists: readonly string[]): string[] {
+  const out: string[] = [];
+  // The list flag whose values follow, and whether its first value is still to come
+  // (`--checkpoints A`, where parseArgs takes A itself; not `--checkpoints=A`).
+  let flag: string | undefined;
+  let first = false;
+  for (const [i, word] of args.entries()) {
+    if (word === "--") return [...out, ...args.slice(i)];
+    if (word.startsWith("-")) {
+      const name = word.startsWith("--") ? word.slice(2).split("=")[0] : "";
+      flag = lists.includes(name) ? `--${name}` : undefined;
+      first = flag !== undefined && !word.includes("=");
+      out.push(word);
+    } else if (flag && !first) out.push(flag, word);
+    else {
+      out.push(word);
+      first = false;
+    }
+  }
+  return out;
+}
 
 /** `omotai tenant add|list` (PostgreSQL only, with the tables' owner's URL). */
 export const TENANT_OPTIONS = {
@@ -172,7 +204,8 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
   if (command !== undefined && Object.hasOwn(DATA_DIR_COMMANDS, command)) {
     const [sub, ...more] = rest;
     const options = DATA_DIR_COMMANDS[command as keyof typeof DATA_DIR_COMMANDS];
-    return { command, sub, ...read(more, options, true) };
+    const words = command === "audit" ? spreadLists(more, AUDIT_LIST_OPTIONS) : more;
+    return { command, sub, ...read(words, options, true) };
   }
   if (command === "tenant") {
     const [sub, ...more] = rest;

@@ -231,8 +231,8 @@ export function childPermissions(args: readonly string[], facts: LaunchFacts): C
     case "audit": {
       const jsonl = str(values, "jsonl");
       if (jsonl !== undefined) { for (const f of mirrorFiles(abs(jsonl))) grants.read.add(f); }
-      for (const file of [str(values, "checkpoints"), str(values, "checkpoint-key")]) {
-        if (file !== undefined) grants.read.add(abs(file));
+      for (const file of [...strs(values, "checkpoints"), ...strs(values, "checkpoint-key")]) {
+        grants.read.add(abs(file));
       }
       databaseGrant(values, grants, facts);
       break;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { BrowserLaunchError } from "../../cdp/errors.ts";
 import { DETECT_READS, NICE_PATHS } from "../isolation/detect.ts";
-import { parseCommandLine } from "./options.ts";
+import { parseCommandLine, spreadLists } from "./options.ts";
 import {
   childPermissions,
   LAUNCHER_ENV,
@@ -345,6 +345,58 @@ Deno.test("childPermissions() grants a command naming a shared database its host
   );
   const read = allowed(checked.flags, "read") ?? [];
   assert.ok(read.includes("/home/me/work/cp.jsonl") && read.includes("/keys/k.pub"), read.join());
+  // Every runtime's file and key at once, several words after one flag.
+  const several = allowed(
+    childPermissions(
+      [
+        "audit",
+        "verify",
+        "--checkpoints",
+        "a.jsonl",
+        "b.jsonl",
+        "--checkpoint-key",
+        "a.pub",
+        "/k/b.pub",
+      ],
+      facts(),
+    ).flags,
+    "read",
+  ) ?? [];
+  for (
+    const f of ["/home/me/work/a.jsonl", "/home/me/work/b.jsonl", "/home/me/work/a.pub", "/k/b.pub"]
+  ) {
+    assert.ok(several.includes(f), `${f} in ${several.join()}`);
+  }
+});
+
+Deno.test("spreadLists() gives every word after a list flag that flag, up to the next option or --", () => {
+  assert.deepEqual(
+    spreadLists(["--checkpoints", "a", "b", "--tenant", "t", "--checkpoint-key=k1", "k2"], [
+      "checkpoints",
+      "checkpoint-key",
+    ]),
+    [
+      "--checkpoints",
+      "a",
+      "--checkpoints",
+      "b",
+      "--tenant",
+      "t",
+      "--checkpoint-key=k1",
+      "--checkpoint-key",
+      "k2",
+    ],
+  );
+  assert.deepEqual(spreadLists(["--checkpoints", "a", "--", "b"], ["checkpoints"]), [
+    "--checkpoints",
+    "a",
+    "--",
+    "b",
+  ]);
+  assert.deepEqual(spreadLists(["--tenant", "t", "x"], ["checkpoints"]), ["--tenant", "t", "x"]);
+  const line = parseCommandLine(["audit", "verify", "--checkpoints", "a", "b"]);
+  assert.deepEqual(line.values.checkpoints, ["a", "b"]);
+  assert.deepEqual(line.positionals, []);
 });
 
 const EVAL_NET = "--allow-net=127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4";

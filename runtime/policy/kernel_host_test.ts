@@ -85,10 +85,7 @@ Deno.test("KernelModule stops runaway loops, recursion and bulk fills by fuel, t
     "hostile",
   );
   for (const runaway of ["fib", "fill"]) {
-    const started = performance.now();
     assert.deepEqual(m.call(enc.encode(runaway)), { ok: false, failure: "fuel" }, runaway);
-    // 2M fuel is a few milliseconds of work; allow a slow CI machine plenty.
-    assert.ok(performance.now() - started < 2_000, runaway);
     assert.equal(m.call(enc.encode("fine")).ok, true, `after ${runaway}`);
   }
   const loop = await KernelModule.load(

@@ -158,12 +158,8 @@ Deno.test("Redactor.redact() stays fast with many values on a large page", () =>
   const r = new Redactor();
   for (let i = 0; i < 100; i++) r.add(randomValue(rand, 10, 30));
   const page = "An ordinary line of page text, 1234567890 &amp; %2F \\u0041 QUJD\n".repeat(5_000);
-  r.redact(page);
-  const t0 = performance.now();
+  // Nothing of the page is taken for a value; bench/hot_paths_bench.ts times it.
   assert.equal(r.redact(page), page);
-  const ms = performance.now() - t0;
-  // Generous: a regression to quadratic or per-value scanning takes seconds.
-  assert.ok(ms < 1_000, `${ms} ms for ${page.length} chars`);
 });
 
 /** A 24-character password: only letters and digits, as a host name could hold it. */
@@ -391,11 +387,8 @@ Deno.test("Redactor.redact() runs stay fast on a large page with many values", (
   const page = "Ordinary text, ÉCOLE 中文 &amp; spaced l e t t e r s\u200b and-dashes\n".repeat(
     5_000,
   );
-  r.redact(page);
-  const t0 = performance.now();
-  for (let i = 0; i < 5; i++) r.redact(page);
-  const ms = (performance.now() - t0) / 5;
-  assert.ok(ms < 200, `${ms} ms for ${page.length} chars`);
+  // bench/hot_paths_bench.ts times it; here, nothing of the page is taken for a value.
+  assert.equal(r.redact(page), page);
 });
 
 Deno.test("Redactor.add() wholeOnly: a username is found whole, not by its pieces", () => {

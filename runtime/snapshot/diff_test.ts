@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { diffViews, type ViewDiff } from "./diff.ts";
 import { renderDiff } from "./diff_format.ts";
 import type { PageView } from "./page_view.ts";
-import { pageView } from "../../tests/helpers/page_view.ts";
+import { bigOutline, pageView } from "../../tests/helpers/page_view.ts";
 
 const view = (lines: string[], extra: Partial<PageView> = {}): PageView =>
   pageView(lines, { path: "/shop", title: "Shop", docId: "d3", ...extra });
@@ -23,20 +23,6 @@ function rng(seed: number): () => number {
   };
 }
 
-/** An outline like the real one: sections with headings, text, table rows and controls. */
-function bigOutline(n: number): { lines: string[]; nextRef: number } {
-  const lines: string[] = [];
-  let ref = 1;
-  for (let i = 0; lines.length < n; i++) {
-    if (i % 50 === 0) lines.push(`## Section ${i / 50}`);
-    else if (i % 5 === 0) lines.push(`[e${ref++}] link "Item ${i}" -> /items/${i}`);
-    else if (i % 7 === 0) lines.push(`[e${ref++}] textbox "Field ${i}"`);
-    else if (i % 3 === 0) lines.push(`Row ${i % 40} | ${i % 11} | $${i % 13}`);
-    else lines.push(`Paragraph ${i % 97} of the page, some words here.`);
-  }
-  return { lines, nextRef: ref };
-}
-
 Deno.test("diffViews() refuses another document or origin, so a new document gets a full page", () => {
   const lines = ["# Home", '[e1] link "Next" -> /next'];
   assert.equal(diffViews(view(lines), view(lines, { docId: "d4" })), undefined);
@@ -54,23 +40,11 @@ Deno.test("diffViews() diffs a 20,000-line outline with a few changes well under
   after[300] = "Paragraph changed text.";
   const b = view(lines);
   const a = view(after);
-  diffViews(b, a); // warm-up: the first call also compiles
-  const runs = 5;
-  const t0 = performance.now();
-  let diff: ViewDiff | undefined;
-  for (let i = 0; i < runs; i++) diff = diffViews(b, a);
-  const ms = (performance.now() - t0) / runs;
-  const t1 = performance.now();
-  let text: string | undefined;
-  for (let i = 0; i < runs; i++) text = renderDiff(b, a);
-  const renderMs = (performance.now() - t1) / runs;
-  console.log(
-    `diffViews on 20,000 lines: ${ms.toFixed(2)} ms; renderDiff: ${renderMs.toFixed(2)} ms`,
-  );
+  // How long it takes is bench/hot_paths_bench.ts's (the same page): here, what it finds.
+  const diff: ViewDiff | undefined = diffViews(b, a);
+  const text = renderDiff(b, a);
   assert.ok(diff && text);
   assert.deepEqual([diff.added, diff.removed, diff.changed], [3, 4, 1]);
-  assert.ok(ms < 500, `${ms} ms`);
-  assert.ok(renderMs < 500, `${renderMs} ms`);
   assert.ok(text.length < 1_000, text);
 });
 
@@ -78,14 +52,8 @@ Deno.test("diffViews() refuses a reordered 20,000-line page without refs in boun
   const { lines } = bigOutline(20_000);
   const text = lines.filter((l) => !l.startsWith("["));
   const shuffled = [...text].reverse();
-  const t0 = performance.now();
-  const diff = diffViews(view(text), view(shuffled));
-  const ms = performance.now() - t0;
-  console.log(
-    `reversed ${text.length}-line page: ${ms.toFixed(2)} ms, diff ${diff ? "sent" : "refused"}`,
-  );
-  assert.equal(diff, undefined);
-  assert.ok(ms < 2_000, `${ms} ms`);
+  // Refused (bench/hot_paths_bench.ts times it).
+  assert.equal(diffViews(view(text), view(shuffled)), undefined);
 });
 
 Deno.test("diffViews() never reports refs of unchanged lines", () => {

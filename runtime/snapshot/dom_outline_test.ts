@@ -286,13 +286,12 @@ Deno.test("domFrames() binds only documents of frames the caller knows", () => {
   assert.equal(frames.get("F")!.childFrames, frames.get("K")!.childFrames, "one owner map");
 });
 
+// The bounded walks below are timed, with their budgets, by bench/hot_paths_bench.ts.
 Deno.test("buildDomOutline() walks a page nested 200,000 deep without recursion", () => {
   let node: El = { tag: "DIV", kids: [a("/bottom", "Bottom link")] };
   for (let i = 0; i < 200_000; i++) node = { tag: i % 2 ? "DIV" : "SPAN", kids: [node] };
-  const started = performance.now();
   const { lines } = outline(page([node, { tag: "P", kids: ["end"] }]));
   assert.deepEqual(lines, ['[e1] "Bottom link" -> /bottom', "end"]);
-  assert.ok(performance.now() - started < 5_000);
 });
 
 Deno.test("buildDomOutline() cuts giant names, values and targets before reading them", () => {
@@ -303,9 +302,7 @@ Deno.test("buildDomOutline() cuts giant names, values and targets before reading
     { tag: "INPUT", attrs: { "aria-label": "Field" }, inputValue: giant },
     { tag: "H1", kids: [giant] },
   ]);
-  const started = performance.now();
   const { lines } = outline(root);
-  assert.ok(performance.now() - started < 2_000);
   assert.equal(lines[0], `[e1] "${"x".repeat(119)}…" -> /a`);
   assert.ok(lines[1].startsWith('[e2] "long href" -> /xxx') && lines[1].endsWith("…"));
   assert.ok(lines[1].length < 1_100, `${lines[1].length}`);
@@ -318,11 +315,9 @@ Deno.test("buildDomOutline() bounds the names of nested controls", () => {
   let node: El = { tag: "DIV", kids: Array.from({ length: 100_000 }, (_, i) => `w${i} `) };
   for (let i = 0; i < 3_000; i++) node = { tag: "DIV", attrs: { role: "button" }, kids: [node] };
   const root = page([node]);
-  const started = performance.now();
   const { lines } = outline(root);
   assert.equal(lines.length, 3_000);
   assert.ok(lines.every((l) => /^\[e\d+\] button( "[^"]*")?$/.test(l)), lines[0]);
-  assert.ok(performance.now() - started < 5_000, `${performance.now() - started} ms`);
 });
 
 Deno.test("buildDomOutline() stops at its line and character budget", () => {
@@ -347,12 +342,10 @@ Deno.test("buildDomOutline() stops at its line and character budget", () => {
 
 Deno.test("buildDomOutline() caps a page of 250,000 paragraphs at its default line budget", () => {
   const root = page(Array.from({ length: 250_000 }, (_, i): El => ({ tag: "P", kids: [`p${i}`] })));
-  const started = performance.now();
   const { lines, truncated } = outline(root);
   assert.equal(lines.length, OUTLINE_LIMITS.maxLines);
   assert.equal(lines.at(-1), `p${OUTLINE_LIMITS.maxLines - 1}`);
   assert.equal(truncated, true);
-  assert.ok(performance.now() - started < 5_000, `${performance.now() - started} ms`);
 });
 
 Deno.test("buildDomOutline() keeps a frame's closing line when the budget ends inside it", () => {

@@ -98,21 +98,30 @@ function isRegExp(pattern: string): boolean {
   }
 }
 
-/** The matcher, run in a worker so that a pathological pattern cannot stall the runtime. */
+/**
+ * The matcher, run in a worker so that a pathological pattern cannot stall the runtime. It
+ * says when it starts matching: the time limit is the regexp's, not the worker's start-up
+ * (which a loaded machine stretches past the limit on its own).
+ */
 const MATCHER = `self.onmessage = (e) => {
+  self.postMessage({ started: true });
   let hits = [];
   try {
     const re = new RegExp(e.data.pattern);
     hits = e.data.urls.filter((u) => re.test(u));
   } catch {}
-  self.postMessage(hits);
+  self.postMessage({ hits });
 };`;
+
+/** How long a matcher worker may take to start before the filter is refused. */
+const WORKER_START_MS = 30_000;
 
 let matcherUrl: string | undefined;
 
 /**
- * The URLs `pattern` matches. The model's regexp runs in a worker that is terminated after
- * `FILTER_TIMEOUT_MS`: backtracking on `(a+)+$` would otherwise freeze every session.
+ * The URLs `pattern` matches. The model's regexp runs in a worker that is terminated
+ * `FILTER_TIMEOUT_MS` after it starts matching: backtracking on `(a+)+$` would otherwise
+ * freeze every session.
  */
 export async function matchUrls(pattern: string, urls: string[]): Promise<Set<string>> {
   if (urls.length === 0) return new Set();
@@ -121,16 +130,17 @@ export async function matchUrls(pattern: string, urls: string[]): Promise<Set<st
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     return await new Promise<Set<string>>((resolve, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new InvalidArgumentsError(
-              `filter: the regexp took longer than ${FILTER_TIMEOUT_MS} ms; use a simpler one`,
-            ),
-          ),
-        FILTER_TIMEOUT_MS,
-      );
-      worker.onmessage = (e: MessageEvent<string[]>) => resolve(new Set(e.data));
+      const refuse = (why: string) => () => reject(new InvalidArgumentsError(`filter: ${why}`));
+      timer = setTimeout(refuse("the matcher did not start"), WORKER_START_MS);
+      worker.onmessage = (e: MessageEvent<{ started?: boolean; hits?: string[] }>) => {
+        if (e.data.started) {
+          clearTimeout(timer);
+          timer = setTimeout(
+            refuse(`the regexp took longer than ${FILTER_TIMEOUT_MS} ms; use a simpler one`),
+            FILTER_TIMEOUT_MS,
+          );
+        } else resolve(new Set(e.data.hits ?? []));
+      };
       worker.onerror = (e) => {
         e.preventDefault();
         reject(new InvalidArgumentsError("filter: the regexp could not run"));

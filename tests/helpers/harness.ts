@@ -16,6 +16,17 @@ import { type Runtime, type StartOptions, startRuntime } from "../../runtime/cli
 import { type FixtureSite, serveFixtureSite } from "../fixtures/site.ts";
 import { childArgv, localFacts } from "../../runtime/launcher/launcher.ts";
 import { childPermissions } from "../../runtime/launcher/permissions.ts";
+import { ANSWER_BOUND_MS } from "./until.ts";
+
+export { ANSWER_BOUND_MS };
+
+/**
+ * How long a test client waits for any one tool call before giving up on it (the SDK's
+ * default is 60 s). Not a claim of speed: a call on a loaded machine (a fresh browser, a huge
+ * page, a recovery) can take longer than a quiet one's minute, and a test asserts what the
+ * call answers. A call that never answers still fails the test, after this.
+ */
+export const CALL_TIMEOUT_MS = 300_000;
 
 /**
  * The `deno run` permission flags of the `omotai` task in deno.json, `$OMOTAI_DENO`
@@ -94,7 +105,9 @@ export class TestClient implements AsyncDisposable {
   /** Calls a tool; returns its text and error flag. */
   async call(name: string, args: Record<string, unknown> = {}): Promise<CallOutcome> {
     try {
-      const res = await this.client.callTool({ name, arguments: args });
+      const res = await this.client.callTool({ name, arguments: args }, undefined, {
+        timeout: CALL_TIMEOUT_MS,
+      });
       const content = (res.content ?? []) as { type: string; text?: string }[];
       const text = content.map((c) => c.text ?? "").join("\n");
       this.outputs.push(text);
@@ -230,10 +243,14 @@ export function crossFrameText(snapshot: string): string {
   return lines.slice(start).join("\n");
 }
 
-/** Polls `check` until it returns true or `ms` pass. */
+/**
+ * Polls `check` until it returns true or `ms` pass (by default {@link ANSWER_BOUND_MS}: a
+ * deadline bounds a wait for an outcome, and waiting longer costs only a failing test time).
+ * A test that waits to see that something does NOT happen passes its own, shorter `ms`.
+ */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
-  ms = 5_000,
+  ms = ANSWER_BOUND_MS,
 ): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {

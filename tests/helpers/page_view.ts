@@ -20,3 +20,17 @@ export function pageView(lines: string[], over: Partial<PageView> = {}): PageVie
     ...over,
   };
 }
+
+/** An outline like the real one: sections with headings, text, table rows and controls. */
+export function bigOutline(n: number): { lines: string[]; nextRef: number } {
+  const lines: string[] = [];
+  let ref = 1;
+  for (let i = 0; lines.length < n; i++) {
+    if (i % 50 === 0) lines.push(`## Section ${i / 50}`);
+    else if (i % 5 === 0) lines.push(`[e${ref++}] link "Item ${i}" -> /items/${i}`);
+    else if (i % 7 === 0) lines.push(`[e${ref++}] textbox "Field ${i}"`);
+    else if (i % 3 === 0) lines.push(`Row ${i % 40} | ${i % 11} | $${i % 13}`);
+    else lines.push(`Paragraph ${i % 97} of the page, some words here.`);
+  }
+  return { lines, nextRef: ref };
+}

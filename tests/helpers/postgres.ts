@@ -1,16 +1,19 @@
 /**
  * A throwaway PostgreSQL cluster for tests: Debian's `postgresql` binaries, `initdb` in a
  * temp dir, a loopback port, run as the `postgres` user when the tests run as root (the
- * server refuses root). It makes the roles by running `docs/deploy.md`'s own `deploy-roles`
- * block: an owner that runs the migrations, the NOLOGIN group `omotai_runtime` that holds the
- * runtime's grants, and an app login in that group (neither superuser nor `BYPASSRLS`). Every role has a password
- * over TCP (scram); the superuser is there only for tests that play a database superuser.
+ * server refuses root). It makes the roles by running `docs/deploy.md`'s own `deploy-roles-sql`
+ * block: an owner that runs the migrations and the NOLOGIN group `omotai_runtime` that holds
+ * the runtime's grants; then an app login in that group (neither superuser nor `BYPASSRLS`),
+ * bound to no tenant: what tests that play a runtime naming any tenant log in as. Every role
+ * has a password over TCP (scram); the superuser, `postgres` as on Debian, is there only for
+ * tests that play a database superuser (and for `roles: false`, a cluster with none of this).
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type postgres from "postgres";
+import { deployBlock, readDeployDoc } from "./deploy_doc.ts";
 
 /** A running cluster and how to reach it as each role. */
 export interface TestPostgres extends AsyncDisposable {
@@ -19,7 +22,7 @@ export interface TestPostgres extends AsyncDisposable {
   ownerUrl: string;
   /** The runtime's login: a member of `omotai_runtime`, no BYPASSRLS. */
   appUrl: string;
-  /** A superuser, for tests that attack the database as its superuser. */
+  /** A superuser (`postgres`), for tests that attack the database as its superuser. */
   superUrl: string;
   /** Stops the server (the cluster stays); `start()` brings it back on the same port. */
   stop(): Promise<void>;
@@ -81,6 +84,12 @@ export interface StartPostgresOptions {
    * (a test's cluster is thrown away; its speed is what counts).
    */
   durable?: boolean;
+  /**
+   * Make the database and its roles (default). `false`: a fresh cluster with its superuser
+   * only, for a test that makes them itself as docs/deploy.md says (`ownerUrl` and `appUrl`
+   * then name roles nobody made).
+   */
+  roles?: boolean;
 }
 
 /** Starts a fresh cluster with the database `omotai` and its roles. */
@@ -110,7 +119,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     "-D",
     data,
     "-U",
-    "omotai_super",
+    "postgres",
     "--auth-local=trust",
     "--auth-host=scram-sha-256",
     `--pwfile=${pwfile}`,
@@ -156,12 +165,15 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   };
   globalThis.addEventListener("unload", atExit);
   try {
-    // The roles exactly as docs/deploy.md makes them (its `deploy-roles` block, run by psql).
-    const doc = await Deno.readTextFile(new URL("../../docs/deploy.md", import.meta.url));
-    const block = /```sql deploy-roles\n([\s\S]+?)```/.exec(doc)?.[1];
-    if (!block) throw new Error("docs/deploy.md has no deploy-roles block");
+    if (options.roles === false) return handle();
+    // The roles exactly as docs/deploy.md makes them (its `deploy-roles-sql` block, run by
+    // psql), then the tests' unbound login.
+    const block = deployBlock(await readDeployDoc(), "deploy-roles-sql").body;
     const script = join(dir, "roles.sql");
-    await Deno.writeTextFile(script, block);
+    await Deno.writeTextFile(
+      script,
+      `${block}\nCREATE ROLE omotai_app LOGIN PASSWORD :'app_password' IN ROLE omotai_runtime;\n`,
+    );
     if (root) {
       await Deno.chown(script, Number((await run(["id", "-u", "postgres"], "id")).trim()), null);
     }
@@ -173,7 +185,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       "-p",
       String(port),
       "-U",
-      "omotai_super",
+      "postgres",
       "-d",
       "postgres",
       "-v",
@@ -191,30 +203,36 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw err;
   }
-  const url = (user: string, password: string) =>
-    `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/omotai`;
-  return {
-    port,
-    ownerUrl: url("omotai_owner", PASSWORDS.owner),
-    appUrl: url("omotai_app", PASSWORDS.app),
-    superUrl: url("omotai_super", PASSWORDS.super),
-    async stop() {
-      if (!running) return;
-      await pgCtl("stop");
-      running = false;
-    },
-    async start() {
-      if (running) return;
-      await pgCtl("start");
-      running = true;
-    },
-    async [Symbol.asyncDispose]() {
-      globalThis.removeEventListener("unload", atExit);
-      if (running) await pgCtl("stop").catch(() => {});
-      running = false;
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
-  };
+  return handle();
+
+  function handle(): TestPostgres {
+    return {
+      port,
+      ownerUrl: url("omotai_owner", PASSWORDS.owner),
+      appUrl: url("omotai_app", PASSWORDS.app),
+      superUrl: url("postgres", PASSWORDS.super),
+      async stop() {
+        if (!running) return;
+        await pgCtl("stop");
+        running = false;
+      },
+      async start() {
+        if (running) return;
+        await pgCtl("start");
+        running = true;
+      },
+      async [Symbol.asyncDispose]() {
+        globalThis.removeEventListener("unload", atExit);
+        if (running) await pgCtl("stop").catch(() => {});
+        running = false;
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+      },
+    };
+  }
+
+  function url(user: string, password: string): string {
+    return `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/omotai`;
+  }
 }
 
 /**
