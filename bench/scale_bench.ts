@@ -335,9 +335,22 @@ export function responsivenessTable(r: Responsiveness): string {
 // /proc
 // ---------------------------------------------------------------------------------------------
 
-/** Every process now in /proc (those that vanish while read are skipped). */
-/** What descends from `root` now: Chromium processes and the others, with their PSS. */
-async function sampleTree(root: number, skip: number[] = []) {
+/** What `sampleTree` found under a process. */
+export interface TreeSample {
+  browsers: Proc[];
+  others: Proc[];
+  /** Summed PSS of the Chromium processes, KiB. */
+  browserPssKiB: number;
+  otherPssKiB: number;
+  helpers: Record<string, { count: number; pssKiB: number }>;
+  rootPssKiB: number;
+}
+
+/**
+ * What descends from `root` now (less the subtrees of `skip`): Chromium processes and the
+ * others, with their PSS.
+ */
+export async function sampleTree(root: number, skip: number[] = []): Promise<TreeSample> {
   const tree = descendants(root, processes(), skip);
   const browsers = tree.filter(isChromium);
   const others = tree.filter((p) => !isChromium(p));
@@ -420,7 +433,9 @@ async function runSession(
 }
 
 /** Ends a session the way a client should: DELETE of the session, then the transport closed. */
-async function endSession(s: SessionOutcome): Promise<string | undefined> {
+export async function endSession(
+  s: { client?: Client; transport?: StreamableHTTPClientTransport },
+): Promise<string | undefined> {
   let problem: string | undefined;
   try {
     await s.transport?.terminateSession();
@@ -690,16 +705,20 @@ function serveFormSite(): { server: Deno.HttpServer<Deno.NetAddr>; posts(): numb
   return { server, posts: () => state.posts };
 }
 
-/** A tool call's text and error flag, with its round trip; never throws. */
-async function callTool(
+/**
+ * A tool call's text and error flag, with its round trip; never throws. The client stops
+ * waiting after `timeoutMs` (an error then, naming the timeout).
+ */
+export async function callTool(
   client: Client,
   name: string,
   args: Record<string, unknown>,
+  timeoutMs: number = CALL_TIMEOUT_MS,
 ): Promise<{ text: string; isError: boolean; ms: number }> {
   const t0 = performance.now();
   try {
     const res = await client.callTool({ name, arguments: args }, undefined, {
-      timeout: CALL_TIMEOUT_MS,
+      timeout: timeoutMs,
     });
     const text = ((res.content ?? []) as { text?: string }[]).map((c) => c.text ?? "").join("\n");
     return { text, isError: res.isError === true, ms: performance.now() - t0 };

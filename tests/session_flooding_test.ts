@@ -20,17 +20,12 @@ import { allowAllGate } from "../runtime/gate/gate.ts";
 import { log } from "../runtime/log.ts";
 import { runTool, TOOLS } from "../runtime/tools/mod.ts";
 import { eventually, startHarness, type TestClient } from "./helpers/harness.ts";
+import { FLOOD_MS, LOG_CHARS, LOG_FLOOD_ROUTES, routeResponse } from "./fixtures/hostile_site.ts";
 
 const MIB = 1024 * 1024;
-/** Characters of each logged string: its event stays just under the 32 MiB message cap. */
-const LOG_CHARS = 32 * MIB - 64 * 1024;
-/** Workers the log flood starts at most (one message each), and how long it may go on. */
-const LOG_WORKERS = 12;
 /** Held bodies the write flood sends at most, each at the proxy's 8 MiB cap. */
 const WRITES = 48;
 const BODY_BYTES = 8 * MIB;
-/** Either flood stops by itself after this long. */
-const FLOOD_MS = 150_000;
 
 /** The caps of these tests (the policy's `limits`): 1 MiB/s, 8 or 16 MiB at once, 5 s over. */
 const LIMITS = `limits:
@@ -55,7 +50,10 @@ const BODY_LIMITS = `limits:
   flood_seconds: 1
 `;
 
-/** The hostile pages and a calm one; counts what the write flood got through. */
+/**
+ * The hostile pages (the log flood is the hostile site's) and a calm one; counts what the write
+ * flood got through.
+ */
 function serveFloodSite() {
   const page = (title: string, body: string) =>
     new Response(
@@ -68,29 +66,6 @@ function serveFloodSite() {
     switch (url.pathname) {
       case "/calm":
         return page("Calm", "<h1>Calm page</h1><p>nothing happens here</p>");
-      case "/log-flood":
-        // Two workers at a time, each logging one string just under the cap (a worker is a
-        // target of its own: the console log's per-target mute never stops it).
-        return page(
-          "Log flood",
-          `<h1>Log flood</h1><script>
-let left = ${LOG_WORKERS};
-const t0 = Date.now();
-const spawn = () => {
-  if (left <= 0 || Date.now() - t0 > ${FLOOD_MS}) return;
-  left--;
-  const w = new Worker("/log-worker.js");
-  w.onmessage = () => { w.terminate(); spawn(); };
-  w.onerror = () => { w.terminate(); spawn(); };
-};
-spawn(); spawn();
-</script>`,
-        );
-      case "/log-worker.js":
-        return new Response(
-          `console.log("x".repeat(${LOG_CHARS})); setTimeout(() => postMessage(1), 10);`,
-          { headers: { "content-type": "text/javascript" } },
-        );
       case "/write-flood":
         // Four uploads at a time of 8 MiB each: every one held whole by the proxy and judged.
         return page(
@@ -113,6 +88,8 @@ for (let i = 0; i < 4; i++) send();
         return new Response("ok");
       }
     }
+    const flood = LOG_FLOOD_ROUTES.find((r) => r.path === url.pathname);
+    if (flood) return routeResponse(flood);
     return new Response("not found", { status: 404 });
   });
   return {
