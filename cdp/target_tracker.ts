@@ -28,8 +28,26 @@ export interface TrackedTarget {
  */
 export type AttachHook = (target: TrackedTarget) => Promise<void>;
 
-/** What `TargetTracker.onChange` reports. */
-export type TargetEvent = "attached" | "detached" | "changed" | "failed";
+/**
+ * Asked of every new target while it is paused, before the setup hook: false closes it
+ * there, never resumed (it runs no script and sends no request). `tracked` is every target
+ * already tracked, those still in setup included, so a count taken there misses none.
+ */
+export type AdmitHook = (target: TrackedTarget, tracked: readonly TrackedTarget[]) => boolean;
+
+/** What `TargetTracker.start` takes besides the connection. */
+export interface TrackerOptions {
+  /** Runs on every admitted target while it is paused (see {@link AttachHook}). */
+  hook?: AttachHook;
+  /** Decides whether a new target may run at all (see {@link AdmitHook}); default: all. */
+  admit?: AdmitHook;
+}
+
+/**
+ * What `TargetTracker.onChange` reports; `refused`: a target the admit hook turned away,
+ * closed while paused and never tracked.
+ */
+export type TargetEvent = "attached" | "detached" | "changed" | "failed" | "refused";
 
 /** Target types the runtime never drives (browser chrome, internal pages). */
 const IGNORED_TYPES = new Set(["browser", "tab", "browser_ui", "webview", "auction_worklet"]);
@@ -43,20 +61,28 @@ export class TargetTracker {
   #connection: CdpConnection;
   #targets = new Map<string, TrackedTarget>();
   #hook: AttachHook;
+  #admit: AdmitHook;
   #seq = 0;
   #listeners = new Set<(event: TargetEvent, t: TrackedTarget) => void>();
 
-  private constructor(connection: CdpConnection, hook: AttachHook) {
+  private constructor(connection: CdpConnection, options: TrackerOptions) {
     this.#connection = connection;
-    this.#hook = hook;
+    this.#hook = options.hook ?? (async () => {});
+    this.#admit = options.admit ?? (() => true);
   }
 
-  /** Starts tracking: discovers targets and auto-attaches recursively with pause-on-start. */
+  /**
+   * Starts tracking: discovers targets and auto-attaches recursively with pause-on-start.
+   * `options` may be the setup hook alone.
+   */
   static async start(
     connection: CdpConnection,
-    hook: AttachHook = async () => {},
+    options: AttachHook | TrackerOptions = {},
   ): Promise<TargetTracker> {
-    const tracker = new TargetTracker(connection, hook);
+    const tracker = new TargetTracker(
+      connection,
+      typeof options === "function" ? { hook: options } : options,
+    );
     const root = connection.root;
     root.on("Target.attachedToTarget", (e) => tracker.#onAttached(e));
     root.on("Target.detachedFromTarget", (e) => tracker.#onDetached(e.sessionId));
@@ -98,6 +124,19 @@ export class TargetTracker {
       return;
     }
     const target: TrackedTarget = { session, info, seq: this.#seq++ };
+    let admitted = false;
+    try {
+      admitted = this.#admit(target, this.targets());
+    } catch (err) {
+      this.#connection.log(`admitting a ${info.type} target failed: ${errorCode(err)}`);
+    }
+    if (!admitted) {
+      // Closed while still paused: whatever it was opened to do never starts.
+      await this.#connection.root.send("Target.closeTarget", { targetId: info.targetId })
+        .catch(() => {});
+      this.#emit("refused", target);
+      return;
+    }
     this.#targets.set(info.targetId, target);
     session.on("Target.attachedToTarget", (child) => this.#onAttached(child));
     session.on("Target.detachedFromTarget", (child) => this.#onDetached(child.sessionId));

@@ -39,6 +39,8 @@ export type RuntimeErrorCode =
   | "SESSION_CLOSED"
   | "TARGET_CLOSED"
   | "PAGE_UNRESPONSIVE"
+  // A tab closed for opening dialogs in a loop (`dialogs.ts`).
+  | "DIALOG_LOOP"
   // A page with more text than a snapshot can carry (`scan.ts`).
   | "PAGE_TOO_LARGE"
   // No turn came for a page load on a machine busy with others (`Admission`).

@@ -21,6 +21,8 @@ import { type RendererCpu, type SilenceVerdict, silenceVerdict } from "./rendere
 /** What cut a call short. */
 export type Interruption =
   | { kind: "dialog"; dialog: OpenDialog }
+  /** The current tab was caught opening dialogs in a loop: the runtime closes it. */
+  | { kind: "dialog_loop"; tabId: string }
   | { kind: "unresponsive"; tabId: string; why: Exclude<SilenceVerdict, "wait"> };
 
 /** How long a call runs before the renderer is first probed. */
@@ -77,6 +79,11 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
       resolve({ kind: "dialog", dialog });
     }
   });
+  const offLoop = deps.dialogs.onLoop(({ tabId }) => {
+    if (!disposed && tabId === deps.currentTab()?.info.targetId) {
+      resolve({ kind: "dialog_loop", tabId });
+    }
+  });
   const timeoutMs = deps.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
   const readCpu = () => deps.cpu?.() ?? Promise.resolve(undefined);
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -127,6 +134,7 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
     dispose() {
       disposed = true;
       offDialog();
+      offLoop();
       clearTimeout(timer);
     },
   };

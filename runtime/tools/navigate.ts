@@ -32,12 +32,22 @@ export const navigateTool = defineTool({
   kind: "navigate",
   readOnly: false,
   destructive: false,
+  // Leaving a page is how an agent gets away from its dialogs: the one open is answered.
+  leavesDialog: true,
   facts: (ctx, { url }) => navigateFacts(ctx, url),
   async handle(ctx, { url, mode }) {
     const target = parseUrlArg(url);
     ctx.response.includeSnapshot(mode === "read" ? "read" : "changes");
-    const outcome = await navigate(await ctx.session.page(), target.href);
-    reportLoad(ctx, `navigated to ${displayUrl(target.href, undefined)}`, outcome);
+    const left = await ctx.session.guard.leave(
+      await ctx.session.currentTab(),
+      "NAVIGATE",
+      // A page's main frame id is its target id: its renderer may be busy with dialogs.
+      (tab) => navigate(tab.session, target.href, { mainFrameId: tab.info.targetId }),
+      { reopen: true },
+    );
+    if (left.said) ctx.response.result(left.said);
+    if (!left.value) throw new OmotaiError("NAVIGATION_FAILED", "the tab could not be left");
+    reportLoad(ctx, `navigated to ${displayUrl(target.href, undefined)}`, left.value);
   },
 });
 
