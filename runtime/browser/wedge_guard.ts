@@ -72,17 +72,18 @@ export class WedgeGuard {
   async leave<T>(
     tab: TrackedTarget,
     why: LeaveReason,
-    go: (tab: TrackedTarget) => Promise<T>,
+    go: (tab: TrackedTarget, answered?: OpenDialog) => Promise<T>,
     options: { reopen?: boolean } = {},
   ): Promise<{ value?: T; said?: string }> {
     const tabId = tab.info.targetId;
-    if (!this.dialogs.openOn(tabId)) return { value: await go(tab) };
+    const open = this.dialogs.openOn(tabId);
+    if (!open) return { value: await go(tab) };
     this.#deps.lifecycle("dialog_dismissed", why);
     const index = this.tabIndex(tabId);
     const leave = this.dialogs.leave(tabId);
     let reason: string;
     try {
-      const ran = go(tab).then((value) => ({ value }));
+      const ran = go(tab, open).then((value) => ({ value }));
       const out = await Promise.race([ran, leave.stuck.then((r) => ({ stuck: r }))]);
       if ("value" in out) return { value: out.value };
       // Whatever `go` still waits on goes with the tab.

@@ -41,8 +41,17 @@ export const navigateTool = defineTool({
     const left = await ctx.session.guard.leave(
       await ctx.session.currentTab(),
       "NAVIGATE",
-      // A page's main frame id is its target id: its renderer may be busy with dialogs.
-      (tab) => navigate(tab.session, target.href, { mainFrameId: tab.info.targetId }),
+      async (tab, answered) => {
+        // A page's main frame id is its target id: its renderer may be busy with dialogs.
+        const go = () => navigate(tab.session, target.href, { mainFrameId: tab.info.targetId });
+        const outcome = await go();
+        // An accepted beforeunload let the navigation it stood in front of go on, which may
+        // commit over this one: this one is sent again, to the page that is now there.
+        if (answered?.type === "beforeunload" && outcome.error === "net::ERR_ABORTED") {
+          return await go();
+        }
+        return outcome;
+      },
       { reopen: true },
     );
     if (left.said) ctx.response.result(left.said);
