@@ -47,8 +47,11 @@ Deno.test("control: without the runtime, /chain opens all its dialogs, each afte
   await using hogs = cpuHogs(2);
   await using site = serveWedgeSite();
   await using chromium = await testBrowser();
-  const tracker = await TargetTracker.start(chromium.browser.connection, (t) =>
-    t.info.type === "page" ? t.session.send("Page.enable").then(() => {}) : Promise.resolve());
+  const tracker = await TargetTracker.start(
+    chromium.browser.connection,
+    (t) =>
+      t.info.type === "page" ? t.session.send("Page.enable").then(() => {}) : Promise.resolve(),
+  );
   let page = tracker.targets().find((t) => t.info.type === "page");
   for (let i = 0; !page && i < 200; i++) {
     await new Promise((r) => setTimeout(r, 50));
@@ -85,7 +88,9 @@ Deno.test("CHAIN_DIALOGS: a page chaining 1,200 dialogs, answered one by one by 
   const told = `${r.text}\n${after.text}`;
   assert.match(
     told,
-    new RegExp(`tab 0 opened ${CHAIN_DIALOGS} dialogs in a row .*the runtime closed it \\(dialog loop\\)\\. Go on in tab 0`),
+    new RegExp(
+      `tab 0 opened ${CHAIN_DIALOGS} dialogs in a row .*the runtime closed it \\(dialog loop\\)\\. Go on in tab 0`,
+    ),
     told,
   );
   // Said once: in the answer that met it (DIALOG_LOOP) or else as the next result's notice.

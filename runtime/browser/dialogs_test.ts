@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { FakeHost, fakeTarget } from "../../tests/helpers/fake_target.ts";
-import { CHAIN_DIALOGS, type DialogLoop, Dialogs, LOOP_DIALOGS, LOOP_WINDOW_MS } from "./dialogs.ts";
+import {
+  CHAIN_DIALOGS,
+  type DialogLoop,
+  Dialogs,
+  LOOP_DIALOGS,
+  LOOP_WINDOW_MS,
+} from "./dialogs.ts";
 
 /** Dialogs over fake tabs, with a clock the test moves. */
 function world() {

@@ -95,7 +95,8 @@ export class WedgeGuard {
     this.#deps.lifecycle("dialog_loop", reason);
     const live = this.#deps.live();
     if (live) await this.#deps.tabs.kill(live, tab).catch(() => {});
-    const said = `tab ${index} kept opening dialogs as it was left (${reason}); the runtime closed it`;
+    const said =
+      `tab ${index} kept opening dialogs as it was left (${reason}); the runtime closed it`;
     if (!options.reopen || !live) return { said };
     const fresh = await this.#deps.tabs.openFresh(live);
     return { value: await go(fresh), said: `${said} and went on in a new tab` };

@@ -19,6 +19,9 @@ export function reportLoad(ctx: ToolContext, what: string, outcome: LoadOutcome)
   ctx.response.result(`${what}${outcome.timedOut ? " (the page is still loading)" : ""}`);
 }
 
+/** Navigations sent again after leaving a `beforeunload` aborted them (see the handler). */
+const LEAVE_RETRIES = 3;
+
 export const navigateTool = defineTool({
   name: "browser_navigate",
   title: "Navigate to a URL",
@@ -44,12 +47,16 @@ export const navigateTool = defineTool({
       async (tab, answered) => {
         // A page's main frame id is its target id: its renderer may be busy with dialogs.
         const go = () => navigate(tab.session, target.href, { mainFrameId: tab.info.targetId });
-        const outcome = await go();
-        // An accepted beforeunload let the navigation it stood in front of go on, which may
-        // commit over this one: this one is sent again, to the page that is now there.
-        if (answered?.type === "beforeunload" && outcome.error === "net::ERR_ABORTED") {
-          return await go();
-        }
+        let outcome = await go();
+        // An accepted beforeunload let the navigation it stood in front of go on, and the two
+        // abort one another until one commits: this one is sent again (a bounded number of
+        // times) to the page that is then there.
+        for (
+          let i = 0;
+          i < LEAVE_RETRIES && answered?.type === "beforeunload" &&
+          outcome.error === "net::ERR_ABORTED";
+          i++
+        ) outcome = await go();
         return outcome;
       },
       { reopen: true },
