@@ -131,9 +131,7 @@ export class TargetTracker {
       this.#connection.log(`admitting a ${info.type} target failed: ${errorCode(err)}`);
     }
     if (!admitted) {
-      // Closed while still paused: whatever it was opened to do never starts.
-      await this.#connection.root.send("Target.closeTarget", { targetId: info.targetId })
-        .catch(() => {});
+      await this.#refuse(target);
       this.#emit("refused", target);
       return;
     }
@@ -167,6 +165,26 @@ export class TargetTracker {
         .catch(() => {});
       this.#emit("failed", target);
     }
+  }
+
+  /**
+   * Closes a target before anything of it runs. It cannot simply be closed while paused: a
+   * new page shares its opener's renderer, whose main thread waits with it, and stays
+   * waiting once the target is gone (the opener would hang). So every request of the target
+   * is held where it would leave (`Fetch`, never continued) and script is off before it is
+   * resumed, then it is closed: it runs no script and no request of it reaches the network.
+   */
+  async #refuse(target: TrackedTarget): Promise<void> {
+    const { session, info } = target;
+    // Sent in order before the resume; CDP applies a session's commands in order.
+    const sent = [
+      session.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }),
+      session.send("Emulation.setScriptExecutionDisabled", { value: true }),
+      session.send("Runtime.runIfWaitingForDebugger"),
+    ];
+    await this.#connection.root.send("Target.closeTarget", { targetId: info.targetId })
+      .catch(() => {});
+    await Promise.allSettled(sent);
   }
 
   #onDetached(sessionId: string): void {

@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from "zod";
-import { goBack, type LoadOutcome, navigate } from "../browser/navigation.ts";
+import { goBack, LOAD_TIMEOUT_MS, type LoadOutcome, navigate } from "../browser/navigation.ts";
 import { OmotaiError } from "../errors.ts";
 import { displayUrl } from "../net/display_url.ts";
 import { backFacts, navigateFacts } from "./facts.ts";
@@ -18,9 +18,6 @@ export function reportLoad(ctx: ToolContext, what: string, outcome: LoadOutcome)
   }
   ctx.response.result(`${what}${outcome.timedOut ? " (the page is still loading)" : ""}`);
 }
-
-/** Navigations sent again after leaving a `beforeunload` aborted them (see the handler). */
-const LEAVE_RETRIES = 3;
 
 export const navigateTool = defineTool({
   name: "browser_navigate",
@@ -47,17 +44,17 @@ export const navigateTool = defineTool({
       async (tab, answered) => {
         // A page's main frame id is its target id: its renderer may be busy with dialogs.
         const go = () => navigate(tab.session, target.href, { mainFrameId: tab.info.targetId });
-        let outcome = await go();
-        // An accepted beforeunload let the navigation it stood in front of go on, and the two
-        // abort one another until one commits: this one is sent again (a bounded number of
-        // times) to the page that is then there.
-        for (
-          let i = 0;
-          i < LEAVE_RETRIES && answered?.type === "beforeunload" &&
-          outcome.error === "net::ERR_ABORTED";
-          i++
-        ) outcome = await go();
-        return outcome;
+        const outcome = await go();
+        if (answered?.type !== "beforeunload" || outcome.error !== "net::ERR_ABORTED") {
+          return outcome;
+        }
+        // The accepted beforeunload let the navigation it stood in front of go on, and
+        // Chromium aborts this one while that one is under way: once it has loaded, this one
+        // is sent again, to the page that is then there.
+        await tab.session.waitFor("Page.loadEventFired", undefined, {
+          timeoutMs: LOAD_TIMEOUT_MS,
+        }).catch(() => {});
+        return await go();
       },
       { reopen: true },
     );
