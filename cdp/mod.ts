@@ -40,8 +40,10 @@ export {
 export { type OpenedTab, openTab } from "./open_tab.ts";
 export { ProfileStore, sweepStaleProfiles } from "./profile.ts";
 export {
+  type AdmitHook,
   type AttachHook,
   type TargetEvent,
   TargetTracker,
   type TrackedTarget,
+  type TrackerOptions,
 } from "./target_tracker.ts";

@@ -28,8 +28,26 @@ export interface TrackedTarget {
  */
 export type AttachHook = (target: TrackedTarget) => Promise<void>;
 
-/** What `TargetTracker.onChange` reports. */
-export type TargetEvent = "attached" | "detached" | "changed" | "failed";
+/**
+ * Asked of every new target while it is paused, before the setup hook: false closes it
+ * there, never resumed (it runs no script and sends no request). `tracked` is every target
+ * already tracked, those still in setup included, so a count taken there misses none.
+ */
+export type AdmitHook = (target: TrackedTarget, tracked: readonly TrackedTarget[]) => boolean;
+
+/** What `TargetTracker.start` takes besides the connection. */
+export interface TrackerOptions {
+  /** Runs on every admitted target while it is paused (see {@link AttachHook}). */
+  hook?: AttachHook;
+  /** Decides whether a new target may run at all (see {@link AdmitHook}); default: all. */
+  admit?: AdmitHook;
+}
+
+/**
+ * What `TargetTracker.onChange` reports; `refused`: a target the admit hook turned away,
+ * closed while paused and never tracked.
+ */
+export type TargetEvent = "attached" | "detached" | "changed" | "failed" | "refused";
 
 /** Target types the runtime never drives (browser chrome, internal pages). */
 const IGNORED_TYPES = new Set(["browser", "tab", "browser_ui", "webview", "auction_worklet"]);
@@ -43,20 +61,28 @@ export class TargetTracker {
   #connection: CdpConnection;
   #targets = new Map<string, TrackedTarget>();
   #hook: AttachHook;
+  #admit: AdmitHook;
   #seq = 0;
   #listeners = new Set<(event: TargetEvent, t: TrackedTarget) => void>();
 
-  private constructor(connection: CdpConnection, hook: AttachHook) {
+  private constructor(connection: CdpConnection, options: TrackerOptions) {
     this.#connection = connection;
-    this.#hook = hook;
+    this.#hook = options.hook ?? (async () => {});
+    this.#admit = options.admit ?? (() => true);
   }
 
-  /** Starts tracking: discovers targets and auto-attaches recursively with pause-on-start. */
+  /**
+   * Starts tracking: discovers targets and auto-attaches recursively with pause-on-start.
+   * `options` may be the setup hook alone.
+   */
   static async start(
     connection: CdpConnection,
-    hook: AttachHook = async () => {},
+    options: AttachHook | TrackerOptions = {},
   ): Promise<TargetTracker> {
-    const tracker = new TargetTracker(connection, hook);
+    const tracker = new TargetTracker(
+      connection,
+      typeof options === "function" ? { hook: options } : options,
+    );
     const root = connection.root;
     root.on("Target.attachedToTarget", (e) => tracker.#onAttached(e));
     root.on("Target.detachedFromTarget", (e) => tracker.#onDetached(e.sessionId));
@@ -98,6 +124,17 @@ export class TargetTracker {
       return;
     }
     const target: TrackedTarget = { session, info, seq: this.#seq++ };
+    let admitted = false;
+    try {
+      admitted = this.#admit(target, this.targets());
+    } catch (err) {
+      this.#connection.log(`admitting a ${info.type} target failed: ${errorCode(err)}`);
+    }
+    if (!admitted) {
+      await this.#refuse(target);
+      this.#emit("refused", target);
+      return;
+    }
     this.#targets.set(info.targetId, target);
     session.on("Target.attachedToTarget", (child) => this.#onAttached(child));
     session.on("Target.detachedFromTarget", (child) => this.#onDetached(child.sessionId));
@@ -128,6 +165,26 @@ export class TargetTracker {
         .catch(() => {});
       this.#emit("failed", target);
     }
+  }
+
+  /**
+   * Closes a target before anything of it runs. It cannot simply be closed while paused: a
+   * new page shares its opener's renderer, whose main thread waits with it, and stays
+   * waiting once the target is gone (the opener would hang). So every request of the target
+   * is held where it would leave (`Fetch`, never continued) and script is off before it is
+   * resumed, then it is closed: it runs no script and no request of it reaches the network.
+   */
+  async #refuse(target: TrackedTarget): Promise<void> {
+    const { session, info } = target;
+    // Sent in order before the resume; CDP applies a session's commands in order.
+    const sent = [
+      session.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }),
+      session.send("Emulation.setScriptExecutionDisabled", { value: true }),
+      session.send("Runtime.runIfWaitingForDebugger"),
+    ];
+    await this.#connection.root.send("Target.closeTarget", { targetId: info.targetId })
+      .catch(() => {});
+    await Promise.allSettled(sent);
   }
 
   #onDetached(sessionId: string): void {

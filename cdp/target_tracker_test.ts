@@ -170,3 +170,33 @@ Deno.test("TargetTracker: an attach hook that throws synchronously closes that t
   assert.equal(close?.params.targetId, "bad");
   assert.deepEqual(a.logged, ["closing a page target that failed setup: TypeError"]);
 });
+
+Deno.test("TargetTracker: a target the admit hook refuses is closed with its requests held and script off before it resumes; never tracked", async () => {
+  const a = fakeBrowser();
+  const counted: number[] = [];
+  const tracker = await TargetTracker.start(a.connection, {
+    // Counts what is tracked when asked: a target still in setup is already there.
+    admit: (t, tracked) => {
+      counted.push(tracked.length);
+      return t.info.targetId !== "p3";
+    },
+  });
+  const events: string[] = [];
+  tracker.onChange((event, t) => events.push(`${event} ${t.info.targetId}`));
+  a.attach("p1");
+  a.attach("p2");
+  a.attach("p3");
+  await settle();
+  assert.deepEqual(counted, [0, 1, 2]);
+  assert.deepEqual(events.sort(), ["attached p1", "attached p2", "refused p3"]);
+  assert.deepEqual(tracker.targets().map((t) => t.info.targetId), ["p1", "p2"]);
+  const toP3 = a.sent.filter((m) => m.sessionId === "s-p3").map((m) => m.method);
+  // Resumed only once nothing of it can run or leave (its opener's renderer waits with it).
+  assert.deepEqual(toP3, [
+    "Fetch.enable",
+    "Emulation.setScriptExecutionDisabled",
+    "Runtime.runIfWaitingForDebugger",
+  ]);
+  const close = a.sent.find((m) => m.method === "Target.closeTarget");
+  assert.equal(close?.params.targetId, "p3");
+});

@@ -44,6 +44,8 @@ export type RuntimeErrorCode =
   | "PAGE_UNRESPONSIVE"
   // The renderer of the tab a call acted on crashed (out of memory, a page too deep to lay out).
   | "PAGE_CRASHED"
+  // A tab closed for opening dialogs in a loop (`dialogs.ts`).
+  | "DIALOG_LOOP"
   // A page with more text than a snapshot can carry (`scan.ts`).
   | "PAGE_TOO_LARGE"
   // No turn came for a page load on a machine busy with others (`Admission`).

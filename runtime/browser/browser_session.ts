@@ -296,6 +296,7 @@ export class BrowserSession implements AsyncDisposable {
         });
       },
       onTargetChange: (live, event, t) => this.#onTargetChange(live, event, t),
+      onTabRefused: () => this.#lifecycle("tab_refused", "MAX_TABS"),
     });
   }
 
@@ -344,9 +345,14 @@ export class BrowserSession implements AsyncDisposable {
     return await this.#tabs.select(await this.ensureStarted(), index);
   }
 
-  /** Closes tab `index` (the current one when omitted). */
+  /**
+   * Closes tab `index` (the current one when omitted); a dialog open on it is dismissed
+   * first (audited), and one that will not let go has its tab killed.
+   */
   async closeTab(index?: number): Promise<void> {
-    await this.#tabs.close(await this.ensureStarted(), index);
+    const live = await this.ensureStarted();
+    const tab = await this.#tabs.at(live, index);
+    await this.guard.leave(tab, "TAB_CLOSED", (t) => this.#tabs.closeTarget(live, t));
   }
 
   /** The current tab's page session. */

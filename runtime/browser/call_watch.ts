@@ -24,6 +24,8 @@ import { type RendererCpu, type SilenceVerdict, silenceVerdict } from "./rendere
 export type Interruption =
   | { kind: "dialog"; dialog: OpenDialog }
   | { kind: "crashed"; tabId: string }
+  /** The current tab was caught opening dialogs in a loop: the runtime closes it. */
+  | { kind: "dialog_loop"; tabId: string }
   | { kind: "unresponsive"; tabId: string; why: Exclude<SilenceVerdict, "wait"> };
 
 /** How long a call runs before the renderer is first probed. */
@@ -98,6 +100,11 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
       log(`call watch failed: ${describeError(err)}`);
     }
   }
+  const offLoop = deps.dialogs.onLoop(({ tabId }) => {
+    if (!disposed && tabId === deps.currentTab()?.info.targetId) {
+      resolve({ kind: "dialog_loop", tabId });
+    }
+  });
   const timeoutMs = deps.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
   const readCpu = () => deps.cpu?.() ?? Promise.resolve(undefined);
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -149,6 +156,7 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
       disposed = true;
       offDialog();
       offCrash();
+      offLoop();
       clearTimeout(timer);
     },
   };

@@ -15,6 +15,18 @@ import { tabOf } from "./tab_of.ts";
 export const LOOP_DIALOGS = 5;
 /** The window of the loop rule. */
 export const LOOP_WINDOW_MS = 30_000;
+/**
+ * Dialogs one tab may open in a row, whatever their pace, with no progress between them: the
+ * tab's dialog that reaches this count is a loop, and the tab is closed. Progress is an action
+ * of the agent on the tab other than answering a dialog (a navigation, a click, typing, a
+ * key, a selection: `Dialogs.progress()`); a page's own navigations and new documents are
+ * not (a page can reload itself between two dialogs). The rate rule above misses a chain
+ * paced by the agent's own answers (each dialog opens only once the one before is answered,
+ * slower than `LOOP_DIALOGS` per window), which otherwise keeps the session answering
+ * forever. A page that asks a handful of questions in a row stays far below 20; past it,
+ * each answer only buys the next dialog.
+ */
+export const CHAIN_DIALOGS = 20;
 /** Characters of a dialog's message kept (page text: shown inside an untrusted block). */
 const MAX_MESSAGE = 500;
 
@@ -31,8 +43,34 @@ export interface OpenDialog {
   session: CdpSession;
 }
 
+/**
+ * Why a tab's dialogs are a loop: `DIALOG_RATE`, `LOOP_DIALOGS` within `LOOP_WINDOW_MS`;
+ * `DIALOG_CHAIN`, `CHAIN_DIALOGS` in a row without progress.
+ */
+export type LoopReason = "DIALOG_RATE" | "DIALOG_CHAIN";
+
+/** A tab caught looping: which, how many dialogs, by which rule. */
+export interface DialogLoop {
+  tabId: string;
+  count: number;
+  reason: LoopReason;
+}
+
 /** What the session does when a tab loops. */
-export type LoopHandler = (tabId: string, count: number) => void;
+export type LoopHandler = (loop: DialogLoop) => void;
+
+/**
+ * A tab the agent leaves while a dialog is open on it (`Dialogs.leave`). Until `release()`,
+ * every dialog that opens on it is answered at once, unseen (a `beforeunload` accepted: the
+ * agent asked to leave; any other dismissed), and counted by the loop rules. `stuck` resolves
+ * when leaving cannot work: a loop rule tripped, or a dialog could not be answered (Chromium
+ * refuses to answer the old page's dialog once a navigation away from it started, and that
+ * navigation then waits on the dialog forever): the tab must be closed.
+ */
+export interface Leave {
+  stuck: Promise<LoopReason | "DIALOG_UNANSWERABLE">;
+  release(): void;
+}
 
 /** Tracks the open dialog of each tab. */
 export class Dialogs implements TargetWatcher {
@@ -40,6 +78,11 @@ export class Dialogs implements TargetWatcher {
   readonly #now: () => number;
   #open = new Map<string, OpenDialog>();
   #opened = new Map<string, number[]>();
+  /** Dialogs of each tab since the agent's last progress on it (see `CHAIN_DIALOGS`). */
+  #chain = new Map<string, number>();
+  /** Tabs being left, and how each tells it is stuck. */
+  #leaving = new Map<string, (why: LoopReason | "DIALOG_UNANSWERABLE") => void>();
+  #loopListeners = new Set<LoopHandler>();
   /** Tabs caught looping: their dialogs are dismissed unseen until the tab is gone. */
   #looping = new Set<string>();
   #listeners = new Set<(d: OpenDialog) => void>();
@@ -67,7 +110,11 @@ export class Dialogs implements TargetWatcher {
     session.onDetach(() => {
       const tabId = tabOf(target) ?? target.info.targetId;
       if (this.#open.get(tabId)?.session === session) this.#open.delete(tabId);
-      if (type === "page") this.#looping.delete(tabId);
+      if (type === "page") {
+        this.#looping.delete(tabId);
+        this.#opened.delete(tabId);
+        this.#chain.delete(tabId);
+      }
     });
   }
 
@@ -96,6 +143,51 @@ export class Dialogs implements TargetWatcher {
     return () => this.#listeners.delete(listener);
   }
 
+  /** Calls `listener` for every loop caught; returns the unsubscribe function. */
+  onLoop(listener: LoopHandler): () => void {
+    this.#loopListeners.add(listener);
+    return () => this.#loopListeners.delete(listener);
+  }
+
+  /**
+   * The agent made progress on tab `tabId` (an action other than answering a dialog): its
+   * chain of dialogs starts again from none.
+   */
+  progress(tabId: string): void {
+    this.#chain.delete(tabId);
+  }
+
+  /**
+   * Answers the dialog open on `tabId` (a `beforeunload` accepted, any other dismissed) and
+   * keeps answering the tab's dialogs until released (see {@link Leave}).
+   */
+  leave(tabId: string): Leave {
+    let stick!: (why: LoopReason | "DIALOG_UNANSWERABLE") => void;
+    const stuck = new Promise<LoopReason | "DIALOG_UNANSWERABLE">((r) => stick = r);
+    this.#leaving.set(tabId, stick);
+    const d = this.#open.get(tabId);
+    if (d) {
+      this.#open.delete(tabId);
+      this.#answerLeaving(d.session, d.type, stick);
+    }
+    return {
+      stuck,
+      release: () => {
+        if (this.#leaving.get(tabId) === stick) this.#leaving.delete(tabId);
+      },
+    };
+  }
+
+  #answerLeaving(
+    session: CdpSession,
+    type: Protocol.Page.DialogType,
+    stick: (why: "DIALOG_UNANSWERABLE") => void,
+  ): void {
+    session.send("Page.handleJavaScriptDialog", { accept: type === "beforeunload" }, {
+      timeoutMs: 5_000,
+    }).catch(() => stick("DIALOG_UNANSWERABLE"));
+  }
+
   /** Answers the dialog of `tabId`. Resolves once Chromium took the answer. */
   async answer(tabId: string, accept: boolean, promptText?: string): Promise<void> {
     const d = this.#open.get(tabId);
@@ -112,10 +204,17 @@ export class Dialogs implements TargetWatcher {
       session.send("Page.handleJavaScriptDialog", { accept: false }).catch(() => {});
       return;
     }
-    const now = this.#now();
-    const recent = (this.#opened.get(tabId) ?? []).filter((t) => now - t < LOOP_WINDOW_MS);
-    recent.push(now);
-    this.#opened.set(tabId, recent);
+    const loop = this.#count(tabId);
+    const leaving = this.#leaving.get(tabId);
+    if (leaving) {
+      // The agent is leaving the tab: answered unseen, still counted by the loop rules.
+      this.#answerLeaving(session, e.type, leaving);
+      if (loop) {
+        this.#looping.add(tabId);
+        leaving(loop.reason);
+      }
+      return;
+    }
     const dialog: OpenDialog = {
       tabId,
       type: e.type,
@@ -126,14 +225,33 @@ export class Dialogs implements TargetWatcher {
       session,
     };
     this.#open.set(tabId, dialog);
-    if (recent.length >= LOOP_DIALOGS) {
-      this.#opened.delete(tabId);
+    if (loop) {
       this.#looping.add(tabId);
       // Dismissed first: a tab cannot close while its renderer waits on a dialog.
       this.answer(tabId, false).catch(() => {});
-      this.#onLoop(tabId, recent.length);
+      this.#onLoop(loop);
+      for (const l of [...this.#loopListeners]) l(loop);
       return;
     }
     for (const l of [...this.#listeners]) l(dialog);
+  }
+
+  /** Counts a dialog of `tabId` by both rules; the loop it makes, if it makes one. */
+  #count(tabId: string): DialogLoop | undefined {
+    const now = this.#now();
+    const recent = (this.#opened.get(tabId) ?? []).filter((t) => now - t < LOOP_WINDOW_MS);
+    recent.push(now);
+    this.#opened.set(tabId, recent);
+    const chain = (this.#chain.get(tabId) ?? 0) + 1;
+    this.#chain.set(tabId, chain);
+    let loop: DialogLoop | undefined;
+    if (recent.length >= LOOP_DIALOGS) {
+      loop = { tabId, count: recent.length, reason: "DIALOG_RATE" };
+    } else if (chain >= CHAIN_DIALOGS) loop = { tabId, count: chain, reason: "DIALOG_CHAIN" };
+    if (loop) {
+      this.#opened.delete(tabId);
+      this.#chain.delete(tabId);
+    }
+    return loop;
   }
 }

@@ -103,6 +103,8 @@ export interface LaunchDeps extends BrowserStart {
   /** Called once the process runs, before its first tab is adopted. */
   onStarted(live: Live): void;
   onTargetChange(live: Live, event: TargetEvent, target: TrackedTarget): void;
+  /** A page's new tab was closed past `MAX_TABS` (once per notice of it). */
+  onTabRefused?(): void;
 }
 
 /**
@@ -212,7 +214,11 @@ export async function launchLive(deps: LaunchDeps): Promise<Live> {
     return await deps.tabs.opening(async () => {
       // Downloads would write page-chosen bytes to disk and bypass snapshots: refused.
       await browser.connection.root.send("Browser.setDownloadBehavior", { behavior: "deny" });
-      const tracker = await TargetTracker.start(browser.connection, (t) => prepare(deps, t));
+      const tracker = await TargetTracker.start(browser.connection, {
+        // A tab past the cap is closed before it runs, however busy the machine.
+        admit: (t, tracked) => deps.tabs.admits(t, tracked, () => deps.onTabRefused?.()),
+        hook: (t) => prepare(deps, t),
+      });
       const live: Live = {
         browser,
         tracker,

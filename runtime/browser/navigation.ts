@@ -117,14 +117,18 @@ export async function mainFrameId(session: CdpSession): Promise<Protocol.Page.Fr
   return frameTree.frame;
 }
 
-/** Navigates the page's main frame and waits for the new document to load. */
+/**
+ * Navigates the page's main frame and waits for the new document to load. `mainFrameId`
+ * (a page's is its target id, as in Chromium) spares asking a renderer that may be busy.
+ */
 export async function navigate(
   session: CdpSession,
   url: string,
-  timeoutMs = LOAD_TIMEOUT_MS,
+  options: { timeoutMs?: number; mainFrameId?: string } = {},
 ): Promise<LoadOutcome> {
-  const frame = await mainFrameId(session);
-  const watch = new NavigationWatch(session, frame.id);
+  const { timeoutMs = LOAD_TIMEOUT_MS } = options;
+  const frameId = options.mainFrameId ?? (await mainFrameId(session)).id;
+  const watch = new NavigationWatch(session, frameId);
   try {
     const res = await session.send("Page.navigate", { url }, { timeoutMs });
     if (res.errorText) return { error: res.errorText, navigated: false };

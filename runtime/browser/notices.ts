@@ -28,6 +28,11 @@ export class Notices {
     this.#lines = this.#lines.filter((l) => l !== shown);
   }
 
+  /** Whether `line` is queued. */
+  has(line: string): boolean {
+    return this.#lines.includes(this.#redactor.redact(line));
+  }
+
   /** Everything queued; clears the queue. */
   take(): string[] {
     const lines = this.#lines;

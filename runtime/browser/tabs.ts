@@ -22,12 +22,16 @@ export interface TabInfo {
 export const CURRENT_CLOSED = "the current tab closed";
 
 /**
- * Tabs a session may have open before a page's own `window.open` is closed as it appears. The
- * headless shell has no popup blocker (the full browser's blocks an opening without a user
- * gesture), and each cross-site popup is a renderer of its own: a page that opened them in a
- * loop would spend the machine's memory, every session's.
+ * Tabs a session may have running. The headless shell has no popup blocker (the full
+ * browser's blocks an opening without a user gesture), and each cross-site popup is a
+ * renderer of its own: a page that opened them in a loop would spend the machine's memory,
+ * every session's. A page's new tab past the cap is closed while still paused at its start
+ * (see {@link Tabs.admits}): it never runs a script or sends a request.
  */
 export const MAX_TABS = 16;
+
+/** The notice of tabs closed past the cap: said once however many it closes before a result. */
+const CAP_NOTICE = `a page opened more than ${MAX_TABS} tabs; the runtime closed the new ones`;
 
 /** Tab bookkeeping of one session. */
 export class Tabs {
@@ -61,6 +65,31 @@ export class Tabs {
     }
   }
 
+  /**
+   * Whether a new target may run (the tracker asks while it is paused): any but a page, the
+   * runtime's own tabs, and a page's new tab while fewer than {@link MAX_TABS} pages are
+   * tracked. Counted are the pages the tracker holds, those still in setup and those closing
+   * included: the count is taken before anything of the new one runs, so however late its
+   * setup finishes under load the tabs that ran never exceed the cap. Refusals are said in
+   * one notice per result and reported to `onRefused` (an audit row) once per notice.
+   */
+  admits(
+    t: TrackedTarget,
+    tracked: readonly TrackedTarget[],
+    onRefused?: () => void,
+  ): boolean {
+    if (t.info.type !== "page") return true;
+    if (this.#opening > 0 || this.#ownIds.has(t.info.targetId)) return true;
+    const pages = tracked.filter((p) => p.info.type === "page").length;
+    if (pages < MAX_TABS) return true;
+    // Said once however many it closes before the next result.
+    if (!this.#notices.has(CAP_NOTICE)) {
+      this.#notices.push(CAP_NOTICE);
+      onRefused?.();
+    }
+    return false;
+  }
+
   /** Follows the tracker: announces popups, notices the current tab closing. */
   onTargetChange(live: Live, event: string, t: TrackedTarget): void {
     if (t.info.type !== "page") return;
@@ -78,14 +107,6 @@ export class Tabs {
       if (this.#announced.has(id)) return;
       this.#announced.add(id);
       const own = this.#opening > 0 || this.#ownIds.has(id);
-      if (!own && live && index >= MAX_TABS) {
-        live.browser.connection.root.send("Target.closeTarget", { targetId: id }).catch(() => {});
-        // Said once however many it closes before the next result.
-        const line = `a page opened more than ${MAX_TABS} tabs; the runtime closed the new ones`;
-        this.#notices.drop(line);
-        this.#notices.push(line);
-        return;
-      }
       // The newest page is in front: input to a background tab would stall.
       this.#frontId = id;
       if (own) return;
@@ -144,6 +165,11 @@ export class Tabs {
       this.#currentId = pages.at(-1)!.info.targetId;
       return pages.at(-1)!;
     }
+    return await this.openFresh(live);
+  }
+
+  /** Opens a blank tab of the runtime's own and makes it current. */
+  async openFresh(live: Live): Promise<TrackedTarget> {
     return await this.opening(async () => {
       const { targetId } = await live.browser.connection.root.send("Target.createTarget", {
         url: "about:blank",
@@ -188,12 +214,12 @@ export class Tabs {
     return t;
   }
 
-  /** Closes tab `index` (the current one when omitted). */
-  async close(live: Live, index?: number): Promise<void> {
+  /** Tab `index` (the current one when omitted); `NO_SUCH_TAB` if there is none. */
+  async at(live: Live, index?: number): Promise<TrackedTarget> {
     const pages = this.pages(live);
     const t = index === undefined ? await this.current(live) : pages[index];
     if (!t) throw noSuchTab(index ?? 0, pages.length);
-    await this.closeTarget(live, t);
+    return t;
   }
 
   /** Closes `t`, waiting a bounded time for it to go. */

@@ -8,14 +8,14 @@
  *
  * @module
  */
-import { describeError } from "../../cdp/mod.ts";
+import { describeError, type TrackedTarget } from "../../cdp/mod.ts";
 import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
 import { displayUrl } from "../net/display_url.ts";
 import { type CallWatch, type Interruption, watchCall } from "./call_watch.ts";
 import { Crashes } from "./crashes.ts";
 import { type HangReason, recoverHang, type RecoveryOutcome } from "./hang_recovery.ts";
-import { Dialogs, LOOP_WINDOW_MS, type OpenDialog } from "./dialogs.ts";
+import { type DialogLoop, Dialogs, LOOP_WINDOW_MS, type OpenDialog } from "./dialogs.ts";
 import type { Live } from "./live.ts";
 import { browserLost } from "./browser_end.ts";
 import type { Notices } from "./notices.ts";
@@ -43,16 +43,96 @@ export interface WedgeGuardDeps {
   endedForMemory(): Promise<boolean>;
 }
 
+/** Why the agent leaves a tab with a dialog open (the `dialog_dismissed` row's reason). */
+export type LeaveReason = "NAVIGATE" | "TAB_CLOSED";
+
+/** A loop's recovery under way: what to tell, and whether a call already told it. */
+interface Recovery {
+  told: Promise<string>;
+  claimed: boolean;
+}
+
 /** Dialogs, call watches and recovery of one session. */
 export class WedgeGuard {
   readonly dialogs: Dialogs;
   /** Tabs whose renderer crashed. */
   readonly crashes: Crashes = new Crashes();
   readonly #deps: WedgeGuardDeps;
+  /** Loops being recovered from, by tab. */
+  #recoveries = new Map<string, Recovery>();
 
   constructor(deps: WedgeGuardDeps) {
     this.#deps = deps;
-    this.dialogs = new Dialogs((tabId, count) => this.#loop(tabId, count));
+    this.dialogs = new Dialogs((loop) => this.#loop(loop));
+  }
+
+  /**
+   * The agent acted on the current tab (anything but answering a dialog): its chain of
+   * dialogs starts again (see `CHAIN_DIALOGS`).
+   */
+  progress(): void {
+    const tab = this.#deps.tabs.peek(this.#deps.live());
+    if (tab) this.dialogs.progress(tab.info.targetId);
+  }
+
+  /**
+   * Runs `go` on `tab` (a navigation away, its close), first answering the dialog open on it
+   * if there is one (audited `dialog_dismissed` with `why`): a `beforeunload` accepted, the
+   * agent asked to leave; any other dismissed. Until `go` is done the tab's further dialogs
+   * are answered the same way, unseen. A page that keeps opening them as it is left (a loop
+   * rule trips, or one comes that Chromium no longer lets be answered) loses the tab: it is
+   * closed (audited `dialog_loop`), and with `reopen` `go` runs again in a fresh tab.
+   * `said` tells the agent what happened.
+   */
+  async leave<T>(
+    tab: TrackedTarget,
+    why: LeaveReason,
+    go: (tab: TrackedTarget, answered?: OpenDialog) => Promise<T>,
+    options: { reopen?: boolean } = {},
+  ): Promise<{ value?: T; said?: string }> {
+    const tabId = tab.info.targetId;
+    const open = this.dialogs.openOn(tabId);
+    if (!open) return { value: await go(tab) };
+    this.#deps.lifecycle("dialog_dismissed", why);
+    const index = this.tabIndex(tabId);
+    const leave = this.dialogs.leave(tabId);
+    let reason: string;
+    try {
+      const ran = go(tab, open).then((value) => ({ value }));
+      const out = await Promise.race([ran, leave.stuck.then((r) => ({ stuck: r }))]);
+      if ("value" in out) return { value: out.value };
+      // Whatever `go` still waits on goes with the tab.
+      ran.catch(() => {});
+      reason = out.stuck;
+    } finally {
+      leave.release();
+    }
+    this.#deps.lifecycle("dialog_loop", reason);
+    const live = this.#deps.live();
+    if (live) await this.#deps.tabs.kill(live, tab).catch(() => {});
+    const said =
+      `tab ${index} kept opening dialogs as it was left (${reason}); the runtime closed it`;
+    if (!options.reopen || !live) return { said };
+    const fresh = await this.#deps.tabs.openFresh(live);
+    return { value: await go(fresh), said: `${said} and went on in a new tab` };
+  }
+
+  /**
+   * What the call during which tab `tabId` was caught looping tells the agent: a
+   * `DIALOG_LOOP` error naming the tab to go on in, once the tab is closed. The notice the
+   * recovery would leave for the next result is then not left.
+   */
+  async loopError(tabId: string): Promise<OmotaiError> {
+    const r = this.#recoveries.get(tabId);
+    if (!r) {
+      return new OmotaiError("DIALOG_LOOP", "the tab kept opening dialogs; the runtime closed it");
+    }
+    r.claimed = true;
+    this.#recoveries.delete(tabId);
+    const told = await r.told;
+    // Already left for the next result if the tab closed before this call asked.
+    this.#deps.notices.drop(told);
+    return new OmotaiError("DIALOG_LOOP", told);
   }
 
   /** The dialog open on the current tab, if any. */
@@ -183,18 +263,24 @@ export class WedgeGuard {
     return `${what} ${next}`.trim();
   }
 
-  #loop(tabId: string, count: number): void {
+  #loop({ tabId, count, reason }: DialogLoop): void {
     const index = this.tabIndex(tabId);
-    this.#deps.lifecycle("dialog_loop", String(count));
+    this.#deps.lifecycle("dialog_loop", reason);
     const live = this.#deps.live();
+    const what = reason === "DIALOG_RATE"
+      ? `opened ${count} dialogs within ${LOOP_WINDOW_MS / 1000} s`
+      : `opened ${count} dialogs in a row with nothing else done between them (each answer only brought the next)`;
+    const recovery: Recovery = { told: Promise.resolve(""), claimed: false };
     // Runs beside any call: whatever fails in it must not become an unhandled rejection.
-    this.#close(live, tabId).then((next) => {
-      this.#deps.notices.push(
-        `tab ${index} opened ${count} dialogs within ${
-          LOOP_WINDOW_MS / 1000
-        } s; the runtime closed it (dialog loop). ${next}`,
-      );
-    }).catch((err) => log(`closing a dialog-looping tab failed: ${describeError(err)}`));
+    recovery.told = this.#close(live, tabId).catch((err) => {
+      log(`closing a dialog-looping tab failed: ${describeError(err)}`);
+      return "";
+    }).then((next) => {
+      const line = `tab ${index} ${what}; the runtime closed it (dialog loop). ${next}`.trim();
+      if (!recovery.claimed) this.#deps.notices.push(line);
+      return line;
+    });
+    this.#recoveries.set(tabId, recovery);
   }
 
   /** Closes the tab; returns where the agent is now. */

@@ -58,7 +58,13 @@ export async function tabFacts(ctx: ToolContext): Promise<Facts> {
 export async function navigateFacts(ctx: ToolContext, url: string): Promise<Facts> {
   const target = targetOf(url);
   if (!target) throw new InvalidArgumentsError(`"${url.slice(0, 200)}" is not an absolute URL`);
-  const facts = start(ctx, "navigate", (await mainFrame(ctx)).frame.url);
+  // A tab waiting on a dialog (the navigation will answer it) is not asked: its URL is the
+  // one Chromium last reported, as for tab actions.
+  const tab = await ctx.session.currentTab();
+  const from = ctx.session.guard.dialogs.openOn(tab.info.targetId)
+    ? tab.info.url
+    : (await mainFrame(ctx)).frame.url;
+  const facts = start(ctx, "navigate", from);
   return { ...facts, target, resource_type: "document" };
 }
 

@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from "zod";
-import { goBack, type LoadOutcome, navigate } from "../browser/navigation.ts";
+import { goBack, LOAD_TIMEOUT_MS, type LoadOutcome, navigate } from "../browser/navigation.ts";
 import { OmotaiError } from "../errors.ts";
 import { displayUrl } from "../net/display_url.ts";
 import { backFacts, navigateFacts } from "./facts.ts";
@@ -32,12 +32,35 @@ export const navigateTool = defineTool({
   kind: "navigate",
   readOnly: false,
   destructive: false,
+  // Leaving a page is how an agent gets away from its dialogs: the one open is answered.
+  leavesDialog: true,
   facts: (ctx, { url }) => navigateFacts(ctx, url),
   async handle(ctx, { url, mode }) {
     const target = parseUrlArg(url);
     ctx.response.includeSnapshot(mode === "read" ? "read" : "changes");
-    const outcome = await navigate(await ctx.session.page(), target.href);
-    reportLoad(ctx, `navigated to ${displayUrl(target.href, undefined)}`, outcome);
+    const left = await ctx.session.guard.leave(
+      await ctx.session.currentTab(),
+      "NAVIGATE",
+      async (tab, answered) => {
+        // A page's main frame id is its target id: its renderer may be busy with dialogs.
+        const go = () => navigate(tab.session, target.href, { mainFrameId: tab.info.targetId });
+        const outcome = await go();
+        if (answered?.type !== "beforeunload" || outcome.error !== "net::ERR_ABORTED") {
+          return outcome;
+        }
+        // The accepted beforeunload let the navigation it stood in front of go on, and
+        // Chromium aborts this one while that one is under way: once it has loaded, this one
+        // is sent again, to the page that is then there.
+        await tab.session.waitFor("Page.loadEventFired", undefined, {
+          timeoutMs: LOAD_TIMEOUT_MS,
+        }).catch(() => {});
+        return await go();
+      },
+      { reopen: true },
+    );
+    if (left.said) ctx.response.result(left.said);
+    if (!left.value) throw new OmotaiError("NAVIGATION_FAILED", "the tab could not be left");
+    reportLoad(ctx, `navigated to ${displayUrl(target.href, undefined)}`, left.value);
   },
 });
 

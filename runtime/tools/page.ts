@@ -35,6 +35,8 @@ export const closeTool = defineTool({
   kind: "tab",
   readOnly: false,
   destructive: true,
+  // Closing is a way out of a tab's dialogs: the one open is dismissed first.
+  leavesDialog: true,
   facts: (ctx) => tabFacts(ctx),
   async handle(ctx) {
     await ctx.session.closeTab();

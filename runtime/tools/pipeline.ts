@@ -33,6 +33,8 @@ import {
 const COUNTED = new Set<ActionKind>(["navigate", "back", "click", "type", "select", "key"]);
 /** Actions that load a page: admitted a few at a time across sessions (`Admission`). */
 const LOADS = new Set<ActionKind>(["navigate", "back"]);
+/** The tool that answers dialogs: the one action that is no progress on a tab. */
+const ANSWERS_DIALOG = "browser_handle_dialog";
 
 /** What a call runs against. */
 export interface ToolDeps {
@@ -127,7 +129,9 @@ export async function runTool(
     // A tab whose renderer crashed since the last call answers nothing: closed first.
     if (browser && !browser.hasExited) await session.guard.closeCrashed().catch(() => {});
     if (browser && !browser.hasExited) await session.currentTab().catch(() => {});
-    const dialog = tool.runsBesideDialog ? undefined : session.guard.openDialog();
+    const dialog = tool.runsBesideDialog || tool.leavesDialog
+      ? undefined
+      : session.guard.openDialog();
     if (dialog) {
       // The page's renderer waits on the dialog: nothing else can act on that tab.
       if (!refusalRecorded(session, tool.kind, "DIALOG_OPEN")) {
@@ -216,6 +220,9 @@ async function runSteps(
     if (abandoned.aborted) return;
     // Counted when it runs: a load that never got its turn used up nothing.
     if (COUNTED.has(tool.kind)) session.state.countAction();
+    // Progress on the tab, before the action (a dialog it opens is the first of a chain):
+    // anything that acts but answering a dialog, which a chain of them asks for and no more.
+    if (COUNTED.has(tool.kind) && tool.name !== ANSWERS_DIALOG) session.guard.progress();
     if (hold) {
       await runHeld(tool, args, target, ctx, hold, abandoned);
     } else {
@@ -319,7 +326,9 @@ async function reportInterruption(ctx: ToolContext, cut: Interruption): Promise<
     ctx.response.result(dialogText(ctx.session, cut.dialog));
     return;
   }
-  const e = await ctx.session.guard.recover(cut);
+  const e = cut.kind === "dialog_loop"
+    ? await ctx.session.guard.loopError(cut.tabId)
+    : await ctx.session.guard.recover(cut);
   ctx.response.error(e.code, ctx.session.state.tainted ? withoutPlace(e.message) : e.message);
 }
 

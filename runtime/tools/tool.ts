@@ -124,6 +124,11 @@ export interface ToolDef<S extends z.ZodObject = z.ZodObject, T = undefined> {
   facts(ctx: ToolContext, args: z.infer<S>, target: T): Promise<Facts | Facts[]>;
   /** Whether the tool may run while a dialog is open (others are refused with DIALOG_OPEN). */
   runsBesideDialog?: boolean;
+  /**
+   * Whether the tool leaves the current tab's page (a navigation, closing it): it runs while
+   * a dialog is open, which it answers first through `WedgeGuard.leave` (audited).
+   */
+  leavesDialog?: boolean;
   /** Runs the allowed action and fills the response. */
   handle(ctx: ToolContext, args: z.infer<S>, target: T): Promise<void>;
 }

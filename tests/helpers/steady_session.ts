@@ -1,0 +1,53 @@
+/**
+ * A second session working beside a hostile one: it keeps calling the runtime while the
+ * other session's page does its worst, and records how each call went. No page may keep
+ * another session (or its own for long) from answering.
+ *
+ * @module
+ */
+import type { TestClient } from "./harness.ts";
+
+/** The longest a steady call may take: the brief's "answers within 30 s". */
+export const STEADY_ANSWER_MS = 30_000;
+
+/** What a steady session saw. */
+export interface SteadyReport {
+  calls: number;
+  /** Calls that failed, or did not show the page, with their text. */
+  failures: string[];
+  slowestMs: number;
+}
+
+/** A running steady session; `stop()` ends its loop and reports. */
+export interface SteadySession {
+  stop(): Promise<SteadyReport>;
+}
+
+/**
+ * Opens `url` in `client`'s session, then snapshots it again and again until stopped; each
+ * answer must come within {@link STEADY_ANSWER_MS} and show `expect`.
+ */
+export function keepAnswering(client: TestClient, url: string, expect: RegExp): SteadySession {
+  let stopped = false;
+  const report: SteadyReport = { calls: 0, failures: [], slowestMs: 0 };
+  const timed = async (name: string, args: Record<string, unknown>) => {
+    const t0 = performance.now();
+    const r = await client.call(name, args);
+    const ms = performance.now() - t0;
+    report.calls++;
+    report.slowestMs = Math.max(report.slowestMs, ms);
+    if (r.isError || !expect.test(r.text)) report.failures.push(r.text.slice(0, 300));
+    if (ms > STEADY_ANSWER_MS) report.failures.push(`${name} took ${Math.round(ms)} ms`);
+  };
+  const loop = (async () => {
+    await timed("browser_navigate", { url });
+    while (!stopped) await timed("browser_snapshot", {});
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return report;
+    },
+  };
+}
