@@ -25,9 +25,11 @@ export function cpuHogs(count = 2): CpuHogs {
   return {
     count,
     async [Symbol.asyncDispose]() {
+      // TERM, not KILL: `timeout` passes a TERM on to its loop, while a KILL of `timeout`
+      // alone left the loop spinning, reparented to init, with no bound at all.
       for (const c of children) {
         try {
-          c.kill("SIGKILL");
+          c.kill("SIGTERM");
         } catch {
           // Already gone.
         }
