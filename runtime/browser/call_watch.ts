@@ -19,6 +19,7 @@ import { log } from "../log.ts";
 import type { Crashes } from "./crashes.ts";
 import type { Dialogs, OpenDialog } from "./dialogs.ts";
 import { type RendererCpu, type SilenceVerdict, silenceVerdict } from "./renderer_cpu.ts";
+import { mostWaited, type RunDelays } from "./run_delay.ts";
 
 /** What cut a call short. */
 export type Interruption =
@@ -60,16 +61,22 @@ export interface CallWatchDeps {
   busy(): boolean;
   /** The browser's renderers' CPU times; undefined when they cannot be read. */
   cpu?(): Promise<RendererCpu | undefined>;
+  /** The run-queue delays of the browser's main threads; undefined when they cannot be read. */
+  runDelays?(): Promise<RunDelays | undefined>;
   probeAfterMs?: number;
   probeTimeoutMs?: number;
 }
 
-/** A silence in progress: since when, on which tab, how many probes, the CPU at its start. */
+/**
+ * A silence in progress: since when, on which tab, how many probes, the CPU and run-queue
+ * delays at its start.
+ */
 interface Open {
   tabId: string;
   since: number;
   probes: number;
   before: RendererCpu | undefined;
+  delays: RunDelays | undefined;
 }
 
 /** Starts watching; `dispose()` when the call ends. */
@@ -100,6 +107,9 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
   }
   const timeoutMs = deps.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
   const readCpu = () => deps.cpu?.() ?? Promise.resolve(undefined);
+  const readDelays = () => deps.runDelays?.() ?? Promise.resolve(undefined);
+  // Both readings at once: the CPU and the run queue over the same span.
+  const readBoth = () => Promise.all([readCpu(), readDelays()]);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let silence: Open | undefined;
   // Run from a timer: a throw in it would be an unhandled rejection, which ends the process.
@@ -119,18 +129,26 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
       const sentAt = Date.now();
       const answer = probe(tab.session, timeoutMs);
       // The CPU is read only around a probe that is slow to answer: a healthy page costs none.
-      const before = silence ? undefined : await slowly(answer, SLOW_ANSWER_MS, readCpu);
+      const before = silence ? undefined : await slowly(answer, SLOW_ANSWER_MS, readBoth);
       const answered = await answer;
       if (disposed) return;
       if (answered || excused(tab)) silence = undefined;
       else {
-        silence ??= { tabId: tab.info.targetId, since: sentAt, probes: 0, before };
+        silence ??= {
+          tabId: tab.info.targetId,
+          since: sentAt,
+          probes: 0,
+          before: before?.[0],
+          delays: before?.[1],
+        };
         silence.probes++;
+        const [after, delays] = silence.probes >= 2 ? await readBoth() : [];
         const verdict = silenceVerdict({
           silentMs: Date.now() - silence.since,
           probes: silence.probes,
           before: silence.before,
-          after: silence.probes >= 2 ? await readCpu() : undefined,
+          after,
+          waited: silence.delays && delays ? mostWaited(silence.delays, delays) : undefined,
         });
         if (disposed) return;
         if (verdict !== "wait" && !excused(tab)) {

@@ -20,6 +20,7 @@ import type { Live } from "./live.ts";
 import type { Notices } from "./notices.ts";
 import { CURRENT_CLOSED, type Tabs } from "./tabs.ts";
 import { readRendererCpu } from "./renderer_cpu.ts";
+import { readRunDelays } from "./run_delay.ts";
 
 /** How long the browser may take to say what its renderers spent (it may be starved too). */
 const CPU_READ_TIMEOUT_MS = 3_000;
@@ -71,6 +72,12 @@ export class WedgeGuard {
         const live = this.#deps.live();
         return live
           ? readRendererCpu(live.browser.connection.root, CPU_READ_TIMEOUT_MS)
+          : Promise.resolve(undefined);
+      },
+      runDelays: () => {
+        const live = this.#deps.live();
+        return live
+          ? readRunDelays(live.browser.connection.root, live.browser.pid, CPU_READ_TIMEOUT_MS)
           : Promise.resolve(undefined);
       },
     });
