@@ -56,7 +56,7 @@ export interface CallWatchDeps {
   crashes?: Crashes;
   /**
    * Whether the runtime itself holds the renderer (a snapshot of a huge page can keep it
-   * busy for seconds): probes then wait, since they would only queue behind it.
+   * busy for seconds): no silence starts then, since probes would only queue behind it.
    */
   busy(): boolean;
   /** The browser's renderers' CPU times; undefined when they cannot be read. */
@@ -119,11 +119,16 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
   // A renderer waiting on a dialog does not answer either: that is the dialog's case; nor
   // one the runtime's own scan holds.
   const excused = (tab: TrackedTarget) =>
-    tab.session.detached || deps.dialogs.openOn(tab.info.targetId) !== undefined || deps.busy();
+    tab.session.detached || deps.dialogs.openOn(tab.info.targetId) !== undefined;
+  // No silence starts while the runtime's own scan holds the renderer (a probe would only
+  // queue behind it), but one that began before the scan goes on being judged: that page was
+  // silent already, and the scan waits on it, not it on the scan (a page spinning in its
+  // unload handler or its first script once held its call for the scan's whole timeout).
+  const scanHeld = () => silence === undefined && deps.busy();
   const probeOnce = async () => {
     if (disposed) return;
     const tab = deps.currentTab();
-    if (!tab || excused(tab)) silence = undefined;
+    if (!tab || excused(tab) || scanHeld()) silence = undefined;
     else {
       if (silence && silence.tabId !== tab.info.targetId) silence = undefined;
       const sentAt = Date.now();

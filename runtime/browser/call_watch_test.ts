@@ -114,3 +114,39 @@ Deno.test("watchCall() of a tab that answers never reads the CPU, and an answer 
   );
   assert.equal(flapping.outcome, "none");
 });
+
+Deno.test("watchCall() starts no silence during the runtime's scan, but goes on judging one that began before it", async () => {
+  const silentTab = fakeTab(() => true);
+  const spin = () => {
+    let cpu = 0;
+    return () => Promise.resolve(new Map([[41, cpu += 6]]));
+  };
+  const watch = (busy: () => boolean) =>
+    watchCall({
+      currentTab: () => silentTab,
+      dialogs: new Dialogs(() => {}),
+      busy,
+      cpu: spin(),
+      probeAfterMs: 5,
+      probeTimeoutMs: 300,
+    });
+  const outcome = async (w: ReturnType<typeof watchCall>, ms: number) => {
+    try {
+      return await Promise.race([
+        w.interrupted,
+        new Promise<"none">((r) => setTimeout(() => r("none"), ms)),
+      ]);
+    } finally {
+      w.dispose();
+      await new Promise((r) => setTimeout(r, 400));
+    }
+  };
+  // The scan holds the renderer from the start: its silence is the scan's.
+  assert.equal(await outcome(watch(() => true), 2_500), "none");
+  // The page was silent before the scan began (its first probe went unanswered).
+  let scanning = false;
+  setTimeout(() => scanning = true, 350);
+  const late = await outcome(watch(() => scanning), 5_000);
+  assert.notEqual(late, "none");
+  assert.equal(late !== "none" && late.kind, "unresponsive");
+});
