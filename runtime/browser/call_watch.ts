@@ -84,6 +84,33 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
   let disposed = false;
   let resolve!: (i: Interruption) => void;
   const interrupted = new Promise<Interruption>((r) => resolve = r);
+  // Tabs whose main-frame navigation started and has not committed: such a tab may have no
+  // live renderer yet (a fresh tab's first page waiting for a connection), so a probe waits
+  // with nothing running and nothing waiting to run, which is not a blocked page.
+  const navigating = new Set<string>();
+  const followed = new Map<string, () => void>();
+  const follow = (tab: TrackedTarget | undefined) => {
+    const id = tab?.info.targetId;
+    if (!tab || id === undefined || followed.has(id)) return;
+    const s = tab.session;
+    const offs = [
+      s.on("Page.frameStartedNavigating", (e) => {
+        if (e.frameId === id && e.navigationType !== "sameDocument") navigating.add(id);
+      }),
+      s.on("Page.frameNavigated", (e) => {
+        if (e.frame.parentId === undefined) navigating.delete(id);
+      }),
+      s.on("Page.frameStoppedLoading", (e) => {
+        if (e.frameId === id) navigating.delete(id);
+      }),
+    ];
+    followed.set(id, () => offs.forEach((off) => off()));
+  };
+  try {
+    follow(deps.currentTab());
+  } catch (err) {
+    log(`call watch failed: ${describeError(err)}`);
+  }
   const offDialog = deps.dialogs.onOpen((dialog) => {
     if (!disposed && dialog.tabId === deps.currentTab()?.info.targetId) {
       resolve({ kind: "dialog", dialog });
@@ -128,6 +155,7 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
   const probeOnce = async () => {
     if (disposed) return;
     const tab = deps.currentTab();
+    follow(tab);
     if (!tab || excused(tab) || scanHeld()) silence = undefined;
     else {
       if (silence && silence.tabId !== tab.info.targetId) silence = undefined;
@@ -153,7 +181,9 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
           probes: silence.probes,
           before: silence.before,
           after,
-          waited: silence.delays && delays ? mostWaited(silence.delays, delays) : undefined,
+          waited: silence.delays && delays && !navigating.has(tab.info.targetId)
+            ? mostWaited(silence.delays, delays)
+            : undefined,
         });
         if (disposed) return;
         if (verdict !== "wait" && !excused(tab)) {
@@ -172,6 +202,7 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
       disposed = true;
       offDialog();
       offCrash();
+      for (const off of followed.values()) off();
       clearTimeout(timer);
     },
   };

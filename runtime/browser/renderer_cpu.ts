@@ -29,8 +29,13 @@ export const STUCK_SILENCE_MS = 45_000;
  * the CPU is blocked (`run_delay.ts`): nothing was starved, so waiting longer changes nothing.
  */
 export const BLOCKED_SILENCE_MS = 8_000;
-/** Run-queue delay (seconds) of one main thread over a silence that makes it starved. */
-const STARVED_WAIT_S = 1;
+/**
+ * The share of a silence one main thread must have waited on the run queue to be starved: a
+ * probe makes a starved renderer's main thread ready to run, and it waits nearly the whole
+ * silence (any turn it got would have answered), while an idle thread woken now and then on a
+ * loaded machine waits a small part of it.
+ */
+const STARVED_WAIT_SHARE = 0.25;
 /** Less CPU than this over a silence is "did not run". */
 const IDLE_CPU_S = 0.2;
 /** A silence this long ends the wait even when the CPU could not be read at all. */
@@ -69,7 +74,10 @@ export function silenceVerdict(s: Silence): SilenceVerdict {
   if (spent >= IDLE_CPU_S) return "wait";
   if (s.silentMs >= STUCK_SILENCE_MS) return "stuck";
   // Nothing ran and nothing waited to run: the page is blocked, not starved.
-  if (s.silentMs >= BLOCKED_SILENCE_MS && s.waited !== undefined && s.waited < STARVED_WAIT_S) {
+  if (
+    s.silentMs >= BLOCKED_SILENCE_MS && s.waited !== undefined &&
+    s.waited * 1000 < STARVED_WAIT_SHARE * s.silentMs
+  ) {
     return "stuck";
   }
   return "wait";

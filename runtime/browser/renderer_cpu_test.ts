@@ -69,6 +69,16 @@ Deno.test("silenceVerdict() calls spinning only a renderer that spent the CPU wh
       "stuck",
     ],
     [
+      "blocked on a loaded machine: an idle thread woken now and then waited a little",
+      { silentMs: 10_000, probes: 3, before: at, after: at, waited: 1.5 },
+      "stuck",
+    ],
+    [
+      "starved for a quarter of the silence is starved",
+      { silentMs: 10_000, probes: 3, before: at, after: at, waited: 2.5 },
+      "wait",
+    ],
+    [
       "blocked, but not yet long",
       { silentMs: BLOCKED_SILENCE_MS - 1, probes: 2, before: at, after: at, waited: 0 },
       "wait",
