@@ -42,7 +42,7 @@ const CASES: (Case & { broke?: string; slow?: boolean })[] = [
   { path: "/console-flood", meet: "navigate", broke: "a silence before the scan is judged" },
   { path: "/meta-refresh", meet: "navigate" },
   { path: "/push-state", meet: "navigate" },
-  { path: "/frame-tree", meet: "navigate" },
+  { path: "/frame-tree", meet: "navigate", slow: true },
   { path: "/huge-title", meet: "navigate" },
   { path: "/chooser-loop", meet: "click" },
   { path: "/pickers", meet: "click" },

@@ -108,7 +108,7 @@ export class WedgeGuard {
       `tab ${index} stopped answering (${
         i.why === "spinning"
           ? "a script that never yields: its renderer kept using the CPU"
-          : "its renderer did not run for a long time"
+          : "its page waits on something that never comes: its renderer stopped running"
       }); ${did}`,
     );
   }
