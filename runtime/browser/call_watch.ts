@@ -143,8 +143,7 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
   // A watch that fails stops probing; the call it watches goes on unwatched.
   const probeLoop = () =>
     probeOnce().catch((err) => log(`call watch failed: ${describeError(err)}`));
-  // A renderer waiting on a dialog does not answer either: that is the dialog's case; nor
-  // one the runtime's own scan holds.
+  // A renderer waiting on a dialog does not answer either: that is the dialog's case.
   const excused = (tab: TrackedTarget) =>
     tab.session.detached || deps.dialogs.openOn(tab.info.targetId) !== undefined;
   // No silence starts while the runtime's own scan holds the renderer (a probe would only
