@@ -19,6 +19,7 @@ import { log } from "../log.ts";
 import type { Crashes } from "./crashes.ts";
 import type { Dialogs, OpenDialog } from "./dialogs.ts";
 import { type RendererCpu, type SilenceVerdict, silenceVerdict } from "./renderer_cpu.ts";
+import { mostWaited, type RunDelays } from "./run_delay.ts";
 
 /** What cut a call short. */
 export type Interruption =
@@ -57,21 +58,27 @@ export interface CallWatchDeps {
   crashes?: Crashes;
   /**
    * Whether the runtime itself holds the renderer (a snapshot of a huge page can keep it
-   * busy for seconds): probes then wait, since they would only queue behind it.
+   * busy for seconds): no silence starts then, since probes would only queue behind it.
    */
   busy(): boolean;
   /** The browser's renderers' CPU times; undefined when they cannot be read. */
   cpu?(): Promise<RendererCpu | undefined>;
+  /** The run-queue delays of the browser's main threads; undefined when they cannot be read. */
+  runDelays?(): Promise<RunDelays | undefined>;
   probeAfterMs?: number;
   probeTimeoutMs?: number;
 }
 
-/** A silence in progress: since when, on which tab, how many probes, the CPU at its start. */
+/**
+ * A silence in progress: since when, on which tab, how many probes, the CPU and run-queue
+ * delays at its start.
+ */
 interface Open {
   tabId: string;
   since: number;
   probes: number;
   before: RendererCpu | undefined;
+  delays: RunDelays | undefined;
 }
 
 /** Starts watching; `dispose()` when the call ends. */
@@ -79,6 +86,33 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
   let disposed = false;
   let resolve!: (i: Interruption) => void;
   const interrupted = new Promise<Interruption>((r) => resolve = r);
+  // Tabs whose main-frame navigation started and has not committed: such a tab may have no
+  // live renderer yet (a fresh tab's first page waiting for a connection), so a probe waits
+  // with nothing running and nothing waiting to run, which is not a blocked page.
+  const navigating = new Set<string>();
+  const followed = new Map<string, () => void>();
+  const follow = (tab: TrackedTarget | undefined) => {
+    const id = tab?.info.targetId;
+    if (!tab || id === undefined || followed.has(id)) return;
+    const s = tab.session;
+    const offs = [
+      s.on("Page.frameStartedNavigating", (e) => {
+        if (e.frameId === id && e.navigationType !== "sameDocument") navigating.add(id);
+      }),
+      s.on("Page.frameNavigated", (e) => {
+        if (e.frame.parentId === undefined) navigating.delete(id);
+      }),
+      s.on("Page.frameStoppedLoading", (e) => {
+        if (e.frameId === id) navigating.delete(id);
+      }),
+    ];
+    followed.set(id, () => offs.forEach((off) => off()));
+  };
+  try {
+    follow(deps.currentTab());
+  } catch (err) {
+    log(`call watch failed: ${describeError(err)}`);
+  }
   const offDialog = deps.dialogs.onOpen((dialog) => {
     if (!disposed && dialog.tabId === deps.currentTab()?.info.targetId) {
       resolve({ kind: "dialog", dialog });
@@ -107,37 +141,55 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
   });
   const timeoutMs = deps.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
   const readCpu = () => deps.cpu?.() ?? Promise.resolve(undefined);
+  const readDelays = () => deps.runDelays?.() ?? Promise.resolve(undefined);
+  // Both readings at once: the CPU and the run queue over the same span.
+  const readBoth = () => Promise.all([readCpu(), readDelays()]);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let silence: Open | undefined;
   // Run from a timer: a throw in it would be an unhandled rejection, which ends the process.
   // A watch that fails stops probing; the call it watches goes on unwatched.
   const probeLoop = () =>
     probeOnce().catch((err) => log(`call watch failed: ${describeError(err)}`));
-  // A renderer waiting on a dialog does not answer either: that is the dialog's case; nor
-  // one the runtime's own scan holds.
+  // A renderer waiting on a dialog does not answer either: that is the dialog's case.
   const excused = (tab: TrackedTarget) =>
-    tab.session.detached || deps.dialogs.openOn(tab.info.targetId) !== undefined || deps.busy();
+    tab.session.detached || deps.dialogs.openOn(tab.info.targetId) !== undefined;
+  // No silence starts while the runtime's own scan holds the renderer (a probe would only
+  // queue behind it), but one that began before the scan goes on being judged: that page was
+  // silent already, and the scan waits on it, not it on the scan (a page spinning in its
+  // unload handler or its first script once held its call for the scan's whole timeout).
+  const scanHeld = () => silence === undefined && deps.busy();
   const probeOnce = async () => {
     if (disposed) return;
     const tab = deps.currentTab();
-    if (!tab || excused(tab)) silence = undefined;
+    follow(tab);
+    if (!tab || excused(tab) || scanHeld()) silence = undefined;
     else {
       if (silence && silence.tabId !== tab.info.targetId) silence = undefined;
       const sentAt = Date.now();
       const answer = probe(tab.session, timeoutMs);
       // The CPU is read only around a probe that is slow to answer: a healthy page costs none.
-      const before = silence ? undefined : await slowly(answer, SLOW_ANSWER_MS, readCpu);
+      const before = silence ? undefined : await slowly(answer, SLOW_ANSWER_MS, readBoth);
       const answered = await answer;
       if (disposed) return;
       if (answered || excused(tab)) silence = undefined;
       else {
-        silence ??= { tabId: tab.info.targetId, since: sentAt, probes: 0, before };
+        silence ??= {
+          tabId: tab.info.targetId,
+          since: sentAt,
+          probes: 0,
+          before: before?.[0],
+          delays: before?.[1],
+        };
         silence.probes++;
+        const [after, delays] = silence.probes >= 2 ? await readBoth() : [];
         const verdict = silenceVerdict({
           silentMs: Date.now() - silence.since,
           probes: silence.probes,
           before: silence.before,
-          after: silence.probes >= 2 ? await readCpu() : undefined,
+          after,
+          waited: silence.delays && delays && !navigating.has(tab.info.targetId)
+            ? mostWaited(silence.delays, delays)
+            : undefined,
         });
         if (disposed) return;
         if (verdict !== "wait" && !excused(tab)) {
@@ -157,6 +209,7 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
       offDialog();
       offCrash();
       offLoop();
+      for (const off of followed.values()) off();
       clearTimeout(timer);
     },
   };

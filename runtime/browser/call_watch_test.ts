@@ -18,7 +18,8 @@ Deno.test("watchCall() whose probe throws stops probing and stays quiet: no unha
   // A rejection escaping the timer would fail this test (and, in the runtime, the process).
   await new Promise((r) => setTimeout(r, 50));
   watch.dispose();
-  assert.equal(asked, 1, "the failed watch did not go on probing");
+  // Once at the start (to follow the tab's navigations), once by the probe that failed.
+  assert.equal(asked, 2, "the failed watch did not go on probing");
   const outcome = await Promise.race([
     watch.interrupted.then(() => "interrupted"),
     new Promise((r) => setTimeout(() => r("still waiting"), 10)),
@@ -27,9 +28,16 @@ Deno.test("watchCall() whose probe throws stops probing and stays quiet: no unha
 });
 
 /** A tab whose renderer answers a probe or stays silent for as long as the probe waits. */
-function fakeTab(silent: () => boolean): TrackedTarget {
+function fakeTab(
+  silent: () => boolean,
+  handlers: Map<string, (e: unknown) => void> = new Map(),
+): TrackedTarget {
   const session = {
     detached: false,
+    on(event: string, handler: (e: unknown) => void) {
+      handlers.set(event, handler);
+      return () => handlers.delete(event);
+    },
     send(_method: string, _params: unknown, opts?: { timeoutMs?: number }) {
       if (!silent()) return Promise.resolve({ result: { type: "number", value: 0 } });
       const ms = opts?.timeoutMs ?? 0;
@@ -113,4 +121,77 @@ Deno.test("watchCall() of a tab that answers never reads the CPU, and an answer 
     2_500,
   );
   assert.equal(flapping.outcome, "none");
+});
+
+Deno.test("watchCall() starts no silence during the runtime's scan, but goes on judging one that began before it", async () => {
+  const silentTab = fakeTab(() => true);
+  const spin = () => {
+    let cpu = 0;
+    return () => Promise.resolve(new Map([[41, cpu += 6]]));
+  };
+  const watch = (busy: () => boolean) =>
+    watchCall({
+      currentTab: () => silentTab,
+      dialogs: new Dialogs(() => {}),
+      busy,
+      cpu: spin(),
+      probeAfterMs: 5,
+      probeTimeoutMs: 300,
+    });
+  const outcome = async (w: ReturnType<typeof watchCall>, ms: number) => {
+    try {
+      return await Promise.race([
+        w.interrupted,
+        new Promise<"none">((r) => setTimeout(() => r("none"), ms)),
+      ]);
+    } finally {
+      w.dispose();
+      await new Promise((r) => setTimeout(r, 400));
+    }
+  };
+  // The scan holds the renderer from the start: its silence is the scan's.
+  assert.equal(await outcome(watch(() => true), 2_500), "none");
+  // The page was silent before the scan began (its first probe went unanswered).
+  let scanning = false;
+  setTimeout(() => scanning = true, 350);
+  const late = await outcome(watch(() => scanning), 5_000);
+  assert.notEqual(late, "none");
+  assert.equal(late !== "none" && late.kind, "unresponsive");
+});
+
+Deno.test("watchCall() calls a tab blocked when nothing ran or waited to run, but not one whose navigation is pending", async () => {
+  const still = () => Promise.resolve(new Map([[41, 1.0]]));
+  const noWait = () => Promise.resolve(new Map([[900, 0.5]]));
+  const watch = (tab: TrackedTarget) =>
+    watchCall({
+      currentTab: () => tab,
+      dialogs: new Dialogs(() => {}),
+      busy: () => false,
+      cpu: still,
+      runDelays: noWait,
+      probeAfterMs: 5,
+      probeTimeoutMs: 300,
+    });
+  const outcome = async (w: ReturnType<typeof watchCall>, ms: number) => {
+    try {
+      return await Promise.race([
+        w.interrupted,
+        new Promise<"none">((r) => setTimeout(() => r("none"), ms)),
+      ]);
+    } finally {
+      w.dispose();
+      await new Promise((r) => setTimeout(r, 400));
+    }
+  };
+  const handlers = new Map<string, (e: unknown) => void>();
+  const waiting = watch(fakeTab(() => true, handlers));
+  // The tab's first page waits for a connection: no renderer runs it yet.
+  handlers.get("Page.frameStartedNavigating")?.({
+    frameId: "T1",
+    navigationType: "differentDocument",
+  });
+  const blocked = watch(fakeTab(() => true));
+  const [nav, block] = await Promise.all([outcome(waiting, 11_000), outcome(blocked, 11_000)]);
+  assert.equal(nav, "none", "a pending navigation is not a blocked page");
+  assert.deepEqual(block, { kind: "unresponsive", tabId: "T1", why: "stuck" });
 });

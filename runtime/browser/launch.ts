@@ -246,6 +246,11 @@ function prepare(deps: LaunchDeps, t: TrackedTarget): Promise<void> {
     setup.push(
       t.session.send("Page.enable"),
       t.session.send("Page.setLifecycleEventsEnabled", { enabled: true }),
+      // A page's requests never reach a service worker: one that never answers a fetch would
+      // otherwise hold every later navigation to its origin, in every tab, for as long as
+      // the profile lasts (the worker itself still runs, its own requests guarded). Chromium
+      // applies this only with the Network domain enabled (`network_log.ts` enables it).
+      t.session.send("Network.setBypassServiceWorker", { bypass: true }),
     );
   }
   try {

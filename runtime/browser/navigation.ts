@@ -117,6 +117,21 @@ export async function mainFrameId(session: CdpSession): Promise<Protocol.Page.Fr
   return frameTree.frame;
 }
 
+/** How long the browser is given to stop the page's loads before it is navigated away. */
+const STOP_TIMEOUT_MS = 2_000;
+
+/**
+ * Stops the loads of the page being left (what `window.stop()` stops: its fetches and XHRs
+ * too). A browser opens a few connections per host: requests that never end, left to run
+ * until the next document commits, would hold every one of them, and the navigation to the
+ * same host would wait behind them for a connection. Answered by the browser whatever the
+ * page does; a browser that does not answer is the navigation's problem.
+ */
+async function releaseLoads(session: CdpSession): Promise<void> {
+  await session.send("Page.stopLoading", undefined, { timeoutMs: STOP_TIMEOUT_MS })
+    .catch(() => {});
+}
+
 /**
  * Navigates the page's main frame and waits for the new document to load. `mainFrameId`
  * (a page's is its target id, as in Chromium) spares asking a renderer that may be busy.
@@ -128,6 +143,7 @@ export async function navigate(
 ): Promise<LoadOutcome> {
   const { timeoutMs = LOAD_TIMEOUT_MS } = options;
   const frameId = options.mainFrameId ?? (await mainFrameId(session)).id;
+  await releaseLoads(session);
   const watch = new NavigationWatch(session, frameId);
   try {
     const res = await session.send("Page.navigate", { url }, { timeoutMs });
@@ -150,6 +166,7 @@ export async function goBack(
   const entry = history.entries[history.currentIndex - 1];
   // The blank page every tab starts on is not a page the agent visited.
   if (history.currentIndex === 1 && entry.url === "about:blank") return undefined;
+  await releaseLoads(session);
   return await runAndSettle(
     session,
     () => session.send("Page.navigateToHistoryEntry", { entryId: entry.id }).then(() => {}),

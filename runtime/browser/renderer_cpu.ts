@@ -24,6 +24,18 @@ export const SPIN_CPU_S = 5;
  * renderer gets some CPU within seconds and answers with it.
  */
 export const STUCK_SILENCE_MS = 45_000;
+/**
+ * A tab silent this long while no renderer ran and no main thread of the browser waited for
+ * the CPU is blocked (`run_delay.ts`): nothing was starved, so waiting longer changes nothing.
+ */
+export const BLOCKED_SILENCE_MS = 8_000;
+/**
+ * The share of a silence one main thread must have waited on the run queue to be starved: a
+ * probe makes a starved renderer's main thread ready to run, and it waits nearly the whole
+ * silence (any turn it got would have answered), while an idle thread woken now and then on a
+ * loaded machine waits a small part of it.
+ */
+const STARVED_WAIT_SHARE = 0.25;
 /** Less CPU than this over a silence is "did not run". */
 const IDLE_CPU_S = 0.2;
 /** A silence this long ends the wait even when the CPU could not be read at all. */
@@ -41,11 +53,17 @@ export interface Silence {
   /** CPU readings at the silence's start and now; undefined where it could not be read. */
   before: RendererCpu | undefined;
   after: RendererCpu | undefined;
+  /**
+   * The most run-queue delay (seconds) a main thread of the browser gathered over the
+   * silence (`run_delay.ts`); undefined where it could not be read.
+   */
+  waited?: number;
 }
 
 /**
  * Whether a silent tab is spinning (a renderer spent `SPIN_CPU_S` while it was silent, over
- * at least two probes), stuck (silent `STUCK_SILENCE_MS` and nothing ran), or only slow.
+ * at least two probes), stuck (silent `STUCK_SILENCE_MS` and nothing ran, or silent
+ * `BLOCKED_SILENCE_MS` and nothing ran or waited to run), or only slow.
  * Without readings only `BLIND_SILENCE_MS` of silence counts.
  */
 export function silenceVerdict(s: Silence): SilenceVerdict {
@@ -53,7 +71,15 @@ export function silenceVerdict(s: Silence): SilenceVerdict {
   if (!s.before || !s.after) return s.silentMs >= BLIND_SILENCE_MS ? "stuck" : "wait";
   const spent = cpuSpent(s.before, s.after);
   if (spent >= SPIN_CPU_S) return "spinning";
-  if (s.silentMs >= STUCK_SILENCE_MS && spent < IDLE_CPU_S) return "stuck";
+  if (spent >= IDLE_CPU_S) return "wait";
+  if (s.silentMs >= STUCK_SILENCE_MS) return "stuck";
+  // Nothing ran and nothing waited to run: the page is blocked, not starved.
+  if (
+    s.silentMs >= BLOCKED_SILENCE_MS && s.waited !== undefined &&
+    s.waited * 1000 < STARVED_WAIT_SHARE * s.silentMs
+  ) {
+    return "stuck";
+  }
   return "wait";
 }
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   BLIND_SILENCE_MS,
+  BLOCKED_SILENCE_MS,
   cpuSpent,
   type RendererCpu,
   type Silence,
@@ -60,6 +61,41 @@ Deno.test("silenceVerdict() calls spinning only a renderer that spent the CPU wh
     [
       "nothing ran but not yet long: a stopped (starved) renderer is waited for",
       { silentMs: 20_000, probes: 5, before: at, after: at },
+      "wait",
+    ],
+    [
+      "blocked: nothing ran and no main thread waited for the CPU (a synchronous XHR)",
+      { silentMs: BLOCKED_SILENCE_MS, probes: 2, before: at, after: at, waited: 0.05 },
+      "stuck",
+    ],
+    [
+      "blocked on a loaded machine: an idle thread woken now and then waited a little",
+      { silentMs: 10_000, probes: 3, before: at, after: at, waited: 1.5 },
+      "stuck",
+    ],
+    [
+      "starved for a quarter of the silence is starved",
+      { silentMs: 10_000, probes: 3, before: at, after: at, waited: 2.5 },
+      "wait",
+    ],
+    [
+      "blocked, but not yet long",
+      { silentMs: BLOCKED_SILENCE_MS - 1, probes: 2, before: at, after: at, waited: 0 },
+      "wait",
+    ],
+    [
+      "starved: nothing ran, but a main thread waited on the run queue",
+      { silentMs: 20_000, probes: 5, before: at, after: at, waited: 12 },
+      "wait",
+    ],
+    [
+      "not blocked: a renderer ran a little (a starved page's work)",
+      { silentMs: 20_000, probes: 5, before: at, after: cpu([[7, 2.6]]), waited: 0 },
+      "wait",
+    ],
+    [
+      "run queue unread: the stuck bound only",
+      { silentMs: 20_000, probes: 5, before: at, after: at, waited: undefined },
       "wait",
     ],
     [

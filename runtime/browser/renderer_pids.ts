@@ -95,7 +95,10 @@ export function mapHostPids(
   if (!browser) return out;
   const level = browser.nspid.length - 1;
   for (const want of nsPids) {
-    const found = tree.find((p) => p !== browser && p.nspid[level] === want);
+    // The browser's own pid names the browser (a renderer never has it at that level).
+    const found = want === browserNsPid
+      ? browser
+      : tree.find((p) => p !== browser && p.nspid[level] === want);
     if (found) out.set(want, found.pid);
   }
   return out;

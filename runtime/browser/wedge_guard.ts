@@ -21,6 +21,7 @@ import { browserLost } from "./browser_end.ts";
 import type { Notices } from "./notices.ts";
 import { CURRENT_CLOSED, type Tabs } from "./tabs.ts";
 import { readRendererCpu } from "./renderer_cpu.ts";
+import { readRunDelays } from "./run_delay.ts";
 
 /** How long the browser may take to say what its renderers spent (it may be starved too). */
 const CPU_READ_TIMEOUT_MS = 3_000;
@@ -159,6 +160,12 @@ export class WedgeGuard {
           ? readRendererCpu(live.browser.connection.root, CPU_READ_TIMEOUT_MS)
           : Promise.resolve(undefined);
       },
+      runDelays: () => {
+        const live = this.#deps.live();
+        return live
+          ? readRunDelays(live.browser.connection.root, live.browser.pid, CPU_READ_TIMEOUT_MS)
+          : Promise.resolve(undefined);
+      },
     });
   }
 
@@ -192,7 +199,7 @@ export class WedgeGuard {
       `tab ${index} stopped answering (${
         i.why === "spinning"
           ? "a script that never yields: its renderer kept using the CPU"
-          : "its renderer did not run for a long time"
+          : "its page waits on something that never comes: its renderer stopped running"
       }); ${did}`,
     );
   }

@@ -85,6 +85,7 @@ export async function reply(
     411: "Length Required",
     413: "Content Too Large",
     502: "Bad Gateway",
+    504: "Gateway Timeout",
   }[
     status
   ] ?? "Error";

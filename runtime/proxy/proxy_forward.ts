@@ -143,6 +143,14 @@ export async function forward(
         }
         return undefined;
       }
+      if (relayed === "timeout") {
+        // Answered, never sent again: a request closed without an answer is retried by the
+        // browser, and each such request holds one of the few connections a browser opens
+        // to a host (a page's requests that never end, kept alive past the page, held every
+        // later navigation to it).
+        refused(question, "UPSTREAM_TIMEOUT");
+        return await reply(client, 504, "UPSTREAM_TIMEOUT");
+      }
       if (relayed === "invalid") {
         refused(question, "UPSTREAM_BAD_RESPONSE");
         return await reply(client, 502, "UPSTREAM_BAD_RESPONSE");

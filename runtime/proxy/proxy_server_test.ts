@@ -423,3 +423,28 @@ Deno.test("serveProxy() refuses framing an upstream could read otherwise: two le
     "close",
   ]]);
 });
+
+Deno.test("serveProxy() answers 504 UPSTREAM_TIMEOUT for an upstream that never answers, and sends the request once", async () => {
+  // An upstream that reads requests and never answers (closed when the test ends).
+  const silent = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of silent) held.push(conn);
+  })();
+  await using r = rig(() => true);
+  try {
+    const port = (silent.addr as Deno.NetAddr).port;
+    const out = await exchange(
+      r.port,
+      `GET http://127.0.0.1:${port}/never HTTP/1.1\r\nHost: x\r\n\r\n`,
+    );
+    assert.match(out, /^HTTP\/1\.1 504 Gateway Timeout/);
+    assert.match(out, /X-Omotai-Deny: UPSTREAM_TIMEOUT/);
+    assert.deepEqual(r.refusals, ["UPSTREAM_TIMEOUT"]);
+    assert.equal(held.length, 1, "sent once: never again on a fresh connection");
+  } finally {
+    silent.close();
+    for (const c of held) c.close();
+    await accepting.catch(() => {});
+  }
+});

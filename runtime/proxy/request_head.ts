@@ -32,10 +32,29 @@ export interface Head {
  * when what it sent is not a head.
  */
 export async function readHead(conn: ByteConn): Promise<Head | "empty" | undefined> {
+  const head = await readHeadTimed(conn);
+  return head === "timeout" ? "empty" : head;
+}
+
+/**
+ * {@link readHead} of an upstream's response, which tells a peer that sent nothing before
+ * the deadline (`"timeout"`: the request is answered for it, never sent again) from one that
+ * closed (`"empty"`: a kept connection the server had given up).
+ */
+export function readResponseHead(conn: ByteConn): Promise<Head | "empty" | "timeout" | undefined> {
+  return readHeadTimed(conn);
+}
+
+async function readHeadTimed(conn: ByteConn): Promise<Head | "empty" | "timeout" | undefined> {
   // Most heads fit in a few KiB: start small (one per request adds up), grow to the cap.
   let buf = new Uint8Array(4096);
   let len = 0;
-  const wait = deadlines.arm(HEAD_TIMEOUT_MS, () => closeQuietly(conn));
+  let late = false;
+  const wait = deadlines.arm(HEAD_TIMEOUT_MS, () => {
+    late = true;
+    closeQuietly(conn);
+  });
+  const nothing = () => len === 0 ? (late ? "timeout" : "empty") : undefined;
   try {
     for (;;) {
       if (len >= buf.length) {
@@ -45,7 +64,7 @@ export async function readHead(conn: ByteConn): Promise<Head | "empty" | undefin
         buf = grown;
       }
       const n = await conn.read(buf.subarray(len));
-      if (n === null) return len === 0 ? "empty" : undefined;
+      if (n === null) return nothing();
       len += n;
       const end = indexOfBlankLine(buf, len);
       if (end < 0) continue;
@@ -66,7 +85,7 @@ export async function readHead(conn: ByteConn): Promise<Head | "empty" | undefin
       return { method, target, version, headers, rest: buf.slice(end + 4, len) };
     }
   } catch {
-    return len === 0 ? "empty" : undefined;
+    return nothing();
   } finally {
     deadlines.cancel(wait);
   }

@@ -7,7 +7,7 @@
  */
 import { concat, encoder, prefixed, writeAllBytes } from "./byte_io.ts";
 import { type BodyFraming, ChunkedScanner, responseFraming } from "./http_framing.ts";
-import { readHead } from "./request_head.ts";
+import { readResponseHead } from "./request_head.ts";
 import type { ByteConn } from "./tls_terminate.ts";
 
 /**
@@ -15,21 +15,23 @@ import type { ByteConn } from "./tls_terminate.ts";
  * ends. The browser's connection may carry its next request when it asked to keep it and
  * the end was found; the upstream's may return to the pool when, in addition, the upstream
  * did not ask to close and sent nothing past the end. `"stale"` when the upstream closed
- * before a byte of response (a kept connection the server had given up), `"invalid"` when
- * the response cannot be delimited safely (nothing of it was relayed).
+ * before a byte of response (a kept connection the server had given up), `"timeout"` when it
+ * sent none within the head deadline (an upstream that never answers), `"invalid"` when the
+ * response cannot be delimited safely (nothing of it was relayed).
  */
 export async function relayResponse(
   upstream: ByteConn,
   client: ByteConn,
   keepAlive: boolean,
   method: string,
-): Promise<{ client: boolean; upstream: boolean } | "stale" | "invalid"> {
+): Promise<{ client: boolean; upstream: boolean } | "stale" | "timeout" | "invalid"> {
   let from = upstream;
   let interim = false;
   for (;;) {
-    const head = await readHead(from);
+    const head = await readResponseHead(from);
     if (head === "empty" && !interim) return "stale";
-    if (!head || head === "empty") return { client: false, upstream: false };
+    if (head === "timeout" && !interim) return "timeout";
+    if (!head || head === "empty" || head === "timeout") return { client: false, upstream: false };
     const status = Number(head.target);
     const framing = responseFraming(method, status, head.headers);
     // 101 belongs to upgrades, which are piped and never come here.

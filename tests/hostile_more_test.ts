@@ -1,0 +1,233 @@
+/**
+ * The attacker's second pass at issue 36: more hostile pages, each meant to keep its session
+ * from answering (see `MORE_HOSTILE_ROUTES` in `fixtures/hostile_site.ts`). For every case the
+ * call that meets the page ends with a clear error or a bounded answer, the next navigation to
+ * a healthy page of the allowed origin answers within 30 s of that call's end, and a second
+ * session of the same runtime keeps answering all along.
+ */
+import assert from "node:assert/strict";
+import { type CallOutcome, refOf, startHarness, type TestClient } from "./helpers/harness.ts";
+import { findBrowser, launchBrowser, openTab } from "../cdp/mod.ts";
+import { CROSS_SITE_FRAMES, type HostileSite, serveHostileSite } from "./fixtures/hostile_site.ts";
+
+/** The bound the issue sets: the next navigation answers within this of the hostile call's end. */
+const NEXT_CALL_BOUND_MS = 30_000;
+
+/** One case: the page, and how the agent meets it. */
+interface Case {
+  path: string;
+  /** navigate: the navigation is the hostile call; click: a click on its Go button is;
+   * leave: navigating away from it is. */
+  meet: "navigate" | "click" | "leave";
+  /** Cross-site frame servers the case needs. */
+  frameHosts?: number;
+  /** The query of the hostile URL, from the site. */
+  query?: (site: HostileSite) => string;
+  /** Policy lines past the allowed origins. */
+  policy?: (site: HostileSite) => string;
+}
+
+/**
+ * The cases. `broke`: the page once broke the invariant (its fix named); the rest held from
+ * the start and stay as regressions. `slow` ones (over ~15 s each on a loaded machine) run
+ * only with `HOSTILE_SLOW=1`.
+ */
+const CASES: (Case & { broke?: string; slow?: boolean })[] = [
+  { path: "/sync-xhr", meet: "navigate", broke: "blocked after 8 s (run_delay.ts)" },
+  { path: "/sync-xhr-click", meet: "click", broke: "blocked after 8 s: the click passed 60 s" },
+  { path: "/sw-never", meet: "leave", broke: "requests bypass service workers" },
+  { path: "/keepalive", meet: "leave", broke: "proxy 504 UPSTREAM_TIMEOUT, never retried" },
+  { path: "/hanging-fetches", meet: "leave", broke: "loads stopped before a navigation" },
+  { path: "/unload-spin", meet: "leave", broke: "a silence before the scan is judged" },
+  { path: "/console-flood", meet: "navigate", broke: "a silence before the scan is judged" },
+  { path: "/meta-refresh", meet: "navigate" },
+  { path: "/push-state", meet: "navigate" },
+  { path: "/frame-tree", meet: "navigate", slow: true },
+  { path: "/huge-title", meet: "navigate" },
+  { path: "/chooser-loop", meet: "click" },
+  { path: "/pickers", meet: "click" },
+  { path: "/print-loop", meet: "navigate" },
+  { path: "/dom-churn", meet: "navigate" },
+  { path: "/proto-traps", meet: "navigate" },
+  { path: "/ws-flood", meet: "navigate", policy: (site) => `websockets: [${site.origin}]\n` },
+  { path: "/trickle", meet: "navigate", slow: true },
+  { path: "/location-loop", meet: "navigate", slow: true },
+  { path: "/doc-write", meet: "navigate", slow: true },
+  { path: "/frameset", meet: "navigate", slow: true },
+  {
+    path: "/cross-sites",
+    meet: "navigate",
+    frameHosts: CROSS_SITE_FRAMES,
+    query: (site) => `?o=${encodeURIComponent(JSON.stringify(site.frameOrigins))}`,
+    slow: true,
+  },
+  { path: "/huge-select", meet: "navigate", slow: true },
+  { path: "/raf-thrash", meet: "navigate", slow: true },
+];
+
+/** Session B browsing (navigate, snapshot) until `stop`; every call is kept. */
+function keepBrowsing(b: TestClient, site: HostileSite) {
+  let stopped = false;
+  const calls: { name: string; out: CallOutcome; end: number }[] = [];
+  const loop = (async () => {
+    while (!stopped) {
+      const nav = await b.call("browser_navigate", { url: site.url("/healthy") });
+      calls.push({ name: "navigate", out: nav, end: Date.now() });
+      if (stopped) break;
+      const snap = await b.call("browser_snapshot");
+      calls.push({ name: "snapshot", out: snap, end: Date.now() });
+    }
+  })();
+  return {
+    calls,
+    async stop() {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
+const only = Deno.env.get("HOSTILE_ONLY")?.split(",");
+const slowToo = Deno.env.get("HOSTILE_SLOW") === "1";
+
+for (const c of CASES) {
+  Deno.test({
+    name:
+      `runtime: hostile page ${c.path} (met by ${c.meet}) ends its call clearly or bounded; the next navigation answers within 30 s; another session keeps answering`,
+    ignore: only !== undefined ? !only.includes(c.path) : c.slow === true && !slowToo,
+    async fn() {
+      await using site = serveHostileSite(undefined, { frameHosts: c.frameHosts });
+      const origins = [site.origin, ...site.frameOrigins].join(", ");
+      await using h = await startHarness(() =>
+        `allowed_origins: [${origins}]\n${c.policy?.(site) ?? ""}`
+      );
+      const a = await h.connect();
+      const b = await h.connect();
+      assert.match(
+        (await a.call("browser_navigate", { url: site.url("/healthy") })).text,
+        /# Healthy page/,
+      );
+      assert.match(
+        (await b.call("browser_navigate", { url: site.url("/healthy") })).text,
+        /# Healthy page/,
+      );
+      const url = site.url(c.path + (c.query?.(site) ?? ""));
+      const other = keepBrowsing(b, site);
+      let hostile: CallOutcome;
+      let next: CallOutcome;
+      let nextMs: number;
+      let hostileEnd: number;
+      const t0 = Date.now();
+      try {
+        if (c.meet === "navigate") hostile = await a.call("browser_navigate", { url });
+        else {
+          const first = await a.call("browser_navigate", { url });
+          console.log(
+            `  ${c.path}: first navigation ${first.isError ? "error" : "ok"} in ${
+              Date.now() - t0
+            } ms: ${first.text.slice(0, 200)}`,
+          );
+          hostile = c.meet === "click"
+            ? await a.call("browser_click", { ref: refOf(first.text, /button "Go"/) })
+            : await a.call("browser_navigate", { url: site.url("/healthy") });
+        }
+        hostileEnd = Date.now();
+        console.log(
+          `  ${c.path}: hostile call took ${hostileEnd - t0} ms: ${hostile.text.slice(0, 300)}`,
+        );
+        next = await a.call("browser_navigate", { url: site.url("/healthy") });
+        nextMs = Date.now() - hostileEnd;
+        console.log(
+          `  ${c.path}: next navigation answered ${nextMs} ms after it: ${next.text.slice(0, 200)}`,
+        );
+      } finally {
+        await other.stop();
+      }
+      if (hostile.isError) {
+        assert.match(hostile.text, /^error: [A-Z_]+ \(/, hostile.text);
+      }
+      assert.doesNotMatch(hostile.text, /protocol error/);
+      assert.equal(next.isError, false, next.text);
+      assert.match(next.text, /# Healthy page/);
+      assert.ok(nextMs < NEXT_CALL_BOUND_MS, `the next navigation answered after ${nextMs} ms`);
+      const failed = other.calls.filter((x) => x.out.isError);
+      assert.deepEqual(failed.map((x) => x.out.text), []);
+      assert.ok(other.calls.length >= 2, `session B made ${other.calls.length} calls`);
+    },
+  });
+}
+
+/**
+ * The controls: each page that broke the invariant, in a Chromium driven directly (no
+ * runtime: no call watch, no proxy, no bypass, nothing stopped), where it holds the tab. `leave`:
+ * the page is left for the healthy one of the same origin, which never loads; otherwise the
+ * page's main thread never answers a trivial evaluation.
+ */
+const CONTROLS: {
+  path: string;
+  leave: boolean;
+  click?: boolean;
+  /** The `#out` text the page shows once ready. */
+  ready?: string;
+  /** With the console reported, as the runtime has it (`Runtime.enable`). */
+  console?: boolean;
+}[] = [
+  { path: "/sync-xhr", leave: false },
+  { path: "/sync-xhr-click", leave: false, click: true, ready: "idle" },
+  { path: "/sw-never", leave: true, ready: "installed" },
+  { path: "/keepalive", leave: true },
+  { path: "/hanging-fetches", leave: true },
+  { path: "/unload-spin", leave: true },
+  { path: "/console-flood", leave: false, console: true },
+];
+
+for (const k of CONTROLS) {
+  Deno.test({
+    name: `control: ${k.path} holds its tab in a Chromium driven directly (${
+      k.leave ? "the same origin's next page never loads" : "its main thread never answers"
+    })`,
+    ignore: only !== undefined && !only.includes(k.path),
+    async fn() {
+      await using site = serveHostileSite();
+      const dir = await Deno.makeTempDir({ prefix: "omotai-hostile-control-" });
+      const b = await launchBrowser({
+        executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
+        profileDir: dir,
+      });
+      try {
+        const tab = await openTab(b);
+        const value = (expression: string, timeoutMs = 5_000) =>
+          tab.session.send("Runtime.evaluate", { expression, returnByValue: true }, { timeoutMs })
+            .then((r) => r.result.value as unknown, () => undefined);
+        await tab.session.send("Page.enable");
+        if (k.console) await tab.session.send("Runtime.enable");
+        await tab.session.send("Page.navigate", { url: site.url(k.path) }, { timeoutMs: 5_000 })
+          .catch(() => {});
+        for (let i = 0; k.ready && i < 40; i++) {
+          if (await value(`document.getElementById("out")?.textContent`) === k.ready) break;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        if (k.ready) {
+          assert.equal(await value(`document.getElementById("out")?.textContent`), k.ready);
+        }
+        if (k.click) await value(`document.getElementById("go").click()`, 1_000);
+        if (k.leave) {
+          // Long enough for the page's requests to be under way, then leave it.
+          await new Promise((r) => setTimeout(r, 1_500));
+          await tab.session.send("Page.navigate", { url: site.url("/healthy") }, {
+            timeoutMs: 15_000,
+          })
+            .catch(() => {});
+          assert.notEqual(await value("document.title"), "Healthy", "the next page never loaded");
+        } else {
+          await new Promise((r) => setTimeout(r, 1_000));
+          assert.equal(await value("0", 10_000), undefined, "a trivial evaluation timed out");
+        }
+      } finally {
+        b.kill("SIGKILL");
+        await b.exited;
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+      }
+    },
+  });
+}
