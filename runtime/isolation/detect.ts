@@ -144,7 +144,8 @@ export function withoutNamespace(fact: IsolationFact, reason: string): Isolation
     kind: "none",
     reason,
     sandbox: fact.sandbox && fact.user === undefined,
-    cgroup: fact.cgroup,
+    // A cgroup does not need the namespace: kept when there is one, no key when not.
+    ...(fact.cgroup ? { cgroup: fact.cgroup } : {}),
   };
 }
 
