@@ -93,7 +93,9 @@ async function world(
     await vault.add("placeholder", "generic", "not-a-minted-value-0000");
   }
   const grants = sqliteGrantStore(db);
-  const runtime: Runtime = await startTestRuntime(dataDir, policy, {
+  // One agent opens a session per step (some forty, kept to the end for the leak search):
+  // more than a default share of the runtime's sessions, so this world's policy sets none.
+  const runtime: Runtime = await startTestRuntime(dataDir, `${policy}\nmax_sessions: 0\n`, {
     ...(options.vault !== false ? { vaultKey: { key: KEY } } : {}),
     upstreamCa: [v.caPem],
   });
