@@ -134,7 +134,8 @@ Deno.test("childPermissions() flags let the runtime read what is named and refus
   ["write policy", () => Deno.writeTextFileSync("${work}/p.yaml", "x")],
   ["read checkout", () => Deno.readTextFileSync("${CHECKOUT}/deno.json")],
   ["env HOME", () => Deno.env.get("HOME")],
-  ["run sh", () => new Deno.Command("/bin/sh").outputSync()],
+  ["run sh", () => new Deno.Command("/bin/sh", { args: ["-c", "exit 0"] }).outputSync()],
+  ["run bash", () => new Deno.Command("/bin/bash").outputSync()],
   ["listen", () => Deno.listen({ hostname: "127.0.0.1", port: 0 }).close()],
 ];
 for (const [what, run] of tries) {
@@ -155,7 +156,10 @@ for (const [what, run] of tries) {
       "NotCapable write policy",
       "NotCapable read checkout",
       "NotCapable env HOME",
-      "NotCapable run sh",
+      // The one shell granted for what Deno keeps behind --allow-all (cgroupfs, /proc/<pid>);
+      // no other program.
+      "ok run sh",
+      "NotCapable run bash",
       "NotCapable listen",
     ]);
   } finally {
