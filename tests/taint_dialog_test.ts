@@ -121,15 +121,15 @@ async function signIn(w: World, c: TestClient, v: string): Promise<CallOutcome> 
 
 /**
  * With a withheld dialog open: every tool a tainted session may call says so without its
- * text, accepting and typing a prompt's text are refused, and `{"accept": false}` dismisses
- * it. Returns the dismissal's result.
+ * text (but those that leave the tab: `browser_close` closes it, dismissing the dialog, as
+ * `dialog_chain_test.ts` shows), accepting and typing a prompt's text are refused, and
+ * `{"accept": false}` dismisses it. Returns the dismissal's result.
  */
 async function dismissWithheld(c: TestClient): Promise<CallOutcome> {
   const allowed: [string, Record<string, unknown>][] = [
     ["browser_snapshot", {}],
     ["browser_find", { text: "a" }],
     ["browser_login", {}],
-    ["browser_close", {}],
   ];
   for (const [tool, args] of allowed) {
     const r = await c.call(tool, args);
@@ -316,8 +316,9 @@ Deno.test("runTool() in a tainted session: a dialog loop's notice names the tab 
       all += (await c.call("browser_handle_dialog", { accept: false })).text + "\n";
     } else await new Promise((res) => setTimeout(res, 200));
   }
-  // The popup (whose path carries the marker) is where the agent goes on.
-  assert.match(all, /the runtime closed it \(dialog loop\)\. Go on in tab 0\.$/m, all);
+  // The popup (whose path carries the marker) is where the agent goes on: said as a notice, or
+  // as the DIALOG_LOOP error of the answer that met the loop (then in its parentheses).
+  assert.match(all, /the runtime closed it \(dialog loop\)\. Go on in tab 0\.\)?$/m, all);
   assertNothingShown(w.outputs(), "a tool result");
 });
 
