@@ -21,15 +21,40 @@ import { hostPids } from "./renderer_pids.ts";
 /** Cumulative run-queue delay (seconds) of the main thread of each process, by host pid. */
 export type RunDelays = ReadonlyMap<number, number>;
 
-/** Each pid's line of `/proc/<pid>/schedstat`, prefixed with the pid (a process gone is skipped). */
-const READ_SCHEDSTAT =
-  `for p in "$@"; do read a b c < "/proc/$p/schedstat" 2>/dev/null && echo "$p $a $b"; done; exit 0`;
+/**
+ * Each pid's line of `/proc/<pid>/schedstat`, prefixed with the pid and followed by its state
+ * letter from `/proc/<pid>/status` (a process gone is skipped).
+ */
+const READ_SCHEDSTAT = [
+  `for p in "$@"; do`,
+  `  read a b c < "/proc/$p/schedstat" 2>/dev/null || continue`,
+  `  s=$(sed -n 's/^State:[[:space:]]*\\(.\\).*/\\1/p' "/proc/$p/status" 2>/dev/null)`,
+  `  echo "$p $a $b $s"`,
+  `done`,
+  `exit 0`,
+].join("\n");
+
+/** What {@link READ_SCHEDSTAT} prints for `pids` (host pids). */
+export function readSchedstat(pids: readonly number[]): Promise<string> {
+  return runShell(READ_SCHEDSTAT, pids.map(String));
+}
 
 /** Parses what {@link READ_SCHEDSTAT} prints: the run-queue delay of each pid, in seconds. */
 export function parseSchedstat(text: string): Map<number, number> {
   const out = new Map<number, number>();
-  for (const m of text.matchAll(/^(\d+) (\d+) (\d+)$/gm)) out.set(Number(m[1]), Number(m[3]) / 1e9);
+  for (const m of text.matchAll(/^(\d+) (\d+) (\d+)(?: \S*)?$/gm)) {
+    out.set(Number(m[1]), Number(m[3]) / 1e9);
+  }
   return out;
+}
+
+/**
+ * Whether a process of what {@link READ_SCHEDSTAT} read is stopped (state `T` or `t`: a
+ * signal, a debugger, a freezer). A stopped thread neither runs nor waits on the run queue,
+ * so it looks blocked while it is held by the machine: the kernel cannot tell the two apart.
+ */
+export function anyStopped(text: string): boolean {
+  return /^\d+ \d+ \d+ [Tt]$/m.test(text);
 }
 
 /**
@@ -52,7 +77,10 @@ export async function readRunDelays(
     const ids = [self.id, ...processInfo.filter((p) => p.type === "renderer").map((p) => p.id)];
     const pids = [...(await hostPids(rootPid, self.id, ids)).values()];
     if (pids.length === 0) return undefined;
-    const delays = parseSchedstat(await runShell(READ_SCHEDSTAT, pids.map(String)));
+    const text = await readSchedstat(pids);
+    // Stopped processes are not judged by the run queue: the silence is judged on the CPU.
+    if (anyStopped(text)) return undefined;
+    const delays = parseSchedstat(text);
     return delays.size > 0 ? delays : undefined;
   } catch {
     return undefined;

@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { mostWaited, parseSchedstat, readRunDelays } from "./run_delay.ts";
+import {
+  anyStopped,
+  mostWaited,
+  parseSchedstat,
+  readRunDelays,
+  readSchedstat,
+} from "./run_delay.ts";
 import { findBrowser, launchBrowser } from "../../cdp/mod.ts";
 
 Deno.test("parseSchedstat() reads each pid's run-queue delay in seconds, skipping anything else", () => {
@@ -35,5 +41,26 @@ Deno.test("readRunDelays() of a real Chromium reads its browser's and renderers'
     b.kill("SIGKILL");
     await b.exited;
     await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("anyStopped() tells a stopped process (SIGSTOP) from a sleeping one, as the kernel reports them", async () => {
+  const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" })
+    .spawn();
+  try {
+    const sleeping = await readSchedstat([child.pid]);
+    assert.match(sleeping, new RegExp(`^${child.pid} \\d+ \\d+ S$`, "m"));
+    assert.equal(anyStopped(sleeping), false);
+    assert.equal(parseSchedstat(sleeping).has(child.pid), true);
+    child.kill("SIGSTOP");
+    let stopped = "";
+    for (let i = 0; i < 50 && !anyStopped(stopped); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      stopped = await readSchedstat([child.pid]);
+    }
+    assert.equal(anyStopped(stopped), true, stopped);
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
   }
 });
