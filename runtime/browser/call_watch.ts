@@ -57,6 +57,11 @@ export interface CallWatchDeps {
   /** Renderer crashes; none: a crash is not watched for. */
   crashes?: Crashes;
   /**
+   * Whether the runtime itself is ending tab `tabId` (`Page.crash` before its close: leaving
+   * a tab with a dialog, a loop's tab): that crash is the runtime's doing, not the page's.
+   */
+  ending?(tabId: string): boolean;
+  /**
    * Whether the runtime itself holds the renderer (a snapshot of a huge page can keep it
    * busy for seconds): no silence starts then, since probes would only queue behind it.
    */
@@ -120,6 +125,7 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
   });
   // A crash of the current tab's renderer, now or before the call began, ends the call.
   const crashedNow = (tabId: string) => {
+    if (deps.ending?.(tabId)) return;
     if (!disposed && tabId === deps.currentTab()?.info.targetId) {
       resolve({ kind: "crashed", tabId });
     }

@@ -39,6 +39,8 @@ export class Tabs {
   #currentId: string | undefined;
   /** The tab Chromium shows in front; input to a background tab stalls until it times out. */
   #frontId: string | undefined;
+  /** Tabs the runtime is crashing and closing itself (`kill`). */
+  readonly #ending = new Set<string>();
   /** >0 while the runtime itself opens a tab, so that tab is not announced as a popup. */
   #opening = 0;
   /** Tabs the runtime opened itself (their attach may be announced after `#opening` drops). */
@@ -238,8 +240,16 @@ export class Tabs {
    * does, then the tab is closed.
    */
   async kill(live: Live, t: TrackedTarget): Promise<void> {
+    // Its crash is the runtime's doing: a call watching the tab is not told of it (`ending`).
+    this.#ending.add(t.info.targetId);
+    t.session.onDetach(() => this.#ending.delete(t.info.targetId));
     t.session.send("Page.crash", undefined, { timeoutMs: 2_000 }).catch(() => {});
     await this.closeTarget(live, t);
+  }
+
+  /** Whether the runtime is ending tab `tabId` itself (`kill`), until it is gone. */
+  ending(tabId: string): boolean {
+    return this.#ending.has(tabId);
   }
 
   /** Brings `tab` to the front before input is sent to it. */

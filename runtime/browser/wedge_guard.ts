@@ -153,6 +153,7 @@ export class WedgeGuard {
       currentTab: () => this.#deps.tabs.peek(this.#deps.live()),
       dialogs: this.dialogs,
       crashes: this.crashes,
+      ending: (tabId) => this.#deps.tabs.ending(tabId),
       busy: () => this.#deps.scanning(),
       cpu: () => {
         const live = this.#deps.live();
