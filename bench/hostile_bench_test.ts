@@ -136,7 +136,7 @@ Deno.test("windowsNote / tabsListed: the census's counts and the tabs either sys
   assert.equal(tabsListed("20 tab(s)\n<<<untrusted-tabs abc>>>\n0: Healthy"), 20);
   assert.equal(
     tabsListed(
-      "### Open tabs\n- 0: (current) [Healthy] (http://127.0.0.1:1/healthy)\n- 1: [popup] (http://127.0.0.2:2/popup?i=1)\n- 2: [popup] (http://127.0.0.1:1/popup?i=2)\n",
+      "### Open tabs\n- 0: (current) [Healthy](http://127.0.0.1:1/healthy)\n- 1: [popup](http://127.0.0.2:2/popup?i=1)\n- 2: [popup](http://127.0.0.1:1/popup?i=2) [crashed]\n",
     ),
     3,
   );
