@@ -358,12 +358,18 @@ async function connectWith(transport: StreamableHTTPClientTransport): Promise<Se
   return { client, transport };
 }
 
-/** Omotai in this process, default isolation and limits, allowing the site's origins. */
+/**
+ * Omotai in this process, default isolation and limits, allowing the site's origins (and
+ * WebSockets to them).
+ */
 async function startOmotai(origins: string[]): Promise<System> {
   const dir = await Deno.makeTempDir({ prefix: "omotai-hostile-" });
   let runtime: Runtime;
   try {
-    runtime = await startTestRuntime(dir, `allowed_origins: [${origins.join(", ")}]\n`);
+    // The sockets the popup flood's pages hold are the site's census, not the attack: let
+    // them through (under read_only every upgrade is otherwise refused).
+    const list = origins.join(", ");
+    runtime = await startTestRuntime(dir, `allowed_origins: [${list}]\nwebsockets: [${list}]\n`);
   } catch (err) {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw err;
