@@ -11,9 +11,11 @@
  *   the healthy page again and again until one answers it (each call bounded by what is left
  *   of `RECOVERY_WINDOW_MS`): the time from the hostile call's end (or the stay's) to that
  *   answer, or
- *   "> 60 s", or "never" when the system's process died. A dialog in the way is answered
- *   with the system's own `browser_handle_dialog` (accept), as an agent would, at most
- *   `DIALOG_ANSWERS` times;
+ *   "> 60 s", or "never" when the system's process died. A dialog the hostile call's answer
+ *   shows, or one in the way of a navigation, is answered with the system's own
+ *   `browser_handle_dialog` (accept), as an agent would, at most `DIALOG_ANSWERS` times in
+ *   all (the dialog chain: on both systems the agent answers dialog after dialog until none
+ *   is left in the way);
  * - meanwhile B navigates the healthy page in a loop (each call bounded at `B_CALL_MS`): its
  *   p50 / p95 during the attack (ok ones; a failure counts at the time it took in the
  *   "every call" p95);
@@ -21,12 +23,16 @@
  *   of the system (both sessions: the peer has one browser for both), its peak; on Omotai
  *   also the kernel's own peak of the hostile session's browser group(s) (cgroup v2
  *   `memory.peak`, v1 `memory.max_usage_in_bytes`), read until the group is removed;
- * - whether the system survived: its process runs and B answers once more after.
+ * - whether the system survived: its process runs and B answers once more after;
+ * - for a page that opens windows (the popup flood): the popups that ran and the most pages
+ *   running at once, as the site's census counts them (each holds a socket to the site while
+ *   it lives), and how many tabs A's `browser_tabs` lists after.
  *
  * Every loop is bounded in count and time; the pages bound themselves (tests/fixtures/
- * hostile_site.ts). The systems run one after the other, never at once.
+ * hostile_site.ts), each row on a fresh site (its census its own), served on two origins that
+ * Omotai allows. The systems run one after the other, never at once.
  *
- * Run: deno run -A bench/hostile_bench.ts [--pages /memory,/workers] [--only omotai|playwright-mcp]
+ * Run: deno run -A bench/hostile_bench.ts [--pages /chain,/popup-flood] [--only omotai|playwright-mcp]
  * [--json PATH]. Heavy (minutes per page): run it alone.
  *
  * @module
@@ -39,9 +45,10 @@ import { join } from "node:path";
 import { agentTransport, startTestRuntime } from "../tests/helpers/harness.ts";
 import { alive } from "../tests/helpers/processes.ts";
 import {
+  DIALOG_CHAIN_ROUTE,
   HOSTILE_ROUTES,
-  type HostileSite,
   LOG_FLOOD_ROUTES,
+  POPUP_FLOOD_ROUTES,
   serveHostileSite,
 } from "../tests/fixtures/hostile_site.ts";
 import { CGROUP_DIR, locateCgroups } from "../runtime/isolation/cgroup_place.ts";
@@ -89,23 +96,34 @@ export interface BenchPage {
    * after its load (a flood) would end the moment A left it.
    */
   dwellMs: number;
+  /** The page opens windows: the row counts the pages that ran and the tabs listed. */
+  opensWindows: boolean;
 }
 
 /** A's stay on a page that does its harm after its load. */
 export const DWELL_MS = 30_000;
-/** The pages that do their harm after their load. */
-const HARM_AFTER_LOAD = new Set(["/log-flood"]);
+/** The pages that do their harm after their load (the log flood, the popups running). */
+const HARM_AFTER_LOAD = new Set(["/log-flood", "/popup-flood"]);
+/** The pages that open windows. */
+const OPENS_WINDOWS = new Set(["/popup-flood"]);
 
 /**
- * The pages, as data: a new hostile page is one more row. Every page of the hostile site but
- * the healthy one and the log flood's worker script.
+ * The pages, as data: a new hostile page is one more row. The hostile site's first pages, the
+ * log flood, the dialog chain and the popup flood; not the healthy page, nor a part of another
+ * page (a worker's script, a popup, the census socket).
  */
-export const BENCH_PAGES: readonly BenchPage[] = [...HOSTILE_ROUTES, ...LOG_FLOOD_ROUTES]
-  .filter((r) => r.path !== "/healthy" && r.type !== "script")
+export const BENCH_PAGES: readonly BenchPage[] = [
+  ...HOSTILE_ROUTES,
+  ...LOG_FLOOD_ROUTES,
+  DIALOG_CHAIN_ROUTE,
+  ...POPUP_FLOOD_ROUTES,
+]
+  .filter((r) => r.path !== "/healthy" && r.of === undefined && r.type !== "script")
   .map((r) => ({
     path: r.path,
     does: r.does,
     dwellMs: HARM_AFTER_LOAD.has(r.path) ? DWELL_MS : 0,
+    opensWindows: OPENS_WINDOWS.has(r.path),
   }));
 
 /** The systems compared. */
@@ -171,6 +189,12 @@ export interface HostileRow {
   recoveryCalls: number;
   /** Dialogs A answered on its way back. */
   dialogsAnswered: number;
+  /**
+   * A page that opens windows: the popups that ran and the most pages running at once (the
+   * site's census: the hostile page and its popups), the tabs A's `browser_tabs` listed after
+   * (absent if its answer did not say).
+   */
+  windows?: { popupsRan: number; maxAlive: number; tabsListed?: number };
   /** B's navigations before the attack. */
   baseline: Timings;
   /** B's navigations during the attack (the ok ones' p50 / p95, out of all). */
@@ -252,7 +276,7 @@ export function markdownTable(rows: HostileRow[]): string {
     }
     const hostile = `${secs(r.hostile.ms)}${r.hostile.isError ? " (error)" : ""}${
       r.dwellMs > 0 ? `, then ${r.dwellMs / 1000} s on the page` : ""
-    }`;
+    }${r.windows ? `; ${windowsNote(r.windows)}` : ""}`;
     const dialogs = r.dialogsAnswered > 0 ? ` (${r.dialogsAnswered} dialogs answered)` : "";
     lines.push(
       `| ${
@@ -273,6 +297,23 @@ export function markdownTable(rows: HostileRow[]): string {
     );
   }
   return lines.join("\n");
+}
+
+/** What ran of a page's windows, for the table. */
+export function windowsNote(w: NonNullable<HostileRow["windows"]>): string {
+  return `${w.popupsRan} popups ran, at most ${w.maxAlive} pages at once, ` +
+    `${w.tabsListed ?? "?"} tabs listed after`;
+}
+
+/**
+ * The tabs a `browser_tabs` list answer names: Omotai's `N tab(s)` line, or the peer's
+ * `- i: …` lines; undefined when it says neither.
+ */
+export function tabsListed(text: string): number | undefined {
+  const ours = text.match(/^(\d+) tab\(s\)/m);
+  if (ours) return Number(ours[1]);
+  const peer = text.match(/^- \d+: /gm)?.length ?? 0;
+  return peer > 0 ? peer : undefined;
 }
 
 /**
@@ -317,12 +358,18 @@ async function connectWith(transport: StreamableHTTPClientTransport): Promise<Se
   return { client, transport };
 }
 
-/** Omotai in this process, default isolation and limits, allowing the site. */
-async function startOmotai(origin: string): Promise<System> {
+/**
+ * Omotai in this process, default isolation and limits, allowing the site's origins (and
+ * WebSockets to them).
+ */
+async function startOmotai(origins: string[]): Promise<System> {
   const dir = await Deno.makeTempDir({ prefix: "omotai-hostile-" });
   let runtime: Runtime;
   try {
-    runtime = await startTestRuntime(dir, `allowed_origins: [${origin}]\n`);
+    // The sockets the popup flood's pages hold are the site's census, not the attack: let
+    // them through (under read_only every upgrade is otherwise refused).
+    const list = origins.join(", ");
+    runtime = await startTestRuntime(dir, `allowed_origins: [${list}]\nwebsockets: [${list}]\n`);
   } catch (err) {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw err;
@@ -462,11 +509,29 @@ function bLoop(b: Session, url: string) {
   };
 }
 
-/** A, after the hostile call: the healthy page until it answers or the window closes. */
-async function recover(sys: System, a: Session, url: string, from: number) {
+/**
+ * A, after the hostile call (whose answer was `shown`): the healthy page until it answers or
+ * the window closes. A dialog the answer shows is answered first, and each one it brings, as
+ * an agent would, with the system's own tool; so is one in the way of a navigation.
+ */
+async function recover(sys: System, a: Session, url: string, from: number, shown: string) {
   let calls = 0;
   let dialogs = 0;
   const failures: string[] = [];
+  const answerDialogs = async (text: string) => {
+    const before = dialogs;
+    while (dialogInTheWay(text) && dialogs < DIALOG_ANSWERS) {
+      if (performance.now() - from > RECOVERY_WINDOW_MS || !sys.alive()) break;
+      const d = await callTool(a.client, "browser_handle_dialog", { accept: true }, B_CALL_MS);
+      dialogs++;
+      text = d.text;
+    }
+    // What the last answer said: the next dialog, or how the system ended the chain.
+    if (dialogs > before && failures.length < 5) {
+      failures.push(`A after ${dialogs} dialogs: ${oneLine(text)}`);
+    }
+  };
+  await answerDialogs(shown);
   for (;;) {
     const left = RECOVERY_WINDOW_MS - (performance.now() - from);
     if (left <= 0 || !sys.alive()) break;
@@ -478,24 +543,15 @@ async function recover(sys: System, a: Session, url: string, from: number) {
       break;
     }
     if (failures.length < 5) failures.push(`A: ${oneLine(r.text)}`);
-    // A dialog in the way: answered as an agent would, with the system's own tool.
-    while (dialogInTheWay(r.text) && dialogs < DIALOG_ANSWERS) {
-      const d = await callTool(a.client, "browser_handle_dialog", { accept: true }, B_CALL_MS);
-      dialogs++;
-      if (performance.now() - from > RECOVERY_WINDOW_MS) break;
-      if (!dialogInTheWay(d.text)) break;
-    }
+    await answerDialogs(r.text);
     if (r.ms < 1_000) await sleep(250);
   }
   return { recoveredMs: undefined, calls, dialogs, failures };
 }
 
-/** One page on one system, freshly started. */
-async function runRow(
-  page: BenchPage,
-  name: SystemName,
-  site: HostileSite,
-): Promise<HostileRow> {
+/** One page on one system, freshly started, on a fresh site. */
+async function runRow(page: BenchPage, name: SystemName): Promise<HostileRow> {
+  await using site = serveHostileSite();
   const loadStart = Deno.loadavg();
   const healthy = site.url("/healthy");
   const row: HostileRow = {
@@ -518,7 +574,7 @@ async function runRow(
   let sys: System | undefined;
   const sessions: Session[] = [];
   try {
-    sys = name === "omotai" ? await startOmotai(site.origin) : await startPeer();
+    sys = name === "omotai" ? await startOmotai([site.origin, site.other]) : await startPeer();
     // B first: on Omotai its browser's group is the first one made, and not the hostile one's.
     const b = await sys.connect();
     sessions.push(b);
@@ -556,11 +612,22 @@ async function runRow(
         isError: hostile.isError || /^### Error/m.test(hostile.text),
         text: oneLine(hostile.text),
       };
-      const back = await recover(sys, a, healthy, end);
+      const back = await recover(sys, a, healthy, end, hostile.text);
       row.recoveredMs = back.recoveredMs;
       row.recoveryCalls = back.calls;
       row.dialogsAnswered = back.dialogs;
       row.failures.push(...back.failures);
+      if (page.opensWindows) {
+        // After A's way back: the popups the system let stay are still there.
+        const tabs = await callTool(a.client, "browser_tabs", { action: "list" }, B_CALL_MS);
+        const tabsCount = tabsListed(tabs.text);
+        if (tabsCount === undefined) row.failures.push(`A's tabs: ${oneLine(tabs.text)}`);
+        row.windows = {
+          popupsRan: site.census.popupsServed,
+          maxAlive: site.census.maxAlive,
+          tabsListed: tabsCount,
+        };
+      }
     } finally {
       const bOut = await other.stop();
       row.during = bOut.during;
@@ -595,7 +662,9 @@ function describe(r: HostileRow): string {
   return `${r.system}: hostile call ${secs(r.hostile.ms)} (${r.hostile.isError ? "error" : "ok"}: ${
     r.hostile.text.slice(0, 80)
   }), A answered after ${recoveryCell(r)} in ${r.recoveryCalls} ` +
-    `calls (${r.dialogsAnswered} dialogs), B baseline ${latencyCell(r.baseline)}, during ` +
+    `calls (${r.dialogsAnswered} dialogs)${
+      r.windows ? `, ${windowsNote(r.windows)}` : ""
+    }, B baseline ${latencyCell(r.baseline)}, during ` +
     `${latencyCell(r.during)} (every call p95 ${ms(r.duringAllP95Ms)} ms), browsers ${
       mib(r.browserBeforeKiB * 1024)
     } -> peak ${mib(r.browserPeakKiB * 1024)}, group peak ${mib(r.groupPeakBytes)}, ` +
@@ -604,14 +673,13 @@ function describe(r: HostileRow): string {
 
 if (import.meta.main) {
   const args = parseArgs(Deno.args);
-  await using site = serveHostileSite();
   const rows: HostileRow[] = [];
   const loadBefore = Deno.loadavg();
   const systems: SystemName[] = args.only ? [args.only] : ["omotai", "playwright-mcp"];
   for (const page of args.pages) {
     console.log(`${page.path} (${page.does})`);
     for (const name of systems) {
-      const row = await runRow(page, name, site);
+      const row = await runRow(page, name);
       console.log(`  ${describe(row)}`);
       for (const f of row.failures.slice(0, 8)) console.log(`    ${f}`);
       rows.push(row);

@@ -8,6 +8,8 @@ import {
   markdownTable,
   parseArgs,
   recoveryCell,
+  tabsListed,
+  windowsNote,
 } from "./hostile_bench.ts";
 import { timings } from "./scale_bench.ts";
 
@@ -35,14 +37,26 @@ function row(over: Partial<HostileRow> = {}): HostileRow {
   };
 }
 
-Deno.test("BENCH_PAGES: every hostile page of the site, the log flood too, not the healthy page or a script", () => {
+Deno.test("BENCH_PAGES: the site's first hostile pages, the log flood, the dialog chain and the popup flood; not the healthy page or a part of a page", () => {
   const paths = BENCH_PAGES.map((p) => p.path);
-  for (const p of ["/memory", "/workers", "/deep-dom", "/log-flood"]) assert.ok(paths.includes(p));
-  assert.ok(!paths.includes("/healthy"));
-  assert.ok(!paths.includes("/log-worker.js"));
+  assert.deepEqual(paths, [
+    "/memory",
+    "/workers",
+    "/deep-dom",
+    "/log-flood",
+    "/chain",
+    "/popup-flood",
+  ]);
   assert.ok(BENCH_PAGES.every((p) => p.does.length > 0));
-  // The flood does its harm after its load: A stays on it; the others do theirs as they load.
-  assert.deepEqual(BENCH_PAGES.filter((p) => p.dwellMs > 0).map((p) => p.path), ["/log-flood"]);
+  // The floods do their harm after their load: A stays on them; the others do theirs as they
+  // load (the chain's harm is in the answers it asks for).
+  assert.deepEqual(BENCH_PAGES.filter((p) => p.dwellMs > 0).map((p) => p.path), [
+    "/log-flood",
+    "/popup-flood",
+  ]);
+  assert.deepEqual(BENCH_PAGES.filter((p) => p.opensWindows).map((p) => p.path), [
+    "/popup-flood",
+  ]);
 });
 
 Deno.test("parseArgs: every page by default, --pages in both spellings in site order, --only, --json, bad input", () => {
@@ -89,9 +103,15 @@ Deno.test("markdownTable: one line per page and system, Omotai's group peak, the
     }),
     row({ page: "/workers", error: "A warm-up: refused" }),
     row({ page: "/log-flood", hostile: { ms: 600, isError: false, text: "" }, dwellMs: 30_000 }),
+    row({
+      page: "/popup-flood",
+      hostile: { ms: 900, isError: false, text: "" },
+      dwellMs: 30_000,
+      windows: { popupsRan: 19, maxAlive: 20, tabsListed: 20 },
+    }),
   ]);
   const lines = table.split("\n");
-  assert.equal(lines.length, 6);
+  assert.equal(lines.length, 7);
   const cols = (l: string) => l.split(" | ").length;
   assert.ok(lines.every((l) => cols(l) === cols(lines[0])), table);
   assert.match(
@@ -102,12 +122,37 @@ Deno.test("markdownTable: one line per page and system, Omotai's group peak, the
   assert.match(lines[3], /– \(one shared browser\) \| no \|$/);
   assert.match(lines[4], /^\| \/workers \| Omotai \| failed: A warm-up: refused \| – \|/);
   assert.match(lines[5], /^\| \/log-flood \| Omotai \| 0\.6 s, then 30 s on the page \| 2\.5 s \|/);
+  assert.match(
+    lines[6],
+    /^\| \/popup-flood \| Omotai \| 0\.9 s, then 30 s on the page; 19 popups ran, at most 20 pages at once, 20 tabs listed after \| 2\.5 s \|/,
+  );
+});
+
+Deno.test("windowsNote / tabsListed: the census's counts and the tabs either system lists; '?' when its answer said none", () => {
+  assert.equal(
+    windowsNote({ popupsRan: 60, maxAlive: 61, tabsListed: undefined }),
+    "60 popups ran, at most 61 pages at once, ? tabs listed after",
+  );
+  assert.equal(tabsListed("20 tab(s)\n<<<untrusted-tabs abc>>>\n0: Healthy"), 20);
+  assert.equal(
+    tabsListed(
+      "### Open tabs\n- 0: (current) [Healthy](http://127.0.0.1:1/healthy)\n- 1: [popup](http://127.0.0.2:2/popup?i=1)\n- 2: [popup](http://127.0.0.1:1/popup?i=2) [crashed]\n",
+    ),
+    3,
+  );
+  assert.equal(tabsListed("### Error\nTimeout"), undefined);
 });
 
 Deno.test("dialogInTheWay / answeredHealthy: a dialog naming browser_handle_dialog; the healthy page, never an error", () => {
   assert.equal(
     dialogInTheWay(
       `### Modal state\n- ["alert" dialog with message "step 1"]: can be handled by the "browser_handle_dialog" tool`,
+    ),
+    true,
+  );
+  assert.equal(
+    dialogInTheWay(
+      `dialog open: confirm on tab 0; answer with browser_handle_dialog {"accept": true} or {"accept": false}`,
     ),
     true,
   );

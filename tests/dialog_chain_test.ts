@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { TargetTracker } from "../cdp/mod.ts";
 import { CHAIN_DIALOGS, LOOP_DIALOGS, LOOP_WINDOW_MS } from "../runtime/browser/dialogs.ts";
-import { CHAIN_LENGTH, serveWedgeSite } from "./fixtures/wedge_site.ts";
+import { CHAIN_LENGTH } from "./fixtures/hostile_site.ts";
+import { serveWedgeSite } from "./fixtures/wedge_site.ts";
 import { cpuHogs } from "./helpers/cpu_hogs.ts";
 import { refOf, startHarness } from "./helpers/harness.ts";
 import { testBrowser } from "./helpers/operator_browser.ts";

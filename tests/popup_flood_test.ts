@@ -1,74 +1,20 @@
 import assert from "node:assert/strict";
 import { TargetTracker } from "../cdp/mod.ts";
 import { MAX_TABS } from "../runtime/browser/tabs.ts";
+import { POPUP_FLOOD_ROUTES, POPUPS, serveHostileSite } from "./fixtures/hostile_site.ts";
 import { cpuHogs } from "./helpers/cpu_hogs.ts";
 import { eventually, startHarness } from "./helpers/harness.ts";
 import { testBrowser } from "./helpers/operator_browser.ts";
 import { keepAnswering } from "./helpers/steady_session.ts";
 
-/** Windows the flood page opens. */
-const FLOOD = 60;
-
 /**
- * A page that opens `FLOOD` windows as it loads, without a user gesture, on two origins, then
- * says it is done. The independent monitor: every page that runs (the flood page and each
- * popup) holds a WebSocket open to its server for as long as it lives (WebSockets are not
- * bound by the six connections per host of HTTP), so the servers count the pages running at
- * each moment (the most at once in `maxAlive`) and every popup that ever ran
+ * The flood page and its popups (tests/fixtures/hostile_site.ts): `POPUPS` windows opened as
+ * it loads, half on the site's other origin. The independent monitor is the site's census:
+ * every page that runs holds a socket to the site while it lives, so the site counts the pages
+ * running at each moment (the most at once in `maxAlive`) and every popup that ever ran
  * (`popupsServed`), whatever the runtime believes.
  */
-function serveFlood() {
-  let alive = 0;
-  const state = { maxAlive: 0, popupsServed: 0, done: false };
-  const handler = (req: Request): Response => {
-    const path = new URL(req.url).pathname;
-    if (path === "/alive") {
-      const { socket, response } = Deno.upgradeWebSocket(req);
-      socket.onopen = () => {
-        alive++;
-        state.maxAlive = Math.max(state.maxAlive, alive);
-      };
-      socket.onclose = () => alive--;
-      socket.onerror = () => {};
-      return response;
-    }
-    if (path === "/done") {
-      state.done = true;
-      return new Response("ok");
-    }
-    if (path === "/favicon.ico") return new Response("", { status: 404 });
-    const alivePing =
-      `<script>window.alive = new WebSocket(location.origin.replace("http", "ws") + "/alive")</script>`;
-    if (path === "/flood") {
-      return new Response(
-        `<title>flood</title><p>flood</p>${alivePing}<script>
-          for (let i = 0; i < ${FLOOD}; i++) {
-            window.open(i % 2 ? "${other}/p" + i : "/p" + i, "w" + i);
-          }
-          fetch("/done");
-        </script>`,
-        { headers: { "content-type": "text/html" } },
-      );
-    }
-    state.popupsServed++;
-    return new Response(`<title>popup</title><p>popup</p>${alivePing}`, {
-      headers: { "content-type": "text/html" },
-    });
-  };
-  const otherServer = Deno.serve({ hostname: "127.0.0.2", port: 0, onListen() {} }, handler);
-  const other = `http://127.0.0.2:${otherServer.addr.port}`;
-  const site = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, handler);
-  return {
-    origin: `http://127.0.0.1:${site.addr.port}`,
-    other,
-    state,
-    alive: () => alive,
-    async [Symbol.asyncDispose]() {
-      await site.shutdown();
-      await otherServer.shutdown();
-    },
-  };
-}
+const serveFlood = () => serveHostileSite(POPUP_FLOOD_ROUTES);
 
 Deno.test("control: without the runtime, the flood page really runs all its popups", async () => {
   await using hogs = cpuHogs(2);
@@ -81,25 +27,36 @@ Deno.test("control: without the runtime, the flood page really runs all its popu
     page = tracker.targets().find((t) => t.info.type === "page");
   }
   assert.ok(page, "a page");
-  await page.session.send("Page.navigate", { url: `${site.origin}/flood` });
+  await page.session.send("Page.navigate", { url: site.url("/popup-flood") });
   assert.ok(
-    await eventually(() => site.state.done && site.state.popupsServed === FLOOD, 120_000),
-    `${site.state.popupsServed} popups ran (${hogs.count} hogs)`,
+    await eventually(() => site.census.floodDone && site.census.popupsServed === POPUPS, 120_000),
+    `${site.census.popupsServed} popups ran (${hogs.count} hogs)`,
   );
-  assert.ok(await eventually(() => site.alive() === FLOOD + 1, 60_000), `${site.alive()} alive`);
+  assert.ok(
+    await eventually(() => site.census.alive === POPUPS + 1, 60_000),
+    `${site.census.alive} alive`,
+  );
   const pages = tracker.targets().filter((t) => t.info.type === "page").length;
-  assert.equal(pages, FLOOD + 1);
+  assert.equal(pages, POPUPS + 1);
 });
 
 Deno.test("MAX_TABS: a page opening 60 windows runs exactly MAX_TABS tabs, never more at once, said once; a second session keeps answering", async () => {
   await using _hogs = cpuHogs(2);
   await using site = serveFlood();
-  await using h = await startHarness(() => `allowed_origins: [${site.origin}, ${site.other}]\n`);
+  // The census's sockets must reach the site, or "never more at once" could not fail (under
+  // read_only every WebSocket upgrade is refused unless its origin is listed).
+  const origins = `${site.origin}, ${site.other}`;
+  await using h = await startHarness(() =>
+    `allowed_origins: [${origins}]\nwebsockets: [${origins}]\n`
+  );
   await using c = await h.connect();
-  const steady = keepAnswering(await h.connect(), `${site.origin}/p-steady`, /popup/);
-  const nav = await c.call("browser_navigate", { url: `${site.origin}/flood` });
+  const steady = keepAnswering(await h.connect(), site.url("/popup?steady"), /popup/);
+  const nav = await c.call("browser_navigate", { url: site.url("/popup-flood") });
   assert.equal(nav.isError, false, nav.text.slice(0, 1_000));
-  assert.ok(await eventually(() => site.state.done, 120_000), "the flood page finished opening");
+  assert.ok(
+    await eventually(() => site.census.floodDone, 120_000),
+    "the flood page finished opening",
+  );
   let listed = "";
   assert.ok(
     await eventually(async () => {
@@ -110,12 +67,14 @@ Deno.test("MAX_TABS: a page opening 60 windows runs exactly MAX_TABS tabs, never
   );
   const report = await steady.stop();
   // The steady session's own page is one popup-like document of the servers: not the flood's.
-  const floodPopups = site.state.popupsServed - 1;
+  const floodPopups = site.census.popupsServed - 1;
   // The flood page is tab 0: exactly MAX_TABS - 1 of its windows ever ran; the rest were
   // closed before their first request.
   assert.equal(floodPopups, MAX_TABS - 1, `${floodPopups} popups ran`);
-  // Never more pages running at once than the cap (the steady session's page is one more).
-  assert.ok(site.state.maxAlive <= MAX_TABS + 1, `${site.state.maxAlive} pages alive at once`);
+  // Never more pages running at once than the cap (the steady session's page is one more),
+  // as the census saw them: it did see them (its sockets got through).
+  assert.ok(site.census.maxAlive <= MAX_TABS + 1, `${site.census.maxAlive} pages alive at once`);
+  assert.ok(site.census.maxAlive >= 2, `the census saw ${site.census.maxAlive} pages`);
   const said = `${nav.text}\n${listed}`.match(/closed the new ones/g)?.length ?? 0;
   assert.ok(said >= 1 && said <= 2, `the notice is said once per result, not per tab (${said})`);
   const refused = (await h.runtime.audit.rows()).filter((r) => r.kind === "tab_refused");
