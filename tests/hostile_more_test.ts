@@ -5,8 +5,9 @@
  * a healthy page of the allowed origin answers within 30 s of that call's end, and a second
  * session of the same runtime keeps answering all along.
  */
+import { keepBrowsing } from "./helpers/steady_session.ts";
 import assert from "node:assert/strict";
-import { type CallOutcome, refOf, startHarness, type TestClient } from "./helpers/harness.ts";
+import { type CallOutcome, refOf, startHarness } from "./helpers/harness.ts";
 import { findBrowser, launchBrowser, openTab } from "../cdp/mod.ts";
 import { CROSS_SITE_FRAMES, type HostileSite, serveHostileSite } from "./fixtures/hostile_site.ts";
 
@@ -64,28 +65,6 @@ const CASES: (Case & { broke?: string; slow?: boolean })[] = [
   { path: "/huge-select", meet: "navigate", slow: true },
   { path: "/raf-thrash", meet: "navigate", slow: true },
 ];
-
-/** Session B browsing (navigate, snapshot) until `stop`; every call is kept. */
-function keepBrowsing(b: TestClient, site: HostileSite) {
-  let stopped = false;
-  const calls: { name: string; out: CallOutcome; end: number }[] = [];
-  const loop = (async () => {
-    while (!stopped) {
-      const nav = await b.call("browser_navigate", { url: site.url("/healthy") });
-      calls.push({ name: "navigate", out: nav, end: Date.now() });
-      if (stopped) break;
-      const snap = await b.call("browser_snapshot");
-      calls.push({ name: "snapshot", out: snap, end: Date.now() });
-    }
-  })();
-  return {
-    calls,
-    async stop() {
-      stopped = true;
-      await loop;
-    },
-  };
-}
 
 const only = Deno.env.get("HOSTILE_ONLY")?.split(",");
 const slowToo = Deno.env.get("HOSTILE_SLOW") === "1";

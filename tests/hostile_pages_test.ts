@@ -6,39 +6,18 @@
  * same runtime keeps browsing. Each page has a control: the same page in a Chromium driven
  * directly (no runtime, no recovery), where it is shown to be hostile.
  */
+import { keepBrowsing } from "./helpers/steady_session.ts";
 import { cpuHogs } from "./helpers/cpu_hogs.ts";
 import assert from "node:assert/strict";
 import { type BrowserProcess, findBrowser, launchBrowser, openTab } from "../cdp/mod.ts";
 import { hostPids } from "../runtime/browser/renderer_pids.ts";
-import { type CallOutcome, startHarness, type TestClient } from "./helpers/harness.ts";
-import { HOSTILE_ROUTES, type HostileSite, serveHostileSite } from "./fixtures/hostile_site.ts";
+import { type CallOutcome, startHarness } from "./helpers/harness.ts";
+import { HOSTILE_ROUTES, serveHostileSite } from "./fixtures/hostile_site.ts";
 
 /** The bound the issue sets: the next navigation answers within this of the hostile call's end. */
 const NEXT_CALL_BOUND_MS = 30_000;
 
 const HOSTILE = HOSTILE_ROUTES.filter((r) => r.path !== "/healthy");
-
-/** Session B browsing (navigate, snapshot) until `stop`; every call is kept. */
-function keepBrowsing(b: TestClient, site: HostileSite) {
-  let stopped = false;
-  const calls: { name: string; out: CallOutcome; end: number }[] = [];
-  const loop = (async () => {
-    while (!stopped) {
-      const nav = await b.call("browser_navigate", { url: site.url("/healthy") });
-      calls.push({ name: "navigate", out: nav, end: Date.now() });
-      if (stopped) break;
-      const snap = await b.call("browser_snapshot");
-      calls.push({ name: "snapshot", out: snap, end: Date.now() });
-    }
-  })();
-  return {
-    calls,
-    async stop() {
-      stopped = true;
-      await loop;
-    },
-  };
-}
 
 for (const route of HOSTILE) {
   Deno.test(`runtime: a page that ${route.does} (${route.path}) ends its call with a clear error or a bounded answer; the next navigation answers within 30 s; another session keeps answering`, async () => {

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import type { TestClient } from "./harness.ts";
+import type { CallOutcome, TestClient } from "./harness.ts";
+import type { HostileSite } from "../fixtures/hostile_site.ts";
 
 /** The longest a steady call may take: the brief's "answers within 30 s". */
 export const STEADY_ANSWER_MS = 30_000;
@@ -48,6 +49,34 @@ export function keepAnswering(client: TestClient, url: string, expect: RegExp): 
       stopped = true;
       await loop;
       return report;
+    },
+  };
+}
+
+/**
+ * Session B browsing (navigate to `site`'s `/healthy`, snapshot) until `stop`; every call is
+ * kept with when it ended, so a test can tell which answered while a hostile call ran.
+ */
+export function keepBrowsing(b: TestClient, site: Pick<HostileSite, "url">): {
+  calls: { name: string; out: CallOutcome; end: number }[];
+  stop(): Promise<void>;
+} {
+  let stopped = false;
+  const calls: { name: string; out: CallOutcome; end: number }[] = [];
+  const loop = (async () => {
+    while (!stopped) {
+      const nav = await b.call("browser_navigate", { url: site.url("/healthy") });
+      calls.push({ name: "navigate", out: nav, end: Date.now() });
+      if (stopped) break;
+      const snap = await b.call("browser_snapshot");
+      calls.push({ name: "snapshot", out: snap, end: Date.now() });
+    }
+  })();
+  return {
+    calls,
+    async stop() {
+      stopped = true;
+      await loop;
     },
   };
 }
