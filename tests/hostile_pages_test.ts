@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { type BrowserProcess, findBrowser, launchBrowser, openTab } from "../cdp/mod.ts";
 import { hostPids } from "../runtime/browser/renderer_pids.ts";
 import { type CallOutcome, startHarness } from "./helpers/harness.ts";
-import { HOSTILE_ROUTES, serveHostileSite } from "./fixtures/hostile_site.ts";
+import { HOSTILE_ROUTES, serveHostileSite, WORKERS } from "./fixtures/hostile_site.ts";
 
 /** The bound the issue sets: the next navigation answers within this of the hostile call's end. */
 const NEXT_CALL_BOUND_MS = 30_000;
@@ -141,17 +141,29 @@ Deno.test("control: /memory really grows a renderer past 1 GB and holds its main
   }
 });
 
-Deno.test("control: /workers leaves the page's main thread unanswering", async () => {
+Deno.test("control: /workers holds the page's main thread or runs every worker beside it", async () => {
+  // Which of the two a host sees (a main thread that stops answering while the workers
+  // start, or 150 spinning threads beside a main thread that still answers) depends on its
+  // cores and load; the session test below must hold either way.
   await using site = serveHostileSite();
   const b = await plainBrowser();
   try {
     const tab = await openTab(b);
     await tab.session.send("Page.navigate", { url: site.url("/workers") });
-    await new Promise((r) => setTimeout(r, 2_000));
-    const answered = await tab.session.send("Runtime.evaluate", { expression: "0" }, {
-      timeoutMs: 15_000,
-    }).then(() => true, () => false);
-    assert.equal(answered, false, "a trivial evaluation on the tab timed out");
+    let silent = 0;
+    let started = 0;
+    const deadline = Date.now() + 90_000;
+    while (started < WORKERS && silent < 3 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      const r = await tab.session.send("Runtime.evaluate", {
+        expression: "window.workers ? window.workers.length : 0",
+        returnByValue: true,
+      }, { timeoutMs: 2_000 }).then((a) => Number(a.result.value), () => -1);
+      if (r < 0) silent++;
+      else started = r;
+    }
+    console.log(`  /workers: ${started} workers started; ${silent} probes unanswered`);
+    assert.ok(silent >= 3 || started === WORKERS, "the page held its thread or ran every worker");
   } finally {
     await endPlain(b);
   }
