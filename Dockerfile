@@ -8,8 +8,10 @@
 # (without one, the bundled demo policy allows only the demo site's origin). sse mode needs an
 # agent key on every MCP request (omotai agent add NAME) and may bind beyond loopback:
 #   docker run --rm -p 8080:8080 -v omotai-data:/data omotai start --mode sse --host 0.0.0.0
-# tests/launcher_docker_test.ts runs this file's install step and command line outside Docker.
-FROM node:20-bookworm-slim
+# tests/launcher_docker_test.ts runs this file's install step and command line outside Docker;
+# .ci/container builds it with podman (BASE made by debootstrap) and runs a session in it.
+ARG BASE=node:20-bookworm-slim
+FROM $BASE
 # chromium-sandbox: the setuid sandbox Chromium falls back on where the engine refuses it user
 # namespaces, so a non-root browser keeps a sandbox. bubblewrap + socat: each browser in a
 # network namespace of its own whose only way out is the egress proxy (runtime/isolation/);

@@ -1,6 +1,6 @@
 /**
  * Omotai's CDP layer: a typed client over Chromium's `--remote-debugging-pipe`, a hardened
- * launcher with private profiles, and a tracker that attaches to every target. Imports
+ * process starter with private profiles, and a tracker that attaches to every target. Imports
  * nothing from `runtime/` or `ui/`.
  *
  * @module
@@ -36,7 +36,7 @@ export {
   launchBrowser,
   type LaunchOptions,
   runningAsRoot,
-} from "./launcher.ts";
+} from "./chromium_process.ts";
 export { type OpenedTab, openTab } from "./open_tab.ts";
 export { ProfileStore, sweepStaleProfiles } from "./profile.ts";
 export {

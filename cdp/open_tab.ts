@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { BrowserProcess } from "./launcher.ts";
+import type { BrowserProcess } from "./chromium_process.ts";
 import type { CdpSession } from "./session.ts";
 
 /** A tab opened by {@link openTab}. */

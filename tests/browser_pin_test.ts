@@ -11,7 +11,7 @@ import { DatabaseSync } from "node:sqlite";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { AgentKeys } from "../runtime/agents/agent_keys.ts";
-import { findBrowser } from "../cdp/launcher.ts";
+import { findBrowser } from "../cdp/chromium_process.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { keyedTransport, omotaiFlags, TestClient } from "./helpers/harness.ts";
 import { runOmotai, spawnServing, withRunsDir } from "./helpers/omotai_cli.ts";

@@ -33,7 +33,7 @@ Deno.test("task test:unit leaves out exactly the unit tests that start Chromium 
   for (const f of files) {
     if (STARTS_BROWSER.test(await Deno.readTextFile(join(ROOT, f)))) browser.push(f);
   }
-  assert.ok(browser.includes("cdp/launcher_test.ts"), "the rule finds a browser test");
+  assert.ok(browser.includes("cdp/chromium_process_test.ts"), "the rule finds a browser test");
   assert.ok(browser.includes("runtime/store/pg_database_test.ts"), "and a database test");
   assert.deepEqual(ignored, browser);
   for (const f of FOLDERS) assert.ok(task.includes(` ${f}/`), `test:unit runs ${f}/`);

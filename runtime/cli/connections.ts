@@ -24,7 +24,7 @@ import { grantCaptureService } from "./capture_service.ts";
 import { grantLoginService } from "./login_service.ts";
 import type { PolicyWorld, PolicyWorlds } from "./policy_worlds.ts";
 import { consolePushChannel } from "./push_channel.ts";
-import type { Teardowns } from "./shutdown.ts";
+import type { Disposals } from "./shutdown.ts";
 import { startupLogin } from "./startup_login.ts";
 
 /** What every connection is built from. */
@@ -37,7 +37,7 @@ export interface ConnectionDeps {
   audit: AuditWriter;
   mode: "stdio" | "sse";
   /** Sessions the teardown waits for. */
-  sessions: Teardowns;
+  sessions: Disposals;
   /** Live sessions by id, for the console. */
   live: Map<string, BrowserSession>;
   human: HumanChannel | undefined;

@@ -195,7 +195,7 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T | "timeout"> {
  * at once; so every caller here shares the first call's promise, and `disposeAll()` returns
  * only when every browser and profile of a tracked session is gone.
  */
-export class Teardowns {
+export class Disposals {
   readonly #pending = new Map<AsyncDisposable, () => Promise<void>>();
 
   /** Tracks `resource` until its dispose has finished; returns it. */

@@ -38,7 +38,7 @@ import { byteRates } from "./byte_rates.ts";
 import { operatorConsole } from "./operator_console.ts";
 import { type PolicyWorld, PolicyWorlds } from "./policy_worlds.ts";
 import { type ConsoleFactory, runtimeOrigins, serveDemo, serveHttp, serveStdio } from "./serve.ts";
-import { Teardowns } from "./shutdown.ts";
+import { Disposals } from "./shutdown.ts";
 import { Teardown } from "./teardown.ts";
 
 export { openStores, type Stores };
@@ -160,7 +160,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
     const { audit, domains, agents } = stores;
     const { worlds, approvals, questions } = boundary;
     // Shutdown waits for every session's browser and profile, not just for its server's close.
-    const sessions = new Teardowns();
+    const sessions = new Disposals();
     // A connection that arrived while the servers closed.
     teardown.defer("sessions", () => sessions.disposeAll());
     /** Live sessions by id, for the console. */

@@ -15,7 +15,7 @@ import { existsSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
 import { CdpLayerError } from "../../cdp/errors.ts";
-import { findBrowser } from "../../cdp/launcher.ts";
+import { findBrowser } from "../../cdp/chromium_process.ts";
 import { OmotaiError } from "../errors.ts";
 import { BROWSER_USER } from "../isolation/detect.ts";
 import { parsePolicy } from "../policy/policy_file.ts";

@@ -29,7 +29,7 @@ export const LAYERS: readonly LayerRule[] = [
     job: "CodedError, the base of every coded error; the byte-rate meter of cdp/ and proxy/",
     may: [],
   },
-  { folder: "cdp", job: "typed CDP client, launcher, profiles, targets", may: ["shared"] },
+  { folder: "cdp", job: "typed CDP client, Chromium process, profiles, targets", may: ["shared"] },
   { folder: "vault", job: "encrypted secrets (a leaf like cdp/)", may: ["shared"] },
   { folder: "runtime/net", job: "origins, paths, addresses, hosts, URL display", may: [] },
   {

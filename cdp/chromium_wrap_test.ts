@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { findBrowser, launchBrowser, runningAsRoot } from "./launcher.ts";
+import { findBrowser, launchBrowser, runningAsRoot } from "./chromium_process.ts";
 
 /** Command lines of `pid` and its children. */
 function childCommands(pid: number): string[] {

@@ -7,7 +7,7 @@ import {
   HEADLESS_SHELL_CANDIDATES,
   isHeadlessShell,
   launchBrowser,
-} from "./launcher.ts";
+} from "./chromium_process.ts";
 import { openTab } from "./open_tab.ts";
 
 Deno.test("findBrowser() prefers OMOTAI_BROWSER and explains a missing one", () => {
