@@ -18,15 +18,10 @@ import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant } from "../store/pg_tenants.ts";
 import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import { pending } from "../../tests/helpers/pending_approval.ts";
-import {
-  type Approval,
-  type ApprovalDecision,
-  type ApprovalEvent,
-  ApprovalQueue,
-  type DecideResult,
-} from "./approval_queue.ts";
-import { PgApprovalBoard } from "./pg_approval_board.ts";
-import { SharedApprovals } from "./shared_approvals.ts";
+import { type Approval, type SettleResult as DecideResult } from "../store/decision_store.ts";
+import { MemoryDecisionStore } from "../store/memory_decision_store.ts";
+import { PgDecisionStore } from "../store/pg_decision_store.ts";
+import { ApprovalBoard, type ApprovalDecision, type ApprovalEvent } from "./approval_board.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -55,10 +50,10 @@ const ADAPTERS: Adapter[] = [
   {
     name: "memory",
     open(audit, now) {
-      const queue = new ApprovalQueue(audit, { now });
+      const queue = new ApprovalBoard(new MemoryDecisionStore("approval"), audit, { now });
       return Promise.resolve({
         port: queue,
-        [Symbol.asyncDispose]: () => Promise.resolve(queue.close()),
+        [Symbol.asyncDispose]: () => queue.close(),
       });
     },
   },
@@ -67,8 +62,8 @@ const ADAPTERS: Adapter[] = [
     async open(audit, now) {
       const tenant = `approvals-${++tenants}`;
       await addTenant(owner, tenant);
-      const board = await PgApprovalBoard.open(app, tenant, { runtime: "rt-1" });
-      const shared = new SharedApprovals(board, audit, { now });
+      const board = await PgDecisionStore.open(app, tenant, "approval", { runtime: "rt-1" });
+      const shared = new ApprovalBoard(board, audit, { now });
       return {
         port: shared,
         async [Symbol.asyncDispose]() {

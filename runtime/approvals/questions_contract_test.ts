@@ -18,17 +18,19 @@ import { OmotaiError } from "../errors.ts";
 import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant } from "../store/pg_tenants.ts";
 import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
-import { PgQuestionBoard } from "./pg_question_board.ts";
 import {
-  type AnswerResult,
+  type HumanQuestion,
+  QUESTION_MAX_CHARS,
+  type SettleResult as AnswerResult,
+} from "../store/decision_store.ts";
+import { MemoryDecisionStore } from "../store/memory_decision_store.ts";
+import { PgDecisionStore } from "../store/pg_decision_store.ts";
+import {
   type AskOutcome,
   type AskRequest,
-  type HumanQuestion,
-  HumanQuestions,
-  QUESTION_MAX_CHARS,
+  QuestionBoard,
   type QuestionEvent,
-} from "./questions.ts";
-import { SharedQuestions } from "./shared_questions.ts";
+} from "./question_board.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -61,10 +63,10 @@ const ADAPTERS: Adapter[] = [
   {
     name: "memory",
     open(audit, now) {
-      const questions = new HumanQuestions(audit, { now });
+      const questions = new QuestionBoard(new MemoryDecisionStore("question"), audit, { now });
       return Promise.resolve({
         port: questions,
-        [Symbol.asyncDispose]: () => Promise.resolve(questions.close()),
+        [Symbol.asyncDispose]: () => questions.close(),
       });
     },
   },
@@ -73,8 +75,8 @@ const ADAPTERS: Adapter[] = [
     async open(audit, now) {
       const tenant = `questions-${++tenants}`;
       await addTenant(owner, tenant);
-      const board = await PgQuestionBoard.open(app, tenant, { runtime: "rt-1" });
-      const shared = new SharedQuestions(board, audit, { now });
+      const board = await PgDecisionStore.open(app, tenant, "question", { runtime: "rt-1" });
+      const shared = new QuestionBoard(board, audit, { now });
       return {
         port: shared,
         async [Symbol.asyncDispose]() {
