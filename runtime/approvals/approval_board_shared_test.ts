@@ -1,6 +1,6 @@
 /**
- * Approvals shared across runtimes in a real PostgreSQL, through `SharedApprovals`: each
- * runtime has its own pool, board and approver (as separate processes would), so a confirm
+ * Approvals shared across runtimes in a real PostgreSQL, through `ApprovalBoard` over a
+ * `PgDecisionStore`: each runtime has its own pool, store and board (as separate processes would), so a confirm
  * raised on A is listed on B, decided there, and A's waiting call answers within a second
  * and writes the outcome's one audit row; timeouts, withdrawals, racing decisions, a failing
  * audit and a stopped database all end closed; tenants are walled.
@@ -18,9 +18,9 @@ import {
   startPostgres,
 } from "../../tests/helpers/postgres.ts";
 import { pending } from "../../tests/helpers/pending_approval.ts";
-import type { Approval, ApprovalEvent } from "./approval_queue.ts";
-import { PgApprovalBoard } from "./pg_approval_board.ts";
-import { SharedApprovals } from "./shared_approvals.ts";
+import type { Approval } from "../store/decision_store.ts";
+import { PgDecisionStore } from "../store/pg_decision_store.ts";
+import { ApprovalBoard, type ApprovalEvent } from "./approval_board.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -36,15 +36,15 @@ async function freshTenant(): Promise<string> {
 
 /** One runtime: its own pool, board, audit and approver. */
 interface Runtime {
-  board: PgApprovalBoard;
+  board: PgDecisionStore<"approval">;
   audit: MemorySink;
-  approvals: SharedApprovals;
+  approvals: ApprovalBoard;
   /** What its console's live view heard. */
   events: ApprovalEvent[];
 }
 
 /** `n` runtimes of a fresh tenant; the pools are tight, so a stopped server fails fast. */
-async function runtimes(n: number) {
+async function runtimes(n: number, options: { pollMs?: number } = {}) {
   const tenant = await freshTenant();
   const dbs = await Promise.all(
     Array.from(
@@ -56,9 +56,9 @@ async function runtimes(n: number) {
   const list: Runtime[] = [];
   const offs: (() => void)[] = [];
   for (const [i, db] of dbs.entries()) {
-    const board = await PgApprovalBoard.open(db, tenant, { runtime: `rt-${i}` });
+    const board = await PgDecisionStore.open(db, tenant, "approval", { runtime: `rt-${i}` });
     const audit = new MemorySink();
-    const approvals = new SharedApprovals(board, audit);
+    const approvals = new ApprovalBoard(board, audit, options);
     const events: ApprovalEvent[] = [];
     offs.push(approvals.subscribe((e) => events.push(e)));
     list.push({ board, audit, approvals, events });
@@ -82,7 +82,7 @@ async function listedOn(r: Runtime): Promise<Approval> {
   });
 }
 
-/** The audit row a waiting runtime writes, as `ApprovalQueue` writes it. */
+/** The audit row a waiting runtime writes, on any store. */
 function row(decision: AuditEvent["decision"], reason: string, rule: string | null): AuditEvent {
   return {
     session: "s-1",
@@ -97,7 +97,7 @@ function row(decision: AuditEvent["decision"], reason: string, rule: string | nu
   };
 }
 
-Deno.test("SharedApprovals: raised on A, listed on B, approved on B: A's call is approved within a second, one row on A", async () => {
+Deno.test("ApprovalBoard (PostgreSQL): raised on A, listed on B, approved on B: A's call is approved within a second, one row on A", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const answer = a.approvals.request(pending());
@@ -135,7 +135,7 @@ Deno.test("SharedApprovals: raised on A, listed on B, approved on B: A's call is
   assert.equal(await b.approvals.decide(crypto.randomUUID(), "deny", "console"), "unknown");
 });
 
-Deno.test("SharedApprovals: denied on B is CONFIRM_DENIED on A, with the deny row naming the door", async () => {
+Deno.test("ApprovalBoard (PostgreSQL): denied on B is CONFIRM_DENIED on A, with the deny row naming the door", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const answer = a.approvals.request(pending());
@@ -145,7 +145,7 @@ Deno.test("SharedApprovals: denied on B is CONFIRM_DENIED on A, with the deny ro
   assert.deepEqual(a.audit.rows, [row("deny", "CONFIRM_DENIED", "console")]);
 });
 
-Deno.test("SharedApprovals: unanswered, A's call times out, the row is expired, and a later decision on B is not_pending", async () => {
+Deno.test("ApprovalBoard (PostgreSQL): unanswered, A's call times out, the row is expired, and a later decision on B is not_pending", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const answer = a.approvals.request(pending({ timeoutMs: 400 }));
@@ -157,7 +157,7 @@ Deno.test("SharedApprovals: unanswered, A's call times out, the row is expired, 
   await until(() => b.events.some((e) => e.type === "expired" && e.approval.id === listed.id));
 });
 
-Deno.test("SharedApprovals: A's call going away withdraws it; B's decision is then not_pending", async () => {
+Deno.test("ApprovalBoard (PostgreSQL): A's call going away withdraws it; B's decision is then not_pending", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const abort = new AbortController();
@@ -180,7 +180,7 @@ Deno.test("SharedApprovals: A's call going away withdraws it; B's decision is th
   assert.deepEqual(await b.approvals.list("pending"), []);
 });
 
-Deno.test("SharedApprovals: of an approve on B and a deny on C at once exactly one wins, and A answers the winner", async () => {
+Deno.test("ApprovalBoard (PostgreSQL): of an approve on B and a deny on C at once exactly one wins, and A answers the winner", async () => {
   await using rt = await runtimes(3);
   const [a, b, c] = rt.list;
   for (let round = 0; round < 10; round++) {
@@ -204,7 +204,7 @@ Deno.test("SharedApprovals: of an approve on B and a deny on C at once exactly o
   }
 });
 
-Deno.test("SharedApprovals: an approval whose audit row cannot be written is denied AUDIT_UNAVAILABLE", async () => {
+Deno.test("ApprovalBoard (PostgreSQL): an approval whose audit row cannot be written is denied AUDIT_UNAVAILABLE", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   a.audit.failing = true;
@@ -215,7 +215,7 @@ Deno.test("SharedApprovals: an approval whose audit row cannot be written is den
   assert.deepEqual(a.audit.rows, []);
 });
 
-Deno.test("SharedApprovals: without details, or once closed, nothing is posted: CONFIRM_UNAVAILABLE, no row", async () => {
+Deno.test("ApprovalBoard (PostgreSQL): without details, or once closed, nothing is posted: CONFIRM_UNAVAILABLE, no row", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   assert.deepEqual(await a.approvals.request(pending({ details: undefined })), {
@@ -226,7 +226,7 @@ Deno.test("SharedApprovals: without details, or once closed, nothing is posted: 
   assert.deepEqual(a.audit.rows, []);
 });
 
-Deno.test("SharedApprovals: close() withdraws the runtime's waiting calls; the others' stay", async () => {
+Deno.test("ApprovalBoard (PostgreSQL): close() withdraws the runtime's waiting calls; the others' stay", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const mine = a.approvals.request(pending());
@@ -248,7 +248,7 @@ Deno.test("SharedApprovals: close() withdraws the runtime's waiting calls; the o
   });
 });
 
-Deno.test("SharedApprovals: tenants are walled: another tenant's runtime lists, hears and decides nothing of A's", async () => {
+Deno.test("ApprovalBoard (PostgreSQL): tenants are walled: another tenant's runtime lists, hears and decides nothing of A's", async () => {
   await using acme = await runtimes(2);
   await using globex = await runtimes(1);
   const [a, b] = acme.list;
@@ -267,7 +267,7 @@ Deno.test("SharedApprovals: tenants are walled: another tenant's runtime lists, 
   assert.deepEqual(await g.approvals.list(), []);
 });
 
-Deno.test("SharedApprovals: a database down while A waits is waited out, and a decision after it is honoured", async () => {
+Deno.test("ApprovalBoard (PostgreSQL): a database down while A waits is waited out, and a decision after it is honoured", async () => {
   using _faults = clientFaultsTolerated();
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
@@ -287,7 +287,7 @@ Deno.test("SharedApprovals: a database down while A waits is waited out, and a d
   assert.deepEqual(a.audit.rows, [row("allow", "APPROVED", "console")]);
 });
 
-Deno.test("SharedApprovals: a database still down at the deadline is a timeout, never an approval", async () => {
+Deno.test("ApprovalBoard (PostgreSQL): a database still down at the deadline is a timeout, never an approval", async () => {
   using _faults = clientFaultsTolerated();
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
@@ -302,7 +302,7 @@ Deno.test("SharedApprovals: a database still down at the deadline is a timeout, 
   }
 });
 
-Deno.test("SharedApprovals: a post while the database is stopped is CONFIRM_UNAVAILABLE, within the pool's bounds", async () => {
+Deno.test("ApprovalBoard (PostgreSQL): a post while the database is stopped is CONFIRM_UNAVAILABLE, within the pool's bounds", async () => {
   using _faults = clientFaultsTolerated();
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
@@ -324,4 +324,17 @@ Deno.test("SharedApprovals: a post while the database is stopped is CONFIRM_UNAV
   assert.deepEqual(await until(() => b.approvals.list().catch(() => undefined)), []);
 });
 
-Deno.test(clusterTeardown("SharedApprovals tests", pg, owner));
+Deno.test("ApprovalBoard (PostgreSQL): a decision made without a notification is still heard, by the poll", async () => {
+  await using rt = await runtimes(1, { pollMs: 100 });
+  const [a] = rt.list;
+  const answer = a.approvals.request(pending());
+  const listed = await listedOn(a);
+  // The owner decides behind the boards' backs: no NOTIFY.
+  await owner.transaction((tx) =>
+    tx`UPDATE approvals SET state = 'denied', decided_at = now(), decided_by = 'owner'
+      WHERE id = ${listed.id}`
+  );
+  assert.deepEqual(await answer, { outcome: "denied", reason: "CONFIRM_DENIED" });
+});
+
+Deno.test(clusterTeardown("ApprovalBoard (PostgreSQL) tests", pg, owner));

@@ -1,6 +1,6 @@
 /**
- * Operator questions shared across runtimes in a real PostgreSQL, through `SharedQuestions`
- * over `PgQuestionBoard`: each runtime has its own pool, board and questions (as separate
+ * Operator questions shared across runtimes in a real PostgreSQL, through `QuestionBoard`
+ * over a `PgDecisionStore`: each runtime has its own pool, store and board (as separate
  * processes would), so a question asked on A is listed on B, answered there, and A's waiting
  * call returns the answer within a second after writing the outcome's one audit row (never
  * the question's or the answer's text); racing answers, timeouts, withdrawals, a failing
@@ -27,14 +27,11 @@ import {
   clusterTeardown,
   startPostgres,
 } from "../../tests/helpers/postgres.ts";
-import { PgQuestionBoard, QUESTIONS_CHANNEL } from "./pg_question_board.ts";
-import {
-  type AskOutcome,
-  type HumanQuestion,
-  QUESTION_MAX_CHARS,
-  type QuestionEvent,
-} from "./questions.ts";
-import { SharedQuestions } from "./shared_questions.ts";
+import { type HumanQuestion, QUESTION_MAX_CHARS } from "../store/decision_store.ts";
+import { DECISION_CHANNELS, PgDecisionStore } from "../store/pg_decision_store.ts";
+import { type AskOutcome, QuestionBoard, type QuestionEvent } from "./question_board.ts";
+
+const QUESTIONS_CHANNEL = DECISION_CHANNELS.question;
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -51,9 +48,9 @@ async function freshTenant(): Promise<string> {
 /** One runtime: its own pool, board, audit and questions. */
 interface Runtime {
   db: PgDatabase;
-  board: PgQuestionBoard;
+  board: PgDecisionStore<"question">;
   audit: MemorySink;
-  questions: SharedQuestions;
+  questions: QuestionBoard;
   /** What its console's live view heard. */
   events: QuestionEvent[];
 }
@@ -74,12 +71,9 @@ async function runtimes(n: number, options: { tenant?: string; pollMs?: number }
   const list: Runtime[] = [];
   const offs: (() => void)[] = [];
   for (const [i, db] of dbs.entries()) {
-    const board = await PgQuestionBoard.open(db, tenant, {
-      runtime: `rt-${i}`,
-      pollMs: options.pollMs,
-    });
+    const board = await PgDecisionStore.open(db, tenant, "question", { runtime: `rt-${i}` });
     const audit = new MemorySink();
-    const questions = new SharedQuestions(board, audit);
+    const questions = new QuestionBoard(board, audit, { pollMs: options.pollMs });
     const events: QuestionEvent[] = [];
     offs.push(questions.subscribe((e) => events.push(e)));
     list.push({ db, board, audit, questions, events });
@@ -109,7 +103,7 @@ function ask(question = `Which account? marker-${crypto.randomUUID()}`) {
   return { question, agent: "alice", session: "s-1" };
 }
 
-/** The audit row `HumanQuestions` writes for an outcome. */
+/** The audit row a waiting runtime writes for an outcome. */
 function row(reason: string, rule: string | null = null): AuditEvent {
   return {
     session: "s-1",
@@ -137,7 +131,7 @@ function settledLater<T>(promise: Promise<T>): Promise<T> {
   return promise;
 }
 
-Deno.test("SharedQuestions: asked on A, listed and answered on B: A gets the answer within a second, one row on A", async () => {
+Deno.test("QuestionBoard (PostgreSQL): asked on A, listed and answered on B: A gets the answer within a second, one row on A", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const asked = ask();
@@ -166,7 +160,7 @@ Deno.test("SharedQuestions: asked on A, listed and answered on B: A gets the ans
   assert.equal(mine[1].question.answer, "the savings one");
   assert.equal(mine[1].question.answered_by, "api");
   await until(() => a.events.some((e) => e.type === "answered"));
-  // Both list it as answered now, newest first, with the shape HumanQuestions lists.
+  // Both list it as answered now, newest first, with the shape every store lists.
   assert.deepEqual(await b.questions.list("pending"), []);
   const [done] = await a.questions.list("answered");
   assert.equal(done.id, listed.id);
@@ -180,7 +174,7 @@ Deno.test("SharedQuestions: asked on A, listed and answered on B: A gets the ans
   assert.equal((await a.board.get(listed.id))?.answer, "the savings one");
 });
 
-Deno.test("SharedQuestions: the pending list is newest first, pending before finished", async () => {
+Deno.test("QuestionBoard (PostgreSQL): the pending list is newest first, pending before finished", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const first = settledLater(a.questions.ask(ask("first"), 60_000));
@@ -201,7 +195,7 @@ Deno.test("SharedQuestions: the pending list is newest first, pending before fin
   assert.deepEqual(await second, { answer: "two" });
 });
 
-Deno.test("SharedQuestions: of two answers on B and C at once exactly one wins, and A returns the winner's", async () => {
+Deno.test("QuestionBoard (PostgreSQL): of two answers on B and C at once exactly one wins, and A returns the winner's", async () => {
   await using rt = await runtimes(3);
   const [a, b, c] = rt.list;
   for (let round = 0; round < 10; round++) {
@@ -225,7 +219,7 @@ Deno.test("SharedQuestions: of two answers on B and C at once exactly one wins, 
   }
 });
 
-Deno.test("SharedQuestions: unanswered, A's ask times out, the question is expired, and a later answer on B is not_pending", async () => {
+Deno.test("QuestionBoard (PostgreSQL): unanswered, A's ask times out, the question is expired, and a later answer on B is not_pending", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const answer = a.questions.ask(ask(), 400);
@@ -241,7 +235,7 @@ Deno.test("SharedQuestions: unanswered, A's ask times out, the question is expir
   assert.equal(done.answered_at, undefined);
 });
 
-Deno.test("SharedQuestions: A's call going away withdraws the question (ASK_WITHDRAWN); B's answer is then not_pending", async () => {
+Deno.test("QuestionBoard (PostgreSQL): A's call going away withdraws the question (ASK_WITHDRAWN); B's answer is then not_pending", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const abort = new AbortController();
@@ -262,7 +256,7 @@ Deno.test("SharedQuestions: A's call going away withdraws the question (ASK_WITH
   assert.deepEqual(a.audit.rows, [row("ASK_WITHDRAWN"), row("ASK_WITHDRAWN")]);
 });
 
-Deno.test("SharedQuestions: close() withdraws the runtime's waiting questions, the others' stay; later asks are ASK_UNAVAILABLE", async () => {
+Deno.test("QuestionBoard (PostgreSQL): close() withdraws the runtime's waiting questions, the others' stay; later asks are ASK_UNAVAILABLE", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const mine = settledLater(a.questions.ask(ask("mine"), 60_000));
@@ -280,7 +274,7 @@ Deno.test("SharedQuestions: close() withdraws the runtime's waiting questions, t
   assert.deepEqual(await b.questions.list("pending"), []);
 });
 
-Deno.test("SharedQuestions: an answer whose audit row cannot be written is AUDIT_UNAVAILABLE, never returned", async () => {
+Deno.test("QuestionBoard (PostgreSQL): an answer whose audit row cannot be written is AUDIT_UNAVAILABLE, never returned", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   a.audit.failing = true;
@@ -297,7 +291,7 @@ Deno.test("SharedQuestions: an answer whose audit row cannot be written is AUDIT
   assert.deepEqual(await a.questions.ask(ask(), 100), { timeout: true });
 });
 
-Deno.test("SharedQuestions: long texts are cut to QUESTION_MAX_CHARS (not inside a surrogate pair) and NUL is kept as U+FFFD", async () => {
+Deno.test("QuestionBoard (PostgreSQL): long texts are cut to QUESTION_MAX_CHARS (not inside a surrogate pair) and NUL is kept as U+FFFD", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const long = "q".repeat(QUESTION_MAX_CHARS - 1) + "😀" + "tail";
@@ -321,7 +315,7 @@ Deno.test("SharedQuestions: long texts are cut to QUESTION_MAX_CHARS (not inside
   assert.deepEqual(await nul, { answer: "ok" });
 });
 
-Deno.test("SharedQuestions: tenants are walled: another tenant's runtime lists, hears and answers nothing of A's", async () => {
+Deno.test("QuestionBoard (PostgreSQL): tenants are walled: another tenant's runtime lists, hears and answers nothing of A's", async () => {
   await using acme = await runtimes(2);
   await using globex = await runtimes(1);
   const [a, b] = acme.list;
@@ -343,12 +337,12 @@ Deno.test("SharedQuestions: tenants are walled: another tenant's runtime lists, 
   assert.deepEqual(g.audit.rows, []);
 });
 
-Deno.test("SharedQuestions: neither the question's text nor the answer reaches an audit row (the tenant's real chain)", async () => {
+Deno.test("QuestionBoard (PostgreSQL): neither the question's text nor the answer reaches an audit row (the tenant's real chain)", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const store = new PgAuditLog(a.db, rt.tenant, { redactor: new Redactor() });
   await using sink = new PgAuditSink(store);
-  const questions = new SharedQuestions(a.board, sink);
+  const questions = new QuestionBoard(a.board, sink);
   try {
     const asked = ask(`Q-TEXT-${crypto.randomUUID()}`);
     const answerText = `A-TEXT-${crypto.randomUUID()}`;
@@ -386,7 +380,7 @@ Deno.test("SharedQuestions: neither the question's text nor the answer reaches a
   }
 });
 
-Deno.test("SharedQuestions: a login push is a shared question: approved on B lets A's login go on; anything else refuses it", async () => {
+Deno.test("QuestionBoard (PostgreSQL): a login push is a shared question: approved on B lets A's login go on; anything else refuses it", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const push = consolePushChannel(a.questions, { id: "s-1", agent: "alice" }, 60_000);
@@ -405,7 +399,7 @@ Deno.test("SharedQuestions: a login push is a shared question: approved on B let
   );
 });
 
-Deno.test("SharedQuestions: an answer made without a notification is still heard, by the poll; a spoofed NOTIFY settles nothing", async () => {
+Deno.test("QuestionBoard (PostgreSQL): an answer made without a notification is still heard, by the poll; a spoofed NOTIFY settles nothing", async () => {
   await using rt = await runtimes(1, { pollMs: 100 });
   const [a] = rt.list;
   const answer = a.questions.ask(ask(), 60_000);
@@ -436,7 +430,7 @@ Deno.test("SharedQuestions: an answer made without a notification is still heard
 const REFUSED =
   /QUESTION_FINAL|permission denied|must be (the )?owner|row-level security|check constraint/i;
 
-Deno.test("SharedQuestions: the runtime's role cannot rewrite a finished question, nor change a pending one but by its outcome", async () => {
+Deno.test("QuestionBoard (PostgreSQL): the runtime's role cannot rewrite a finished question, nor change a pending one but by its outcome", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const t = rt.tenant;
@@ -542,7 +536,7 @@ Deno.test("SharedQuestions: the runtime's role cannot rewrite a finished questio
   assert.equal(final?.question, "answered one");
 });
 
-Deno.test("SharedQuestions: the runtime's role cannot read, answer, plant or move into another tenant's questions", async () => {
+Deno.test("QuestionBoard (PostgreSQL): the runtime's role cannot read, answer, plant or move into another tenant's questions", async () => {
   await using acme = await runtimes(1);
   await using globex = await runtimes(2);
   const [g, g2] = globex.list;
@@ -619,7 +613,7 @@ Deno.test("SharedQuestions: the runtime's role cannot read, answer, plant or mov
 // ---------------------------------------------------------------------------------------------
 // A stopped database: waited out, or a refusal; never an answer nobody gave
 
-Deno.test("SharedQuestions: a database down while A waits is waited out, and the answer given after it is returned", async () => {
+Deno.test("QuestionBoard (PostgreSQL): a database down while A waits is waited out, and the answer given after it is returned", async () => {
   using _faults = clientFaultsTolerated();
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
@@ -642,7 +636,7 @@ Deno.test("SharedQuestions: a database down while A waits is waited out, and the
   assert.deepEqual(a.audit.rows, [row("ANSWERED", "console")]);
 });
 
-Deno.test("SharedQuestions: a database still down at the deadline is a timeout, never an answer", async () => {
+Deno.test("QuestionBoard (PostgreSQL): a database still down at the deadline is a timeout, never an answer", async () => {
   using _faults = clientFaultsTolerated();
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
@@ -663,7 +657,7 @@ Deno.test("SharedQuestions: a database still down at the deadline is a timeout, 
   assert.deepEqual(await b.questions.list("pending"), []);
 });
 
-Deno.test("SharedQuestions: an ask while the database is stopped rejects ASK_UNAVAILABLE, within the pool's bounds: no timeout, no row; a push refuses the same way", async () => {
+Deno.test("QuestionBoard (PostgreSQL): an ask while the database is stopped rejects ASK_UNAVAILABLE, within the pool's bounds: no timeout, no row; a push refuses the same way", async () => {
   using _faults = clientFaultsTolerated();
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
@@ -688,4 +682,4 @@ Deno.test("SharedQuestions: an ask while the database is stopped rejects ASK_UNA
   assert.deepEqual(await until(() => b.questions.list().catch(() => undefined)), []);
 });
 
-Deno.test(clusterTeardown("SharedQuestions tests", pg, owner));
+Deno.test(clusterTeardown("QuestionBoard (PostgreSQL) tests", pg, owner));
