@@ -42,8 +42,10 @@ const TIMEOUT = "CONFIRM_TIMEOUT";
 const WITHDRAWN = "CONFIRM_WITHDRAWN";
 
 /** An approval's rules on the board: its audit rows, origin and method only. */
-const RULES: DecisionKindRules<"approval"> = {
+const RULES: DecisionKindRules<"approval", ApprovalEvent, "decided"> = {
   noun: "an approval",
+  finished: "decided",
+  event: (approval) => ({ type: eventOf(approval.state), approval }),
   acted: "approved",
   row(record, state, final) {
     const [decision, reason]: [AuditEvent["decision"], string] = state === "approved"
@@ -90,17 +92,15 @@ export function approvalRecord(pending: PendingApproval, now: number): Approval 
   };
 }
 
-/** The `Approver` and console port of one runtime, over its approvals' store. */
-export class ApprovalBoard implements Approver {
-  readonly #board: DecisionBoard<"approval">;
-
+/**
+ * The `Approver` and console port of one runtime, over its approvals' store (`list`,
+ * `subscribe` and `close` are the board's).
+ */
+export class ApprovalBoard extends DecisionBoard<"approval", ApprovalEvent, "decided">
+  implements Approver {
   /** `audit` receives one row per outcome of this runtime's calls. */
-  constructor(
-    store: DecisionStore<"approval">,
-    audit: BoardAudit,
-    options: DecisionBoardOptions = {},
-  ) {
-    this.#board = new DecisionBoard(store, audit, RULES, options);
+  constructor(store: DecisionStore<"approval">, audit: BoardAudit, options?: DecisionBoardOptions) {
+    super(store, audit, RULES, options);
   }
 
   /**
@@ -109,9 +109,9 @@ export class ApprovalBoard implements Approver {
    * a human: `CONFIRM_UNAVAILABLE` at once, nothing posted, no row.
    */
   async request(pending: PendingApproval, signal?: AbortSignal): Promise<ApprovalOutcome> {
-    const record = approvalRecord(pending, this.#board.now());
-    if (!record || this.#board.closed) return { outcome: "denied", reason: "CONFIRM_UNAVAILABLE" };
-    const end = await this.#board.run(record, waitMs(pending.timeoutMs), signal);
+    const record = approvalRecord(pending, this.now());
+    if (!record || this.closed) return { outcome: "denied", reason: "CONFIRM_UNAVAILABLE" };
+    const end = await this.run(record, waitMs(pending.timeoutMs), signal);
     // Nobody could be asked: no row, the call's refusal is what the agent sees.
     if (end.kind === "unposted") return { outcome: "denied", reason: "CONFIRM_UNAVAILABLE" };
     switch (end.state) {
@@ -133,27 +133,7 @@ export class ApprovalBoard implements Approver {
    * `not_pending` when already decided, expired or withdrawn (409), `unknown` when none (404).
    */
   async decide(id: string, decision: ApprovalDecision, by: string): Promise<SettleResult> {
-    return await this.#board.decide(id, {
-      state: decision === "approve" ? "approved" : "denied",
-      by,
-    });
-  }
-
-  /** Approvals newest first: the pending ones, the finished ones, or both (pending first). */
-  async list(state?: "pending" | "decided"): Promise<Approval[]> {
-    return await this.#board.list(state === "decided" ? "finished" : state);
-  }
-
-  /** Hears every change (`added`, `decided`, `expired`, `withdrawn`); returns the unsubscribe. */
-  subscribe(listener: (event: ApprovalEvent) => void): () => void {
-    return this.#board.subscribe((approval) =>
-      listener({ type: eventOf(approval.state), approval })
-    );
-  }
-
-  /** Withdraws every waiting call (the runtime is stopping) and waits for their rows. */
-  async close(): Promise<void> {
-    await this.#board.close();
+    return await this.outcome(id, { state: decision === "approve" ? "approved" : "denied", by });
   }
 }
 

@@ -18,7 +18,7 @@ import { PgDatabase } from "../store/pg_database.ts";
 import { addTenant } from "../store/pg_tenants.ts";
 import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import { pending } from "../../tests/helpers/pending_approval.ts";
-import { type Approval, type SettleResult as DecideResult } from "../store/decision_store.ts";
+import type { Approval, SettleResult as DecideResult } from "../store/decision_store.ts";
 import { MemoryDecisionStore } from "../store/memory_decision_store.ts";
 import { PgDecisionStore } from "../store/pg_decision_store.ts";
 import { ApprovalBoard, type ApprovalDecision, type ApprovalEvent } from "./approval_board.ts";

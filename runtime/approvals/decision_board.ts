@@ -51,10 +51,17 @@ export interface DecisionBoardOptions {
   graceMs?: number;
 }
 
-/** What a kind tells the board: its noun and the audit row of each of its outcomes. */
-export interface DecisionKindRules<K extends DecisionKind> {
+/**
+ * What a kind tells the board: its noun, the audit row of each of its outcomes, and how the
+ * console names its finished records and hears its changes.
+ */
+export interface DecisionKindRules<K extends DecisionKind, E, F extends string> {
   /** One record in log lines (`an approval`, `a question`). */
   noun: string;
+  /** What the console calls the finished records (`decided`, `answered`). */
+  finished: F;
+  /** The live view's event of `record`, which just moved. */
+  event(record: DecisionRecord<K>): E;
   /** The state a call acts on (`approved`, `answered`): undone when its row is not kept. */
   acted: FinalState<K>;
   /** The audit row of `record` ending as `state` (`final`: as read back from the store). */
@@ -95,19 +102,22 @@ export function waitMs(timeoutMs: number): number {
   return Number.isFinite(timeoutMs) ? Math.min(Math.max(0, timeoutMs), MAX_DELAY_MS) : 0;
 }
 
-/** One runtime's board of one kind: its calls' waits, and the console's view of the store. */
-export class DecisionBoard<K extends DecisionKind> {
+/**
+ * One runtime's board of one kind: its calls' waits, and the console's view of the store. A
+ * kind (`ApprovalBoard`, `QuestionBoard`) extends it with its call and its human's outcome.
+ */
+export class DecisionBoard<K extends DecisionKind, E, F extends string> {
   readonly #store: DecisionStore<K>;
   readonly #audit: BoardAudit;
-  readonly #rules: DecisionKindRules<K>;
+  readonly #rules: DecisionKindRules<K, E, F>;
   readonly #pollMs: number;
   readonly #graceMs: number;
   /** The records' clock. */
-  readonly now: () => number;
+  protected readonly now: () => number;
   /** Calls waiting on an id's notification. */
   readonly #waiting = new Map<string, Set<() => void>>();
   /** The console's live views: told each record whose state moved. */
-  readonly #views = new Set<(record: DecisionRecord<K>) => void>();
+  readonly #views = new Set<(event: E) => void>();
   #offStore: (() => void) | undefined;
   /** The last state announced, per id (insertion order: oldest first). */
   readonly #seen = new Map<string, string>();
@@ -121,7 +131,7 @@ export class DecisionBoard<K extends DecisionKind> {
   constructor(
     store: DecisionStore<K>,
     audit: BoardAudit,
-    rules: DecisionKindRules<K>,
+    rules: DecisionKindRules<K, E, F>,
     options: DecisionBoardOptions = {},
   ) {
     this.#store = store;
@@ -134,26 +144,19 @@ export class DecisionBoard<K extends DecisionKind> {
   }
 
   /** True once `close()` was called. */
-  get closed(): boolean {
+  protected get closed(): boolean {
     return this.#closed;
-  }
-
-  /**
-   * A human's outcome of record `id`, whichever runtime posted it: `ok` when it won; the
-   * waiting runtime then answers its call. Rejects with `DB_UNAVAILABLE` when the store
-   * cannot be reached.
-   */
-  async decide(id: string, outcome: HumanOutcome<K>): Promise<SettleResult> {
-    return await this.#store.decide(id, outcome);
   }
 
   /**
    * The records of every runtime, newest first: the pending ones, the finished ones, or both
    * (pending first). Rejects with `DB_UNAVAILABLE` when the store cannot be reached.
    */
-  async list(which?: "pending" | "finished"): Promise<DecisionRecord<K>[]> {
-    const pending = which === "finished" ? [] : (await this.#store.list("pending")).reverse();
-    const finished = which === "pending" ? [] : await this.#store.list("finished");
+  async list(state?: "pending" | F): Promise<DecisionRecord<K>[]> {
+    const pending = state && state !== "pending"
+      ? []
+      : (await this.#store.list("pending")).reverse();
+    const finished = state === "pending" ? [] : await this.#store.list("finished");
     return [...pending, ...finished];
   }
 
@@ -163,9 +166,9 @@ export class DecisionBoard<K extends DecisionKind> {
    * store was unreachable is not replayed: the console's list is the truth. Returns the
    * function that stops this one.
    */
-  subscribe(view: (record: DecisionRecord<K>) => void): () => void {
+  subscribe(listener: (event: E) => void): () => void {
     // A wrapper per call, so subscribing one function twice needs two unsubscribes.
-    const entry = (record: DecisionRecord<K>) => view(record);
+    const entry = (event: E) => listener(event);
     this.#views.add(entry);
     return () => {
       this.#views.delete(entry);
@@ -184,13 +187,28 @@ export class DecisionBoard<K extends DecisionKind> {
    * At the deadline the record is expired, unless another end got there first, which is then
    * honoured; a store that cannot say in time is `expired`: fail closed.
    */
-  run(record: DecisionRecord<K>, delayMs: number, signal?: AbortSignal): Promise<Settled<K>> {
+  protected run(
+    record: DecisionRecord<K>,
+    delayMs: number,
+    signal?: AbortSignal,
+  ): Promise<Settled<K>> {
     return this.#track(this.#run(record, delayMs, signal));
   }
 
   /**
+   * A human's outcome of record `id`, whichever runtime posted it: `ok` when it won (the
+   * waiting runtime then answers its call), `not_pending` when it had already ended or its time
+   * ran out (the API answers 409), `unknown` when there is none (404). Rejects with
+   * `DB_UNAVAILABLE` when the store cannot be reached.
+   */
+  protected async outcome(id: string, outcome: HumanOutcome<K>): Promise<SettleResult> {
+    return await this.#store.decide(id, outcome);
+  }
+
+  /**
    * The runtime is stopping: withdraws every waiting call (each writes its row), stops
-   * hearing the store and resolves once the work under way is done. The store stays open.
+   * hearing the store and resolves once the work under way is done; later calls are refused.
+   * The store stays open.
    */
   async close(): Promise<void> {
     this.#closed = true;
@@ -380,7 +398,7 @@ export class DecisionBoard<K extends DecisionKind> {
     if (this.#seen.size > SEEN_MAX) this.#seen.delete(this.#seen.keys().next().value!);
     for (const view of [...this.#views]) {
       try {
-        view(structuredClone(record));
+        view(this.#rules.event(structuredClone(record)));
       } catch (err) {
         // A broken browser tab must not stop the others, nor any call from resolving.
         log(`decisions: a listener failed: ${(err as Error)?.name ?? "error"}`);

@@ -17,13 +17,8 @@
 import { OmotaiError } from "../errors.ts";
 import type { DecisionStore, HumanQuestion, SettleResult } from "../store/decision_store.ts";
 import { questionText } from "../store/decision_store.ts";
-import {
-  type BoardAudit,
-  DecisionBoard,
-  type DecisionBoardOptions,
-  type DecisionKindRules,
-  waitMs,
-} from "./decision_board.ts";
+import type { BoardAudit, DecisionBoardOptions, DecisionKindRules } from "./decision_board.ts";
+import { DecisionBoard, waitMs } from "./decision_board.ts";
 
 /** What the console's live view hears. */
 export interface QuestionEvent {
@@ -42,8 +37,14 @@ export interface AskRequest {
 export type AskOutcome = { answer: string } | { timeout: true };
 
 /** A question's rules on the board: its audit rows, who and how it ended, never the text. */
-const RULES: DecisionKindRules<"question"> = {
+const RULES: DecisionKindRules<"question", QuestionEvent, "answered"> = {
   noun: "a question",
+  // Answered, expired and withdrawn ones alike.
+  finished: "answered",
+  event: (question) => ({
+    type: question.state === "pending" ? "added" : question.state,
+    question,
+  }),
   acted: "answered",
   row: (record, state, final) => ({
     session: record.session,
@@ -60,17 +61,15 @@ function withdrawnError(): OmotaiError {
   return new OmotaiError("ASK_WITHDRAWN", "the question was withdrawn: the call was cancelled");
 }
 
-/** The questions of one runtime, over its questions' store. */
-export class QuestionBoard {
-  readonly #board: DecisionBoard<"question">;
-
+/**
+ * The questions of one runtime, over its questions' store (`list`, `subscribe` and `close`
+ * are the board's: a closed board withdraws its waiting questions, whose `ask`s reject with
+ * `ASK_WITHDRAWN`, and refuses later ones with `ASK_UNAVAILABLE`).
+ */
+export class QuestionBoard extends DecisionBoard<"question", QuestionEvent, "answered"> {
   /** `audit` receives one row per outcome of this runtime's questions (never their text). */
-  constructor(
-    store: DecisionStore<"question">,
-    audit: BoardAudit,
-    options: DecisionBoardOptions = {},
-  ) {
-    this.#board = new DecisionBoard(store, audit, RULES, options);
+  constructor(store: DecisionStore<"question">, audit: BoardAudit, options?: DecisionBoardOptions) {
+    super(store, audit, RULES, options);
   }
 
   /**
@@ -80,15 +79,15 @@ export class QuestionBoard {
    * closed), `AUDIT_UNAVAILABLE` when an answer came but its row could not be written.
    */
   async ask(request: AskRequest, timeoutMs: number, signal?: AbortSignal): Promise<AskOutcome> {
-    const now = this.#board.now();
+    const now = this.now();
     const delay = waitMs(timeoutMs);
-    if (this.#board.closed) {
+    if (this.closed) {
       throw new OmotaiError(
         "ASK_UNAVAILABLE",
         "the runtime is stopping: the operator cannot be asked",
       );
     }
-    const end = await this.#board.run(
+    const end = await this.run(
       {
         id: crypto.randomUUID(),
         agent: request.agent,
@@ -130,29 +129,6 @@ export class QuestionBoard {
    * (`console`, `api`). `not_pending` when already answered, expired or withdrawn.
    */
   async answer(id: string, text: string, by: string): Promise<SettleResult> {
-    return await this.#board.decide(id, { state: "answered", answer: text, by });
-  }
-
-  /**
-   * Questions newest first: the pending ones, the finished ones (answered, expired,
-   * withdrawn: `"answered"`), or both (pending first).
-   */
-  async list(state?: "pending" | "answered"): Promise<HumanQuestion[]> {
-    return await this.#board.list(state === "answered" ? "finished" : state);
-  }
-
-  /** Hears every change (`added`, `answered`, `expired`, `withdrawn`); returns the unsubscribe. */
-  subscribe(listener: (event: QuestionEvent) => void): () => void {
-    return this.#board.subscribe((question) =>
-      listener({ type: question.state === "pending" ? "added" : question.state, question })
-    );
-  }
-
-  /**
-   * The runtime is stopping: withdraws waiting questions (their `ask`s reject with
-   * `ASK_WITHDRAWN`, each after its row); later `ask`s reject with `ASK_UNAVAILABLE`.
-   */
-  async close(): Promise<void> {
-    await this.#board.close();
+    return await this.outcome(id, { state: "answered", answer: text, by });
   }
 }

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { log } from "../log.ts";
 import type { RequestView } from "../net/request_view.ts";
 
 /** The longest question or answer kept, in characters; longer ones are cut. */
@@ -146,4 +147,33 @@ export function questionText(text: string): string {
 /** Who decided, as kept: 40 characters at most, no NUL. */
 export function deciderText(by: string): string {
   return questionText(by.slice(0, 40)).slice(0, 40);
+}
+
+/**
+ * The listeners of a store's `listen`, for its adapters: each hears every id told; one that
+ * throws is logged and skipped (the calls waiting on the others must still wake).
+ */
+export class IdListeners {
+  readonly #listeners = new Set<(id: string) => void>();
+
+  /** Adds `listener`; returns the function that removes it. */
+  add(listener: (id: string) => void): () => void {
+    // A wrapper per call, so adding one function twice needs two removals.
+    const entry = (id: string) => listener(id);
+    this.#listeners.add(entry);
+    return () => {
+      this.#listeners.delete(entry);
+    };
+  }
+
+  /** Tells every listener `id`. */
+  tell(id: string): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(id);
+      } catch (err) {
+        log(`decisions: a listener failed: ${(err as Error)?.name ?? "error"}`);
+      }
+    }
+  }
 }

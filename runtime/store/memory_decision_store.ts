@@ -6,19 +6,21 @@
  *
  * @module
  */
+import type {
+  DecisionKind,
+  DecisionRecord,
+  DecisionStore,
+  Ending,
+  HumanOutcome,
+  SettleResult,
+} from "./decision_store.ts";
 import {
   deciderText,
   DECISION_HISTORY,
-  type DecisionKind,
-  type DecisionRecord,
-  type DecisionStore,
-  type Ending,
-  type HumanOutcome,
+  IdListeners,
   questionText,
-  type SettleResult,
   UNRUN_BY,
 } from "./decision_store.ts";
-import { log } from "../log.ts";
 
 /** Options of `MemoryDecisionStore`. */
 export interface MemoryDecisionStoreOptions {
@@ -34,7 +36,7 @@ export class MemoryDecisionStore<K extends DecisionKind> implements DecisionStor
   readonly #pending = new Map<string, DecisionRecord<K>>();
   /** Finished records, newest first. */
   #finished: DecisionRecord<K>[] = [];
-  readonly #listeners = new Set<(id: string) => void>();
+  readonly #listeners = new IdListeners();
 
   constructor(kind: K, options: MemoryDecisionStoreOptions = {}) {
     this.kind = kind;
@@ -117,12 +119,7 @@ export class MemoryDecisionStore<K extends DecisionKind> implements DecisionStor
   }
 
   listen(listener: (id: string) => void): () => void {
-    // A wrapper per call, so adding one function twice needs two removals.
-    const entry = (id: string) => listener(id);
-    this.#listeners.add(entry);
-    return () => {
-      this.#listeners.delete(entry);
-    };
+    return this.#listeners.add(listener);
   }
 
   #find(id: string): DecisionRecord<K> | undefined {
@@ -138,13 +135,6 @@ export class MemoryDecisionStore<K extends DecisionKind> implements DecisionStor
   }
 
   #notify(id: string): void {
-    for (const listener of [...this.#listeners]) {
-      try {
-        listener(id);
-      } catch (err) {
-        // A broken listener must not stop the others (the waiting calls among them).
-        log(`decisions: a listener failed: ${(err as Error)?.name ?? "error"}`);
-      }
-    }
+    this.#listeners.tell(id);
   }
 }

@@ -27,6 +27,7 @@ import {
   type Ending,
   type HumanOutcome,
   type HumanQuestion,
+  IdListeners,
   type QuestionState,
   questionText,
   type SettleResult,
@@ -119,7 +120,7 @@ export class PgDecisionStore<K extends DecisionKind> implements DecisionStore<K>
   readonly #runtime: string;
   readonly #table: Table<K>;
   readonly #channel: string;
-  readonly #listeners = new Set<(id: string) => void>();
+  readonly #listeners = new IdListeners();
   #unlisten: (() => Promise<void>) | undefined;
 
   private constructor(db: PgDatabase, tenant: string, kind: K, runtime: string) {
@@ -217,12 +218,7 @@ export class PgDecisionStore<K extends DecisionKind> implements DecisionStore<K>
   }
 
   listen(listener: (id: string) => void): () => void {
-    // A wrapper per call, so adding one function twice needs two removals.
-    const entry = (id: string) => listener(id);
-    this.#listeners.add(entry);
-    return () => {
-      this.#listeners.delete(entry);
-    };
+    return this.#listeners.add(listener);
   }
 
   /** Stops listening; waiting calls go on by the board's poll until they settle. */
@@ -237,13 +233,7 @@ export class PgDecisionStore<K extends DecisionKind> implements DecisionStore<K>
   #notified(id: string): void {
     // Not an id of ours (anyone may NOTIFY): nothing to read back.
     if (!ID.test(id)) return;
-    for (const listener of [...this.#listeners]) {
-      try {
-        listener(id);
-      } catch (err) {
-        log(`decisions: a listener failed: ${(err as Error)?.name ?? "error"}`);
-      }
-    }
+    this.#listeners.tell(id);
   }
 }
 
