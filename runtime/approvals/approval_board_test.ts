@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { MemorySink } from "../../tests/helpers/memory_sink.ts";
 import { formDetails, pending as heldClick } from "../../tests/helpers/pending_approval.ts";
 import { until } from "../../tests/helpers/until.ts";
+import { approvalRow } from "../../tests/helpers/decision_boards.ts";
 import type { PendingApproval } from "../gate/approver.ts";
 import { MemoryDecisionStore } from "../store/memory_decision_store.ts";
 import { ApprovalBoard, type ApprovalEvent } from "./approval_board.ts";
@@ -66,17 +67,7 @@ Deno.test("ApprovalBoard.request() lists the approval and resolves approved on a
   const [decided] = await queue.list("decided");
   assert.equal(decided.state, "approved");
   assert.equal(decided.decided_by, "console");
-  assert.deepEqual(sink.rows, [{
-    session: "s-1",
-    agent: "alice",
-    kind: "approval",
-    source: "operator",
-    origin: "https://bank.test",
-    method: "POST",
-    decision: "allow",
-    reason: "APPROVED",
-    rule: "console",
-  }]);
+  assert.deepEqual(sink.rows, [approvalRow("allow", "APPROVED", "console")]);
 });
 
 Deno.test("ApprovalBoard.request() keeps a script write's kind and its own copy of the request", async () => {
