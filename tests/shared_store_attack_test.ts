@@ -18,9 +18,9 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import postgres from "postgres";
 import { PgAgentStore } from "../runtime/agents/pg_agent_store.ts";
-import type { Approval } from "../runtime/approvals/approval_queue.ts";
-import { PgApprovalBoard } from "../runtime/approvals/pg_approval_board.ts";
-import { approvalRecord } from "../runtime/approvals/shared_approvals.ts";
+import type { Approval } from "../runtime/store/decision_store.ts";
+import { PgDecisionStore } from "../runtime/store/pg_decision_store.ts";
+import { approvalRecord } from "../runtime/approvals/approval_board.ts";
 import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
 import { type Runtime, startRuntime } from "../runtime/cli/start.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";
@@ -415,14 +415,18 @@ attack(
 attack(
   "approvals: acme's API, pages and live event stream show none of globex's approvals, and decide none of them by id",
   async () => {
-    const gBoard = await PgApprovalBoard.open(appDb, "globex", { runtime: "rt-globex-seed" });
-    const aBoard = await PgApprovalBoard.open(appDb, "acme", { runtime: "rt-acme-seed" });
+    const gBoard = await PgDecisionStore.open(appDb, "globex", "approval", {
+      runtime: "rt-globex-seed",
+    });
+    const aBoard = await PgDecisionStore.open(appDb, "acme", "approval", {
+      runtime: "rt-acme-seed",
+    });
     const gPending = seeded("gina");
     const gDecided = seeded("gina");
     try {
       await gBoard.post(gPending);
       await gBoard.post(gDecided);
-      assert.equal(await gBoard.decide(gDecided.id, "deny", "console"), "ok");
+      assert.equal(await gBoard.decide(gDecided.id, { state: "denied", by: "console" }), "ok");
       const ids = new Set([gPending.id, gDecided.id]);
       for (const q of ["", "?state=pending", "?state=decided"]) {
         const list = await json<Approval[]>(A, `/api/approvals${q}`);
@@ -467,10 +471,10 @@ attack(
       ctl.abort();
       await reading;
       assert.ok(!seen.includes(gNew.id), "globex's approval reached acme's live view");
-      await aBoard.finish(aNew.id, "withdrawn");
-      await gBoard.finish(gNew.id, "withdrawn");
+      await aBoard.end(aNew.id, "withdrawn");
+      await gBoard.end(gNew.id, "withdrawn");
     } finally {
-      await gBoard.finish(gPending.id, "withdrawn").catch(() => {});
+      await gBoard.end(gPending.id, "withdrawn").catch(() => {});
       await gBoard[Symbol.asyncDispose]();
       await aBoard[Symbol.asyncDispose]();
     }
@@ -927,12 +931,16 @@ attack(
     assert.equal(postsTo("/transfer"), posts);
     await click.p;
     // The board's own decide (what every console's decision runs): the timed-out approval.
-    const board = await PgApprovalBoard.open(appDb, "acme", { runtime: "rt-acme-check" });
+    const board = await PgDecisionStore.open(appDb, "acme", "approval", {
+      runtime: "rt-acme-check",
+    });
     try {
       let late = "";
       assert.ok(
         await eventually(async () => {
-          late = await board.decide(pending.id, "approve", "api").catch(() => "unavailable");
+          late = await board.decide(pending.id, { state: "approved", by: "api" }).catch(() =>
+            "unavailable"
+          );
           return late !== "unavailable";
         }, 30_000),
         "the database came back",

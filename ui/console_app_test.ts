@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { ApprovalQueue } from "../runtime/approvals/approval_queue.ts";
-import { HumanQuestions } from "../runtime/approvals/questions.ts";
+import { ApprovalBoard, QuestionBoard } from "../runtime/approvals/mod.ts";
+import { MemoryDecisionStore } from "../runtime/store/memory_decision_store.ts";
 import type { AuditRow } from "../runtime/audit/audit_row.ts";
 import type { ApprovalOutcome } from "../runtime/gate/approver.ts";
 import { MemorySink } from "../tests/helpers/memory_sink.ts";
@@ -174,8 +174,8 @@ function harness(
 ) {
   let clock = Date.parse("2025-06-01T00:00:00Z");
   const sink = new MemorySink();
-  const approvals = new ApprovalQueue(sink);
-  const questions = new HumanQuestions(sink);
+  const approvals = new ApprovalBoard(new MemoryDecisionStore("approval"), sink);
+  const questions = new QuestionBoard(new MemoryDecisionStore("question"), sink);
   const sessions = new FakeSessions();
   const agents = new FakeAgents();
   const domains = new FakeDomains();
@@ -623,7 +623,7 @@ Deno.test("createConsoleApp() a stored secret is absent from the approvals pages
   seen.push(api);
   assert.match(api, /"text":"note","length":4/);
   assert.ok(api.includes('"text":"is [redacted]"'), "the entry is there, redacted");
-  h.approvals.decide(h.approvals.list("pending")[0].id, "deny", "api");
+  h.approvals.decide((await h.approvals.list("pending"))[0].id, "deny", "api");
   await answer;
   seen.push(await (await send(h, "/api/approvals", { bearer: TOKEN })).text());
   seen.push(await (await send(h, "/", { cookie })).text());
@@ -640,7 +640,7 @@ Deno.test("createConsoleApp() the approval form denies with the console as decid
   using h = harness();
   const { cookie, csrf } = await login(h);
   const answer = h.approvals.request(pending());
-  const id = h.approvals.list("pending")[0].id;
+  const id = (await h.approvals.list("pending"))[0].id;
   const page = await (await send(h, "/", { cookie })).text();
   assert.ok(page.includes(`action="/approvals/${id}"`));
   assert.match(page, /value="approve"/);
@@ -675,7 +675,7 @@ Deno.test("createConsoleApp() answers a question through the API and the form", 
   await long.body?.cancel();
 
   const second = h.questions.ask({ question: "Which day?", agent: "a", session: "s" }, 60_000);
-  const id = h.questions.list("pending")[0].id;
+  const id = (await h.questions.list("pending"))[0].id;
   const form = await send(h, `/questions/${id}`, { cookie, form: { answer: "Monday", csrf } });
   assert.equal(form.status, 303);
   assert.deepEqual(await second, { answer: "Monday" });
@@ -699,7 +699,7 @@ Deno.test("createConsoleApp() GET /api/events streams an added event when an app
   seen = await readUntil(reader, "event: question", seen);
   seen = await readUntil(reader, "event: heartbeat", seen);
   await reader.cancel();
-  h.approvals.decide(h.approvals.list("pending")[0].id, "deny", "console");
+  h.approvals.decide((await h.approvals.list("pending"))[0].id, "deny", "console");
   await answer;
   // Let the stream's cleanup (unsubscribe, heartbeat timer) run.
   await new Promise((r) => setTimeout(r, 30));
@@ -809,8 +809,8 @@ Deno.test("createConsoleApp() escapes hostile values on every page", async () =>
   const bad = await send(h, "/domains", { cookie, form: { origin: HOSTILE, rule: "deny", csrf } });
   assert.equal(bad.status, 400);
   assert.equal((await bad.text()).includes(HOSTILE), false);
-  h.approvals.close();
-  h.questions.close();
+  await h.approvals.close();
+  await h.questions.close();
   await answer;
   await asked.catch(() => {});
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { ApprovalQueue } from "../runtime/approvals/approval_queue.ts";
-import { HumanQuestions } from "../runtime/approvals/questions.ts";
+import { ApprovalBoard, QuestionBoard } from "../runtime/approvals/mod.ts";
+import { MemoryDecisionStore } from "../runtime/store/memory_decision_store.ts";
 import { requestView } from "../runtime/net/request_view.ts";
 import { baseFacts, FRESH_SESSION } from "../runtime/policy/fact_builders.ts";
 import { operatorBrowser } from "../tests/helpers/operator_browser.ts";
@@ -20,8 +20,12 @@ async function eventually(check: () => Promise<boolean>, ms = 5_000): Promise<bo
 }
 
 Deno.test("createConsoleApp() in Chromium: login, a live approval row and title, Approve, no CSP violation", async () => {
-  const approvals = new ApprovalQueue({ append: () => {} });
-  const questions = new HumanQuestions({ append: () => {} });
+  const approvals = new ApprovalBoard(new MemoryDecisionStore("approval"), {
+    appendSoon: () => Promise.resolve(),
+  });
+  const questions = new QuestionBoard(new MemoryDecisionStore("question"), {
+    appendSoon: () => Promise.resolve(),
+  });
   const empty = () => [];
   // The live script counts pending approvals only once its stream said `ready`.
   let liveReady = false;
@@ -138,13 +142,13 @@ Deno.test("createConsoleApp() in Chromium: login, a live approval row and title,
     assert.equal(
       await evaluate(
         `document.querySelector("[data-pending='${
-          approvals.list("pending")[1].id
+          (await approvals.list("pending"))[1].id
         }'] details.fold").open`,
       ),
       true,
       "still unfolded after the refresh",
     );
-    approvals.decide(approvals.list("pending")[0].id, "deny", "api");
+    await approvals.decide((await approvals.list("pending"))[0].id, "deny", "api");
     await other;
     assert.ok(
       await eventually(async () =>
@@ -157,7 +161,7 @@ Deno.test("createConsoleApp() in Chromium: login, a live approval row and title,
     assert.match(String(await evaluate("document.body.innerText")), /approved/);
     assert.deepEqual(problems, []);
   } finally {
-    approvals.close();
-    questions.close();
+    await approvals.close();
+    await questions.close();
   }
 });

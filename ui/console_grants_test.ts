@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { rawKeySource, Vault } from "../vault/mod.ts";
-import { ApprovalQueue } from "../runtime/approvals/approval_queue.ts";
-import { HumanQuestions } from "../runtime/approvals/questions.ts";
+import { ApprovalBoard, QuestionBoard } from "../runtime/approvals/mod.ts";
+import { MemoryDecisionStore } from "../runtime/store/memory_decision_store.ts";
 import { grantsPort } from "../runtime/cli/operator_console.ts";
 import { type GrantAuditEvent, GrantStore, sqliteGrantPort } from "../runtime/grants/mod.ts";
 import { openDatabase } from "../runtime/store/database.ts";
@@ -36,8 +36,12 @@ async function harness(): Promise<Harness> {
     audit: { append: (e) => rows.push(e) },
     secrets: { has: (id) => Vault.has(db, id) },
   });
-  const approvals = new ApprovalQueue({ append: () => {} });
-  const questions = new HumanQuestions({ append: () => {} });
+  const approvals = new ApprovalBoard(new MemoryDecisionStore("approval"), {
+    appendSoon: () => Promise.resolve(),
+  });
+  const questions = new QuestionBoard(new MemoryDecisionStore("question"), {
+    appendSoon: () => Promise.resolve(),
+  });
   const empty = () => [];
   const app = createConsoleApp({
     adminToken: TOKEN,
@@ -58,8 +62,8 @@ async function harness(): Promise<Harness> {
     rows,
     db,
     async [Symbol.asyncDispose]() {
-      approvals.close();
-      questions.close();
+      await approvals.close();
+      await questions.close();
       db.close();
       await Deno.remove(dir, { recursive: true });
     },

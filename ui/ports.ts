@@ -1,6 +1,6 @@
 /**
  * What the console needs from the runtime, as interfaces: `cli/start.ts` hands in objects
- * that satisfy them structurally (`ApprovalQueue`, `HumanQuestions`, `DomainRules`, or small
+ * that satisfy them structurally (`ApprovalBoard`, `QuestionBoard`, `DomainRules`, or small
  * adapters such as the grants'), and `ui/` imports nothing of the runtime but types. A method may answer at once
  * or with a promise. A port that refuses an input throws an error with a string `code`
  * (`BAD_ORIGIN`, `BAD_AGENT_NAME`, …): the console answers 400 with it (503 for a code ending
@@ -42,7 +42,7 @@ export interface ApprovalChange {
   readonly approval: ApprovalView;
 }
 
-/** The approval queue (`ApprovalQueue`, or `SharedApprovals` on a shared store). */
+/** The approvals (`ApprovalBoard`, over this runtime's memory or the shared store). */
 export interface ApprovalsPort {
   /** Newest first; no state: pending ones, then finished ones. */
   list(state?: "pending" | "decided"): MaybePromise<readonly ApprovalView[]>;
@@ -76,7 +76,7 @@ export interface QuestionChange {
   readonly question: QuestionView;
 }
 
-/** The operator questions (`HumanQuestions`, or `SharedQuestions` on a shared store). */
+/** The operator questions (`QuestionBoard`, over this runtime's memory or the shared store). */
 export interface QuestionsPort {
   list(state?: "pending" | "answered"): MaybePromise<readonly QuestionView[]>;
   answer(id: string, text: string, by: string): MaybePromise<"ok" | "not_pending" | "unknown">;

@@ -11,28 +11,24 @@
  */
 import { MemorySink } from "../../tests/helpers/memory_sink.ts";
 import { until } from "../../tests/helpers/until.ts";
+import {
+  approvalRow,
+  type BoardAdapter,
+  boardAdapters,
+  onlyPending,
+} from "../../tests/helpers/decision_boards.ts";
 import assert from "node:assert/strict";
-import type { AuditEvent } from "../audit/audit_row.ts";
 import type { ApprovalOutcome, PendingApproval } from "../gate/approver.ts";
 import { PgDatabase } from "../store/pg_database.ts";
-import { addTenant } from "../store/pg_tenants.ts";
 import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import { pending } from "../../tests/helpers/pending_approval.ts";
-import {
-  type Approval,
-  type ApprovalDecision,
-  type ApprovalEvent,
-  ApprovalQueue,
-  type DecideResult,
-} from "./approval_queue.ts";
-import { PgApprovalBoard } from "./pg_approval_board.ts";
-import { SharedApprovals } from "./shared_approvals.ts";
+import type { Approval, SettleResult as DecideResult } from "../store/decision_store.ts";
+import { ApprovalBoard, type ApprovalDecision, type ApprovalEvent } from "./approval_board.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
 await owner.migrate();
 const app = await PgDatabase.open({ url: pg.appUrl });
-let tenants = 0;
 
 /** The port both adapters are: the `Approver` and the console's side of it. */
 interface ApprovalsPort {
@@ -42,70 +38,15 @@ interface ApprovalsPort {
   subscribe(listener: (event: ApprovalEvent) => void): () => void;
 }
 
-interface Opened extends AsyncDisposable {
-  port: ApprovalsPort;
-}
-
-interface Adapter {
-  name: string;
-  open(audit: MemorySink, now?: () => number): Promise<Opened>;
-}
-
-const ADAPTERS: Adapter[] = [
-  {
-    name: "memory",
-    open(audit, now) {
-      const queue = new ApprovalQueue(audit, { now });
-      return Promise.resolve({
-        port: queue,
-        [Symbol.asyncDispose]: () => Promise.resolve(queue.close()),
-      });
-    },
-  },
-  {
-    name: "postgres",
-    async open(audit, now) {
-      const tenant = `approvals-${++tenants}`;
-      await addTenant(owner, tenant);
-      const board = await PgApprovalBoard.open(app, tenant, { runtime: "rt-1" });
-      const shared = new SharedApprovals(board, audit, { now });
-      return {
-        port: shared,
-        async [Symbol.asyncDispose]() {
-          await shared.close();
-          await board[Symbol.asyncDispose]();
-        },
-      };
-    },
-  },
-];
-
-/** The one pending approval `port` lists (the shared one posts asynchronously). */
-async function listed(port: ApprovalsPort): Promise<Approval> {
-  return await until(async () => {
-    const list = await port.list("pending");
-    return list.length === 1 ? list[0] : undefined;
-  });
-}
+const ADAPTERS: BoardAdapter<ApprovalsPort>[] = boardAdapters(
+  "approval",
+  { app, owner },
+  (store, audit, options) => new ApprovalBoard(store, audit, options),
+);
 
 /** The finished approval `id`, as `list("decided")` shows it. */
 async function decided(port: ApprovalsPort, id: string): Promise<Approval | undefined> {
   return (await port.list("decided")).find((a) => a.id === id);
-}
-
-/** The row either adapter writes for an outcome of `pending()`: origin and method only. */
-function row(decision: AuditEvent["decision"], reason: string, rule: string | null): AuditEvent {
-  return {
-    session: "s-1",
-    agent: "alice",
-    kind: "approval",
-    source: "operator",
-    origin: "https://bank.test",
-    method: "POST",
-    decision,
-    reason,
-    rule,
-  };
 }
 
 for (const adapter of ADAPTERS) {
@@ -119,7 +60,7 @@ for (const adapter of ADAPTERS) {
   test("a request is listed pending with the exact held request", async (audit, port) => {
     const held = pending();
     const answer = port.request(held);
-    const approval = await listed(port);
+    const approval = await onlyPending(port);
     assert.match(approval.id, /^[A-Za-z0-9_-]{16,}$/);
     assert.equal(approval.state, "pending");
     assert.equal(approval.agent, "alice");
@@ -142,7 +83,7 @@ for (const adapter of ADAPTERS) {
     "approve: the call is approved, the record approved by the door, one APPROVED row",
     async (audit, port) => {
       const answer = port.request(pending());
-      const { id } = await listed(port);
+      const { id } = await onlyPending(port);
       assert.equal(await port.decide(id, "approve", "api"), "ok");
       assert.deepEqual(await answer, { outcome: "approved" });
       assert.deepEqual(await port.list("pending"), []);
@@ -150,7 +91,7 @@ for (const adapter of ADAPTERS) {
       assert.equal(record?.state, "approved");
       assert.equal(record?.decided_by, "api");
       assert.ok(record?.decided_at && !Number.isNaN(Date.parse(record.decided_at)));
-      assert.deepEqual(audit.rows, [row("allow", "APPROVED", "api")]);
+      assert.deepEqual(audit.rows, [approvalRow("allow", "APPROVED", "api")]);
     },
   );
 
@@ -158,13 +99,13 @@ for (const adapter of ADAPTERS) {
     "deny: the call is CONFIRM_DENIED, the record denied, one deny row naming the door",
     async (audit, port) => {
       const answer = port.request(pending());
-      const { id } = await listed(port);
+      const { id } = await onlyPending(port);
       assert.equal(await port.decide(id, "deny", "console"), "ok");
       assert.deepEqual(await answer, { outcome: "denied", reason: "CONFIRM_DENIED" });
       const record = await decided(port, id);
       assert.equal(record?.state, "denied");
       assert.equal(record?.decided_by, "console");
-      assert.deepEqual(audit.rows, [row("deny", "CONFIRM_DENIED", "console")]);
+      assert.deepEqual(audit.rows, [approvalRow("deny", "CONFIRM_DENIED", "console")]);
     },
   );
 
@@ -172,7 +113,7 @@ for (const adapter of ADAPTERS) {
     "a second decision is not_pending and changes nothing; an unknown id is unknown",
     async (audit, port) => {
       const answer = port.request(pending());
-      const { id } = await listed(port);
+      const { id } = await onlyPending(port);
       assert.equal(await port.decide(id, "approve", "console"), "ok");
       assert.deepEqual(await answer, { outcome: "approved" });
       assert.equal(await port.decide(id, "deny", "api"), "not_pending");
@@ -189,12 +130,12 @@ for (const adapter of ADAPTERS) {
     "unanswered: the call times out, the record is expired, a later decision is not_pending",
     async (audit, port) => {
       const answer = port.request(pending({ timeoutMs: 300 }));
-      const { id } = await listed(port);
+      const { id } = await onlyPending(port);
       assert.deepEqual(await answer, { outcome: "timeout" });
       assert.deepEqual(await port.list("pending"), []);
       assert.equal((await decided(port, id))?.state, "expired");
       assert.equal(await port.decide(id, "approve", "console"), "not_pending");
-      assert.deepEqual(audit.rows, [row("deny", "CONFIRM_TIMEOUT", null)]);
+      assert.deepEqual(audit.rows, [approvalRow("deny", "CONFIRM_TIMEOUT", null)]);
     },
   );
 
@@ -203,13 +144,13 @@ for (const adapter of ADAPTERS) {
     async (audit, port) => {
       const abort = new AbortController();
       const answer = port.request(pending(), abort.signal);
-      const { id } = await listed(port);
+      const { id } = await onlyPending(port);
       abort.abort();
       assert.deepEqual(await answer, { outcome: "denied", reason: "CONFIRM_WITHDRAWN" });
       assert.deepEqual(await port.list("pending"), []);
       assert.equal((await decided(port, id))?.state, "withdrawn");
       assert.equal(await port.decide(id, "approve", "console"), "not_pending");
-      assert.deepEqual(audit.rows, [row("event", "CONFIRM_WITHDRAWN", null)]);
+      assert.deepEqual(audit.rows, [approvalRow("event", "CONFIRM_WITHDRAWN", null)]);
     },
   );
 
@@ -223,7 +164,7 @@ for (const adapter of ADAPTERS) {
         reason: "CONFIRM_WITHDRAWN",
       });
       assert.deepEqual(await port.list("pending"), []);
-      assert.deepEqual(audit.rows, [row("event", "CONFIRM_WITHDRAWN", null)]);
+      assert.deepEqual(audit.rows, [approvalRow("event", "CONFIRM_WITHDRAWN", null)]);
       // Difference (not asserted): `ApprovalQueue` keeps this never-shown record in its
       // history (`list("decided")` holds it, withdrawn); `SharedApprovals` never posts it, so
       // the board's history does not.
@@ -245,7 +186,7 @@ for (const adapter of ADAPTERS) {
       const events: ApprovalEvent[] = [];
       const stop = port.subscribe((e) => events.push(e));
       const answer = port.request(pending());
-      const { id } = await listed(port);
+      const { id } = await onlyPending(port);
       // The shared live view reads each notification back: wait for the add before deciding.
       await until(() => events.some((e) => e.type === "added" && e.approval.id === id));
       assert.equal(await port.decide(id, "deny", "console"), "ok");
@@ -258,7 +199,7 @@ for (const adapter of ADAPTERS) {
       assert.equal(events[1].approval.decided_by, "console");
       stop();
       const next = port.request(pending({ timeoutMs: 200 }));
-      await listed(port);
+      await onlyPending(port);
       await next;
       await new Promise((res) => setTimeout(res, 200));
       assert.equal(events.length, 2, "nothing heard after unsubscribing");
@@ -269,7 +210,7 @@ for (const adapter of ADAPTERS) {
     const events: ApprovalEvent[] = [];
     const stop = port.subscribe((e) => events.push(e));
     const answer = port.request(pending({ timeoutMs: 400 }));
-    const { id } = await listed(port);
+    const { id } = await onlyPending(port);
     assert.deepEqual(await answer, { outcome: "timeout" });
     await until(() => events.some((e) => e.type === "expired"));
     assert.deepEqual(events.map((e) => [e.type, e.approval.id]), [["added", id], ["expired", id]]);
@@ -280,7 +221,7 @@ for (const adapter of ADAPTERS) {
     "an approve whose audit row cannot be written is denied AUDIT_UNAVAILABLE",
     async (audit, port) => {
       const answer = port.request(pending());
-      const { id } = await listed(port);
+      const { id } = await onlyPending(port);
       audit.failing = true;
       assert.equal(await port.decide(id, "approve", "console"), "ok");
       assert.deepEqual(await answer, { outcome: "denied", reason: "AUDIT_UNAVAILABLE" });

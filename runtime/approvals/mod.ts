@@ -1,9 +1,18 @@
 /**
- * Pending approvals and operator questions: what the console lists and a human answers.
+ * The board of human decisions: approvals, operator questions and login push challenges,
+ * what the console lists and a human answers (the records' types are the store's port,
+ * runtime/store/decision_store.ts).
  *
  * @module
  */
-export * from "./approval_queue.ts";
-export * from "./questions.ts";
-export * from "./shared_approvals.ts";
-export * from "./shared_questions.ts";
+export * from "./approval_board.ts";
+export * from "./decision_board.ts";
+export * from "./question_board.ts";
+export type {
+  Approval,
+  ApprovalState,
+  HumanQuestion,
+  QuestionState,
+  SettleResult,
+} from "../store/decision_store.ts";
+export { QUESTION_MAX_CHARS } from "../store/decision_store.ts";

@@ -12,29 +12,32 @@
  */
 import { MemorySink } from "../../tests/helpers/memory_sink.ts";
 import { until } from "../../tests/helpers/until.ts";
+import {
+  type BoardAdapter,
+  boardAdapters,
+  onlyPending,
+  questionRow,
+} from "../../tests/helpers/decision_boards.ts";
 import assert from "node:assert/strict";
-import type { AuditEvent } from "../audit/audit_row.ts";
 import { OmotaiError } from "../errors.ts";
 import { PgDatabase } from "../store/pg_database.ts";
-import { addTenant } from "../store/pg_tenants.ts";
 import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
-import { PgQuestionBoard } from "./pg_question_board.ts";
 import {
-  type AnswerResult,
+  type HumanQuestion,
+  QUESTION_MAX_CHARS,
+  type SettleResult as AnswerResult,
+} from "../store/decision_store.ts";
+import {
   type AskOutcome,
   type AskRequest,
-  type HumanQuestion,
-  HumanQuestions,
-  QUESTION_MAX_CHARS,
+  QuestionBoard,
   type QuestionEvent,
-} from "./questions.ts";
-import { SharedQuestions } from "./shared_questions.ts";
+} from "./question_board.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
 await owner.migrate();
 const app = await PgDatabase.open({ url: pg.appUrl });
-let tenants = 0;
 
 const QUESTION = "Which invoice, planted-q-93a1?";
 const ANSWER = "The March one, planted-a-77c2";
@@ -48,68 +51,15 @@ interface QuestionsPort {
   subscribe(listener: (event: QuestionEvent) => void): () => void;
 }
 
-interface Opened extends AsyncDisposable {
-  port: QuestionsPort;
-}
-
-interface Adapter {
-  name: string;
-  open(audit: MemorySink, now?: () => number): Promise<Opened>;
-}
-
-const ADAPTERS: Adapter[] = [
-  {
-    name: "memory",
-    open(audit, now) {
-      const questions = new HumanQuestions(audit, { now });
-      return Promise.resolve({
-        port: questions,
-        [Symbol.asyncDispose]: () => Promise.resolve(questions.close()),
-      });
-    },
-  },
-  {
-    name: "postgres",
-    async open(audit, now) {
-      const tenant = `questions-${++tenants}`;
-      await addTenant(owner, tenant);
-      const board = await PgQuestionBoard.open(app, tenant, { runtime: "rt-1" });
-      const shared = new SharedQuestions(board, audit, { now });
-      return {
-        port: shared,
-        async [Symbol.asyncDispose]() {
-          await shared.close();
-          await board[Symbol.asyncDispose]();
-        },
-      };
-    },
-  },
-];
-
-/** The one pending question `port` lists (the shared one posts asynchronously). */
-async function listed(port: QuestionsPort): Promise<HumanQuestion> {
-  return await until(async () => {
-    const list = await port.list("pending");
-    return list.length === 1 ? list[0] : undefined;
-  });
-}
+const ADAPTERS: BoardAdapter<QuestionsPort>[] = boardAdapters(
+  "question",
+  { app, owner },
+  (store, audit, options) => new QuestionBoard(store, audit, options),
+);
 
 /** The finished question `id`, as `list("answered")` shows it. */
 async function finished(port: QuestionsPort, id: string): Promise<HumanQuestion | undefined> {
   return (await port.list("answered")).find((q) => q.id === id);
-}
-
-/** The row either adapter writes for an outcome of `ASK`: who and how, never the text. */
-function row(reason: string, rule: string | null = null): AuditEvent {
-  return {
-    session: "s-1",
-    agent: "alice",
-    kind: "ask_human",
-    source: "operator",
-    decision: "event",
-    reason,
-    rule,
-  };
 }
 
 const code = (c: string) => (err: unknown) => err instanceof OmotaiError && err.code === c;
@@ -132,7 +82,7 @@ for (const adapter of ADAPTERS) {
 
   test("a question is listed pending with its text, asker and deadline", async (audit, port) => {
     const asked = port.ask(ASK, 60_000);
-    const q = await listed(port);
+    const q = await onlyPending(port);
     assert.match(q.id, /^[A-Za-z0-9_-]{16,}$/);
     assert.equal(q.state, "pending");
     assert.equal(q.question, QUESTION);
@@ -153,7 +103,7 @@ for (const adapter of ADAPTERS) {
     "an answer is returned to the asker word for word; one ANSWERED row without the text",
     async (audit, port) => {
       const asked = port.ask(ASK, 60_000);
-      const { id } = await listed(port);
+      const { id } = await onlyPending(port);
       assert.equal(await port.answer(id, ANSWER, "api"), "ok");
       assert.deepEqual(await asked, { answer: ANSWER });
       assert.deepEqual(await port.list("pending"), []);
@@ -162,7 +112,7 @@ for (const adapter of ADAPTERS) {
       assert.equal(done?.answer, ANSWER);
       assert.equal(done?.answered_by, "api");
       assert.ok(done?.answered_at && !Number.isNaN(Date.parse(done.answered_at)));
-      assert.deepEqual(audit.rows, [row("ANSWERED", "api")]);
+      assert.deepEqual(audit.rows, [questionRow("ANSWERED", "api")]);
       noText(audit);
     },
   );
@@ -171,7 +121,7 @@ for (const adapter of ADAPTERS) {
     "a second answer is not_pending and changes nothing; an unknown id is unknown",
     async (audit, port) => {
       const asked = port.ask(ASK, 60_000);
-      const { id } = await listed(port);
+      const { id } = await onlyPending(port);
       assert.equal(await port.answer(id, ANSWER, "console"), "ok");
       assert.deepEqual(await asked, { answer: ANSWER });
       assert.equal(await port.answer(id, "something else", "api"), "not_pending");
@@ -188,14 +138,14 @@ for (const adapter of ADAPTERS) {
     "unanswered: {timeout: true}, the record expired, one ASK_TIMEOUT row, a late answer not_pending",
     async (audit, port) => {
       const asked = port.ask(ASK, 300);
-      const { id } = await listed(port);
+      const { id } = await onlyPending(port);
       assert.deepEqual(await asked, { timeout: true });
       assert.deepEqual(await port.list("pending"), []);
       const done = await finished(port, id);
       assert.equal(done?.state, "expired");
       assert.equal(done?.answer, undefined);
       assert.equal(await port.answer(id, ANSWER, "console"), "not_pending");
-      assert.deepEqual(audit.rows, [row("ASK_TIMEOUT")]);
+      assert.deepEqual(audit.rows, [questionRow("ASK_TIMEOUT")]);
     },
   );
 
@@ -204,14 +154,14 @@ for (const adapter of ADAPTERS) {
     async (audit, port) => {
       const abort = new AbortController();
       const asked = port.ask(ASK, 60_000, abort.signal);
-      const { id } = await listed(port);
+      const { id } = await onlyPending(port);
       abort.abort();
       // Both adapters reject with `ASK_WITHDRAWN` (an `OmotaiError`): the same shape today.
       await assert.rejects(asked, code("ASK_WITHDRAWN"));
       assert.deepEqual(await port.list("pending"), []);
       assert.equal((await finished(port, id))?.state, "withdrawn");
       assert.equal(await port.answer(id, ANSWER, "console"), "not_pending");
-      assert.deepEqual(audit.rows, [row("ASK_WITHDRAWN")]);
+      assert.deepEqual(audit.rows, [questionRow("ASK_WITHDRAWN")]);
     },
   );
 
@@ -222,7 +172,7 @@ for (const adapter of ADAPTERS) {
       gone.abort();
       await assert.rejects(port.ask(ASK, 60_000, gone.signal), code("ASK_WITHDRAWN"));
       assert.deepEqual(await port.list("pending"), []);
-      assert.deepEqual(audit.rows, [row("ASK_WITHDRAWN")]);
+      assert.deepEqual(audit.rows, [questionRow("ASK_WITHDRAWN")]);
       // Difference (not asserted): `HumanQuestions` keeps this never-shown question in its
       // history (`list("answered")`, withdrawn); `SharedQuestions` never posts it.
     },
@@ -230,7 +180,7 @@ for (const adapter of ADAPTERS) {
 
   test("questions and answers are cut to QUESTION_MAX_CHARS", async (_audit, port) => {
     const asked = port.ask({ ...ASK, question: "q".repeat(5_000) }, 60_000);
-    const q = await listed(port);
+    const q = await onlyPending(port);
     assert.equal(q.question, "q".repeat(QUESTION_MAX_CHARS));
     assert.equal(await port.answer(q.id, "a".repeat(5_000), "console"), "ok");
     assert.deepEqual(await asked, { answer: "a".repeat(QUESTION_MAX_CHARS) });
@@ -240,7 +190,7 @@ for (const adapter of ADAPTERS) {
     const events: QuestionEvent[] = [];
     const stop = port.subscribe((e) => events.push(e));
     const asked = port.ask(ASK, 60_000);
-    const { id } = await listed(port);
+    const { id } = await onlyPending(port);
     // The shared live view reads each notification back: wait for the add before answering.
     await until(() => events.some((e) => e.type === "added" && e.question.id === id));
     assert.equal(await port.answer(id, ANSWER, "console"), "ok");
@@ -253,7 +203,7 @@ for (const adapter of ADAPTERS) {
     assert.equal(events[1].question.answer, ANSWER);
     stop();
     const next = port.ask(ASK, 200);
-    await listed(port);
+    await onlyPending(port);
     await next;
     await new Promise((res) => setTimeout(res, 200));
     assert.equal(events.length, 2, "nothing heard after unsubscribing");
@@ -263,7 +213,7 @@ for (const adapter of ADAPTERS) {
     const events: QuestionEvent[] = [];
     const stop = port.subscribe((e) => events.push(e));
     const asked = port.ask(ASK, 400);
-    const { id } = await listed(port);
+    const { id } = await onlyPending(port);
     assert.deepEqual(await asked, { timeout: true });
     await until(() => events.some((e) => e.type === "expired"));
     assert.deepEqual(events.map((e) => [e.type, e.question.id]), [["added", id], ["expired", id]]);
@@ -273,7 +223,7 @@ for (const adapter of ADAPTERS) {
   test("an answer whose row cannot be written never reaches the asker", async (audit, port) => {
     const asked = port.ask(ASK, 60_000);
     const settled = asked.then((v) => ({ v }), (e) => ({ e }));
-    const { id } = await listed(port);
+    const { id } = await onlyPending(port);
     audit.failing = true;
     // Difference: `HumanQuestions.answer` throws `AUDIT_UNAVAILABLE` and leaves the question
     // pending (to be answered again); `SharedQuestions.answer` wins on the board (`ok`) and
@@ -298,7 +248,7 @@ for (const adapter of ADAPTERS) {
       assert.deepEqual(await asked, { answer: ANSWER });
     }
     // An ANSWERED row only for the answer that reached the asker (the embedded retry).
-    assert.deepEqual(audit.rows, result === "ok" ? [] : [row("ANSWERED", "console")]);
+    assert.deepEqual(audit.rows, result === "ok" ? [] : [questionRow("ANSWERED", "console")]);
   });
 
   Deno.test(`QuestionsPort (${adapter.name}): the list is newest first, pending before finished`, async () => {

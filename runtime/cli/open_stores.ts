@@ -14,8 +14,6 @@ import type { DatabaseSync } from "node:sqlite";
 import { AgentKeys } from "../agents/agent_keys.ts";
 import { type AgentStore, sqliteAgentStore } from "../agents/agent_store.ts";
 import { PgAgentStore } from "../agents/pg_agent_store.ts";
-import { PgApprovalBoard } from "../approvals/pg_approval_board.ts";
-import { PgQuestionBoard } from "../approvals/pg_question_board.ts";
 import { AuditLog } from "../audit/audit_log.ts";
 import type { AuditWriter } from "../audit/audit_row.ts";
 import { type AuditStore, sqliteAuditStore } from "../audit/audit_store.ts";
@@ -33,6 +31,7 @@ import { log } from "../log.ts";
 import { egressSecrets, processRedactor } from "../redact/mod.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 import { PgDatabase } from "../store/pg_database.ts";
+import { PgDecisionStore } from "../store/pg_decision_store.ts";
 import type { CaptureLeaseStore } from "../store/capture_lease_store.ts";
 import { type LiveSessionStore, MemoryLiveSessions } from "../store/live_sessions.ts";
 import { pgCaptureLeases } from "../store/pg_capture_leases.ts";
@@ -61,9 +60,10 @@ export interface StoreStartOptions {
 /** What only the shared store has. */
 export interface SharedStores {
   db: PgDatabase;
-  board: PgApprovalBoard;
-  /** The tenant's `ask_human` questions and push challenges. */
-  questions: PgQuestionBoard;
+  /** The tenant's approvals, on the decision board. */
+  board: PgDecisionStore<"approval">;
+  /** The tenant's `ask_human` questions and push challenges, on the decision board. */
+  questions: PgDecisionStore<"question">;
   /** Console logins, valid on every runtime of the tenant. */
   operatorSessions: PgOperatorSessions;
   /** The tenant's admin token, checked by its hash (the console's and the API's credential). */
@@ -247,9 +247,9 @@ async function openShared(
   const writer = new PgAuditSink(new PgAuditLog(writerPg, tenant, { mirror }));
   const domains = await PgDomainRules.open(pg, tenant);
   teardown.defer("shared domain rules", () => domains[Symbol.asyncDispose]());
-  const board = await PgApprovalBoard.open(pg, tenant, { runtime: runtime.name });
+  const board = await PgDecisionStore.open(pg, tenant, "approval", { runtime: runtime.name });
   teardown.defer("shared approvals", () => board[Symbol.asyncDispose]());
-  const questions = await PgQuestionBoard.open(pg, tenant, { runtime: runtime.name });
+  const questions = await PgDecisionStore.open(pg, tenant, "question", { runtime: runtime.name });
   teardown.defer("shared questions", () => questions[Symbol.asyncDispose]());
   const operatorSessions = new PgOperatorSessions(pg, tenant, {
     onError: (code) => log(`console sessions: ${code}`),

@@ -23,12 +23,8 @@ import type { LaunchIsolation } from "../browser/launch.ts";
 import type { LaunchGroups } from "../browser/launch_group.ts";
 import type { IsolationFact } from "../isolation/mod.ts";
 import { adminToken } from "./admin_token.ts";
-import {
-  ApprovalQueue,
-  HumanQuestions,
-  SharedApprovals,
-  SharedQuestions,
-} from "../approvals/mod.ts";
+import { ApprovalBoard, QuestionBoard } from "../approvals/mod.ts";
+import { MemoryDecisionStore } from "../store/memory_decision_store.ts";
 import { type IsolationOptions, openIsolation, requireIsolation } from "./browser_isolation.ts";
 import { browserStart, openWarmPool } from "./browser_start.ts";
 import { agentWorld, connectionFactory } from "./connections.ts";
@@ -266,8 +262,8 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
 export interface BoundaryParts {
   profiles: ProfileStore;
   proxy: EgressProxy;
-  approvals: ApprovalQueue | SharedApprovals;
-  questions: HumanQuestions | SharedQuestions;
+  approvals: ApprovalBoard;
+  questions: QuestionBoard;
   /** The console's queue and questions, or refusals when no human is reachable. */
   approver: Approver;
   human: HumanChannel | undefined;
@@ -310,13 +306,15 @@ export async function openBoundary(
   if (proxy.pid !== undefined) options.onChild?.(proxy.pid);
   teardown.defer("egress proxy", () => proxy[Symbol.asyncDispose]());
   // The tenant's approvals of every runtime on the shared store; this runtime's own else.
-  const approvals = stores.shared
-    ? new SharedApprovals(stores.shared.board, audit)
-    : new ApprovalQueue(audit);
+  const approvals = new ApprovalBoard(
+    stores.shared?.board ?? new MemoryDecisionStore("approval"),
+    audit,
+  );
   teardown.defer("approval queue", () => approvals.close());
-  const questions = stores.shared
-    ? new SharedQuestions(stores.shared.questions, audit)
-    : new HumanQuestions(audit);
+  const questions = new QuestionBoard(
+    stores.shared?.questions ?? new MemoryDecisionStore("question"),
+    audit,
+  );
   teardown.defer("operator questions", () => questions.close());
   // In stdio mode without --console no human is reachable: confirmations are refused at once.
   const withConsole = options.mode === "sse" || options.console === true;

@@ -24,7 +24,11 @@ import { PgAuditLog, tenantGenesis } from "../audit/pg_audit_log.ts";
 import type { AuditEvent } from "../audit/audit_row.ts";
 import { PgAgentStore } from "../agents/pg_agent_store.ts";
 import { agentKeyHash } from "../agents/agent_keys.ts";
-import { PgApprovalBoard } from "../approvals/pg_approval_board.ts";
+import { PgDecisionStore } from "./pg_decision_store.ts";
+import { ApprovalBoard } from "../approvals/approval_board.ts";
+import { MemorySink } from "../../tests/helpers/memory_sink.ts";
+import { pending as heldClick } from "../../tests/helpers/pending_approval.ts";
+import { until } from "../../tests/helpers/until.ts";
 import { PgCaptureLeaseRows } from "./pg_capture_leases.ts";
 
 const pg = await startPostgres();
@@ -58,10 +62,10 @@ const acmeKeyHash = agentKeyHash(acmeAgent.key);
 const globexApproval = pending();
 const globexDecided = pending();
 {
-  const b = await PgApprovalBoard.open(seedDb, "globex", { runtime: "rt-g" });
+  const b = await PgDecisionStore.open(seedDb, "globex", "approval", { runtime: "rt-g" });
   await b.post(globexApproval);
   await b.post(globexDecided);
-  await b.decide(globexDecided.id, "deny", "console");
+  await b.decide(globexDecided.id, { state: "denied", by: "console" });
   await b[Symbol.asyncDispose]();
 }
 await seedDb.tenant(
@@ -273,7 +277,7 @@ Deno.test("(a) writes into another tenant are refused while naming one's own ten
     }
     // Moving one's own pending approval into globex.
     await using app = await PgDatabase.open({ url: pg.appUrl });
-    const board = await PgApprovalBoard.open(app, "acme", { runtime: "rt" });
+    const board = await PgDecisionStore.open(app, "acme", "approval", { runtime: "rt" });
     const mine = pending();
     await board.post(mine);
     await board[Symbol.asyncDispose]();
@@ -536,12 +540,12 @@ Deno.test("(c)(f) the SECURITY DEFINER functions search pg_temp last and name pu
 
 Deno.test("(d) a decided approval cannot change; a pending one's request cannot change (also via ON CONFLICT DO UPDATE)", async () => {
   await using app = await PgDatabase.open({ url: pg.appUrl });
-  const board = await PgApprovalBoard.open(app, "acme", { runtime: "rt" });
+  const board = await PgDecisionStore.open(app, "acme", "approval", { runtime: "rt" });
   const rec = pending();
   await board.post(rec);
   const decided = pending();
   await board.post(decided);
-  await board.decide(decided.id, "deny", "console");
+  await board.decide(decided.id, { state: "denied", by: "console" });
   await board[Symbol.asyncDispose]();
   const sql = rawApp();
   try {
@@ -585,7 +589,7 @@ Deno.test("(d) a decided approval cannot change; a pending one's request cannot 
 /** What the runtime's role may change on a pending approval of its tenant. */
 async function approvalMutations(): Promise<Record<string, string>> {
   await using app = await PgDatabase.open({ url: pg.appUrl });
-  const board = await PgApprovalBoard.open(app, "acme", { runtime: "rt" });
+  const board = await PgDecisionStore.open(app, "acme", "approval", { runtime: "rt" });
   const rec = pending(60);
   await board.post(rec);
   await board[Symbol.asyncDispose]();
@@ -743,23 +747,27 @@ Deno.test("(a) with no tenant set, an INSERT cannot tell whether another tenant 
 
 Deno.test("(h) a spoofed NOTIFY on the approvals channel wakes a waiter, which re-reads the row and keeps waiting", async () => {
   await using app = await PgDatabase.open({ url: pg.appUrl });
-  const board = await PgApprovalBoard.open(app, "acme", { runtime: "rt", pollMs: 60_000 });
-  const rec = pending();
-  await board.post(rec);
+  const store = await PgDecisionStore.open(app, "acme", "approval", { runtime: "rt" });
+  const board = new ApprovalBoard(store, new MemorySink(), { pollMs: 60_000 });
   const sql = rawApp();
   try {
-    const waiting = board.settled(rec.id);
+    const waiting = board.request(heldClick({ timeoutMs: 120_000 }));
     let settled = false;
     waiting.then(() => settled = true, () => {});
+    const [rec] = await until(async () => {
+      const listed = await board.list("pending");
+      return listed.length > 0 ? listed : undefined;
+    });
     await new Promise((r) => setTimeout(r, 200));
     await sql`SELECT pg_notify('omotai_approvals', ${rec.id})`;
     await sql`NOTIFY omotai_approvals, ${sql.unsafe(`'${rec.id}'`)}`.catch(() => {});
     await new Promise((r) => setTimeout(r, 700));
     assert.equal(settled, false, "a spoof settles nothing");
     assert.equal(await board.decide(rec.id, "deny", "console"), "ok");
-    assert.equal((await waiting).state, "denied");
+    assert.deepEqual(await waiting, { outcome: "denied", reason: "CONFIRM_DENIED" });
   } finally {
-    await board[Symbol.asyncDispose]();
+    await board.close();
+    await store[Symbol.asyncDispose]();
     await sql.end();
   }
 });
@@ -790,14 +798,14 @@ Deno.test("(i) row locks on another tenant's head, tenant or retention rows are 
     }
     // Locking every approval it can see (acme's, or with no tenant none) does not block globex.
     await using victim = await PgDatabase.open({ url: pg.appUrl, statementTimeoutMs: 1500 });
-    const vboard = await PgApprovalBoard.open(victim, "globex", { runtime: "rt-g" });
+    const vboard = await PgDecisionStore.open(victim, "globex", "approval", { runtime: "rt-g" });
     const rec = pending();
     await vboard.post(rec);
     try {
       let outcome = "";
       await as(sql, "acme", async (tx) => {
         await tx`SELECT 1 FROM approvals FOR UPDATE`;
-        outcome = await vboard.decide(rec.id, "approve", "console");
+        outcome = await vboard.decide(rec.id, { state: "approved", by: "console" });
       });
       assert.equal(outcome, "ok");
     } finally {

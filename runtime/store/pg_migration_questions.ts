@@ -3,7 +3,7 @@
  * (`pg_migrations.ts`), kept in its own file.
  *
  * Operator questions (`ask_human`, login push challenges) shared by every runtime of a
- * tenant (runtime/approvals/pg_question_board.ts), as approvals are: asked on one runtime,
+ * tenant (runtime/store/pg_decision_store.ts), as approvals are: asked on one runtime,
  * answered on any; every change of state is a conditional update, so exactly one outcome
  * wins, and a trigger lets a question leave `pending` once and change nothing else. The
  * runtime's group may update the outcome's columns only (no table-wide UPDATE, which would

@@ -277,7 +277,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   GRANT SELECT, INSERT ON agents TO omotai_runtime;
   GRANT EXECUTE ON FUNCTION agent_by_key(text), agent_remove(text) TO omotai_runtime;
   `,
-  // Approvals shared by every runtime of a tenant (runtime/approvals/pg_approval_board.ts):
+  // Approvals shared by every runtime of a tenant (runtime/store/pg_decision_store.ts):
   // raised on one, decided on any; a decision is a conditional update, so exactly one wins.
   `
   CREATE TABLE approvals (

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { asTenant, clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import { pendingApproval } from "../../tests/helpers/approvals.ts";
-import { PgApprovalBoard } from "../approvals/pg_approval_board.ts";
+import { PgDecisionStore } from "./pg_decision_store.ts";
 import { PgAuditLog } from "../audit/pg_audit_log.ts";
 import { OmotaiError } from "../errors.ts";
 import { PgDatabase } from "./pg_database.ts";
@@ -72,7 +72,9 @@ Deno.test("tenant_logins migration: no policy and no function of the schema read
 Deno.test("bindTenantLogin: a login bound to globex acts for globex only, whatever tenant it names", async () => {
   // acme's runtime (its own bound login) posts an approval and writes its audit.
   await using acmeDb = await PgDatabase.open({ url: ACME_URL });
-  await using acmeBoard = await PgApprovalBoard.open(acmeDb, "acme", { runtime: "acme-rt" });
+  await using acmeBoard = await PgDecisionStore.open(acmeDb, "acme", "approval", {
+    runtime: "acme-rt",
+  });
   const record = pendingApproval(60);
   await acmeBoard.post(record);
   const acmeAudit = new PgAuditLog(acmeDb, "acme");

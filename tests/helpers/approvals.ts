@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Approval } from "../../runtime/approvals/approval_queue.ts";
+import type { Approval } from "../../runtime/store/decision_store.ts";
 
 /** A string as a `RequestView` shows it (nothing to escape). */
 function text(value: string) {

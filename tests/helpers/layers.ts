@@ -46,7 +46,8 @@ export const LAYERS: readonly LayerRule[] = [
   {
     folder: "runtime/store",
     job: "SQLite database and migrations; the PostgreSQL pool, its migrations and tenants",
-    may: BASE,
+    // net/: the held request an approval record keeps, and its parser.
+    may: [...BASE, "runtime/net"],
   },
   {
     folder: "runtime/agents",
@@ -180,7 +181,7 @@ export const LAYERS: readonly LayerRule[] = [
   },
   {
     folder: "runtime/approvals",
-    job: "pending approvals and operator questions; the approval board shared in PostgreSQL",
+    job: "the board of human decisions: approvals, operator questions, push challenges",
     may: [...BASE, "runtime/store", "runtime/audit", "runtime/net"],
     // Only the Approver port and its types: the gate calls the queue, never the reverse.
     typesOnly: ["runtime/gate"],

@@ -1,6 +1,6 @@
 /**
- * Operator questions shared across runtimes in a real PostgreSQL, through `SharedQuestions`
- * over `PgQuestionBoard`: each runtime has its own pool, board and questions (as separate
+ * Operator questions shared across runtimes in a real PostgreSQL, through `QuestionBoard`
+ * over a `PgDecisionStore`: each runtime has its own pool, store and board (as separate
  * processes would), so a question asked on A is listed on B, answered there, and A's waiting
  * call returns the answer within a second after writing the outcome's one audit row (never
  * the question's or the answer's text); racing answers, timeouts, withdrawals, a failing
@@ -8,18 +8,16 @@
  * walled; and the runtime's role, sending any SQL it likes, cannot rewrite a finished
  * question or touch another tenant's.
  */
-import { MemorySink } from "../../tests/helpers/memory_sink.ts";
 import { ANSWER_BOUND_MS, until } from "../../tests/helpers/until.ts";
+import { onlyPending, questionRow, sharedRuntimes } from "../../tests/helpers/decision_boards.ts";
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import type { AuditEvent } from "../audit/audit_row.ts";
 import { PgAuditLog } from "../audit/pg_audit_log.ts";
 import { PgAuditSink } from "../audit/pg_audit_sink.ts";
 import { consolePushChannel } from "../cli/push_channel.ts";
 import { OmotaiError } from "../errors.ts";
 import { Redactor } from "../redact/mod.ts";
 import { PgDatabase } from "../store/pg_database.ts";
-import { addTenant } from "../store/pg_tenants.ts";
 import {
   assertRefused,
   asTenant,
@@ -27,99 +25,30 @@ import {
   clusterTeardown,
   startPostgres,
 } from "../../tests/helpers/postgres.ts";
-import { PgQuestionBoard, QUESTIONS_CHANNEL } from "./pg_question_board.ts";
-import {
-  type AskOutcome,
-  type HumanQuestion,
-  QUESTION_MAX_CHARS,
-  type QuestionEvent,
-} from "./questions.ts";
-import { SharedQuestions } from "./shared_questions.ts";
+import { QUESTION_MAX_CHARS } from "../store/decision_store.ts";
+import { DECISION_CHANNELS } from "../store/pg_decision_store.ts";
+import { type AskOutcome, QuestionBoard, type QuestionEvent } from "./question_board.ts";
+
+const QUESTIONS_CHANNEL = DECISION_CHANNELS.question;
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
 await owner.migrate();
 
-/** A fresh tenant per group of runtimes: each test sees its own questions only. */
-let tenants = 0;
-async function freshTenant(): Promise<string> {
-  const tenant = `q-${++tenants}`;
-  await addTenant(owner, tenant);
-  return tenant;
-}
-
-/** One runtime: its own pool, board, audit and questions. */
-interface Runtime {
-  db: PgDatabase;
-  board: PgQuestionBoard;
-  audit: MemorySink;
-  questions: SharedQuestions;
-  /** What its console's live view heard. */
-  events: QuestionEvent[];
-}
-
-/**
- * `n` runtimes of `tenant` (a fresh one by default); the pools are tight, so a stopped server
- * fails fast.
- */
-async function runtimes(n: number, options: { tenant?: string; pollMs?: number } = {}) {
-  const tenant = options.tenant ?? await freshTenant();
-  const dbs = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        PgDatabase.open({ url: pg.appUrl, max: 4, statementTimeoutMs: 1_000, connectTimeoutS: 1 }),
-    ),
+/** `n` runtimes of a tenant (a fresh one by default), each with its own pool and board. */
+function runtimes(n: number, options: { tenant?: string; pollMs?: number } = {}) {
+  return sharedRuntimes<"question", QuestionBoard, QuestionEvent>(
+    { appUrl: pg.appUrl, owner },
+    "question",
+    n,
+    (store, audit, o) => new QuestionBoard(store, audit, o),
+    options,
   );
-  const list: Runtime[] = [];
-  const offs: (() => void)[] = [];
-  for (const [i, db] of dbs.entries()) {
-    const board = await PgQuestionBoard.open(db, tenant, {
-      runtime: `rt-${i}`,
-      pollMs: options.pollMs,
-    });
-    const audit = new MemorySink();
-    const questions = new SharedQuestions(board, audit);
-    const events: QuestionEvent[] = [];
-    offs.push(questions.subscribe((e) => events.push(e)));
-    list.push({ db, board, audit, questions, events });
-  }
-  return {
-    tenant,
-    list,
-    async [Symbol.asyncDispose]() {
-      for (const off of offs) off();
-      for (const r of list) await r.questions.close();
-      for (const r of list) await r.board[Symbol.asyncDispose]();
-      for (const db of dbs) await db[Symbol.asyncDispose]();
-    },
-  };
-}
-
-/** The one pending question `r` lists (asked on another runtime). */
-async function listedOn(r: Runtime): Promise<HumanQuestion> {
-  return await until(async () => {
-    const listed = await r.questions.list("pending");
-    return listed.length === 1 ? listed[0] : undefined;
-  });
 }
 
 /** What a test asks: a question whose text is easy to look for. */
 function ask(question = `Which account? marker-${crypto.randomUUID()}`) {
   return { question, agent: "alice", session: "s-1" };
-}
-
-/** The audit row `HumanQuestions` writes for an outcome. */
-function row(reason: string, rule: string | null = null): AuditEvent {
-  return {
-    session: "s-1",
-    agent: "alice",
-    kind: "ask_human",
-    source: "operator",
-    decision: "event",
-    reason,
-    rule,
-  };
 }
 
 /** Asserts `promise` rejects with the coded error `code`. */
@@ -137,12 +66,12 @@ function settledLater<T>(promise: Promise<T>): Promise<T> {
   return promise;
 }
 
-Deno.test("SharedQuestions: asked on A, listed and answered on B: A gets the answer within a second, one row on A", async () => {
+Deno.test("QuestionBoard (PostgreSQL): asked on A, listed and answered on B: A gets the answer within a second, one row on A", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const asked = ask();
-  const answer = a.questions.ask(asked, 60_000);
-  const listed = await listedOn(b);
+  const answer = a.board.ask(asked, 60_000);
+  const listed = await onlyPending(b.board);
   assert.equal(listed.state, "pending");
   assert.equal(listed.question, asked.question);
   assert.equal(listed.agent, "alice");
@@ -152,12 +81,12 @@ Deno.test("SharedQuestions: asked on A, listed and answered on B: A gets the ans
   await until(() => b.events.some((e) => e.type === "added" && e.question.id === listed.id));
 
   const t0 = performance.now();
-  assert.equal(await b.questions.answer(listed.id, "the savings one", "api"), "ok");
+  assert.equal(await b.board.answer(listed.id, "the savings one", "api"), "ok");
   assert.deepEqual(await answer, { answer: "the savings one" });
   const ms = performance.now() - t0;
   // Heard through the database's notification; the bound is a loaded machine's (until.ts).
   assert.ok(ms < ANSWER_BOUND_MS, `A answered after ${ms} ms`);
-  assert.deepEqual(a.audit.rows, [row("ANSWERED", "api")]);
+  assert.deepEqual(a.audit.rows, [questionRow("ANSWERED", "api")]);
   assert.deepEqual(b.audit.rows, [], "only the asking runtime writes the row");
 
   await until(() => b.events.some((e) => e.type === "answered"));
@@ -166,146 +95,146 @@ Deno.test("SharedQuestions: asked on A, listed and answered on B: A gets the ans
   assert.equal(mine[1].question.answer, "the savings one");
   assert.equal(mine[1].question.answered_by, "api");
   await until(() => a.events.some((e) => e.type === "answered"));
-  // Both list it as answered now, newest first, with the shape HumanQuestions lists.
-  assert.deepEqual(await b.questions.list("pending"), []);
-  const [done] = await a.questions.list("answered");
+  // Both list it as answered now, newest first, with the shape every store lists.
+  assert.deepEqual(await b.board.list("pending"), []);
+  const [done] = await a.board.list("answered");
   assert.equal(done.id, listed.id);
   assert.equal(done.state, "answered");
   assert.equal(done.answer, "the savings one");
   assert.equal(done.answered_by, "api");
   assert.ok(Date.parse(done.answered_at!) >= Date.parse(done.created_at));
-  assert.deepEqual((await a.questions.list()).map((q) => q.id), [listed.id]);
-  assert.equal(await b.questions.answer(listed.id, "another", "console"), "not_pending");
-  assert.equal(await b.questions.answer(crypto.randomUUID(), "x", "console"), "unknown");
-  assert.equal((await a.board.get(listed.id))?.answer, "the savings one");
+  assert.deepEqual((await a.board.list()).map((q) => q.id), [listed.id]);
+  assert.equal(await b.board.answer(listed.id, "another", "console"), "not_pending");
+  assert.equal(await b.board.answer(crypto.randomUUID(), "x", "console"), "unknown");
+  assert.equal((await a.store.get(listed.id))?.answer, "the savings one");
 });
 
-Deno.test("SharedQuestions: the pending list is newest first, pending before finished", async () => {
+Deno.test("QuestionBoard (PostgreSQL): the pending list is newest first, pending before finished", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
-  const first = settledLater(a.questions.ask(ask("first"), 60_000));
-  await listedOn(b);
-  const second = settledLater(a.questions.ask(ask("second"), 60_000));
+  const first = settledLater(a.board.ask(ask("first"), 60_000));
+  await onlyPending(b.board);
+  const second = settledLater(a.board.ask(ask("second"), 60_000));
   const pending = await until(async () => {
-    const listed = await b.questions.list("pending");
+    const listed = await b.board.list("pending");
     return listed.length === 2 ? listed : undefined;
   });
   assert.deepEqual(pending.map((q) => q.question), ["second", "first"]);
-  assert.equal(await b.questions.answer(pending[1].id, "one", "console"), "ok");
+  assert.equal(await b.board.answer(pending[1].id, "one", "console"), "ok");
   assert.deepEqual(await first, { answer: "one" });
-  assert.deepEqual((await b.questions.list()).map((q) => [q.question, q.state]), [
+  assert.deepEqual((await b.board.list()).map((q) => [q.question, q.state]), [
     ["second", "pending"],
     ["first", "answered"],
   ]);
-  assert.equal(await b.questions.answer(pending[0].id, "two", "console"), "ok");
+  assert.equal(await b.board.answer(pending[0].id, "two", "console"), "ok");
   assert.deepEqual(await second, { answer: "two" });
 });
 
-Deno.test("SharedQuestions: of two answers on B and C at once exactly one wins, and A returns the winner's", async () => {
+Deno.test("QuestionBoard (PostgreSQL): of two answers on B and C at once exactly one wins, and A returns the winner's", async () => {
   await using rt = await runtimes(3);
   const [a, b, c] = rt.list;
   for (let round = 0; round < 10; round++) {
     a.audit.rows.length = 0;
-    const answer = a.questions.ask(ask(), 60_000);
-    const listed = await listedOn(b);
+    const answer = a.board.ask(ask(), 60_000);
+    const listed = await onlyPending(b.board);
     const [fromB, fromC] = await Promise.all([
-      b.questions.answer(listed.id, `b-${round}`, "console"),
-      c.questions.answer(listed.id, `c-${round}`, "api"),
+      b.board.answer(listed.id, `b-${round}`, "console"),
+      c.board.answer(listed.id, `c-${round}`, "api"),
     ]);
     assert.equal([fromB, fromC].filter((x) => x === "ok").length, 1, `round ${round}`);
     assert.equal([fromB, fromC].filter((x) => x === "not_pending").length, 1, `round ${round}`);
     const outcome: AskOutcome = await answer;
     if (fromB === "ok") {
       assert.deepEqual(outcome, { answer: `b-${round}` });
-      assert.deepEqual(a.audit.rows, [row("ANSWERED", "console")]);
+      assert.deepEqual(a.audit.rows, [questionRow("ANSWERED", "console")]);
     } else {
       assert.deepEqual(outcome, { answer: `c-${round}` });
-      assert.deepEqual(a.audit.rows, [row("ANSWERED", "api")]);
+      assert.deepEqual(a.audit.rows, [questionRow("ANSWERED", "api")]);
     }
   }
 });
 
-Deno.test("SharedQuestions: unanswered, A's ask times out, the question is expired, and a later answer on B is not_pending", async () => {
+Deno.test("QuestionBoard (PostgreSQL): unanswered, A's ask times out, the question is expired, and a later answer on B is not_pending", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
-  const answer = a.questions.ask(ask(), 400);
-  const listed = await listedOn(b);
+  const answer = a.board.ask(ask(), 400);
+  const listed = await onlyPending(b.board);
   assert.deepEqual(await answer, { timeout: true });
-  assert.equal((await b.board.get(listed.id))?.state, "expired");
-  assert.equal(await b.questions.answer(listed.id, "too late", "console"), "not_pending");
-  assert.deepEqual(a.audit.rows, [row("ASK_TIMEOUT")]);
+  assert.equal((await b.store.get(listed.id))?.state, "expired");
+  assert.equal(await b.board.answer(listed.id, "too late", "console"), "not_pending");
+  assert.deepEqual(a.audit.rows, [questionRow("ASK_TIMEOUT")]);
   await until(() => b.events.some((e) => e.type === "expired" && e.question.id === listed.id));
-  const [done] = await b.questions.list("answered");
+  const [done] = await b.board.list("answered");
   assert.equal(done.state, "expired");
   assert.equal(done.answer, undefined);
   assert.equal(done.answered_at, undefined);
 });
 
-Deno.test("SharedQuestions: A's call going away withdraws the question (ASK_WITHDRAWN); B's answer is then not_pending", async () => {
+Deno.test("QuestionBoard (PostgreSQL): A's call going away withdraws the question (ASK_WITHDRAWN); B's answer is then not_pending", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const abort = new AbortController();
-  const answer = settledLater(a.questions.ask(ask(), 60_000, abort.signal));
-  const listed = await listedOn(b);
+  const answer = settledLater(a.board.ask(ask(), 60_000, abort.signal));
+  const listed = await onlyPending(b.board);
   abort.abort();
   await rejectsWith(answer, "ASK_WITHDRAWN");
-  assert.equal((await b.board.get(listed.id))?.state, "withdrawn");
-  assert.equal(await b.questions.answer(listed.id, "yes", "console"), "not_pending");
-  assert.deepEqual(a.audit.rows, [row("ASK_WITHDRAWN")]);
+  assert.equal((await b.store.get(listed.id))?.state, "withdrawn");
+  assert.equal(await b.board.answer(listed.id, "yes", "console"), "not_pending");
+  assert.deepEqual(a.audit.rows, [questionRow("ASK_WITHDRAWN")]);
   await until(() => b.events.some((e) => e.type === "withdrawn" && e.question.id === listed.id));
 
   // A call gone before it was asked is never posted; its row says so.
   const gone = new AbortController();
   gone.abort();
-  await rejectsWith(a.questions.ask(ask(), 60_000, gone.signal), "ASK_WITHDRAWN");
-  assert.deepEqual(await b.questions.list("pending"), []);
-  assert.deepEqual(a.audit.rows, [row("ASK_WITHDRAWN"), row("ASK_WITHDRAWN")]);
+  await rejectsWith(a.board.ask(ask(), 60_000, gone.signal), "ASK_WITHDRAWN");
+  assert.deepEqual(await b.board.list("pending"), []);
+  assert.deepEqual(a.audit.rows, [questionRow("ASK_WITHDRAWN"), questionRow("ASK_WITHDRAWN")]);
 });
 
-Deno.test("SharedQuestions: close() withdraws the runtime's waiting questions, the others' stay; later asks are ASK_UNAVAILABLE", async () => {
+Deno.test("QuestionBoard (PostgreSQL): close() withdraws the runtime's waiting questions, the others' stay; later asks are ASK_UNAVAILABLE", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
-  const mine = settledLater(a.questions.ask(ask("mine"), 60_000));
-  const theirs = b.questions.ask(ask("theirs"), 60_000);
-  await until(async () => (await a.questions.list("pending")).length === 2);
-  await a.questions.close();
+  const mine = settledLater(a.board.ask(ask("mine"), 60_000));
+  const theirs = b.board.ask(ask("theirs"), 60_000);
+  await until(async () => (await a.board.list("pending")).length === 2);
+  await a.board.close();
   await rejectsWith(mine, "ASK_WITHDRAWN");
-  assert.deepEqual(a.audit.rows, [row("ASK_WITHDRAWN")]);
-  const [left] = await b.questions.list("pending");
+  assert.deepEqual(a.audit.rows, [questionRow("ASK_WITHDRAWN")]);
+  const [left] = await b.board.list("pending");
   assert.equal(left.question, "theirs");
   // A closed runtime's console still answers (the board stays open).
-  assert.equal(await a.questions.answer(left.id, "fine", "console"), "ok");
+  assert.equal(await a.board.answer(left.id, "fine", "console"), "ok");
   assert.deepEqual(await theirs, { answer: "fine" });
-  await rejectsWith(a.questions.ask(ask(), 60_000), "ASK_UNAVAILABLE");
-  assert.deepEqual(await b.questions.list("pending"), []);
+  await rejectsWith(a.board.ask(ask(), 60_000), "ASK_UNAVAILABLE");
+  assert.deepEqual(await b.board.list("pending"), []);
 });
 
-Deno.test("SharedQuestions: an answer whose audit row cannot be written is AUDIT_UNAVAILABLE, never returned", async () => {
+Deno.test("QuestionBoard (PostgreSQL): an answer whose audit row cannot be written is AUDIT_UNAVAILABLE, never returned", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   a.audit.failing = true;
-  const answer = settledLater(a.questions.ask(ask(), 60_000));
-  const listed = await listedOn(b);
-  assert.equal(await b.questions.answer(listed.id, "secret answer", "console"), "ok");
+  const answer = settledLater(a.board.ask(ask(), 60_000));
+  const listed = await onlyPending(b.board);
+  assert.equal(await b.board.answer(listed.id, "secret answer", "console"), "ok");
   await rejectsWith(answer, "AUDIT_UNAVAILABLE");
   assert.deepEqual(a.audit.rows, []);
   // The board says what happened: withdrawn, by the audit's failure, without the answer.
-  const after = await b.board.get(listed.id);
+  const after = await b.store.get(listed.id);
   assert.equal(after?.state, "withdrawn");
   assert.equal(after?.answer, undefined);
   // A timeout happens whether or not it can be written down.
-  assert.deepEqual(await a.questions.ask(ask(), 100), { timeout: true });
+  assert.deepEqual(await a.board.ask(ask(), 100), { timeout: true });
 });
 
-Deno.test("SharedQuestions: long texts are cut to QUESTION_MAX_CHARS (not inside a surrogate pair) and NUL is kept as U+FFFD", async () => {
+Deno.test("QuestionBoard (PostgreSQL): long texts are cut to QUESTION_MAX_CHARS (not inside a surrogate pair) and NUL is kept as U+FFFD", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const long = "q".repeat(QUESTION_MAX_CHARS - 1) + "😀" + "tail";
-  const answer = a.questions.ask(ask(long), 60_000);
-  const listed = await listedOn(b);
+  const answer = a.board.ask(ask(long), 60_000);
+  const listed = await onlyPending(b.board);
   assert.equal(listed.question, "q".repeat(QUESTION_MAX_CHARS - 1));
   assert.equal(
-    await b.questions.answer(listed.id, "a\u0000b" + "x".repeat(3 * QUESTION_MAX_CHARS), "api"),
+    await b.board.answer(listed.id, "a\u0000b" + "x".repeat(3 * QUESTION_MAX_CHARS), "api"),
     "ok",
   );
   const got = await answer;
@@ -313,55 +242,55 @@ Deno.test("SharedQuestions: long texts are cut to QUESTION_MAX_CHARS (not inside
   assert.equal(got.answer.length, QUESTION_MAX_CHARS);
   assert.ok(got.answer.startsWith("a\uFFFDbxxx"));
   // A NUL in a question posts too: the model's text must not look like an outage.
-  const nul = a.questions.ask(ask("a\u0000b"), 60_000);
+  const nul = a.board.ask(ask("a\u0000b"), 60_000);
   const second = await until(async () =>
-    (await b.questions.list("pending")).find((q) => q.question === "a\uFFFDb")
+    (await b.board.list("pending")).find((q) => q.question === "a\uFFFDb")
   );
-  assert.equal(await b.questions.answer(second.id, "ok", "api"), "ok");
+  assert.equal(await b.board.answer(second.id, "ok", "api"), "ok");
   assert.deepEqual(await nul, { answer: "ok" });
 });
 
-Deno.test("SharedQuestions: tenants are walled: another tenant's runtime lists, hears and answers nothing of A's", async () => {
+Deno.test("QuestionBoard (PostgreSQL): tenants are walled: another tenant's runtime lists, hears and answers nothing of A's", async () => {
   await using acme = await runtimes(2);
   await using globex = await runtimes(1);
   const [a, b] = acme.list;
   const [g] = globex.list;
-  const answer = a.questions.ask(ask(), 60_000);
-  const listed = await listedOn(b);
+  const answer = a.board.ask(ask(), 60_000);
+  const listed = await onlyPending(b.board);
   await until(() => b.events.some((e) => e.type === "added"));
-  assert.deepEqual(await g.questions.list(), []);
-  assert.equal(await g.board.get(listed.id), undefined);
-  assert.equal(await g.questions.answer(listed.id, "from globex", "console"), "unknown");
-  assert.equal((await b.board.get(listed.id))?.state, "pending");
-  assert.equal(await b.questions.answer(listed.id, "from acme", "console"), "ok");
+  assert.deepEqual(await g.board.list(), []);
+  assert.equal(await g.store.get(listed.id), undefined);
+  assert.equal(await g.board.answer(listed.id, "from globex", "console"), "unknown");
+  assert.equal((await b.store.get(listed.id))?.state, "pending");
+  assert.equal(await b.board.answer(listed.id, "from acme", "console"), "ok");
   assert.deepEqual(await answer, { answer: "from acme" });
   await until(() => b.events.some((e) => e.type === "answered"));
   // Its notifications reached globex's runtime too (one channel); it read nothing back.
   await new Promise((res) => setTimeout(res, 200));
   assert.deepEqual(g.events, []);
-  assert.deepEqual(await g.questions.list(), []);
+  assert.deepEqual(await g.board.list(), []);
   assert.deepEqual(g.audit.rows, []);
 });
 
-Deno.test("SharedQuestions: neither the question's text nor the answer reaches an audit row (the tenant's real chain)", async () => {
+Deno.test("QuestionBoard (PostgreSQL): neither the question's text nor the answer reaches an audit row (the tenant's real chain)", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const store = new PgAuditLog(a.db, rt.tenant, { redactor: new Redactor() });
   await using sink = new PgAuditSink(store);
-  const questions = new SharedQuestions(a.board, sink);
+  const questions = new QuestionBoard(a.store, sink);
   try {
     const asked = ask(`Q-TEXT-${crypto.randomUUID()}`);
     const answerText = `A-TEXT-${crypto.randomUUID()}`;
     const answered = questions.ask(asked, 60_000);
-    const listed = await listedOn(b);
-    assert.equal(await b.questions.answer(listed.id, answerText, "console"), "ok");
+    const listed = await onlyPending(b.board);
+    assert.equal(await b.board.answer(listed.id, answerText, "console"), "ok");
     assert.deepEqual(await answered, { answer: answerText });
     const expired = ask(`Q-EXPIRED-${crypto.randomUUID()}`);
     assert.deepEqual(await questions.ask(expired, 100), { timeout: true });
     const abort = new AbortController();
     const withdrawn = ask(`Q-WITHDRAWN-${crypto.randomUUID()}`);
     const gone = settledLater(questions.ask(withdrawn, 60_000, abort.signal));
-    await until(async () => (await b.questions.list("pending")).length === 1);
+    await until(async () => (await b.board.list("pending")).length === 1);
     abort.abort();
     await rejectsWith(gone, "ASK_WITHDRAWN");
 
@@ -386,30 +315,30 @@ Deno.test("SharedQuestions: neither the question's text nor the answer reaches a
   }
 });
 
-Deno.test("SharedQuestions: a login push is a shared question: approved on B lets A's login go on; anything else refuses it", async () => {
+Deno.test("QuestionBoard (PostgreSQL): a login push is a shared question: approved on B lets A's login go on; anything else refuses it", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
-  const push = consolePushChannel(a.questions, { id: "s-1", agent: "alice" }, 60_000);
+  const push = consolePushChannel(a.board, { id: "s-1", agent: "alice" }, 60_000);
   const challenge = { vendor: "Okta", number: "42", origin: "https://bank.test" };
   const approved = push.ask(challenge);
-  const listed = await listedOn(b);
+  const listed = await onlyPending(b.board);
   assert.match(listed.question, /Okta shows the number 42/);
-  assert.equal(await b.questions.answer(listed.id, "approved", "console"), "ok");
+  assert.equal(await b.board.answer(listed.id, "approved", "console"), "ok");
   assert.equal(await approved, "approved");
   const denied = push.ask(challenge);
-  assert.equal(await b.questions.answer((await listedOn(b)).id, "no", "console"), "ok");
+  assert.equal(await b.board.answer((await onlyPending(b.board)).id, "no", "console"), "ok");
   assert.equal(await denied, "denied");
   assert.equal(
-    await consolePushChannel(a.questions, { id: "s-1", agent: null }, 100).ask(challenge),
+    await consolePushChannel(a.board, { id: "s-1", agent: null }, 100).ask(challenge),
     "timeout",
   );
 });
 
-Deno.test("SharedQuestions: an answer made without a notification is still heard, by the poll; a spoofed NOTIFY settles nothing", async () => {
+Deno.test("QuestionBoard (PostgreSQL): an answer made without a notification is still heard, by the poll; a spoofed NOTIFY settles nothing", async () => {
   await using rt = await runtimes(1, { pollMs: 100 });
   const [a] = rt.list;
-  const answer = a.questions.ask(ask(), 60_000);
-  const listed = await listedOn(a);
+  const answer = a.board.ask(ask(), 60_000);
+  const listed = await onlyPending(a.board);
   const sql = postgres(pg.appUrl, { max: 1, onnotice: () => {} });
   try {
     let settled = false;
@@ -427,7 +356,7 @@ Deno.test("SharedQuestions: an answer made without a notification is still heard
       WHERE id = ${listed.id}`
   );
   assert.deepEqual(await answer, { answer: "polled" });
-  assert.deepEqual(a.audit.rows, [row("ANSWERED", "owner")]);
+  assert.deepEqual(a.audit.rows, [questionRow("ANSWERED", "owner")]);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -436,16 +365,16 @@ Deno.test("SharedQuestions: an answer made without a notification is still heard
 const REFUSED =
   /QUESTION_FINAL|permission denied|must be (the )?owner|row-level security|check constraint/i;
 
-Deno.test("SharedQuestions: the runtime's role cannot rewrite a finished question, nor change a pending one but by its outcome", async () => {
+Deno.test("QuestionBoard (PostgreSQL): the runtime's role cannot rewrite a finished question, nor change a pending one but by its outcome", async () => {
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   const t = rt.tenant;
-  const answered = a.questions.ask(ask("answered one"), 60_000);
-  const done = await listedOn(b);
-  assert.equal(await b.questions.answer(done.id, "the real answer", "console"), "ok");
+  const answered = a.board.ask(ask("answered one"), 60_000);
+  const done = await onlyPending(b.board);
+  assert.equal(await b.board.answer(done.id, "the real answer", "console"), "ok");
   await answered;
-  const waiting = settledLater(a.questions.ask(ask("pending one"), 60_000));
-  const open = await listedOn(b);
+  const waiting = settledLater(a.board.ask(ask("pending one"), 60_000));
+  const open = await onlyPending(b.board);
   const sql = postgres(pg.appUrl, { max: 1, onnotice: () => {} });
   try {
     const upd = (id: string, set: string) => `UPDATE questions SET ${set} WHERE id = '${id}'`;
@@ -536,20 +465,20 @@ Deno.test("SharedQuestions: the runtime's role cannot rewrite a finished questio
   } finally {
     await su.end();
   }
-  const final = await a.board.get(done.id);
+  const final = await a.store.get(done.id);
   assert.equal(final?.answer, "the real answer");
   assert.equal(final?.answered_by, "console");
   assert.equal(final?.question, "answered one");
 });
 
-Deno.test("SharedQuestions: the runtime's role cannot read, answer, plant or move into another tenant's questions", async () => {
+Deno.test("QuestionBoard (PostgreSQL): the runtime's role cannot read, answer, plant or move into another tenant's questions", async () => {
   await using acme = await runtimes(1);
   await using globex = await runtimes(2);
   const [g, g2] = globex.list;
-  const theirs = g.questions.ask(ask("globex's question"), 60_000);
-  const target = await listedOn(g2);
-  const mine = settledLater(acme.list[0].questions.ask(ask("acme's question"), 60_000));
-  const own = await listedOn(acme.list[0]);
+  const theirs = g.board.ask(ask("globex's question"), 60_000);
+  const target = await onlyPending(g2.board);
+  const mine = settledLater(acme.list[0].board.ask(ask("acme's question"), 60_000));
+  const own = await onlyPending(acme.list[0].board);
   const globexRow = () =>
     owner.transaction((tx) =>
       tx`SELECT state, answer, answered_by, question, expires_at FROM questions
@@ -604,29 +533,29 @@ Deno.test("SharedQuestions: the runtime's role cannot read, answer, plant or mov
         now() + interval '1h', 'pending')`,
     ], REFUSED);
     // Through the board, naming its own tenant: unknown.
-    assert.equal(await acme.list[0].questions.answer(target.id, "evil", "api"), "unknown");
+    assert.equal(await acme.list[0].board.answer(target.id, "evil", "api"), "unknown");
   } finally {
     await sql.end();
   }
   assert.deepEqual([...await globexRow()], before);
-  assert.equal(await g2.questions.answer(target.id, "globex's answer", "console"), "ok");
+  assert.equal(await g2.board.answer(target.id, "globex's answer", "console"), "ok");
   assert.deepEqual(await theirs, { answer: "globex's answer" });
   assert.deepEqual(acme.list[0].audit.rows, []);
-  assert.equal(await acme.list[0].questions.answer(own.id, "fine", "console"), "ok");
+  assert.equal(await acme.list[0].board.answer(own.id, "fine", "console"), "ok");
   assert.deepEqual(await mine, { answer: "fine" });
 });
 
 // ---------------------------------------------------------------------------------------------
 // A stopped database: waited out, or a refusal; never an answer nobody gave
 
-Deno.test("SharedQuestions: a database down while A waits is waited out, and the answer given after it is returned", async () => {
+Deno.test("QuestionBoard (PostgreSQL): a database down while A waits is waited out, and the answer given after it is returned", async () => {
   using _faults = clientFaultsTolerated();
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   let settled: AskOutcome | "rejected" | undefined;
-  const answer = a.questions.ask(ask(), 30_000);
+  const answer = a.board.ask(ask(), 30_000);
   answer.then((x) => settled = x, () => settled = "rejected");
-  const listed = await listedOn(b);
+  const listed = await onlyPending(b.board);
   try {
     await pg.stop();
     await new Promise((res) => setTimeout(res, 1_500));
@@ -635,49 +564,49 @@ Deno.test("SharedQuestions: a database down while A waits is waited out, and the
     await pg.start();
   }
   assert.equal(
-    await until(() => b.questions.answer(listed.id, "after", "console").catch(() => undefined)),
+    await until(() => b.board.answer(listed.id, "after", "console").catch(() => undefined)),
     "ok",
   );
   assert.deepEqual(await answer, { answer: "after" });
-  assert.deepEqual(a.audit.rows, [row("ANSWERED", "console")]);
+  assert.deepEqual(a.audit.rows, [questionRow("ANSWERED", "console")]);
 });
 
-Deno.test("SharedQuestions: a database still down at the deadline is a timeout, never an answer", async () => {
+Deno.test("QuestionBoard (PostgreSQL): a database still down at the deadline is a timeout, never an answer", async () => {
   using _faults = clientFaultsTolerated();
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
-  const answer = a.questions.ask(ask(), 1_500);
-  const listed = await listedOn(b);
+  const answer = a.board.ask(ask(), 1_500);
+  const listed = await onlyPending(b.board);
   try {
     await pg.stop();
     assert.deepEqual(await answer, { timeout: true });
-    assert.deepEqual(a.audit.rows, [row("ASK_TIMEOUT")]);
+    assert.deepEqual(a.audit.rows, [questionRow("ASK_TIMEOUT")]);
   } finally {
     await pg.start();
   }
   // Past its time, the board refuses an answer, and nobody lists it as pending.
   assert.equal(
-    await until(() => b.questions.answer(listed.id, "late", "console").catch(() => undefined)),
+    await until(() => b.board.answer(listed.id, "late", "console").catch(() => undefined)),
     "not_pending",
   );
-  assert.deepEqual(await b.questions.list("pending"), []);
+  assert.deepEqual(await b.board.list("pending"), []);
 });
 
-Deno.test("SharedQuestions: an ask while the database is stopped rejects ASK_UNAVAILABLE, within the pool's bounds: no timeout, no row; a push refuses the same way", async () => {
+Deno.test("QuestionBoard (PostgreSQL): an ask while the database is stopped rejects ASK_UNAVAILABLE, within the pool's bounds: no timeout, no row; a push refuses the same way", async () => {
   using _faults = clientFaultsTolerated();
   await using rt = await runtimes(2);
   const [a, b] = rt.list;
   try {
     await pg.stop();
     const t0 = performance.now();
-    await rejectsWith(a.questions.ask(ask(), 60_000), "ASK_UNAVAILABLE");
+    await rejectsWith(a.board.ask(ask(), 60_000), "ASK_UNAVAILABLE");
     // The pool's bound (two statement timeouts and a connect, 1 s each), on a loaded machine:
     // refused, never left to the 60 s timeout.
     const ms = performance.now() - t0;
     assert.ok(ms < ANSWER_BOUND_MS, `refused after ${ms} ms`);
     assert.deepEqual(a.audit.rows, []);
     // A login's push is not told the operator let it time out.
-    const push = consolePushChannel(a.questions, { id: "s-1", agent: "alice" }, 60_000);
+    const push = consolePushChannel(a.board, { id: "s-1", agent: "alice" }, 60_000);
     await rejectsWith(
       push.ask({ vendor: "Okta", number: "42", origin: "https://bank.test" }),
       "ASK_UNAVAILABLE",
@@ -685,7 +614,7 @@ Deno.test("SharedQuestions: an ask while the database is stopped rejects ASK_UNA
   } finally {
     await pg.start();
   }
-  assert.deepEqual(await until(() => b.questions.list().catch(() => undefined)), []);
+  assert.deepEqual(await until(() => b.board.list().catch(() => undefined)), []);
 });
 
-Deno.test(clusterTeardown("SharedQuestions tests", pg, owner));
+Deno.test(clusterTeardown("QuestionBoard (PostgreSQL) tests", pg, owner));
