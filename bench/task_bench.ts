@@ -1,19 +1,22 @@
 /**
  * Multi-step task benchmark: ten scripted tasks on local pages (bench/task_site.ts), each run
- * through Omotai and through Playwright MCP in the same run. Per task it reports the total
- * characters the agent receives (the text of every tool result of every call of the task) and
- * the wall time, side by side, and the issue's target over its five kinds of task
+ * by scripted agents of Omotai and of Playwright MCP in the same run: per server one that pages
+ * through snapshots and one that uses browser_find and reading mode (for the peer a third: the
+ * find agent with its Playwright selectors). Per task it reports the total characters each
+ * agent reads (every tool result, and every snapshot file a peer agent opens), charges each
+ * side its cheapest agent, and checks the issue's targets over its five kinds of task
  * (`ISSUE_TASKS`).
  *
  * Omotai runs in-process (tests/helpers/harness.ts `startTestRuntime`, sse mode, Streamable
- * HTTP client); the peer is Playwright MCP from bench/.peer over stdio with the system
- * Chromium, as in bench/peer.ts.
+ * HTTP client, one session per agent); each peer agent is a Playwright MCP process from
+ * bench/.peer over stdio with the system Chromium, as in bench/peer.ts.
  *
- * Run: deno run -A bench/task_bench.ts [--write]   (`--write` replaces the "Multi-step tasks"
- * section of docs/bench-results.md; OMOTAI_TASK_ROUNDS sets the rounds of every task but 5,
- * default 3; OMOTAI_TASK_ONLY=id,id runs only those tasks (not for the published table);
- * OMOTAI_TASK_DUMP=DIR writes every tool result of the first round there, to read what each
- * side was sent)
+ * Run: deno run -A bench/task_bench.ts [--write] [--from FILE]   (`--write` replaces the
+ * "Multi-step tasks" section of docs/bench-results.md; OMOTAI_TASK_ROUNDS sets the rounds of
+ * every task but 5, default 3; OMOTAI_TASK_ONLY=id,id runs only those tasks (not for the
+ * published table); OMOTAI_TASK_DUMP=DIR writes every tool result of the first round there,
+ * to read what each agent was sent; OMOTAI_TASK_SAVE=FILE keeps the figures after each task,
+ * and `--from FILE` writes the report from them again without running anything)
  *
  * @module
  */
@@ -1274,10 +1277,42 @@ async function loadAverage(): Promise<string> {
   return `${day}, ${cores} cores, load average ${text.split(" ")[0] || "?"} at the start`;
 }
 
+/** A run's results as `OMOTAI_TASK_SAVE` keeps them (without the texts) for `--from`. */
+interface SavedRun {
+  rounds: number;
+  load: string;
+  results: { id: string; runs: TaskResult["runs"] }[];
+}
+
+/** Writes the report, to stdout and with `--write` into docs/bench-results.md. */
+async function publish(results: TaskResult[], rounds: number, load: string, write: boolean) {
+  results.sort((a, b) => TASKS.indexOf(a.task) - TASKS.indexOf(b.task));
+  const markdown = report(results, rounds, load);
+  console.log(markdown);
+  if (write) {
+    const file = new URL("../docs/bench-results.md", import.meta.url);
+    const doc = await Deno.readTextFile(file);
+    await Deno.writeTextFile(file, replaceSection(doc, "Multi-step tasks", markdown));
+    console.error("bench: wrote the Multi-step tasks section of docs/bench-results.md");
+  }
+}
+
 async function main() {
   const write = Deno.args.includes("--write");
+  const from = Deno.args[Deno.args.indexOf("--from") + 1];
+  if (Deno.args.includes("--from") && from) {
+    // The report again from a saved run: its wording changes, its figures do not.
+    const saved = JSON.parse(await Deno.readTextFile(from)) as SavedRun;
+    const results = saved.results.map((r) => ({
+      task: TASKS.find((t) => t.id === r.id)!,
+      runs: r.runs,
+    }));
+    await publish(results, saved.rounds, saved.load, write);
+    return;
+  }
   const rounds = Number(Deno.env.get("OMOTAI_TASK_ROUNDS") ?? 3);
   const dump = Deno.env.get("OMOTAI_TASK_DUMP");
+  const save = Deno.env.get("OMOTAI_TASK_SAVE");
   const load = await loadAverage();
   await using site = serveTaskSite();
   await using omotai = await startOmotai(site.origin);
@@ -1318,17 +1353,27 @@ async function main() {
       }
     }
     results.push(res);
+    if (save) {
+      const strip = (runs: AgentRun[] = []) =>
+        runs.map((r) => ({ ...r, calls: r.calls.map((c) => ({ ...c, text: "" })) }));
+      const saved: SavedRun = {
+        rounds,
+        load,
+        results: results.map((x) => ({
+          id: x.task.id,
+          runs: {
+            omotai: Object.fromEntries(
+              Object.entries(x.runs.omotai).map(([k, v]) => [k, strip(v)]),
+            ),
+            peer: Object.fromEntries(Object.entries(x.runs.peer).map(([k, v]) => [k, strip(v)])),
+          },
+        })),
+      };
+      await Deno.writeTextFile(save, JSON.stringify(saved));
+    }
   }
 
-  results.sort((a, b) => TASKS.indexOf(a.task) - TASKS.indexOf(b.task));
-  const markdown = report(results, rounds, load);
-  console.log(markdown);
-  if (write) {
-    const file = new URL("../docs/bench-results.md", import.meta.url);
-    const doc = await Deno.readTextFile(file);
-    await Deno.writeTextFile(file, replaceSection(doc, "Multi-step tasks", markdown));
-    console.error("bench: wrote the Multi-step tasks section of docs/bench-results.md");
-  }
+  await publish(results, rounds, load, write);
 }
 
 if (import.meta.main) await main();
