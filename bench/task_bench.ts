@@ -275,7 +275,7 @@ export interface IssueBounds {
 
 /** The issue's target on each side's cheapest path: geomean ≤ 1/4, no task above 1/2. */
 export const CHEAPEST_BOUNDS: IssueBounds = {
-  label: "each side charged its cheaper agent",
+  label: "each side charged its cheapest agent",
   geomeanMax: 1 / 4,
   taskMax: 1 / 2,
 };
@@ -1255,6 +1255,10 @@ function report(results: TaskResult[], rounds: number, load: string): string {
     issueTargetLine(noSelectors, label, noSelBounds),
     "",
     issueTargetLine(paging, label, SNAPSHOT_BOUNDS),
+    "",
+    "The first snapshot page on the corpus (the issue's ≤ 1/8 with ≥ 99 % of the controls " +
+    "reachable) is not measured here: `bench/snapshot_bench.ts` measures it (the Observation " +
+    "benchmark at the top of this file).",
     "",
     "Calls of each agent (first round):",
     "",
