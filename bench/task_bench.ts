@@ -493,10 +493,13 @@ async function agentOf(
         "\n",
       );
       if (name === "peer" && !READ_TOOLS.has(tool)) {
-        // Another page: what the agent knew of the last one is no longer there. The same page
-        // changed in place keeps its refs (Playwright MCP keeps them within a document).
+        // Another document: what the agent knew of the last one is no longer there. The same
+        // page changed in place keeps its refs (Playwright MCP keeps them within a document).
         const url = pageUrlOf(text);
-        if (url !== undefined && url !== agent.url) agent.picture = new Map();
+        // A navigate loads a new document even to the URL it is on (a task's next round).
+        if (tool === "browser_navigate" || (url !== undefined && url !== agent.url)) {
+          agent.picture = new Map();
+        }
         if (url !== undefined) agent.url = url;
         agent.pendingFile = snapshotFileOf(text);
       }
