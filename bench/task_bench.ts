@@ -1200,7 +1200,7 @@ function report(results: TaskResult[], rounds: number, load: string): string {
       if (!run) return "not run";
       const parts = [`${toolList(run)} (${fmtInt(totalChars(run))} chars)`];
       if (run.note) parts.push(run.note);
-      if (run.error) parts.push(`stopped: ${run.error.split("\n")[0].slice(0, 200)}`);
+      if (run.error) parts.push(`stopped: ${flatText(run.error).slice(0, 200)}`);
       return parts.join("; ");
     };
     const line = SIDES.flatMap((side) =>
