@@ -1,18 +1,28 @@
 import assert from "node:assert/strict";
 import { CORPUS_DIR } from "./corpus.ts";
 import {
+  chargedStyle,
+  CHEAPEST_BOUNDS,
   fillFormArgs,
+  findArgs,
   findRef,
   flatText,
   hasPageView,
   ISSUE_TASKS,
   issueTargetLine,
   issueVerdict,
+  matches,
+  pageUrlOf,
   parseRefs,
+  peerSelector,
   percent,
   refArgName,
   replaceSection,
   roleOf,
+  SNAPSHOT_BOUNDS,
+  snapshotFileOf,
+  STYLES_OF,
+  takes,
   updatePicture,
 } from "./task_bench.ts";
 import {
@@ -438,7 +448,7 @@ Deno.test("issueVerdict() takes the geomean and the highest ratio of the issue's
   const ratios = new Map([
     ["form", 0.2],
     ["find", 0.05],
-    ["shop", 0.28],
+    ["shop", 0.6],
     ["article", 0.2],
     ["widgets", 0.1],
     ["read", 0.9],
@@ -446,10 +456,19 @@ Deno.test("issueVerdict() takes the geomean and the highest ratio of the issue's
   const v = issueVerdict(ratios);
   assert.ok(v);
   assert.equal(v.maxId, "shop");
-  assert.equal(v.max, 0.28);
-  assert.ok(Math.abs(v.geomean - Math.pow(0.2 * 0.05 * 0.28 * 0.2 * 0.1, 1 / 5)) < 1e-12);
+  assert.equal(v.max, 0.6);
+  assert.ok(Math.abs(v.geomean - Math.pow(0.2 * 0.05 * 0.6 * 0.2 * 0.1, 1 / 5)) < 1e-12);
   assert.equal(v.geomeanMet, true);
   assert.equal(v.maxMet, false);
+  // The snapshot agents' bound: a tighter geomean, no bound on one task.
+  const paging = issueVerdict(ratios, SNAPSHOT_BOUNDS);
+  assert.ok(paging);
+  assert.equal(paging.geomeanMet, true);
+  assert.equal(paging.maxMet, true);
+  assert.equal(
+    issueVerdict(new Map(ISSUE_TASKS.map((id) => [id, 0.2])), SNAPSHOT_BOUNDS)?.geomeanMet,
+    false,
+  );
   const missing = new Map(ratios);
   missing.delete("widgets");
   assert.equal(issueVerdict(missing), undefined);
@@ -460,9 +479,79 @@ Deno.test("issueVerdict() takes the geomean and the highest ratio of the issue's
 Deno.test("issueTargetLine() says met or missed for each bound, or that it was not measured", () => {
   const all = new Map(ISSUE_TASKS.map((id) => [id, 0.1]));
   const met = issueTargetLine(all, (id) => `#${id.length}`);
-  assert.match(met, /geomean \*\*10\.0%\*\* \(≤ 16\.7%: met\)/);
-  assert.match(met, /highest \*\*10\.0%\*\* on #4 form \(≤ 25\.0%: met\); target \*\*met\*\*\.$/);
-  const over = issueTargetLine(new Map([...all, ["shop", 0.3]]));
-  assert.match(over, /on shop shop \(≤ 25\.0%: \*\*missed\*\*\); target \*\*missed\*\*/);
+  assert.match(met, /geomean \*\*10\.0%\*\* \(≤ 25\.0%: met\)/);
+  assert.match(met, /highest \*\*10\.0%\*\* on #4 form \(≤ 50\.0%: met\); target \*\*met\*\*\.$/);
+  assert.match(met, new RegExp(CHEAPEST_BOUNDS.label));
+  const over = issueTargetLine(new Map([...all, ["shop", 0.6]]));
+  assert.match(over, /on shop shop \(≤ 50\.0%: \*\*missed\*\*\); target \*\*missed\*\*/);
+  const paging = issueTargetLine(all, undefined, SNAPSHOT_BOUNDS);
+  assert.match(
+    paging,
+    /geomean \*\*10\.0%\*\* \(≤ 16\.7%: met\), highest \*\*10\.0%\*\* on form form; target/,
+  );
+  assert.doesNotMatch(paging, /no task above/);
   assert.match(issueTargetLine(new Map()), /not measured in this run/);
+});
+
+Deno.test("peerSelector() names an element exactly, or by the start of its name", () => {
+  assert.equal(
+    peerSelector({ role: "link", text: 'Say "hi"', exact: true }),
+    'role=link[name="Say \\"hi\\""s]',
+  );
+  // Playwright's role engine has no substring match: a start is an anchored regex, escaped.
+  assert.equal(
+    peerSelector({ role: "link", text: "Lumen (", exact: false }),
+    "role=link[name=/^Lumen \\(/]",
+  );
+  assert.equal(
+    peerSelector({ role: "button", text: "a/b.c", exact: false }),
+    "role=button[name=/^a\\/b\\.c/]",
+  );
+});
+
+Deno.test("matches() wants the role and the exact name, or its start", () => {
+  const line = { ref: "e1", role: "link", name: "Lumen (16)" };
+  assert.equal(matches(line, { role: "link", text: "Lumen (16)", exact: true }), true);
+  assert.equal(matches(line, { role: "link", text: "Lumen (", exact: false }), true);
+  assert.equal(matches(line, { role: "link", text: "Lumen (", exact: true }), false);
+  assert.equal(matches(line, { role: "button", text: "Lumen (16)", exact: true }), false);
+});
+
+Deno.test("snapshotFileOf() and pageUrlOf() read a Playwright MCP 0.0.83 answer", () => {
+  const answer = "### Ran Playwright code\n```js\nawait page.goto('x');\n```\n### Page\n" +
+    "- Page URL: http://127.0.0.1:9/docs\n- Page Title: Docs\n### Snapshot\n" +
+    "- [Snapshot](.playwright-mcp/page-2026-12-05T09-30-22-038Z.yml)";
+  assert.equal(snapshotFileOf(answer), ".playwright-mcp/page-2026-12-05T09-30-22-038Z.yml");
+  assert.equal(pageUrlOf(answer), "http://127.0.0.1:9/docs");
+  assert.equal(snapshotFileOf("### Result\nFound 1 match"), undefined);
+  // A link out of the working directory is not a snapshot file.
+  assert.equal(snapshotFileOf("- [Snapshot](../../etc/passwd.yml)"), undefined);
+  assert.equal(pageUrlOf("### Error\nno page"), undefined);
+});
+
+Deno.test("findArgs() uses the exact {role, name} form only where the schema has it", () => {
+  const w = { role: "link", text: "Webhook signature verification", exact: true };
+  assert.deepEqual(findArgs({ properties: { text: {} } }, w), { text: w.text });
+  const exactForm = { properties: { text: {}, role: {}, name: {}, context: {} } };
+  assert.deepEqual(findArgs(exactForm, w), { role: "link", name: w.text });
+  assert.deepEqual(findArgs(exactForm, { ...w, exact: false }), { text: w.text });
+  assert.deepEqual(findArgs(undefined, w), { text: w.text });
+});
+
+Deno.test("takes() keeps a peek to the servers whose schema has its arguments", () => {
+  const peek = { tool: "browser_snapshot", args: { target: "main" } };
+  assert.equal(takes({ properties: { target: {}, filename: {} } }, peek), true);
+  assert.equal(takes({ properties: { page: {}, mode: {} } }, peek), false);
+  assert.equal(takes(undefined, peek), false);
+});
+
+Deno.test("chargedStyle() charges the agent with the fewest median characters that passed", () => {
+  const f = (median: number) => ({ median, min: median });
+  assert.equal(chargedStyle([["snapshot", f(900)], ["find", f(300)], ["select", f(500)]]), "find");
+  assert.equal(chargedStyle([["snapshot", f(900)], ["find", undefined]]), "snapshot");
+  // A tie goes to the first listed.
+  assert.equal(chargedStyle([["snapshot", f(300)], ["find", f(300)]]), "snapshot");
+  assert.equal(chargedStyle([["snapshot", undefined], ["find", undefined]]), undefined);
+  assert.deepEqual([...STYLES_OF.omotai], ["snapshot", "find"]);
+  assert.deepEqual([...STYLES_OF.peer], ["snapshot", "find", "select"]);
 });
