@@ -1,42 +1,15 @@
 import assert from "node:assert/strict";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
-import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { type AgentInfo, AgentKeys } from "../agents/agent_keys.ts";
 import { adminToken } from "../cli/admin_token.ts";
 import { OmotaiError } from "../errors.ts";
 import { openDatabase } from "../store/database.ts";
 import { createHttpApp, type HttpApp, type HttpAppOptions } from "./http_app.ts";
 import { allowedHostsFor } from "./host_guard.ts";
+import { Servers } from "../../tests/helpers/mcp_servers.ts";
 
 const HOST = "127.0.0.1:8080";
 const ACCEPT = "application/json, text/event-stream";
 const PROTOCOL = "2025-06-18";
-
-/** A small MCP server with one tool; counts the servers built and closed. */
-class Servers {
-  built = 0;
-  closed = 0;
-  /** The agent each server was built for, in order. */
-  agents: (AgentInfo | undefined)[] = [];
-
-  newServer = (agent?: AgentInfo): Server => {
-    this.agents.push(agent);
-    const server = new Server(
-      { name: "test-server", version: "0.0.1" },
-      { capabilities: { tools: {} } },
-    );
-    server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: [{ name: "echo", inputSchema: { type: "object" as const } }],
-    }));
-    server.onclose = () => {
-      this.closed++;
-    };
-    this.built++;
-    return server;
-  };
-}
 
 interface Harness extends AsyncDisposable {
   http: HttpApp;

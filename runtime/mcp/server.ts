@@ -16,21 +16,16 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { BrowserSession } from "../browser/browser_session.ts";
-import type { Gate } from "../gate/gate.ts";
 import { log } from "../log.ts";
 import { processRedactor, type Redactor } from "../redact/mod.ts";
 import { withProgress } from "./progress.ts";
 import {
   type AnyTool,
-  type CaptureService,
-  type HumanChannel,
-  type LoginService,
   ResponseBuilder,
   runTool,
+  type ToolDeps,
   type ToolResult,
   TOOLS,
-  type ToolSettings,
 } from "../tools/mod.ts";
 import { VERSION } from "../version.ts";
 
@@ -45,24 +40,17 @@ export const INSTRUCTIONS = "Omotai is a security runtime around a real browser.
   "new snapshot. A line starting with " +
   "'denied:' means the runtime's policy refused the action.";
 
-/** What a connection needs. */
-export interface ConnectionDeps {
-  session: BrowserSession;
-  gate: Gate;
-  settings?: Readonly<ToolSettings>;
-  /** The operator's console, for ask_human. */
-  human?: HumanChannel;
-  /** Granted credentials for browser_login. */
-  login?: LoginService;
-  /** Generated-credential capture for browser_capture_credentials. */
-  capture?: CaptureService;
-  /** What the model's text passes through last; default: the process's redactor. */
+/**
+ * What a connection needs: the tool calls' one bag (`ToolDeps`, each call adding its own
+ * `signal`) and what the model's text passes through last (default: the process's redactor).
+ */
+export interface ConnectionDeps extends Omit<ToolDeps, "signal"> {
   redactor?: Redactor;
 }
 
 /** Builds the MCP server of one connection. Closing it disposes the browser session. */
 export function createMcpServer(
-  { session, gate, settings, human, login, capture, redactor = processRedactor() }: ConnectionDeps,
+  { redactor = processRedactor(), ...deps }: ConnectionDeps,
 ): Server {
   const server = new Server(
     { name: "omotai", version: VERSION },
@@ -88,16 +76,7 @@ export function createMcpServer(
             method: "notifications/progress",
             params: { ...params, message: redactor.redact(params.message) },
           }),
-        () =>
-          runTool(tool, request.params.arguments, {
-            session,
-            gate,
-            settings,
-            human,
-            login,
-            capture,
-            signal: extra.signal,
-          }),
+        () => runTool(tool, request.params.arguments, { ...deps, signal: extra.signal }),
       );
       return redactResult(result, redactor);
     } catch (err) {
@@ -117,7 +96,7 @@ export function createMcpServer(
     }
     if (closed) return;
     closed = true;
-    session[Symbol.asyncDispose]().catch((err) =>
+    deps.session[Symbol.asyncDispose]().catch((err) =>
       log(`session teardown failed: ${errorName(err)}`)
     );
   };

@@ -49,7 +49,7 @@ export const TOOLS: readonly AnyTool[] = [
   captureTool,
 ] as unknown as readonly AnyTool[];
 
-export { runTool, type ToolDeps } from "./pipeline.ts";
+export { runTool } from "./pipeline.ts";
 export {
   type AnyTool,
   type CaptureService,
@@ -59,6 +59,7 @@ export {
   type LoginService,
   type ToolContext,
   type ToolDef,
+  type ToolDeps,
   type ToolSettings,
 } from "./tool.ts";
 export {

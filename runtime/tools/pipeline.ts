@@ -19,15 +19,7 @@ import { renderDialog, renderWithheldDialog } from "../snapshot/dialog_view.ts";
 import { runAndSettle } from "../browser/navigation.ts";
 import { normalizeArgs } from "./arg_aliases.ts";
 import { ResponseBuilder, type ToolResult } from "./response.ts";
-import {
-  type AnyTool,
-  type CaptureService,
-  DEFAULT_TOOL_SETTINGS,
-  type HumanChannel,
-  type LoginService,
-  type ToolContext,
-  type ToolSettings,
-} from "./tool.ts";
+import { type AnyTool, DEFAULT_TOOL_SETTINGS, type ToolContext, type ToolDeps } from "./tool.ts";
 
 /** Kinds that count against `max_actions`. */
 const COUNTED = new Set<ActionKind>(["navigate", "back", "click", "type", "select", "key"]);
@@ -35,18 +27,6 @@ const COUNTED = new Set<ActionKind>(["navigate", "back", "click", "type", "selec
 const LOADS = new Set<ActionKind>(["navigate", "back"]);
 /** The tool that answers dialogs: the one action that is no progress on a tab. */
 const ANSWERS_DIALOG = "browser_handle_dialog";
-
-/** What a call runs against. */
-export interface ToolDeps {
-  session: BrowserSession;
-  gate: Gate;
-  settings?: Readonly<ToolSettings>;
-  human?: HumanChannel;
-  login?: LoginService;
-  capture?: CaptureService;
-  /** Aborts when the client cancels the call or goes away. */
-  signal?: AbortSignal;
-}
 
 /**
  * What a tainted session may still call: status-only snapshots and finds (both answer with
@@ -76,8 +56,9 @@ export const TAINT_DISMISS = "browser_handle_dialog";
 export async function runTool(
   tool: AnyTool,
   rawArgs: unknown,
-  { session, gate, signal, human, login, capture, settings = DEFAULT_TOOL_SETTINGS }: ToolDeps,
+  deps: ToolDeps,
 ): Promise<ToolResult> {
+  const { session, gate, signal, login } = deps;
   const response = new ResponseBuilder();
   const parsed = tool.schema.safeParse(normalizeArgs(rawArgs ?? {}));
   if (!parsed.success) {
@@ -105,7 +86,7 @@ export async function runTool(
     return response.denied("SECRET_VALUE", "the arguments hold a stored secret's value")
       .serialize();
   }
-  const ctx: ToolContext = { session, response, settings, human, login, capture, signal };
+  const ctx: ToolContext = { ...deps, settings: deps.settings ?? DEFAULT_TOOL_SETTINGS, response };
   return await session.exclusive(async () => {
     // The operator's startup login comes before the agent's first action, whatever it is.
     const signedIn = await login?.startup?.(session).catch(() => "startup login: LOGIN_FAILED");

@@ -11,6 +11,7 @@ import type { BrowserSession } from "../browser/browser_session.ts";
 import { InvalidArgumentsError } from "../errors.ts";
 import type { CdpSession } from "../../cdp/mod.ts";
 import type { CaptureAuditRow, CaptureOutcome, CaptureRequest } from "../capture/capture_flow.ts";
+import type { Gate } from "../gate/gate.ts";
 import type { LoginPlan, LoginSecrets, PushChannel } from "../login/login_flow.ts";
 import type { ActionKind, Facts } from "../policy/facts.ts";
 import type { ResponseBuilder } from "./response.ts";
@@ -90,11 +91,20 @@ export interface CaptureService {
   ): Promise<CaptureOutcome>;
 }
 
-/** What a tool's functions get. */
-export interface ToolContext {
+/**
+ * What a tool call runs against: one bag, built once per connection (`cli/connections.ts`)
+ * and passed as it is to the MCP server (`createMcpServer`), the pipeline (`runTool`, with
+ * the call's `signal`) and every tool's functions (`ToolContext`, with the call's response).
+ * Nothing copies it field by field: a new service is a field here and a line where the
+ * connection is built.
+ */
+export interface ToolDeps {
   session: BrowserSession;
-  response: ResponseBuilder;
-  settings: Readonly<ToolSettings>;
+  /** Judges every action's facts; only the pipeline asks it, before the tool's handler. */
+  gate: Gate;
+  /** The policy's settings; absent: {@link DEFAULT_TOOL_SETTINGS}. */
+  settings?: Readonly<ToolSettings>;
+  /** The operator's console, for ask_human. */
   human?: HumanChannel;
   /** Credentials for browser_login; none in a runtime without a vault. */
   login?: LoginService;
@@ -102,6 +112,12 @@ export interface ToolContext {
   capture?: CaptureService;
   /** Aborts when the client cancels the call or goes away. */
   signal?: AbortSignal;
+}
+
+/** What a tool's functions get: the call's deps, its settings resolved, the response it fills. */
+export interface ToolContext extends ToolDeps {
+  settings: Readonly<ToolSettings>;
+  response: ResponseBuilder;
 }
 
 /** A browser tool: its schema, its facts and its handler, declared together. */
