@@ -10,6 +10,7 @@ import { DatabaseSync } from "node:sqlite";
 import { databasePath } from "../runtime/store/database.ts";
 import { keyedTransport, refOf, startTestRuntime, TestClient } from "./helpers/harness.ts";
 import { tempDir } from "./helpers/temp_dir.ts";
+import { until } from "./helpers/until.ts";
 import { type HttpsSite, serveHttpsSite } from "./fixtures/https_site.ts";
 
 interface World extends AsyncDisposable {
@@ -221,20 +222,20 @@ Deno.test("an approved HTTPS form POST goes out once through the proxy; a denied
       ...init,
       headers: { Authorization: `Bearer ${w.adminToken}`, "Content-Type": "application/json" },
     });
+  // The approval comes up once the click reached the form: in seconds, which a loaded machine
+  // stretches (a fixed count of polls once ran out before it came).
   const decideNext = async (decision: "approve" | "deny") => {
-    for (let i = 0; i < 100; i++) {
+    const id = await until(async () => {
       const pending = await (await api("/api/approvals?state=pending")).json() as { id: string }[];
-      if (pending.length > 0) {
-        const r = await api(`/api/approvals/${pending[0].id}`, {
-          method: "POST",
-          body: JSON.stringify({ decision }),
-        });
-        assert.equal(r.status, 200);
-        return;
-      }
-      await pause(100);
-    }
-    throw new Error("no approval came up");
+      return pending[0]?.id;
+    }).catch(() => {
+      throw new Error("no approval came up");
+    });
+    const r = await api(`/api/approvals/${id}`, {
+      method: "POST",
+      body: JSON.stringify({ decision }),
+    });
+    assert.equal(r.status, 200);
   };
   const page = await w.c.call("browser_navigate", { url: `${w.site.origin}/order` });
   const [approved] = await Promise.all([

@@ -51,6 +51,8 @@ export interface BrowserSessionOptions extends BrowserStart {
   pool?: WarmSource;
   /** Admits page loads a few at a time across the runtime's sessions; none: all at once. */
   loads?: Admission;
+  /** The dialog rate rule's window (default `LOOP_WINDOW_MS`; see `DialogsOptions`). */
+  dialogLoopWindowMs?: number;
 }
 
 /** A scanned snapshot plus counts. */
@@ -79,21 +81,7 @@ export class BrowserSession implements AsyncDisposable {
   readonly #tabs = new Tabs(this.#notices);
   readonly #snapshots = new PageSnapshots(this.nonce);
   /** Dialogs, call watches and recovery from pages that would wedge the session. */
-  readonly guard: WedgeGuard = new WedgeGuard({
-    tabs: this.#tabs,
-    notices: this.#notices,
-    live: () => this.#live,
-    lifecycle: (kind, reason) => this.#lifecycle(kind, reason),
-    scanning: () => this.#snapshots.scanning,
-    replaceBrowser: (reason) => this.#replaceBrowser(reason),
-    endedForMemory: async () => {
-      const group = this.#live?.group;
-      if (!group) return false;
-      // The crash's own check may have ended the browser already: its count says so.
-      await endForMemory(this.#live!.browser, group);
-      return group.oomKills() > 0;
-    },
-  });
+  readonly guard: WedgeGuard;
   /** Console output of every tab (bounded), for browser_console_messages. */
   readonly console: ConsoleLog = new ConsoleLog();
   /** Requests of every tab since its page loaded (bounded), with block reasons. */
@@ -107,15 +95,7 @@ export class BrowserSession implements AsyncDisposable {
     )
   );
   /** Followers of every target, in the order they are set up. */
-  readonly #watchers: TargetWatcher[] = [
-    this.guard.dialogs,
-    this.guard.crashes,
-    this.choosers,
-    this.console,
-    this.network,
-    // A renderer the kernel killed for memory ends the whole browser (its cgroup's count).
-    { watch: (t) => this.#watchCrash(t) },
-  ];
+  readonly #watchers: TargetWatcher[];
   #live: Live | undefined;
   #starting: Promise<Live> | undefined;
   #generation = 0;
@@ -128,6 +108,31 @@ export class BrowserSession implements AsyncDisposable {
 
   constructor(options: BrowserSessionOptions) {
     this.#options = options;
+    this.guard = new WedgeGuard({
+      tabs: this.#tabs,
+      notices: this.#notices,
+      live: () => this.#live,
+      lifecycle: (kind, reason) => this.#lifecycle(kind, reason),
+      scanning: () => this.#snapshots.scanning,
+      replaceBrowser: (reason) => this.#replaceBrowser(reason),
+      endedForMemory: async () => {
+        const group = this.#live?.group;
+        if (!group) return false;
+        // The crash's own check may have ended the browser already: its count says so.
+        await endForMemory(this.#live!.browser, group);
+        return group.oomKills() > 0;
+      },
+      loopWindowMs: options.dialogLoopWindowMs,
+    });
+    this.#watchers = [
+      this.guard.dialogs,
+      this.guard.crashes,
+      this.choosers,
+      this.console,
+      this.network,
+      // A renderer the kernel killed for memory ends the whole browser (its cgroup's count).
+      { watch: (t) => this.#watchCrash(t) },
+    ];
     this.#hooks = options.hooks?.(this) ?? {};
   }
 

@@ -13,7 +13,7 @@ import { tabOf } from "./tab_of.ts";
 
 /** Dialogs one tab may open within `LOOP_WINDOW_MS` before the runtime closes the tab. */
 export const LOOP_DIALOGS = 5;
-/** The window of the loop rule. */
+/** The window of the loop rule (`DialogsOptions.loopWindowMs` may narrow it in a test). */
 export const LOOP_WINDOW_MS = 30_000;
 /**
  * Dialogs one tab may open in a row, whatever their pace, with no progress between them: the
@@ -72,10 +72,24 @@ export interface Leave {
   release(): void;
 }
 
+/** How a `Dialogs` counts. */
+export interface DialogsOptions {
+  /** The clock (default `Date.now`). */
+  now?: () => number;
+  /**
+   * The window of the rate rule (default `LOOP_WINDOW_MS`). A test of the chain rule narrows
+   * it: its agent must answer slower than `LOOP_DIALOGS` per window, which at 30 s takes
+   * minutes for a chain of `CHAIN_DIALOGS`.
+   */
+  loopWindowMs?: number;
+}
+
 /** Tracks the open dialog of each tab. */
 export class Dialogs implements TargetWatcher {
   readonly #onLoop: LoopHandler;
   readonly #now: () => number;
+  /** The rate rule's window. */
+  readonly loopWindowMs: number;
   #open = new Map<string, OpenDialog>();
   #opened = new Map<string, number[]>();
   /** Dialogs of each tab since the agent's last progress on it (see `CHAIN_DIALOGS`). */
@@ -89,9 +103,10 @@ export class Dialogs implements TargetWatcher {
   /** Open `dismissUnseen()` scopes: while any is, every dialog is dismissed unseen. */
   #dismissing = 0;
 
-  constructor(onLoop: LoopHandler, now: () => number = Date.now) {
+  constructor(onLoop: LoopHandler, options: DialogsOptions = {}) {
     this.#onLoop = onLoop;
-    this.#now = now;
+    this.#now = options.now ?? Date.now;
+    this.loopWindowMs = options.loopWindowMs ?? LOOP_WINDOW_MS;
   }
 
   /** Follows dialogs of pages and frames (subscribes only: nothing to send). */
@@ -239,7 +254,7 @@ export class Dialogs implements TargetWatcher {
   /** Counts a dialog of `tabId` by both rules; the loop it makes, if it makes one. */
   #count(tabId: string): DialogLoop | undefined {
     const now = this.#now();
-    const recent = (this.#opened.get(tabId) ?? []).filter((t) => now - t < LOOP_WINDOW_MS);
+    const recent = (this.#opened.get(tabId) ?? []).filter((t) => now - t < this.loopWindowMs);
     recent.push(now);
     this.#opened.set(tabId, recent);
     const chain = (this.#chain.get(tabId) ?? 0) + 1;

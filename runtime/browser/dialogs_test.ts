@@ -9,11 +9,11 @@ import {
 } from "./dialogs.ts";
 
 /** Dialogs over fake tabs, with a clock the test moves. */
-function world() {
+function world(loopWindowMs?: number) {
   const host = new FakeHost();
   const loops: DialogLoop[] = [];
   let now = 0;
-  const dialogs = new Dialogs((l) => loops.push(l), () => now);
+  const dialogs = new Dialogs((l) => loops.push(l), { now: () => now, loopWindowMs });
   const tab = (id: string) => {
     const { target, session } = fakeTarget(host, "page", id);
     dialogs.watch(target);
@@ -113,4 +113,20 @@ Deno.test("Dialogs.leave is stuck when a dialog cannot be answered (the page han
   const leave = w.dialogs.leave("A");
   assert.equal(await leave.stuck, "DIALOG_UNANSWERABLE");
   leave.release();
+});
+
+Deno.test("Dialogs: loopWindowMs sets the rate rule's window; by default it is LOOP_WINDOW_MS", () => {
+  // LOOP_DIALOGS dialogs spread just over 4 s: a loop in the default window, none in a 4 s one.
+  const step = 4_000 / (LOOP_DIALOGS - 1) + 1;
+  for (const [windowMs, loops] of [[undefined, 1], [4_000, 0]] as const) {
+    const w = world(windowMs);
+    assert.equal(w.dialogs.loopWindowMs, windowMs ?? LOOP_WINDOW_MS);
+    const a = w.tab("A");
+    for (let i = 0; i < LOOP_DIALOGS; i++) {
+      a.open();
+      void w.dialogs.answer("A", true);
+      w.tick(step);
+    }
+    assert.deepEqual(w.loops.map((l) => l.reason), loops ? ["DIALOG_RATE"] : [], `${windowMs}`);
+  }
 });

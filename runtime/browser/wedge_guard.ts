@@ -15,7 +15,7 @@ import { displayUrl } from "../net/display_url.ts";
 import { type CallWatch, type Interruption, watchCall } from "./call_watch.ts";
 import { Crashes } from "./crashes.ts";
 import { type HangReason, recoverHang, type RecoveryOutcome } from "./hang_recovery.ts";
-import { type DialogLoop, Dialogs, LOOP_WINDOW_MS, type OpenDialog } from "./dialogs.ts";
+import { type DialogLoop, Dialogs, type OpenDialog } from "./dialogs.ts";
 import type { Live } from "./live.ts";
 import { browserLost } from "./browser_end.ts";
 import type { Notices } from "./notices.ts";
@@ -33,6 +33,8 @@ export interface WedgeGuardDeps {
   live(): Live | undefined;
   /** Appends a lifecycle audit row (never throws). */
   lifecycle(kind: string, reason?: string): void;
+  /** The dialog rate rule's window (default `LOOP_WINDOW_MS`; see `DialogsOptions`). */
+  loopWindowMs?: number;
   /** Whether the runtime's own scan holds the renderer right now. */
   scanning(): boolean;
   /** Ends the session's browser for `reason`; its next call starts a fresh one. */
@@ -64,7 +66,7 @@ export class WedgeGuard {
 
   constructor(deps: WedgeGuardDeps) {
     this.#deps = deps;
-    this.dialogs = new Dialogs((loop) => this.#loop(loop));
+    this.dialogs = new Dialogs((loop) => this.#loop(loop), { loopWindowMs: deps.loopWindowMs });
   }
 
   /**
@@ -276,7 +278,7 @@ export class WedgeGuard {
     this.#deps.lifecycle("dialog_loop", reason);
     const live = this.#deps.live();
     const what = reason === "DIALOG_RATE"
-      ? `opened ${count} dialogs within ${LOOP_WINDOW_MS / 1000} s`
+      ? `opened ${count} dialogs within ${this.dialogs.loopWindowMs / 1000} s`
       : `opened ${count} dialogs in a row with nothing else done between them (each answer only brought the next)`;
     const recovery: Recovery = { told: Promise.resolve(""), claimed: false };
     // Runs beside any call: whatever fails in it must not become an unhandled rejection.

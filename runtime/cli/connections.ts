@@ -49,6 +49,8 @@ export interface ConnectionDeps {
   pool?: WarmSource;
   /** What isolation this machine gives, and why not when it gives none. */
   isolationFact: IsolationFact;
+  /** The dialog rate rule's window (`StartOptions.dialogLoopWindowMs`). */
+  dialogLoopWindowMs?: number;
 }
 
 /** A connection's MCP server. */
@@ -83,6 +85,7 @@ export function connectionFactory(
       audit: d.audit,
       hooks: world.hooks,
       pool: d.pool,
+      dialogLoopWindowMs: d.dialogLoopWindowMs,
     });
     session.agent = agent?.name ?? (d.mode === "stdio" ? "stdio" : null);
     d.live.set(session.id, session);

@@ -101,6 +101,11 @@ export interface StartOptions {
    * machine's cores (`defaultPoolSize`), 0 for none.
    */
   warmBrowsers?: number;
+  /**
+   * The window of the dialog rate rule (default `LOOP_WINDOW_MS`, 30 s): a test of the chain
+   * rule narrows it so its agent may answer faster (no flag sets it).
+   */
+  dialogLoopWindowMs?: number;
 }
 
 /** A running runtime. */
@@ -193,6 +198,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       grants: stores.grants,
       leases: stores.leases,
       vault: stores.vault,
+      dialogLoopWindowMs: options.dialogLoopWindowMs,
     });
     /** The operator console over this runtime's stores. */
     const consoleApp: ConsoleFactory = (allowedHosts, http) =>

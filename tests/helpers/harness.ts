@@ -144,14 +144,16 @@ export interface Harness extends AsyncDisposable {
 /**
  * Starts a fixture site and a runtime in sse mode on a random port. `policy` builds the
  * policy YAML from the site; by default both fixture origins are allowed and writes too.
+ * `options` go to the runtime's start as they are.
  */
 export async function startHarness(
   policy: (site: FixtureSite) => string = (site) =>
     `allowed_origins: [${site.origin}, ${site.otherOrigin}]\nread_only: false\n`,
+  options: Partial<StartOptions> = {},
 ): Promise<Harness> {
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-test-" });
   const site = serveFixtureSite();
-  const runtime = await startTestRuntime(dataDir, policy(site));
+  const runtime = await startTestRuntime(dataDir, policy(site), options);
   const clients: TestClient[] = [];
   return {
     runtime,
