@@ -232,8 +232,11 @@ export class BrowserSession implements AsyncDisposable {
     return this.#options.isolation ? "netns" : "none";
   }
 
-  /** The cgroup this session's browsers are bounded by: `cgroup v2`, `cgroup v1` or `none`. */
-  get cgroup(): "cgroup v2" | "cgroup v1" | "none" {
+  /**
+   * The cgroup this session's browsers are bounded by: `cgroup v2`, `cgroup v1`,
+   * `cgroup systemd` (a systemd scope each) or `none`.
+   */
+  get cgroup(): "cgroup v2" | "cgroup v1" | "cgroup systemd" | "none" {
     const groups = this.#options.groups;
     return groups ? `cgroup ${groups.backend}` : "none";
   }

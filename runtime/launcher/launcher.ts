@@ -18,6 +18,7 @@ import { CdpLayerError } from "../../cdp/errors.ts";
 import { findBrowser } from "../../cdp/launcher.ts";
 import { OmotaiError } from "../errors.ts";
 import { BROWSER_USER } from "../isolation/detect.ts";
+import { SYSTEMD_BOOTED, SYSTEMD_RUN_PATHS } from "../isolation/systemd_scope.ts";
 import { parsePolicy } from "../policy/policy_file.ts";
 import {
   childPermissions,
@@ -99,7 +100,22 @@ export function localFacts(): LaunchFacts {
         return undefined;
       }
     },
+    systemdRun: Deno.build.os === "linux" ? localSystemdRun() : undefined,
   };
+}
+
+/** `systemd-run`, where systemd runs this host and it is installed. */
+function localSystemdRun(): string | undefined {
+  const there = (path: string) => {
+    try {
+      Deno.statSync(path);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!there(SYSTEMD_BOOTED)) return undefined;
+  return SYSTEMD_RUN_PATHS.find(there);
 }
 
 /**
