@@ -280,6 +280,11 @@ function describe(plan: ChildPlan, argv: string[]): string {
       lines.push(
         "browser cgroup: each browser in a group of its own (cgroup v2 under a delegated subtree, or v1 on a hybrid host; through /bin/sh, as Deno reaches /sys only with --allow-all): its memory without swap (limits.browser_memory_mb; default from the machine's memory and --max-sessions), its pids and a CPU weight below the runtime's, enforced by the kernel. The start says which, or why none",
       );
+      if (plan.flags.some((f) => f.startsWith("--allow-run=") && f.includes("/systemd-run"))) {
+        lines.push(
+          "systemd runs this host: where it delegates no cgroup2 subtree to the runtime, each browser starts under systemd-run --scope (granted for that), a scope with those bounds as unit properties",
+        );
+      }
     }
   }
   return lines.join("\n");
