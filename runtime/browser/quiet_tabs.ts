@@ -40,14 +40,11 @@ export async function whileOthersQuiet<T>(
   try {
     return await fn();
   } finally {
-    // Not awaited by the caller's answer: a tab slow to wake is its own matter.
-    void Promise.all(
+    // Awaited: the agent may go on in one of them at once, and a frozen page answers nothing.
+    await Promise.all(
       live.filter((s) => !s.detached).map((s) =>
-        step(
-          () =>
-            s.send("Page.setWebLifecycleState", { state: "active" }, {
-              timeoutMs: STEP_TIMEOUT_MS,
-            }),
+        step(() =>
+          s.send("Page.setWebLifecycleState", { state: "active" }, { timeoutMs: STEP_TIMEOUT_MS })
         )
       ),
     );
