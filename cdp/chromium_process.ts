@@ -220,6 +220,8 @@ export interface LaunchWrap {
    * as another, unprivileged user. Without it a root runtime adds `--no-sandbox` as before.
    */
   sandbox?: boolean;
+  /** Variables the wrapper needs, set on top of the browser's own (the browser sees them too). */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** A running Chromium and its CDP connection. Dispose to stop it. */
@@ -341,7 +343,7 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserProc
       detached: false,
       // A minimal environment: nothing of the runtime's (tokens, keys) reaches the browser,
       // and spawning needs no env permission.
-      env: browserEnv(seenProfile),
+      env: { ...browserEnv(seenProfile), ...options.wrap?.env },
     });
   } catch (err) {
     throw new BrowserLaunchError(`cannot start ${options.executable}: ${errorText(err)}`, {

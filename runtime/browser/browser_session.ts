@@ -24,6 +24,7 @@ import { browserLost, endOf, endText } from "./browser_end.ts";
 import { log } from "../log.ts";
 import { BlockedRequests } from "./blocked_notice.ts";
 import { CallQueue } from "./call_queue.ts";
+import { whileOthersQuiet } from "./quiet_tabs.ts";
 import type { Element } from "./element_ops.ts";
 import type { BrowserHooks, BrowserHooksFactory, TargetWatcher } from "./hooks.ts";
 import type { Admission } from "./admission.ts";
@@ -237,8 +238,11 @@ export class BrowserSession implements AsyncDisposable {
     return this.#options.isolation ? "netns" : "none";
   }
 
-  /** The cgroup this session's browsers are bounded by: `cgroup v2`, `cgroup v1` or `none`. */
-  get cgroup(): "cgroup v2" | "cgroup v1" | "none" {
+  /**
+   * The cgroup this session's browsers are bounded by: `cgroup v2`, `cgroup v1`,
+   * `cgroup systemd` (a systemd scope each) or `none`.
+   */
+  get cgroup(): "cgroup v2" | "cgroup v1" | "cgroup systemd" | "none" {
     const groups = this.#options.groups;
     return groups ? `cgroup ${groups.backend}` : "none";
   }
@@ -358,6 +362,15 @@ export class BrowserSession implements AsyncDisposable {
     const live = await this.ensureStarted();
     const tab = await this.#tabs.at(live, index);
     await this.guard.leave(tab, "TAB_CLOSED", (t) => this.#tabs.closeTarget(live, t));
+  }
+
+  /**
+   * Runs `fn`, a navigation of `tab`, with the session's other tabs frozen and their loads
+   * stopped (`quiet_tabs.ts`): no other tab's requests hold the connections it needs.
+   */
+  async quietOthers<T>(tab: TrackedTarget, fn: () => Promise<T>): Promise<T> {
+    const others = this.#tabs.pages(this.#live).filter((t) => t.session !== tab.session);
+    return await whileOthersQuiet(others.map((t) => t.session), fn);
   }
 
   /** The current tab's page session. */

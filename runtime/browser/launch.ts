@@ -141,6 +141,7 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
     if (group) {
       // Outermost: the group is entered before nice, the sandbox or the browser runs.
       wrap = { ...wrap, command: [...group.wrap, ...(wrap?.command ?? [])] };
+      if (group.env) wrap.env = { ...wrap.env, ...group.env };
     }
     const launch = async () => {
       await start.verifyExecutable?.();
@@ -156,7 +157,16 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
       });
     };
     // The start bound counts from the turn: a launch that waited is not a launch that hung.
-    browser = await (start.launches ? start.launches.run(launch) : launch());
+    const running = await (start.launches ? start.launches.run(launch) : launch());
+    try {
+      // A group someone else made (systemd's scope) is found from the process, and checked.
+      await group?.started?.(running.pid);
+    } catch (err) {
+      // Unbounded, or not where it was to be: the browser does not serve anyone.
+      running.kill("SIGKILL");
+      throw err;
+    }
+    browser = running;
   } catch (err) {
     made?.release();
     await start.profiles.remove(profileDir).catch(() => {});

@@ -18,8 +18,9 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { type CgroupFs, ENTER_SHELL, kernelFs } from "./cgroup_shell.ts";
+import { type BrowserLimits, killCgroup, readOomKills } from "./cgroup_oom.ts";
 import {
   CGROUP_DIR,
   type CgroupController,
@@ -28,13 +29,19 @@ import {
   describePlace,
   locateCgroups,
 } from "./cgroup_place.ts";
+import { detectSystemd, type SystemdLocation, SystemdScopes } from "./systemd_scope.ts";
 
 /** What bounds this start's browsers get, as banners, the console and the audit show it. */
 export interface CgroupFact {
-  /** `v2`, `v1` (a hybrid host), or `none`. */
-  backend: "v2" | "v1" | "none";
+  /**
+   * `v2` (groups the runtime makes on cgroupfs), `v1` (a hybrid host), `systemd` (a scope
+   * per browser that systemd makes, `systemd_scope.ts`), or `none`.
+   */
+  backend: "v2" | "v1" | "systemd" | "none";
   /** Why `none`, in one line. */
   reason?: string;
+  /** For `systemd`: whose manager makes the scopes (the system's as root, else the user's). */
+  manager?: "system" | "user";
   /** What each browser's group bounds (not for `none`). */
   limits?: BrowserLimits;
 }
@@ -42,7 +49,11 @@ export interface CgroupFact {
 /** One line: `cgroup v1 (hybrid host): memory 512 MiB, ...`, or `none (why)`. */
 export function describeCgroup(fact: CgroupFact): string {
   if (fact.backend === "none") return `none (${fact.reason ?? "no cgroups"})`;
-  const head = fact.backend === "v2" ? "cgroup v2" : "cgroup v1 (hybrid host)";
+  const head = fact.backend === "v2"
+    ? "cgroup v2"
+    : fact.backend === "v1"
+    ? "cgroup v1 (hybrid host)"
+    : `cgroup v2 by systemd-run scope (${fact.manager ?? "system"} manager)`;
   const l = fact.limits;
   return l
     ? `${head}: memory ${
@@ -62,43 +73,86 @@ export interface OpenGroupsOptions {
   lookup?: CgroupLookup;
   fs?: CgroupFs;
   os?: typeof Deno.build.os;
+  /**
+   * Whether systemd runs the host and can make scopes (`detectSystemd`). Default: the host's,
+   * asked only without a `lookup` (a hierarchy laid out by a test is not the host's systemd's).
+   */
+  systemd?(): Promise<SystemdLocation>;
 }
 
 /**
  * Finds where browser groups can be made and makes this instance's: the groups and the
  * fact, or `none` and why (no writable cgroup hierarchy with a memory controller, no
  * delegation), in one line. Never throws.
+ *
+ * In order: a cgroup2 subtree the runtime may write (where systemd runs the host, only one
+ * its unit delegates: the runtime runs in a sub-group of a `.service` or `.scope`; systemd's
+ * own slices are its to write); else, where systemd runs the host, a scope per browser made
+ * by `systemd-run`; else cgroup v1 on a hybrid host; else none, with every reason.
  */
 export async function openBrowserGroups(
   options: OpenGroupsOptions,
-): Promise<{ fact: CgroupFact; groups?: BrowserGroups }> {
+): Promise<{ fact: CgroupFact; groups?: BrowserGroups | SystemdScopes }> {
   const none = (reason: string) => ({ fact: { backend: "none" as const, reason } });
   if (options.mode === "off") return none("isolation turned off");
   const os = options.os ?? Deno.build.os;
   if (os !== "linux") return none(`cgroups need Linux (this is ${os})`);
   const found = await locateCgroups(options.lookup);
-  if ("reason" in found) return none(found.reason);
-  try {
-    const groups = await BrowserGroups.open({ ...options, place: found.place });
-    return { fact: { backend: found.place.backend, limits: options.limits }, groups };
-  } catch (err) {
-    return none(`${describePlace(found.place)} is not writable here: ${errorText(err)}`);
+  const systemd = await (options.systemd ??
+    (options.lookup
+      ? () => Promise.resolve({ running: false as const })
+      : () => detectSystemd()))();
+  type Opened = { fact: CgroupFact; groups: BrowserGroups } | { reason: string };
+  const open = async (place: CgroupPlace): Promise<Opened> => {
+    try {
+      const groups = await BrowserGroups.open({ ...options, place });
+      return { fact: { backend: place.backend, limits: options.limits }, groups };
+    } catch (err) {
+      return { reason: `${describePlace(place)} is not writable here: ${errorText(err)}` };
+    }
+  };
+  const reasons: string[] = [];
+  if ("reason" in found) reasons.push(found.reason);
+  else if (found.place.backend === "v2") {
+    if (systemd.running && !delegated(found.place.dir)) {
+      reasons.push(`systemd did not delegate ${found.place.dir} to the runtime`);
+    } else {
+      const opened = await open(found.place);
+      if (!("reason" in opened)) return opened;
+      reasons.push(opened.reason);
+    }
   }
+  if (systemd.running) {
+    if ("host" in systemd) {
+      const groups = new SystemdScopes({ ...options, host: systemd.host });
+      const manager = systemd.host.user ? "user" as const : "system" as const;
+      return { fact: { backend: "systemd", manager, limits: options.limits }, groups };
+    }
+    reasons.push(`no systemd scopes: ${systemd.reason}`);
+  }
+  if ("place" in found && found.place.backend === "v1") {
+    const opened = await open(found.place);
+    if (!("reason" in opened)) return opened;
+    reasons.push(opened.reason);
+  }
+  return none(reasons.join("; "));
+}
+
+/**
+ * Whether systemd handed `dir` over: only a unit with `Delegate=` lets processes live in a
+ * sub-group of its own cgroup (`<unit>.service/<group>`), so a parent named after a service or
+ * a scope is one; a slice, or the root, is systemd's own.
+ */
+function delegated(dir: string): boolean {
+  const name = basename(dir);
+  return name.endsWith(".service") || name.endsWith(".scope");
 }
 
 function errorText(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 160) : String(err);
 }
 
-/** What one browser's group bounds. */
-export interface BrowserLimits {
-  /** `memory.max` (v2) / `memory.limit_in_bytes` (v1); swap is 0 either way. */
-  memoryBytes: number;
-  /** `pids.max`: processes and threads of the whole browser. */
-  pids: number;
-  /** `cpu.weight` against the runtime's 100 (v1: `cpu.shares` of 1024 scaled alike). */
-  cpuWeight: number;
-}
+export type { BrowserLimits } from "./cgroup_oom.ts";
 
 /**
  * Threads and processes one browser may have. Measured (tests/cgroup_test.ts): a headless
@@ -344,13 +398,9 @@ export class BrowserGroup {
    */
   async checkOom(): Promise<number> {
     if (this.#gone) return this.#kills;
-    const file = this.backend === "v2" ? "memory.events" : "memory.oom_control";
-    try {
-      const m = /^oom_kill (\d+)$/m.exec(await this.#fs.read(join(this.dir, file)));
-      if (m) this.#kills = Math.max(this.#kills, Number(m[1]));
-    } catch {
-      // Unreadable (removed meanwhile): the last count stands.
-    }
+    // Unreadable (removed meanwhile): the last count stands.
+    const now = await readOomKills(this.#fs, this.dir, this.backend);
+    if (now !== undefined) this.#kills = Math.max(this.#kills, now);
     return this.#kills;
   }
 
@@ -375,14 +425,7 @@ export class BrowserGroup {
    */
   async kill(): Promise<boolean> {
     if (this.backend !== "v2") return false;
-    const file = join(this.dir, "cgroup.kill");
-    if (!(await this.#fs.exists(file))) return false;
-    try {
-      await this.#fs.write(file, "1");
-      return true;
-    } catch {
-      return false;
-    }
+    return await killCgroup(this.#fs, this.dir);
   }
 
   /**

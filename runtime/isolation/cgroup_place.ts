@@ -122,6 +122,14 @@ export async function locateCgroups(
   return { reason: `${v2Why}, and no cgroup v1 memory hierarchy` };
 }
 
+/**
+ * Where the cgroup2 hierarchy is mounted (`/sys/fs/cgroup`, `/sys/fs/cgroup/unified` on a
+ * hybrid host), from mountinfo's text; undefined without one.
+ */
+export function cgroup2Mount(mountinfo: string): string | undefined {
+  return parseMounts(mountinfo).find((m) => m.fstype === "cgroup2" && m.root === "/")?.point;
+}
+
 /** One line: `cgroup v2`, `cgroup v1 (hybrid host)`. */
 export function describePlace(place: CgroupPlace): string {
   return place.backend === "v2" ? "cgroup v2" : "cgroup v1 (hybrid host)";

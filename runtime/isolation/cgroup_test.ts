@@ -72,7 +72,8 @@ Deno.test("BrowserGroups on cgroup v2 hands the controllers down and bounds each
     const instance = join(root, "omotai", "i1");
     assert.equal(text(join(instance, "cgroup.subtree_control")), "+memory +pids +cpu");
     assert.equal(text(join(instance, "cpu.weight")), "50");
-    const group = await opened.groups!.create();
+    assert.ok(opened.groups instanceof BrowserGroups);
+    const group = await opened.groups.create();
     const leaf = join(instance, "b1");
     assert.equal(group.dir, leaf);
     assert.equal(text(join(leaf, "memory.max")), String(512 * 2 ** 20));
@@ -98,7 +99,8 @@ Deno.test("BrowserGroup.wrap enters the group before it execs the program, same 
       fs,
       lookup,
     });
-    const group = await groups!.create();
+    assert.ok(groups instanceof BrowserGroups);
+    const group = await groups.create();
     const [program, ...args] = group.wrap;
     const out = await new Deno.Command(program, { args: [...args, "/bin/sh", "-c", "echo $$"] })
       .output();
@@ -121,7 +123,8 @@ Deno.test("BrowserGroup.wrap refuses to run the program when it cannot enter the
       fs,
       lookup,
     });
-    const group = await groups!.create();
+    assert.ok(groups instanceof BrowserGroups);
+    const group = await groups.create();
     await Deno.remove(group.dir, { recursive: true });
     const [program, ...args] = group.wrap;
     const out = await new Deno.Command(program, { args: [...args, "/bin/echo", "ran"] }).output();
@@ -142,7 +145,8 @@ Deno.test("BrowserGroup.checkOom() reads the kernel's count, and keeps it once t
       fs,
       lookup,
     });
-    const group = await groups!.create();
+    assert.ok(groups instanceof BrowserGroups);
+    const group = await groups.create();
     assert.equal(await group.checkOom(), 0);
     await Deno.writeTextFile(join(group.dir, "memory.events"), "oom 1\noom_kill 2\n");
     assert.equal(group.oomKills(), 0, "as last counted");

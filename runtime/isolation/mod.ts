@@ -1,7 +1,7 @@
 /**
  * Browser isolation: what this machine can give a session's browser (`detect.ts`), the
  * sandbox a browser is launched into (`netns.ts`) and the cgroup that bounds it (`cgroup.ts`,
- * where `cgroup_place.ts` found it can be made).
+ * where `cgroup_place.ts` found it can be made, or `systemd_scope.ts`, a scope systemd makes).
  *
  * @module
  */
@@ -49,6 +49,7 @@ export {
   RUNTIME_RESERVE_BYTES,
 } from "./cgroup.ts";
 export {
+  cgroup2Mount,
   CGROUP_DIR,
   type CgroupController,
   type CgroupLocation,
@@ -59,3 +60,17 @@ export {
   systemLookup,
 } from "./cgroup_place.ts";
 export { type CgroupFs, CgroupFsError, ENTER_SHELL, kernelFs, runShell } from "./cgroup_shell.ts";
+export { killCgroup, readOomKills } from "./cgroup_oom.ts";
+export {
+  detectSystemd,
+  SCOPE_OOM_POLICY_SINCE,
+  scopeCommand,
+  SYSTEMD_BOOTED,
+  SYSTEMD_RUN_PATHS,
+  type SystemdDetectOptions,
+  type SystemdHost,
+  type SystemdLocation,
+  SystemdScope,
+  SystemdScopes,
+  type SystemdScopesOptions,
+} from "./systemd_scope.ts";

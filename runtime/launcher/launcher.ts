@@ -18,6 +18,7 @@ import { CdpLayerError } from "../../cdp/errors.ts";
 import { findBrowser } from "../../cdp/chromium_process.ts";
 import { OmotaiError } from "../errors.ts";
 import { BROWSER_USER } from "../isolation/detect.ts";
+import { SYSTEMD_BOOTED, SYSTEMD_RUN_PATHS } from "../isolation/systemd_scope.ts";
 import { parsePolicy } from "../policy/policy_file.ts";
 import {
   childPermissions,
@@ -99,7 +100,22 @@ export function localFacts(): LaunchFacts {
         return undefined;
       }
     },
+    systemdRun: Deno.build.os === "linux" ? localSystemdRun() : undefined,
   };
+}
+
+/** `systemd-run`, where systemd runs this host and it is installed. */
+function localSystemdRun(): string | undefined {
+  const there = (path: string) => {
+    try {
+      Deno.statSync(path);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!there(SYSTEMD_BOOTED)) return undefined;
+  return SYSTEMD_RUN_PATHS.find(there);
 }
 
 /**
@@ -264,6 +280,11 @@ function describe(plan: ChildPlan, argv: string[]): string {
       lines.push(
         "browser cgroup: each browser in a group of its own (cgroup v2 under a delegated subtree, or v1 on a hybrid host; through /bin/sh, as Deno reaches /sys only with --allow-all): its memory without swap (limits.browser_memory_mb; default from the machine's memory and --max-sessions), its pids and a CPU weight below the runtime's, enforced by the kernel. The start says which, or why none",
       );
+      if (plan.flags.some((f) => f.startsWith("--allow-run=") && f.includes("/systemd-run"))) {
+        lines.push(
+          "systemd runs this host: where it delegates no cgroup2 subtree to the runtime, each browser starts under systemd-run --scope (granted for that), a scope with those bounds as unit properties",
+        );
+      }
     }
   }
   return lines.join("\n");

@@ -79,6 +79,11 @@ export interface LaunchFacts {
   browser(options: FindBrowserOptions): string;
   /** The real path of a directory, or undefined if it has none. */
   realPath(path: string): string | undefined;
+  /**
+   * `systemd-run` where systemd runs this host (`/run/systemd/system` exists) and it is
+   * installed (`SYSTEMD_RUN_PATHS`); undefined elsewhere.
+   */
+  systemdRun?: string;
 }
 
 /** The runtime process: its permission flags, arguments and the variables set for it. */
@@ -356,7 +361,11 @@ function startGrants(
     for (const p of DETECT_READS) grants.read.add(p);
     for (const dir of TOOL_DIRS) grants.run.add(`${dir}/bwrap`);
     // A cgroup per browser (runtime/isolation/cgroup.ts): made and read through that shell,
-    // which also enters each browser's group and execs the rest.
+    // which also enters each browser's group and execs the rest. Where systemd runs the host,
+    // systemd may have to make the group (a scope per browser, runtime/isolation/
+    // systemd_scope.ts): its systemd-run is granted there and nowhere else. Which backend is
+    // chosen needs /proc/self (beyond the launcher's reach), so the runtime decides.
+    if (facts.systemdRun !== undefined) grants.run.add(facts.systemdRun);
   }
 }
 

@@ -110,6 +110,19 @@ Deno.test("childPermissions() with --isolation off grants nothing isolation woul
   assert.ok(!allowed(auto, "write")?.some((p) => p.startsWith("/sys")));
 });
 
+Deno.test("childPermissions() grants systemd-run only where systemd runs the host, isolation on", () => {
+  const plain = childPermissions(["start"], facts()).flags;
+  assert.ok(!allowed(plain, "run")?.some((p) => p.endsWith("/systemd-run")));
+  const host = { ...facts(), systemdRun: "/usr/bin/systemd-run" };
+  const onSystemd = childPermissions(["start"], host).flags;
+  assert.ok(allowed(onSystemd, "run")?.includes("/usr/bin/systemd-run"));
+  const off = childPermissions(["start", "--isolation", "off"], host).flags;
+  assert.ok(!allowed(off, "run")?.includes("/usr/bin/systemd-run"));
+  // Only `start` starts browsers.
+  const list = childPermissions(["agent", "list"], host).flags;
+  assert.ok(!allowed(list, "run")?.includes("/usr/bin/systemd-run"));
+});
+
 Deno.test("childPermissions() gives a stdio start no network and sse only its listen address", () => {
   const f = facts();
   assert.equal(allowed(childPermissions(["start"], f).flags, "net"), undefined);

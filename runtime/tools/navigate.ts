@@ -43,7 +43,12 @@ export const navigateTool = defineTool({
       "NAVIGATE",
       async (tab, answered) => {
         // A page's main frame id is its target id: its renderer may be busy with dialogs.
-        const go = () => navigate(tab.session, target.href, { mainFrameId: tab.info.targetId });
+        // The session's other tabs held still: their requests cannot hold its connections.
+        const go = () =>
+          ctx.session.quietOthers(
+            tab,
+            () => navigate(tab.session, target.href, { mainFrameId: tab.info.targetId }),
+          );
         const outcome = await go();
         if (answered?.type !== "beforeunload" || outcome.error !== "net::ERR_ABORTED") {
           return outcome;
@@ -75,7 +80,8 @@ export const navigateBackTool = defineTool({
   facts: (ctx) => backFacts(ctx),
   async handle(ctx) {
     ctx.response.includeSnapshot();
-    const outcome = await goBack(await ctx.session.page());
+    const tab = await ctx.session.currentTab();
+    const outcome = await ctx.session.quietOthers(tab, () => goBack(tab.session));
     if (!outcome) throw new OmotaiError("NO_HISTORY", "there is no previous page in this tab");
     reportLoad(ctx, "went back", outcome);
   },
