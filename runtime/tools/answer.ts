@@ -23,9 +23,9 @@ export const ANSWER_ARG = z.enum(ACTION_ANSWERS).optional().describe(
     "gives the whole page.",
 );
 
-const SAYS_SNAPSHOT = "Returns the page snapshot.";
+const SAYS_SNAPSHOT = "Returns the page snapshot";
 const SAYS_CARD = "Returns a page card (what changed, or the new page's headings and controls; " +
-  '`answer: "overview"` for the page view).';
+  '`answer: "overview"` for the page view)';
 
 /**
  * `tool` with the optional `answer` argument, and its description saying what it returns.
@@ -36,7 +36,7 @@ export function answering(tool: AnyTool): AnyTool {
     ...tool,
     description: tool.description.includes(SAYS_SNAPSHOT)
       ? tool.description.replace(SAYS_SNAPSHOT, SAYS_CARD)
-      : `${tool.description} ${SAYS_CARD}`,
+      : `${tool.description} ${SAYS_CARD}.`,
     schema: tool.schema.extend({ answer: ANSWER_ARG }),
   };
 }
