@@ -17,7 +17,7 @@ import { type FixtureSite, serveFixtureSite } from "../fixtures/site.ts";
 import { childArgv, localFacts } from "../../runtime/launcher/launcher.ts";
 import { childPermissions } from "../../runtime/launcher/permissions.ts";
 import { ANSWER_BOUND_MS } from "./until.ts";
-import { TOOLS } from "../../runtime/tools/mod.ts";
+import { DEFAULT_TOOL_SETTINGS, TOOLS, type ToolSettings } from "../../runtime/tools/mod.ts";
 
 export { ANSWER_BOUND_MS };
 
@@ -94,6 +94,15 @@ export function keyedTransport(
  * shown): `TestClient.call()` asks for it, so each still tests what it was written for. The
  * card itself is tested by passing `answer: "card"` (or calling the client's `callTool`).
  */
+/**
+ * Tool settings as a policy with `views: {action_answer: overview}` makes them: for the tests
+ * that drive `runTool()` directly and assert on the overview an action answers with.
+ */
+export const OVERVIEW_SETTINGS: Readonly<ToolSettings> = {
+  ...DEFAULT_TOOL_SETTINGS,
+  actionAnswer: "overview",
+};
+
 export const ANSWERING: ReadonlySet<string> = new Set(
   TOOLS.filter((t) => "answer" in t.schema.shape).map((t) => t.name),
 );
