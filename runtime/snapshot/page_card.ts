@@ -224,13 +224,17 @@ function nearControls(
   for (const ref of new Set(refs)) {
     const at = lines.findIndex((l) => lineRef(l) === ref);
     if (at < 0) continue;
-    const picked: number[] = [at];
-    for (let i = at - 1, n = 0; i >= Math.max(0, at - NEAR_SPAN) && n < NEAR_BEFORE; i--) {
-      if (lineRef(lines[i])) picked.unshift(i), n++;
+    const isControl = (i: number) => lineRef(lines[i]) !== undefined;
+    const before: number[] = [];
+    for (let i = at - 1; i >= Math.max(0, at - NEAR_SPAN) && before.length < NEAR_BEFORE; i--) {
+      if (isControl(i)) before.unshift(i);
     }
-    for (let i = at + 1, n = 0; i < Math.min(lines.length, at + NEAR_SPAN) && n < NEAR_AFTER; i++) {
-      if (lineRef(lines[i])) picked.push(i), n++;
+    const after: number[] = [];
+    const end = Math.min(lines.length, at + NEAR_SPAN);
+    for (let i = at + 1; i < end && after.length < NEAR_AFTER; i++) {
+      if (isControl(i)) after.push(i);
     }
+    const picked = [...before, at, ...after];
     out.push({ ref, lines: picked.map((i) => lines[i].trimStart()) });
   }
   return out;
