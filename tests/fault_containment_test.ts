@@ -13,7 +13,7 @@ import { BrowserSession } from "../runtime/browser/browser_session.ts";
 import type { BrowserHooksFactory } from "../runtime/browser/hooks.ts";
 import { allowAllGate } from "../runtime/gate/gate.ts";
 import { runTool, TOOLS } from "../runtime/tools/mod.ts";
-import { eventually, startHarness, type TestClient } from "./helpers/harness.ts";
+import { eventually, OVERVIEW_SETTINGS, startHarness, type TestClient } from "./helpers/harness.ts";
 import { alive } from "./helpers/processes.ts";
 
 const KIB = 1024;
@@ -116,7 +116,11 @@ async function world(hooks?: BrowserHooksFactory) {
       session,
       rows,
       async call(tool, args = {}) {
-        const result = await runTool(byName.get(tool)!, args, { session, gate: allowAllGate });
+        const result = await runTool(byName.get(tool)!, args, {
+          session,
+          gate: allowAllGate,
+          settings: OVERVIEW_SETTINGS,
+        });
         const text = result.content.map((c) => c.type === "text" ? c.text : "").join("\n");
         return { text, isError: result.isError === true };
       },

@@ -67,7 +67,7 @@ Deno.test("browser_find searches every page of the outline and returns refs brow
   await t.step(
     "a match on a later page, with its heading, context and the snapshot's ref",
     async () => {
-      const r = await c.call("browser_find", { text: "cellar door" });
+      const r = await c.call("browser_find", { text: "cellar door", context: 1 });
       assert.equal(r.isError, false, r.text);
       const lines = r.text.split("\n");
       assert.equal(lines[0], 'found 1 line for "cellar door"');
@@ -79,6 +79,13 @@ Deno.test("browser_find searches every page of the outline and returns refs brow
       assert.match(r.text, /\ndoc d\d+\n/, "the document it searched");
       assert.doesNotMatch(r.text, /Item \d/, "only the match and its context");
       assert.ok(r.text.length < 1_000, `${r.text.length} chars`);
+      // Without context: the matching line alone.
+      const lean = await c.call("browser_find", { text: "cellar door" });
+      assert.match(
+        lean.text,
+        /\ntitle: Big\n\[e\d+\] button "Cellar Door"\n<<<end-untrusted-page /,
+      );
+      assert.doesNotMatch(lean.text, /Deep section|door closed/);
     },
   );
 
@@ -100,12 +107,12 @@ Deno.test("browser_find searches every page of the outline and returns refs brow
   });
 
   await t.step("capped at max_results (20 by default), every match counted", async () => {
-    const r = await c.call("browser_find", { text: "item" });
+    const r = await c.call("browser_find", { text: "item", context: 1 });
     assert.match(r.text, /^found 3,000 lines for "item"; showing 20 of 3,000; narrow the text\n/);
     const refs = r.text.split("\n").filter((l) => /^- \[e\d+\]/.test(l));
     assert.equal(refs.length, 21, "20 matches and the line after the last");
     assert.match(r.text, /\n# Big\n- \[e\d+\] "Item 0" -> \/item\/0\n/);
-    const five = await c.call("browser_find", { text: "Item", max_results: 5 });
+    const five = await c.call("browser_find", { text: "Item", max_results: 5, context: 1 });
     assert.match(five.text, /^found 3,000 lines for "Item"; showing 5 of 3,000; narrow the text\n/);
     assert.match(five.text, /"Item 4" -> \/item\/4\n- \[e\d+\] "Item 5"/);
     assert.doesNotMatch(five.text, /"Item 6"/);
@@ -154,6 +161,11 @@ Deno.test("browser_find searches every page of the outline and returns refs brow
         { text: "a", max_results: 0 },
         { text: "a", max_results: 51 },
         { text: "a", regex: "a.*" },
+        { text: "a", context: 11 },
+        { role: "button" },
+        { name: "Go" },
+        { text: "a", role: "button", name: "Go" },
+        { role: "button", name: "Go", context: 1 },
       ]
     ) {
       const r = await c.call("browser_find", args);

@@ -13,7 +13,13 @@ import type { AnyTool, ToolResult, ToolSettings } from "../runtime/tools/mod.ts"
 import { runTool } from "../runtime/tools/pipeline.ts";
 import { DEFAULT_TOOL_SETTINGS } from "../runtime/tools/tool.ts";
 import { FILLED, serveToolsSite, type ToolsSite } from "./fixtures/tools_site.ts";
-import { type CallOutcome, refOf, startHarness, type TestClient } from "./helpers/harness.ts";
+import {
+  type CallOutcome,
+  OVERVIEW_SETTINGS,
+  refOf,
+  startHarness,
+  type TestClient,
+} from "./helpers/harness.ts";
 
 /** Both tools-site origins allowed, writes too. */
 const open = (t: ToolsSite) =>
@@ -396,7 +402,8 @@ async function direct() {
     args: Record<string, unknown> = {},
     settings?: ToolSettings,
     gate: Gate = allowAllGate,
-  ): Promise<ToolResult> => runTool(tool, args, { session, gate, settings });
+  ): Promise<ToolResult> =>
+    runTool(tool, args, { session, gate, settings: settings ?? OVERVIEW_SETTINGS });
   return {
     session,
     site,

@@ -23,7 +23,7 @@ import { expandRefSpan } from "../runtime/snapshot/ref_span.ts";
 import { parseRefs } from "../bench/task_bench.ts";
 import { html, type Pages, serveTwoOrigins, type TwoOriginSite } from "./fixtures/two_origins.ts";
 import { holdsPiece, PLANTED_PW } from "./helpers/planted_secret.ts";
-import { eventually } from "./helpers/harness.ts";
+import { eventually, OVERVIEW_SETTINGS } from "./helpers/harness.ts";
 
 // The process's redactor holds what the vault holds; here, the planted password.
 processRedactor().add([PLANTED_PW]);
@@ -56,7 +56,11 @@ async function rig(pages: (origin: string, other: string) => Pages): Promise<Rig
     site,
     outputs,
     async call(tool, args = {}) {
-      const r = await runTool(tool, args, { session, gate: allowAllGate });
+      const r = await runTool(tool, args, {
+        session,
+        gate: allowAllGate,
+        settings: OVERVIEW_SETTINGS,
+      });
       const text = r.content.map((c) => ("text" in c ? c.text : "") ?? "").join("\n");
       outputs.push(text);
       return { text, isError: r.isError === true };

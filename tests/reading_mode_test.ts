@@ -14,7 +14,7 @@ import type { AnyTool } from "../runtime/tools/mod.ts";
 import { runTool } from "../runtime/tools/pipeline.ts";
 import { snapshotTool } from "../runtime/tools/snapshot.ts";
 import { holdsPiece, PLANTED_PW } from "./helpers/planted_secret.ts";
-import { eventually, startHarness, type TestClient } from "./helpers/harness.ts";
+import { eventually, OVERVIEW_SETTINGS, startHarness, type TestClient } from "./helpers/harness.ts";
 
 const html = (title: string, body: string) =>
   new Response(
@@ -341,7 +341,8 @@ Deno.test("browser_snapshot mode read redacts a stored secret as the outline doe
     executable: Deno.env.get("OMOTAI_BROWSER") ?? "/usr/bin/chromium",
     audit: { append() {} },
   });
-  const call = (tool: AnyTool, args = {}) => runTool(tool, args, { session, gate: allowAllGate });
+  const call = (tool: AnyTool, args = {}) =>
+    runTool(tool, args, { session, gate: allowAllGate, settings: OVERVIEW_SETTINGS });
   // The process's redactor holds what the vault holds; here, the planted password.
   processRedactor().add([PLANTED_PW]);
   const nav = await call(navigateTool, { url: `${origin}/secret` });

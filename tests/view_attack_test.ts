@@ -94,6 +94,27 @@ Deno.test("view attack: no hostile page forges a runtime line or shows unseen te
       assert.equal(escapedCount(clicked.text), SLIPPED.length, clicked.text);
     });
 
+    await t.step(
+      "slipped lines are escaped in the page card: a new page and the diff after a click",
+      async () => {
+        const nav = await agent.call("browser_navigate", {
+          url: `${site.origin}/slipped`,
+          answer: "card",
+        });
+        assert.match(nav.text, /^doc d\d+ · new page · /m, nav.text);
+        clean("slipped card", nav.text, nonce);
+        const found = await agent.call("browser_find", { role: "button", name: "More" });
+        clean("slipped find exact", found.text, nonce);
+        const clicked = await agent.call("browser_click", {
+          ref: refOf(found.text, /button "More"/),
+          answer: "card",
+        });
+        assert.match(clicked.text, /changes since your last view/, clicked.text.slice(0, 500));
+        clean("slipped card diff", clicked.text, nonce);
+        assert.ok(escapedCount(clicked.text) >= 3, clicked.text);
+      },
+    );
+
     await t.step("slipped lines are escaped in a DOM-snapshot outline (a huge page)", async () => {
       const nav = await open("/slipped-huge");
       assert.match(nav, /read from a DOM snapshot/, nav.slice(0, 1_000));

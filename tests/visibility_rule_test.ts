@@ -21,6 +21,7 @@ import { navigateTool } from "../runtime/tools/navigate.ts";
 import { runTool } from "../runtime/tools/pipeline.ts";
 import { snapshotTool } from "../runtime/tools/snapshot.ts";
 import { html, type Pages, serveTwoOrigins } from "./fixtures/two_origins.ts";
+import { OVERVIEW_SETTINGS } from "./helpers/harness.ts";
 
 // ---- Harness --------------------------------------------------------------------------------
 
@@ -43,7 +44,11 @@ async function rig(pages: Pages): Promise<Rig> {
     origin: site.origin,
     session,
     async call(tool, args = {}) {
-      const r = await runTool(tool, args, { session, gate: allowAllGate });
+      const r = await runTool(tool, args, {
+        session,
+        gate: allowAllGate,
+        settings: OVERVIEW_SETTINGS,
+      });
       const text = r.content.map((c) => ("text" in c ? c.text : "") ?? "").join("\n");
       assert.notEqual(r.isError, true, text.slice(0, 2_000));
       return text;

@@ -379,20 +379,22 @@ export class BrowserSession implements AsyncDisposable {
   }
 
   /**
-   * Scans the current tab and renders page `page` of its outline, or in `changes` mode
-   * what changed since the agent's last view of the same document.
+   * Scans the current tab and renders page `page` of its outline, in `changes` mode what
+   * changed since the agent's last view of the same document, in `card` mode its page card
+   * (`near`: refs the action acted on).
    */
   async snapshot(
     page = 1,
     maxTokens?: number,
     mode: SnapshotMode = "full",
     typed: readonly { ref: string; value: string }[] = [],
+    near: readonly string[] = [],
   ): Promise<SnapshotResult> {
     if (this.state.tainted) return this.#statusOnly();
     const scanned = await this.#scan();
     const blocked = this.blocked.take();
     if (blocked) this.#notices.push(blocked);
-    const shown = this.#snapshots.present(scanned, mode, page, maxTokens, typed);
+    const shown = this.#snapshots.present(scanned, mode, page, maxTokens, typed, near);
     return { ...shown, docId: scanned.view.docId, interactive: scanned.interactive };
   }
 

@@ -12,6 +12,7 @@ import { buildAxOutline } from "../snapshot/ax_outline.ts";
 import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_view.ts";
 import { renderDiff, type TypedValue } from "../snapshot/diff_format.ts";
 import { renderFolded } from "../snapshot/fold.ts";
+import { renderCard } from "../snapshot/page_card.ts";
 import { buildDomOutline } from "../snapshot/dom_outline.ts";
 import {
   articleLinkLines,
@@ -39,8 +40,12 @@ export interface ScannedView {
   tabId: string;
 }
 
-/** Whole pages, or only what changed since the agent's last view of the same document. */
-export type SnapshotMode = "full" | "changes";
+/**
+ * Whole pages; only what changed since the agent's last view of the same document (else the
+ * page, overview first); or the page card (`page_card.ts`): what changed, or a new page's
+ * counts, headings and controls, in a few hundred characters.
+ */
+export type SnapshotMode = "full" | "changes" | "card";
 
 /** What the agent is sent, and whether it is a diff. */
 export interface Presented extends RenderedPage {
@@ -137,7 +142,9 @@ export class PageSnapshots {
    * Renders a scan for the agent and remembers it as the agent's last view of the tab.
    * In `changes` mode a view of the document the agent last saw becomes a diff when that
    * is smaller than the first page; a new document gets a whole first page, folded where
-   * it repeats word for word what the agent's last whole view of the tab showed.
+   * it repeats word for word what the agent's last whole view of the tab showed. In `card`
+   * mode the card of the view (`near`: the refs the action acted on); the agent saw part of
+   * it, as of `browser_find`'s lines: diffs count from it, nothing folds against it.
    */
   present(
     c: ScannedView,
@@ -145,8 +152,14 @@ export class PageSnapshots {
     page = 1,
     maxTokens?: number,
     typed: readonly TypedValue[] = [],
+    near: readonly string[] = [],
   ): Presented {
     const before = this.#lastSent.get(c.tabId);
+    if (mode === "card") {
+      const text = renderCard({ before: before?.view, after: c.view, near, typed });
+      this.#lastSent.set(c.tabId, { view: c.view, whole: false });
+      return { text, page: 1, pages: 1, diff: before?.view.docId === c.view.docId };
+    }
     const shown = this.#render(c, mode, page, maxTokens, before, typed);
     // A diff shows what changed since a view: the rest is as much seen as it was then.
     const whole = shown.diff ? before?.whole ?? false : shown.pages === 1;

@@ -137,6 +137,14 @@ export const PolicyFileSchema = z.strictObject({
    */
   model_may_type_passwords: z.boolean().default(false),
   /**
+   * What the model is shown: `action_answer`, what an action (navigate, click, type…)
+   * answers with unless the call says, `card` (the default: a short page card) or
+   * `overview` (the page view). A setting of the tools, not handed to modules.
+   */
+  views: z.strictObject({
+    action_answer: z.enum(["card", "overview"]).optional(),
+  }).optional(),
+  /**
    * Whether a session may start only with its browser in a network namespace of its own
    * (`isolation: netns`) and a cgroup of its own; on a machine that cannot give both, the
    * session is refused: ISOLATION_UNAVAILABLE. Off by default: the runtime says why and runs

@@ -1,9 +1,10 @@
 /**
  * Which outline lines `browser_find` shows: every line holding the searched text
- * (case-insensitive, its ref token aside), with one line of context either side and the
- * nearest heading above it, runs of shown lines joined and the lines between them left out
- * as `...`. Pure: the session scans, this selects, `renderPage()` frames the result like a
- * snapshot page.
+ * (case-insensitive, its ref token aside), with the lines of context asked for either side
+ * and then the nearest heading above it, runs of shown lines joined and the lines between
+ * them left out as `...`; or the control of one role and accessible name, exactly
+ * ({@link controlLines}). Pure: the session scans, this selects, `renderPage()` frames the
+ * result like a snapshot page.
  *
  * @module
  */
@@ -11,7 +12,7 @@ import { headingLevelOf, splitRef } from "../snapshot/outline_line.ts";
 
 /** Stands for the lines left out between two shown runs. */
 export const GAP = "...";
-/** Lines of context shown on each side of a matching line. */
+/** Lines of context shown on each side of a matching line unless a search says. */
 export const CONTEXT_LINES = 1;
 
 /** How much one search may show. */
@@ -23,6 +24,11 @@ export interface FindLimits {
    * first one aside (a line is at most `LINE_MAX`, so one match always fits a reply).
    */
   maxChars: number;
+  /**
+   * Lines shown on each side of a match ({@link CONTEXT_LINES} by default); with any, the
+   * heading above the match too. 0: the matching lines alone.
+   */
+  context?: number;
 }
 
 /** What a search found. */
@@ -61,15 +67,16 @@ export function findLines(
     if (headingLevelOf(lines[i]) > 0) heading = i;
   }
   const picked = new Set<number>();
+  const context = limits.context ?? CONTEXT_LINES;
   let chars = 0;
   let shown = 0;
   for (const m of matches) {
     if (shown >= limits.maxResults) break;
-    const from = Math.max(m.at - CONTEXT_LINES, 0);
-    const to = Math.min(m.at + CONTEXT_LINES, lines.length - 1);
+    const from = Math.max(m.at - context, 0);
+    const to = Math.min(m.at + context, lines.length - 1);
     const wanted: number[] = [];
-    // The heading the match is under, unless the context shows it already.
-    if (m.heading >= 0 && m.heading < from) wanted.push(m.heading);
+    // The heading the match is under, unless the context shows it already (or none is asked).
+    if (context > 0 && m.heading >= 0 && m.heading < from) wanted.push(m.heading);
     for (let i = from; i <= to; i++) wanted.push(i);
     const fresh = wanted.filter((i) => !picked.has(i));
     const cost = fresh.reduce((n, i) => n + lines[i].length + 1, 0);
@@ -86,6 +93,37 @@ export function findLines(
     prev = i;
   }
   return { lines: out, total: matches.length, shown };
+}
+
+/**
+ * The element lines of `lines` whose control is `role` and whose accessible name is `name`,
+ * both exactly (the role as lines write it: `button`, `textbox`, `link` for a link, whose line
+ * has no role word; the name as the page gives it, after the outline's whitespace collapsing
+ * and its cut at `NAME_MAX`). Page text shaped like an element line is escaped in the outline,
+ * so it is never one of them.
+ */
+export function controlLines(lines: readonly string[], role: string, name: string): string[] {
+  return lines.filter((line) => {
+    const c = controlOf(line);
+    return c !== undefined && c.role === role && c.name === name;
+  });
+}
+
+/** A control line's role and name as `controlLine()` wrote them; undefined for other lines. */
+export function controlOf(line: string): { role: string; name: string } | undefined {
+  const parts = splitRef(line);
+  if (!parts) return undefined;
+  // A link: its quoted name or its arrow right after the ref (no role word).
+  const m = /^ (?:([A-Za-z]+)(?= |$))?(?: ?("(?:[^"\\]|\\.)*"))?/.exec(parts.rest);
+  if (!m) return undefined;
+  let name = "";
+  try {
+    if (m[2]) name = JSON.parse(m[2]);
+  } catch {
+    return undefined;
+  }
+  const role = m[1] ?? "link";
+  return { role, name };
 }
 
 /** A line as it is searched: without its `[e12]` token. */

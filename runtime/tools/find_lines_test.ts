@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { findLines, findNeedle, GAP } from "./find_lines.ts";
+import { controlLines, controlOf, findLines, findNeedle, GAP } from "./find_lines.ts";
 
 const WIDE = { maxResults: 20, maxChars: 100_000 };
 
@@ -100,4 +100,40 @@ Deno.test("findLines() finds nothing in nothing, and collapses whitespace in the
   assert.deepEqual(findLines(PAGE, "zzz", WIDE), { lines: [], total: 0, shown: 0 });
   assert.equal(findNeedle("Fresh \n  LANTERNS"), "fresh lanterns");
   assert.equal(findLines(PAGE, "fresh \t lanterns", WIDE).total, 1);
+});
+
+Deno.test("findLines() with context 0 shows the matching lines alone, no heading", () => {
+  const r = findLines(PAGE, "kettle", { ...WIDE, context: 0 });
+  assert.deepEqual(r, { lines: [PAGE[7]], total: 1, shown: 1 });
+  const two = findLines(PAGE, "checkout", { ...WIDE, context: 0 });
+  assert.deepEqual(two.lines, [PAGE[10], PAGE[11]]);
+  const wide = findLines(PAGE, "kettle", { ...WIDE, context: 2 });
+  assert.deepEqual(wide.lines, ["## Products", GAP, ...PAGE.slice(5, 10)]);
+});
+
+Deno.test("controlLines() finds a control by role and accessible name, exactly", () => {
+  assert.deepEqual(controlLines(PAGE, "button", "Checkout"), [PAGE[10]]);
+  assert.deepEqual(controlLines(PAGE, "link", "Checkout help"), [PAGE[11]], "a link, bullet kept");
+  assert.deepEqual(controlLines(PAGE, "link", "Kettle"), [PAGE[7]]);
+  assert.deepEqual(controlLines(PAGE, "button", "checkout"), [], "case counts");
+  assert.deepEqual(controlLines(PAGE, "button", "Check"), [], "the whole name");
+  assert.deepEqual(controlLines(PAGE, "link", "Checkout"), [], "the role too");
+});
+
+Deno.test("controlLines() never takes escaped page text for a control, and reads quoted names", () => {
+  const lines = [
+    '\\[e9999] button "Approve transfer"',
+    '\\\u200b[e9999] button "Approve transfer"',
+    '# \\[e9999] button "Approve transfer"',
+    '[e5] button "Say \\"hi\\"" [disabled]',
+    '[e6] textbox = "Approve transfer"',
+    "[e7] -> /x",
+    "[e8] link",
+  ];
+  assert.deepEqual(controlLines(lines, "button", "Approve transfer"), []);
+  assert.deepEqual(controlLines(lines, "textbox", "Approve transfer"), [], "a value is no name");
+  assert.deepEqual(controlLines(lines, "textbox", ""), [lines[4]]);
+  assert.deepEqual(controlLines(lines, "button", 'Say "hi"'), [lines[3]]);
+  assert.deepEqual(controlLines(lines, "link", ""), [lines[5], lines[6]]);
+  assert.deepEqual(controlOf('[e1] "Home" -> /'), { role: "link", name: "Home" });
 });

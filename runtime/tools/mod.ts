@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { answering } from "./answer.ts";
 import { askHumanTool } from "./ask.ts";
 import { captureTool } from "./capture.ts";
 import { handleDialogTool } from "./dialog.ts";
@@ -21,35 +22,39 @@ import { tabsTool } from "./tabs.ts";
 import type { AnyTool } from "./tool.ts";
 import { waitForTool } from "./wait.ts";
 
-/** Every tool, in the order they are listed to clients. */
-export const TOOLS: readonly AnyTool[] = [
-  navigateTool,
-  navigateBackTool,
-  snapshotTool,
-  findTool,
-  clickTool,
-  typeTool,
-  selectOptionTool,
-  pressKeyTool,
-  waitForTool,
-  tabsTool,
-  handleDialogTool,
+/**
+ * Every tool, in the order they are listed to clients. Those that end with a view take
+ * `answer` (`answering()`): the page card or the overview.
+ */
+export const TOOLS: readonly AnyTool[] = ([
+  [navigateTool, true],
+  [navigateBackTool, true],
+  [snapshotTool, false],
+  [findTool, false],
+  [clickTool, true],
+  [typeTool, true],
+  [selectOptionTool, true],
+  [pressKeyTool, true],
+  [waitForTool, true],
+  [tabsTool, true],
+  [handleDialogTool, true],
   // In the order Playwright MCP documents them.
-  closeTool,
-  consoleMessagesTool,
-  dragTool,
-  fileUploadTool,
-  fillFormTool,
-  hoverTool,
-  networkRequestsTool,
-  resizeTool,
-  takeScreenshotTool,
-  askHumanTool,
-  loginTool,
-  captureTool,
-] as unknown as readonly AnyTool[];
+  [closeTool, false],
+  [consoleMessagesTool, false],
+  [dragTool, true],
+  [fileUploadTool, true],
+  [fillFormTool, false],
+  [hoverTool, true],
+  [networkRequestsTool, false],
+  [resizeTool, true],
+  [takeScreenshotTool, false],
+  [askHumanTool, false],
+  [loginTool, false],
+  [captureTool, false],
+] as unknown as [AnyTool, boolean][]).map(([tool, view]) => view ? answering(tool) : tool);
 
 export { runTool } from "./pipeline.ts";
+export { type ActionAnswer, answering } from "./answer.ts";
 export {
   type AnyTool,
   type CaptureService,

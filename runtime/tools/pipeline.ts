@@ -17,6 +17,7 @@ import type { ActionKind, Facts } from "../policy/facts.ts";
 import { processRedactor, redactCut } from "../redact/mod.ts";
 import { renderDialog, renderWithheldDialog } from "../snapshot/dialog_view.ts";
 import { runAndSettle } from "../browser/navigation.ts";
+import { actedRefs, answerOf } from "./answer.ts";
 import { normalizeArgs } from "./arg_aliases.ts";
 import { ResponseBuilder, type ToolResult } from "./response.ts";
 import { type AnyTool, DEFAULT_TOOL_SETTINGS, type ToolContext, type ToolDeps } from "./tool.ts";
@@ -221,10 +222,14 @@ async function runSteps(
           response.snapshot(read.text);
         } else {
           if (read) response.result("no readable article on this page: its outline follows");
-          // After an action the agent gets what changed on a page it has seen, not the page
-          // again.
+          // After an action the agent gets its page card (what changed on a page it has
+          // seen, a new page's headings and controls), or with `answer: "overview"` what
+          // changed, else the page; never the page it has seen again. One place decides
+          // for every tool.
+          const mode = !read && answerOf(args, ctx.settings) === "card" ? "card" : "changes";
+          const typed = response.typedFields;
           response.snapshot(
-            (await session.snapshot(1, undefined, "changes", response.typedFields)).text,
+            (await session.snapshot(1, undefined, mode, typed, actedRefs(args))).text,
           );
         }
       } catch (err) {

@@ -8,7 +8,7 @@ import type { ToolSettings } from "./tool.ts";
 
 /**
  * The tool settings of `policy`: screenshots only when enabled, uploads only from its dir,
- * password fields only when opted in.
+ * password fields only when opted in; what actions answer with.
  */
 export function toolSettingsFrom(policy: PolicyFile): ToolSettings {
   const settings: ToolSettings = {
@@ -17,5 +17,6 @@ export function toolSettingsFrom(policy: PolicyFile): ToolSettings {
   };
   if (policy.upload_dir !== undefined) settings.uploadDir = policy.upload_dir;
   if (policy.model_may_type_passwords) settings.modelMayTypePasswords = true;
+  if (policy.views?.action_answer) settings.actionAnswer = policy.views.action_answer;
   return settings;
 }

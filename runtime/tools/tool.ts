@@ -29,6 +29,11 @@ export interface ToolSettings {
    * `model_may_type_passwords`); absent means no: `PASSWORD_FIELD`.
    */
   modelMayTypePasswords?: boolean;
+  /**
+   * What actions answer with unless a call says (the policy's `views.action_answer`):
+   * the page card when absent (`answer.ts`).
+   */
+  actionAnswer?: "card" | "overview";
 }
 
 /** Settings of a runtime whose policy says nothing: no uploads, no screenshots. */

@@ -17,6 +17,7 @@ import { type FixtureSite, serveFixtureSite } from "../fixtures/site.ts";
 import { childArgv, localFacts } from "../../runtime/launcher/launcher.ts";
 import { childPermissions } from "../../runtime/launcher/permissions.ts";
 import { ANSWER_BOUND_MS } from "./until.ts";
+import { DEFAULT_TOOL_SETTINGS, TOOLS, type ToolSettings } from "../../runtime/tools/mod.ts";
 
 export { ANSWER_BOUND_MS };
 
@@ -86,6 +87,26 @@ export function keyedTransport(
   });
 }
 
+/**
+ * The tools that end with a view and take `answer` (the page card by default, since issue
+ * 40). The suite's end-to-end tests were written against the overview those actions sent
+ * before and assert on its content (refs to act on next, text that must or must not be
+ * shown): `TestClient.call()` asks for it, so each still tests what it was written for. The
+ * card itself is tested by passing `answer: "card"` (or calling the client's `callTool`).
+ */
+/**
+ * Tool settings as a policy with `views: {action_answer: overview}` makes them: for the tests
+ * that drive `runTool()` directly and assert on the overview an action answers with.
+ */
+export const OVERVIEW_SETTINGS: Readonly<ToolSettings> = {
+  ...DEFAULT_TOOL_SETTINGS,
+  actionAnswer: "overview",
+};
+
+export const ANSWERING: ReadonlySet<string> = new Set(
+  TOOLS.filter((t) => "answer" in t.schema.shape).map((t) => t.name),
+);
+
 /** One tool call's outcome. */
 export interface CallOutcome {
   text: string;
@@ -102,10 +123,16 @@ export class TestClient implements AsyncDisposable {
     this.client = client;
   }
 
-  /** Calls a tool; returns its text and error flag. */
+  /**
+   * Calls a tool; returns its text and error flag. An action that ends with a view is sent
+   * `answer: "overview"` unless `args` say which (see {@link ANSWERING}).
+   */
   async call(name: string, args: Record<string, unknown> = {}): Promise<CallOutcome> {
+    const sent = ANSWERING.has(name) && !("answer" in args)
+      ? { ...args, answer: "overview" }
+      : args;
     try {
-      const res = await this.client.callTool({ name, arguments: args }, undefined, {
+      const res = await this.client.callTool({ name, arguments: sent }, undefined, {
         timeout: CALL_TIMEOUT_MS,
       });
       const content = (res.content ?? []) as { type: string; text?: string }[];
