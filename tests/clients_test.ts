@@ -191,7 +191,8 @@ Deno.test("Inspector CLI over stdio: tools/list lists browser_navigate, tools/ca
   const text = textOf(call.json.result ?? {});
   assert.match(text, /^navigated to http:\/\/127\.0\.0\.1:\d+/);
   assert.match(text, /# Fixture home/);
-  assert.match(text, /"Next page" ->/);
+  // The page card: its heading, and its links counted (the links themselves: browser_snapshot).
+  assert.match(text, /first view · \d+ links?/);
   assert.ok(site.hits.includes("GET /"), "the runtime's Chromium fetched the page");
 
   // The policy reaches a real client as an error result (the Inspector exits 5 on one).
