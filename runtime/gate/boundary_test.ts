@@ -86,18 +86,21 @@ Deno.test("Boundary.openHold() hands the hold only writes read_only alone refuse
       return Promise.resolve({ decision: "allow", reason: "APPROVED", module: "approval" });
     },
   };
-  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "READ_ONLY_WRITE");
+  assert.equal(
+    (await b.boundary.judgeRequest(post, proxyCtx, { write })).reason,
+    "READ_ONLY_WRITE",
+  );
   const close = b.boundary.openHold("s-1", hold);
   // The request guard never sees a body: it lets the write on to the proxy, which holds it.
   assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "HELD_AT_PROXY");
-  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "APPROVED");
+  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, { write })).reason, "APPROVED");
   assert.deepEqual(seen, [write]);
   // Without its bytes a write cannot be shown to anybody.
   assert.equal((await b.boundary.judgeRequest(post, proxyCtx)).reason, "WRITE_UNREADABLE");
   // Another session's writes, a read, and a write refused for more than read_only are not
   // the hold's.
   assert.equal(
-    (await b.boundary.judgeRequest(post, { ...proxyCtx, session: "s-2" }, write)).reason,
+    (await b.boundary.judgeRequest(post, { ...proxyCtx, session: "s-2" }, { write })).reason,
     "READ_ONLY_WRITE",
   );
   assert.equal(
@@ -105,19 +108,22 @@ Deno.test("Boundary.openHold() hands the hold only writes read_only alone refuse
     "OK",
   );
   assert.equal(
-    (await b.boundary.judgeRequest(request("https://evil.test/t", "POST"), proxyCtx, write))
+    (await b.boundary.judgeRequest(request("https://evil.test/t", "POST"), proxyCtx, { write }))
       .reason,
     "ORIGIN_NOT_ALLOWED",
   );
   b.domains.add("https://portal.test", "deny");
   assert.equal(
-    (await b.boundary.judgeRequest(post, proxyCtx, write)).reason,
+    (await b.boundary.judgeRequest(post, proxyCtx, { write })).reason,
     "DOMAIN_DENIED",
   );
   b.domains.remove("https://portal.test");
   assert.equal(seen.length, 1);
   close();
-  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "READ_ONLY_WRITE");
+  assert.equal(
+    (await b.boundary.judgeRequest(post, proxyCtx, { write })).reason,
+    "READ_ONLY_WRITE",
+  );
   // Every verdict was audited, the hold's included.
   const reasons = b.audit.rows().filter((r) => r.kind === "request").map((r) => r.reason);
   assert.ok(reasons.includes("APPROVED") && reasons.includes("HELD_AT_PROXY"));
@@ -132,13 +138,13 @@ Deno.test("Boundary.openHold(): a strict hold (a login) decides writes the polic
     contentType: null,
     body: new Uint8Array(),
   };
-  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "OK");
+  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, { write })).reason, "OK");
   const close = b.boundary.openHold("s-1", {
     strict: true,
     judge: () => Promise.resolve({ decision: "deny", reason: "LOGIN_WRITE_MISMATCH" }),
   });
   assert.equal(
-    (await b.boundary.judgeRequest(post, proxyCtx, write)).reason,
+    (await b.boundary.judgeRequest(post, proxyCtx, { write })).reason,
     "LOGIN_WRITE_MISMATCH",
   );
   // Reads are never a hold's.
@@ -147,7 +153,7 @@ Deno.test("Boundary.openHold(): a strict hold (a login) decides writes the polic
     "OK",
   );
   close();
-  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "OK");
+  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, { write })).reason, "OK");
 });
 
 Deno.test("Boundary audits a request it cannot record as a deny (AUDIT_UNAVAILABLE)", async () => {
@@ -243,7 +249,7 @@ Deno.test("Boundary.judgeRequest() lets a guarded credential leave only as the l
     body: new Uint8Array(),
   }];
   const reason = async ([f, w]: [Facts, HeldWrite], c: RequestContext = proxyCtx) =>
-    (await b.boundary.judgeRequest(f, c, w)).reason;
+    (await b.boundary.judgeRequest(f, c, { write: w })).reason;
   // Reads and writes, to any origin the policy allows, in the query, the host or the body.
   assert.equal(await reason(get(`https://portal.test/p?x=${SECRET}`)), "SECRET_IN_REQUEST");
   assert.equal(await reason(get(`https://${SECRET}.portal.test/`)), "SECRET_IN_REQUEST");
