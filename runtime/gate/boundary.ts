@@ -80,9 +80,6 @@ interface Judged extends Decision {
   readOnlyOnly?: boolean;
 }
 
-/** The one reason a policy module gives for a write `read_only` refuses. */
-const READ_ONLY_WRITE = "READ_ONLY_WRITE";
-
 /** Judges facts for actions and requests. */
 export class Boundary {
   #deps: BoundaryDeps;
@@ -368,10 +365,11 @@ export class Boundary {
       );
       if (refused) return { decision: "deny", reason: refused, module: "runtime" };
     }
-    // Only a deny every module gives for `read_only` alone may be handed to a write hold.
+    // Only a deny every module gives for `read_only` alone (`READ_ONLY_WRITE`, the one reason
+    // a policy module gives for a write `read_only` refuses) may be handed to a write hold.
     const denies = verdicts.filter((v) => v.decision !== "allow");
     const readOnlyOnly = verdict.decision === "deny" && denies.length > 0 &&
-      denies.every((v) => v.decision === "deny" && v.reason === READ_ONLY_WRITE);
+      denies.every((v) => v.decision === "deny" && v.reason === "READ_ONLY_WRITE");
     return {
       decision: verdict.decision,
       reason: verdict.decision === "allow" ? "OK" : verdict.reason,

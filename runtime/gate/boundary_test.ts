@@ -303,3 +303,107 @@ Deno.test("Boundary.confine() refuses every request of the session to another or
     "allow",
   );
 });
+
+/** A WebSocket handshake as the proxy holds it (`Sec-Fetch-Mode: websocket`, or `Upgrade`). */
+function handshake(url: string): [Facts, HeldWrite] {
+  return [request(url), {
+    method: "GET",
+    url,
+    contentType: null,
+    body: new Uint8Array(),
+    mode: "websocket",
+  }];
+}
+
+Deno.test("Boundary.judgeRequest() refuses a WebSocket under read_only unless websockets: lists its origin", async () => {
+  await using b = await testBoundary({
+    allowed: ["https://portal.test", "http://127.0.0.1:8081"],
+    config: { read_only: true },
+    module: "allow-all",
+    websockets: { readOnly: true, allowed: ["https://portal.test"] },
+  });
+  const judge = async (url: string, upgrade?: string, mode = true) => {
+    const [f, w] = handshake(url);
+    const write = mode ? w : { ...w, mode: undefined };
+    return await b.boundary.judgeRequest(f, proxyCtx, {
+      write,
+      ...(upgrade ? { upgrade } : {}),
+    });
+  };
+  // wss: is the https origin the key lists; ws: the http one.
+  assert.equal((await judge("wss://portal.test/chat")).reason, "OK");
+  const refused = await judge("ws://127.0.0.1:8081/chat");
+  assert.deepEqual([refused.decision, refused.reason, refused.module], [
+    "deny",
+    "WEBSOCKET_REFUSED",
+    "runtime",
+  ]);
+  // Told by the Upgrade header alone (no Sec-Fetch-Mode, plain http).
+  assert.equal(
+    (await judge("http://127.0.0.1:8081/chat", "websocket", false)).reason,
+    "WEBSOCKET_REFUSED",
+  );
+  // The same URL as a plain read is judged by the policy as ever.
+  assert.equal((await judge("http://127.0.0.1:8081/chat", undefined, false)).reason, "OK");
+  // Each verdict is audited once, by the boundary.
+  assert.deepEqual(
+    b.audit.rows().filter((r) => r.kind === "request").map((r) => r.reason),
+    ["OK", "WEBSOCKET_REFUSED", "WEBSOCKET_REFUSED", "OK"],
+  );
+});
+
+Deno.test("Boundary.judgeRequest() opens no WebSocket during a strict hold, without asking the hold", async () => {
+  await using b = await testBoundary({
+    allowed: ["https://portal.test"],
+    module: "allow-all",
+    // Listed for sockets and not read_only: only the hold refuses it.
+    websockets: { readOnly: false, allowed: ["https://portal.test"] },
+  });
+  const asked: string[] = [];
+  const close = b.boundary.openHold("s-1", {
+    strict: true,
+    judge: (w) => {
+      asked.push(w.url);
+      return Promise.resolve({ decision: "allow", reason: "LOGIN_SUBMIT" });
+    },
+  });
+  const [f, w] = handshake("wss://portal.test/chat?u=x");
+  const d = await b.boundary.judgeRequest(f, proxyCtx, { write: w, upgrade: "websocket" });
+  assert.deepEqual([d.decision, d.reason], ["deny", "LOGIN_WRITE_MISMATCH"]);
+  assert.deepEqual(asked, [], "a handshake is never offered to the hold as a GET submission");
+  close();
+  assert.equal((await b.boundary.judgeRequest(f, proxyCtx, { write: w })).reason, "OK");
+});
+
+Deno.test("Boundary.judgeRequest() lets a read through on a guard ticket once, but never past a confinement or with a credential", async () => {
+  const SECRET = "hunter2-secret";
+  await using b = await testBoundary({
+    allowed: ["https://vendor.test", "https://elsewhere.test"],
+    module: "allow-all",
+    secretIn: (t) => t.includes(SECRET),
+  });
+  const taken: string[] = [];
+  const tickets = {
+    take(method: string, url: string) {
+      taken.push(`${method} ${url}`);
+      return true;
+    },
+  };
+  const read = (url: string) =>
+    b.boundary.judgeRequest(request(url), proxyCtx, {
+      write: { method: "GET", url, contentType: null, body: new Uint8Array() },
+      tickets,
+    });
+  const rows = () => b.audit.rows().filter((r) => r.kind === "request").map((r) => r.reason);
+  // On a ticket: allowed, and the guard's row stands for it.
+  assert.equal((await read("https://elsewhere.test/a")).reason, "OK");
+  assert.deepEqual(rows(), []);
+  // A credential in the URL is never let through on a ticket.
+  assert.equal((await read(`https://elsewhere.test/?k=${SECRET}`)).reason, "SECRET_IN_REQUEST");
+  // A confinement that began after the guard's verdict refuses what the ticket names.
+  const release = b.boundary.confine("s-1", ["https://vendor.test"]);
+  assert.equal((await read("https://elsewhere.test/b")).reason, "CAPTURE_ORIGIN_NOT_NAMED");
+  release();
+  assert.deepEqual(taken, ["GET https://elsewhere.test/a"]);
+  assert.deepEqual(rows(), ["SECRET_IN_REQUEST", "CAPTURE_ORIGIN_NOT_NAMED"]);
+});
