@@ -283,8 +283,9 @@ export class Boundary {
   }
 
   /**
-   * Audits a refusal the boundary did not judge (the proxy's own, a runtime rule's, one after
-   * an allow, or Chromium's on a learned tunnel); `egress_ledger.ts` is its one caller.
+   * Audits a refusal the boundary's verdict did not carry (the proxy's own, the address
+   * rule's on a DNS answer, one after an allow, or Chromium's on a learned tunnel);
+   * `egress_ledger.ts` is its one caller.
    */
   recordRefusal(facts: Facts, ctx: RequestContext, reason: string): void {
     try {
