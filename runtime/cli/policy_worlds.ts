@@ -117,6 +117,7 @@ export class PolicyWorlds implements AsyncDisposable {
       audit,
       allowedOrigins: policy.allowed_origins,
       secretIn: carriesEgressSecret,
+      websockets: { readOnly: policy.read_only, allowed: policy.websockets },
     });
     boundary.reserve(this.#reserved);
     const gate = new PolicyGate(boundary, {
@@ -134,7 +135,6 @@ export class PolicyWorlds implements AsyncDisposable {
       hooks: egressHooks({
         boundary,
         proxy,
-        websockets: { readOnly: policy.read_only, allowed: policy.websockets },
         pause: policy.request_guard,
       }),
       settings: toolSettingsFrom(policy),

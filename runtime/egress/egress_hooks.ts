@@ -12,7 +12,7 @@ import { EgressLedger } from "./egress_ledger.ts";
 import { egressArgs } from "./egress_args.ts";
 import type { EgressProxy, ProxyJudge } from "./egress_proxy.ts";
 import { GuardTickets } from "./guard_tickets.ts";
-import { proxyFacts, proxyJudge, type WebSocketRule } from "./proxy_judge.ts";
+import { proxyFacts, proxyJudge } from "./proxy_judge.ts";
 import { RefusedHosts } from "./refused_hosts.ts";
 import { type GuardPause, RequestGuard } from "./request_guard.ts";
 import { WarmEgress } from "./warm_egress.ts";
@@ -21,15 +21,13 @@ import { WarmEgress } from "./warm_egress.ts";
 export interface EgressDeps {
   boundary: Boundary;
   proxy: EgressProxy;
-  /** The policy's WebSocket rule (see `proxyJudge`). */
-  websockets?: WebSocketRule;
   /** What the request guard pauses (default `all`). */
   pause?: GuardPause;
 }
 
 /** Hooks that put every session's browser behind the request guard and the proxy. */
 export function egressHooks(
-  { boundary, proxy, websockets, pause }: EgressDeps,
+  { boundary, proxy, pause }: EgressDeps,
 ): BrowserHooksFactory {
   return (s) => {
     const who = () => ({ id: s.id, agent: s.agent });
@@ -65,7 +63,7 @@ export function egressHooks(
     // One judge per browser: what its proxy listener asks, whether it was launched for this
     // session or started warm and taken over.
     const judgeOf = (): ProxyJudge => {
-      const judge = proxyJudge({ boundary, session: who, counters, websockets, tickets, ledger });
+      const judge = proxyJudge({ boundary, session: who, counters, tickets, ledger });
       return {
         ask: (question) => {
           // New domain rules void what was learned under the old ones.

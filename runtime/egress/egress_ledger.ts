@@ -23,8 +23,9 @@ export type EgressOutcome =
   /** The request guard refused a paused request; the boundary wrote its row. */
   | { via: "guard"; blocked: BlockedRequest }
   /**
-   * The proxy refused a question: by the boundary's verdict (`audited`, its row written) or
-   * on its own or a runtime rule's account (the ledger writes the row).
+   * The proxy refused a question: by the boundary's verdict (`audited`, its row written), or
+   * after an allow, by the boundary's address rule on the DNS answer or on its own account
+   * (the ledger writes the row).
    */
   | { via: "proxy"; question: ProxyQuestion; facts: Facts; reason: string; audited: boolean }
   /** Chromium refused a page's request on a tunnel learned as refused (`refused_hosts.ts`). */

@@ -2,11 +2,12 @@
  * Turns an egress proxy question into policy facts and asks the boundary. A plain-HTTP
  * request carries its method and URL; a CONNECT tunnel only a host and port, so it stands
  * for the https origin on that port, or the http origin (WebSocket over `ws:`) on a port
- * that is not 443.
+ * that is not 443. Every verdict is the boundary's (`Boundary.judgeRequest`: the WebSocket
+ * rule, the write hold, the guard's tickets among the rest); this file decides none.
  *
  * @module
  */
-import type { Boundary } from "../gate/boundary.ts";
+import type { Boundary, ProxyRequest } from "../gate/boundary.ts";
 import type { Facts } from "../policy/facts.ts";
 import { bracketHost } from "../net/host.ts";
 import { normalizeOrigin } from "../net/origin.ts";
@@ -21,39 +22,16 @@ export interface ProxyJudgeOptions {
   boundary: Boundary;
   session: () => { id: string; agent: string | null };
   counters: () => SessionCounters;
-  websockets?: WebSocketRule;
   /**
-   * Reads the request guard allowed (`guard_tickets.ts`): such a request is let through on
-   * the guard's verdict and audit row, once, instead of being judged again.
+   * Reads the request guard allowed (`guard_tickets.ts`), handed to the boundary with each
+   * question: it lets such a request through on the guard's verdict and audit row, once.
    */
-  tickets?: { take(method: string, url: string): boolean };
+  tickets?: ProxyRequest["tickets"];
   /**
    * The session's egress ledger (`egress_ledger.ts`): told of every refusal once, its final
    * outcome. Without one, refusals the boundary did not audit are audited and nothing else.
    */
   ledger?: EgressOutcomes;
-}
-
-/**
- * The policy's WebSocket rule: under `read_only`, an upgrade to `websocket` is refused
- * (WEBSOCKET_REFUSED) unless its origin is listed, since what a socket carries after the
- * handshake cannot be told apart into reads and writes. A runtime rule that only ever makes
- * the modules' verdict stricter.
- */
-export interface WebSocketRule {
-  readOnly: boolean;
-  allowed: readonly string[];
-}
-
-/** The origin of a ws/wss/http(s) URL as the `websockets` key lists it (ws → http). */
-function socketOrigin(url: string): string | null {
-  try {
-    const u = new URL(url);
-    const scheme = u.protocol === "wss:" ? "https:" : u.protocol === "ws:" ? "http:" : u.protocol;
-    return normalizeOrigin(`${scheme}//${u.host}`) ?? null;
-  } catch {
-    return null;
-  }
 }
 
 /** The facts a question stands for (alternatives for a tunnel). */
@@ -124,43 +102,21 @@ export function proxyJudge(options: ProxyJudgeOptions): ProxyJudge {
   return {
     async ask(question) {
       const facts = proxyFacts(question, options.counters());
-      const rule = options.websockets;
-      const socket = question.type === "http" &&
-        (question.upgrade === "websocket" || question.secFetch?.mode === "websocket");
-      if (question.type === "http" && socket && options.boundary.holdsStrictly(context().session)) {
-        // A socket carries writes the login's hold could never see: none opens during one.
-        refuse(question, facts[0], "LOGIN_WRITE_MISMATCH", false);
-        return { allow: false, reason: "LOGIN_WRITE_MISMATCH", exact: false };
-      }
-      if (question.type === "http" && socket && rule?.readOnly) {
-        const origin = socketOrigin(question.url);
-        const listed = origin !== null &&
-          rule.allowed.some((o) => normalizeOrigin(o) === origin);
-        if (!listed) {
-          refuse(question, facts[0], "WEBSOCKET_REFUSED", false);
-          return { allow: false, reason: "WEBSOCKET_REFUSED", exact: false };
+      const request: ProxyRequest = question.type === "http"
+        ? {
+          write: heldWrite(question),
+          ...(question.upgrade !== undefined ? { upgrade: question.upgrade } : {}),
+          ...(options.tickets ? { tickets: options.tickets } : {}),
         }
-      }
-      if (question.type === "http" && !socket && question.upgrade === undefined) {
-        // A ticket stands for the guard's verdict on the URL; a credential in it is never
-        // let through on one (the boundary decides it below).
-        if (
-          !options.boundary.carriesSecret([question.url]) &&
-          options.tickets?.take(question.method, question.url)
-        ) {
-          return {
-            allow: true,
-            reason: "OK",
-            exact: options.boundary.isExactlyAllowed(facts[0].target?.origin),
-          };
-        }
-      }
-      const j = await options.boundary.judgeRequest(facts, context(), heldWrite(question));
+        : {};
+      const j = await options.boundary.judgeRequest(facts, context(), request);
       const allow = j.decision === "allow";
       if (!allow) refuse(question, facts[0], j.reason, true);
       return {
         allow,
         reason: j.reason,
+        // Whether the origin may be private: the proxy applies the boundary's address rule
+        // to the DNS answer with it (`net/address_rule.ts`).
         exact: facts.some((f) => options.boundary.isExactlyAllowed(f.target?.origin)),
       };
     },

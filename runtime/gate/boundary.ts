@@ -1,17 +1,21 @@
 /**
  * The one boundary every decision goes through: agent actions (via the policy gate),
  * requests paused by the request guard, and connections the egress proxy is asked to make.
- * It adds to the policy modules what only the runtime can know: the operator's dynamic
- * domain rules (deny wins; an allow extends `allowed_origins`), the private-address rule
- * and the session's open write hold (`write_hold.ts`: an action's writes held for a human,
- * a login's own submission). Requests are audited here; actions are audited by the tool
- * wrapper once their final verdict is known.
+ * It adds to the policy modules what only the runtime can know: the runtime's own origins,
+ * the operator's dynamic domain rules (deny wins; an allow extends `allowed_origins`), the
+ * address rule (`net/address_rule.ts`, re-exported here), the WebSocket rule, a capture's
+ * confinement, the request guard's tickets, the credential check and the session's open
+ * write hold (`write_hold.ts`: an action's writes held for a human, a login's own
+ * submission). Every egress refusal code is raised here or in what this calls; each one's
+ * home is listed in docs/egress.md and `boundary_homes_test.ts` keeps it there. The request
+ * guard and the egress proxy only ask and enforce. Requests are audited here; actions are
+ * audited by the tool wrapper once their final verdict is known.
  *
  * @module
  */
 import type { AuditEvent, AuditWriter } from "../audit/audit_row.ts";
 import { type RequestContext, requestRow } from "./audit_rows.ts";
-import { isPrivateHost } from "../net/addresses.ts";
+import { addressRule } from "../net/address_rule.ts";
 import { normalizeOrigin } from "../net/origin.ts";
 import type { DomainSnapshot } from "./domains.ts";
 import { OmotaiError } from "../errors.ts";
@@ -19,7 +23,13 @@ import { log } from "../log.ts";
 import { type Decision, deny } from "../policy/decision.ts";
 import type { PolicyEngine } from "../policy/engine.ts";
 import type { Facts } from "../policy/facts.ts";
-import type { HeldWrite, WriteHold } from "./write_hold.ts";
+import { type HeldWrite, HOLD_CODES, socketDuringHold, type WriteHold } from "./write_hold.ts";
+
+/**
+ * The address rule is the boundary's: applied here to a request's name, and by the egress
+ * proxy (which may import only `net/`) to the DNS answer, with the boundary's `exact`.
+ */
+export { type AddressFacts, type AddressRefusal, addressRule } from "../net/address_rule.ts";
 
 /** What the boundary needs. */
 export interface BoundaryDeps {
@@ -34,15 +44,41 @@ export interface BoundaryDeps {
    * request leaves only as a login's own submission (`SECRET_IN_REQUEST`). None: no check.
    */
   secretIn?: (text: string) => boolean;
+  /** The policy's WebSocket rule; none: sockets are judged like any other request. */
+  websockets?: WebSocketRule;
+}
+
+/**
+ * The policy's WebSocket rule: under `read_only`, an upgrade to `websocket` is refused
+ * (`WEBSOCKET_REFUSED`) unless its origin is listed (`websockets:`), since what a socket
+ * carries after the handshake cannot be told apart into reads and writes. A runtime rule
+ * that only ever makes the modules' verdict stricter.
+ */
+export interface WebSocketRule {
+  readOnly: boolean;
+  allowed: readonly string[];
+}
+
+/**
+ * What the egress proxy holds of one request beyond its facts (the request guard has none of
+ * it): what the write hold, the credential check, the WebSocket rule and the ticket path read.
+ */
+export interface ProxyRequest {
+  /** The request whole (a write's body; empty for a read), with its `Sec-Fetch-*`. */
+  write?: HeldWrite;
+  /** The protocol its `Upgrade` header asks for, if any. */
+  upgrade?: string;
+  /**
+   * The session's guard tickets (`egress/guard_tickets.ts`): a read the request guard allowed
+   * with its page facts (and audited then) is let through once on that verdict.
+   */
+  tickets?: { take(method: string, url: string): boolean };
 }
 
 /** A boundary verdict, and whether `read_only` alone refused it (a hold may decide it). */
 interface Judged extends Decision {
   readOnlyOnly?: boolean;
 }
-
-/** The one reason a policy module gives for a write `read_only` refuses. */
-const READ_ONLY_WRITE = "READ_ONLY_WRITE";
 
 /** Judges facts for actions and requests. */
 export class Boundary {
@@ -89,17 +125,25 @@ export class Boundary {
   }
 
   /**
-   * Judges one network request and audits the verdict. A write `read_only` alone refused
-   * goes to the session's open write hold, with `write` (the bytes the proxy holds): the
-   * hold's verdict is about exactly them. The request guard (`Fetch`) never sees a body, so
-   * under a hold it lets a write on to the proxy, which holds it whole. `confirm` is a
-   * deny. Never throws; a verdict that cannot be audited is a deny.
+   * Judges one network request and audits the verdict. A WebSocket handshake is refused
+   * while a strict hold is open, and under the WebSocket rule. A write `read_only` alone
+   * refused goes to the session's open write hold, with `request.write` (the bytes the proxy
+   * holds): the hold's verdict is about exactly them. The request guard (`Fetch`) never sees
+   * a body, so under a hold it lets a write on to the proxy, which holds it whole. A read
+   * with a guard ticket is allowed on the guard's verdict and row (not audited again).
+   * `confirm` is a deny. Never throws; a verdict that cannot be audited is a deny.
    */
   async judgeRequest(
     alternatives: Facts | readonly Facts[],
     ctx: RequestContext,
-    write?: HeldWrite,
+    request: ProxyRequest = {},
   ): Promise<Decision> {
+    const { write, upgrade, tickets } = request;
+    const socket = upgrade === "websocket" || write?.mode === "websocket";
+    if (socket) {
+      const refusal = this.#socketRefusal(ctx.session, write?.url);
+      if (refusal) return await this.#audited(first(alternatives), ctx, refusal);
+    }
     const confined = this.#confined.get(ctx.session);
     if (confined) {
       // While a capture runs, nothing of the session reaches an origin its template does not
@@ -111,13 +155,18 @@ export class Boundary {
         return typeof o === "string" && confined.has(normalizeOrigin(o) ?? "");
       });
       if (inside.length === 0) {
-        return await this.#audited(
-          list[0],
-          ctx,
-          deny("CAPTURE_ORIGIN_NOT_NAMED", { module: "capture" }),
-        );
+        const { notNamed, module } = HOLD_CODES.capture;
+        return await this.#audited(list[0], ctx, deny(notNamed, { module }));
       }
       alternatives = inside;
+    }
+    if (
+      write && !socket && upgrade === undefined && !this.carriesSecret([write.url]) &&
+      tickets?.take(write.method, write.url)
+    ) {
+      // The ticket stands for the guard's verdict on this URL and its audit row; a credential
+      // in the URL is never let through on one (judged below, as ever).
+      return { decision: "allow", reason: "OK" };
     }
     // A proxy tunnel may stand for more than one origin (https or ws on one port): the first
     // alternative the policy allows wins, and one row is audited either way.
@@ -175,6 +224,20 @@ export class Boundary {
     return await this.#audited(facts, ctx, d);
   }
 
+  /**
+   * The refusal of a WebSocket handshake to `url`, if any: none opens while a strict hold is
+   * open (a socket carries writes the hold could never see), and under `read_only` only to
+   * an origin the policy lists in `websockets:`.
+   */
+  #socketRefusal(session: string, url: string | undefined): Decision | undefined {
+    if (this.holdsStrictly(session)) return socketDuringHold();
+    const rule = this.#deps.websockets;
+    if (!rule?.readOnly) return undefined;
+    const origin = url === undefined ? null : socketOrigin(url);
+    const listed = origin !== null && rule.allowed.some((o) => normalizeOrigin(o) === origin);
+    return listed ? undefined : deny("WEBSOCKET_REFUSED", { module: "runtime" });
+  }
+
   /** Audits a request's final verdict; one that cannot be written is a deny. */
   async #audited(facts: Facts, ctx: RequestContext, verdict: Decision): Promise<Decision> {
     let d = verdict;
@@ -220,8 +283,9 @@ export class Boundary {
   }
 
   /**
-   * Audits a refusal the boundary did not judge (the proxy's own, a runtime rule's, one after
-   * an allow, or Chromium's on a learned tunnel); `egress_ledger.ts` is its one caller.
+   * Audits a refusal the boundary's verdict did not carry (the proxy's own, the address
+   * rule's on a DNS answer, one after an allow, or Chromium's on a learned tunnel);
+   * `egress_ledger.ts` is its one caller.
    */
   recordRefusal(facts: Facts, ctx: RequestContext, reason: string): void {
     try {
@@ -294,18 +358,19 @@ export class Boundary {
     const { verdict, verdicts } = await engine.evaluate(facts);
     // Stricter only: a module's allow of a private address needs that exact origin listed.
     const target = facts.target?.origin;
-    if (
-      verdict.decision !== "deny" && target &&
-      isPrivateHost(new URL(target).hostname)
-    ) {
-      if (!this.isExactlyAllowed(target)) {
-        return { decision: "deny", reason: "PRIVATE_ADDRESS", module: "runtime" };
-      }
+    if (verdict.decision !== "deny" && target) {
+      // The name alone here: its DNS answer is the proxy's to check, by the same rule.
+      const refused = addressRule(
+        { host: new URL(target).hostname },
+        () => this.isExactlyAllowed(target),
+      );
+      if (refused) return { decision: "deny", reason: refused, module: "runtime" };
     }
-    // Only a deny every module gives for `read_only` alone may be handed to a write hold.
+    // Only a deny every module gives for `read_only` alone (`READ_ONLY_WRITE`, the one reason
+    // a policy module gives for a write `read_only` refuses) may be handed to a write hold.
     const denies = verdicts.filter((v) => v.decision !== "allow");
     const readOnlyOnly = verdict.decision === "deny" && denies.length > 0 &&
-      denies.every((v) => v.decision === "deny" && v.reason === READ_ONLY_WRITE);
+      denies.every((v) => v.decision === "deny" && v.reason === "READ_ONLY_WRITE");
     return {
       decision: verdict.decision,
       reason: verdict.decision === "allow" ? "OK" : verdict.reason,
@@ -319,6 +384,22 @@ export class Boundary {
 /** Methods that write: what `read_only` refuses (CONNECT is a tunnel, judged per request). */
 function isWrite(method: string): boolean {
   return method !== "GET" && method !== "HEAD" && method !== "CONNECT";
+}
+
+/** The first of a request's alternatives (the one a refusal before the policy audits). */
+function first(alternatives: Facts | readonly Facts[]): Facts {
+  return Array.isArray(alternatives) ? alternatives[0] : alternatives as Facts;
+}
+
+/** The origin of a ws/wss/http(s) URL as the `websockets` key lists it (ws → http). */
+function socketOrigin(url: string): string | null {
+  try {
+    const u = new URL(url);
+    const scheme = u.protocol === "wss:" ? "https:" : u.protocol === "ws:" ? "http:" : u.protocol;
+    return normalizeOrigin(`${scheme}//${u.host}`) ?? null;
+  } catch {
+    return null;
+  }
 }
 
 function originsOf(facts: Facts): string[] {

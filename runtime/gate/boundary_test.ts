@@ -86,18 +86,21 @@ Deno.test("Boundary.openHold() hands the hold only writes read_only alone refuse
       return Promise.resolve({ decision: "allow", reason: "APPROVED", module: "approval" });
     },
   };
-  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "READ_ONLY_WRITE");
+  assert.equal(
+    (await b.boundary.judgeRequest(post, proxyCtx, { write })).reason,
+    "READ_ONLY_WRITE",
+  );
   const close = b.boundary.openHold("s-1", hold);
   // The request guard never sees a body: it lets the write on to the proxy, which holds it.
   assert.equal((await b.boundary.judgeRequest(post, ctx)).reason, "HELD_AT_PROXY");
-  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "APPROVED");
+  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, { write })).reason, "APPROVED");
   assert.deepEqual(seen, [write]);
   // Without its bytes a write cannot be shown to anybody.
   assert.equal((await b.boundary.judgeRequest(post, proxyCtx)).reason, "WRITE_UNREADABLE");
   // Another session's writes, a read, and a write refused for more than read_only are not
   // the hold's.
   assert.equal(
-    (await b.boundary.judgeRequest(post, { ...proxyCtx, session: "s-2" }, write)).reason,
+    (await b.boundary.judgeRequest(post, { ...proxyCtx, session: "s-2" }, { write })).reason,
     "READ_ONLY_WRITE",
   );
   assert.equal(
@@ -105,19 +108,22 @@ Deno.test("Boundary.openHold() hands the hold only writes read_only alone refuse
     "OK",
   );
   assert.equal(
-    (await b.boundary.judgeRequest(request("https://evil.test/t", "POST"), proxyCtx, write))
+    (await b.boundary.judgeRequest(request("https://evil.test/t", "POST"), proxyCtx, { write }))
       .reason,
     "ORIGIN_NOT_ALLOWED",
   );
   b.domains.add("https://portal.test", "deny");
   assert.equal(
-    (await b.boundary.judgeRequest(post, proxyCtx, write)).reason,
+    (await b.boundary.judgeRequest(post, proxyCtx, { write })).reason,
     "DOMAIN_DENIED",
   );
   b.domains.remove("https://portal.test");
   assert.equal(seen.length, 1);
   close();
-  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "READ_ONLY_WRITE");
+  assert.equal(
+    (await b.boundary.judgeRequest(post, proxyCtx, { write })).reason,
+    "READ_ONLY_WRITE",
+  );
   // Every verdict was audited, the hold's included.
   const reasons = b.audit.rows().filter((r) => r.kind === "request").map((r) => r.reason);
   assert.ok(reasons.includes("APPROVED") && reasons.includes("HELD_AT_PROXY"));
@@ -132,13 +138,13 @@ Deno.test("Boundary.openHold(): a strict hold (a login) decides writes the polic
     contentType: null,
     body: new Uint8Array(),
   };
-  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "OK");
+  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, { write })).reason, "OK");
   const close = b.boundary.openHold("s-1", {
     strict: true,
     judge: () => Promise.resolve({ decision: "deny", reason: "LOGIN_WRITE_MISMATCH" }),
   });
   assert.equal(
-    (await b.boundary.judgeRequest(post, proxyCtx, write)).reason,
+    (await b.boundary.judgeRequest(post, proxyCtx, { write })).reason,
     "LOGIN_WRITE_MISMATCH",
   );
   // Reads are never a hold's.
@@ -147,7 +153,7 @@ Deno.test("Boundary.openHold(): a strict hold (a login) decides writes the polic
     "OK",
   );
   close();
-  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, write)).reason, "OK");
+  assert.equal((await b.boundary.judgeRequest(post, proxyCtx, { write })).reason, "OK");
 });
 
 Deno.test("Boundary audits a request it cannot record as a deny (AUDIT_UNAVAILABLE)", async () => {
@@ -243,7 +249,7 @@ Deno.test("Boundary.judgeRequest() lets a guarded credential leave only as the l
     body: new Uint8Array(),
   }];
   const reason = async ([f, w]: [Facts, HeldWrite], c: RequestContext = proxyCtx) =>
-    (await b.boundary.judgeRequest(f, c, w)).reason;
+    (await b.boundary.judgeRequest(f, c, { write: w })).reason;
   // Reads and writes, to any origin the policy allows, in the query, the host or the body.
   assert.equal(await reason(get(`https://portal.test/p?x=${SECRET}`)), "SECRET_IN_REQUEST");
   assert.equal(await reason(get(`https://${SECRET}.portal.test/`)), "SECRET_IN_REQUEST");
@@ -296,4 +302,108 @@ Deno.test("Boundary.confine() refuses every request of the session to another or
     (await b.boundary.judgeRequest(request("https://elsewhere.test/x"), ctx)).decision,
     "allow",
   );
+});
+
+/** A WebSocket handshake as the proxy holds it (`Sec-Fetch-Mode: websocket`, or `Upgrade`). */
+function handshake(url: string): [Facts, HeldWrite] {
+  return [request(url), {
+    method: "GET",
+    url,
+    contentType: null,
+    body: new Uint8Array(),
+    mode: "websocket",
+  }];
+}
+
+Deno.test("Boundary.judgeRequest() refuses a WebSocket under read_only unless websockets: lists its origin", async () => {
+  await using b = await testBoundary({
+    allowed: ["https://portal.test", "http://127.0.0.1:8081"],
+    config: { read_only: true },
+    module: "allow-all",
+    websockets: { readOnly: true, allowed: ["https://portal.test"] },
+  });
+  const judge = async (url: string, upgrade?: string, mode = true) => {
+    const [f, w] = handshake(url);
+    const write = mode ? w : { ...w, mode: undefined };
+    return await b.boundary.judgeRequest(f, proxyCtx, {
+      write,
+      ...(upgrade ? { upgrade } : {}),
+    });
+  };
+  // wss: is the https origin the key lists; ws: the http one.
+  assert.equal((await judge("wss://portal.test/chat")).reason, "OK");
+  const refused = await judge("ws://127.0.0.1:8081/chat");
+  assert.deepEqual([refused.decision, refused.reason, refused.module], [
+    "deny",
+    "WEBSOCKET_REFUSED",
+    "runtime",
+  ]);
+  // Told by the Upgrade header alone (no Sec-Fetch-Mode, plain http).
+  assert.equal(
+    (await judge("http://127.0.0.1:8081/chat", "websocket", false)).reason,
+    "WEBSOCKET_REFUSED",
+  );
+  // The same URL as a plain read is judged by the policy as ever.
+  assert.equal((await judge("http://127.0.0.1:8081/chat", undefined, false)).reason, "OK");
+  // Each verdict is audited once, by the boundary.
+  assert.deepEqual(
+    b.audit.rows().filter((r) => r.kind === "request").map((r) => r.reason),
+    ["OK", "WEBSOCKET_REFUSED", "WEBSOCKET_REFUSED", "OK"],
+  );
+});
+
+Deno.test("Boundary.judgeRequest() opens no WebSocket during a strict hold, without asking the hold", async () => {
+  await using b = await testBoundary({
+    allowed: ["https://portal.test"],
+    module: "allow-all",
+    // Listed for sockets and not read_only: only the hold refuses it.
+    websockets: { readOnly: false, allowed: ["https://portal.test"] },
+  });
+  const asked: string[] = [];
+  const close = b.boundary.openHold("s-1", {
+    strict: true,
+    judge: (w) => {
+      asked.push(w.url);
+      return Promise.resolve({ decision: "allow", reason: "LOGIN_SUBMIT" });
+    },
+  });
+  const [f, w] = handshake("wss://portal.test/chat?u=x");
+  const d = await b.boundary.judgeRequest(f, proxyCtx, { write: w, upgrade: "websocket" });
+  assert.deepEqual([d.decision, d.reason], ["deny", "LOGIN_WRITE_MISMATCH"]);
+  assert.deepEqual(asked, [], "a handshake is never offered to the hold as a GET submission");
+  close();
+  assert.equal((await b.boundary.judgeRequest(f, proxyCtx, { write: w })).reason, "OK");
+});
+
+Deno.test("Boundary.judgeRequest() lets a read through on a guard ticket once, but never past a confinement or with a credential", async () => {
+  const SECRET = "hunter2-secret";
+  await using b = await testBoundary({
+    allowed: ["https://vendor.test", "https://elsewhere.test"],
+    module: "allow-all",
+    secretIn: (t) => t.includes(SECRET),
+  });
+  const taken: string[] = [];
+  const tickets = {
+    take(method: string, url: string) {
+      taken.push(`${method} ${url}`);
+      return true;
+    },
+  };
+  const read = (url: string) =>
+    b.boundary.judgeRequest(request(url), proxyCtx, {
+      write: { method: "GET", url, contentType: null, body: new Uint8Array() },
+      tickets,
+    });
+  const rows = () => b.audit.rows().filter((r) => r.kind === "request").map((r) => r.reason);
+  // On a ticket: allowed, and the guard's row stands for it.
+  assert.equal((await read("https://elsewhere.test/a")).reason, "OK");
+  assert.deepEqual(rows(), []);
+  // A credential in the URL is never let through on a ticket.
+  assert.equal((await read(`https://elsewhere.test/?k=${SECRET}`)).reason, "SECRET_IN_REQUEST");
+  // A confinement that began after the guard's verdict refuses what the ticket names.
+  const release = b.boundary.confine("s-1", ["https://vendor.test"]);
+  assert.equal((await read("https://elsewhere.test/b")).reason, "CAPTURE_ORIGIN_NOT_NAMED");
+  release();
+  assert.deepEqual(taken, ["GET https://elsewhere.test/a"]);
+  assert.deepEqual(rows(), ["SECRET_IN_REQUEST", "CAPTURE_ORIGIN_NOT_NAMED"]);
 });

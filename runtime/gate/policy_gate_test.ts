@@ -131,7 +131,7 @@ Deno.test("PolicyGate hold shows the operator the held request whole and release
   const write = formWrite("amount=10000&to=mallory&pw=hunter2hunter2", {
     url: `${ORIGIN}/transfer?to=mallory`,
   });
-  const d = await w.boundary.judgeRequest(post, proxyCtx, write);
+  const d = await w.boundary.judgeRequest(post, proxyCtx, { write });
   assert.deepEqual([d.decision, d.reason], ["allow", "APPROVED"]);
   assert.equal(seen.length, 1);
   assert.equal(seen[0].signal, signal);
@@ -148,7 +148,10 @@ Deno.test("PolicyGate hold shows the operator the held request whole and release
     ["form", "allow", "APPROVED"],
   ]);
   hold.close();
-  assert.equal((await w.boundary.judgeRequest(post, proxyCtx, write)).reason, "READ_ONLY_WRITE");
+  assert.equal(
+    (await w.boundary.judgeRequest(post, proxyCtx, { write })).reason,
+    "READ_ONLY_WRITE",
+  );
 });
 
 Deno.test("PolicyGate hold refuses what is not the form's own submission unless script writes may be asked", async () => {
@@ -164,7 +167,7 @@ Deno.test("PolicyGate hold refuses what is not the form's own submission unless 
     ["another method", formWrite(undefined, { method: "PUT" })],
   ];
   for (const [what, write] of variants) {
-    const d = await w.boundary.judgeRequest(post, proxyCtx, write);
+    const d = await w.boundary.judgeRequest(post, proxyCtx, { write });
     assert.equal(d.reason, "SCRIPT_WRITE_REFUSED", what);
   }
   assert.equal(seen.length, 0);
@@ -173,7 +176,11 @@ Deno.test("PolicyGate hold refuses what is not the form's own submission unless 
   const asking = new PolicyGate(w.boundary, { approver, scriptWrites: true });
   const open = (await asking.check(submit())).hold!.open({ confirmations: confirmations() });
   for (const [what, write] of variants) {
-    assert.equal((await w.boundary.judgeRequest(post, proxyCtx, write)).reason, "APPROVED", what);
+    assert.equal(
+      (await w.boundary.judgeRequest(post, proxyCtx, { write })).reason,
+      "APPROVED",
+      what,
+    );
   }
   assert.deepEqual(seen.map((s) => s.pending.details?.kind), variants.map(() => "script"));
   open.close();
@@ -221,7 +228,7 @@ Deno.test("PolicyGate hold answers CONFIRM_DENIED, CONFIRM_TIMEOUT, CONFIRM_LIMI
   ];
   for (const [what, gate, used, reason] of cases) {
     const hold = (await gate.check(submit())).hold?.open({ confirmations: confirmations(used) });
-    const d = await w.boundary.judgeRequest(post, proxyCtx, formWrite());
+    const d = await w.boundary.judgeRequest(post, proxyCtx, { write: formWrite() });
     assert.deepEqual([d.decision, d.reason], ["deny", reason], what);
     assert.deepEqual(hold?.outcomes.map((o) => o.reason), [reason], what);
     hold?.close();
@@ -234,7 +241,7 @@ Deno.test("PolicyGate hold drain() waits for every held write's answer", async (
   const { approver } = recording(() => new Promise((r) => answer = r));
   const hold = (await new PolicyGate(w.boundary, { approver }).check(submit())).hold!
     .open({ confirmations: confirmations() });
-  const judged = w.boundary.judgeRequest(post, proxyCtx, formWrite());
+  const judged = w.boundary.judgeRequest(post, proxyCtx, { write: formWrite() });
   await new Promise((r) => setTimeout(r, 10));
   let drained = false;
   const drain = hold.drain().then(() => drained = true);

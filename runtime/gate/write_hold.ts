@@ -250,7 +250,11 @@ export interface RuntimeHoldOptions {
   purpose?: "login" | "capture";
 }
 
-const HOLD_CODES = {
+/**
+ * The codes of a runtime hold, by purpose: their one home (docs/egress.md). A capture's
+ * `notNamed` is also what the boundary's confinement of a capture's session refuses with.
+ */
+export const HOLD_CODES = {
   login: {
     module: "login",
     submit: "LOGIN_SUBMIT",
@@ -269,6 +273,16 @@ const HOLD_CODES = {
   mismatch: RuntimeDenyReason;
   notNamed: RuntimeDenyReason;
 }>;
+
+/**
+ * The verdict on a WebSocket handshake while a strict hold is open, whatever the hold is for:
+ * a socket carries writes the hold could never see, so none opens during one. The boundary
+ * asks it before the hold's `judge` (a handshake is a GET and could pass for a GET form's
+ * submission).
+ */
+export function socketDuringHold(): Decision {
+  return deny(HOLD_CODES.login.mismatch, { module: "runtime" });
+}
 
 /**
  * Opens a hold for a request the runtime sends itself: exactly the expected one passes

@@ -37,7 +37,7 @@ export type RuntimeDenyReason =
   | "CAPTURE_WRITE_MISMATCH"
   /** A capture's request to an origin its workflow's template does not name. */
   | "CAPTURE_ORIGIN_NOT_NAMED"
-  /** A login's hold saw a write other than its own submission. */
+  /** A login's hold saw a write other than its own submission, or a socket opened under a strict hold. */
   | "LOGIN_WRITE_MISMATCH"
   /** A login's submission to an origin its grant does not name. */
   | "LOGIN_ORIGIN_NOT_NAMED"
@@ -53,7 +53,7 @@ export type RuntimeDenyReason =
   | "SCRIPT_WRITE_REFUSED"
   /** A request carrying a guarded credential outside its login. */
   | "SECRET_IN_REQUEST"
-  /** A WebSocket opened during a login's hold. */
+  /** A WebSocket handshake under `read_only` to an origin `websockets:` does not list. */
   | "WEBSOCKET_REFUSED"
   /** A write to hold that came without its held request. */
   | "WRITE_UNREADABLE";

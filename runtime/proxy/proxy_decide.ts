@@ -1,13 +1,15 @@
 /**
  * The policy question of one tunnel or request: asked first, the name looked up only after
  * an allow (a lookup of a name the policy refuses would itself carry data to the attacker's
- * DNS server), a private answer refused unless the origin is listed exactly, a failed lookup
- * refused. The address returned is the one dialled: no second lookup, so a DNS answer
- * cannot change between the check and the connect.
+ * DNS server), then the boundary's address rule (`net/address_rule.ts`) applied to the answer
+ * with the boundary's word on whether the origin is listed exactly: the proxy enforces it and
+ * decides nothing of its own. The address returned is the one dialled: no second lookup, so a
+ * DNS answer cannot change between the check and the connect.
  *
  * @module
  */
 import { isIpLiteral, isPrivateHost } from "../net/addresses.ts";
+import { addressRule } from "../net/address_rule.ts";
 import type { ServeContext } from "./proxy_context.ts";
 import type { ProxyQuestion, Resolution } from "./proxy_protocol.ts";
 
@@ -23,11 +25,7 @@ export async function decide(
   const answer = await ctx.ask(question);
   if (!answer.allow) return { reason: answer.reason };
   const resolution = await resolveHost(host, ctx.resolve);
-  const reason = resolution.failed
-    ? "DNS_FAILED"
-    : resolution.privateAddress && !answer.exact
-    ? "PRIVATE_ADDRESS"
-    : undefined;
+  const reason = addressRule({ host, addresses: resolution.addresses }, () => answer.exact);
   if (reason) {
     ctx.refused(question, reason);
     return { reason };

@@ -90,8 +90,11 @@ async function rig(readOnly: boolean) {
   };
 }
 
-/** The bundled baseline allowing `origin` only, guarding {@link PASSWORD} in every request. */
-function boundaryFor(origin: string, readOnly: boolean) {
+/**
+ * The bundled baseline allowing `origin` only, guarding {@link PASSWORD} in every request;
+ * with `sockets`, the policy lists `origin` for WebSockets too (`websockets:`).
+ */
+function boundaryFor(origin: string, readOnly: boolean, sockets = false) {
   egressSecrets().add([PASSWORD]);
   return testBoundary({
     allowed: [origin],
@@ -99,6 +102,7 @@ function boundaryFor(origin: string, readOnly: boolean) {
     domains: false,
     audit: false,
     secretIn: carriesEgressSecret,
+    ...(sockets ? { websockets: { readOnly, allowed: [origin] } } : {}),
   });
 }
 
@@ -180,7 +184,8 @@ Deno.test("serveProxy() attack: no WebSocket opens while a login's strict hold i
     }
     conn.close();
   })();
-  await using built = await boundaryFor(origin, true);
+  // The policy lists the site's socket origin (`websockets:`), as a chat widget needs.
+  await using built = await boundaryFor(origin, true, true);
   const boundary = built.boundary;
   const judged: string[] = [];
   // The login's strict hold: it would refuse any write it were asked about.
@@ -195,8 +200,6 @@ Deno.test("serveProxy() attack: no WebSocket opens while a login's strict hold i
     boundary,
     session: () => ({ id: "s-1", agent: "red" }),
     counters: () => FRESH_SESSION,
-    // The policy lists the site's socket origin (`websockets:`), as a chat widget needs.
-    websockets: { readOnly: true, allowed: [origin] },
   });
   const proxy = recordingProxy({ ask: judge.ask, refused: judge.refused });
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: proxy.port });

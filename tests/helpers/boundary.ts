@@ -8,7 +8,7 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { AuditLog } from "../../runtime/audit/audit_log.ts";
-import { Boundary } from "../../runtime/gate/boundary.ts";
+import { Boundary, type WebSocketRule } from "../../runtime/gate/boundary.ts";
 import { DomainRules } from "../../runtime/gate/domains.ts";
 import { PolicyEngine } from "../../runtime/policy/engine.ts";
 import { openDatabase } from "../../runtime/store/database.ts";
@@ -28,6 +28,8 @@ export interface TestBoundaryOptions {
   audit?: boolean;
   /** The boundary's search for a guarded credential in a request. */
   secretIn?: (text: string) => boolean;
+  /** The policy's WebSocket rule (`read_only` and `websockets:`), as the runtime hands it in. */
+  websockets?: WebSocketRule;
 }
 
 /** The boundary and what it was built from; disposing it closes them all. */
@@ -63,6 +65,7 @@ export async function testBoundary(options: TestBoundaryOptions): Promise<TestBo
     ...(options.audit === false ? {} : { audit }),
     allowedOrigins: options.allowed,
     ...(options.secretIn ? { secretIn: options.secretIn } : {}),
+    ...(options.websockets ? { websockets: options.websockets } : {}),
   });
   return {
     boundary,
