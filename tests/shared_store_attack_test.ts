@@ -17,7 +17,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import postgres from "postgres";
-import { PgAgentStore } from "../runtime/agents/pg_agent_store.ts";
+import { PgAgentStore } from "../runtime/store/pg_agent_store.ts";
 import type { Approval } from "../runtime/approvals/approval_queue.ts";
 import { PgApprovalBoard } from "../runtime/approvals/pg_approval_board.ts";
 import { approvalRecord } from "../runtime/approvals/shared_approvals.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Vault } from "../../vault/mod.ts";
-import type { AgentInfo } from "../agents/agent_keys.ts";
+import type { AgentInfo } from "../store/agent_store.ts";
 import type { AuditWriter } from "../audit/audit_row.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
 import type { Admission } from "../browser/admission.ts";

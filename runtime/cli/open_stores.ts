@@ -11,9 +11,6 @@
  */
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
-import { AgentKeys } from "../agents/agent_keys.ts";
-import { type AgentStore, sqliteAgentStore } from "../agents/agent_store.ts";
-import { PgAgentStore } from "../agents/pg_agent_store.ts";
 import { PgApprovalBoard } from "../approvals/pg_approval_board.ts";
 import { PgQuestionBoard } from "../approvals/pg_question_board.ts";
 import { AuditLog } from "../audit/audit_log.ts";
@@ -24,15 +21,18 @@ import { JsonlMirror } from "../audit/jsonl_mirror.ts";
 import { PgAuditLog } from "../audit/pg_audit_log.ts";
 import { PgAuditSink } from "../audit/pg_audit_sink.ts";
 import { OmotaiError } from "../errors.ts";
-import { type DomainStore, sqliteDomainStore } from "../gate/domain_store.ts";
-import { DomainRules } from "../gate/domains.ts";
-import { PgDomainRules } from "../gate/pg_domain_rules.ts";
 import { type GrantPort, GrantStore, sqliteGrantPort } from "../grants/mod.ts";
 import { PgGrantStore } from "../grants/pg_grant_store.ts";
 import { log } from "../log.ts";
 import { egressSecrets, processRedactor } from "../redact/mod.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 import { PgDatabase } from "../store/pg_database.ts";
+import type { AgentStore } from "../store/agent_store.ts";
+import { PgAgentStore } from "../store/pg_agent_store.ts";
+import { SqliteAgentStore } from "../store/sqlite_agent_store.ts";
+import type { DomainStore } from "../store/domain_store.ts";
+import { PgDomainStore } from "../store/pg_domain_store.ts";
+import { SqliteDomainStore } from "../store/sqlite_domain_store.ts";
 import type { CaptureLeaseStore } from "../store/capture_lease_store.ts";
 import { type LiveSessionStore, MemoryLiveSessions } from "../store/live_sessions.ts";
 import { pgCaptureLeases } from "../store/pg_capture_leases.ts";
@@ -203,8 +203,8 @@ function embedded(db: DatabaseSync, mirror: JsonlMirror | undefined, runtime: st
   return {
     audit,
     auditStore: sqliteAuditStore(db, audit),
-    domains: sqliteDomainStore(new DomainRules(db)),
-    agents: sqliteAgentStore(new AgentKeys(db)),
+    domains: new SqliteDomainStore(db),
+    agents: new SqliteAgentStore(db),
     grants: sqliteGrantPort(
       new GrantStore(db, { audit, secrets: { has: (id) => Vault.has(db, id) } }),
     ),
@@ -245,7 +245,7 @@ async function openShared(
   const writerPg = await PgDatabase.open({ url, max: 1 });
   teardown.defer("audit writer's connection", () => writerPg[Symbol.asyncDispose]());
   const writer = new PgAuditSink(new PgAuditLog(writerPg, tenant, { mirror }));
-  const domains = await PgDomainRules.open(pg, tenant);
+  const domains = await PgDomainStore.open(pg, tenant);
   teardown.defer("shared domain rules", () => domains[Symbol.asyncDispose]());
   const board = await PgApprovalBoard.open(pg, tenant, { runtime: runtime.name });
   teardown.defer("shared approvals", () => board[Symbol.asyncDispose]());

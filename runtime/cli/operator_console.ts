@@ -5,11 +5,11 @@
  *
  * @module
  */
-import type { AgentStore } from "../agents/agent_store.ts";
+import type { AgentStore } from "../store/agent_store.ts";
 import type { AuditRow } from "../audit/audit_row.ts";
 import type { AuditStore } from "../audit/audit_store.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
-import type { DomainStore } from "../gate/domain_store.ts";
+import type { DomainStore } from "../store/domain_store.ts";
 import { GrantError, type GrantPort } from "../grants/mod.ts";
 import { log } from "../log.ts";
 import { processRedactor } from "../redact/mod.ts";

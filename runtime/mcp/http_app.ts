@@ -19,7 +19,7 @@ import {
 } from "@modelcontextprotocol/sdk/server/requestBody.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { AgentInfo } from "../agents/agent_keys.ts";
+import type { AgentInfo } from "../store/agent_store.ts";
 import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
 import { type AgentEnv, agentGuard, type Authenticate, sameAgent } from "./agent_guard.ts";
@@ -40,7 +40,7 @@ export interface HttpAppOptions {
   /**
    * When set, `/mcp`, `/sse` and `/messages` answer only requests with
    * `Authorization: Bearer <token>` for which this returns an agent (typically
-   * `AgentKeys.verify`); anything else gets 401. Called on every request, so a removed key
+   * `AgentStore.verify`); anything else gets 401. Called on every request, so a removed key
    * stops working at once. The admin token is not an agent key: it fails here like any other.
    */
   authenticate?: Authenticate;

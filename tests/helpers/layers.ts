@@ -45,13 +45,10 @@ export const LAYERS: readonly LayerRule[] = [
   },
   {
     folder: "runtime/store",
-    job: "SQLite database and migrations; the PostgreSQL pool, its migrations and tenants",
-    may: BASE,
-  },
-  {
-    folder: "runtime/agents",
-    job: "agent keys: add, verify, list, remove",
-    may: [...BASE, "runtime/store"],
+    job:
+      "persistence: SQLite database and migrations; the PostgreSQL pool, its migrations and tenants; per concept one …Store port, its SQLite/memory and PostgreSQL adapters and contract suite",
+    // net/: the adapters store origins in the one normalized form.
+    may: [...BASE, "runtime/net"],
   },
   {
     folder: "runtime/redact",
@@ -102,8 +99,7 @@ export const LAYERS: readonly LayerRule[] = [
   },
   {
     folder: "runtime/gate",
-    job:
-      "the gate, boundary, approver port, domain rules (and their PostgreSQL adapter), audit rows",
+    job: "the gate, boundary, approver port, audit rows",
     may: [...BASE, "runtime/net", "runtime/store", "runtime/audit", "runtime/policy"],
   },
   {
@@ -171,7 +167,7 @@ export const LAYERS: readonly LayerRule[] = [
     may: [
       ...BASE,
       "runtime/net",
-      "runtime/agents",
+      "runtime/store",
       "runtime/browser",
       "runtime/gate",
       "runtime/redact",
