@@ -21,8 +21,7 @@ import { JsonlMirror } from "../audit/jsonl_mirror.ts";
 import { PgAuditLog } from "../audit/pg_audit_log.ts";
 import { PgAuditSink } from "../audit/pg_audit_sink.ts";
 import { OmotaiError } from "../errors.ts";
-import { type GrantPort, GrantStore, sqliteGrantPort } from "../grants/mod.ts";
-import { PgGrantStore } from "../grants/pg_grant_store.ts";
+import { Grants } from "../grants/mod.ts";
 import { log } from "../log.ts";
 import { egressSecrets, processRedactor } from "../redact/mod.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
@@ -31,6 +30,8 @@ import type { AgentStore } from "../store/agent_store.ts";
 import { PgAgentStore } from "../store/pg_agent_store.ts";
 import { SqliteAgentStore } from "../store/sqlite_agent_store.ts";
 import type { DomainStore } from "../store/domain_store.ts";
+import { PgGrantStore } from "../store/pg_grant_store.ts";
+import { SqliteGrantStore } from "../store/sqlite_grant_store.ts";
 import { PgDomainStore } from "../store/pg_domain_store.ts";
 import { SqliteDomainStore } from "../store/sqlite_domain_store.ts";
 import type { CaptureLeaseStore } from "../store/capture_lease_store.ts";
@@ -85,7 +86,7 @@ export interface Stores {
   auditStore: AuditStore;
   domains: DomainStore;
   agents: AgentStore;
-  grants: GrantPort;
+  grants: Grants;
   /**
    * The capture leases: in the data dir's file (embedded), or the tenant's, shared by every
    * runtime of it (shared): one capture into a target at a time.
@@ -189,7 +190,7 @@ type BaseStores =
     "audit" | "auditStore" | "domains" | "agents" | "leases" | "live" | "available"
   >
   & {
-    grants: GrantPort;
+    grants: Grants;
     /** Where the vault's ciphertexts are, when not in the data dir's file. */
     vaultRecords?: PgVaultRecords;
     shared?: SharedStores;
@@ -205,9 +206,10 @@ function embedded(db: DatabaseSync, mirror: JsonlMirror | undefined, runtime: st
     auditStore: sqliteAuditStore(db, audit),
     domains: new SqliteDomainStore(db),
     agents: new SqliteAgentStore(db),
-    grants: sqliteGrantPort(
-      new GrantStore(db, { audit, secrets: { has: (id) => Vault.has(db, id) } }),
-    ),
+    grants: new Grants(new SqliteGrantStore(db), {
+      audit,
+      secrets: { has: (id) => Vault.has(db, id) },
+    }),
     leases: sqliteCaptureLeases(db, { runtime }),
     // One runtime: its sessions are all there is (nothing of a last run outlives its process).
     live: new MemoryLiveSessions({ name: runtime }),
@@ -266,7 +268,7 @@ async function openShared(
     agents: new PgAgentStore(pg, tenant),
     // A grant's change stands only once its row is kept (appendSoon), as an action's does;
     // whether its secret exists is the shared vault's answer (no key needed for that).
-    grants: new PgGrantStore(pg, tenant, {
+    grants: new Grants(new PgGrantStore(pg, tenant), {
       audit: { append: (e) => writer.appendSoon(e) },
       secrets: { has: (id) => Vault.has(vaultRecords, id) },
     }),

@@ -10,7 +10,7 @@ import type { AuditRow } from "../audit/audit_row.ts";
 import type { AuditStore } from "../audit/audit_store.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
 import type { DomainStore } from "../store/domain_store.ts";
-import { GrantError, type GrantPort } from "../grants/mod.ts";
+import { GrantError, type Grants } from "../grants/mod.ts";
 import { log } from "../log.ts";
 import { processRedactor } from "../redact/mod.ts";
 import type { LiveSessionStore } from "../store/live_sessions.ts";
@@ -97,7 +97,7 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
  * unknown or no longer in that state is an answer (404, 409), not an error; anything else
  * (`GRANT_INVALID`, `SECRET_NOT_FOUND`, `AUDIT_UNAVAILABLE`, …) goes up with its code.
  */
-export function grantsPort(store: GrantPort): GrantsPort {
+export function grantsPort(store: Grants): GrantsPort {
   const codeOf = (err: unknown) => err instanceof GrantError ? err.code : undefined;
   return {
     list: () => store.list(),

@@ -22,8 +22,8 @@ import { asTenant, clusterTeardown, startPostgres } from "../../tests/helpers/po
 import { pendingApproval } from "../../tests/helpers/approvals.ts";
 import { PgAuditLog, tenantGenesis } from "../audit/pg_audit_log.ts";
 import type { AuditEvent } from "../audit/audit_row.ts";
-import { PgAgentStore } from "../store/pg_agent_store.ts";
-import { agentKeyHash } from "../store/agent_store.ts";
+import { PgAgentStore } from "./pg_agent_store.ts";
+import { agentKeyHash } from "./agent_store.ts";
 import { PgApprovalBoard } from "../approvals/pg_approval_board.ts";
 import { PgCaptureLeaseRows } from "./pg_capture_leases.ts";
 

@@ -243,7 +243,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   REVOKE ALL ON audit_checkpoints FROM PUBLIC;
   GRANT SELECT, INSERT ON audit_checkpoints TO omotai_runtime;
   `,
-  // Agent keys (runtime/agents/): only a key's SHA-256 is kept. A key names its tenant: the
+  // Agent keys (agent_store.ts): only a key's SHA-256 is kept. A key names its tenant: the
   // one path across tenants is agent_by_key(), which answers for exactly the presented
   // key's hash and lists nothing.
   `

@@ -46,7 +46,7 @@ export const LAYERS: readonly LayerRule[] = [
   {
     folder: "runtime/store",
     job:
-      "persistence: SQLite database and migrations; the PostgreSQL pool, its migrations and tenants; per concept one …Store port, its SQLite/memory and PostgreSQL adapters and contract suite",
+      "persistence: SQLite and PostgreSQL databases, migrations, tenants; per concept one …Store port, its adapters and contract suite",
     // net/: the adapters store origins in the one normalized form.
     may: [...BASE, "runtime/net"],
   },
@@ -62,7 +62,7 @@ export const LAYERS: readonly LayerRule[] = [
   },
   {
     folder: "runtime/grants",
-    job: "grants: a secret bound to an agent, a use and origins; redemption",
+    job: "grants: a secret bound to an agent, a use and origins; the one flow over GrantStore",
     may: [...BASE, "runtime/net", "runtime/store"],
   },
   {
