@@ -4,7 +4,6 @@ import type { DatabaseSync } from "node:sqlite";
 import { rawKeySource, Vault } from "../vault/mod.ts";
 import { ApprovalQueue } from "../runtime/approvals/approval_queue.ts";
 import { HumanQuestions } from "../runtime/approvals/questions.ts";
-import { grantsPort } from "../runtime/cli/operator_console.ts";
 import { type GrantAuditEvent, Grants } from "../runtime/grants/mod.ts";
 import { SqliteGrantStore } from "../runtime/store/sqlite_grant_store.ts";
 import { openDatabase } from "../runtime/store/database.ts";
@@ -24,7 +23,7 @@ interface Harness extends AsyncDisposable {
   db: DatabaseSync;
 }
 
-/** The console over real `Grants` (through the runtime's adapter) and a vault of one secret. */
+/** The console over real `Grants` (the runtime's own port) and a vault of one secret. */
 async function harness(): Promise<Harness> {
   const dir = await Deno.makeTempDir({ prefix: "omotai-console-grants-" });
   const db = openDatabase(join(dir, "omotai.db"));
@@ -46,9 +45,17 @@ async function harness(): Promise<Harness> {
     approvals,
     questions,
     sessions: { list: empty, kill: () => Promise.resolve(false) },
-    agents: { list: empty, add: (name) => ({ name, key: "k" }), remove: () => false },
-    domains: { list: empty, add: () => {}, remove: () => false },
-    grants: grantsPort(store),
+    agents: {
+      list: () => Promise.resolve([]),
+      add: (name) => Promise.resolve({ name, key: "k" }),
+      remove: () => Promise.resolve(false),
+    },
+    domains: {
+      list: () => Promise.resolve([]),
+      add: (origin) => Promise.resolve(origin),
+      remove: () => Promise.resolve(false),
+    },
+    grants: store,
     audit: { rows: empty, verify: () => ({ ok: true, rows: 0 }), export: empty },
     policies: { modules: empty },
     log: () => {},
