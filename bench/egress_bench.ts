@@ -19,7 +19,7 @@ import { type CdpSession, findBrowser, ProfileStore } from "../cdp/mod.ts";
 import { AuditLog } from "../runtime/audit/audit_log.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
 import type { BrowserHooksFactory } from "../runtime/browser/hooks.ts";
-import { DomainRules } from "../runtime/gate/domains.ts";
+import { SqliteDomainStore } from "../runtime/store/sqlite_domain_store.ts";
 import { EgressProxy } from "../runtime/egress/egress_proxy.ts";
 import { TlsAuthority } from "../runtime/egress/tls_authority.ts";
 import { egressHooks } from "../runtime/egress/egress_hooks.ts";
@@ -177,7 +177,7 @@ if (import.meta.main) {
   const audit = new AuditLog(db);
   const boundary = new Boundary({
     engine,
-    domains: new DomainRules(db),
+    domains: new SqliteDomainStore(db),
     audit,
     allowedOrigins: policy.allowed_origins,
   });

@@ -10,7 +10,7 @@
 import { findBrowser, ProfileStore } from "../cdp/mod.ts";
 import { AuditLog } from "../runtime/audit/audit_log.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
-import { DomainRules } from "../runtime/gate/domains.ts";
+import { SqliteDomainStore } from "../runtime/store/sqlite_domain_store.ts";
 import type { AuditSink } from "../runtime/audit/audit_row.ts";
 import { EgressProxy, type ProxyJudge } from "../runtime/egress/egress_proxy.ts";
 import { egressHooks } from "../runtime/egress/egress_hooks.ts";
@@ -76,7 +76,7 @@ if (import.meta.main) {
     const sink: AuditSink = audit ?? { append: () => {} };
     const boundary = new Boundary({
       engine,
-      domains: new DomainRules(db),
+      domains: new SqliteDomainStore(db),
       audit,
       allowedOrigins: policy.allowed_origins,
     });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { resolve } from "node:path";
-import { AgentKeys } from "../runtime/agents/agent_keys.ts";
+import { SqliteAgentStore } from "../runtime/store/sqlite_agent_store.ts";
 import { openDatabase } from "../runtime/store/database.ts";
 import { omotaiFlags } from "./helpers/harness.ts";
 
@@ -49,7 +49,11 @@ Deno.test("omotai agent add prints the key once, alone on the last stdout line; 
 
     const db = openDatabase(`${dir}/omotai.db`);
     try {
-      assert.equal(new AgentKeys(db).verify(key)?.name, "ci-bot", "the printed key verifies");
+      assert.equal(
+        (await new SqliteAgentStore(db).verify(key))?.name,
+        "ci-bot",
+        "the printed key verifies",
+      );
     } finally {
       db.close();
     }
@@ -79,7 +83,11 @@ Deno.test("omotai agent add prints the key once, alone on the last stdout line; 
     assert.ok(!/^ci-bot /m.test(after.stdout) && /^helper /m.test(after.stdout), after.stdout);
     const check = openDatabase(`${dir}/omotai.db`);
     try {
-      assert.equal(new AgentKeys(check).verify(key), undefined, "the removed key is refused");
+      assert.equal(
+        await new SqliteAgentStore(check).verify(key),
+        undefined,
+        "the removed key is refused",
+      );
     } finally {
       check.close();
     }

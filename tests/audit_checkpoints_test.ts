@@ -17,7 +17,7 @@ import {
 } from "../runtime/audit/checkpointer.ts";
 import { exportCheckpointKey, generateCheckpointKey } from "../runtime/audit/checkpoint.ts";
 import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
-import { PgAgentStore } from "../runtime/agents/pg_agent_store.ts";
+import { PgAgentStore } from "../runtime/store/pg_agent_store.ts";
 import { launcherFlags } from "../runtime/launcher/launcher.ts";
 import { databasePath } from "../runtime/store/database.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";

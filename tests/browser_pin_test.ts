@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { AgentKeys } from "../runtime/agents/agent_keys.ts";
+import { SqliteAgentStore } from "../runtime/store/sqlite_agent_store.ts";
 import { findBrowser } from "../cdp/chromium_process.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { keyedTransport, omotaiFlags, TestClient } from "./helpers/harness.ts";
@@ -123,7 +123,7 @@ Deno.test("omotai start pinned to its browser's hash (flag and policy key): star
       `allowed_origins: [${origin}]\nbrowser_sha256: ${actual.toUpperCase()}\n`,
     );
     const db = openDatabase(databasePath(dir));
-    const { key } = new AgentKeys(db).add("pinned");
+    const { key } = await new SqliteAgentStore(db).add("pinned");
     db.close();
     const rt = await spawnServing(
       new Deno.Command(Deno.execPath(), {

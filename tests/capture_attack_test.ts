@@ -17,7 +17,6 @@
  */
 import assert from "node:assert/strict";
 import { rawKeySource, Vault } from "../vault/mod.ts";
-import { sqliteGrantPort } from "../runtime/grants/mod.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import type { Runtime } from "../runtime/cli/start.ts";
 import { startTestRuntime, type TestClient } from "./helpers/harness.ts";
@@ -34,7 +33,7 @@ import {
   mintedSecrets,
   newVaultKey,
   revealSecret,
-  sqliteGrantStore,
+  sqliteGrants,
   storedPlaces,
 } from "./helpers/capture_world.ts";
 import {
@@ -92,7 +91,7 @@ async function world(
     using vault = await Vault.open(db, rawKeySource(KEY));
     await vault.add("placeholder", "generic", "not-a-minted-value-0000");
   }
-  const grants = sqliteGrantStore(db);
+  const grants = sqliteGrants(db);
   // One agent opens a session per step (some forty, kept to the end for the leak search):
   // more than a default share of the runtime's sessions, so this world's policy sets none.
   const runtime: Runtime = await startTestRuntime(dataDir, `${policy}\nmax_sessions: 0\n`, {
@@ -102,7 +101,7 @@ async function world(
   const key = (await runtime.agents.add("alice")).key;
   const clients = new AgentClients("capture-attack");
   const connect = () => clients.connect(runtime, key);
-  const grant = captureGrants(sqliteGrantPort(grants), {
+  const grant = captureGrants(grants, {
     origins: { github_app: v.github.origin, linear_oauth_app: v.linear.origin },
     purpose: "capture attack test",
     prefix: "atk",
@@ -190,7 +189,7 @@ Deno.test("capture refusals of the runtime: no vault key, no template; both tain
     assert.equal(out.isError, true, out.text);
     assert.equal(seen(), before, "the vendor saw nothing");
     for (const id of Object.values(g.targets)) assert.equal(Vault.has(w.db, id), false);
-    for (const id of Object.values(g.ids)) assert.equal(w.grants.get(id)?.state, "active");
+    for (const id of Object.values(g.ids)) assert.equal((await w.grants.get(id))?.state, "active");
     assert.match(out.text, /CAPTURE_UNCONFIGURED/, "the stable code of a missing template");
   });
 });
@@ -290,7 +289,9 @@ Deno.test("browser_capture_credentials under attack: hostile vendor pages, answe
         for (const id of Object.values(targets)) {
           assert.equal(Vault.has(w.db, id), false, `${id} stays empty after ${out.text}`);
         }
-        for (const id of Object.values(ids)) assert.equal(w.grants.get(id)?.state, "active");
+        for (const id of Object.values(ids)) {
+          assert.equal((await w.grants.get(id))?.state, "active");
+        }
       } else {
         assert.match(out.text, /CAPTURE_DONE/);
         const app = workflow === "github_app" ? newGh.at(-1) : newLin.at(-1);
@@ -958,7 +959,8 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
             `the capture went on after the call returned and wrote ${
               after.join(", ")
             }; grants now ${
-              Object.values(ids).map((id) => w.grants.get(id)?.state).join(", ")
+              (await Promise.all(Object.values(ids).map((id) => w.grants.get(id))))
+                .map((g) => g?.state).join(", ")
             }: the model was never told`,
           );
         }
@@ -987,14 +989,14 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
       async () => {
         const c = await w.connect();
         const g = await w.grant("github_app", GITHUB_OUTPUTS);
-        const fill = w.grants.add({
+        const fill = (await w.grants.add({
           secret_id: "placeholder",
           agent: "alice",
           purpose: "fill",
           mode: "once",
           expires: "1h",
           uses: [{ kind: "fill", allowed_origins: [github.origin] }],
-        }, { approve: true }).id;
+        }, { approve: true })).id;
         const bob = await w.grant("github_app", GITHUB_OUTPUTS, { agent: "bob" });
         for (
           const outputs of [
@@ -1017,7 +1019,7 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
           assert.equal(Vault.has(w.db, id), false);
         }
         for (const id of [...Object.values(g.ids), ...Object.values(bob.ids)]) {
-          assert.equal(w.grants.get(id)?.state, "active");
+          assert.equal((await w.grants.get(id))?.state, "active");
         }
         assert.equal(await w.reveal("placeholder"), "not-a-minted-value-0000");
         await assertTainted(c, github.origin);
@@ -1106,7 +1108,9 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
       }
       assert.deepEqual(problems, []);
       for (const id of Object.values(g.targets)) assert.equal(Vault.has(w.db, id), false);
-      for (const id of Object.values(g.ids)) assert.equal(w.grants.get(id)?.state, "active");
+      for (const id of Object.values(g.ids)) {
+        assert.equal((await w.grants.get(id))?.state, "active");
+      }
     });
 
     // --- the leak search -------------------------------------------------------------------

@@ -11,7 +11,6 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { rawKeySource, Vault } from "../vault/mod.ts";
-import { sqliteGrantPort } from "../runtime/grants/mod.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { GITHUB_CALLBACK_PATH } from "../runtime/capture/github_app.ts";
 import { startTestRuntime } from "./helpers/harness.ts";
@@ -30,7 +29,7 @@ import {
   mintedSecrets,
   newVaultKey,
   revealSecret,
-  sqliteGrantStore,
+  sqliteGrants,
   storedPlaces,
 } from "./helpers/capture_world.ts";
 import {
@@ -59,7 +58,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
     using vault = await Vault.open(db, rawKeySource(KEY));
     await vault.add("placeholder", "generic", "not-a-minted-value-0000");
   }
-  const grants = sqliteGrantStore(db);
+  const grants = sqliteGrants(db);
   const policy = capturePolicy({
     github,
     linear,
@@ -74,7 +73,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
   const clients = new AgentClients("capture-test");
   const connect = () => clients.connect(runtime, key);
   /** One approved capture grant per output into fresh (or given) secret ids. */
-  const grant = captureGrants(sqliteGrantPort(grants), {
+  const grant = captureGrants(grants, {
     origins: { github_app: github.origin, linear_oauth_app: linear.origin },
     purpose: "capture test",
     prefix: "cap",
@@ -123,7 +122,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
         assert.equal(manifest.redirect_url, `${github.origin}${GITHUB_CALLBACK_PATH}`);
         assert.equal(github.callbacks.length, 1);
         for (const id of Object.values(ids)) {
-          assert.equal(grants.get(id)?.state, "used");
+          assert.equal((await grants.get(id))?.state, "used");
         }
         // Tainted from the start: the page is not the model's to read any more.
         const c = clients.all.at(-1)!;
@@ -185,7 +184,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
 
     await t.step("a grant pending approval: GRANT_PENDING", async () => {
       const { ids, targets } = await grant("github_app", GITHUB_OUTPUTS);
-      const pending = grants.add({
+      const pending = await grants.add({
         secret_id: "cap-pending-pem",
         agent: "alice",
         purpose: "pending",
@@ -279,7 +278,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
       }
       assert.equal(github.conversions, conversions);
       for (const id of Object.values(targets)) assert.equal(Vault.has(db, id), false);
-      for (const id of Object.values(ids)) assert.equal(grants.get(id)?.state, "active");
+      for (const id of Object.values(ids)) assert.equal((await grants.get(id))?.state, "active");
     });
 
     await t.step(
@@ -383,7 +382,9 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
         for (const o of ["client_secret", "webhook_secret"]) {
           assert.equal(Vault.has(db, b.targets[o]), false, "the refused capture wrote nothing");
         }
-        for (const id of Object.values(b.ids)) assert.equal(grants.get(id)?.state, "active");
+        for (const id of Object.values(b.ids)) {
+          assert.equal((await grants.get(id))?.state, "active");
+        }
         const refusal = auditRows().find((r) => r.reason === "CAPTURE_IN_PROGRESS");
         assert.ok(refusal, "the refusal is audited");
         assert.equal(refusal.decision, "deny");

@@ -23,7 +23,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
-import { PgAgentStore } from "../runtime/agents/pg_agent_store.ts";
+import { PgAgentStore } from "../runtime/store/pg_agent_store.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";
 import { addTenant } from "../runtime/store/pg_tenants.ts";
 import { html, serveTwoOrigins } from "./fixtures/two_origins.ts";

@@ -34,7 +34,7 @@ import {
   TestClient,
 } from "./helpers/harness.ts";
 import { spawnServing } from "./helpers/omotai_cli.ts";
-import { AgentKeys } from "../runtime/agents/agent_keys.ts";
+import { SqliteAgentStore } from "../runtime/store/sqlite_agent_store.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 
 /**
@@ -452,7 +452,7 @@ async function spawnSse(f: Fixture, idleSeconds: number) {
   // The MCP door needs an agent key: made in the runtime's database before it starts.
   await Deno.mkdir(f.dataDir, { recursive: true });
   const db = openDatabase(databasePath(f.dataDir));
-  const { key } = new AgentKeys(db).add("lifecycle");
+  const { key } = await new SqliteAgentStore(db).add("lifecycle");
   db.close();
   const rt = await spawnServing(
     new Deno.Command(Deno.execPath(), {

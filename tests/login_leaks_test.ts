@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { rawKeySource, Vault } from "../vault/mod.ts";
-import { GrantStore } from "../runtime/grants/mod.ts";
+import { Grants } from "../runtime/grants/mod.ts";
+import { SqliteGrantStore } from "../runtime/store/sqlite_grant_store.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { secretForms } from "../runtime/redact/mod.ts";
 import { keyedTransport, omotaiFlags, startTestRuntime, TestClient } from "./helpers/harness.ts";
@@ -27,12 +28,12 @@ async function prepare(site: ReturnType<typeof serveLoginSite>, agent: string) {
     await vault.add("leak-user", "username", USER);
     await vault.add("leak-pass", "password", PASSWORD);
   }
-  const grants = new GrantStore(db, {
+  const grants = new Grants(new SqliteGrantStore(db), {
     audit: { append() {} },
     secrets: { has: (id) => Vault.has(db, id) },
   });
   for (const secret_id of ["leak-user", "leak-pass"]) {
-    grants.add({
+    await grants.add({
       secret_id,
       agent,
       purpose: "leak test",

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { rawKeySource, Vault, VaultError } from "../vault/mod.ts";
-import { GrantStore } from "../runtime/grants/mod.ts";
+import { Grants } from "../runtime/grants/mod.ts";
+import { SqliteGrantStore } from "../runtime/store/sqlite_grant_store.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { keyedTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
 import { tempDir } from "./helpers/temp_dir.ts";
@@ -41,13 +42,13 @@ Deno.test("browser_login with an expired grant is refused, audited, and types no
     await vault.add("p", "password", PASSWORD);
   }
   // Granted two hours ago for one hour.
-  const past = new GrantStore(db, {
+  const past = new Grants(new SqliteGrantStore(db), {
     audit: { append() {} },
     secrets: { has: (id) => Vault.has(db, id) },
     now: () => Date.now() - 7_200_000,
   });
   for (const secret_id of ["u", "p"]) {
-    past.add({
+    await past.add({
       secret_id,
       agent: "dora",
       purpose: "expired",

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { DatabaseSync } from "node:sqlite";
 import { rawKeySource, Vault } from "../vault/mod.ts";
-import { GrantStore } from "../runtime/grants/mod.ts";
+import { Grants } from "../runtime/grants/mod.ts";
+import { SqliteGrantStore } from "../runtime/store/sqlite_grant_store.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { secretForms } from "../runtime/redact/mod.ts";
 import { keyedTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
@@ -21,7 +22,9 @@ const PASSWORD = "Pl4nted-Passw0rd-7f3a9c";
 interface Setup extends AsyncDisposable {
   site: ReturnType<typeof serveLoginSite>;
   dataDir: string;
-  grant(opts: { agent: string; origin?: string; mode?: string; expires?: string }): string[];
+  grant(
+    opts: { agent: string; origin?: string; mode?: string; expires?: string },
+  ): Promise<string[]>;
 }
 
 async function setup(totp = false): Promise<Setup> {
@@ -35,7 +38,7 @@ async function setup(totp = false): Promise<Setup> {
     await vault.add("site-pass", "password", PASSWORD);
     if (totp) await vault.add("site-totp", "totp", site.totpUri);
   }
-  const grants = new GrantStore(db, {
+  const grants = new Grants(new SqliteGrantStore(db), {
     audit: { append() {} },
     secrets: { has: (id) => Vault.has(db, id) },
   });
@@ -44,18 +47,20 @@ async function setup(totp = false): Promise<Setup> {
     dataDir,
     // The data dir goes last, once its runtime and browser are gone.
     [Symbol.asyncDispose]: () => dir[Symbol.asyncDispose](),
-    grant({ agent, origin = site.origin, mode = "session", expires = "1h" }) {
-      const ids = ["site-user", "site-pass", ...(totp ? ["site-totp"] : [])];
-      return ids.map((secret_id) =>
-        grants.add({
+    async grant({ agent, origin = site.origin, mode = "session", expires = "1h" }) {
+      const ids: string[] = [];
+      for (const secret_id of ["site-user", "site-pass", ...(totp ? ["site-totp"] : [])]) {
+        const { id } = await grants.add({
           secret_id,
           agent,
           purpose: "test login",
           mode,
           expires,
           uses: [{ kind: "fill", allowed_origins: [origin] }],
-        }, { approve: true }).id
-      );
+        }, { approve: true });
+        ids.push(id);
+      }
+      return ids;
     },
   };
 }
@@ -81,7 +86,7 @@ async function aliceWorld(opts: { mode?: string; extra?: string } = {}) {
   const runtime = await startTestRuntime(s.dataDir, policy(s, opts.extra), {
     vaultKey: { key: KEY },
   });
-  s.grant({ agent: "alice", mode: opts.mode });
+  await s.grant({ agent: "alice", mode: opts.mode });
   const c = await connect(runtime, "alice");
   return {
     s,
@@ -184,7 +189,7 @@ Deno.test("browser_login: a page that echoes the password (plain, reversed) show
       { vaultKey: { key: KEY } },
     );
     await using _rt = runtime;
-    s.grant({ agent: "alice" });
+    await s.grant({ agent: "alice" });
     await using c = await connect(runtime, "alice");
     await c.call("browser_navigate", {
       url: `${s.site.origin}/login-leak?mode=${mode}&hold=1`,

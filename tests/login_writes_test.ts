@@ -10,7 +10,8 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { DatabaseSync } from "node:sqlite";
 import { rawKeySource, Vault } from "../vault/mod.ts";
-import { GrantStore } from "../runtime/grants/mod.ts";
+import { Grants } from "../runtime/grants/mod.ts";
+import { SqliteGrantStore } from "../runtime/store/sqlite_grant_store.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { secretForms } from "../runtime/redact/mod.ts";
 import { keyedTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
@@ -68,12 +69,12 @@ async function world(extra: (site: HostileLoginSite) => string): Promise<World> 
     await vault.add("w-user", "username", USER);
     await vault.add("w-pass", "password", PASSWORD);
   }
-  const grants = new GrantStore(db, {
+  const grants = new Grants(new SqliteGrantStore(db), {
     audit: { append() {} },
     secrets: { has: (id) => Vault.has(db, id) },
   });
   for (const secret_id of ["w-user", "w-pass"]) {
-    grants.add({
+    await grants.add({
       secret_id,
       agent: "alice",
       purpose: "login writes test",

@@ -1,7 +1,7 @@
 /**
  * Generated-credential capture on the shared PostgreSQL store: two runtimes of one tenant, one
  * vault key, the policy's templates for a fake GitHub and a fake Linear (HTTPS, test CA).
- * Capture grants are added through the shared grant port (`PgGrantStore`); an agent on runtime
+ * Capture grants are added through the shared grant port (`Grants` over `PgGrantStore`); an agent on runtime
  * A captures a GitHub App and the tenant's vault, opened apart from either runtime, holds
  * exactly what the vendor minted, the grants read `used` through the port. Two agents, one
  * session on A and one on B, capture into the same targets: while A's capture holds its lease,
@@ -15,7 +15,8 @@ import postgres from "postgres";
 import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
 import { PgAuditSink } from "../runtime/audit/pg_audit_sink.ts";
 import type { Runtime } from "../runtime/cli/start.ts";
-import { PgGrantStore } from "../runtime/grants/pg_grant_store.ts";
+import { Grants } from "../runtime/grants/mod.ts";
+import { PgGrantStore } from "../runtime/store/pg_grant_store.ts";
 import { rotateAdminToken } from "../runtime/store/pg_admin_token.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";
 import { addTenant } from "../runtime/store/pg_tenants.ts";
@@ -74,7 +75,7 @@ Deno.test({
       const sink = new PgAuditSink(new PgAuditLog(app, TENANT));
       cleanups.push(() => sink[Symbol.asyncDispose]());
       const records = new PgVaultRecords(app, TENANT);
-      const grants = new PgGrantStore(app, TENANT, {
+      const grants = new Grants(new PgGrantStore(app, TENANT), {
         audit: { append: (e) => sink.appendSoon(e) },
         secrets: { has: (id) => Vault.has(records, id) },
       });

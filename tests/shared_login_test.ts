@@ -8,7 +8,7 @@
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import assert from "node:assert/strict";
-import { PgAgentStore } from "../runtime/agents/pg_agent_store.ts";
+import { PgAgentStore } from "../runtime/store/pg_agent_store.ts";
 import type { Runtime } from "../runtime/cli/start.ts";
 import { secretForms } from "../runtime/redact/mod.ts";
 import { rotateAdminToken } from "../runtime/store/pg_admin_token.ts";

@@ -17,7 +17,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import postgres from "postgres";
-import { PgAgentStore } from "../runtime/agents/pg_agent_store.ts";
+import { PgAgentStore } from "../runtime/store/pg_agent_store.ts";
 import type { Approval } from "../runtime/store/decision_store.ts";
 import { PgDecisionStore } from "../runtime/store/pg_decision_store.ts";
 import { approvalRecord } from "../runtime/approvals/approval_board.ts";

@@ -13,7 +13,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { PgAgentStore } from "../runtime/agents/pg_agent_store.ts";
+import { PgAgentStore } from "../runtime/store/pg_agent_store.ts";
 import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";
 import { ADMIN_REFRESH_MS } from "../runtime/store/pg_admin_token.ts";

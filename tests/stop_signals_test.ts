@@ -15,7 +15,7 @@ import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { AgentKeys } from "../runtime/agents/agent_keys.ts";
+import { SqliteAgentStore } from "../runtime/store/sqlite_agent_store.ts";
 import type { AuditRow } from "../runtime/audit/audit_row.ts";
 import { CHECKPOINT_FILE } from "../runtime/audit/checkpointer.ts";
 import { STOP_GRACE_MS } from "../runtime/launcher/stop_signals.ts";
@@ -42,7 +42,7 @@ async function fixture() {
   const policyFile = `${dataDir}/policy.yaml`;
   await Deno.writeTextFile(policyFile, `allowed_origins: [http://127.0.0.1:${server.addr.port}]\n`);
   const db = openDatabase(databasePath(dataDir));
-  const { key } = new AgentKeys(db).add("stopper");
+  const { key } = await new SqliteAgentStore(db).add("stopper");
   db.close();
   return {
     dataDir,

@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { DatabaseSync } from "node:sqlite";
 import { rawKeySource, Vault } from "../vault/mod.ts";
-import { GrantStore } from "../runtime/grants/mod.ts";
+import { Grants } from "../runtime/grants/mod.ts";
+import { SqliteGrantStore } from "../runtime/store/sqlite_grant_store.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { secretForms } from "../runtime/redact/mod.ts";
 import { renderWithheldDialog } from "../runtime/snapshot/dialog_view.ts";
@@ -52,12 +53,12 @@ async function world(extra = "") {
     `allowed_origins: [${site.origin}, ${site.otherOrigin}]\nread_only: false\n${extra}`,
     { vaultKey: { key: KEY } },
   );
-  const grants = new GrantStore(db, {
+  const grants = new Grants(new SqliteGrantStore(db), {
     audit: { append() {} },
     secrets: { has: (id) => Vault.has(db, id) },
   });
   for (const secret_id of ["dl-user", "dl-pass"]) {
-    grants.add({
+    await grants.add({
       secret_id,
       agent: "dana",
       purpose: "dialog test",

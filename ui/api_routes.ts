@@ -36,9 +36,7 @@ function settled(result: "ok" | "not_pending" | "unknown", what: string): void {
 }
 
 /** 404 and 409 for the ways a grant's approval or revocation can miss. */
-export function grantSettled(
-  result: "ok" | "not_pending" | "already_revoked" | "unknown",
-): void {
+export function grantSettled(result: GrantOutcome): void {
   if (result === "unknown") throw new ConsoleError(404, "NOT_FOUND", "no such grant");
   if (result === "not_pending") {
     throw new ConsoleError(
@@ -49,6 +47,35 @@ export function grantSettled(
   }
   if (result === "already_revoked") {
     throw new ConsoleError(409, "ALREADY_REVOKED", "the grant was revoked already");
+  }
+}
+
+/** How a grant's approval or revocation ended, as the console answers it. */
+export type GrantOutcome = "ok" | "not_pending" | "already_revoked" | "unknown";
+
+/**
+ * Runs a grant's `approve` or `revoke`: a refusal for a grant that is unknown or no longer in
+ * that state is an answer (404, 409), not an error; anything else (`GRANTS_UNAVAILABLE`,
+ * `AUDIT_UNAVAILABLE`, …) goes up with its code.
+ */
+export async function grantOutcome(
+  action: "approve" | "revoke",
+  run: () => Promise<unknown>,
+): Promise<GrantOutcome> {
+  try {
+    await run();
+    return "ok";
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (code === "GRANT_NOT_FOUND") return "unknown";
+    if (action === "revoke" && code === "GRANT_REVOKED") return "already_revoked";
+    if (
+      action === "approve" &&
+      (code === "GRANT_NOT_PENDING" || code === "GRANT_REVOKED" || code === "GRANT_EXPIRED")
+    ) {
+      return "not_pending";
+    }
+    throw err;
   }
 }
 
@@ -135,17 +162,24 @@ export function apiRoutes(
   app.get("/api/grants", async (c) => c.json(await deps.grants.list()));
   app.post("/api/grants", async (c) => {
     const { approve, ...request } = parseInput(GrantBody, await jsonBody(c));
-    const grant = await deps.grants.add(request, approve === true, doorOf(c.var.auth));
+    const grant = await deps.grants.add(request, {
+      approve: approve === true,
+      by: doorOf(c.var.auth),
+    });
     return c.json(grant, 201);
   });
   app.post("/api/grants/:id/approve", async (c) => {
     const id = c.req.param("id");
-    grantSettled(await deps.grants.approve(id, doorOf(c.var.auth)));
+    grantSettled(
+      await grantOutcome("approve", () => deps.grants.approve(id, { by: doorOf(c.var.auth) })),
+    );
     return c.json({ id, state: "active" });
   });
   const revoke = async (c: Context<ConsoleEnv>) => {
     const id = c.req.param("id") ?? "";
-    grantSettled(await deps.grants.revoke(id, doorOf(c.var.auth)));
+    grantSettled(
+      await grantOutcome("revoke", () => deps.grants.revoke(id, { by: doorOf(c.var.auth) })),
+    );
     return c.json({ id, state: "revoked" });
   };
   app.post("/api/grants/:id/revoke", revoke);

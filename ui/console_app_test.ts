@@ -65,56 +65,63 @@ class FakeSessions implements SessionsPort {
 
 class FakeAgents implements AgentsPort {
   agents: AgentView[] = [];
-  add(name: string, policy?: string): { name: string; key: string } {
+  add(name: string, policy?: string): Promise<{ name: string; key: string }> {
     if (this.agents.some((a) => a.name === name)) {
-      throw Object.assign(new Error(`agent ${name} exists`), { code: "AGENT_EXISTS" });
+      return Promise.reject(
+        Object.assign(new Error(`agent ${name} exists`), { code: "AGENT_EXISTS" }),
+      );
     }
     this.agents.push({ name, policy, createdAt: "2025-01-01T00:00:00.000Z" });
-    return { name, key: `omk_key-of-${name}` };
+    return Promise.resolve({ name, key: `omk_key-of-${name}` });
   }
   remove(name: string): Promise<boolean> {
     const before = this.agents.length;
     this.agents = this.agents.filter((a) => a.name !== name);
     return Promise.resolve(this.agents.length < before);
   }
-  list(): AgentView[] {
-    return this.agents;
+  list(): Promise<AgentView[]> {
+    return Promise.resolve(this.agents);
   }
 }
 
 class FakeDomains implements DomainsPort {
   rules: DomainView[] = [];
-  add(origin: string, rule: "allow" | "deny"): string {
+  add(origin: string, rule: "allow" | "deny"): Promise<string> {
     if (!/^https?:\/\//.test(origin)) {
-      throw Object.assign(new Error("not an http(s) origin"), { code: "BAD_ORIGIN" });
+      return Promise.reject(
+        Object.assign(new Error("not an http(s) origin"), { code: "BAD_ORIGIN" }),
+      );
     }
-    this.rules = [...this.rules.filter((r) => r.origin !== origin), { origin, rule }];
-    return origin;
+    const added_at = "2025-01-01T00:00:00.000Z";
+    this.rules = [...this.rules.filter((r) => r.origin !== origin), { origin, rule, added_at }];
+    return Promise.resolve(origin);
   }
-  remove(origin: string): boolean {
+  remove(origin: string): Promise<boolean> {
     const before = this.rules.length;
     this.rules = this.rules.filter((r) => r.origin !== origin);
-    return this.rules.length < before;
+    return Promise.resolve(this.rules.length < before);
   }
-  list(): DomainView[] {
-    return this.rules;
+  list(): Promise<DomainView[]> {
+    return Promise.resolve(this.rules);
   }
 }
 
-/** Lists what a test puts in; the real store and its adapter are in console_grants_test.ts. */
+/** Lists what a test puts in; the real `Grants` are in console_grants_test.ts. */
 class FakeGrants implements GrantsPort {
   grants: GrantView[] = [];
-  list(): GrantView[] {
-    return this.grants;
+  list(): Promise<GrantView[]> {
+    return Promise.resolve(this.grants);
   }
-  add(): GrantView {
-    throw Object.assign(new Error("no such secret"), { code: "SECRET_NOT_FOUND" });
+  add(): Promise<GrantView> {
+    return Promise.reject(
+      Object.assign(new Error("no such secret"), { code: "SECRET_NOT_FOUND" }),
+    );
   }
-  approve(): "unknown" {
-    return "unknown";
+  approve(): Promise<GrantView> {
+    return Promise.reject(Object.assign(new Error("no such grant"), { code: "GRANT_NOT_FOUND" }));
   }
-  revoke(): "unknown" {
-    return "unknown";
+  revoke(): Promise<GrantView> {
+    return Promise.reject(Object.assign(new Error("no such grant"), { code: "GRANT_NOT_FOUND" }));
   }
 }
 
@@ -747,15 +754,16 @@ Deno.test("createConsoleApp() escapes hostile values on every page", async () =>
     isolation: "netns",
     startedAt: "2025-01-01T00:00:00.000Z",
   }];
-  h.agents.agents = [{ name: hostile, policy: hostile }];
-  h.domains.rules = [{ origin: hostile, rule: "allow" }];
+  h.agents.agents = [{ name: hostile, policy: hostile, createdAt: hostile }];
+  h.domains.rules = [{ origin: hostile, rule: "allow", added_at: hostile }];
   h.grants.grants = [{
     id: hostile,
     secret_id: hostile,
     agent: hostile,
     purpose: hostile,
     mode: "session",
-    uses: [{ kind: hostile, allowed_origins: [hostile] }],
+    // Not a kind a stored row can read as: escaped all the same.
+    uses: [{ kind: hostile as "fill", allowed_origins: [hostile] }],
     state: "revoked",
     expires_at: hostile,
     created_at: hostile,

@@ -4,8 +4,8 @@ import type { DatabaseSync } from "node:sqlite";
 import { rawKeySource, Vault } from "../vault/mod.ts";
 import { ApprovalBoard, QuestionBoard } from "../runtime/approvals/mod.ts";
 import { MemoryDecisionStore } from "../runtime/store/memory_decision_store.ts";
-import { grantsPort } from "../runtime/cli/operator_console.ts";
-import { type GrantAuditEvent, GrantStore, sqliteGrantPort } from "../runtime/grants/mod.ts";
+import { type GrantAuditEvent, Grants } from "../runtime/grants/mod.ts";
+import { SqliteGrantStore } from "../runtime/store/sqlite_grant_store.ts";
 import { openDatabase } from "../runtime/store/database.ts";
 import { createConsoleApp } from "./console_app.ts";
 import type { GrantView } from "./ports.ts";
@@ -18,12 +18,12 @@ const SHOP = "http://127.0.0.1:8081";
 
 interface Harness extends AsyncDisposable {
   app: ReturnType<typeof createConsoleApp>;
-  store: GrantStore;
+  store: Grants;
   rows: GrantAuditEvent[];
   db: DatabaseSync;
 }
 
-/** The console over a real GrantStore (through the runtime's adapter) and a vault of one secret. */
+/** The console over real `Grants` (the runtime's own port) and a vault of one secret. */
 async function harness(): Promise<Harness> {
   const dir = await Deno.makeTempDir({ prefix: "omotai-console-grants-" });
   const db = openDatabase(join(dir, "omotai.db"));
@@ -32,7 +32,7 @@ async function harness(): Promise<Harness> {
   await vault.add("shop.password", "password", "hunter2-value");
   vault[Symbol.dispose]();
   const rows: GrantAuditEvent[] = [];
-  const store = new GrantStore(db, {
+  const store = new Grants(new SqliteGrantStore(db), {
     audit: { append: (e) => rows.push(e) },
     secrets: { has: (id) => Vault.has(db, id) },
   });
@@ -49,9 +49,17 @@ async function harness(): Promise<Harness> {
     approvals,
     questions,
     sessions: { list: empty, kill: () => Promise.resolve(false) },
-    agents: { list: empty, add: (name) => ({ name, key: "k" }), remove: () => false },
-    domains: { list: empty, add: () => {}, remove: () => false },
-    grants: grantsPort(sqliteGrantPort(store)),
+    agents: {
+      list: () => Promise.resolve([]),
+      add: (name) => Promise.resolve({ name, key: "k" }),
+      remove: () => Promise.resolve(false),
+    },
+    domains: {
+      list: () => Promise.resolve([]),
+      add: (origin) => Promise.resolve(origin),
+      remove: () => Promise.resolve(false),
+    },
+    grants: store,
     audit: { rows: empty, verify: () => ({ ok: true, rows: 0 }), export: empty },
     policies: { modules: empty },
     log: () => {},
@@ -137,7 +145,7 @@ Deno.test("createConsoleApp() grants API: add pending, approve, revoke; 404, 409
   });
   assert.equal(approve.status, 200);
   assert.deepEqual(await approve.json(), { id: grant.id, state: "active" });
-  assert.equal(h.store.get(grant.id)!.approved_by, "api");
+  assert.equal((await h.store.get(grant.id))!.approved_by, "api");
   const twice = await send(h, `/api/grants/${grant.id}/approve`, { bearer: TOKEN, method: "POST" });
   assert.equal(twice.status, 409);
   assert.equal((await twice.json()).error, "NOT_PENDING");
@@ -166,7 +174,7 @@ Deno.test("createConsoleApp() grants API: add pending, approve, revoke; 404, 409
   assert.equal(active.state, "active");
   const del = await send(h, `/api/grants/${active.id}`, { bearer: TOKEN, method: "DELETE" });
   assert.equal(del.status, 200);
-  assert.equal(h.store.get(active.id)!.state, "revoked");
+  assert.equal((await h.store.get(active.id))!.state, "revoked");
 
   const refused: [unknown, number, string][] = [
     [{ ...GRANT, secret_id: "nope" }, 400, "SECRET_NOT_FOUND"],
@@ -187,7 +195,7 @@ Deno.test("createConsoleApp() grants API: add pending, approve, revoke; 404, 409
     assert.equal(res.status, status, JSON.stringify(json));
     assert.equal((await res.json()).error, error, JSON.stringify(json));
   }
-  assert.equal(h.store.list().length, 2, "no refused grant was kept");
+  assert.equal((await h.store.list()).length, 2, "no refused grant was kept");
   assert.deepEqual(h.rows.map((r) => [r.kind, r.module, r.rule]), [
     ["grant_add", "api", grant.id],
     ["grant_approve", "api", grant.id],
@@ -226,12 +234,12 @@ Deno.test("createConsoleApp() grants need the admin token, and CSRF on every coo
   const noCsrfJson = await send(h, "/api/grants", { cookie, json: GRANT });
   assert.equal(noCsrfJson.status, 403);
   await noCsrfJson.body?.cancel();
-  assert.equal(h.store.list().length, 0);
+  assert.equal((await h.store.list()).length, 0);
 
   const made = await send(h, "/grants", { cookie, form: { ...form, csrf } });
   assert.equal(made.status, 303);
   assert.equal(made.headers.get("location"), "/grants");
-  const [g] = h.store.list();
+  const [g] = await h.store.list();
   assert.equal(g.state, "pending");
   assert.equal(g.created_by, "console");
   assert.equal(g.mode, "session");
@@ -248,25 +256,25 @@ Deno.test("createConsoleApp() grants need the admin token, and CSRF on every coo
   });
   assert.equal(forged.status, 403);
   await forged.body?.cancel();
-  assert.equal(h.store.get(g.id)!.state, "pending");
+  assert.equal((await h.store.get(g.id))!.state, "pending");
   const approved = await send(h, `/grants/${g.id}/approve`, { cookie, form: { csrf } });
   assert.equal(approved.status, 303);
   assert.equal(approved.headers.get("location"), "/grants");
-  assert.equal(h.store.get(g.id)!.approved_by, "console");
+  assert.equal((await h.store.get(g.id))!.approved_by, "console");
   const late = await send(h, `/grants/${g.id}/approve`, { cookie, form: { csrf } });
   assert.equal(late.headers.get("location"), "/grants?notice=grant_not_pending");
   const noticed = await (await send(h, "/grants?notice=grant_not_pending", { cookie })).text();
   assert.match(noticed, /That grant was no longer pending/);
   const revoked = await send(h, `/grants/${g.id}/revoke`, { cookie, form: { csrf } });
   assert.equal(revoked.headers.get("location"), "/grants");
-  assert.equal(h.store.get(g.id)!.revoked_by, "console");
+  assert.equal((await h.store.get(g.id))!.revoked_by, "console");
   const twice = await send(h, `/grants/${g.id}/revoke`, { cookie, form: { csrf } });
   assert.equal(twice.headers.get("location"), "/grants?notice=grant_already_revoked");
 
   // Approved at once from the form; neither origin field filled is refused.
   const now = await send(h, "/grants", { cookie, form: { ...form, approve: "on", csrf } });
   assert.equal(now.status, 303);
-  assert.equal(h.store.list()[0].state, "active");
+  assert.equal((await h.store.list())[0].state, "active");
   const none = await send(h, "/grants", { cookie, form: { ...form, fill: " , ", csrf } });
   assert.equal(none.status, 400);
   assert.match(await none.text(), /invalid or missing: uses/);
@@ -275,7 +283,7 @@ Deno.test("createConsoleApp() grants need the admin token, and CSRF on every coo
 Deno.test("createConsoleApp() the grants page escapes a hostile purpose and a refused origin", async () => {
   await using h = await harness();
   const { cookie, csrf } = await login(h);
-  h.store.add({ ...GRANT, purpose: `${HOSTILE}<script>alert(2)</script>` }, { by: "cli" });
+  await h.store.add({ ...GRANT, purpose: `${HOSTILE}<script>alert(2)</script>` }, { by: "cli" });
   const text = await (await send(h, "/grants", { cookie })).text();
   assert.equal(text.includes(HOSTILE), false, "the raw <img> is rendered");
   assert.equal(text.includes("<script>alert(2)"), false, "the raw <script> is rendered");

@@ -6,6 +6,7 @@
  */
 import type { Hono } from "hono";
 import { type ConsoleEnv, csrfOf, doorOf } from "./auth.ts";
+import { grantOutcome } from "./api_routes.ts";
 import { ConsoleError } from "./console_error.ts";
 import type { ConsoleDeps } from "./console_deps.ts";
 import { page } from "./layout.ts";
@@ -61,15 +62,23 @@ export function formRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps): void {
   app.post("/grants", async (c) => {
     const form = parseInput(GrantForm, await formBody(c));
     const { approve, ...request } = parseInput(GrantBody, grantFormBody(form));
-    await deps.grants.add(request, approve === true, doorOf(c.var.auth));
+    await deps.grants.add(request, { approve: approve === true, by: doorOf(c.var.auth) });
     return c.redirect("/grants", 303);
   });
   app.post("/grants/:id/approve", async (c) => {
-    const result = await deps.grants.approve(c.req.param("id"), doorOf(c.var.auth));
+    const id = c.req.param("id");
+    const result = await grantOutcome(
+      "approve",
+      () => deps.grants.approve(id, { by: doorOf(c.var.auth) }),
+    );
     return c.redirect(result === "ok" ? "/grants" : `/grants?notice=grant_${result}`, 303);
   });
   app.post("/grants/:id/revoke", async (c) => {
-    const result = await deps.grants.revoke(c.req.param("id"), doorOf(c.var.auth));
+    const id = c.req.param("id");
+    const result = await grantOutcome(
+      "revoke",
+      () => deps.grants.revoke(id, { by: doorOf(c.var.auth) }),
+    );
     return c.redirect(result === "ok" ? "/grants" : `/grants?notice=grant_${result}`, 303);
   });
 

@@ -1,14 +1,18 @@
 /**
  * What the console needs from the runtime, as interfaces: `cli/start.ts` hands in objects
- * that satisfy them structurally (`ApprovalBoard`, `QuestionBoard`, `DomainRules`, or small
- * adapters such as the grants'), and `ui/` imports nothing of the runtime but types. A method may answer at once
- * or with a promise. A port that refuses an input throws an error with a string `code`
+ * that satisfy them structurally (`ApprovalBoard`, `QuestionBoard`), or the runtime's own
+ * ports where the console reads what they keep (`AgentStore`, `DomainStore`, `Grants`: no
+ * parallel set), and `ui/` imports nothing of the runtime but types. A method may answer at
+ * once or with a promise. A port that refuses an input throws an error with a string `code`
  * (`BAD_ORIGIN`, `BAD_AGENT_NAME`, …): the console answers 400 with it (503 for a code ending
  * in `_UNAVAILABLE` or `_UNREADABLE`).
  *
  * @module
  */
 import type { AuditRow } from "../runtime/audit/audit_row.ts";
+import type { Grant, Grants } from "../runtime/grants/mod.ts";
+import type { AgentInfo, AgentStore } from "../runtime/store/agent_store.ts";
+import type { DomainRule, DomainStore } from "../runtime/store/domain_store.ts";
 import type { RequestView } from "../runtime/net/request_view.ts";
 
 /** A value now or later. */
@@ -138,90 +142,30 @@ export interface SessionsPort {
   kill(id: string): Promise<boolean>;
 }
 
-/** One agent (never its key). */
-export interface AgentView {
-  readonly name: string;
-  /** Its policy file; absent: the runtime's. */
-  readonly policy?: string;
-  /** ISO time it was added. */
-  readonly createdAt?: string;
-}
+/** One agent (never its key): the runtime's record. */
+export type AgentView = AgentInfo;
 
-/** The agent keys (`AgentKeys`, with `remove` also closing the agent's connections). */
-export interface AgentsPort {
-  list(): MaybePromise<readonly AgentView[]>;
-  /** Makes an agent and its key; the key is shown once and never again. */
-  add(name: string, policy?: string): MaybePromise<{ readonly name: string; readonly key: string }>;
-  remove(name: string): MaybePromise<boolean>;
-}
+/**
+ * The agent keys: the runtime's `AgentStore` (`runtime/store/agent_store.ts`), its `remove`
+ * also closing the agent's connections. `add` gives the key once; it is never shown again.
+ */
+export type AgentsPort = Pick<AgentStore, "list" | "add" | "remove">;
 
-/** One dynamic domain rule. */
-export interface DomainView {
-  readonly origin: string;
-  readonly rule: string;
-  readonly added_at?: string;
-}
+/** One dynamic domain rule: the runtime's record. */
+export type DomainView = DomainRule;
 
-/** The dynamic domain rules (`DomainRules`). */
-export interface DomainsPort {
-  list(): MaybePromise<readonly DomainView[]>;
-  /** Adds or replaces; may answer the normalized origin. */
-  add(origin: string, rule: "allow" | "deny"): MaybePromise<unknown>;
-  remove(origin: string): MaybePromise<boolean>;
-}
-
-/** One use of a grant: `fill` or `capture`, on exact origins. */
-export interface GrantUseView {
-  readonly kind: string;
-  readonly allowed_origins: readonly string[];
-}
+/** The dynamic domain rules: the runtime's `DomainStore` (`runtime/store/domain_store.ts`). */
+export type DomainsPort = Pick<DomainStore, "list" | "add" | "remove">;
 
 /** One grant as the console shows it (a grant holds no secret value, only its id). */
-export interface GrantView {
-  readonly id: string;
-  readonly secret_id: string;
-  readonly agent: string;
-  readonly purpose: string;
-  /** `once`, `session` or `standing`. */
-  readonly mode: string;
-  readonly uses: readonly GrantUseView[];
-  /** `pending`, `active`, `used`, `expired` or `revoked`. */
-  readonly state: string;
-  readonly expires_at: string;
-  readonly created_at: string;
-  readonly created_by: string;
-  readonly approved_at: string | null;
-  readonly approved_by: string | null;
-  readonly revoked_at: string | null;
-  readonly revoked_by: string | null;
-  readonly revoke_reason: string | null;
-  readonly session_id: string | null;
-  readonly used_at: string | null;
-  readonly last_redeemed_at: string | null;
-  readonly redemptions: number;
-}
+export type GrantView = Grant;
 
-/** What the operator asks for; the port checks it again (secret, origins, expiry). */
-export interface GrantRequest {
-  readonly secret_id: string;
-  readonly agent: string;
-  readonly purpose: string;
-  readonly mode: string;
-  /** A duration (`30m`, `24h`, `7d`) or an ISO time; absent: the port's default. */
-  readonly expires?: string;
-  readonly uses: readonly GrantUseView[];
-}
-
-/** The grants (`GrantStore`, through a small adapter of `cli/operator_console.ts`). */
-export interface GrantsPort {
-  /** Newest first. */
-  list(): MaybePromise<readonly GrantView[]>;
-  /** Adds a grant, pending unless `approve`; `by` names the door (`console`, `api`). */
-  add(request: GrantRequest, approve: boolean, by: string): MaybePromise<GrantView>;
-  /** `not_pending`: approved, expired or revoked already. */
-  approve(id: string, by: string): MaybePromise<"ok" | "not_pending" | "unknown">;
-  revoke(id: string, by: string): MaybePromise<"ok" | "already_revoked" | "unknown">;
-}
+/**
+ * The grants: the runtime's `Grants` (`runtime/grants/grants.ts`, over either store). A
+ * refusal rejects with its code (`GRANT_NOT_FOUND`, `GRANT_NOT_PENDING`, …), which the routes
+ * answer (`grantOutcome()` of `api_routes.ts`).
+ */
+export type GrantsPort = Pick<Grants, "list" | "add" | "approve" | "revoke">;
 
 /** Which audit rows to list. */
 export interface AuditFilter {

@@ -29,7 +29,7 @@ import type { CdpSession } from "../../cdp/mod.ts";
 import type { SecretKind } from "../../vault/mod.ts";
 import { type CaptureTarget, grantIdShaped } from "../grants/capture_checks.ts";
 import { GrantError } from "../grants/errors.ts";
-import type { GrantPort } from "../grants/mod.ts";
+import type { Grants } from "../grants/mod.ts";
 import type { RuntimeWriteHold } from "../login/login_flow.ts";
 import type { CaptureTemplates } from "../policy/capture_templates.ts";
 import type { CaptureLease, CaptureLeaseStore } from "../store/capture_lease_store.ts";
@@ -68,7 +68,7 @@ export interface CaptureAuditRow {
 
 /** What a capture is built from. */
 export interface CaptureDeps {
-  grants: Pick<GrantPort, "get" | "checkCapture" | "consumeCapture">;
+  grants: Pick<Grants, "get" | "checkCapture" | "consumeCapture">;
   /** The tenant's capture leases (released by the capture's end, and by its session's). */
   leases: CaptureLeaseStore;
   vault: { addIfAbsent(id: string, kind: SecretKind, value: string): Promise<unknown> };

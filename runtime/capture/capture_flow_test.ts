@@ -8,7 +8,8 @@
  */
 import assert from "node:assert/strict";
 import type { CdpSession } from "../../cdp/mod.ts";
-import { GrantStore, sqliteGrantPort } from "../grants/mod.ts";
+import { Grants } from "../grants/mod.ts";
+import { SqliteGrantStore } from "../store/sqlite_grant_store.ts";
 import type { RuntimeWriteHold } from "../login/login_flow.ts";
 import { CaptureTemplatesSchema } from "../policy/capture_templates.ts";
 import { CAPTURE_LEASE_TTL_MS, CaptureLeases } from "../store/capture_lease_store.ts";
@@ -30,8 +31,10 @@ const TEMPLATES = CaptureTemplatesSchema.parse({
 /** A world: the stores, a clock a test moves, what the capture audited and did to the page. */
 async function world() {
   const db = openDatabase(":memory:");
-  const store = new GrantStore(db, { audit: { append() {} }, secrets: { has: () => false } });
-  const grants = sqliteGrantPort(store);
+  const grants = new Grants(new SqliteGrantStore(db), {
+    audit: { append() {} },
+    secrets: { has: () => false },
+  });
   let skew = 0;
   const now = () => Date.now() + skew;
   const leases = new CaptureLeases(new SqliteCaptureLeaseRows(db, now), { runtime: "rt", now });

@@ -9,9 +9,9 @@
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { AgentKeys } from "../agents/agent_keys.ts";
-import { type AgentStore, sqliteAgentStore } from "../agents/agent_store.ts";
-import { PgAgentStore } from "../agents/pg_agent_store.ts";
+import type { AgentStore } from "../store/agent_store.ts";
+import { PgAgentStore } from "../store/pg_agent_store.ts";
+import { SqliteAgentStore } from "../store/sqlite_agent_store.ts";
 import { OmotaiError } from "../errors.ts";
 import { AGENT_OPTIONS } from "../launcher/options.ts";
 import { withStore } from "./store_choice.ts";
@@ -33,7 +33,7 @@ export async function agentCommand(args: string[]): Promise<number> {
   const withKeys = <T>(fn: (keys: AgentStore) => Promise<T>): Promise<T> =>
     withStore(values, {
       pg: (db, tenant) => new PgAgentStore(db, tenant),
-      sqlite: (db) => sqliteAgentStore(new AgentKeys(db)),
+      sqlite: (db) => new SqliteAgentStore(db),
     }, fn);
   if (sub !== "add" && values.policy !== undefined) {
     throw new OmotaiError("BAD_OPTION", `--policy belongs to agent add\n${AGENT_USAGE}`);

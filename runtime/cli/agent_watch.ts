@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { AgentInfo } from "../agents/agent_keys.ts";
+import type { AgentInfo } from "../store/agent_store.ts";
 import { log } from "../log.ts";
 
 /** How often the agents are read again (a removal ends its sessions within this). */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AgentInfo } from "../agents/agent_keys.ts";
+import type { AgentInfo } from "../store/agent_store.ts";
 import { watchRemovedAgents } from "./agent_watch.ts";
 
 const agent = (name: string, createdAt = "2026-12-01T00:00:00.000Z") =>

@@ -9,7 +9,7 @@
 import type { Vault } from "../../vault/mod.ts";
 import { CAPTURE_WORKFLOWS, performCapture } from "../capture/capture_flow.ts";
 import type { Boundary } from "../gate/boundary.ts";
-import type { GrantPort } from "../grants/mod.ts";
+import type { Grants } from "../grants/mod.ts";
 import type { CaptureTemplates } from "../policy/capture_templates.ts";
 import { egressSecrets, type Redactor } from "../redact/mod.ts";
 import type { CaptureLeaseStore } from "../store/capture_lease_store.ts";
@@ -18,7 +18,7 @@ import { openRuntimeWrite } from "./runtime_write.ts";
 
 /** What the capture service is built from. */
 export interface CaptureServiceDeps {
-  grants: GrantPort;
+  grants: Grants;
   /** The tenant's capture leases: one capture into a target at a time, on every runtime. */
   leases: CaptureLeaseStore;
   /** The open vault; none when the runtime was started without a vault key. */

@@ -6,13 +6,13 @@
  * @module
  */
 import type { Vault } from "../../vault/mod.ts";
-import type { AgentInfo } from "../agents/agent_keys.ts";
+import type { AgentInfo } from "../store/agent_store.ts";
 import type { AuditWriter } from "../audit/audit_row.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
 import type { Admission } from "../browser/admission.ts";
 import type { BrowserStart, WarmSource } from "../browser/launch.ts";
 import type { OmotaiError } from "../errors.ts";
-import type { GrantPort } from "../grants/mod.ts";
+import type { Grants } from "../grants/mod.ts";
 import { log } from "../log.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { processRedactor } from "../redact/mod.ts";
@@ -41,7 +41,7 @@ export interface ConnectionDeps {
   /** Live sessions by id, for the console. */
   live: Map<string, BrowserSession>;
   human: HumanChannel | undefined;
-  grants: GrantPort;
+  grants: Grants;
   /** The tenant's capture leases. */
   leases: CaptureLeaseStore;
   vault: Vault | undefined;

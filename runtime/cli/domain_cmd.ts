@@ -6,9 +6,9 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { type DomainStore, sqliteDomainStore } from "../gate/domain_store.ts";
-import { DomainRules } from "../gate/domains.ts";
-import { PgDomainRules } from "../gate/pg_domain_rules.ts";
+import type { DomainStore } from "../store/domain_store.ts";
+import { PgDomainStore } from "../store/pg_domain_store.ts";
+import { SqliteDomainStore } from "../store/sqlite_domain_store.ts";
 import { OmotaiError } from "../errors.ts";
 import { DOMAIN_OPTIONS } from "../launcher/options.ts";
 import type { PgDatabase } from "../store/pg_database.ts";
@@ -31,7 +31,7 @@ export async function domainCommand(args: string[]): Promise<number> {
   const run = <T>(fn: (rules: DomainStore) => Promise<T>) =>
     withStore(values, {
       pg: (db, tenant) => pgRules(db, tenant),
-      sqlite: (db) => sqliteDomainStore(new DomainRules(db)),
+      sqlite: (db) => new SqliteDomainStore(db),
     }, fn);
   switch (sub) {
     case "add": {
@@ -72,8 +72,8 @@ export async function domainCommand(args: string[]): Promise<number> {
  * closes them (a command needs no snapshot kept fresh).
  */
 function pgRules(db: PgDatabase, tenant: string): DomainStore {
-  const once = async <T>(fn: (rules: PgDomainRules) => Promise<T>): Promise<T> => {
-    await using rules = await PgDomainRules.open(db, tenant);
+  const once = async <T>(fn: (rules: PgDomainStore) => Promise<T>): Promise<T> => {
+    await using rules = await PgDomainStore.open(db, tenant);
     return await fn(rules);
   };
   return {

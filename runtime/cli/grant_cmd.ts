@@ -15,8 +15,9 @@ import { AuditLog } from "../audit/audit_log.ts";
 import { PgAuditLog } from "../audit/pg_audit_log.ts";
 import { PgAuditSink } from "../audit/pg_audit_sink.ts";
 import { OmotaiError } from "../errors.ts";
-import { type Grant, type GrantPort, GrantStore, sqliteGrantPort } from "../grants/mod.ts";
-import { type AsyncSecretIndex, PgGrantStore } from "../grants/pg_grant_store.ts";
+import { type AsyncSecretIndex, type Grant, Grants } from "../grants/mod.ts";
+import { PgGrantStore } from "../store/pg_grant_store.ts";
+import { SqliteGrantStore } from "../store/sqlite_grant_store.ts";
 import { Vault } from "../../vault/mod.ts";
 import { GRANT_OPTIONS } from "../launcher/options.ts";
 import type { PgDatabase } from "../store/pg_database.ts";
@@ -54,7 +55,7 @@ const ADD_ONLY = [
  * queued (the shared store's), so it is disposed before the database closes.
  */
 export interface CommandGrants extends AsyncDisposable {
-  grants: GrantPort;
+  grants: Grants;
 }
 
 /** The embedded store's grants (its audit log writes each row at once). */
@@ -63,7 +64,7 @@ export function sqliteCommandGrants(
   secrets: { has(secretId: string): boolean },
 ): CommandGrants {
   return {
-    grants: sqliteGrantPort(new GrantStore(db, { audit: new AuditLog(db), secrets })),
+    grants: new Grants(new SqliteGrantStore(db), { audit: new AuditLog(db), secrets }),
     [Symbol.asyncDispose]: () => Promise.resolve(),
   };
 }
@@ -80,7 +81,7 @@ export function pgCommandGrants(
 ): CommandGrants {
   const sink = new PgAuditSink(new PgAuditLog(db, tenant));
   return {
-    grants: new PgGrantStore(db, tenant, {
+    grants: new Grants(new PgGrantStore(db, tenant), {
       audit: { append: (event) => sink.appendSoon(event) },
       secrets,
     }),
@@ -102,7 +103,7 @@ export async function grantCommand(args: string[]): Promise<number> {
       throw new OmotaiError("BAD_OPTION", `--${stray} belongs to grant add\n${GRANT_USAGE}`);
     }
   }
-  const run = <T>(fn: (grants: GrantPort) => Promise<T>): Promise<T> =>
+  const run = <T>(fn: (grants: Grants) => Promise<T>): Promise<T> =>
     withStore(values, {
       // The tenant's vault is asked for the secret's id only: no key is needed.
       pg: (db, tenant) =>

@@ -8,7 +8,7 @@
  */
 import type { Vault } from "../../vault/mod.ts";
 import { OmotaiError } from "../errors.ts";
-import type { GrantPort } from "../grants/mod.ts";
+import type { Grants } from "../grants/mod.ts";
 import type { Boundary } from "../gate/boundary.ts";
 import type { LoginPlan, LoginSecrets } from "../login/login_flow.ts";
 import { parseTotpSeed } from "../login/totp.ts";
@@ -18,7 +18,7 @@ import { openRuntimeWrite } from "./runtime_write.ts";
 
 /** What the broker is built from. */
 export interface LoginServiceDeps {
-  grants: GrantPort;
+  grants: Grants;
   /** The open vault; none when the runtime was started without a vault key. */
   vault?: Vault;
   redactor: Redactor;

@@ -11,9 +11,6 @@
  */
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
-import { AgentKeys } from "../agents/agent_keys.ts";
-import { type AgentStore, sqliteAgentStore } from "../agents/agent_store.ts";
-import { PgAgentStore } from "../agents/pg_agent_store.ts";
 import { AuditLog } from "../audit/audit_log.ts";
 import type { AuditWriter } from "../audit/audit_row.ts";
 import { type AuditStore, sqliteAuditStore } from "../audit/audit_store.ts";
@@ -22,16 +19,20 @@ import { JsonlMirror } from "../audit/jsonl_mirror.ts";
 import { PgAuditLog } from "../audit/pg_audit_log.ts";
 import { PgAuditSink } from "../audit/pg_audit_sink.ts";
 import { OmotaiError } from "../errors.ts";
-import { type DomainStore, sqliteDomainStore } from "../gate/domain_store.ts";
-import { DomainRules } from "../gate/domains.ts";
-import { PgDomainRules } from "../gate/pg_domain_rules.ts";
-import { type GrantPort, GrantStore, sqliteGrantPort } from "../grants/mod.ts";
-import { PgGrantStore } from "../grants/pg_grant_store.ts";
+import { Grants } from "../grants/mod.ts";
 import { log } from "../log.ts";
 import { egressSecrets, processRedactor } from "../redact/mod.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 import { PgDatabase } from "../store/pg_database.ts";
 import { PgDecisionStore } from "../store/pg_decision_store.ts";
+import type { AgentStore } from "../store/agent_store.ts";
+import { PgAgentStore } from "../store/pg_agent_store.ts";
+import { SqliteAgentStore } from "../store/sqlite_agent_store.ts";
+import type { DomainStore } from "../store/domain_store.ts";
+import { PgGrantStore } from "../store/pg_grant_store.ts";
+import { SqliteGrantStore } from "../store/sqlite_grant_store.ts";
+import { PgDomainStore } from "../store/pg_domain_store.ts";
+import { SqliteDomainStore } from "../store/sqlite_domain_store.ts";
 import type { CaptureLeaseStore } from "../store/capture_lease_store.ts";
 import { type LiveSessionStore, MemoryLiveSessions } from "../store/live_sessions.ts";
 import { pgCaptureLeases } from "../store/pg_capture_leases.ts";
@@ -85,7 +86,7 @@ export interface Stores {
   auditStore: AuditStore;
   domains: DomainStore;
   agents: AgentStore;
-  grants: GrantPort;
+  grants: Grants;
   /**
    * The capture leases: in the data dir's file (embedded), or the tenant's, shared by every
    * runtime of it (shared): one capture into a target at a time.
@@ -189,7 +190,7 @@ type BaseStores =
     "audit" | "auditStore" | "domains" | "agents" | "leases" | "live" | "available"
   >
   & {
-    grants: GrantPort;
+    grants: Grants;
     /** Where the vault's ciphertexts are, when not in the data dir's file. */
     vaultRecords?: PgVaultRecords;
     shared?: SharedStores;
@@ -203,11 +204,12 @@ function embedded(db: DatabaseSync, mirror: JsonlMirror | undefined, runtime: st
   return {
     audit,
     auditStore: sqliteAuditStore(db, audit),
-    domains: sqliteDomainStore(new DomainRules(db)),
-    agents: sqliteAgentStore(new AgentKeys(db)),
-    grants: sqliteGrantPort(
-      new GrantStore(db, { audit, secrets: { has: (id) => Vault.has(db, id) } }),
-    ),
+    domains: new SqliteDomainStore(db),
+    agents: new SqliteAgentStore(db),
+    grants: new Grants(new SqliteGrantStore(db), {
+      audit,
+      secrets: { has: (id) => Vault.has(db, id) },
+    }),
     leases: sqliteCaptureLeases(db, { runtime }),
     // One runtime: its sessions are all there is (nothing of a last run outlives its process).
     live: new MemoryLiveSessions({ name: runtime }),
@@ -245,7 +247,7 @@ async function openShared(
   const writerPg = await PgDatabase.open({ url, max: 1 });
   teardown.defer("audit writer's connection", () => writerPg[Symbol.asyncDispose]());
   const writer = new PgAuditSink(new PgAuditLog(writerPg, tenant, { mirror }));
-  const domains = await PgDomainRules.open(pg, tenant);
+  const domains = await PgDomainStore.open(pg, tenant);
   teardown.defer("shared domain rules", () => domains[Symbol.asyncDispose]());
   const board = await PgDecisionStore.open(pg, tenant, "approval", { runtime: runtime.name });
   teardown.defer("shared approvals", () => board[Symbol.asyncDispose]());
@@ -266,7 +268,7 @@ async function openShared(
     agents: new PgAgentStore(pg, tenant),
     // A grant's change stands only once its row is kept (appendSoon), as an action's does;
     // whether its secret exists is the shared vault's answer (no key needed for that).
-    grants: new PgGrantStore(pg, tenant, {
+    grants: new Grants(new PgGrantStore(pg, tenant), {
       audit: { append: (e) => writer.appendSoon(e) },
       secrets: { has: (id) => Vault.has(vaultRecords, id) },
     }),

@@ -1,16 +1,16 @@
 /**
  * The operator console over one runtime's stores: its approval queue and questions, live
- * sessions, agent keys, domain rules, grants, audit and loaded policies, adapted to the
- * console's ports.
+ * sessions, agent keys, domain rules, grants, audit and loaded policies. The console reads
+ * agents, domain rules and grants through the runtime's own ports; the sessions and the
+ * audit are adapted here.
  *
  * @module
  */
-import type { AgentStore } from "../agents/agent_store.ts";
+import type { AgentStore } from "../store/agent_store.ts";
 import type { AuditRow } from "../audit/audit_row.ts";
 import type { AuditStore } from "../audit/audit_store.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
-import type { DomainStore } from "../gate/domain_store.ts";
-import { GrantError, type GrantPort } from "../grants/mod.ts";
+import type { DomainStore } from "../store/domain_store.ts";
 import { log } from "../log.ts";
 import { processRedactor } from "../redact/mod.ts";
 import type { LiveSessionStore } from "../store/live_sessions.ts";
@@ -19,7 +19,6 @@ import type {
   ApprovalsPort,
   AuditPort,
   Capacity,
-  GrantsPort,
   QuestionsPort,
   SessionInfo,
   SessionsPort,
@@ -73,7 +72,7 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
       },
     },
     domains: d.domains,
-    grants: grantsPort(d.stores.grants),
+    grants: d.stores.grants,
     audit: auditPort(d.stores.auditStore),
     status: () => ({ storeAvailable: d.stores.available() }),
     operatorSessions: d.stores.shared?.operatorSessions,
@@ -90,43 +89,6 @@ export function operatorConsole(d: OperatorConsoleDeps): ReturnType<typeof creat
     },
     log,
   });
-}
-
-/**
- * The grants as the console uses them: a refused approval or revocation of a grant that is
- * unknown or no longer in that state is an answer (404, 409), not an error; anything else
- * (`GRANT_INVALID`, `SECRET_NOT_FOUND`, `AUDIT_UNAVAILABLE`, …) goes up with its code.
- */
-export function grantsPort(store: GrantPort): GrantsPort {
-  const codeOf = (err: unknown) => err instanceof GrantError ? err.code : undefined;
-  return {
-    list: () => store.list(),
-    add: (request, approve, by) => store.add(request, { approve, by }),
-    approve: async (id, by) => {
-      try {
-        await store.approve(id, { by });
-        return "ok";
-      } catch (err) {
-        const code = codeOf(err);
-        if (code === "GRANT_NOT_FOUND") return "unknown";
-        if (code === "GRANT_NOT_PENDING" || code === "GRANT_REVOKED" || code === "GRANT_EXPIRED") {
-          return "not_pending";
-        }
-        throw err;
-      }
-    },
-    revoke: async (id, by) => {
-      try {
-        await store.revoke(id, { by });
-        return "ok";
-      } catch (err) {
-        const code = codeOf(err);
-        if (code === "GRANT_NOT_FOUND") return "unknown";
-        if (code === "GRANT_REVOKED") return "already_revoked";
-        throw err;
-      }
-    },
-  };
 }
 
 /** What the console reads of one of this runtime's sessions, and ends. */

@@ -13,7 +13,7 @@ import { egressHooks } from "../egress/egress_hooks.ts";
 import { OmotaiError } from "../errors.ts";
 import type { Approver } from "../gate/approver.ts";
 import { Boundary } from "../gate/boundary.ts";
-import type { DomainSnapshot } from "../gate/domains.ts";
+import type { DomainSnapshot } from "../store/domain_store.ts";
 import { PolicyGate } from "../gate/policy_gate.ts";
 import { PolicyEngine } from "../policy/engine.ts";
 import { loadModules } from "../policy/loader.ts";

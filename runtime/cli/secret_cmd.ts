@@ -22,7 +22,7 @@ import {
   type VaultKeySource,
 } from "../../vault/mod.ts";
 import { OmotaiError } from "../errors.ts";
-import type { GrantPort } from "../grants/mod.ts";
+import type { Grants } from "../grants/mod.ts";
 import { SECRET_OPTIONS, VAULT_OPTIONS } from "../launcher/options.ts";
 import type { PgDatabase } from "../store/pg_database.ts";
 import { PgVaultRecords } from "../store/pg_vault_records.ts";
@@ -179,7 +179,7 @@ interface VaultSide {
  */
 async function withVault<T>(
   options: StoreOptions,
-  fn: (vault: Vault, grants: () => GrantPort) => Promise<T>,
+  fn: (vault: Vault, grants: () => Grants) => Promise<T>,
   { embeddedOnly = false } = {},
 ): Promise<T> {
   const source = currentKey();

@@ -7,8 +7,7 @@
  */
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/stdio"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { AgentInfo } from "../agents/agent_keys.ts";
-import type { AgentStore } from "../agents/agent_store.ts";
+import type { AgentInfo, AgentStore } from "../store/agent_store.ts";
 import type { AuditSink } from "../audit/audit_row.ts";
 import { createDemoSite } from "../demo/site.ts";
 import { errorCode } from "../errors.ts";

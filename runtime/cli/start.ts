@@ -4,11 +4,11 @@
  * @module
  */
 import { findBrowser, ProfileStore } from "../../cdp/mod.ts";
-import type { AgentStore } from "../agents/agent_store.ts";
+import type { AgentStore } from "../store/agent_store.ts";
 import type { AuditStore } from "../audit/audit_store.ts";
 import { defaultAgentShare, machineMaxSessions } from "./session_cap.ts";
 import type { BrowserSession } from "../browser/browser_session.ts";
-import type { DomainStore } from "../gate/domain_store.ts";
+import type { DomainStore } from "../store/domain_store.ts";
 import { EgressProxy } from "../egress/egress_proxy.ts";
 import { TlsAuthority } from "../egress/tls_authority.ts";
 import { type Approver, unavailableApprover } from "../gate/approver.ts";

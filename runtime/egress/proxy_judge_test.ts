@@ -192,12 +192,12 @@ Deno.test("proxyJudge().ask() reports exact only for exactly listed origins", as
   const priv = await ask("10.0.0.5");
   assert.deepEqual([priv.allow, priv.reason, priv.exact], [false, "PRIVATE_ADDRESS", false]);
   // An operator allow makes an origin exact; an operator deny takes exactness and the allow.
-  j.domains.add("https://public.test", "allow");
+  await j.domains.add("https://public.test", "allow");
   assert.deepEqual([(await ask("public.test")).allow, (await ask("public.test")).exact], [
     true,
     true,
   ]);
-  j.domains.add("https://portal.test", "deny");
+  await j.domains.add("https://portal.test", "deny");
   const denied = await ask("portal.test");
   assert.deepEqual([denied.allow, denied.reason, denied.exact], [false, "DOMAIN_DENIED", false]);
 });

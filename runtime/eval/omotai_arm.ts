@@ -10,7 +10,8 @@
 import { parse, stringify } from "yaml";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { rawKeySource, Vault } from "../../vault/mod.ts";
-import { GrantStore } from "../grants/mod.ts";
+import { Grants } from "../grants/mod.ts";
+import { SqliteGrantStore } from "../store/sqlite_grant_store.ts";
 import { databasePath, openDatabase } from "../store/database.ts";
 import { childArgv, localFacts } from "../launcher/launcher.ts";
 import { childPermissions } from "../launcher/permissions.ts";
@@ -118,12 +119,12 @@ export async function omotaiArm(options: OmotaiArmOptions): Promise<OmotaiArm> {
       await vault.add("portal-user", "username", credentials.username);
       await vault.add("portal-password", "password", credentials.password);
     }
-    const grants = new GrantStore(db, {
+    const grants = new Grants(new SqliteGrantStore(db), {
       audit: { append() {} },
       secrets: { has: (id) => Vault.has(db, id) },
     });
     for (const secret_id of ["portal-user", "portal-password"]) {
-      grants.add({
+      await grants.add({
         secret_id,
         // The agent of a stdio runtime.
         agent: "stdio",

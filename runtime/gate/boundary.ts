@@ -17,7 +17,7 @@ import type { AuditEvent, AuditWriter } from "../audit/audit_row.ts";
 import { type RequestContext, requestRow } from "./audit_rows.ts";
 import { addressRule } from "../net/address_rule.ts";
 import { normalizeOrigin } from "../net/origin.ts";
-import type { DomainSnapshot } from "./domains.ts";
+import type { DomainSnapshot } from "../store/domain_store.ts";
 import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
 import { type Decision, deny } from "../policy/decision.ts";

@@ -57,9 +57,9 @@ Deno.test("Boundary.judgeRequest() needs the exact origin for private addresses,
   assert.equal(named.decision, "allow");
   assert.equal(b.boundary.isExactlyAllowed("http://rebind.test"), false);
   assert.equal(b.boundary.isExactlyAllowed("http://10.0.0.5:8080"), true);
-  b.domains.add("http://rebind.test", "allow");
+  await b.domains.add("http://rebind.test", "allow");
   assert.equal(b.boundary.isExactlyAllowed("http://rebind.test"), true);
-  b.domains.add("http://10.0.0.5:8080", "deny");
+  await b.domains.add("http://10.0.0.5:8080", "deny");
   assert.equal(b.boundary.isExactlyAllowed("http://10.0.0.5:8080"), false);
   b.boundary.recordRefusal(request("http://gone.test/"), { ...ctx, source: "proxy" }, "DNS_FAILED");
   assert.deepEqual(
@@ -112,12 +112,12 @@ Deno.test("Boundary.openHold() hands the hold only writes read_only alone refuse
       .reason,
     "ORIGIN_NOT_ALLOWED",
   );
-  b.domains.add("https://portal.test", "deny");
+  await b.domains.add("https://portal.test", "deny");
   assert.equal(
     (await b.boundary.judgeRequest(post, proxyCtx, { write })).reason,
     "DOMAIN_DENIED",
   );
-  b.domains.remove("https://portal.test");
+  await b.domains.remove("https://portal.test");
   assert.equal(seen.length, 1);
   close();
   assert.equal(

@@ -5,8 +5,8 @@
  * grant of the agent, approved, live, unused, bound to the document's exact origin, to the
  * workflow and to that output, and its target secret id must still be empty in the vault.
  *
- * Pure: no table, no clock and no vault of their own. The stores (`GrantStore`,
- * `PgGrantStore`) read the grants and ask the vault, then call these; `checkCapture` writes
+ * Pure: no table, no clock and no vault of their own. `Grants` (`grants.ts`) reads the
+ * grants from its store and asks the vault, then calls these; `checkCapture` writes
  * nothing but its audit rows, `consumeCapture` marks the grant used after the write.
  *
  * @module

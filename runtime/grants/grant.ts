@@ -1,52 +1,33 @@
 /**
  * What a grant is: one vault secret bound to one agent, a purpose, a mode, an expiry and its
  * uses (`fill`, or one `capture`, each with the exact origins it may happen on; a capture use
- * also names its workflow and output, and its grant's secret is the target it writes into). The operator's
- * input arrives as `unknown` (CLI flags, a JSON body, a form) and becomes a `NewGrant` only
- * through `parseGrantInput()`; nothing here holds or sees a secret value.
- *
- * Records are snake_case (`secret_id`, `allowed_origins`, `expires_at`) because they are the
- * wire and table shape the console's API returns as is.
+ * also names its workflow and output, and its grant's secret is the target it writes into).
+ * The operator's input arrives as `unknown` (CLI flags, a JSON body, a form) and becomes a
+ * `NewGrant` only through `parseGrantInput()`; nothing here holds or sees a secret value. The
+ * stored record (`GrantRecord`, its modes and uses) is the port's
+ * (`runtime/store/grant_store.ts`).
  *
  * @module
  */
 import { z } from "zod";
 import { normalizeOrigin } from "../net/origin.ts";
+import {
+  GRANT_MODES,
+  type GrantMode,
+  type GrantRecord,
+  type GrantUse,
+  USE_KINDS,
+  type UseKind,
+} from "../store/grant_store.ts";
 import { GrantError } from "./errors.ts";
 
-/**
- * How often a grant may be redeemed: `once` (one successful redemption ever), `session`
- * (every redemption of the first session that redeems it, no other session's), `standing`
- * (until expiry or revocation).
- */
-export const GRANT_MODES = ["once", "session", "standing"] as const;
-/** One grant mode. */
-export type GrantMode = typeof GRANT_MODES[number];
-
-/** What a use lets the runtime do with the secret: type it into a page, or write into it. */
-export const USE_KINDS = ["fill", "capture"] as const;
-/** One use kind. */
-export type UseKind = typeof USE_KINDS[number];
+export { GRANT_MODES, type GrantMode, type GrantUse, USE_KINDS, type UseKind };
 
 /**
  * Where a grant stands, derived from its record and the clock: `pending` (no operator approved
  * it), `active` (redeemable), `used` (a `once` grant that was redeemed), `expired`, `revoked`.
  */
 export type GrantState = "pending" | "active" | "used" | "expired" | "revoked";
-
-/**
- * One use of a grant: its kind and the exact origins (normalized) it may happen on. A
- * `capture` use also binds the workflow that may write and the output it writes (`github_app`
- * and `pem`); a `fill` use has neither.
- */
-export interface GrantUse {
-  readonly kind: UseKind;
-  readonly allowed_origins: readonly string[];
-  /** A capture use's workflow (`github_app`); absent on a fill use. */
-  readonly workflow?: string;
-  /** A capture use's output (`pem`, `client_secret`); absent on a fill use. */
-  readonly output?: string;
-}
 
 /** The use of a capture grant: its origins, workflow and output, all present. */
 export interface CaptureUse {
@@ -56,34 +37,10 @@ export interface CaptureUse {
   readonly output: string;
 }
 
-/** A grant as stored and listed (never a secret value: the vault keeps those). */
-export interface Grant {
-  /** `g_` and 16 base32 characters (80 random bits): not guessable, safe in a path. */
-  readonly id: string;
-  readonly secret_id: string;
-  readonly agent: string;
-  readonly purpose: string;
-  readonly mode: GrantMode;
-  readonly uses: readonly GrantUse[];
+/** A grant as listed: its record and where it stands (derived at read time, `withState`). */
+export interface Grant extends GrantRecord {
   /** Derived at read time from the record and the clock. */
   readonly state: GrantState;
-  /** ISO time. */
-  readonly expires_at: string;
-  readonly created_at: string;
-  /** The door it came through: `cli`, `console`, `api`. */
-  readonly created_by: string;
-  readonly approved_at: string | null;
-  readonly approved_by: string | null;
-  readonly revoked_at: string | null;
-  readonly revoked_by: string | null;
-  /** `GRANT_REVOKED` (an operator), `SECRET_REMOVED` (its secret left the vault), … */
-  readonly revoke_reason: string | null;
-  /** The session a `session` grant is bound to (its first redemption's). */
-  readonly session_id: string | null;
-  /** The first successful redemption. */
-  readonly used_at: string | null;
-  readonly last_redeemed_at: string | null;
-  readonly redemptions: number;
 }
 
 /** A grant as parsed from the operator's input, before it is stored. */
@@ -108,7 +65,7 @@ export const GRANT_ID_RE = /^g_[a-z2-7]{16}$/;
 export const GRANT_SECRET_ID_RE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 /**
- * An agent name, as `runtime/agents/agent_keys.ts` `AGENT_NAME` spells it (repeated for the
+ * An agent name, as `runtime/store/agent_store.ts` `AGENT_NAME` spells it (repeated for the
  * same layering reason). The agent need not exist yet: `stdio` is the agent of a stdio
  * runtime and has no key.
  */
@@ -336,4 +293,10 @@ export function grantState(g: GrantStateFields, now: number): GrantState {
   if (g.approved_at === null) return "pending";
   if (g.mode === "once" && g.used_at !== null) return "used";
   return "active";
+}
+
+/** Record `r` as a `Grant`, its state derived at `now` (fields in the record's order). */
+export function withState(r: GrantRecord, now: number): Grant {
+  const { id, secret_id, agent, purpose, mode, uses, ...rest } = r;
+  return { id, secret_id, agent, purpose, mode, uses, state: grantState(r, now), ...rest };
 }

@@ -1,6 +1,6 @@
 /**
  * The audit rows grants write: their shape, their sink and the reasons they carry. Split from
- * `grant_store.ts` so the table code and the row shapes each stay one concept; declared here
+ * `grants.ts` so the flow and the row shapes each stay one concept; declared here
  * (not in `runtime/audit/`) because grants sit below the audit layer.
  *
  * @module

@@ -7,8 +7,8 @@
  */
 export * from "./errors.ts";
 export * from "./grant.ts";
-export * from "./grant_store.ts";
-export * from "./grant_port.ts";
+export * from "./grants.ts";
+export type { GrantListFilter } from "../store/grant_store.ts";
 export {
   CAPTURE_CHECKED,
   GRANT_CAPTURED,

@@ -1,7 +1,7 @@
 /**
  * The checks a grant passes to be redeemed, in their fixed order, and the refusal each
- * failure becomes. Split from `grant_store.ts`: these are pure (no table, no clock of their
- * own), the store reads the grants and writes the outcome.
+ * failure becomes. Split from `redemption.ts`: these are pure (no table, no clock of their
+ * own); the redemption reads the grants from the store and writes the outcome.
  *
  * @module
  */

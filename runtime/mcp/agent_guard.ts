@@ -6,7 +6,7 @@
  * @module
  */
 import type { MiddlewareHandler } from "hono";
-import type { AgentInfo } from "../agents/agent_keys.ts";
+import type { AgentInfo } from "../store/agent_store.ts";
 import { log } from "../log.ts";
 
 /** Hono context of the HTTP app: the agent the request's key belongs to, if keys are on. */

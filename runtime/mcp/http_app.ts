@@ -10,7 +10,7 @@
  * @module
  */
 import { Hono } from "hono";
-import type { AgentInfo } from "../agents/agent_keys.ts";
+import type { AgentInfo } from "../store/agent_store.ts";
 import { log } from "../log.ts";
 import { type AgentEnv, agentGuard, type Authenticate } from "./agent_guard.ts";
 import { hostGuard } from "./host_guard.ts";
@@ -36,7 +36,7 @@ export interface HttpAppOptions {
   /**
    * When set, the transports' paths (`/mcp`, `/sse`, `/messages`) answer only requests with
    * `Authorization: Bearer <token>` for which this returns an agent (typically
-   * `AgentKeys.verify`); anything else gets 401. Called on every request, so a removed key
+   * `AgentStore.verify`); anything else gets 401. Called on every request, so a removed key
    * stops working at once. The admin token is not an agent key: it fails here like any other.
    */
   authenticate?: Authenticate;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type AgentInfo, AgentKeys } from "../agents/agent_keys.ts";
+import type { AgentInfo } from "../store/agent_store.ts";
+import { SqliteAgentStore } from "../store/sqlite_agent_store.ts";
 import { adminToken } from "../cli/admin_token.ts";
 import { OmotaiError } from "../errors.ts";
 import { openDatabase } from "../store/database.ts";
@@ -328,17 +329,17 @@ Deno.test("createHttpApp() serves legacy SSE: endpoint event, /messages, unknown
 interface KeyedHarness extends AsyncDisposable {
   http: HttpApp;
   servers: Servers;
-  keys: AgentKeys;
+  keys: SqliteAgentStore;
   /** `Authorization` header of an agent's key. */
   bearer(key: string): Record<string, string>;
 }
 
 function keyedHarness(
-  authenticate?: (token: string) => AgentInfo | undefined,
+  authenticate?: (token: string) => AgentInfo | undefined | Promise<AgentInfo | undefined>,
   more: Partial<HttpAppOptions> = {},
 ): KeyedHarness {
   const db = openDatabase(":memory:");
-  const keys = new AgentKeys(db);
+  const keys = new SqliteAgentStore(db);
   const servers = new Servers();
   const http = createHttpApp({
     allowedHosts: allowedHostsFor("127.0.0.1", 8080),
@@ -416,9 +417,9 @@ function sendSse(
 
 Deno.test("createHttpApp() with authenticate answers 401 on /mcp, /sse and /messages without a valid agent key", async () => {
   await using h = keyedHarness();
-  const { key } = h.keys.add("alice");
-  const revoked = h.keys.add("gone");
-  h.keys.remove("gone");
+  const { key } = await h.keys.add("alice");
+  const revoked = await h.keys.add("gone");
+  await h.keys.remove("gone");
   const admin = adminToken(undefined).token;
   const wrongLast = key.slice(0, -1) + (key.endsWith("A") ? "B" : "A");
   const credentials: [string, Record<string, string>][] = [
@@ -461,8 +462,8 @@ Deno.test("createHttpApp() with authenticate answers 401 on /mcp, /sse and /mess
 
 Deno.test("createHttpApp() with authenticate: the right key initializes and lists tools, newServer gets its agent", async () => {
   await using h = keyedHarness();
-  const { key } = h.keys.add("alice");
-  h.keys.add("bob");
+  const { key } = await h.keys.add("alice");
+  await h.keys.add("bob");
   // The client calls itself bob: the identity comes from the key, not from clientInfo.
   const claimsBob = await post(
     h.http,
@@ -484,7 +485,7 @@ Deno.test("createHttpApp() with authenticate: the right key initializes and list
   const sse = await openSse(h.http, h.bearer(key));
   try {
     assert.deepEqual(h.servers.agents.map((a) => a?.name), ["alice", "alice"]);
-    assert.equal(h.servers.agents[0]?.createdAt, h.keys.list()[0].createdAt);
+    assert.equal(h.servers.agents[0]?.createdAt, (await h.keys.list())[0].createdAt);
     const accepted = await sendSse(h.http, sse.endpoint, h.bearer(key));
     assert.equal(accepted.status, 202);
     await accepted.body?.cancel();
@@ -496,17 +497,17 @@ Deno.test("createHttpApp() with authenticate: the right key initializes and list
 
 Deno.test("createHttpApp() with authenticate checks the key on every request: a removed key stops its open session", async () => {
   await using h = keyedHarness();
-  const alice = h.keys.add("alice");
-  const bob = h.keys.add("bob");
+  const alice = await h.keys.add("alice");
+  const bob = await h.keys.add("bob");
   const id = await initialize(h.http, h.bearer(alice.key));
   const keep = await initialize(h.http, h.bearer(bob.key));
   const first = await listTools(h.http, id, h.bearer(alice.key));
   assert.equal(first.status, 200);
   await first.body?.cancel();
-  h.keys.remove("alice");
+  await h.keys.remove("alice");
   await assertUnauthorized(await listTools(h.http, id, h.bearer(alice.key)), "revoked");
   // The agent is added again: the new key does not take over the old key's session.
-  const again = h.keys.add("alice");
+  const again = await h.keys.add("alice");
   const stolen = await listTools(h.http, id, h.bearer(again.key));
   assert.equal(stolen.status, 404);
   await stolen.body?.cancel();
@@ -517,8 +518,8 @@ Deno.test("createHttpApp() with authenticate checks the key on every request: a 
 
 Deno.test("createHttpApp() with authenticate refuses a session id used with another agent's key", async () => {
   await using h = keyedHarness();
-  const alice = h.keys.add("alice");
-  const bob = h.keys.add("bob");
+  const alice = await h.keys.add("alice");
+  const bob = await h.keys.add("bob");
   const id = await initialize(h.http, h.bearer(alice.key));
   for (const method of ["POST", "GET", "DELETE"]) {
     const res = await h.http.app.request("/mcp", {
@@ -558,8 +559,8 @@ Deno.test("createHttpApp() with authenticate refuses a session id used with anot
 
 Deno.test("createHttpApp().closeAgent() closes that agent's sessions on both transports, and only those", async () => {
   await using h = keyedHarness();
-  const alice = h.keys.add("alice");
-  const bob = h.keys.add("bob");
+  const alice = await h.keys.add("alice");
+  const bob = await h.keys.add("bob");
   const aliceIds = [
     await initialize(h.http, h.bearer(alice.key)),
     await initialize(h.http, h.bearer(alice.key)),
@@ -594,13 +595,13 @@ Deno.test("createHttpApp().closeAgent() closes that agent's sessions on both tra
 
 Deno.test("createHttpApp().closeAgent(name, createdAt) spares the sessions of a re-added key", async () => {
   await using h = keyedHarness();
-  const old = h.keys.add("quickstart");
-  const oldInfo = h.keys.list().find((a) => a.name === "quickstart")!;
+  const old = await h.keys.add("quickstart");
+  const oldInfo = (await h.keys.list()).find((a) => a.name === "quickstart")!;
   const oldId = await initialize(h.http, h.bearer(old.key));
-  h.keys.remove("quickstart");
+  await h.keys.remove("quickstart");
   // Re-added within the same millisecond would share createdAt: wait one.
   await new Promise((r) => setTimeout(r, 5));
-  const fresh = h.keys.add("quickstart");
+  const fresh = await h.keys.add("quickstart");
   const freshId = await initialize(h.http, h.bearer(fresh.key));
   assert.notEqual(oldId, freshId);
   assert.equal(await h.http.closeAgent("quickstart", oldInfo.createdAt), 1);
@@ -705,8 +706,8 @@ async function holds(http: HttpApp, n: number): Promise<void> {
 
 Deno.test("createHttpApp() with agentMaxSessions refuses an agent past its share with 503, Retry-After and AGENT_BUSY before building its server; another agent still gets in; the cap still holds", async () => {
   await using h = sharedHarness(3, { alice: 2, bob: 2 });
-  const alice = h.bearer(h.keys.add("alice").key);
-  const bob = h.bearer(h.keys.add("bob").key);
+  const alice = h.bearer((await h.keys.add("alice")).key);
+  const bob = h.bearer((await h.keys.add("bob")).key);
   const first = await initialize(h.http, alice);
   await initialize(h.http, alice);
   const over = await post(h.http, INITIALIZE, alice);
@@ -743,9 +744,9 @@ Deno.test("createHttpApp() with agentMaxSessions refuses an agent past its share
 
 Deno.test("createHttpApp() with agentMaxSessions: an agent's share binds below the cap, a share above it never does, none of its own leaves only the cap", async () => {
   await using h = sharedHarness(4, { one: 1, many: 10 });
-  const one = h.bearer(h.keys.add("one").key);
-  const many = h.bearer(h.keys.add("many").key);
-  const free = h.bearer(h.keys.add("free").key);
+  const one = h.bearer((await h.keys.add("one")).key);
+  const many = h.bearer((await h.keys.add("many")).key);
+  const free = h.bearer((await h.keys.add("free")).key);
   await initialize(h.http, one);
   const over = await post(h.http, INITIALIZE, one);
   assert.match(await over.text(), /^AGENT_BUSY: this agent holds its 1 sessions/);
@@ -759,8 +760,8 @@ Deno.test("createHttpApp() with agentMaxSessions: an agent's share binds below t
 
 Deno.test("createHttpApp() with agentMaxSessions: one agent's initializes racing for its share get exactly its share", async () => {
   await using h = sharedHarness(10, { alice: 2, bob: 2 });
-  const alice = h.bearer(h.keys.add("alice").key);
-  const bob = h.bearer(h.keys.add("bob").key);
+  const alice = h.bearer((await h.keys.add("alice")).key);
+  const bob = h.bearer((await h.keys.add("bob")).key);
   const results = await Promise.all(
     Array.from({ length: 8 }, () => post(h.http, INITIALIZE, alice)),
   );
@@ -776,7 +777,7 @@ Deno.test("createHttpApp() with agentMaxSessions: one agent's initializes racing
 
 Deno.test("createHttpApp() with agentMaxSessions: an SSE stream holds a place of its agent's share until it ends; a failed initialize gives its place back", async () => {
   await using h = sharedHarness(5, { alice: 2 });
-  const alice = h.bearer(h.keys.add("alice").key);
+  const alice = h.bearer((await h.keys.add("alice")).key);
   const a = await openSse(h.http, alice);
   const b = await openSse(h.http, alice);
   try {
@@ -802,7 +803,7 @@ Deno.test("createHttpApp() with agentMaxSessions: an SSE stream holds a place of
 
 Deno.test("createHttpApp() with agentMaxSessions: a session swept idle frees its agent's place", async () => {
   await using h = sharedHarness(5, { alice: 1 }, 30);
-  const alice = h.bearer(h.keys.add("alice").key);
+  const alice = h.bearer((await h.keys.add("alice")).key);
   await initialize(h.http, alice);
   await holds(h.http, 0);
   await initialize(h.http, alice);
@@ -814,7 +815,7 @@ Deno.test("createHttpApp() with agentMaxSessions refuses the session when the ag
     agentMaxSessions: () =>
       Promise.reject(new OmotaiError("POLICY_NOT_GRANTED", "this runtime may not read it")),
   });
-  const alice = h.bearer(h.keys.add("alice").key);
+  const alice = h.bearer((await h.keys.add("alice")).key);
   const res = await post(h.http, INITIALIZE, alice);
   assert.equal(res.status, 503);
   assert.match(await res.text(), /^POLICY_NOT_GRANTED: /);
@@ -826,7 +827,7 @@ Deno.test("createHttpApp() with agentMaxSessions refuses the session when the ag
 
 Deno.test("createHttpApp() with agentMaxSessions: an initialize whose body never ends holds no place of its agent's share (nor a server)", async () => {
   await using h = sharedHarness(2, { alice: 1 });
-  const alice = h.bearer(h.keys.add("alice").key);
+  const alice = h.bearer((await h.keys.add("alice")).key);
   let stalled!: ReadableStreamDefaultController<Uint8Array>;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -855,7 +856,7 @@ Deno.test("createHttpApp() with agentMaxSessions: an initialize whose body never
 
 Deno.test("createHttpApp() answers an initialize over 4 MiB 413 before taking a place or building a server", async () => {
   await using h = sharedHarness(1, { alice: 1 });
-  const alice = h.bearer(h.keys.add("alice").key);
+  const alice = h.bearer((await h.keys.add("alice")).key);
   const big = { ...INITIALIZE, params: { ...INITIALIZE.params, pad: "x".repeat(4 * 1024 * 1024) } };
   const res = await post(h.http, big, alice);
   assert.equal(res.status, 413);

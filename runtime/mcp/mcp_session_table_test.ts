@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { SSEStreamingApi } from "hono/streaming";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { AgentInfo } from "../agents/agent_keys.ts";
+import type { AgentInfo } from "../store/agent_store.ts";
 import { Servers } from "../../tests/helpers/mcp_servers.ts";
 import { Activity } from "./idle_sweeper.ts";
 import { type McpSession, McpSessionTable } from "./mcp_session_table.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import type { AgentInfo } from "../agents/agent_keys.ts";
+import type { AgentInfo } from "../store/agent_store.ts";
 import { Servers } from "../../tests/helpers/mcp_servers.ts";
 import { until } from "../../tests/helpers/until.ts";
 import type { AgentEnv } from "./agent_guard.ts";

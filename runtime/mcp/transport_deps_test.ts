@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AgentInfo } from "../agents/agent_keys.ts";
+import type { AgentInfo } from "../store/agent_store.ts";
 import { OmotaiError } from "../errors.ts";
 import { type CapacityCode, CapacityError, SessionPlaces } from "./session_places.ts";
 import { sessionAdmission } from "./transport_deps.ts";

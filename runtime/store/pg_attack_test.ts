@@ -22,8 +22,8 @@ import { asTenant, clusterTeardown, startPostgres } from "../../tests/helpers/po
 import { pendingApproval } from "../../tests/helpers/approvals.ts";
 import { PgAuditLog, tenantGenesis } from "../audit/pg_audit_log.ts";
 import type { AuditEvent } from "../audit/audit_row.ts";
-import { PgAgentStore } from "../agents/pg_agent_store.ts";
-import { agentKeyHash } from "../agents/agent_keys.ts";
+import { PgAgentStore } from "./pg_agent_store.ts";
+import { agentKeyHash } from "./agent_store.ts";
 import { PgDecisionStore } from "./pg_decision_store.ts";
 import { ApprovalBoard } from "../approvals/approval_board.ts";
 import { MemorySink } from "../../tests/helpers/memory_sink.ts";

@@ -9,7 +9,7 @@
  * as in SQLite, removing a secret revokes its grants in code and at redemption. Rows are
  * revoked, never deleted.
  *
- * The runtime's group (`runtime/grants/pg_grant_store.ts`; the console and API add, approve
+ * The runtime's group (`pg_grant_store.ts`; the console and API add, approve
  * and revoke through it) may read its tenant's grants, insert the columns of a new grant
  * only (never one born revoked, used, bound or counted), and update only the columns an
  * approval, a revocation or a redemption changes: no table-wide UPDATE, no DELETE. A trigger

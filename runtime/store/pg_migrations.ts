@@ -243,7 +243,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   REVOKE ALL ON audit_checkpoints FROM PUBLIC;
   GRANT SELECT, INSERT ON audit_checkpoints TO omotai_runtime;
   `,
-  // Agent keys (runtime/agents/): only a key's SHA-256 is kept. A key names its tenant: the
+  // Agent keys (agent_store.ts): only a key's SHA-256 is kept. A key names its tenant: the
   // one path across tenants is agent_by_key(), which answers for exactly the presented
   // key's hash and lists nothing.
   `
@@ -400,7 +400,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   GRANT EXECUTE ON FUNCTION live_key(text), live_heartbeat(text), live_sweep(text),
     live_end(text, text), live_update(text, text, text, integer, boolean) TO omotai_runtime;
   `,
-  // Domain rules an operator changes while runtimes run (runtime/gate/pg_domain_rules.ts):
+  // Domain rules an operator changes while runtimes run (pg_domain_store.ts):
   // changed through two functions that notify every runtime (the payload is the tenant's
   // hash, so a listener learns only that its own tenant's rules changed, or someone's).
   `

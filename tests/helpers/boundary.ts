@@ -9,7 +9,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import { AuditLog } from "../../runtime/audit/audit_log.ts";
 import { Boundary, type WebSocketRule } from "../../runtime/gate/boundary.ts";
-import { DomainRules } from "../../runtime/gate/domains.ts";
+import { SqliteDomainStore } from "../../runtime/store/sqlite_domain_store.ts";
 import { PolicyEngine } from "../../runtime/policy/engine.ts";
 import { openDatabase } from "../../runtime/store/database.ts";
 import { baselineWasm, spec, testModuleWasm } from "./policies.ts";
@@ -41,7 +41,7 @@ export interface TestBoundary extends AsyncDisposable {
   /** The audit log, unless `audit: false` (then a log nothing is written to). */
   audit: AuditLog;
   /** The domain rules, unless `domains: false` (then rules the boundary never reads). */
-  domains: DomainRules;
+  domains: SqliteDomainStore;
 }
 
 /** Builds a boundary from `options`; `await using` it. */
@@ -58,7 +58,7 @@ export async function testBoundary(options: TestBoundaryOptions): Promise<TestBo
   ]);
   const db = openDatabase(":memory:");
   const audit = new AuditLog(db);
-  const domains = new DomainRules(db);
+  const domains = new SqliteDomainStore(db);
   const boundary = new Boundary({
     engine,
     ...(options.domains === false ? {} : { domains }),

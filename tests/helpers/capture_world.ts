@@ -3,7 +3,7 @@
  * `tests/capture_attack_test.ts`, `tests/shared_capture_test.ts`): the capture policy for the
  * two fake vendors (`tests/fixtures/capture_vendors.ts`, `tests/fixtures/hostile_vendor.ts`),
  * agents' MCP clients kept for disposal, one approved capture grant per output through a small
- * grant port (the SQLite `GrantStore` or the PostgreSQL `PgGrantStore`), a vault secret
+ * grant port (`Grants` over the SQLite or the PostgreSQL `GrantStore`), a vault secret
  * revealed apart from the runtime, and the leak search: every form of every minted value,
  * whole or in part, looked for in named places, each with its positive control.
  *
@@ -14,7 +14,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import type { Runtime } from "../../runtime/cli/start.ts";
-import { type GrantPort, GrantStore } from "../../runtime/grants/mod.ts";
+import { Grants } from "../../runtime/grants/mod.ts";
+import { SqliteGrantStore } from "../../runtime/store/sqlite_grant_store.ts";
 import { secretForms } from "../../runtime/redact/mod.ts";
 import { databasePath } from "../../runtime/store/database.ts";
 import { rawKeySource, Vault, type VaultRecords } from "../../vault/mod.ts";
@@ -177,17 +178,17 @@ export function holdConversions(options: FakeGithubOptions): HeldConversions {
 
 /**
  * A SQLite grant store over `db` as `omotai grant` reaches it: no audit, the secrets looked
- * up in `db`'s vault. Wrap it with `sqliteGrantPort` to add capture grants.
+ * up in `db`'s vault.
  */
-export function sqliteGrantStore(db: DatabaseSync): GrantStore {
-  return new GrantStore(db, {
+export function sqliteGrants(db: DatabaseSync): Grants {
+  return new Grants(new SqliteGrantStore(db), {
     audit: { append() {} },
     secrets: { has: (id) => Vault.has(db, id) },
   });
 }
 
-/** Where capture grants are added: the SQLite `sqliteGrantPort(store)` or a `PgGrantStore`. */
-export type CaptureGrantPort = Pick<GrantPort, "add">;
+/** Where capture grants are added: `Grants` over the SQLite or the PostgreSQL store. */
+export type CaptureGrantPort = Pick<Grants, "add">;
 
 /** What every grant of one {@link captureGrants} shares unless a call says otherwise. */
 export interface CaptureGrantDefaults {

@@ -45,14 +45,11 @@ export const LAYERS: readonly LayerRule[] = [
   },
   {
     folder: "runtime/store",
-    job: "SQLite database and migrations; the PostgreSQL pool, its migrations and tenants",
-    // net/: the held request an approval record keeps, and its parser.
+    job:
+      "persistence: SQLite and PostgreSQL databases, migrations, tenants; per concept one …Store port, its adapters and contract suite",
+    // net/: the adapters store origins in the one normalized form; an approval record keeps
+    // its held request, parsed by net/.
     may: [...BASE, "runtime/net"],
-  },
-  {
-    folder: "runtime/agents",
-    job: "agent keys: add, verify, list, remove",
-    may: [...BASE, "runtime/store"],
   },
   {
     folder: "runtime/redact",
@@ -66,7 +63,7 @@ export const LAYERS: readonly LayerRule[] = [
   },
   {
     folder: "runtime/grants",
-    job: "grants: a secret bound to an agent, a use and origins; redemption",
+    job: "grants: a secret bound to an agent, a use and origins; the one flow over GrantStore",
     may: [...BASE, "runtime/net", "runtime/store"],
   },
   {
@@ -103,8 +100,7 @@ export const LAYERS: readonly LayerRule[] = [
   },
   {
     folder: "runtime/gate",
-    job:
-      "the gate, boundary, approver port, domain rules (and their PostgreSQL adapter), audit rows",
+    job: "the gate, boundary, approver port, audit rows",
     may: [...BASE, "runtime/net", "runtime/store", "runtime/audit", "runtime/policy"],
   },
   {
@@ -172,7 +168,7 @@ export const LAYERS: readonly LayerRule[] = [
     may: [
       ...BASE,
       "runtime/net",
-      "runtime/agents",
+      "runtime/store",
       "runtime/browser",
       "runtime/gate",
       "runtime/redact",

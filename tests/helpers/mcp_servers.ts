@@ -8,7 +8,7 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { AgentInfo } from "../../runtime/agents/agent_keys.ts";
+import type { AgentInfo } from "../../runtime/store/agent_store.ts";
 
 /** Builds MCP servers (`newServer`) and counts them. */
 export class Servers {

@@ -5,12 +5,12 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { openDatabase } from "../store/database.ts";
-import { PgDatabase } from "../store/pg_database.ts";
-import { addTenant } from "../store/pg_tenants.ts";
+import { openDatabase } from "./database.ts";
+import { PgDatabase } from "./pg_database.ts";
+import { addTenant } from "./pg_tenants.ts";
 import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
-import { agentKeyHash, AgentKeys } from "./agent_keys.ts";
-import { type AgentStore, sqliteAgentStore } from "./agent_store.ts";
+import { agentKeyHash, type AgentStore } from "./agent_store.ts";
+import { SqliteAgentStore } from "./sqlite_agent_store.ts";
 import { PgAgentStore } from "./pg_agent_store.ts";
 import { OmotaiError } from "../errors.ts";
 
@@ -31,7 +31,7 @@ const ADAPTERS: Adapter[] = [
       const dir = await Deno.makeTempDir({ prefix: "omotai-agents-contract-" });
       const db = openDatabase(`${dir}/omotai.db`);
       return {
-        store: sqliteAgentStore(new AgentKeys(db)),
+        store: new SqliteAgentStore(db),
         async [Symbol.asyncDispose]() {
           db.close();
           await Deno.remove(dir, { recursive: true });

@@ -1,6 +1,6 @@
 /**
- * One tenant's domain rules in PostgreSQL. The gate reads them on every decision, so the
- * runtime keeps a snapshot and refreshes it when any runtime changes them (`NOTIFY`, the
+ * The PostgreSQL `DomainStore`: one tenant's domain rules. The gate reads them on every
+ * decision, so the runtime keeps a snapshot and refreshes it when any runtime changes them (`NOTIFY`, the
  * tenant's hash as payload) and on a poll behind that. A change made here is in the snapshot
  * before `add` or `remove` returns. When no refresh succeeded for `staleMs` (the database is
  * gone), `current()` throws `DOMAINS_UNREADABLE` and every decision is a deny, until a
@@ -10,14 +10,18 @@
  */
 import { createHash } from "node:crypto";
 import { OmotaiError } from "../errors.ts";
-import type { PgDatabase } from "../store/pg_database.ts";
-import type { DomainStore } from "./domain_store.ts";
-import { type DomainRule, type DomainSnapshot, parseRuleOrigin } from "./domains.ts";
+import {
+  type DomainRule,
+  type DomainSnapshot,
+  type DomainStore,
+  parseRuleOrigin,
+} from "./domain_store.ts";
+import type { PgDatabase } from "./pg_database.ts";
 
 /** The channel rule changes are announced on. */
 export const DOMAINS_CHANNEL = "omotai_domains";
 
-/** Options of `PgDomainRules.open`. */
+/** Options of `PgDomainStore.open`. */
 export interface PgDomainOptions {
   /** The poll behind the notifications (default 2 s). */
   pollMs?: number;
@@ -34,7 +38,7 @@ interface Row {
 }
 
 /** Tenant `tenant`'s rules, as a snapshot kept fresh. */
-export class PgDomainRules implements DomainStore, AsyncDisposable {
+export class PgDomainStore implements DomainStore, AsyncDisposable {
   readonly tenant: string;
   readonly #db: PgDatabase;
   readonly #hash: string;
@@ -60,8 +64,8 @@ export class PgDomainRules implements DomainStore, AsyncDisposable {
     db: PgDatabase,
     tenant: string,
     options: PgDomainOptions = {},
-  ): Promise<PgDomainRules> {
-    const rules = new PgDomainRules(db, tenant, options);
+  ): Promise<PgDomainStore> {
+    const rules = new PgDomainStore(db, tenant, options);
     await rules.refresh();
     rules.#unlisten = await db.listen(DOMAINS_CHANNEL, (payload) => {
       if (payload === rules.#hash) rules.refresh().catch(() => {});

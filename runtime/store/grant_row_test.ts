@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type GrantRow, toGrant } from "./grant_row.ts";
+import { grantState } from "../grants/grant.ts";
+import { type GrantRow, toGrantRecord } from "./grant_row.ts";
 
 const NOW = Date.parse("2026-06-01T12:00:00.000Z");
 
@@ -25,16 +26,16 @@ const row = (overrides: Partial<GrantRow> = {}): GrantRow => ({
   ...overrides,
 });
 
-Deno.test("toGrant() reads a row's uses and derives its state", () => {
-  const g = toGrant(row(), NOW);
-  assert.equal(g.state, "active");
+Deno.test("toGrantRecord() reads a row's uses; its state derives from the record", () => {
+  const g = toGrantRecord(row());
+  assert.equal(grantState(g, NOW), "active");
   assert.deepEqual(g.uses, [{ kind: "fill", allowed_origins: ["http://127.0.0.1:8081"] }]);
   assert.equal(g.redemptions, 2);
-  assert.equal(toGrant(row({ approved_at: null }), NOW).state, "pending");
+  assert.equal(grantState(toGrantRecord(row({ approved_at: null })), NOW), "pending");
 });
 
-Deno.test("toGrant() reads a damaged uses column as no uses and an unknown mode as once", () => {
-  assert.deepEqual(toGrant(row({ uses: "{not json" }), NOW).uses, []);
-  assert.deepEqual(toGrant(row({ uses: '[{"kind":"sing"}]' }), NOW).uses, []);
-  assert.equal(toGrant(row({ mode: "forever" }), NOW).mode, "once");
+Deno.test("toGrantRecord() reads a damaged uses column as no uses and an unknown mode as once", () => {
+  assert.deepEqual(toGrantRecord(row({ uses: "{not json" })).uses, []);
+  assert.deepEqual(toGrantRecord(row({ uses: '[{"kind":"sing"}]' })).uses, []);
+  assert.equal(toGrantRecord(row({ mode: "forever" })).mode, "once");
 });

@@ -1,29 +1,30 @@
 /**
- * One contract for every `GrantPort` (the embedded `GrantStore` behind `sqliteGrantPort`, and
- * `PgGrantStore` reached as the runtime's non-owner role under row-level security): the same
- * calls give the same grants, the same refusals and the same audit rows. Then PostgreSQL's
+ * One contract for every `GrantStore` (the embedded `SqliteGrantStore`, and `PgGrantStore`
+ * reached as the runtime's non-owner role under row-level security), run through the one
+ * flow over them (`Grants`): the same calls give the same grants, the same refusals and the
+ * same audit rows. Then PostgreSQL's
  * own: two runtimes racing for one grant, the tenant wall, and the runtime's role sending any
  * SQL it likes against the grants table.
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { assertRefused, clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
-import { openDatabase } from "../store/database.ts";
-import { PgDatabase } from "../store/pg_database.ts";
-import { addTenant } from "../store/pg_tenants.ts";
-import { GrantError } from "./errors.ts";
-import type { Grant } from "./grant.ts";
-import type { GrantAuditEvent, GrantAuditSink } from "./grant_audit.ts";
-import { type GrantPort, sqliteGrantPort } from "./grant_port.ts";
-import { GrantStore } from "./grant_store.ts";
+import { openDatabase } from "./database.ts";
+import { PgDatabase } from "./pg_database.ts";
+import { addTenant } from "./pg_tenants.ts";
+import { GrantError } from "../grants/errors.ts";
+import type { Grant } from "../grants/grant.ts";
+import type { GrantAuditEvent, GrantAuditSink } from "../grants/grant_audit.ts";
+import { Grants } from "../grants/grants.ts";
+import { SqliteGrantStore } from "./sqlite_grant_store.ts";
 import { PgGrantStore } from "./pg_grant_store.ts";
-import type { RedeemRequest } from "./redeem_checks.ts";
+import type { RedeemRequest } from "../grants/redeem_checks.ts";
 import type {
   CaptureCheckRequest,
   CaptureConsumeRequest,
   CaptureOutput,
   CaptureTarget,
-} from "./capture_checks.ts";
+} from "../grants/capture_checks.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -74,7 +75,7 @@ interface Deps {
 
 interface Adapter {
   name: string;
-  open(deps: Deps): Promise<{ store: GrantPort; tenant: string } & AsyncDisposable>;
+  open(deps: Deps): Promise<{ store: Grants; tenant: string } & AsyncDisposable>;
 }
 
 const ADAPTERS: Adapter[] = [
@@ -83,9 +84,11 @@ const ADAPTERS: Adapter[] = [
     open(deps) {
       const db = openDatabase(":memory:");
       return Promise.resolve({
-        store: sqliteGrantPort(
-          new GrantStore(db, { audit: deps.sink, secrets: deps.secrets, now: deps.now }),
-        ),
+        store: new Grants(new SqliteGrantStore(db), {
+          audit: deps.sink,
+          secrets: deps.secrets,
+          now: deps.now,
+        }),
         tenant: "default",
         [Symbol.asyncDispose]: () => Promise.resolve(db.close()),
       });
@@ -98,7 +101,7 @@ const ADAPTERS: Adapter[] = [
       await addTenant(owner, tenant);
       return {
         // The PostgreSQL vault answers asynchronously: so does this one.
-        store: new PgGrantStore(app, tenant, {
+        store: new Grants(new PgGrantStore(app, tenant), {
           audit: deps.sink,
           secrets: { has: (id) => Promise.resolve(deps.secrets.has(id)) },
           now: deps.now,
@@ -111,7 +114,7 @@ const ADAPTERS: Adapter[] = [
 ];
 
 interface World extends AsyncDisposable {
-  store: GrantPort;
+  store: Grants;
   tenant: string;
   sink: MemorySink;
   /** The secrets the vault holds (`shop.password`, `shop.user`). */
@@ -202,7 +205,7 @@ async function world(adapter: Adapter): Promise<World> {
 
 for (const adapter of ADAPTERS) {
   const t = (name: string, fn: (w: World) => Promise<void>) =>
-    Deno.test(`GrantPort (${adapter.name}): ${name}`, async () => {
+    Deno.test(`Grants (${adapter.name}): ${name}`, async () => {
       await using w = await world(adapter);
       await fn(w);
     });
@@ -1039,7 +1042,7 @@ async function scenario(adapter: Adapter): Promise<unknown> {
   return JSON.parse(text);
 }
 
-Deno.test("GrantPort: the same operations give the same grants, errors and audit rows on both adapters", async () => {
+Deno.test("Grants: the same operations give the same grants, errors and audit rows on both adapters", async () => {
   const [sqlite, postgresRun] = [await scenario(ADAPTERS[0]), await scenario(ADAPTERS[1])];
   assert.deepEqual(postgresRun, sqlite);
   assert.ok(JSON.stringify(sqlite).includes("GRANT_WRONG_SESSION"), "the scenario ran");
@@ -1053,7 +1056,7 @@ async function pgTenant(db: PgDatabase = app, name?: string) {
   const tenant = name ?? `grants-${++tenants}`;
   if (!name) await addTenant(owner, tenant);
   const sink = new MemorySink();
-  const store = new PgGrantStore(db, tenant, {
+  const store = new Grants(new PgGrantStore(db, tenant), {
     audit: sink,
     secrets: { has: () => true },
   });
@@ -1150,7 +1153,7 @@ Deno.test("PgGrantStore: two runtimes consuming one capture grant at once: exact
   await addTenant(owner, tenant);
   const sinks = [new MemorySink(), new MemorySink()];
   const stores = [app, db2].map((db, i) =>
-    new PgGrantStore(db, tenant, { audit: sinks[i], secrets: { has: () => false } })
+    new Grants(new PgGrantStore(db, tenant), { audit: sinks[i], secrets: { has: () => false } })
   );
   const consume = (i: number, id: string) =>
     stores[i].consumeCapture(id, {
@@ -1222,7 +1225,7 @@ Deno.test("PgGrantStore: a database failure is GRANTS_UNAVAILABLE", async () => 
   await db[Symbol.asyncDispose]();
   await assert.rejects(store.list(), code("GRANTS_UNAVAILABLE"));
   await assert.rejects(store.redeem(request()), code("GRANTS_UNAVAILABLE"));
-  const unknown = new PgGrantStore(app, "no-such-tenant", {
+  const unknown = new Grants(new PgGrantStore(app, "no-such-tenant"), {
     audit: new MemorySink(),
     secrets: { has: () => true },
   });
@@ -1351,4 +1354,4 @@ Deno.test("PgGrantStore: the runtime's role with any SQL cannot revive, widen, r
   assert.equal((await mine.store.redeem(request({ grantIds: [live.id] }))).length, 1);
 });
 
-Deno.test(clusterTeardown("GrantPort contract", pg, app, owner));
+Deno.test(clusterTeardown("Grants contract", pg, app, owner));

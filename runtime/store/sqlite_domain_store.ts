@@ -1,6 +1,6 @@
 /**
- * Dynamic domain rules: origins an operator allows or denies while the runtime runs
- * (`omotai domain add|rm|list`). The table is reread whenever SQLite's change counter
+ * The embedded `DomainStore`: dynamic domain rules, origins an operator allows or denies
+ * while the runtime runs (`omotai domain add|rm|list`). The table is reread whenever SQLite's change counter
  * moves, so a rule applies to the next action and the next request without a restart.
  * A table that cannot be read makes every decision a deny (`DOMAINS_UNREADABLE`).
  *
@@ -8,37 +8,16 @@
  */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { OmotaiError } from "../errors.ts";
-import { normalizeOrigin } from "../net/origin.ts";
+import { asPromise } from "./as_promise.ts";
+import {
+  type DomainRule,
+  type DomainSnapshot,
+  type DomainStore,
+  parseRuleOrigin,
+} from "./domain_store.ts";
 
-/** One stored rule. */
-export interface DomainRule {
-  origin: string;
-  rule: "allow" | "deny";
-  added_at: string;
-}
-
-/** The rules as of one read. */
-export interface DomainSnapshot {
-  /** Increases whenever the rules were reread after a change. */
-  readonly generation: number;
-  readonly allow: ReadonlySet<string>;
-  readonly deny: ReadonlySet<string>;
-}
-
-/** Normalizes an operator's origin or throws `BAD_ORIGIN`. */
-export function parseRuleOrigin(input: string): string {
-  const origin = normalizeOrigin(input);
-  if (!origin) {
-    throw new OmotaiError(
-      "BAD_ORIGIN",
-      `"${input.slice(0, 200)}" is not an http(s) origin (e.g. https://portal.example)`,
-    );
-  }
-  return origin;
-}
-
-/** Reads and writes the `domain_rules` table. */
-export class DomainRules {
+/** Reads and writes the `domain_rules` table of the embedded database. */
+export class SqliteDomainStore implements DomainStore {
   #db: DatabaseSync;
   #seen: number | undefined;
   #localWrites = 0;
@@ -52,7 +31,21 @@ export class DomainRules {
   }
 
   /** Adds or replaces the rule for `origin`; returns the normalized origin. */
-  add(origin: string, rule: "allow" | "deny"): string {
+  add(origin: string, rule: "allow" | "deny"): Promise<string> {
+    return asPromise(() => this.#add(origin, rule));
+  }
+
+  /** Removes the rule for `origin`; false when there was none. */
+  remove(origin: string): Promise<boolean> {
+    return asPromise(() => this.#remove(origin));
+  }
+
+  /** Every rule, by origin. */
+  list(): Promise<DomainRule[]> {
+    return asPromise(() => this.#list());
+  }
+
+  #add(origin: string, rule: "allow" | "deny"): string {
     const normalized = parseRuleOrigin(origin);
     this.#db.prepare(
       "INSERT INTO domain_rules (origin, rule, added_at) VALUES (?, ?, ?) " +
@@ -62,16 +55,14 @@ export class DomainRules {
     return normalized;
   }
 
-  /** Removes the rule for `origin`; false when there was none. */
-  remove(origin: string): boolean {
+  #remove(origin: string): boolean {
     const result = this.#db.prepare("DELETE FROM domain_rules WHERE origin = ?")
       .run(parseRuleOrigin(origin));
     this.#localWrites++;
     return Number(result.changes) > 0;
   }
 
-  /** Every rule, by origin. */
-  list(): DomainRule[] {
+  #list(): DomainRule[] {
     return this.#db.prepare("SELECT origin, rule, added_at FROM domain_rules ORDER BY origin")
       .all() as unknown as DomainRule[];
   }
@@ -89,7 +80,7 @@ export class DomainRules {
       if (version === this.#seen && this.#localWrites === this.#seenLocal) return this.#snapshot;
       const allow = new Set<string>();
       const deny = new Set<string>();
-      for (const r of this.list()) (r.rule === "deny" ? deny : allow).add(r.origin);
+      for (const r of this.#list()) (r.rule === "deny" ? deny : allow).add(r.origin);
       this.#seen = version;
       this.#seenLocal = this.#localWrites;
       this.#snapshot = { generation: this.#snapshot.generation + 1, allow, deny };

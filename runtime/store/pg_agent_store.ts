@@ -1,21 +1,22 @@
 /**
- * One tenant's agents in PostgreSQL (`agents`, under row-level security). Only a key's
+ * The PostgreSQL `AgentStore`: one tenant's agents (`agents`, under row-level security). Only a key's
  * SHA-256 is stored. A key is checked before its tenant is known: `agent_by_key()` is the
  * one path across tenants, and it answers for exactly the presented key's hash.
  *
  * @module
  */
-import type { PgDatabase } from "../store/pg_database.ts";
 import {
   type AgentInfo,
   AgentKeyError,
   agentKeyHash,
+  type AgentStore,
   checkAgentName,
   checkPolicyFile,
   type NewAgent,
   newAgentKey,
-} from "./agent_keys.ts";
-import type { AgentStore, TenantAgent } from "./agent_store.ts";
+  type TenantAgent,
+} from "./agent_store.ts";
+import type { PgDatabase } from "./pg_database.ts";
 
 interface AgentRow {
   tenant_id: string;

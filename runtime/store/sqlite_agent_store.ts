@@ -1,65 +1,27 @@
 /**
- * Agent keys: the credential an MCP client presents (`Authorization: Bearer omk_…`). A key is
- * shown once when it is made (`omotai agent add`) and stored only as its SHA-256, so the
- * database file opens no door. The table is reread whenever SQLite's change counter moves, so
- * a key removed by another process stops verifying at the next request.
+ * The embedded `AgentStore`: the `agents` table of the SQLite file, one tenant. The table is
+ * reread whenever SQLite's change counter moves, so a key removed by another process stops
+ * verifying at the next request.
  *
  * @module
  */
 import { Buffer } from "node:buffer";
-import { createHash, timingSafeEqual } from "node:crypto";
-import { isAbsolute } from "node:path";
+import { timingSafeEqual } from "node:crypto";
 import type { DatabaseSync } from "node:sqlite";
-import { OmotaiError } from "../errors.ts";
-
-/** What an agent name must look like: lower case, digits, `_` and `-`, at most 64 long. */
-export const AGENT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-
-/** Prefix of every agent key, so a leaked one is recognizable (secret scanners, logs). */
-export const AGENT_KEY_PREFIX = "omk_";
-
-/** One agent, as the runtime and `omotai agent list` see it (never its key or hash). */
-export interface AgentInfo {
-  readonly name: string;
-  /** Absolute path of the agent's policy file; absent: the runtime's `--policy`. */
-  readonly policy?: string;
-  /** ISO time the agent was added. */
-  readonly createdAt: string;
-}
-
-/** A freshly made agent and its key: the only time the key exists outside the client. */
-export interface NewAgent {
-  readonly name: string;
-  readonly key: string;
-}
-
-/** Codes of `AgentKeyError`. */
-export type AgentKeyErrorCode =
-  | "BAD_AGENT_NAME"
-  | "AGENT_EXISTS"
-  | "BAD_POLICY_PATH"
-  | "POLICY_UNREADABLE"
-  | "AGENTS_UNREADABLE";
-
-/** A refused agent operation; its message never carries a key. */
-export class AgentKeyError extends OmotaiError<AgentKeyErrorCode> {
-  constructor(code: AgentKeyErrorCode, message: string, options?: ErrorOptions) {
-    super(code, message, options);
-  }
-}
-
-/** Throws `BAD_AGENT_NAME` unless `name` matches `AGENT_NAME`. */
-export function checkAgentName(name: string): string {
-  if (!AGENT_NAME.test(name)) {
-    throw new AgentKeyError(
-      "BAD_AGENT_NAME",
-      `"${
-        name.slice(0, 80)
-      }" is not an agent name (a-z, 0-9, _ and -, starting with a letter or digit, at most 64)`,
-    );
-  }
-  return name;
-}
+import {
+  type AgentInfo,
+  AgentKeyError,
+  agentKeyHash,
+  type AgentStore,
+  checkAgentName,
+  checkPolicyFile,
+  keyDigest,
+  type NewAgent,
+  newAgentKey,
+  type TenantAgent,
+} from "./agent_store.ts";
+import { asPromise } from "./as_promise.ts";
+import { DEFAULT_TENANT } from "./tenant.ts";
 
 interface AgentRow {
   name: string;
@@ -73,8 +35,10 @@ interface Entry {
   hash: Uint8Array;
 }
 
-/** Reads and writes the `agents` table. */
-export class AgentKeys {
+/** Reads and writes the `agents` table of the embedded database. */
+export class SqliteAgentStore implements AgentStore {
+  /** The embedded database's one tenant. */
+  readonly tenant: string = DEFAULT_TENANT;
   #db: DatabaseSync;
   #seen: number | undefined;
   #localWrites = 0;
@@ -92,7 +56,33 @@ export class AgentKeys {
    * kept: only its SHA-256 is stored. `policy` must be an absolute path to a readable file.
    * Throws `BAD_AGENT_NAME`, `AGENT_EXISTS`, `BAD_POLICY_PATH` or `POLICY_UNREADABLE`.
    */
-  add(name: string, policy?: string): NewAgent {
+  add(name: string, policy?: string): Promise<NewAgent> {
+    return asPromise(() => this.#add(name, policy));
+  }
+
+  /**
+   * The agent whose key `key` is, or undefined. Every stored hash is compared in constant
+   * time, all of them, whether or not one matched already: how long it takes says nothing
+   * about which key (or how much of one) was right. Rejects with `AGENTS_UNREADABLE`.
+   */
+  verify(key: string): Promise<TenantAgent | undefined> {
+    return asPromise(() => {
+      const info = this.#verify(key);
+      return info ? { ...info, tenant: this.tenant } : undefined;
+    });
+  }
+
+  /** Every agent, by name (no keys, no hashes). Rejects with `AGENTS_UNREADABLE`. */
+  list(): Promise<AgentInfo[]> {
+    return asPromise(() => this.#current().map((e) => e.info));
+  }
+
+  /** Removes the agent `name` (its key stops verifying); false when there was none. */
+  remove(name: string): Promise<boolean> {
+    return asPromise(() => this.#remove(name));
+  }
+
+  #add(name: string, policy?: string): NewAgent {
     checkAgentName(name);
     if (policy !== undefined) checkPolicyFile(policy);
     const key = newAgentKey();
@@ -113,14 +103,9 @@ export class AgentKeys {
     return { name, key };
   }
 
-  /**
-   * The agent whose key `key` is, or undefined. Every stored hash is compared in constant
-   * time, all of them, whether or not one matched already: how long it takes says nothing
-   * about which key (or how much of one) was right. Throws `AGENTS_UNREADABLE`.
-   */
-  verify(key: string): AgentInfo | undefined {
+  #verify(key: string): AgentInfo | undefined {
     const entries = this.#current();
-    const probe = sha256(key);
+    const probe = keyDigest(key);
     let found: AgentInfo | undefined;
     for (const entry of entries) {
       const same = timingSafeEqual(entry.hash, probe);
@@ -129,13 +114,7 @@ export class AgentKeys {
     return found;
   }
 
-  /** Every agent, by name (no keys, no hashes). Throws `AGENTS_UNREADABLE`. */
-  list(): AgentInfo[] {
-    return this.#current().map((e) => e.info);
-  }
-
-  /** Removes the agent `name` (its key stops verifying); false when there was none. */
-  remove(name: string): boolean {
+  #remove(name: string): boolean {
     checkAgentName(name);
     try {
       const result = this.#db.prepare("DELETE FROM agents WHERE name = ?").run(name);
@@ -195,42 +174,8 @@ export class AgentKeys {
   }
 }
 
-/** A new agent key: 32 random bytes, `omk_` + base64url. */
-export function newAgentKey(): string {
-  return AGENT_KEY_PREFIX + Buffer.from(crypto.getRandomValues(new Uint8Array(32)))
-    .toString("base64url");
-}
-
-/** What is stored of a key: its SHA-256, hex. */
-export function agentKeyHash(key: string): string {
-  return sha256(key).toString("hex");
-}
-
-function sha256(text: string): Buffer {
-  return createHash("sha256").update(text, "utf8").digest();
-}
-
 /** A stored hash as 32 bytes; a damaged one compares unequal to every key (all ones). */
 function hashBytes(hex: string): Uint8Array {
   const bytes = /^[0-9a-f]{64}$/.test(hex) ? Buffer.from(hex, "hex") : undefined;
   return bytes ?? new Uint8Array(32).fill(0xff);
-}
-
-/** Throws `BAD_POLICY_PATH` or `POLICY_UNREADABLE` unless `path` is an absolute, readable file. */
-export function checkPolicyFile(path: string): void {
-  if (!isAbsolute(path)) {
-    throw new AgentKeyError("BAD_POLICY_PATH", `the policy path ${path} is not absolute`);
-  }
-  let isFile: boolean;
-  try {
-    isFile = Deno.statSync(path).isFile;
-    if (isFile) Deno.openSync(path, { read: true }).close();
-  } catch (err) {
-    throw new AgentKeyError(
-      "POLICY_UNREADABLE",
-      `the policy file ${path} cannot be read: ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
-  if (!isFile) throw new AgentKeyError("BAD_POLICY_PATH", `${path} is not a file`);
 }

@@ -1,21 +1,20 @@
 /**
- * One row of the `grants` table (migration 3 of `runtime/store/database.ts`) and how it
- * becomes a `Grant`. Split from `grant_store.ts` so the store holds the SQL and this holds the
- * reading of a stored row (a damaged column reads as a grant that redeems nothing).
+ * One row of the `grants` table (migration 3 of `database.ts`, and `pg_migration_grants.ts`)
+ * and how it becomes a `GrantRecord`, for both adapters: a damaged column reads as a grant
+ * that redeems nothing.
  *
  * @module
  */
 import { z } from "zod";
 import {
-  type Grant,
   GRANT_MODES,
   type GrantMode,
-  grantState,
+  type GrantRecord,
   type GrantUse,
   USE_KINDS,
-} from "./grant.ts";
+} from "./grant_store.ts";
 
-/** A `grants` row as SQLite returns it. */
+/** A `grants` row as SQLite returns it (and as `pg_grant_store.ts` turns its rows into). */
 export interface GrantRow {
   id: string;
   secret_id: string;
@@ -47,10 +46,10 @@ const StoredUses = z.array(z.object({
 }));
 
 /**
- * The grant of row `r`, its state derived at `now`. A damaged `uses` column matches nothing
- * (the grant lists but never redeems); an unknown mode reads as `once`.
+ * The record of row `r`. A damaged `uses` column matches nothing (the grant lists but never
+ * redeems); an unknown mode reads as `once`.
  */
-export function toGrant(r: GrantRow, now: number): Grant {
+export function toGrantRecord(r: GrantRow): GrantRecord {
   const parsed = StoredUses.safeParse(safeJson(r.uses));
   // A damaged uses column matches nothing: the grant lists but never redeems.
   const uses: GrantUse[] = parsed.success
@@ -68,13 +67,6 @@ export function toGrant(r: GrantRow, now: number): Grant {
   const mode: GrantMode = (GRANT_MODES as readonly string[]).includes(r.mode)
     ? r.mode as GrantMode
     : "once";
-  const fields = {
-    mode,
-    expires_at: r.expires_at,
-    approved_at: r.approved_at,
-    revoked_at: r.revoked_at,
-    used_at: r.used_at,
-  };
   return {
     id: r.id,
     secret_id: r.secret_id,
@@ -82,7 +74,6 @@ export function toGrant(r: GrantRow, now: number): Grant {
     purpose: r.purpose,
     mode,
     uses,
-    state: grantState(fields, now),
     expires_at: r.expires_at,
     created_at: r.created_at,
     created_by: r.created_by,

@@ -5,14 +5,14 @@
  */
 import assert from "node:assert/strict";
 import { OmotaiError } from "../errors.ts";
-import { openDatabase } from "../store/database.ts";
-import { PgDatabase } from "../store/pg_database.ts";
-import { addTenant } from "../store/pg_tenants.ts";
+import { openDatabase } from "./database.ts";
+import { PgDatabase } from "./pg_database.ts";
+import { addTenant } from "./pg_tenants.ts";
 import { assertRefused, clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import postgres from "postgres";
-import { type DomainStore, sqliteDomainStore } from "./domain_store.ts";
-import { DomainRules } from "./domains.ts";
-import { PgDomainRules } from "./pg_domain_rules.ts";
+import type { DomainStore } from "./domain_store.ts";
+import { SqliteDomainStore } from "./sqlite_domain_store.ts";
+import { PgDomainStore } from "./pg_domain_store.ts";
 import { ANSWER_BOUND_MS } from "../../tests/helpers/until.ts";
 
 const pg = await startPostgres();
@@ -27,7 +27,7 @@ const ADAPTERS: { name: string; open(): Promise<{ store: DomainStore } & AsyncDi
       const dir = await Deno.makeTempDir({ prefix: "omotai-domains-contract-" });
       const db = openDatabase(`${dir}/omotai.db`);
       return {
-        store: sqliteDomainStore(new DomainRules(db)),
+        store: new SqliteDomainStore(db),
         async [Symbol.asyncDispose]() {
           db.close();
           await Deno.remove(dir, { recursive: true });
@@ -41,7 +41,7 @@ const ADAPTERS: { name: string; open(): Promise<{ store: DomainStore } & AsyncDi
       const tenant = `domains-${++tenants}`;
       await addTenant(owner, tenant);
       const db = await PgDatabase.open({ url: pg.appUrl });
-      const store = await PgDomainRules.open(db, tenant);
+      const store = await PgDomainStore.open(db, tenant);
       return {
         store,
         async [Symbol.asyncDispose]() {
@@ -82,13 +82,13 @@ for (const adapter of ADAPTERS) {
   });
 }
 
-Deno.test("PgDomainRules: a rule changed on one runtime is in another's snapshot within a second; other tenants see nothing of it", async () => {
+Deno.test("PgDomainStore: a rule changed on one runtime is in another's snapshot within a second; other tenants see nothing of it", async () => {
   await addTenant(owner, "dom-a");
   await addTenant(owner, "dom-b");
   const dbs = await Promise.all([0, 1, 2].map(() => PgDatabase.open({ url: pg.appUrl })));
-  const a = await PgDomainRules.open(dbs[0], "dom-a", { pollMs: 60_000 });
-  const a2 = await PgDomainRules.open(dbs[1], "dom-a", { pollMs: 60_000 });
-  const b = await PgDomainRules.open(dbs[2], "dom-b", { pollMs: 60_000 });
+  const a = await PgDomainStore.open(dbs[0], "dom-a", { pollMs: 60_000 });
+  const a2 = await PgDomainStore.open(dbs[1], "dom-a", { pollMs: 60_000 });
+  const b = await PgDomainStore.open(dbs[2], "dom-b", { pollMs: 60_000 });
   try {
     await a.add("https://partner.example", "allow");
     const t0 = performance.now();
@@ -107,10 +107,10 @@ Deno.test("PgDomainRules: a rule changed on one runtime is in another's snapshot
   }
 });
 
-Deno.test("PgDomainRules: with the database gone every decision is DOMAINS_UNREADABLE once the snapshot is stale, and rules apply again when it is back", async () => {
+Deno.test("PgDomainStore: with the database gone every decision is DOMAINS_UNREADABLE once the snapshot is stale, and rules apply again when it is back", async () => {
   await addTenant(owner, "dom-stale");
   await using db = await PgDatabase.open({ url: pg.appUrl, connectTimeoutS: 1 });
-  const rules = await PgDomainRules.open(db, "dom-stale", { pollMs: 100, staleMs: 600 });
+  const rules = await PgDomainStore.open(db, "dom-stale", { pollMs: 100, staleMs: 600 });
   try {
     await rules.add("https://kept.example", "allow");
     await pg.stop();
@@ -133,7 +133,7 @@ Deno.test("PgDomainRules: with the database gone every decision is DOMAINS_UNREA
   }
 });
 
-Deno.test("PgDomainRules: the runtime's role changes rules only through the functions, for its own tenant", async () => {
+Deno.test("PgDomainStore: the runtime's role changes rules only through the functions, for its own tenant", async () => {
   await addTenant(owner, "dom-raw");
   const sql = postgres(pg.appUrl, { max: 1, onnotice: () => {} });
   try {
