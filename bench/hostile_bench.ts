@@ -103,9 +103,9 @@ export interface BenchPage {
 /** A's stay on a page that does its harm after its load. */
 export const DWELL_MS = 30_000;
 /** The pages that do their harm after their load (the log flood, the popups running). */
-const HARM_AFTER_LOAD = new Set(["/log-flood", "/popup-flood"]);
+const HARM_AFTER_LOAD = new Set(["/log-flood", "/popup-flood", "/popup-hang-flood"]);
 /** The pages that open windows. */
-const OPENS_WINDOWS = new Set(["/popup-flood"]);
+const OPENS_WINDOWS = new Set(["/popup-flood", "/popup-hang-flood"]);
 
 /**
  * The pages, as data: a new hostile page is one more row. The hostile site's first pages, the

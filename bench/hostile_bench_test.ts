@@ -46,6 +46,7 @@ Deno.test("BENCH_PAGES: the site's first hostile pages, the log flood, the dialo
     "/log-flood",
     "/chain",
     "/popup-flood",
+    "/popup-hang-flood",
   ]);
   assert.ok(BENCH_PAGES.every((p) => p.does.length > 0));
   // The floods do their harm after their load: A stays on them; the others do theirs as they
@@ -53,9 +54,11 @@ Deno.test("BENCH_PAGES: the site's first hostile pages, the log flood, the dialo
   assert.deepEqual(BENCH_PAGES.filter((p) => p.dwellMs > 0).map((p) => p.path), [
     "/log-flood",
     "/popup-flood",
+    "/popup-hang-flood",
   ]);
   assert.deepEqual(BENCH_PAGES.filter((p) => p.opensWindows).map((p) => p.path), [
     "/popup-flood",
+    "/popup-hang-flood",
   ]);
 });
 
