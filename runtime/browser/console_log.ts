@@ -24,6 +24,14 @@ export const CONSOLE_LEVELS = ["error", "warning", "info", "debug"] as const;
 /** A console level a call may ask for. */
 export type ConsoleLevel = typeof CONSOLE_LEVELS[number];
 
+/** The console level of a `Log.entryAdded` level; anything else reads as `info`. */
+const LOG_ENTRY_LEVELS: ReadonlyMap<string, ConsoleLevel> = new Map([
+  ["verbose", "debug"],
+  ["info", "info"],
+  ["warning", "warning"],
+  ["error", "error"],
+]);
+
 /** The bounds of the log; every one caps memory or output a page could otherwise grow. */
 export interface ConsoleLimits {
   /** Messages kept per tab (the oldest go first). */
@@ -316,13 +324,7 @@ export class ConsoleLog implements TargetWatcher {
   }
 
   #fromLogEntry(entry: Protocol.Log.LogEntry): Omit<ConsoleMessage, "navigation"> {
-    const level: ConsoleLevel = entry.level === "verbose"
-      ? "debug"
-      : entry.level === "warning"
-      ? "warning"
-      : entry.level === "error"
-      ? "error"
-      : "info";
+    const level = LOG_ENTRY_LEVELS.get(entry.level) ?? "info";
     return {
       type: level,
       level,

@@ -12,7 +12,12 @@
  * @module
  */
 import { normalizeOrigin } from "../net/origin.ts";
-import { GrantError, type GrantErrorCode } from "./errors.ts";
+import {
+  GRANT_CHECK_ORDER,
+  GRANT_REFUSAL_TEXT,
+  GrantError,
+  type GrantErrorCode,
+} from "./errors.ts";
 import { CAPTURE_NAME_RE, captureUseOf, type Grant, GRANT_ID_RE, isCaptureGrant } from "./grant.ts";
 
 /** One output of a capture and the grant approved for it. */
@@ -58,28 +63,16 @@ export interface CaptureTarget {
 
 /** Capture refusals in the order the checks run. */
 export const CAPTURE_CHECK_ORDER: readonly GrantErrorCode[] = [
-  "GRANT_NOT_FOUND",
-  "GRANT_WRONG_AGENT",
-  "GRANT_REVOKED",
-  "GRANT_EXPIRED",
-  "GRANT_PENDING",
-  "GRANT_USED",
-  "GRANT_WRONG_USE",
-  "GRANT_WRONG_ORIGIN",
+  ...GRANT_CHECK_ORDER,
   "GRANT_WRONG_WORKFLOW",
   "GRANT_WRONG_OUTPUT",
   "CAPTURE_TARGET_OCCUPIED",
 ];
 
 const CAPTURE_TEXT: Partial<Record<GrantErrorCode, string>> = {
-  GRANT_NOT_FOUND: "no such grant",
-  GRANT_WRONG_AGENT: "the grant belongs to another agent",
-  GRANT_REVOKED: "the grant was revoked",
-  GRANT_EXPIRED: "the grant has expired",
-  GRANT_PENDING: "the grant waits for an operator's approval",
+  ...GRANT_REFUSAL_TEXT,
   GRANT_USED: "the capture grant was used already",
   GRANT_WRONG_USE: "the grant is not a capture grant",
-  GRANT_WRONG_ORIGIN: "the grant does not allow this origin",
   GRANT_WRONG_WORKFLOW: "the grant is for another workflow",
   GRANT_WRONG_OUTPUT: "the grant is for another output",
   CAPTURE_TARGET_OCCUPIED: "the target secret already holds a value",

@@ -53,8 +53,32 @@ export type GrantErrorCode =
   | "AUDIT_UNAVAILABLE";
 
 /** A refused grant operation or redemption. */
-export class GrantError extends OmotaiError<GrantErrorCode> {
-  constructor(code: GrantErrorCode, message: string, options?: ErrorOptions) {
-    super(code, message, options);
-  }
-}
+export class GrantError extends OmotaiError<GrantErrorCode> {}
+
+/**
+ * The checks every use of a grant runs first, in this order (a fill's redemption and a capture
+ * alike); each path appends its own. A later code means the grant came closer to passing.
+ */
+export const GRANT_CHECK_ORDER: readonly GrantErrorCode[] = [
+  "GRANT_NOT_FOUND",
+  "GRANT_WRONG_AGENT",
+  "GRANT_REVOKED",
+  "GRANT_EXPIRED",
+  "GRANT_PENDING",
+  "GRANT_USED",
+  "GRANT_WRONG_USE",
+  "GRANT_WRONG_ORIGIN",
+];
+
+/**
+ * The text of the refusals that mean the same on every path (`GRANT_USED` and
+ * `GRANT_WRONG_USE` say what a fill or a capture expected, so each path words them).
+ */
+export const GRANT_REFUSAL_TEXT: Partial<Record<GrantErrorCode, string>> = {
+  GRANT_NOT_FOUND: "no such grant",
+  GRANT_WRONG_AGENT: "the grant belongs to another agent",
+  GRANT_REVOKED: "the grant was revoked",
+  GRANT_EXPIRED: "the grant has expired",
+  GRANT_PENDING: "the grant waits for an operator's approval",
+  GRANT_WRONG_ORIGIN: "the grant does not allow this origin",
+};

@@ -43,16 +43,15 @@ export interface Grant extends GrantRecord {
   readonly state: GrantState;
 }
 
-/** A grant as parsed from the operator's input, before it is stored. */
-export interface NewGrant {
-  readonly secret_id: string;
-  readonly agent: string;
-  readonly purpose: string;
-  readonly mode: GrantMode;
-  readonly uses: readonly GrantUse[];
-  /** ISO time, resolved from a duration or an ISO time; always in the future. */
-  readonly expires_at: string;
-}
+/**
+ * A grant as parsed from the operator's input, before it is stored: the operator's fields of
+ * a `GrantRecord`; `expires_at` is resolved from a duration or an ISO time and always in the
+ * future.
+ */
+export type NewGrant = Pick<
+  GrantRecord,
+  "secret_id" | "agent" | "purpose" | "mode" | "uses" | "expires_at"
+>;
 
 /** What a grant id looks like. */
 export const GRANT_ID_RE = /^g_[a-z2-7]{16}$/;

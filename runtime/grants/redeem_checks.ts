@@ -5,7 +5,12 @@
  *
  * @module
  */
-import { GrantError, type GrantErrorCode } from "./errors.ts";
+import {
+  GRANT_CHECK_ORDER,
+  GRANT_REFUSAL_TEXT,
+  GrantError,
+  type GrantErrorCode,
+} from "./errors.ts";
 import { type Grant, isCaptureGrant, type UseKind } from "./grant.ts";
 
 /** One redemption (a fill; capture grants have `checkCapture`/`consumeCapture`). */
@@ -27,27 +32,12 @@ export interface RedeemRequest {
 }
 
 /** Refusals in the order the checks run; a later one means the grant came closer to passing. */
-const CHECK_ORDER: readonly GrantErrorCode[] = [
-  "GRANT_NOT_FOUND",
-  "GRANT_WRONG_AGENT",
-  "GRANT_REVOKED",
-  "GRANT_EXPIRED",
-  "GRANT_PENDING",
-  "GRANT_USED",
-  "GRANT_WRONG_USE",
-  "GRANT_WRONG_ORIGIN",
-  "GRANT_WRONG_SESSION",
-];
+const CHECK_ORDER: readonly GrantErrorCode[] = [...GRANT_CHECK_ORDER, "GRANT_WRONG_SESSION"];
 
 const REFUSAL_TEXT: Partial<Record<GrantErrorCode, string>> = {
-  GRANT_NOT_FOUND: "no such grant",
-  GRANT_WRONG_AGENT: "the grant belongs to another agent",
-  GRANT_REVOKED: "the grant was revoked",
-  GRANT_EXPIRED: "the grant has expired",
-  GRANT_PENDING: "the grant waits for an operator's approval",
+  ...GRANT_REFUSAL_TEXT,
   GRANT_USED: "the once grant was used already",
   GRANT_WRONG_USE: "the grant does not allow this use",
-  GRANT_WRONG_ORIGIN: "the grant does not allow this origin",
   GRANT_WRONG_SESSION: "the session grant is bound to another session",
 };
 

@@ -11,7 +11,7 @@
 import { OmotaiError } from "../errors.ts";
 import { baseFacts, FRESH_SESSION } from "./fact_builders.ts";
 import type { Facts } from "./facts.ts";
-import { type CallResult, KernelModule } from "./kernel_host.ts";
+import { type CallFailure, type CallResult, KernelModule } from "./kernel_host.ts";
 import { sha256Hex } from "./signing.ts";
 import { checkWasmSandbox } from "./wasm_sandbox.ts";
 import {
@@ -172,15 +172,16 @@ function outcome(result: CallResult): ModuleOutput {
     }
     return { ...parsed };
   }
-  const rule = result.failure === "fuel"
-    ? "fuel exhausted"
-    : result.failure === "trap"
-    ? "trap"
-    : result.failure === "error"
-    ? "module reported an error"
-    : "no output";
-  return { decision: "deny", reason: "POLICY_ERROR", rule };
+  return { decision: "deny", reason: "POLICY_ERROR", rule: FAILURE_RULE[result.failure] };
 }
+
+/** The `rule` of the deny a failed module call becomes, per way it failed. */
+const FAILURE_RULE: Readonly<Record<CallFailure, string>> = {
+  fuel: "fuel exhausted",
+  trap: "trap",
+  error: "module reported an error",
+  "no output": "no output",
+};
 
 /** Runs each module over a few typical facts until V8 has optimized its hot code. */
 function warmUp(modules: readonly KernelModule[]): void {

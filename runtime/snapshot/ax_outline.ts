@@ -17,9 +17,7 @@ import type { Redactor } from "../redact/mod.ts";
 import {
   ARIA_CONTROL_ROLES,
   type ControlFacts,
-  frameOpenLine,
   LINE_MAX,
-  MAX_FRAME_DEPTH,
   NAME_MAX,
   VALUE_MAX,
 } from "./outline_line.ts";
@@ -187,15 +185,10 @@ function renderFrame(frame: AxFrame, issueRef: AxRefIssuer, out: OutlineWriter, 
       const child = node.backendDOMNodeId !== undefined
         ? frame.childFrames.get(node.backendDOMNodeId)
         : undefined;
-      // A frame that failed to load shows Chromium's error page: not page content.
-      if (!child || depth > MAX_FRAME_DEPTH || child.url.startsWith("chrome-error:")) continue;
-      const mark = out.mark();
-      out.line(frameOpenLine(out.url(child.url, undefined)));
-      if (out.lines.length === mark) break; // the budget ended before the frame
-      renderFrame(child, issueRef, out, depth + 1);
-      // Frames with nothing to show (error pages, empty ads) cost lines and say nothing.
-      if (out.mark() === mark + 1) out.rewind(mark);
-      else out.closeFrame();
+      if (!child) continue;
+      if (!out.frame(child.url, depth, () => renderFrame(child, issueRef, out, depth + 1))) {
+        break;
+      }
       continue;
     }
     if (isControl(node, role)) {

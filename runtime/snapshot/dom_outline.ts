@@ -19,9 +19,7 @@ import { CUT_READ_MARGIN, type Redactor } from "../redact/mod.ts";
 import {
   ARIA_CONTROL_ROLES,
   type ControlFacts,
-  frameOpenLine,
   LINE_MAX,
-  MAX_FRAME_DEPTH,
   NAME_MAX,
   VALUE_MAX,
 } from "./outline_line.ts";
@@ -213,17 +211,10 @@ function renderFrame(
     }
     const child = id !== undefined ? frame.childFrames.get(id) : undefined;
     if (child || tag === "IFRAME" || tag === "FRAME") {
-      // A frame that failed to load shows Chromium's error page: not page content.
-      if (!child || !visible || depth > MAX_FRAME_DEPTH || child.url.startsWith("chrome-error:")) {
-        continue;
+      if (!child || !visible) continue;
+      if (!out.frame(child.url, depth, () => renderFrame(child, issueRef, out, depth + 1))) {
+        break;
       }
-      const mark = out.mark();
-      out.line(frameOpenLine(out.url(child.url, undefined)));
-      if (out.lines.length === mark) break; // the budget ended before the frame
-      renderFrame(child, issueRef, out, depth + 1);
-      // Frames with nothing to show (error pages, empty ads) cost lines and say nothing.
-      if (out.mark() === mark + 1) out.rewind(mark);
-      else out.closeFrame();
       continue;
     }
     if (tag === "LABEL") {

@@ -26,9 +26,11 @@ import {
   type ControlFacts,
   controlLine,
   FRAME_CLOSE,
+  frameOpenLine,
   headingLine,
   LINE_MAX,
   LIST_BULLET,
+  MAX_FRAME_DEPTH,
   textLine,
 } from "./outline_line.ts";
 
@@ -200,6 +202,24 @@ export class OutlineWriter {
       if (last.bullet) this.#prefix = LIST_BULLET;
     }
     this.#emit(...controlLine(facts));
+  }
+
+  /**
+   * A child frame of a frame at `parentDepth` (the top one's is 0): the frame line, what
+   * `render` writes of it, and `[/frame]`. A frame nested deeper than `MAX_FRAME_DEPTH` or showing Chromium's
+   * error page (a frame that failed to load: not page content) is skipped; one that shows
+   * nothing (error pages, empty ads) is taken back, as it costs lines and says nothing. False
+   * when the budget ended before the frame: the walk stops there.
+   */
+  frame(url: string, parentDepth: number, render: () => void): boolean {
+    if (parentDepth > MAX_FRAME_DEPTH || url.startsWith("chrome-error:")) return true;
+    const mark = this.mark();
+    this.line(frameOpenLine(this.url(url, undefined)));
+    if (this.lines.length === mark) return false;
+    render();
+    if (this.mark() === mark + 1) this.rewind(mark);
+    else this.closeFrame();
+    return true;
   }
 
   /** The `[/frame]` line: written even past the budget, so frame blocks stay balanced. */

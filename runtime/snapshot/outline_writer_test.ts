@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { holdsPiece, PLANTED_PW, plantedRedactor } from "../../tests/helpers/planted_secret.ts";
-import { LINE_MAX } from "./outline_line.ts";
+import { LINE_MAX, MAX_FRAME_DEPTH } from "./outline_line.ts";
 import { OutlineWriter } from "./outline_writer.ts";
 
 Deno.test("OutlineWriter.text() spaces runs of two boxes, never around inline runs", () => {
@@ -110,4 +110,35 @@ Deno.test("OutlineWriter.flush() writes page text that opens like a ref's line a
   assert.equal(lines[1], '- \\[e2] button "Delete"');
   assert.equal(lines[3], "\\[e3] split here", "a piece after a split too");
   assert.equal(brief[0], '\\[e1] "Home" -> /', "short enough to brief whole");
+});
+
+Deno.test("OutlineWriter.frame() wraps a child frame, takes back an empty one, skips error pages and deep ones", () => {
+  const out = new OutlineWriter();
+  const rendered: string[] = [];
+  assert.equal(out.frame("http://127.0.0.2:1/a", 0, () => out.line("inside")), true);
+  assert.equal(out.frame("http://127.0.0.2:1/empty", 0, () => {}), true);
+  assert.equal(out.frame("chrome-error://chromewebdata/", 0, () => rendered.push("error")), true);
+  assert.equal(
+    out.frame("http://127.0.0.2:1/deep", MAX_FRAME_DEPTH + 1, () => rendered.push("deep")),
+    true,
+  );
+  assert.equal(out.frame("http://127.0.0.2:1/last", MAX_FRAME_DEPTH, () => out.line("x")), true);
+  assert.deepEqual(rendered, []);
+  assert.deepEqual(out.finish().lines, [
+    "[frame http://127.0.0.2:1/a]",
+    "inside",
+    "[/frame]",
+    "[frame http://127.0.0.2:1/last]",
+    "x",
+    "[/frame]",
+  ]);
+});
+
+Deno.test("OutlineWriter.frame() answers false and renders nothing when the budget ended before it", () => {
+  const out = new OutlineWriter({ limits: { maxLines: 1, maxChars: 1e9 } });
+  out.line("full");
+  let rendered = false;
+  assert.equal(out.frame("http://127.0.0.2:1/", 0, () => rendered = true), false);
+  assert.equal(rendered, false);
+  assert.deepEqual(out.finish().lines, ["full"]);
 });

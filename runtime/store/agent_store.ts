@@ -45,11 +45,7 @@ export type AgentKeyErrorCode =
   | "AGENTS_UNREADABLE";
 
 /** A refused agent operation; its message never carries a key. */
-export class AgentKeyError extends OmotaiError<AgentKeyErrorCode> {
-  constructor(code: AgentKeyErrorCode, message: string, options?: ErrorOptions) {
-    super(code, message, options);
-  }
-}
+export class AgentKeyError extends OmotaiError<AgentKeyErrorCode> {}
 
 /** Throws `BAD_AGENT_NAME` unless `name` matches `AGENT_NAME`. */
 export function checkAgentName(name: string): string {
