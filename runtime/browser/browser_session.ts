@@ -15,20 +15,20 @@ import {
   type BrowserProcess,
   CdpFaultError,
   type CdpSession,
-  type TargetEvent,
   type TrackedTarget,
 } from "../../cdp/mod.ts";
 import type { AuditEvent, AuditSink, AuditWriter } from "../audit/audit_row.ts";
 import { OmotaiError } from "../errors.ts";
-import { browserLost, endOf, endText } from "./browser_end.ts";
+import { browserLost, endOf } from "./browser_end.ts";
 import { log } from "../log.ts";
 import { BlockedRequests } from "./blocked_notice.ts";
 import { CallQueue } from "./call_queue.ts";
 import { whileOthersQuiet } from "./quiet_tabs.ts";
 import type { Element } from "./element_ops.ts";
-import type { BrowserHooks, BrowserHooksFactory, TargetWatcher } from "./hooks.ts";
+import type { BrowserHooks, BrowserHooksFactory } from "./hooks.ts";
 import type { Admission } from "./admission.ts";
-import { type BrowserStart, endForMemory, launchLive, type WarmSource } from "./launch.ts";
+import type { BrowserStart, WarmSource } from "./launch.ts";
+import { liveGone, SessionBrowser } from "./session_browser.ts";
 import type { Live } from "./live.ts";
 import { Notices } from "./notices.ts";
 import type { PageView } from "../snapshot/page_view.ts";
@@ -95,17 +95,19 @@ export class BrowserSession implements AsyncDisposable {
       }; answer it with browser_file_upload {"paths": [...]}`,
     )
   );
-  /** Followers of every target, in the order they are set up. */
-  readonly #watchers: TargetWatcher[];
-  #live: Live | undefined;
-  #starting: Promise<Live> | undefined;
-  #generation = 0;
+  /** The browser, through its lives (started, restarted, replaced, ended). */
+  readonly #browser: SessionBrowser;
   readonly #calls = new CallQueue();
   #disposed = false;
   readonly #ends: (() => void)[] = [];
   #callGeneration: number | undefined;
   /** Whether the call under way failed by a timeout (its recovery is owed). */
   #timedOut = false;
+
+  /** The browser as last started (may be gone). */
+  get #live(): Live | undefined {
+    return this.#browser.current;
+  }
 
   constructor(options: BrowserSessionOptions) {
     this.#options = options;
@@ -115,25 +117,23 @@ export class BrowserSession implements AsyncDisposable {
       live: () => this.#live,
       lifecycle: (kind, reason) => this.#lifecycle(kind, reason),
       scanning: () => this.#snapshots.scanning,
-      replaceBrowser: (reason) => this.#replaceBrowser(reason),
-      endedForMemory: async () => {
-        const group = this.#live?.group;
-        if (!group) return false;
-        // The crash's own check may have ended the browser already: its count says so.
-        await endForMemory(this.#live!.browser, group);
-        return group.oomKills() > 0;
-      },
+      replaceBrowser: (reason) => this.#browser.replace(reason),
+      endedForMemory: () => this.#browser.endedForMemory(),
       loopWindowMs: options.dialogLoopWindowMs,
     });
-    this.#watchers = [
-      this.guard.dialogs,
-      this.guard.crashes,
-      this.choosers,
-      this.console,
-      this.network,
-      // A renderer the kernel killed for memory ends the whole browser (its cgroup's count).
-      { watch: (t) => this.#watchCrash(t) },
-    ];
+    this.#browser = new SessionBrowser({
+      start: options,
+      hooks: () => this.#hooks,
+      // Followers of every target, in the order they are set up (the crash watcher last).
+      watchers: [this.guard.dialogs, this.guard.crashes, this.choosers, this.console, this.network],
+      tabs: this.#tabs,
+      notices: this.#notices,
+      log: (line) => log(`session ${this.id}: cdp: ${line}`),
+      lifecycle: (kind, reason, rule) => this.#lifecycle(kind, reason, rule),
+      isolation: () => this.isolation,
+      closed: () => this.#disposed,
+      callGeneration: () => this.#callGeneration,
+    });
     this.#hooks = options.hooks?.(this) ?? {};
   }
 
@@ -180,7 +180,7 @@ export class BrowserSession implements AsyncDisposable {
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const call = async () => {
       const live = this.#live;
-      this.#callGeneration = live && !gone(live) ? live.generation : undefined;
+      this.#callGeneration = live && !liveGone(live) ? live.generation : undefined;
       this.#timedOut = false;
       try {
         return await fn();
@@ -188,7 +188,7 @@ export class BrowserSession implements AsyncDisposable {
         // A call that failed because the kernel killed a process of its browser for memory
         // ends that browser, and fails with BROWSER_LOST naming it (`translateError`).
         const now = this.#live;
-        if (now) await this.#checkMemory(now);
+        if (now) await this.#browser.checkMemory(now);
         throw err;
       } finally {
         this.#callGeneration = undefined;
@@ -256,87 +256,8 @@ export class BrowserSession implements AsyncDisposable {
    * Starts the browser if needed; restarts it after a crash (or after the runtime ended it
    * over a fault) with a notice that says which.
    */
-  async ensureStarted(): Promise<Live> {
-    if (this.#disposed) throw new OmotaiError("SESSION_CLOSED", "this session is closed");
-    if (this.#live && !gone(this.#live)) return this.#live;
-    if (this.#live) {
-      const old = this.#live;
-      // Whether the kernel killed it for memory: counted before the reason is told.
-      await old.group?.checkOom();
-      // Another call started the next browser meanwhile: that one is the session's.
-      if (this.#live !== old) return await this.ensureStarted();
-      const end = endOf(old);
-      if (this.#callGeneration === old.generation) throw browserLost(end);
-      this.#live = undefined;
-      // A browser whose pipe broke while it still runs is of no use to anyone.
-      old.browser.kill("SIGKILL");
-      this.#lifecycle("browser_lost", end?.code);
-      this.#notices.push(
-        end
-          ? `the previous browser was ended by the runtime (${end.code}: ${
-            endText(end)
-          }); a fresh one was started (earlier pages and cookies are gone)`
-          : "the previous browser exited; a fresh one was started (earlier pages and cookies are gone)",
-      );
-    }
-    this.#starting ??= this.#launch().finally(() => this.#starting = undefined);
-    return await this.#starting;
-  }
-
-  async #launch(): Promise<Live> {
-    const generation = ++this.#generation;
-    return await launchLive({
-      ...this.#options,
-      hooks: this.#hooks,
-      watchers: this.#watchers,
-      generation,
-      tabs: this.#tabs,
-      log: (line) => log(`session ${this.id}: cdp: ${line}`),
-      onStarted: (live) => {
-        this.#live = live;
-        // The row says whether this browser has a network of its own (`netns`) or not, and
-        // (its rule) whether it was started ahead of the session (`warm`) or for it.
-        this.#lifecycle("browser_started", this.isolation, live.warm ? "warm" : "cold");
-        // Audited when it happens, not only at the next call: the agent may never make one.
-        live.browser.connection.onClose(async () => {
-          await live.group?.checkOom();
-          const end = endOf(live);
-          if (end && !this.#disposed) this.#lifecycle("browser_ended", end.code);
-        });
-      },
-      onTargetChange: (live, event, t) => this.#onTargetChange(live, event, t),
-      onTabRefused: () => this.#lifecycle("tab_refused", "MAX_TABS"),
-    });
-  }
-
-  #onTargetChange(live: Live, event: TargetEvent, t: TrackedTarget): void {
-    if (live.generation !== this.#generation) return;
-    if (event === "detached") void this.#checkMemory(live);
-    if (event === "failed") {
-      // Closed unguarded rather than run: the audit says so (type only, never the URL).
-      this.#lifecycle("target_setup_failed", t.info.type);
-      return;
-    }
-    this.#tabs.onTargetChange(live, event, t);
-  }
-
-  /**
-   * Ends `live`'s browser when its cgroup counts an OOM kill (on cgroup v1 the kernel kills
-   * one process, often a renderer the browser would outlive); the connection's close audits
-   * it (`browser_ended`, `BROWSER_OOM`).
-   */
-  async #checkMemory(live: Live): Promise<void> {
-    if (live.group && !gone(live)) await endForMemory(live.browser, live.group);
-  }
-
-  /** Checks the memory group when a page's renderer crashes (the kernel's OOM kill is one). */
-  async #watchCrash(t: TrackedTarget): Promise<void> {
-    if (t.info.type !== "page" || !this.#options.groups) return;
-    // The browser's first tab is prepared before the session holds it: looked up at the crash.
-    t.session.on("Inspector.targetCrashed", () => {
-      if (this.#live) void this.#checkMemory(this.#live);
-    });
-    await t.session.send("Inspector.enable");
+  ensureStarted(): Promise<Live> {
+    return this.#browser.ensureStarted();
   }
 
   /** The tabs, in the order they opened. */
@@ -468,7 +389,7 @@ export class BrowserSession implements AsyncDisposable {
     const live = this.#live;
     const end = live && endOf(live);
     if (end && !(err instanceof OmotaiError)) return browserLost(end);
-    const out = translateBrowserError(err, live !== undefined && gone(live));
+    const out = translateBrowserError(err, live !== undefined && liveGone(live));
     if (out instanceof OmotaiError && out.code === "BROWSER_TIMEOUT") this.#timedOut = true;
     return out;
   }
@@ -486,23 +407,6 @@ export class BrowserSession implements AsyncDisposable {
   }
 
   /**
-   * Ends the browser for `reason` (it stopped answering, or a hung tab of it would not go):
-   * audited as `browser_replaced`, told in a notice; the next call starts a fresh one.
-   */
-  #replaceBrowser(reason: string): void {
-    const live = this.#live;
-    if (!live) return;
-    this.#live = undefined;
-    // In its own namespace the whole tree goes with the sandbox's first process.
-    live.browser.kill("SIGKILL");
-    this.#lifecycle("browser_replaced", reason);
-    this.#notices.push(
-      `the runtime replaced this session's browser (${reason}): the next call starts a fresh one (earlier pages and cookies are gone)`,
-    );
-  }
-
-  /** Stops the browser; its profile directory is removed. */
-  /**
    * Runs `fn` once when the session ends (after its browser is gone), or now when it ended
    * already: what the runtime holds for the session beyond its browser (a capture's
    * confinement) is let go there. Never throws into the session's end.
@@ -515,11 +419,12 @@ export class BrowserSession implements AsyncDisposable {
     this.#ends.push(fn);
   }
 
+  /** Stops the browser (its profile directory is removed), then runs the `onEnd` hooks. */
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
     try {
-      await this.#end();
+      await this.#browser.end();
     } finally {
       for (const fn of this.#ends.splice(0)) {
         try {
@@ -530,26 +435,6 @@ export class BrowserSession implements AsyncDisposable {
       }
     }
   }
-
-  async #end(): Promise<void> {
-    const live = this.#live ?? await this.#starting?.catch(() => undefined);
-    this.#live = undefined;
-    this.#lifecycle("session_closed");
-    if (live) {
-      // The profile is thrown away with the session: nothing is worth a polite close, and a
-      // browser asked to close on a busy machine can take seconds. In its own namespace the
-      // whole tree goes with the sandbox's first process.
-      live.browser.kill("SIGKILL");
-      await live.browser.exited;
-      // Wait for the exit handler's profile removal.
-      await this.#options.profiles.remove(live.browser.profileDir).catch(() => {});
-    }
-  }
-}
-
-/** Whether a browser can no longer be used: its process exited or its pipe is closed. */
-function gone(live: Live): boolean {
-  return live.browser.hasExited || live.browser.connection.closed;
 }
 
 function errorName(err: unknown): string {

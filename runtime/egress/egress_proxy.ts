@@ -18,6 +18,7 @@ import { OmotaiError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { FromProxy, ProxyAnswer, ProxyQuestion } from "../proxy/proxy_protocol.ts";
 import type { ToProxyMessage } from "../proxy/socket_listen.ts";
+import { readBoundedLines } from "./bounded_lines.ts";
 import type { TlsAuthority } from "./tls_authority.ts";
 
 /** How the proxy process runs. */
@@ -311,34 +312,13 @@ export class EgressProxy implements AsyncDisposable {
     return this.#flushed;
   }
 
-  async #read(): Promise<void> {
-    const decoder = new TextDecoder();
-    let buffered = "";
-    /** Inside a line over the cap: everything up to its newline is dropped. */
-    let skipping = false;
-    for await (const chunk of this.#child.stdout) {
-      const text = decoder.decode(chunk, { stream: true });
-      let from = 0;
-      while (from < text.length) {
-        const nl = text.indexOf("\n", from);
-        const end = nl < 0 ? text.length : nl;
-        if (!skipping && buffered.length + (end - from) > MAX_PROXY_LINE) {
-          log(`egress proxy: a message over ${MAX_PROXY_LINE} characters was dropped`);
-          buffered = "";
-          skipping = true;
-        }
-        if (!skipping) buffered += text.slice(from, end);
-        if (nl < 0) break;
-        from = nl + 1;
-        if (skipping) {
-          skipping = false;
-          continue;
-        }
-        const line = buffered;
-        buffered = "";
-        this.#onLine(line);
-      }
-    }
+  #read(): Promise<void> {
+    return readBoundedLines(this.#child.stdout, {
+      max: MAX_PROXY_LINE,
+      onOverlong: () =>
+        log(`egress proxy: a message over ${MAX_PROXY_LINE} characters was dropped`),
+      onLine: (line) => this.#onLine(line),
+    });
   }
 
   /** Handles one line; nothing it does leaves it (the loop serves every session). */

@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  BROWSER_MEMORY_MB,
-  BrowserGroups,
-  defaultBrowserMemoryMb,
-  describeCgroup,
-  openBrowserGroups,
-} from "./cgroup.ts";
+import { BROWSER_MEMORY_MB, BrowserGroups, defaultBrowserMemoryMb } from "./cgroup.ts";
+import { openBrowserGroups } from "./cgroup_backend.ts";
 import { type CgroupFs, kernelFs } from "./cgroup_shell.ts";
 import type { CgroupLookup } from "./cgroup_place.ts";
 
@@ -269,15 +264,4 @@ Deno.test("defaultBrowserMemoryMb() shares the memory less the runtime's reserve
   assert.equal(defaultBrowserMemoryMb(17 * 2 ** 30, 8), 2048);
   assert.equal(defaultBrowserMemoryMb(24 * 2 ** 30, 1), BROWSER_MEMORY_MB.max);
   assert.equal(defaultBrowserMemoryMb(4 * 2 ** 30, 64), BROWSER_MEMORY_MB.min);
-});
-
-Deno.test("describeCgroup() says the backend and its bounds, or none and why", () => {
-  assert.equal(
-    describeCgroup({ backend: "v1", limits: LIMITS }),
-    "cgroup v1 (hybrid host): memory 512 MiB without swap, 1024 pids, cpu weight 50",
-  );
-  assert.equal(
-    describeCgroup({ backend: "none", reason: "no cgroup2 mount" }),
-    "none (no cgroup2 mount)",
-  );
 });

@@ -12,7 +12,7 @@
  * @module
  */
 import { OmotaiError } from "../errors.ts";
-import { type CgroupFact, describeCgroup } from "./cgroup.ts";
+import { type CgroupFact, describeCgroup } from "./cgroup_backend.ts";
 
 /** The user the browser runs as when the runtime is root. */
 export interface BrowserUser {

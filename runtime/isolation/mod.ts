@@ -41,13 +41,15 @@ export {
   BrowserGroups,
   type BrowserGroupsOptions,
   type BrowserLimits,
-  type CgroupFact,
   defaultBrowserMemoryMb,
+  RUNTIME_RESERVE_BYTES,
+} from "./cgroup.ts";
+export {
+  type CgroupFact,
   describeCgroup,
   openBrowserGroups,
   type OpenGroupsOptions,
-  RUNTIME_RESERVE_BYTES,
-} from "./cgroup.ts";
+} from "./cgroup_backend.ts";
 export {
   cgroup2Mount,
   CGROUP_DIR,

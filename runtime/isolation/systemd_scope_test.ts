@@ -7,7 +7,7 @@ import {
   type SystemdLocation,
   SystemdScopes,
 } from "./systemd_scope.ts";
-import { describeCgroup, openBrowserGroups } from "./cgroup.ts";
+import { describeCgroup, openBrowserGroups } from "./cgroup_backend.ts";
 import { type CgroupFs, kernelFs } from "./cgroup_shell.ts";
 import type { CgroupLookup } from "./cgroup_place.ts";
 

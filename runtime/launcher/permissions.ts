@@ -10,7 +10,6 @@
  * @module
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { OmotaiError } from "../errors.ts";
 import type { FindBrowserOptions } from "../../cdp/mod.ts";
 import { DETECT_READS, NICE_PATHS, TOOL_DIRS } from "../isolation/detect.ts";
 import { ENTER_SHELL } from "../isolation/cgroup_shell.ts";
@@ -24,9 +23,8 @@ import {
 } from "./options.ts";
 
 import { DATABASE_URL_ENV, databaseAddress, PG_CLIENT_ENV } from "./database_url.ts";
-
-/** A path the launcher cannot put into a Deno permission flag. */
-export class LaunchError extends OmotaiError<"PATH_NOT_GRANTABLE"> {}
+import { evalGrants } from "./eval_permissions.ts";
+import { Grants, optionString, optionStrings } from "./permission_grants.ts";
 
 /** What a policy file names that the runtime will read. */
 export interface PolicyRefs {
@@ -157,34 +155,6 @@ const DATABASE_COMMANDS = new Set([
 /** Rotated files of a JSONL audit mirror next to the live one (runtime/audit/jsonl_mirror.ts). */
 const MIRROR_KEEP = 5;
 
-class Grants {
-  read = new Set<string>();
-  write = new Set<string>();
-  net = new Set<string>();
-  env = new Set<string>();
-  run = new Set<string>();
-  sys = new Set<string>();
-
-  flags(): string[] {
-    const out: string[] = [];
-    for (const kind of ["read", "write", "net", "env", "run", "sys"] as const) {
-      const values = [...this[kind]];
-      if (values.length === 0) continue;
-      for (const v of values) {
-        // Deno splits a flag's list on commas and has no escape for one.
-        if (v.includes(",")) {
-          throw new LaunchError(
-            "PATH_NOT_GRANTABLE",
-            `${v} holds a comma, which a Deno permission flag cannot carry: move or rename it`,
-          );
-        }
-      }
-      out.push(`--allow-${kind}=${values.join(",")}`);
-    }
-    return out;
-  }
-}
-
 /**
  * The runtime's permissions for `args` (the command line after `omotai`). A command line that
  * does not parse gets no permission at all: the runtime then prints the same usage error it
@@ -206,7 +176,7 @@ export function childPermissions(args: readonly string[], facts: LaunchFacts): C
   for (const name of (command && CHILD_ENV[command]) ?? []) grants.env.add(name);
 
   if (command === "start" || (command !== undefined && Object.hasOwn(DATA_DIR_COMMANDS, command))) {
-    const flag = str(values, "data-dir");
+    const flag = optionString(values, "data-dir");
     const dataDir = resolveDataDir({ flag, env: facts.env, os: facts.os, cwd: facts.cwd });
     if (flag === undefined) childArgs = withDataDir(args, command === "start", dataDir);
     const db = databaseFile(dataDir, facts);
@@ -228,15 +198,20 @@ export function childPermissions(args: readonly string[], facts: LaunchFacts): C
   switch (command) {
     case "agent": {
       // `agent add --policy FILE` checks that the file is there and readable.
-      const policy = str(values, "policy");
+      const policy = optionString(values, "policy");
       if (policy !== undefined) grants.read.add(abs(policy));
       databaseGrant(values, grants, facts);
       break;
     }
     case "audit": {
-      const jsonl = str(values, "jsonl");
+      const jsonl = optionString(values, "jsonl");
       if (jsonl !== undefined) { for (const f of mirrorFiles(abs(jsonl))) grants.read.add(f); }
-      for (const file of [...strs(values, "checkpoints"), ...strs(values, "checkpoint-key")]) {
+      for (
+        const file of [
+          ...optionStrings(values, "checkpoints"),
+          ...optionStrings(values, "checkpoint-key"),
+        ]
+      ) {
         grants.read.add(abs(file));
       }
       databaseGrant(values, grants, facts);
@@ -257,7 +232,7 @@ export function childPermissions(args: readonly string[], facts: LaunchFacts): C
   }
   // A database URL holds a password: it reaches the runtime through its environment, not
   // its argv (which every local user can read in /proc).
-  const url = str(values, "database");
+  const url = optionString(values, "database");
   if (url !== undefined && command !== undefined && DATABASE_COMMANDS.has(command)) {
     childArgs = withoutOption(childArgs, "database");
     childEnv[DATABASE_URL_ENV] = url;
@@ -281,7 +256,7 @@ function withoutOption(args: readonly string[], name: string): string[] {
 
 /** The shared database's address (`--database`, else `OMOTAI_DATABASE_URL`), if one is named. */
 function databaseGrant(values: OptionValues, grants: Grants, facts: LaunchFacts): void {
-  const url = str(values, "database") ?? facts.env[DATABASE_URL_ENV];
+  const url = optionString(values, "database") ?? facts.env[DATABASE_URL_ENV];
   const address = url ? databaseAddress(url) : undefined;
   if (!address) return;
   grants.net.add(address);
@@ -298,29 +273,31 @@ function startGrants(
   const { values } = line;
   const abs = (p: string) => resolve(facts.cwd, p);
   grants.read.add(facts.bundledDir);
-  const policy = str(values, "policy");
+  const policy = optionString(values, "policy");
   if (policy !== undefined) policyFileGrants(abs(policy), grants, facts);
-  const mode = str(values, "mode");
+  const mode = optionString(values, "mode");
   // Agents added with --policy FILE browse under their own policy, which the runtime reads
   // when such an agent connects; only the sse door knows agents.
   if (mode === "sse") {
     for (const p of facts.agentPolicies(db)) policyFileGrants(p, grants, facts);
   }
-  const audit = str(values, "audit");
+  const audit = optionString(values, "audit");
   if (audit !== undefined) {
     for (const f of mirrorFiles(abs(audit))) {
       grants.read.add(f);
       grants.write.add(f);
     }
   }
-  const host = str(values, "host") ?? "127.0.0.1";
-  const port = str(values, "port") ?? "8080";
+  const host = optionString(values, "host") ?? "127.0.0.1";
+  const port = optionString(values, "port") ?? "8080";
   const at = (h: string, p: string) => `${h.includes(":") ? `[${h}]` : h}:${p}`;
   if (mode === "sse") grants.net.add(at(host, port));
-  else if (values.console === true) grants.net.add(at(host, str(values, "console-port") ?? "8090"));
+  else if (values.console === true) {
+    grants.net.add(at(host, optionString(values, "console-port") ?? "8090"));
+  }
   if (values["demo-site"] === true) {
     // The demo shop listens beside the runtime: --demo-port, else the port after --port.
-    const demoPort = str(values, "demo-port") ?? String(Number(port) + 1);
+    const demoPort = optionString(values, "demo-port") ?? String(Number(port) + 1);
     grants.net.add(`127.0.0.1:${demoPort}`);
   }
   const browser = facts.browser({
@@ -330,7 +307,7 @@ function startGrants(
   childEnv.OMOTAI_BROWSER = browser;
   grants.run.add(browser);
   // A pinned browser is hashed, the file its symlinks lead to (launcher/browser_pin.ts).
-  const pinned = str(values, "browser-sha256") !== undefined ||
+  const pinned = optionString(values, "browser-sha256") !== undefined ||
     Boolean(facts.env.OMOTAI_BROWSER_SHA256) ||
     (policy !== undefined && facts.readPolicy(abs(policy))?.browser_sha256 !== undefined);
   if (pinned) {
@@ -357,7 +334,7 @@ function startGrants(
   // bubblewrap, socat, setpriv and the browser's user, and runs bubblewrap (which runs the
   // rest; the egress proxy's socket directory is inside the data dir). `--isolation off`
   // looks for none of it.
-  if (facts.os === "linux" && str(values, "isolation") !== "off") {
+  if (facts.os === "linux" && optionString(values, "isolation") !== "off") {
     for (const p of DETECT_READS) grants.read.add(p);
     for (const dir of TOOL_DIRS) grants.run.add(`${dir}/bwrap`);
     // A cgroup per browser (runtime/isolation/cgroup.ts): made and read through that shell,
@@ -396,12 +373,12 @@ function policyGrants(line: CommandLine, grants: Grants, facts: LaunchFacts): vo
   const wasm = positionals[0] !== undefined ? abs(positionals[0]) : undefined;
   switch (sub) {
     case "keygen": {
-      const out = str(values, "out");
+      const out = optionString(values, "out");
       if (out !== undefined) grants.write.add(abs(out));
       break;
     }
     case "sign": {
-      const key = str(values, "key");
+      const key = optionString(values, "key");
       if (key !== undefined) grants.read.add(abs(key));
       if (wasm !== undefined) {
         grants.read.add(wasm);
@@ -411,7 +388,7 @@ function policyGrants(line: CommandLine, grants: Grants, facts: LaunchFacts): vo
     }
     case "verify": {
       if (wasm !== undefined) grants.read.add(wasm).add(`${wasm}.sig.json`);
-      const policy = str(values, "policy");
+      const policy = optionString(values, "policy");
       if (policy !== undefined) grants.read.add(abs(policy));
       databaseGrant(values, grants, facts);
       break;
@@ -423,9 +400,9 @@ function policyGrants(line: CommandLine, grants: Grants, facts: LaunchFacts): vo
       // The AssemblyScript compiler runs as a Deno child of its own (policies-wasm/build.ts):
       // a developer's command, as `deno task build:policies` is.
       grants.read.add(facts.policiesDir);
-      const key = str(values, "sign");
+      const key = optionString(values, "sign");
       if (key !== undefined) grants.read.add(abs(key));
-      const out = str(values, "out");
+      const out = optionString(values, "out");
       const outDir = out !== undefined ? abs(out) : join(facts.policiesDir, "dist");
       grants.read.add(outDir);
       grants.write.add(outDir);
@@ -434,79 +411,6 @@ function policyGrants(line: CommandLine, grants: Grants, facts: LaunchFacts): vo
       break;
     }
   }
-}
-
-/** The loopback addresses the eval serves its pages and attacker endpoints on (any port). */
-export const EVAL_HOSTS = ["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"] as const;
-
-/**
- * `omotai eval`: its pages and attacker endpoints on loopback, the report directory, the arms
- * it spawns (the Omotai arm is the runtime again, started as the launcher starts `omotai
- * start`), a plain Chromium for the control runs and the report check, and the model's
- * endpoint.
- */
-function evalGrants(
-  values: OptionValues,
-  grants: Grants,
-  childEnv: Record<string, string>,
-  facts: LaunchFacts,
-): void {
-  const abs = (p: string) => resolve(facts.cwd, p);
-  const policy = str(values, "policy");
-  if (policy !== undefined) grants.read.add(abs(policy));
-  // The report, and `<out>/.work` (each arm's data dir, the control runs' browser profiles).
-  const out = abs(str(values, "out") ?? "omotai-eval");
-  grants.read.add(out);
-  grants.write.add(out);
-  // The runtime's own source, read-only.
-  const checkout = dirname(facts.policiesDir);
-  grants.read.add(join(checkout, "runtime"));
-  for (const host of EVAL_HOSTS) grants.net.add(host);
-  const agent = str(values, "agent") ?? "scripted";
-  if (agent.startsWith("openai:")) {
-    const address = httpAddress(agent.slice("openai:".length));
-    if (address !== undefined) grants.net.add(address);
-  }
-  // As with `start`, the browser is picked here and handed on: the eval (and the runtime it
-  // starts) never picks one it may not run. cdp/ stats it before it starts it.
-  // The fuller build when installed: its controls must make every request it would, and the
-  // runtime the eval starts is tried against all of them.
-  const browser = facts.browser({ preferFull: true });
-  childEnv.OMOTAI_BROWSER = browser;
-  grants.read.add(browser);
-  grants.run.add(browser);
-  if (values["no-omotai"] !== true) {
-    // `deno run --config <checkout>/deno.json … runtime/cli/main.ts start …` (childArgv()).
-    grants.read.add(join(checkout, "deno.json"));
-    grants.run.add(facts.deno);
-  }
-  for (const arm of strs(values, "arm")) {
-    const program = armProgram(arm);
-    // A bare name is looked up on PATH when it is run; a path is the caller's.
-    if (program !== undefined) grants.run.add(program.includes("/") ? abs(program) : program);
-  }
-  // cdp/ adds --no-sandbox to a Chromium it starts as root, and asks for its uid to know.
-  grants.sys.add("uid");
-}
-
-/** The program of `--arm NAME=COMMAND`: COMMAND's first word (undefined when there is none). */
-function armProgram(arm: string): string | undefined {
-  const eq = arm.indexOf("=");
-  if (eq < 0) return undefined;
-  const [program] = arm.slice(eq + 1).trim().split(/\s+/);
-  return program || undefined;
-}
-
-/** `host:port` of an http(s) URL (the default port when it names none), else undefined. */
-function httpAddress(url: string): string | undefined {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return undefined;
-  }
-  if ((u.protocol !== "http:" && u.protocol !== "https:") || !u.hostname) return undefined;
-  return `${u.hostname}:${u.port || (u.protocol === "https:" ? "443" : "80")}`;
 }
 
 /** runtime/store/database.ts: `OMOTAI_DB`, else `<dataDir>/omotai.db`. */
@@ -531,14 +435,4 @@ function tempDir(facts: LaunchFacts): string {
 function withDataDir(args: readonly string[], isStart: boolean, dataDir: string): string[] {
   const at = isStart ? 1 : Math.min(2, args.length);
   return [...args.slice(0, at), "--data-dir", dataDir, ...args.slice(at)];
-}
-
-function str(values: OptionValues, key: string): string | undefined {
-  const v = values[key];
-  return typeof v === "string" ? v : undefined;
-}
-
-function strs(values: OptionValues, key: string): string[] {
-  const v = values[key];
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
 }

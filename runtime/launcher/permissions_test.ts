@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { BrowserLaunchError } from "../../cdp/errors.ts";
 import { DETECT_READS, NICE_PATHS } from "../isolation/detect.ts";
 import { parseCommandLine, spreadLists } from "./options.ts";
+import { LaunchError } from "./permission_grants.ts";
 import {
   childPermissions,
   LAUNCHER_ENV,
-  LaunchError,
   type LaunchFacts,
   type PolicyRefs,
 } from "./permissions.ts";
