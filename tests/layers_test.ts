@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
+  bypassedDoors,
   folderGraph,
   forbiddenImports,
   importCircles,
@@ -20,6 +21,7 @@ Deno.test("layers: no import runs up a layer or crosses a permission boundary, n
   assert.ok(edges.length > 200, `only ${edges.length} imports found`);
   assert.ok(files.includes("runtime/tools/tool.ts") && files.includes("cdp/mod.ts"));
   assert.deepEqual(forbiddenImports(edges), []);
+  assert.deepEqual(bypassedDoors(edges), []);
   assert.deepEqual(importCircles(edges), []);
   const graph = folderGraph(edges);
   assert.ok(graph.get("runtime/browser")?.has("cdp"), "browser/ imports cdp/");
@@ -45,6 +47,28 @@ Deno.test("forbiddenImports() catches a layer violation, a leaf import and a ui 
     "runtime/proxy/x.ts",
     "ui/x.ts",
   ]);
+});
+
+Deno.test("bypassedDoors() catches a reach past mod.ts and an own-folder mod.ts, not an exception", () => {
+  const e = (from: string, to: string, via?: "url" | "dynamic"): ImportEdge => ({
+    from,
+    to,
+    typeOnly: false,
+    ...(via ? { via } : {}),
+  });
+  assert.deepEqual(
+    bypassedDoors([
+      e("runtime/gate/gate.ts", "runtime/net/origin.ts"),
+      e("runtime/gate/gate.ts", "runtime/gate/mod.ts"),
+      e("runtime/main.ts", "runtime/cli/cli.ts", "dynamic"),
+      e("runtime/gate/gate.ts", "runtime/net/mod.ts"),
+      e("runtime/gate/gate.ts", "runtime/gate/boundary.ts"),
+      e("runtime/proxy/proxy_decide.ts", "runtime/net/addresses.ts"),
+      e("runtime/main.ts", "runtime/cli/main.ts", "url"),
+      e("runtime/gate/gate.ts", "policies-wasm/dist/x.ts"),
+    ]).map((p) => p.split(" ")[0]),
+    ["runtime/gate/gate.ts", "runtime/gate/gate.ts", "runtime/main.ts"],
+  );
 });
 
 Deno.test("importCircles() finds a circle through three files and none in a tree", () => {

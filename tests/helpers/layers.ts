@@ -214,6 +214,62 @@ export interface ImportEdge {
   from: string;
   to: string;
   typeOnly: boolean;
+  /** `import()` of a module, or `new URL()` of a file (a path handed on, not an import). */
+  via?: "dynamic" | "url";
+}
+
+/**
+ * Imports that may reach past a folder's `mod.ts` (a file or a folder on each side), each
+ * with why. Everything else from another folder goes through that folder's `mod.ts`.
+ */
+export const DOOR_EXCEPTIONS: readonly { from: string; to: string; why: string }[] = [
+  {
+    from: "runtime/proxy",
+    to: "runtime/net",
+    why: "the proxy child is cached with `deno cache --no-config runtime/proxy/proxy_main.ts` " +
+      "and runs with --allow-net only: runtime/net/mod.ts also carries request_view_schema.ts, " +
+      'whose bare `"zod"` does not resolve without deno.json',
+  },
+  {
+    from: "runtime/cli/compiled_main.ts",
+    to: "runtime/proxy/proxy_main.ts",
+    why: "the compiled binary runs the proxy child's entry itself: a process entry, not an API",
+  },
+];
+
+/** The file other folders import a layer folder through. */
+export function modOf(folder: string): string {
+  return `${folder}/mod.ts`;
+}
+
+/** Whether `from` may import `to` past `to`'s folder's `mod.ts` ({@link DOOR_EXCEPTIONS}). */
+export function doorException(from: string, to: string): boolean {
+  const side = (rule: string, file: string) =>
+    rule === file || (rule.endsWith(".ts") ? false : folderOf(file) === rule);
+  return DOOR_EXCEPTIONS.some((x) => side(x.from, from) && side(x.to, to));
+}
+
+/**
+ * Imports that skip a folder's door: a file importing another layer folder's file other
+ * than its `mod.ts`, or its own folder's `mod.ts` (an evaluation circle). `new URL()` paths
+ * are files handed to a child process, not imports.
+ */
+export function bypassedDoors(edges: readonly ImportEdge[]): string[] {
+  const problems: string[] = [];
+  for (const e of edges) {
+    if (e.via === "url") continue;
+    const from = folderOf(e.from);
+    const to = folderOf(e.to);
+    if (!from || !to) continue;
+    if (from === to) {
+      if (e.to === modOf(to) && e.from !== e.to) {
+        problems.push(`${e.from} imports its own folder's ${e.to} (an evaluation circle)`);
+      }
+    } else if (e.to !== modOf(to) && !doorException(e.from, e.to)) {
+      problems.push(`${e.from} imports ${e.to} (not through ${modOf(to)})`);
+    }
+  }
+  return problems;
 }
 
 const IMPORT_RE =
@@ -249,7 +305,8 @@ export async function readImports(root: string, files: string[]): Promise<Import
       // A URL of a data folder (bundled modules) is a path, not an import.
       if (!spec.endsWith(".ts")) continue;
       const to = relative(root, resolve(root, dirname(from), spec));
-      edges.push({ from, to, typeOnly: m[2] !== undefined });
+      const via = m[4] ? "url" : m[5] ? "dynamic" : undefined;
+      edges.push({ from, to, typeOnly: m[2] !== undefined, ...(via ? { via } : {}) });
     }
   }
   return edges;
@@ -325,7 +382,11 @@ if (import.meta.main) {
     const row = [...(graph.get(rule.folder) ?? [])].map(([to, n]) => `${to} (${n})`);
     console.log(`${rule.folder}/  ${rule.job}\n    imports: ${row.join(", ") || "nothing"}`);
   }
-  const problems = [...forbiddenImports(edges), ...importCircles(edges).map((c) => c.join(" -> "))];
+  const problems = [
+    ...forbiddenImports(edges),
+    ...bypassedDoors(edges),
+    ...importCircles(edges).map((c) => c.join(" -> ")),
+  ];
   for (const p of problems) console.log(`FORBIDDEN ${p}`);
   if (problems.length > 0) Deno.exit(1);
 }
