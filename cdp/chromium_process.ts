@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { CdpConnection, type CdpLog } from "./connection.ts";
 import { BrowserLaunchError, type CdpFaultError } from "./errors.ts";
 import { type PipeReadable, PipeTransport, type PipeWritable } from "./pipe_transport.ts";
-import type { ByteRateLimits } from "../shared/byte_rate.ts";
+import type { ByteRateLimits } from "../shared/mod.ts";
 
 /**
  * Debian's headless shell (package `chromium-headless-shell`): the same Chromium, engine,

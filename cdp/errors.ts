@@ -5,7 +5,7 @@
  * @module
  */
 
-import { CodedError } from "../shared/coded_error.ts";
+import { CodedError } from "../shared/mod.ts";
 
 /** Every stable code a {@link CdpLayerError} may carry. */
 export type CdpErrorCode =

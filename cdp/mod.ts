@@ -22,7 +22,7 @@ export {
   PipeTransport,
   type PipeTransportOptions,
 } from "./pipe_transport.ts";
-export { ByteRate, type ByteRateLimits, type Pace } from "../shared/byte_rate.ts";
+export { ByteRate, type ByteRateLimits, type Pace } from "../shared/mod.ts";
 export {
   BROWSER_CANDIDATES,
   BrowserProcess,

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { ByteRate, type ByteRateLimits } from "../shared/byte_rate.ts";
+import { ByteRate, type ByteRateLimits } from "../shared/mod.ts";
 import { CdpFaultError } from "./errors.ts";
 
 /**

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { CodedError } from "../shared/coded_error.ts";
+import { CodedError } from "../shared/mod.ts";
 
 /**
  * The codes of errors the runtime raises as plain {@link OmotaiError}s or the classes in this

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { launch } from "./launcher/launcher.ts";
+import { launch } from "./launcher/mod.ts";
 
 if (import.meta.main) {
   Deno.exit(await launch(Deno.args, { entry: new URL("./cli/main.ts", import.meta.url) }));

@@ -9,11 +9,10 @@
  *
  * @module
  */
-import type { AuditRow } from "../runtime/audit/audit_row.ts";
+import type { AuditRow } from "../runtime/audit/mod.ts";
 import type { Grant, Grants } from "../runtime/grants/mod.ts";
-import type { AgentInfo, AgentStore } from "../runtime/store/agent_store.ts";
-import type { DomainRule, DomainStore } from "../runtime/store/domain_store.ts";
-import type { RequestView } from "../runtime/net/request_view.ts";
+import type { AgentInfo, AgentStore, DomainRule, DomainStore } from "../runtime/store/mod.ts";
+import type { RequestView } from "../runtime/net/mod.ts";
 
 /** A value now or later. */
 export type MaybePromise<T> = T | Promise<T>;

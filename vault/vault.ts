@@ -18,7 +18,7 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { CodedError } from "../shared/coded_error.ts";
+import { CodedError } from "../shared/mod.ts";
 import { VaultError } from "./errors.ts";
 import { keyMatches, makeKeyCheck, resolveKey, SALT_BYTES, type VaultKeySource } from "./key.ts";
 import {

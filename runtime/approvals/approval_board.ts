@@ -10,14 +10,9 @@
  *
  * @module
  */
-import type { AuditEvent } from "../audit/audit_row.ts";
-import type { ApprovalOutcome, Approver, PendingApproval } from "../gate/approver.ts";
-import type {
-  Approval,
-  ApprovalState,
-  DecisionStore,
-  SettleResult,
-} from "../store/decision_store.ts";
+import type { AuditEvent } from "../audit/mod.ts";
+import type { ApprovalOutcome, Approver, PendingApproval } from "../gate/mod.ts";
+import type { Approval, ApprovalState, DecisionStore, SettleResult } from "../store/mod.ts";
 import {
   type BoardAudit,
   DecisionBoard,

@@ -20,17 +20,16 @@
  *
  * @module
  */
-import type { AuditEvent } from "../audit/audit_row.ts";
-import { errorCode } from "../errors.ts";
-import { log } from "../log.ts";
-import { bounded } from "../store/bounded.ts";
-import type {
-  DecisionKind,
-  DecisionRecord,
-  DecisionStore,
-  HumanOutcome,
-  SettleResult,
-} from "../store/decision_store.ts";
+import type { AuditEvent } from "../audit/mod.ts";
+import { errorCode, log } from "../mod.ts";
+import {
+  bounded,
+  type DecisionKind,
+  type DecisionRecord,
+  type DecisionStore,
+  type HumanOutcome,
+  type SettleResult,
+} from "../store/mod.ts";
 
 /** Where the outcome's audit row goes (`AuditLog`, `PgAuditLog`). */
 export interface BoardAudit {

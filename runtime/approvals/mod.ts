@@ -8,11 +8,11 @@
 export * from "./approval_board.ts";
 export * from "./decision_board.ts";
 export * from "./question_board.ts";
-export type {
-  Approval,
-  ApprovalState,
-  HumanQuestion,
-  QuestionState,
-  SettleResult,
-} from "../store/decision_store.ts";
-export { QUESTION_MAX_CHARS } from "../store/decision_store.ts";
+export {
+  type Approval,
+  type ApprovalState,
+  type HumanQuestion,
+  QUESTION_MAX_CHARS,
+  type QuestionState,
+  type SettleResult,
+} from "../store/mod.ts";

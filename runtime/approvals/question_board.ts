@@ -14,9 +14,13 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
-import type { DecisionStore, HumanQuestion, SettleResult } from "../store/decision_store.ts";
-import { questionText } from "../store/decision_store.ts";
+import { OmotaiError } from "../mod.ts";
+import {
+  type DecisionStore,
+  type HumanQuestion,
+  questionText,
+  type SettleResult,
+} from "../store/mod.ts";
 import type { BoardAudit, DecisionBoardOptions, DecisionKindRules } from "./decision_board.ts";
 import { DecisionBoard, waitMs } from "./decision_board.ts";
 

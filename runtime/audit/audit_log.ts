@@ -10,7 +10,7 @@
  * @module
  */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import { processRedactor, type Redactor } from "../redact/mod.ts";
 import type { JsonlMirror } from "./jsonl_mirror.ts";
 import {

@@ -12,8 +12,7 @@ import type { AuditLog } from "./audit_log.ts";
 import type { AuditEvent, AuditRow } from "./audit_row.ts";
 import { type ChainView, checkAgainst, type Checkpoint } from "./checkpoint.ts";
 import { pruneAudit, verifyAudit, type VerifyResult } from "./verify.ts";
-import { asPromise } from "../store/as_promise.ts";
-import { DEFAULT_TENANT } from "../store/tenant.ts";
+import { asPromise, DEFAULT_TENANT } from "../store/mod.ts";
 
 /** Signed checkpoints to hold a chain against, and the key that signed them. */
 export interface CheckpointCheck {

@@ -22,7 +22,7 @@ import {
 } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { z } from "zod";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** One signed head. */
 export interface Checkpoint {

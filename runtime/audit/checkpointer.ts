@@ -9,7 +9,7 @@
  * @module
  */
 import { join } from "node:path";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import type { AuditStore } from "./audit_store.ts";
 import {
   type Checkpoint,

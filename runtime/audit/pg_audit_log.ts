@@ -16,10 +16,9 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { OmotaiError } from "../errors.ts";
-import { log } from "../log.ts";
+import { log, OmotaiError } from "../mod.ts";
 import { processRedactor, type Redactor } from "../redact/mod.ts";
-import { type PgDatabase, PgError, type PgTx } from "../store/pg_database.ts";
+import { type PgDatabase, PgError, type PgTx } from "../store/mod.ts";
 import {
   type AuditStore,
   checkedResult,

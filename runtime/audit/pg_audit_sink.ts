@@ -17,8 +17,7 @@
  *
  * @module
  */
-import { errorCode, OmotaiError } from "../errors.ts";
-import { log as runtimeLog } from "../log.ts";
+import { errorCode, log as runtimeLog, OmotaiError } from "../mod.ts";
 import type { AuditEvent, AuditRow, AuditWriter } from "./audit_row.ts";
 import type { AuditStore } from "./audit_store.ts";
 

@@ -7,7 +7,7 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import { type AuditRow, rowHash } from "./audit_row.ts";
 
 /** What a verification found. */

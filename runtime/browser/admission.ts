@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** How an admission admits. */
 export interface AdmissionOptions {

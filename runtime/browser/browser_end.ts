@@ -8,7 +8,7 @@
  * @module
  */
 import type { CdpFaultCode } from "../../cdp/mod.ts";
-import { BrowserLostError } from "../errors.ts";
+import { BrowserLostError } from "../mod.ts";
 import type { Live } from "./live.ts";
 
 /** Why a browser was ended by the runtime. */

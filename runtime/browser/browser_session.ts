@@ -17,10 +17,9 @@ import {
   type CdpSession,
   type TrackedTarget,
 } from "../../cdp/mod.ts";
-import type { AuditEvent, AuditSink, AuditWriter } from "../audit/audit_row.ts";
-import { OmotaiError } from "../errors.ts";
+import type { AuditEvent, AuditSink, AuditWriter } from "../audit/mod.ts";
+import { log, OmotaiError } from "../mod.ts";
 import { browserLost, endOf } from "./browser_end.ts";
-import { log } from "../log.ts";
 import { BlockedRequests } from "./blocked_notice.ts";
 import { CallQueue } from "./call_queue.ts";
 import { whileOthersQuiet } from "./quiet_tabs.ts";
@@ -31,7 +30,7 @@ import type { BrowserStart, WarmSource } from "./launch.ts";
 import { liveGone, SessionBrowser } from "./session_browser.ts";
 import type { Live } from "./live.ts";
 import { Notices } from "./notices.ts";
-import type { PageView } from "../snapshot/page_view.ts";
+import type { PageView } from "../snapshot/mod.ts";
 import { PageSnapshots, type Presented, type SnapshotMode } from "./page_snapshot.ts";
 import { SessionState } from "./session_state.ts";
 import { type TabInfo, Tabs } from "./tabs.ts";

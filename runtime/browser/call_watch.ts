@@ -15,7 +15,7 @@ import {
   describeError,
   type TrackedTarget,
 } from "../../cdp/mod.ts";
-import { log } from "../log.ts";
+import { log } from "../mod.ts";
 import type { Crashes } from "./crashes.ts";
 import type { Dialogs, OpenDialog } from "./dialogs.ts";
 import { type RendererCpu, type SilenceVerdict, silenceVerdict } from "./renderer_cpu.ts";

@@ -12,9 +12,9 @@
  * @module
  */
 import type { Protocol, TrackedTarget } from "../../cdp/mod.ts";
-import { displayUrl } from "../net/display_url.ts";
+import { displayUrl } from "../net/mod.ts";
 import { processRedactor, redactCut, type Redactor } from "../redact/mod.ts";
-import { untrustedBlock } from "../snapshot/untrusted.ts";
+import { untrustedBlock } from "../snapshot/mod.ts";
 import type { TargetWatcher } from "./hooks.ts";
 import { formatArgs, oneLine, renderValue, scrubUrls, sizeOf } from "./console_text.ts";
 import { tabTargetOf } from "./tab_of.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Protocol } from "../../cdp/mod.ts";
-import { LINE_BREAKS } from "../snapshot/line_escape.ts";
+import { LINE_BREAKS } from "../snapshot/mod.ts";
 
 /** Roughly what CDP carried for these values: their strings and descriptions. */
 export function sizeOf(values: Protocol.Runtime.RemoteObject[]): number {

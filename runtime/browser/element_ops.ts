@@ -5,7 +5,7 @@
  * @module
  */
 import { CdpError, type CdpSession } from "../../cdp/mod.ts";
-import { ElementActionError, StaleRefError } from "../errors.ts";
+import { ElementActionError, StaleRefError } from "../mod.ts";
 import { keyEvents } from "./keys.ts";
 
 /** A resolved element. */

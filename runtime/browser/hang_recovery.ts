@@ -16,7 +16,7 @@
  * @module
  */
 import type { TrackedTarget } from "../../cdp/mod.ts";
-import { log } from "../log.ts";
+import { log } from "../mod.ts";
 import type { Live } from "./live.ts";
 import { readRendererCpu, type RendererCpu } from "./renderer_cpu.ts";
 import { hostPids, killPid } from "./renderer_pids.ts";

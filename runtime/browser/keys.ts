@@ -5,7 +5,7 @@
  * @module
  */
 import type { Protocol } from "../../cdp/mod.ts";
-import { InvalidArgumentsError } from "../errors.ts";
+import { InvalidArgumentsError } from "../mod.ts";
 
 interface KeyDef {
   key: string;

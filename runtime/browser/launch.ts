@@ -18,7 +18,7 @@ import {
   TargetTracker,
   type TrackedTarget,
 } from "../../cdp/mod.ts";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import type { BrowserHooks, LaunchExtras, TargetWatcher } from "./hooks.ts";
 import type { Admission } from "./admission.ts";
 import type { Live } from "./live.ts";

@@ -10,10 +10,9 @@
  * @module
  */
 import type { Protocol, TrackedTarget } from "../../cdp/mod.ts";
-import { displayUrl } from "../net/display_url.ts";
+import { displayUrl } from "../net/mod.ts";
 import { processRedactor, redactCut, type Redactor } from "../redact/mod.ts";
-import { LINE_BREAKS } from "../snapshot/line_escape.ts";
-import { untrustedBlock } from "../snapshot/untrusted.ts";
+import { LINE_BREAKS, untrustedBlock } from "../snapshot/mod.ts";
 import type { BlockedRequest } from "./blocked_notice.ts";
 import type { TargetWatcher } from "./hooks.ts";
 import { tabTargetOf } from "./tab_of.ts";

@@ -6,25 +6,28 @@
  * @module
  */
 import type { CdpSession, Protocol, TrackedTarget } from "../../cdp/mod.ts";
-import { displayUrl } from "../net/display_url.ts";
-import { StaleRefError } from "../errors.ts";
-import { buildAxOutline } from "../snapshot/ax_outline.ts";
-import { type PageView, type RenderedPage, renderPage } from "../snapshot/page_view.ts";
-import { renderDiff, type TypedValue } from "../snapshot/diff_format.ts";
-import { renderFolded } from "../snapshot/fold.ts";
-import { renderCard } from "../snapshot/page_card.ts";
-import { buildDomOutline } from "../snapshot/dom_outline.ts";
+import { displayUrl } from "../net/mod.ts";
+import { StaleRefError } from "../mod.ts";
 import {
   articleLinkLines,
+  buildAxOutline,
+  buildDomOutline,
   mainFrameLines,
   NO_ARTICLE_NOTE,
+  type PageView,
   READ_FAILED_NOTE,
   READ_LABEL,
   readingLines,
   type ReadingLink,
   readingNote,
   readPageCall,
-} from "../snapshot/reading_view.ts";
+  renderCard,
+  renderDiff,
+  type RenderedPage,
+  renderFolded,
+  renderPage,
+  type TypedValue,
+} from "../snapshot/mod.ts";
 import { redactClip } from "../redact/mod.ts";
 import { MAX_READ_CHARS, MAX_TITLE_CHARS, readArticle } from "./reading.ts";
 import { DOM_SNAPSHOT_MIN_NODES, scanTab } from "./scan.ts";

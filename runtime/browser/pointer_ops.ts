@@ -6,7 +6,7 @@
  * @module
  */
 import type { CdpSession, Protocol } from "../../cdp/mod.ts";
-import { ElementActionError } from "../errors.ts";
+import { ElementActionError } from "../mod.ts";
 import {
   callOnElement,
   type Element,

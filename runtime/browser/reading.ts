@@ -19,7 +19,7 @@ import READERABLE_SOURCE from "@mozilla/readability/Readability-readerable.js" w
 };
 import { CdpError, type CdpSession } from "../../cdp/mod.ts";
 import { CUT_READ_MARGIN } from "../redact/mod.ts";
-import { IN_PAGE_PRUNED_COPY } from "../snapshot/visibility.ts";
+import { IN_PAGE_PRUNED_COPY } from "../snapshot/mod.ts";
 
 /** Characters of article text the isolated world returns at most (all lines together). */
 export const MAX_READ_CHARS = 2_000_000;

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { splitRef } from "../snapshot/outline_line.ts";
+import { splitRef } from "../snapshot/mod.ts";
 
 /** Asks the ref table to give `fresh`'s element the ref `old`; false when it may not. */
 export type Adopt = (old: string, fresh: string) => boolean;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { UnknownRefError } from "../errors.ts";
+import { UnknownRefError } from "../mod.ts";
 
 /** Where a ref points. */
 export interface RefTarget {

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { runShell } from "../isolation/cgroup_shell.ts";
+import { runShell } from "../isolation/mod.ts";
 
 /** One process's parent and its pids by namespace level (outermost first). */
 interface ProcEntry {

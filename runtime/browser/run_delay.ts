@@ -15,7 +15,7 @@
  * @module
  */
 import type { CdpSession } from "../../cdp/mod.ts";
-import { runShell } from "../isolation/cgroup_shell.ts";
+import { runShell } from "../isolation/mod.ts";
 import { hostPids } from "./renderer_pids.ts";
 
 /** Cumulative run-queue delay (seconds) of the main thread of each process, by host pid. */

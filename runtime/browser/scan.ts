@@ -15,9 +15,8 @@ import {
   type Protocol,
   type TargetTracker,
 } from "../../cdp/mod.ts";
-import { OmotaiError } from "../errors.ts";
-import type { AxFrame } from "../snapshot/ax_outline.ts";
-import { type DomFrame, domTitle } from "../snapshot/dom_outline.ts";
+import { OmotaiError } from "../mod.ts";
+import { type AxFrame, type DomFrame, domTitle } from "../snapshot/mod.ts";
 import { scanAxSession } from "./scan_ax.ts";
 import { scanDomSession } from "./scan_dom.ts";
 import { childTargets, flatFrames, MAX_TARGET_DEPTH, type ScannedFrame } from "./scan_frames.ts";

@@ -6,9 +6,13 @@
  * @module
  */
 import type { CdpSession, Protocol, TargetTracker } from "../../cdp/mod.ts";
-import type { AxFrame, HiddenControl } from "../snapshot/ax_outline.ts";
-import { IN_PAGE_CONTROL_SHOWN, IN_PAGE_HIDDEN_OPTIONS } from "../snapshot/visibility.ts";
-import { ARIA_CONTROL_ROLES } from "../snapshot/outline_line.ts";
+import {
+  ARIA_CONTROL_ROLES,
+  type AxFrame,
+  type HiddenControl,
+  IN_PAGE_CONTROL_SHOWN,
+  IN_PAGE_HIDDEN_OPTIONS,
+} from "../snapshot/mod.ts";
 import { flatFrames, readChildTargets, type ScannedFrame } from "./scan_frames.ts";
 
 const TEXT_FIELD_ROLES = new Set(["textbox", "searchbox"]);

@@ -6,9 +6,8 @@
  * @module
  */
 import type { CdpSession, TargetTracker } from "../../cdp/mod.ts";
-import { OmotaiError } from "../errors.ts";
-import { type DomFrame, domFrames } from "../snapshot/dom_outline.ts";
-import { VISIBILITY_STYLES } from "../snapshot/visibility.ts";
+import { OmotaiError } from "../mod.ts";
+import { type DomFrame, domFrames, VISIBILITY_STYLES } from "../snapshot/mod.ts";
 import { flatFrames, readChildTargets, type ScannedFrame } from "./scan_frames.ts";
 
 /**

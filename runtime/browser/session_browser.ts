@@ -7,7 +7,7 @@
  * @module
  */
 import type { TargetEvent, TrackedTarget } from "../../cdp/mod.ts";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import { browserLost, endOf, endText } from "./browser_end.ts";
 import type { BrowserHooks, TargetWatcher } from "./hooks.ts";
 import { type BrowserStart, endForMemory, launchLive, type WarmSource } from "./launch.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { SessionCounters } from "../policy/fact_builders.ts";
+import type { SessionCounters } from "../policy/mod.ts";
 
 /** Counters and taint of one session. */
 export class SessionState {

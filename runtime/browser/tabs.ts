@@ -5,7 +5,7 @@
  * @module
  */
 import type { TrackedTarget } from "../../cdp/mod.ts";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import type { Live } from "./live.ts";
 import type { Notices } from "./notices.ts";
 

@@ -5,7 +5,7 @@
  * @module
  */
 import { CdpLayerError } from "../../cdp/mod.ts";
-import { BrowserLostError, OmotaiError } from "../errors.ts";
+import { BrowserLostError, OmotaiError } from "../mod.ts";
 
 /** Maps a low-level failure to an `OmotaiError`; other errors pass unchanged. */
 export function translateBrowserError(err: unknown, browserExited: boolean): unknown {

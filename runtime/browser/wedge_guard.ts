@@ -9,9 +9,8 @@
  * @module
  */
 import { describeError, type TrackedTarget } from "../../cdp/mod.ts";
-import { OmotaiError } from "../errors.ts";
-import { log } from "../log.ts";
-import { displayUrl } from "../net/display_url.ts";
+import { log, OmotaiError } from "../mod.ts";
+import { displayUrl } from "../net/mod.ts";
 import { type CallWatch, type Interruption, watchCall } from "./call_watch.ts";
 import { Crashes } from "./crashes.ts";
 import { type HangReason, recoverHang, type RecoveryOutcome } from "./hang_recovery.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** The statuses of a capture (the grant refusals of its check come as their own codes). */
 export type CaptureStatus =

@@ -24,15 +24,13 @@
  *
  * @module
  */
-import { errorCode } from "../errors.ts";
+import { errorCode } from "../mod.ts";
 import type { CdpSession } from "../../cdp/mod.ts";
 import type { SecretKind } from "../../vault/mod.ts";
-import { type CaptureTarget, grantIdShaped } from "../grants/capture_checks.ts";
-import { GrantError } from "../grants/errors.ts";
-import type { Grants } from "../grants/mod.ts";
-import type { RuntimeWriteHold } from "../login/login_flow.ts";
-import type { CaptureTemplates } from "../policy/capture_templates.ts";
-import type { CaptureLease, CaptureLeaseStore } from "../store/capture_lease_store.ts";
+import { type CaptureTarget, GrantError, grantIdShaped, type Grants } from "../grants/mod.ts";
+import type { RuntimeWriteHold } from "../login/mod.ts";
+import type { CaptureTemplates } from "../policy/mod.ts";
+import type { CaptureLease, CaptureLeaseStore } from "../store/mod.ts";
 import { CaptureError, type CaptureStatus } from "./capture_error.ts";
 import { githubApp } from "./github_app.ts";
 import { linearOauthApp } from "./linear_oauth_app.ts";

@@ -18,7 +18,7 @@
  * @module
  */
 import { z } from "zod";
-import type { GithubAppTemplate } from "../policy/capture_templates.ts";
+import type { GithubAppTemplate } from "../policy/mod.ts";
 import { CaptureError } from "./capture_error.ts";
 import {
   here,
@@ -31,7 +31,7 @@ import {
   sendNavigation,
 } from "./page_steps.ts";
 import { type CaptureWorkflow, secretShaped, type WorkflowContext } from "./workflow.ts";
-import { readFormSubmission } from "../login/form_submission.ts";
+import { readFormSubmission } from "../login/mod.ts";
 
 /** The path of the runtime's callback on the vendor's origin. */
 export const GITHUB_CALLBACK_PATH = "/omotai-capture/github_app/callback";

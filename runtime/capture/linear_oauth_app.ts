@@ -15,8 +15,8 @@
  *
  * @module
  */
-import { readFormSubmission } from "../login/form_submission.ts";
-import type { LinearOauthAppTemplate } from "../policy/capture_templates.ts";
+import { readFormSubmission } from "../login/mod.ts";
+import type { LinearOauthAppTemplate } from "../policy/mod.ts";
 import { CaptureError } from "./capture_error.ts";
 import {
   inWorld,

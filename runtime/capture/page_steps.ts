@@ -8,10 +8,9 @@
  * @module
  */
 import type { CdpSession } from "../../cdp/mod.ts";
-import { keyEvents } from "../browser/keys.ts";
-import { mainFrameId, navigate, runAndSettle } from "../browser/navigation.ts";
-import type { RuntimeWrite, RuntimeWriteHold } from "../login/login_flow.ts";
-import { normalizeOrigin } from "../net/origin.ts";
+import { keyEvents, mainFrameId, navigate, runAndSettle } from "../browser/mod.ts";
+import type { RuntimeWrite, RuntimeWriteHold } from "../login/mod.ts";
+import { normalizeOrigin } from "../net/mod.ts";
 import { CaptureError } from "./capture_error.ts";
 
 const WORLD = "omotai-capture";

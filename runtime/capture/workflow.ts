@@ -7,7 +7,7 @@
  * @module
  */
 import type { CdpSession } from "../../cdp/mod.ts";
-import type { RuntimeWriteHold } from "../login/login_flow.ts";
+import type { RuntimeWriteHold } from "../login/mod.ts";
 
 /**
  * Whether `value` looks like a minted secret worth guarding: 16 to 512 characters of a

@@ -5,7 +5,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** Shortest `OMOTAI_ADMIN_TOKEN` accepted, in characters. */
 export const ADMIN_TOKEN_MIN_LENGTH = 32;

@@ -9,11 +9,9 @@
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { AgentStore } from "../store/agent_store.ts";
-import { PgAgentStore } from "../store/pg_agent_store.ts";
-import { SqliteAgentStore } from "../store/sqlite_agent_store.ts";
-import { OmotaiError } from "../errors.ts";
-import { AGENT_OPTIONS } from "../launcher/options.ts";
+import { type AgentStore, PgAgentStore, SqliteAgentStore } from "../store/mod.ts";
+import { OmotaiError } from "../mod.ts";
+import { AGENT_OPTIONS } from "../launcher/mod.ts";
 import { withStore } from "./store_choice.ts";
 
 /** Usage of `omotai agent`. */

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { AgentInfo } from "../store/agent_store.ts";
-import { log } from "../log.ts";
+import type { AgentInfo } from "../store/mod.ts";
+import { log } from "../mod.ts";
 
 /** How often the agents are read again (a removal ends its sessions within this). */
 export const AGENT_WATCH_MS = 1_000;

@@ -10,15 +10,22 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { AuditLog } from "../audit/audit_log.ts";
-import { type AuditStore, type CheckpointCheck, sqliteAuditStore } from "../audit/audit_store.ts";
-import { importCheckpointPublicKey } from "../audit/checkpoint.ts";
-import { CHECKPOINT_PUB_FILE, readCheckpoints } from "../audit/checkpointer.ts";
-import { JsonlMirror } from "../audit/jsonl_mirror.ts";
-import { PgAuditLog } from "../audit/pg_audit_log.ts";
-import { parseAge, verifyJsonl, type VerifyResult } from "../audit/verify.ts";
-import { OmotaiError } from "../errors.ts";
-import { AUDIT_LIST_OPTIONS, AUDIT_OPTIONS, spreadLists } from "../launcher/options.ts";
+import {
+  AuditLog,
+  type AuditStore,
+  CHECKPOINT_PUB_FILE,
+  type CheckpointCheck,
+  importCheckpointPublicKey,
+  JsonlMirror,
+  parseAge,
+  PgAuditLog,
+  readCheckpoints,
+  sqliteAuditStore,
+  verifyJsonl,
+  type VerifyResult,
+} from "../audit/mod.ts";
+import { OmotaiError } from "../mod.ts";
+import { AUDIT_LIST_OPTIONS, AUDIT_OPTIONS, spreadLists } from "../launcher/mod.ts";
 import { type StoreOptions, withStore } from "./store_choice.ts";
 
 /** Usage of `omotai audit`. */

@@ -8,10 +8,9 @@
  * @module
  */
 import { basename, dirname, join } from "node:path";
-import type { LaunchIsolation } from "../browser/launch.ts";
-import type { LaunchGroups } from "../browser/launch_group.ts";
-import { type EgressProxy, MAX_SOCKET_PATH, socketPathFor } from "../egress/egress_proxy.ts";
-import type { AuditSink } from "../audit/audit_row.ts";
+import type { LaunchGroups, LaunchIsolation } from "../browser/mod.ts";
+import { type EgressProxy, MAX_SOCKET_PATH, socketPathFor } from "../egress/mod.ts";
+import type { AuditSink } from "../audit/mod.ts";
 import {
   BROWSER_CPU_WEIGHT,
   BROWSER_PIDS_MAX,
@@ -25,8 +24,8 @@ import {
   openBrowserGroups,
   withoutNamespace,
 } from "../isolation/mod.ts";
-import type { PolicyFile } from "../policy/policy_file.ts";
-import { log } from "../log.ts";
+import type { PolicyFile } from "../policy/mod.ts";
+import { log } from "../mod.ts";
 import type { Teardown } from "./teardown.ts";
 
 /** How browsers are isolated (`StartOptions.isolation`). */

@@ -6,15 +6,21 @@
  * @module
  */
 import { type ByteRateLimits, describeError, type ProfileStore } from "../../cdp/mod.ts";
-import { type BrowserStart, type LaunchIsolation, startBrowser } from "../browser/launch.ts";
-import type { LaunchGroups } from "../browser/launch_group.ts";
-import { type Admission, launchAdmission, loadAdmission } from "../browser/admission.ts";
-import { defaultPoolSize, WarmPool } from "../browser/warm_pool.ts";
-import type { AuditSink } from "../audit/audit_row.ts";
-import type { EgressProxy } from "../egress/egress_proxy.ts";
-import { warmEgress } from "../egress/warm_egress.ts";
+import {
+  type Admission,
+  type BrowserStart,
+  defaultPoolSize,
+  launchAdmission,
+  type LaunchGroups,
+  type LaunchIsolation,
+  loadAdmission,
+  startBrowser,
+  WarmPool,
+} from "../browser/mod.ts";
+import type { AuditSink } from "../audit/mod.ts";
+import { type EgressProxy, warmEgress } from "../egress/mod.ts";
 import { findNice } from "../isolation/mod.ts";
-import { log } from "../log.ts";
+import { log } from "../mod.ts";
 import type { Teardown } from "./teardown.ts";
 
 /** What the recipe is made of. */

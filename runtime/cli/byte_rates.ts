@@ -6,8 +6,8 @@
  * @module
  */
 import { type ByteRateLimits, CDP_BYTE_RATE } from "../../cdp/mod.ts";
-import type { PolicyFile } from "../policy/policy_file.ts";
-import { HELD_BODY_RATE } from "../proxy/proxy_protocol.ts";
+import type { PolicyFile } from "../policy/mod.ts";
+import { HELD_BODY_RATE } from "../proxy/mod.ts";
 
 /** The caps `policy.limits` asks for, each unset key at its default. */
 export function byteRates(

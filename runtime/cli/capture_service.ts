@@ -7,12 +7,12 @@
  * @module
  */
 import type { Vault } from "../../vault/mod.ts";
-import { CAPTURE_WORKFLOWS, performCapture } from "../capture/capture_flow.ts";
-import type { Boundary } from "../gate/boundary.ts";
+import { CAPTURE_WORKFLOWS, performCapture } from "../capture/mod.ts";
+import type { Boundary } from "../gate/mod.ts";
 import type { Grants } from "../grants/mod.ts";
-import type { CaptureTemplates } from "../policy/capture_templates.ts";
+import type { CaptureTemplates } from "../policy/mod.ts";
 import { egressSecrets, type Redactor } from "../redact/mod.ts";
-import type { CaptureLeaseStore } from "../store/capture_lease_store.ts";
+import type { CaptureLeaseStore } from "../store/mod.ts";
 import type { CaptureService } from "../tools/mod.ts";
 import { openRuntimeWrite } from "./runtime_write.ts";
 

@@ -6,12 +6,14 @@
 import { parseArgs } from "node:util";
 import { CdpLayerError } from "../../cdp/mod.ts";
 import { VaultError } from "../../vault/mod.ts";
-import { OmotaiError } from "../errors.ts";
-import { VERSION } from "../version.ts";
-import { dataDirFrom } from "../launcher/data_dir.ts";
-import { START_OPTIONS } from "../launcher/options.ts";
-import { type PinSource, SHA256_HEX } from "../launcher/browser_pin.ts";
-import { databaseUrl } from "../launcher/database_url.ts";
+import { OmotaiError, VERSION } from "../mod.ts";
+import {
+  databaseUrl,
+  dataDirFrom,
+  type PinSource,
+  SHA256_HEX,
+  START_OPTIONS,
+} from "../launcher/mod.ts";
 import { agentCommand } from "./agent_cmd.ts";
 import { auditCommand } from "./audit_cmd.ts";
 import { domainCommand } from "./domain_cmd.ts";

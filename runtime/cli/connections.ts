@@ -6,19 +6,20 @@
  * @module
  */
 import type { Vault } from "../../vault/mod.ts";
-import type { AgentInfo } from "../store/agent_store.ts";
-import type { AuditWriter } from "../audit/audit_row.ts";
-import { BrowserSession } from "../browser/browser_session.ts";
-import type { Admission } from "../browser/admission.ts";
-import type { BrowserStart, WarmSource } from "../browser/launch.ts";
-import type { OmotaiError } from "../errors.ts";
+import type { AgentInfo, CaptureLeaseStore } from "../store/mod.ts";
+import type { AuditWriter } from "../audit/mod.ts";
+import {
+  type Admission,
+  BrowserSession,
+  type BrowserStart,
+  type WarmSource,
+} from "../browser/mod.ts";
+import { log, type OmotaiError } from "../mod.ts";
 import type { Grants } from "../grants/mod.ts";
-import { log } from "../log.ts";
-import { createMcpServer } from "../mcp/server.ts";
+import { createMcpServer } from "../mcp/mod.ts";
 import { processRedactor } from "../redact/mod.ts";
-import type { HumanChannel } from "../tools/tool.ts";
+import type { HumanChannel } from "../tools/mod.ts";
 import type { IsolationFact } from "../isolation/mod.ts";
-import type { CaptureLeaseStore } from "../store/capture_lease_store.ts";
 import { requireIsolation } from "./browser_isolation.ts";
 import { grantCaptureService } from "./capture_service.ts";
 import { grantLoginService } from "./login_service.ts";

@@ -6,12 +6,14 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import type { DomainStore } from "../store/domain_store.ts";
-import { PgDomainStore } from "../store/pg_domain_store.ts";
-import { SqliteDomainStore } from "../store/sqlite_domain_store.ts";
-import { OmotaiError } from "../errors.ts";
-import { DOMAIN_OPTIONS } from "../launcher/options.ts";
-import type { PgDatabase } from "../store/pg_database.ts";
+import {
+  type DomainStore,
+  type PgDatabase,
+  PgDomainStore,
+  SqliteDomainStore,
+} from "../store/mod.ts";
+import { OmotaiError } from "../mod.ts";
+import { DOMAIN_OPTIONS } from "../launcher/mod.ts";
 import { withStore } from "./store_choice.ts";
 
 /** Usage of `omotai domain`. */

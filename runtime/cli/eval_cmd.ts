@@ -9,15 +9,20 @@
  */
 import { parseArgs } from "node:util";
 import { resolve } from "node:path";
-import { OmotaiError } from "../errors.ts";
-import { EVAL_OPTIONS } from "../launcher/options.ts";
-import { parseArmSpec, stdioArm } from "../eval/arms.ts";
-import type { EvalAgent } from "../eval/agent.ts";
-import { openaiAgent, parseAgentSpec } from "../eval/openai_agent.ts";
-import { scriptedAgent } from "../eval/scripted_agent.ts";
-import { runEval } from "../eval/runner.ts";
-import { progressLine, textTable } from "../eval/report_text.ts";
-import { writeReports } from "../eval/report_files.ts";
+import { OmotaiError } from "../mod.ts";
+import { EVAL_OPTIONS } from "../launcher/mod.ts";
+import {
+  type EvalAgent,
+  openaiAgent,
+  parseAgentSpec,
+  parseArmSpec,
+  progressLine,
+  runEval,
+  scriptedAgent,
+  stdioArm,
+  textTable,
+  writeReports,
+} from "../eval/mod.ts";
 
 /** Usage of `omotai eval`. */
 export const EVAL_USAGE =

@@ -11,17 +11,12 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
-import { AuditLog } from "../audit/audit_log.ts";
-import { PgAuditLog } from "../audit/pg_audit_log.ts";
-import { PgAuditSink } from "../audit/pg_audit_sink.ts";
-import { OmotaiError } from "../errors.ts";
+import { AuditLog, PgAuditLog, PgAuditSink } from "../audit/mod.ts";
+import { OmotaiError } from "../mod.ts";
 import { type AsyncSecretIndex, type Grant, Grants } from "../grants/mod.ts";
-import { PgGrantStore } from "../store/pg_grant_store.ts";
-import { SqliteGrantStore } from "../store/sqlite_grant_store.ts";
+import { type PgDatabase, PgGrantStore, PgVaultRecords, SqliteGrantStore } from "../store/mod.ts";
 import { Vault } from "../../vault/mod.ts";
-import { GRANT_OPTIONS } from "../launcher/options.ts";
-import type { PgDatabase } from "../store/pg_database.ts";
-import { PgVaultRecords } from "../store/pg_vault_records.ts";
+import { GRANT_OPTIONS } from "../launcher/mod.ts";
 import { withStore } from "./store_choice.ts";
 
 /** Usage of `omotai grant`. */

@@ -10,7 +10,7 @@
  * @module
  */
 import { describeError } from "../../cdp/mod.ts";
-import { log } from "../log.ts";
+import { log } from "../mod.ts";
 
 /** Keeps the process alive past an uncaught error or unhandled rejection, logging each. */
 export function installLastResort(): void {

@@ -9,10 +9,10 @@
  *
  * @module
  */
-import type { BrowserSession } from "../browser/browser_session.ts";
-import { log } from "../log.ts";
+import type { BrowserSession } from "../browser/mod.ts";
+import { log } from "../mod.ts";
 import { processRedactor } from "../redact/mod.ts";
-import type { LiveSessionStore } from "../store/live_sessions.ts";
+import type { LiveSessionStore } from "../store/mod.ts";
 
 /** How often the rows are brought up to date (well inside the lapse after which they show as gone). */
 export const LIVE_BEAT_MS = 2_000;

@@ -7,11 +7,10 @@
  * @module
  */
 import type { Vault } from "../../vault/mod.ts";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import type { Grants } from "../grants/mod.ts";
-import type { Boundary } from "../gate/boundary.ts";
-import type { LoginPlan, LoginSecrets } from "../login/login_flow.ts";
-import { parseTotpSeed } from "../login/totp.ts";
+import type { Boundary } from "../gate/mod.ts";
+import { type LoginPlan, type LoginSecrets, parseTotpSeed } from "../login/mod.ts";
 import { egressSecrets, type Redactor } from "../redact/mod.ts";
 import type { LoginService } from "../tools/mod.ts";
 import { openRuntimeWrite } from "./runtime_write.ts";

@@ -11,37 +11,46 @@
  */
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
-import { AuditLog } from "../audit/audit_log.ts";
-import type { AuditWriter } from "../audit/audit_row.ts";
-import { type AuditStore, sqliteAuditStore } from "../audit/audit_store.ts";
-import { CHECKPOINT_FILE, Checkpointer, checkpointKeyIn } from "../audit/checkpointer.ts";
-import { JsonlMirror } from "../audit/jsonl_mirror.ts";
-import { PgAuditLog } from "../audit/pg_audit_log.ts";
-import { PgAuditSink } from "../audit/pg_audit_sink.ts";
-import { OmotaiError } from "../errors.ts";
+import {
+  AuditLog,
+  type AuditStore,
+  type AuditWriter,
+  CHECKPOINT_FILE,
+  Checkpointer,
+  checkpointKeyIn,
+  JsonlMirror,
+  PgAuditLog,
+  PgAuditSink,
+  sqliteAuditStore,
+} from "../audit/mod.ts";
+import { log, OmotaiError } from "../mod.ts";
 import { Grants } from "../grants/mod.ts";
-import { log } from "../log.ts";
 import { egressSecrets, processRedactor } from "../redact/mod.ts";
-import { databasePath, openDatabase } from "../store/database.ts";
-import { PgDatabase } from "../store/pg_database.ts";
-import { PgDecisionStore } from "../store/pg_decision_store.ts";
-import type { AgentStore } from "../store/agent_store.ts";
-import { PgAgentStore } from "../store/pg_agent_store.ts";
-import { SqliteAgentStore } from "../store/sqlite_agent_store.ts";
-import type { DomainStore } from "../store/domain_store.ts";
-import { PgGrantStore } from "../store/pg_grant_store.ts";
-import { SqliteGrantStore } from "../store/sqlite_grant_store.ts";
-import { PgDomainStore } from "../store/pg_domain_store.ts";
-import { SqliteDomainStore } from "../store/sqlite_domain_store.ts";
-import type { CaptureLeaseStore } from "../store/capture_lease_store.ts";
-import { type LiveSessionStore, MemoryLiveSessions } from "../store/live_sessions.ts";
-import { pgCaptureLeases } from "../store/pg_capture_leases.ts";
-import { sqliteCaptureLeases } from "../store/sqlite_capture_leases.ts";
-import { PgLiveSessions } from "../store/pg_live_sessions.ts";
-import { PgAdminToken } from "../store/pg_admin_token.ts";
-import { PgOperatorSessions } from "../store/pg_operator_sessions.ts";
-import { PgVaultRecords } from "../store/pg_vault_records.ts";
-import { DEFAULT_TENANT, TENANT_ID } from "../store/tenant.ts";
+import {
+  type AgentStore,
+  type CaptureLeaseStore,
+  databasePath,
+  DEFAULT_TENANT,
+  type DomainStore,
+  type LiveSessionStore,
+  MemoryLiveSessions,
+  openDatabase,
+  PgAdminToken,
+  PgAgentStore,
+  pgCaptureLeases,
+  PgDatabase,
+  PgDecisionStore,
+  PgDomainStore,
+  PgGrantStore,
+  PgLiveSessions,
+  PgOperatorSessions,
+  PgVaultRecords,
+  SqliteAgentStore,
+  sqliteCaptureLeases,
+  SqliteDomainStore,
+  SqliteGrantStore,
+  TENANT_ID,
+} from "../store/mod.ts";
 import { keySourceFrom, type SecretInfo, Vault } from "../../vault/mod.ts";
 import type { Teardown } from "./teardown.ts";
 

@@ -6,23 +6,20 @@
  *
  * @module
  */
-import type { AgentStore } from "../store/agent_store.ts";
-import type { AuditRow } from "../audit/audit_row.ts";
-import type { AuditStore } from "../audit/audit_store.ts";
-import type { BrowserSession } from "../browser/browser_session.ts";
-import type { DomainStore } from "../store/domain_store.ts";
-import { log } from "../log.ts";
+import type { AgentStore, DomainStore, LiveSessionStore } from "../store/mod.ts";
+import type { AuditRow, AuditStore } from "../audit/mod.ts";
+import type { BrowserSession } from "../browser/mod.ts";
+import { log } from "../mod.ts";
 import { processRedactor } from "../redact/mod.ts";
-import type { LiveSessionStore } from "../store/live_sessions.ts";
-import { createConsoleApp } from "../../ui/console_app.ts";
-import type {
-  ApprovalsPort,
-  AuditPort,
-  Capacity,
-  QuestionsPort,
-  SessionInfo,
-  SessionsPort,
-} from "../../ui/ports.ts";
+import {
+  type ApprovalsPort,
+  type AuditPort,
+  type Capacity,
+  createConsoleApp,
+  type QuestionsPort,
+  type SessionInfo,
+  type SessionsPort,
+} from "../../ui/mod.ts";
 import type { Stores } from "./open_stores.ts";
 import type { PolicyWorlds } from "./policy_worlds.ts";
 

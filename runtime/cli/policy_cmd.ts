@@ -5,17 +5,23 @@
  */
 import { parseArgs } from "node:util";
 import { buildPolicies } from "../../policies-wasm/build.ts";
-import { OmotaiError } from "../errors.ts";
-import { formatResults, runCases } from "../policy/case_runner.ts";
-import { FACTS_ABI_VERSION } from "../policy/facts.ts";
-import { PROJECT_PUBLIC_KEY } from "../policy/loader.ts";
-import { loadPolicyFile } from "../policy/policy_file.ts";
-import { generateKeyPair, ManifestSchema, signModule, verifyModule } from "../policy/signing.ts";
+import { OmotaiError } from "../mod.ts";
+import {
+  FACTS_ABI_VERSION,
+  formatResults,
+  generateKeyPair,
+  loadPolicyFile,
+  ManifestSchema,
+  PROJECT_PUBLIC_KEY,
+  runCases,
+  signModule,
+  verifyModule,
+} from "../policy/mod.ts";
 import {
   POLICY_KEYGEN_OPTIONS,
   POLICY_SIGN_OPTIONS,
   POLICY_VERIFY_OPTIONS,
-} from "../launcher/options.ts";
+} from "../launcher/mod.ts";
 
 /** Usage of the policy commands. */
 export const POLICY_USAGE = `omotai policy keygen --out KEY.json

@@ -6,22 +6,21 @@
  *
  * @module
  */
-import type { AuditWriter } from "../audit/audit_row.ts";
-import type { BrowserHooksFactory } from "../browser/hooks.ts";
-import type { EgressProxy } from "../egress/egress_proxy.ts";
-import { egressHooks } from "../egress/egress_hooks.ts";
-import { OmotaiError } from "../errors.ts";
-import type { Approver } from "../gate/approver.ts";
-import { Boundary } from "../gate/boundary.ts";
-import type { DomainSnapshot } from "../store/domain_store.ts";
-import { PolicyGate } from "../gate/policy_gate.ts";
-import { PolicyEngine } from "../policy/engine.ts";
-import { loadModules } from "../policy/loader.ts";
-import { loadPolicyFile, parsePolicy, type PolicyFile } from "../policy/policy_file.ts";
-import { toolSettingsFrom } from "../tools/settings.ts";
+import type { AuditWriter } from "../audit/mod.ts";
+import type { BrowserHooksFactory } from "../browser/mod.ts";
+import { egressHooks, type EgressProxy } from "../egress/mod.ts";
+import { OmotaiError } from "../mod.ts";
+import { type Approver, Boundary, type Gate, PolicyGate } from "../gate/mod.ts";
+import type { DomainSnapshot } from "../store/mod.ts";
+import {
+  loadModules,
+  loadPolicyFile,
+  parsePolicy,
+  PolicyEngine,
+  type PolicyFile,
+} from "../policy/mod.ts";
+import { type ToolSettings, toolSettingsFrom } from "../tools/mod.ts";
 import { carriesEgressSecret, processRedactor } from "../redact/mod.ts";
-import type { Gate } from "../gate/gate.ts";
-import type { ToolSettings } from "../tools/tool.ts";
 
 /** Everything a session of one policy runs under. */
 export interface PolicyWorld {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { PushChannel } from "../login/login_flow.ts";
+import type { PushChannel } from "../login/mod.ts";
 import type { HumanChannel } from "../tools/mod.ts";
 
 /** How long the operator has to answer a push (a push itself expires in about a minute). */

@@ -5,9 +5,8 @@
  *
  * @module
  */
-import type { Boundary } from "../gate/boundary.ts";
-import { runtimeHold } from "../gate/write_hold.ts";
-import type { RuntimeWriteHold } from "../login/login_flow.ts";
+import { type Boundary, runtimeHold } from "../gate/mod.ts";
+import type { RuntimeWriteHold } from "../login/mod.ts";
 
 /**
  * Opens the session's one write hold while the runtime sends a request of its own: it admits

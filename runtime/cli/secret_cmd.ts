@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { readAtMost } from "../bounded_read.ts";
+import { OmotaiError, readAtMost } from "../mod.ts";
 import type { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
 import {
@@ -21,11 +21,9 @@ import {
   VaultError,
   type VaultKeySource,
 } from "../../vault/mod.ts";
-import { OmotaiError } from "../errors.ts";
 import type { Grants } from "../grants/mod.ts";
-import { SECRET_OPTIONS, VAULT_OPTIONS } from "../launcher/options.ts";
-import type { PgDatabase } from "../store/pg_database.ts";
-import { PgVaultRecords } from "../store/pg_vault_records.ts";
+import { SECRET_OPTIONS, VAULT_OPTIONS } from "../launcher/mod.ts";
+import { type PgDatabase, PgVaultRecords } from "../store/mod.ts";
 import { type CommandGrants, pgCommandGrants, sqliteCommandGrants } from "./grant_cmd.ts";
 import { type StoreOptions, withEmbeddedStore, withStore } from "./store_choice.ts";
 

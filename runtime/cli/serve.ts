@@ -7,19 +7,17 @@
  */
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/stdio"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { AgentInfo, AgentStore } from "../store/agent_store.ts";
-import type { AuditSink } from "../audit/audit_row.ts";
-import { createDemoSite } from "../demo/site.ts";
-import { errorCode } from "../errors.ts";
-import { log } from "../log.ts";
-import { allowedHostsFor } from "../mcp/host_guard.ts";
-import { createHttpApp, type HttpApp } from "../mcp/http_app.ts";
-import { bracketHost } from "../net/host.ts";
-import { isConsolePath } from "../../ui/console_app.ts";
+import type { AgentInfo, AgentStore } from "../store/mod.ts";
+import type { AuditSink } from "../audit/mod.ts";
+import { createDemoSite } from "../demo/mod.ts";
+import { errorCode, log } from "../mod.ts";
+import { allowedHostsFor, createHttpApp, type HttpApp } from "../mcp/mod.ts";
+import { bracketHost } from "../net/mod.ts";
+import { isConsolePath } from "../../ui/mod.ts";
 import { watchRemovedAgents } from "./agent_watch.ts";
 import type { McpServer } from "./connections.ts";
 import type { operatorConsole } from "./operator_console.ts";
-import type { PolicyFile } from "../policy/policy_file.ts";
+import type { PolicyFile } from "../policy/mod.ts";
 import type { PolicyWorlds } from "./policy_worlds.ts";
 import { agentShare } from "./session_cap.ts";
 import { stdinEnded } from "./shutdown.ts";

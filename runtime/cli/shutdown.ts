@@ -9,14 +9,14 @@
  * @module
  */
 import process from "node:process";
-import { log } from "../log.ts";
+import { log } from "../mod.ts";
 import {
   listenForStop,
   STOP_GRACE_MS,
   StopRule,
   type StopSignal,
   type StopVerdict,
-} from "../launcher/stop_signals.ts";
+} from "../launcher/mod.ts";
 
 /**
  * Longest a graceful shutdown may take. An unresponsive browser's close takes about 6 s

@@ -4,27 +4,20 @@
  * @module
  */
 import { findBrowser, ProfileStore } from "../../cdp/mod.ts";
-import type { AgentStore } from "../store/agent_store.ts";
-import type { AuditStore } from "../audit/audit_store.ts";
+import { type AgentStore, type DomainStore, MemoryDecisionStore } from "../store/mod.ts";
+import type { AuditStore, AuditWriter } from "../audit/mod.ts";
 import { defaultAgentShare, machineMaxSessions } from "./session_cap.ts";
-import type { BrowserSession } from "../browser/browser_session.ts";
-import type { DomainStore } from "../store/domain_store.ts";
-import { EgressProxy } from "../egress/egress_proxy.ts";
-import { TlsAuthority } from "../egress/tls_authority.ts";
-import { type Approver, unavailableApprover } from "../gate/approver.ts";
-import { log } from "../log.ts";
-import type { HttpApp } from "../mcp/http_app.ts";
-import type { PolicyFile } from "../policy/policy_file.ts";
-import { BrowserPin, type PinSource } from "../launcher/browser_pin.ts";
-import { errorCode } from "../errors.ts";
-import type { AuditWriter } from "../audit/audit_row.ts";
-import type { HumanChannel } from "../tools/tool.ts";
-import type { LaunchIsolation } from "../browser/launch.ts";
-import type { LaunchGroups } from "../browser/launch_group.ts";
+import type { BrowserSession, LaunchGroups, LaunchIsolation } from "../browser/mod.ts";
+import { EgressProxy, TlsAuthority } from "../egress/mod.ts";
+import { type Approver, unavailableApprover } from "../gate/mod.ts";
+import { errorCode, log } from "../mod.ts";
+import type { HttpApp } from "../mcp/mod.ts";
+import type { PolicyFile } from "../policy/mod.ts";
+import { BrowserPin, type PinSource } from "../launcher/mod.ts";
+import type { HumanChannel } from "../tools/mod.ts";
 import type { IsolationFact } from "../isolation/mod.ts";
 import { adminToken } from "./admin_token.ts";
 import { ApprovalBoard, QuestionBoard } from "../approvals/mod.ts";
-import { MemoryDecisionStore } from "../store/memory_decision_store.ts";
 import { type IsolationOptions, openIsolation, requireIsolation } from "./browser_isolation.ts";
 import { browserStart, openWarmPool } from "./browser_start.ts";
 import { agentWorld, connectionFactory } from "./connections.ts";

@@ -7,14 +7,12 @@
  *
  * @module
  */
-import { errorCode } from "../errors.ts";
+import { errorCode } from "../mod.ts";
 import type { Vault } from "../../vault/mod.ts";
-import type { BrowserSession } from "../browser/browser_session.ts";
-import { navigate } from "../browser/navigation.ts";
-import type { Boundary } from "../gate/boundary.ts";
-import { performLogin, type PushChannel } from "../login/login_flow.ts";
-import { parseTotpSeed } from "../login/totp.ts";
-import type { PolicyFile } from "../policy/policy_file.ts";
+import { type BrowserSession, navigate } from "../browser/mod.ts";
+import type { Boundary } from "../gate/mod.ts";
+import { parseTotpSeed, performLogin, type PushChannel } from "../login/mod.ts";
+import type { PolicyFile } from "../policy/mod.ts";
 import { egressSecrets, type Redactor } from "../redact/mod.ts";
 import { openRuntimeWrite } from "./runtime_write.ts";
 

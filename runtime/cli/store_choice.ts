@@ -7,12 +7,9 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { OmotaiError } from "../errors.ts";
-import { dataDirFrom } from "../launcher/data_dir.ts";
-import { databaseUrl } from "../launcher/database_url.ts";
-import { databasePath, openDatabase } from "../store/database.ts";
-import { PgDatabase } from "../store/pg_database.ts";
-import { DEFAULT_TENANT } from "../store/tenant.ts";
+import { OmotaiError } from "../mod.ts";
+import { databaseUrl, dataDirFrom } from "../launcher/mod.ts";
+import { databasePath, DEFAULT_TENANT, openDatabase, PgDatabase } from "../store/mod.ts";
 
 /** The options that choose a store. */
 export interface StoreOptions {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { log } from "../log.ts";
+import { log } from "../mod.ts";
 import { SHUTDOWN_TIMEOUT_MS } from "./shutdown.ts";
 
 /** One registered step. */

@@ -8,12 +8,16 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { OmotaiError } from "../errors.ts";
-import { databaseUrl } from "../launcher/database_url.ts";
-import { TENANT_OPTIONS } from "../launcher/options.ts";
-import { PgDatabase } from "../store/pg_database.ts";
-import { addTenant, bindTenantLogin, listTenants, tenantLogins } from "../store/pg_tenants.ts";
-import { rotateAdminToken } from "../store/pg_admin_token.ts";
+import { OmotaiError } from "../mod.ts";
+import { databaseUrl, TENANT_OPTIONS } from "../launcher/mod.ts";
+import {
+  addTenant,
+  bindTenantLogin,
+  listTenants,
+  PgDatabase,
+  rotateAdminToken,
+  tenantLogins,
+} from "../store/mod.ts";
 
 /** Usage of `omotai tenant`. */
 export const TENANT_USAGE =

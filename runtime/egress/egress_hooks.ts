@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { BrowserHooksFactory } from "../browser/hooks.ts";
-import type { Boundary } from "../gate/boundary.ts";
+import type { BrowserHooksFactory } from "../browser/mod.ts";
+import type { Boundary } from "../gate/mod.ts";
 import { EgressLedger } from "./egress_ledger.ts";
 import { egressArgs } from "./egress_args.ts";
 import type { EgressProxy, ProxyJudge } from "./egress_proxy.ts";

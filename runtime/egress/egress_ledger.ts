@@ -11,12 +11,11 @@
  *
  * @module
  */
-import type { BlockedRequest } from "../browser/blocked_notice.ts";
-import type { SessionHandle } from "../browser/hooks.ts";
-import type { RequestContext } from "../gate/audit_rows.ts";
-import type { Facts } from "../policy/facts.ts";
-import { bracketHost } from "../net/host.ts";
-import type { ProxyQuestion } from "../proxy/proxy_protocol.ts";
+import type { BlockedRequest, SessionHandle } from "../browser/mod.ts";
+import type { RequestContext } from "../gate/mod.ts";
+import type { Facts } from "../policy/mod.ts";
+import { bracketHost } from "../net/mod.ts";
+import type { ProxyQuestion } from "../proxy/mod.ts";
 
 /** A request's final refusal, as the layer that refused it knows it. */
 export type EgressOutcome =

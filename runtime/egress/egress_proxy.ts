@@ -14,10 +14,8 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ByteRateLimits, describeError } from "../../cdp/mod.ts";
-import { OmotaiError } from "../errors.ts";
-import { log } from "../log.ts";
-import type { FromProxy, ProxyAnswer, ProxyQuestion } from "../proxy/proxy_protocol.ts";
-import type { ToProxyMessage } from "../proxy/socket_listen.ts";
+import { log, OmotaiError } from "../mod.ts";
+import type { FromProxy, ProxyAnswer, ProxyQuestion, ToProxyMessage } from "../proxy/mod.ts";
 import { readBoundedLines } from "./bounded_lines.ts";
 import type { TlsAuthority } from "./tls_authority.ts";
 

@@ -7,14 +7,11 @@
  *
  * @module
  */
-import type { Boundary, ProxyRequest } from "../gate/boundary.ts";
-import type { Facts } from "../policy/facts.ts";
-import { bracketHost } from "../net/host.ts";
-import { normalizeOrigin } from "../net/origin.ts";
-import { baseFacts, type SessionCounters, targetOf } from "../policy/fact_builders.ts";
+import type { Boundary, HeldWrite, ProxyRequest } from "../gate/mod.ts";
+import { baseFacts, type Facts, type SessionCounters, targetOf } from "../policy/mod.ts";
+import { bracketHost, normalizeOrigin } from "../net/mod.ts";
 import type { ProxyJudge } from "./egress_proxy.ts";
-import type { ProxyQuestion } from "../proxy/proxy_protocol.ts";
-import type { HeldWrite } from "../gate/write_hold.ts";
+import type { ProxyQuestion } from "../proxy/mod.ts";
 import { EgressLedger, type EgressOutcomes } from "./egress_ledger.ts";
 
 /** What a session's proxy judge needs. */

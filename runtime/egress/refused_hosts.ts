@@ -16,7 +16,7 @@
  * @module
  */
 import type { CdpSession, TrackedTarget } from "../../cdp/mod.ts";
-import { authorityOf } from "../browser/proxy_refusals.ts";
+import { authorityOf } from "../browser/mod.ts";
 
 /** Target types whose `Network` domain the session's network log enables. */
 const TAB_TYPES = new Set(["page", "iframe", "worker"]);

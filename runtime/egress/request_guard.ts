@@ -9,11 +9,10 @@
  * @module
  */
 import type { CdpSession, Protocol, TrackedTarget } from "../../cdp/mod.ts";
-import type { BlockedRequest } from "../browser/blocked_notice.ts";
-import type { Boundary } from "../gate/boundary.ts";
-import type { Facts } from "../policy/facts.ts";
-import { normalizeOrigin } from "../net/origin.ts";
-import { baseFacts, type SessionCounters, targetOf } from "../policy/fact_builders.ts";
+import type { BlockedRequest } from "../browser/mod.ts";
+import type { Boundary } from "../gate/mod.ts";
+import { baseFacts, type Facts, type SessionCounters, targetOf } from "../policy/mod.ts";
+import { normalizeOrigin } from "../net/mod.ts";
 
 /** What the guard needs from its session. */
 export interface RequestGuardOptions {

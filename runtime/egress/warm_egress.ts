@@ -6,12 +6,10 @@
  *
  * @module
  */
-import type { AuditSink } from "../audit/audit_row.ts";
-import type { LaunchExtras } from "../browser/hooks.ts";
-import { OmotaiError } from "../errors.ts";
-import { log } from "../log.ts";
-import { bracketHost } from "../net/host.ts";
-import { normalizeOrigin } from "../net/origin.ts";
+import type { AuditSink } from "../audit/mod.ts";
+import type { LaunchExtras } from "../browser/mod.ts";
+import { log, OmotaiError } from "../mod.ts";
+import { bracketHost, normalizeOrigin } from "../net/mod.ts";
 import { egressArgs } from "./egress_args.ts";
 import type { EgressProxy, ProxyJudge } from "./egress_proxy.ts";
 

@@ -10,7 +10,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import type { ArmSession, ArmTool, ToolOutcome } from "./arm_session.ts";
 
 /** How to start an arm. */

@@ -5,9 +5,8 @@
  *
  * @module
  */
-import { readAtMost } from "../bounded_read.ts";
+import { OmotaiError, readAtMost } from "../mod.ts";
 import { z } from "zod";
-import { OmotaiError } from "../errors.ts";
 import type { AgentRun, AgentTask, EvalAgent } from "./agent.ts";
 import type { ArmSession, ArmTool } from "./arm_session.ts";
 

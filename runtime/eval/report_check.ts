@@ -13,7 +13,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { findBrowser, launchBrowser, openTab, ProfileStore } from "../../cdp/mod.ts";
 import type { BrowserProcess, CdpSession } from "../../cdp/mod.ts";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** What opening a report in Chromium showed. */
 export interface ReportCheck {

@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "node:path";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import { htmlReport } from "./report_html.ts";
 import { markdownReport } from "./report_markdown.ts";
 import type { EvalReport } from "./report_model.ts";

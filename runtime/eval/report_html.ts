@@ -14,8 +14,8 @@
  *
  * @module
  */
-import { escapeHtml } from "../../ui/html.ts";
-import { escapeText } from "../net/shown_text.ts";
+import { escapeHtml } from "../../ui/mod.ts";
+import { escapeText } from "../net/mod.ts";
 import type { ArmSummary, CaseResult, ControlResult, EvalReport } from "./report_model.ts";
 
 /** The page's policy: nothing may load, no script may run; inline styles and data: images only. */

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { escapeText } from "../net/shown_text.ts";
+import { escapeText } from "../net/mod.ts";
 import type { CaseResult, EvalReport } from "./report_model.ts";
 
 /** `n` with thousands separators (`1,234`), whatever the machine's locale. */

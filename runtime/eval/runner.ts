@@ -7,8 +7,7 @@
  *
  * @module
  */
-import { VERSION } from "../version.ts";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError, VERSION } from "../mod.ts";
 import type { Credentials, EvalAgent } from "./agent.ts";
 import { type Attacker, startAttacker } from "./attacker.ts";
 import type { Arm, RecordedSession } from "./arms.ts";

@@ -5,9 +5,8 @@
  *
  * @module
  */
-import type { RequestView } from "../net/request_view.ts";
-import type { RuntimeDenyReason } from "../policy/decision.ts";
-import type { Facts } from "../policy/facts.ts";
+import type { RequestView } from "../net/mod.ts";
+import type { Facts, RuntimeDenyReason } from "../policy/mod.ts";
 
 /**
  * What the operator is shown: the exact request the egress proxy holds, as a

@@ -4,9 +4,8 @@
  *
  * @module
  */
-import type { AuditEvent } from "../audit/audit_row.ts";
-import type { Decision } from "../policy/decision.ts";
-import type { ActionKind, Facts } from "../policy/facts.ts";
+import type { AuditEvent } from "../audit/mod.ts";
+import type { ActionKind, Decision, Facts } from "../policy/mod.ts";
 
 /** Who asks about a request. */
 export interface RequestContext {

@@ -13,23 +13,19 @@
  *
  * @module
  */
-import type { AuditEvent, AuditWriter } from "../audit/audit_row.ts";
+import type { AuditEvent, AuditWriter } from "../audit/mod.ts";
 import { type RequestContext, requestRow } from "./audit_rows.ts";
-import { addressRule } from "../net/address_rule.ts";
-import { normalizeOrigin } from "../net/origin.ts";
-import type { DomainSnapshot } from "../store/domain_store.ts";
-import { OmotaiError } from "../errors.ts";
-import { log } from "../log.ts";
-import { type Decision, deny } from "../policy/decision.ts";
-import type { PolicyEngine } from "../policy/engine.ts";
-import type { Facts } from "../policy/facts.ts";
+import { addressRule, normalizeOrigin } from "../net/mod.ts";
+import type { DomainSnapshot } from "../store/mod.ts";
+import { log, OmotaiError } from "../mod.ts";
+import { type Decision, deny, type Facts, type PolicyEngine } from "../policy/mod.ts";
 import { type HeldWrite, HOLD_CODES, socketDuringHold, type WriteHold } from "./write_hold.ts";
 
 /**
  * The address rule is the boundary's: applied here to a request's name, and by the egress
  * proxy (which may import only `net/`) to the DNS answer, with the boundary's `exact`.
  */
-export { type AddressFacts, type AddressRefusal, addressRule } from "../net/address_rule.ts";
+export { type AddressFacts, type AddressRefusal, addressRule } from "../net/mod.ts";
 
 /** What the boundary needs. */
 export interface BoundaryDeps {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Facts } from "../policy/facts.ts";
+import type { Facts } from "../policy/mod.ts";
 
 /** E.g. `POST form to http://portal.test/transfer` for READ_ONLY_SUBMIT. */
 export function denyDetail(reason: string, facts: Facts | undefined): string | undefined {

@@ -4,8 +4,7 @@
  *
  * @module
  */
-import { type Decision, deny } from "../policy/decision.ts";
-import type { ActionKind, Facts } from "../policy/facts.ts";
+import { type ActionKind, type Decision, deny, type Facts } from "../policy/mod.ts";
 import type { HeldOutcome } from "./write_hold.ts";
 
 /** A tool call as the gate sees it: its facts, read from the browser. */

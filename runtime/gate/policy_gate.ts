@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { deny } from "../policy/decision.ts";
+import { deny } from "../policy/mod.ts";
 import { type Approver, unavailableApprover } from "./approver.ts";
 import type { Boundary } from "./boundary.ts";
 import { denyDetail } from "./deny_detail.ts";

@@ -15,11 +15,8 @@
  *
  * @module
  */
-import { normalizeOrigin } from "../net/origin.ts";
-import { canonicalPath } from "../net/paths.ts";
-import { type RequestView, requestView } from "../net/request_view.ts";
-import { type Decision, deny, type RuntimeDenyReason } from "../policy/decision.ts";
-import type { Facts } from "../policy/facts.ts";
+import { canonicalPath, normalizeOrigin, type RequestView, requestView } from "../net/mod.ts";
+import { type Decision, deny, type Facts, type RuntimeDenyReason } from "../policy/mod.ts";
 import type { ApprovalOutcome, Approver } from "./approver.ts";
 
 /** A write the egress proxy holds, whole: the bytes a verdict is about. */

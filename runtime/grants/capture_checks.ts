@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { normalizeOrigin } from "../net/origin.ts";
+import { normalizeOrigin } from "../net/mod.ts";
 import {
   GRANT_CHECK_ORDER,
   GRANT_REFUSAL_TEXT,

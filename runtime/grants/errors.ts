@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /**
  * Codes of `GrantError`. Redemption refusals (`GRANT_NOT_FOUND` … `GRANT_WRONG_SESSION`) are

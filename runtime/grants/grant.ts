@@ -10,7 +10,7 @@
  * @module
  */
 import { z } from "zod";
-import { normalizeOrigin } from "../net/origin.ts";
+import { normalizeOrigin } from "../net/mod.ts";
 import {
   GRANT_MODES,
   type GrantMode,
@@ -18,7 +18,7 @@ import {
   type GrantUse,
   USE_KINDS,
   type UseKind,
-} from "../store/grant_store.ts";
+} from "../store/mod.ts";
 import { GrantError } from "./errors.ts";
 
 export { GRANT_MODES, type GrantMode, type GrantUse, USE_KINDS, type UseKind };

@@ -31,7 +31,7 @@ import type {
   GrantPlan,
   GrantRecord,
   GrantStore,
-} from "../store/grant_store.ts";
+} from "../store/mod.ts";
 import { GrantError } from "./errors.ts";
 import { type Grant, isCaptureGrant, newGrantId, parseGrantInput, withState } from "./grant.ts";
 import {

@@ -19,8 +19,8 @@
  *
  * @module
  */
-import { normalizeOrigin } from "../net/origin.ts";
-import type { GrantRecord, GrantStore, GrantWrite } from "../store/grant_store.ts";
+import { normalizeOrigin } from "../net/mod.ts";
+import type { GrantRecord, GrantStore, GrantWrite } from "../store/mod.ts";
 import { GrantError } from "./errors.ts";
 import { type Grant, USE_KINDS, withState } from "./grant.ts";
 import {

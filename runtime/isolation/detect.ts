@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import { type CgroupFact, describeCgroup } from "./cgroup_backend.ts";
 
 /** The user the browser runs as when the runtime is root. */

@@ -20,7 +20,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** A SHA-256 as the pin takes it: 64 hex digits. */
 export const SHA256_HEX = /^[0-9a-f]{64}$/;

@@ -12,7 +12,7 @@
  */
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BROWSER_CANDIDATES, HEADLESS_SHELL_CANDIDATES } from "../../cdp/chromium_process.ts";
+import { BROWSER_CANDIDATES, HEADLESS_SHELL_CANDIDATES } from "../../cdp/mod.ts";
 import { CHILD_ENV } from "./permissions.ts";
 import { PG_CLIENT_ENV } from "./database_url.ts";
 

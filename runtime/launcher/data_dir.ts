@@ -7,7 +7,7 @@
  * @module
  */
 import { isAbsolute, join, resolve } from "node:path";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** No data directory can be worked out (no `HOME` and nothing else given). */
 export class DataDirError extends OmotaiError {

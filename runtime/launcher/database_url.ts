@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** The environment variable that names the shared database. */
 export const DATABASE_URL_ENV = "OMOTAI_DATABASE_URL";

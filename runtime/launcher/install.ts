@@ -16,8 +16,8 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { OmotaiError } from "../errors.ts";
-import { BROWSER_USER } from "../isolation/detect.ts";
+import { OmotaiError } from "../mod.ts";
+import { BROWSER_USER } from "../isolation/mod.ts";
 import { launcherFlags } from "./launcher.ts";
 
 /** The name of the installed command. */

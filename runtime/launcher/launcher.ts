@@ -14,12 +14,10 @@ import { DATABASE_URL_ENV } from "./database_url.ts";
 import { existsSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
-import { CdpLayerError } from "../../cdp/errors.ts";
-import { findBrowser } from "../../cdp/chromium_process.ts";
-import { OmotaiError } from "../errors.ts";
-import { BROWSER_USER } from "../isolation/detect.ts";
-import { SYSTEMD_BOOTED, SYSTEMD_RUN_PATHS } from "../isolation/systemd_scope.ts";
-import { parsePolicy } from "../policy/policy_file.ts";
+import { CdpLayerError, findBrowser } from "../../cdp/mod.ts";
+import { OmotaiError } from "../mod.ts";
+import { BROWSER_USER, SYSTEMD_BOOTED, SYSTEMD_RUN_PATHS } from "../isolation/mod.ts";
+import { parsePolicy } from "../policy/mod.ts";
 import {
   childPermissions,
   type ChildPlan,

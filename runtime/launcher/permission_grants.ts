@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import type { OptionValues } from "./options.ts";
 
 /** A path the launcher cannot put into a Deno permission flag. */

@@ -11,8 +11,7 @@
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { FindBrowserOptions } from "../../cdp/mod.ts";
-import { DETECT_READS, NICE_PATHS, TOOL_DIRS } from "../isolation/detect.ts";
-import { ENTER_SHELL } from "../isolation/cgroup_shell.ts";
+import { DETECT_READS, ENTER_SHELL, NICE_PATHS, TOOL_DIRS } from "../isolation/mod.ts";
 import { DATA_DIR_ENV, resolveDataDir } from "./data_dir.ts";
 
 import {

@@ -10,7 +10,7 @@
  * @module
  */
 import type { CdpSession, Protocol } from "../../cdp/mod.ts";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** What a field takes. */
 export type CredentialKind = "username" | "password" | "otp";

@@ -8,11 +8,10 @@
  *
  * @module
  */
-import { errorCode } from "../errors.ts";
+import { errorCode } from "../mod.ts";
 import type { CdpSession } from "../../cdp/mod.ts";
-import { keyEvents } from "../browser/keys.ts";
-import { runAndSettle } from "../browser/navigation.ts";
-import { normalizeOrigin } from "../net/origin.ts";
+import { keyEvents, runAndSettle } from "../browser/mod.ts";
+import { normalizeOrigin } from "../net/mod.ts";
 import { redactCut } from "../redact/mod.ts";
 import { type CredentialField, readCredentialFields } from "./credential_fields.ts";
 import { type FormSubmission, readFormSubmission } from "./form_submission.ts";

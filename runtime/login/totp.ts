@@ -8,7 +8,7 @@
  * @module
  */
 import { createGuardrails, generate } from "otplib";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** Every stable code a {@link TotpError} may carry. */
 export type TotpErrorCode =

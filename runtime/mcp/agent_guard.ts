@@ -6,8 +6,8 @@
  * @module
  */
 import type { MiddlewareHandler } from "hono";
-import type { AgentInfo } from "../store/agent_store.ts";
-import { log } from "../log.ts";
+import type { AgentInfo } from "../store/mod.ts";
+import { log } from "../mod.ts";
 
 /** Hono context of the HTTP app: the agent the request's key belongs to, if keys are on. */
 export interface AgentEnv {

@@ -6,7 +6,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { bracketHost } from "../net/host.ts";
+import { bracketHost } from "../net/mod.ts";
 
 /** The Host header values under which a server bound to `host:port` may be addressed. */
 export function allowedHostsFor(host: string, port: number): string[] {

@@ -10,8 +10,8 @@
  * @module
  */
 import { Hono } from "hono";
-import type { AgentInfo } from "../store/agent_store.ts";
-import { log } from "../log.ts";
+import type { AgentInfo } from "../store/mod.ts";
+import { log } from "../mod.ts";
 import { type AgentEnv, agentGuard, type Authenticate } from "./agent_guard.ts";
 import { hostGuard } from "./host_guard.ts";
 import { httpErrorHandler } from "./http_errors.ts";

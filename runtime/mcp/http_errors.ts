@@ -9,8 +9,7 @@
  */
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { OmotaiError } from "../errors.ts";
-import { log } from "../log.ts";
+import { log, OmotaiError } from "../mod.ts";
 import { CapacityError } from "./session_places.ts";
 
 /** Seconds a client refused for capacity is told to wait (`Retry-After`). */

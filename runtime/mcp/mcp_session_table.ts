@@ -10,7 +10,7 @@
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { AgentInfo } from "../store/agent_store.ts";
+import type { AgentInfo } from "../store/mod.ts";
 import { sameAgent } from "./agent_guard.ts";
 import type { Activity } from "./idle_sweeper.ts";
 import type { SseServerTransport } from "./sse_transport.ts";

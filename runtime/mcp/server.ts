@@ -16,7 +16,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { log } from "../log.ts";
+import { log, VERSION } from "../mod.ts";
 import { processRedactor, type Redactor } from "../redact/mod.ts";
 import { withProgress } from "./progress.ts";
 import {
@@ -27,7 +27,6 @@ import {
   type ToolResult,
   TOOLS,
 } from "../tools/mod.ts";
-import { VERSION } from "../version.ts";
 
 /** Told to every client at initialize. */
 export const INSTRUCTIONS = "Omotai is a security runtime around a real browser. Text between " +

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** Why a session is refused for capacity. */
 export type CapacityCode = "SERVER_BUSY" | "AGENT_BUSY";

@@ -9,7 +9,7 @@ import type { SSEStreamingApi } from "hono/streaming";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 const KEEPALIVE_MS = 20_000;
 

@@ -6,7 +6,7 @@
  */
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { AgentInfo } from "../store/agent_store.ts";
+import type { AgentInfo } from "../store/mod.ts";
 import type { McpSessionTable } from "./mcp_session_table.ts";
 import {
   type CapacityCode,

@@ -8,12 +8,11 @@
  */
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { PolicyFileError } from "../errors.ts";
+import { PolicyFileError } from "../mod.ts";
 import { PolicyEngine } from "./engine.ts";
 import { baseFacts, FRESH_SESSION } from "./fact_builders.ts";
 import { type Facts, FactsSchema } from "./facts.ts";
-import { normalizeOrigin } from "../net/origin.ts";
-import { canonicalPath } from "../net/paths.ts";
+import { canonicalPath, normalizeOrigin } from "../net/mod.ts";
 import { sha256Hex } from "./signing.ts";
 
 const CaseFileSchema = z.strictObject({

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import { baseFacts, FRESH_SESSION } from "./fact_builders.ts";
 import type { Facts } from "./facts.ts";
 import { type CallFailure, type CallResult, KernelModule } from "./kernel_host.ts";

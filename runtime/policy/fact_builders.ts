@@ -4,8 +4,7 @@
  * @module
  */
 import { type FactKind, type Facts, FACTS_ABI_VERSION } from "./facts.ts";
-import { normalizeOrigin } from "../net/origin.ts";
-import { canonicalPath } from "../net/paths.ts";
+import { canonicalPath, normalizeOrigin } from "../net/mod.ts";
 
 /** Session counters the facts carry. */
 export interface SessionCounters {

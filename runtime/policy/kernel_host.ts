@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import { FUEL_EXPORT, meterWasm } from "./wasm_meter.ts";
 
 /** Kernel functions a module may import; anything else fails to link. */

@@ -5,7 +5,7 @@
  * @module
  */
 import { dirname, isAbsolute, join } from "node:path";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import type { ModuleSpec } from "./engine.ts";
 import type { PolicyFile } from "./policy_file.ts";
 import { PolicySignatureError, verifyModule } from "./signing.ts";

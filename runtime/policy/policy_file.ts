@@ -7,9 +7,8 @@
 import { isAbsolute } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
-import { PolicyFileError } from "../errors.ts";
-import { normalizeOrigin } from "../net/origin.ts";
-import { canonicalPath } from "../net/paths.ts";
+import { PolicyFileError } from "../mod.ts";
+import { canonicalPath, normalizeOrigin } from "../net/mod.ts";
 import { CaptureTemplatesSchema } from "./capture_templates.ts";
 
 const originSchema = z.string().transform((value, ctx) => {

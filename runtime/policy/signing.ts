@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** What a signature binds besides the wasm bytes. */
 export const ManifestSchema = z.strictObject({

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** One section of a module: its id and where it starts, where its body starts and ends. */
 export interface WasmSection {

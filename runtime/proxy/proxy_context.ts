@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ByteRate, ByteRateLimits } from "../../shared/byte_rate.ts";
+import type { ByteRate, ByteRateLimits } from "../../shared/mod.ts";
 import type { ProxyAnswer, ProxyQuestion } from "./proxy_protocol.ts";
 import type { UpstreamPool } from "./upstream_pool.ts";
 

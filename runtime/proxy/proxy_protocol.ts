@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ByteRateLimits } from "../../shared/byte_rate.ts";
+import type { ByteRateLimits } from "../../shared/mod.ts";
 
 /** What the proxy asks about one connection or plain-HTTP request. */
 export type ProxyQuestion =

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { ByteRate } from "../../shared/byte_rate.ts";
+import { ByteRate } from "../../shared/mod.ts";
 import { closeQuietly, noDelay, prefixed, reply } from "./byte_io.ts";
 import type { ServeContext, ServeOptions } from "./proxy_context.ts";
 import { defaultResolve } from "./proxy_decide.ts";

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { ByteRateLimits } from "../../shared/byte_rate.ts";
+import type { ByteRateLimits } from "../../shared/mod.ts";
 import type { ToProxy } from "./proxy_protocol.ts";
 
 /** `listen` with a socket path: the listener is a Unix socket at `path` (its directory exists). */

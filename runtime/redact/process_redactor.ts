@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { addLogFilter } from "../log.ts";
+import { addLogFilter } from "../mod.ts";
 import { Redactor } from "./redactor.ts";
 
 const shared = new Redactor();

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { displayUrl } from "../net/display_url.ts";
+import { displayUrl } from "../net/mod.ts";
 import {
   boundedRedact,
   CUT_READ_MARGIN,

@@ -13,7 +13,7 @@
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { isAbsolute } from "node:path";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** What an agent name must look like: lower case, digits, `_` and `-`, at most 64 long. */
 export const AGENT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** `work`'s value, or a `DB_UNAVAILABLE` rejection once `ms` have passed without one. */
 export async function bounded<T>(work: Promise<T>, ms: number): Promise<T> {

@@ -26,8 +26,7 @@
  *
  * @module
  */
-import { errorCode } from "../errors.ts";
-import { log } from "../log.ts";
+import { errorCode, log } from "../mod.ts";
 
 /**
  * How long a lease lasts without a renewal: one minute. Long enough that a capture on a

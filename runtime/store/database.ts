@@ -8,7 +8,7 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** Migrations, applied in order; index + 1 is the schema version they lead to. */
 const MIGRATIONS: readonly string[] = [

@@ -12,8 +12,8 @@
  *
  * @module
  */
-import { log } from "../log.ts";
-import type { RequestView } from "../net/request_view.ts";
+import { log } from "../mod.ts";
+import type { RequestView } from "../net/mod.ts";
 
 /** The longest question or answer kept, in characters; longer ones are cut. */
 export const QUESTION_MAX_CHARS = 2_000;

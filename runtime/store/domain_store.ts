@@ -8,8 +8,8 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
-import { normalizeOrigin } from "../net/origin.ts";
+import { OmotaiError } from "../mod.ts";
+import { normalizeOrigin } from "../net/mod.ts";
 
 /** One stored rule. */
 export interface DomainRule {

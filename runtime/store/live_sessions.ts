@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 /** One live session, as the console lists it. */
 export interface LiveSession {

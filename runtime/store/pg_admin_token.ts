@@ -9,8 +9,7 @@
  */
 import { Buffer } from "node:buffer";
 import { createHash, timingSafeEqual } from "node:crypto";
-import { OmotaiError } from "../errors.ts";
-import { log } from "../log.ts";
+import { log, OmotaiError } from "../mod.ts";
 import type { PgDatabase } from "./pg_database.ts";
 
 /** How often a runtime reads its tenant's token hash again (a rotation's delay). */

@@ -11,7 +11,7 @@
  * @module
  */
 import postgres from "postgres";
-import { errorCode, OmotaiError } from "../errors.ts";
+import { errorCode, OmotaiError } from "../mod.ts";
 import { bounded } from "./bounded.ts";
 import { PG_MIGRATIONS } from "./pg_migrations.ts";
 import { TENANT_ID } from "./tenant.ts";

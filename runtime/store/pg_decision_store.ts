@@ -14,8 +14,8 @@
  *
  * @module
  */
-import { log } from "../log.ts";
-import { parseRequestView } from "../net/request_view_schema.ts";
+import { log } from "../mod.ts";
+import { parseRequestView } from "../net/mod.ts";
 import {
   type Approval,
   type ApprovalState,

@@ -9,7 +9,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import {
   type DomainRule,
   type DomainSnapshot,

@@ -20,7 +20,7 @@
  */
 import { Buffer } from "node:buffer";
 import { createHash, createHmac } from "node:crypto";
-import { errorCode, OmotaiError } from "../errors.ts";
+import { errorCode, OmotaiError } from "../mod.ts";
 import type { PgDatabase, PgTx } from "./pg_database.ts";
 import { TENANT_ID } from "./tenant.ts";
 

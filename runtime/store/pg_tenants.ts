@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import type { PgDatabase } from "./pg_database.ts";
 import { TENANT_ID } from "./tenant.ts";
 

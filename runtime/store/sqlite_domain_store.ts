@@ -7,7 +7,7 @@
  * @module
  */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import { asPromise } from "./as_promise.ts";
 import {
   type DomainRule,

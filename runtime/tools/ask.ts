@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 import { tabFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 

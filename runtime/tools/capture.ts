@@ -8,8 +8,8 @@
  * @module
  */
 import { z } from "zod";
-import { CAPTURE_WORKFLOWS, type WorkflowName } from "../capture/capture_flow.ts";
-import { OmotaiError } from "../errors.ts";
+import { CAPTURE_WORKFLOWS, type WorkflowName } from "../capture/mod.ts";
+import { OmotaiError } from "../mod.ts";
 import { navigateFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 

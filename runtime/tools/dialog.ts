@@ -5,9 +5,8 @@
  * @module
  */
 import { z } from "zod";
-import type { OpenDialog } from "../browser/dialogs.ts";
-import { runAndSettle } from "../browser/navigation.ts";
-import { OmotaiError } from "../errors.ts";
+import { type OpenDialog, runAndSettle } from "../browser/mod.ts";
+import { OmotaiError } from "../mod.ts";
 import { dialogFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 

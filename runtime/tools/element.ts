@@ -7,13 +7,14 @@ import { z } from "zod";
 import {
   clickElement,
   type Element,
+  keyEvents,
+  type LoadOutcome,
   pressKey,
+  runAndSettle,
   selectOptions,
   type TypedField,
   typeInto,
-} from "../browser/element_ops.ts";
-import { keyEvents } from "../browser/keys.ts";
-import { type LoadOutcome, runAndSettle } from "../browser/navigation.ts";
+} from "../browser/mod.ts";
 import { elementFacts, keyFacts, refuseKeyIntoPassword, rethrowAudited } from "./facts.ts";
 import { defineTool, type ToolContext } from "./tool.ts";
 

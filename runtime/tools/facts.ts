@@ -6,20 +6,19 @@
  * @module
  */
 import type { CdpSession, Protocol } from "../../cdp/mod.ts";
-import type { OpenDialog } from "../browser/dialogs.ts";
-import type { Element } from "../browser/element_ops.ts";
 import {
+  type Element,
   type ElementInfo,
+  keyEvents,
+  type OpenDialog,
   readElementInfo,
   readFocusedField,
   readFocusedInfo,
-} from "../browser/element_info.ts";
-import { keyEvents } from "../browser/keys.ts";
-import { InvalidArgumentsError, OmotaiError } from "../errors.ts";
-import { actionRow } from "../gate/audit_rows.ts";
-import { normalizeOrigin } from "../net/origin.ts";
-import { baseFacts, targetOf } from "../policy/fact_builders.ts";
-import type { ActionKind, Facts } from "../policy/facts.ts";
+} from "../browser/mod.ts";
+import { InvalidArgumentsError, OmotaiError } from "../mod.ts";
+import { actionRow } from "../gate/mod.ts";
+import { normalizeOrigin } from "../net/mod.ts";
+import { type ActionKind, baseFacts, type Facts, targetOf } from "../policy/mod.ts";
 import type { ToolContext } from "./tool.ts";
 
 /** Fields listed in form facts at most. */

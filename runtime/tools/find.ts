@@ -8,8 +8,7 @@
  * @module
  */
 import { z } from "zod";
-import { CHARS_PER_TOKEN, DEFAULT_MAX_TOKENS, renderPage } from "../snapshot/page_view.ts";
-import { neutralize } from "../snapshot/untrusted.ts";
+import { CHARS_PER_TOKEN, DEFAULT_MAX_TOKENS, neutralize, renderPage } from "../snapshot/mod.ts";
 import { pageFacts } from "./facts.ts";
 import { controlLines, findLines } from "./find_lines.ts";
 import { defineTool } from "./tool.ts";

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { headingLevelOf, splitRef } from "../snapshot/outline_line.ts";
+import { headingLevelOf, splitRef } from "../snapshot/mod.ts";
 
 /** Stands for the lines left out between two shown runs. */
 export const GAP = "...";

@@ -4,22 +4,18 @@
  * @module
  */
 import { z } from "zod";
-import { readElementInfo } from "../browser/element_info.ts";
 import {
   callOnElement,
   clickElement,
   type Element,
+  isRangeInput,
+  readElementInfo,
   selectOptions,
+  setRangeValue,
   typeInto,
-} from "../browser/element_ops.ts";
-import { isRangeInput, setRangeValue } from "../browser/pointer_ops.ts";
-import {
-  ElementActionError,
-  InvalidArgumentsError,
-  OmotaiError,
-  StaleRefError,
-} from "../errors.ts";
-import type { Facts } from "../policy/facts.ts";
+} from "../browser/mod.ts";
+import { ElementActionError, InvalidArgumentsError, OmotaiError, StaleRefError } from "../mod.ts";
+import type { Facts } from "../policy/mod.ts";
 import { elementFacts, rethrowAudited } from "./facts.ts";
 import { refArg, settle, settledLine } from "./pointer.ts";
 import { defineTool, type ToolContext } from "./tool.ts";

@@ -8,8 +8,8 @@
  * @module
  */
 import { z } from "zod";
-import { type LoginStatus, performLogin } from "../login/login_flow.ts";
-import { OmotaiError } from "../errors.ts";
+import { type LoginStatus, performLogin } from "../login/mod.ts";
+import { OmotaiError } from "../mod.ts";
 import { pageFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 

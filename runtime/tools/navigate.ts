@@ -4,9 +4,9 @@
  * @module
  */
 import { z } from "zod";
-import { goBack, LOAD_TIMEOUT_MS, type LoadOutcome, navigate } from "../browser/navigation.ts";
-import { OmotaiError } from "../errors.ts";
-import { displayUrl } from "../net/display_url.ts";
+import { goBack, LOAD_TIMEOUT_MS, type LoadOutcome, navigate } from "../browser/mod.ts";
+import { OmotaiError } from "../mod.ts";
+import { displayUrl } from "../net/mod.ts";
 import { backFacts, navigateFacts } from "./facts.ts";
 import { VIEW_MODE } from "./snapshot.ts";
 import { defineTool, parseUrlArg, type ToolContext } from "./tool.ts";

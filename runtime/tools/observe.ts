@@ -7,8 +7,8 @@
  * @module
  */
 import { z } from "zod";
-import { CONSOLE_LEVELS } from "../browser/console_log.ts";
-import { InvalidArgumentsError } from "../errors.ts";
+import { CONSOLE_LEVELS } from "../browser/mod.ts";
+import { InvalidArgumentsError } from "../mod.ts";
 import { pageFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 

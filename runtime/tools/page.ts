@@ -5,13 +5,17 @@
  */
 import { z } from "zod";
 import type { CdpSession } from "../../cdp/mod.ts";
-import { readElementInfo } from "../browser/element_info.ts";
-import type { Element, ViewportBox } from "../browser/element_ops.ts";
-import { visibleBox } from "../browser/pointer_ops.ts";
-import { mainFrameId, nextFrame } from "../browser/navigation.ts";
-import { OmotaiError } from "../errors.ts";
-import { normalizeOrigin } from "../net/origin.ts";
-import type { Facts } from "../policy/facts.ts";
+import {
+  type Element,
+  mainFrameId,
+  nextFrame,
+  readElementInfo,
+  type ViewportBox,
+  visibleBox,
+} from "../browser/mod.ts";
+import { OmotaiError } from "../mod.ts";
+import { normalizeOrigin } from "../net/mod.ts";
+import type { Facts } from "../policy/mod.ts";
 import { pageFacts, tabFacts } from "./facts.ts";
 import { elementArg, refArg } from "./pointer.ts";
 import { defineTool, type ToolContext } from "./tool.ts";

@@ -6,17 +6,17 @@
  *
  * @module
  */
-import type { BrowserSession } from "../browser/browser_session.ts";
-import type { Interruption } from "../browser/call_watch.ts";
-import type { OpenDialog } from "../browser/dialogs.ts";
-import { OmotaiError } from "../errors.ts";
-import { log } from "../log.ts";
-import { actionRow } from "../gate/audit_rows.ts";
-import { decide, type Gate, type GateVerdict } from "../gate/gate.ts";
-import type { ActionKind, Facts } from "../policy/facts.ts";
+import {
+  type BrowserSession,
+  type Interruption,
+  type OpenDialog,
+  runAndSettle,
+} from "../browser/mod.ts";
+import { log, OmotaiError } from "../mod.ts";
+import { actionRow, decide, type Gate, type GateVerdict } from "../gate/mod.ts";
+import type { ActionKind, Facts } from "../policy/mod.ts";
 import { processRedactor, redactCut } from "../redact/mod.ts";
-import { renderDialog, renderWithheldDialog } from "../snapshot/dialog_view.ts";
-import { runAndSettle } from "../browser/navigation.ts";
+import { renderDialog, renderWithheldDialog } from "../snapshot/mod.ts";
 import { actedRefs, answerOf } from "./answer.ts";
 import { normalizeArgs } from "./arg_aliases.ts";
 import { ResponseBuilder, type ToolResult } from "./response.ts";

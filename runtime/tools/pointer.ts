@@ -4,10 +4,14 @@
  * @module
  */
 import { z } from "zod";
-import type { Element } from "../browser/element_ops.ts";
-import { type LoadOutcome, runAndSettle } from "../browser/navigation.ts";
-import { dragElement, hoverElement } from "../browser/pointer_ops.ts";
-import type { Facts } from "../policy/facts.ts";
+import {
+  dragElement,
+  type Element,
+  hoverElement,
+  type LoadOutcome,
+  runAndSettle,
+} from "../browser/mod.ts";
+import type { Facts } from "../policy/mod.ts";
 import { elementFacts, refuseDropOnPassword } from "./facts.ts";
 import { defineTool, type ToolContext } from "./tool.ts";
 

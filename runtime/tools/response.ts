@@ -10,8 +10,7 @@
  * @module
  */
 import { processRedactor, type Redactor } from "../redact/mod.ts";
-import { oneLine } from "../snapshot/line_escape.ts";
-import { neutralize } from "../snapshot/untrusted.ts";
+import { neutralize, oneLine } from "../snapshot/mod.ts";
 
 /** An MCP text content block. */
 export interface TextContent {

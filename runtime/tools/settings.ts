@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { PolicyFile } from "../policy/policy_file.ts";
+import type { PolicyFile } from "../policy/mod.ts";
 import type { ToolSettings } from "./tool.ts";
 
 /**

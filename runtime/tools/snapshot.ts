@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from "zod";
-import { DEFAULT_MAX_TOKENS } from "../snapshot/page_view.ts";
+import { DEFAULT_MAX_TOKENS } from "../snapshot/mod.ts";
 import { pageFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 

@@ -4,12 +4,11 @@
  * @module
  */
 import { z } from "zod";
-import type { TabInfo } from "../browser/tabs.ts";
-import { InvalidArgumentsError } from "../errors.ts";
-import { displayUrl } from "../net/display_url.ts";
+import type { TabInfo } from "../browser/mod.ts";
+import { InvalidArgumentsError } from "../mod.ts";
+import { displayUrl } from "../net/mod.ts";
 import { processRedactor, redactCut, type Redactor } from "../redact/mod.ts";
-import { quote } from "../snapshot/line_escape.ts";
-import { untrustedBlock } from "../snapshot/untrusted.ts";
+import { quote, untrustedBlock } from "../snapshot/mod.ts";
 import { tabFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 

@@ -7,13 +7,13 @@
  * @module
  */
 import type { z } from "zod";
-import type { BrowserSession } from "../browser/browser_session.ts";
-import { InvalidArgumentsError } from "../errors.ts";
+import type { BrowserSession } from "../browser/mod.ts";
+import { InvalidArgumentsError } from "../mod.ts";
 import type { CdpSession } from "../../cdp/mod.ts";
-import type { CaptureAuditRow, CaptureOutcome, CaptureRequest } from "../capture/capture_flow.ts";
-import type { Gate } from "../gate/gate.ts";
-import type { LoginPlan, LoginSecrets, PushChannel } from "../login/login_flow.ts";
-import type { ActionKind, Facts } from "../policy/facts.ts";
+import type { CaptureAuditRow, CaptureOutcome, CaptureRequest } from "../capture/mod.ts";
+import type { Gate } from "../gate/mod.ts";
+import type { LoginPlan, LoginSecrets, PushChannel } from "../login/mod.ts";
+import type { ActionKind, Facts } from "../policy/mod.ts";
 import type { ResponseBuilder } from "./response.ts";
 
 /** Operator settings tools obey (from the policy file); the model cannot change them. */

@@ -5,9 +5,8 @@
  */
 import { basename } from "node:path";
 import { z } from "zod";
-import type { Element } from "../browser/element_ops.ts";
-import type { OpenChooser } from "../browser/file_choosers.ts";
-import { OmotaiError } from "../errors.ts";
+import type { Element, OpenChooser } from "../browser/mod.ts";
+import { OmotaiError } from "../mod.ts";
 import { elementFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 import { resolveUploadPaths } from "./upload_paths.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { basename, isAbsolute, relative, resolve, sep } from "node:path";
-import { OmotaiError } from "../errors.ts";
+import { OmotaiError } from "../mod.ts";
 
 function refused(message: string): OmotaiError {
   return new OmotaiError("UPLOAD_NOT_ALLOWED", message);

@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from "zod";
-import { InvalidArgumentsError, OmotaiError } from "../errors.ts";
+import { InvalidArgumentsError, OmotaiError } from "../mod.ts";
 import { pageFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
 

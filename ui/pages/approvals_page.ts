@@ -11,8 +11,7 @@
  *
  * @module
  */
-import type { RequestView, ShownEntry } from "../../runtime/net/request_view.ts";
-import type { ShownText, TextFlag } from "../../runtime/net/shown_text.ts";
+import type { RequestView, ShownEntry, ShownText, TextFlag } from "../../runtime/net/mod.ts";
 import { postButton, seg, visible, when } from "../format.ts";
 import { html, type HtmlValue, type SafeHtml } from "../html.ts";
 import type { ApprovalView } from "../ports.ts";
