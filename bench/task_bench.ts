@@ -627,6 +627,18 @@ class Recorder {
     this.chunks.push(text);
   }
 
+  /**
+   * Calls an action `tool`, asking for the answer the step after it needs (`next`): on a
+   * server whose action takes `answer` (Omotai: a page card by default), `answer: "overview"`
+   * when the agent will read the page the action leads to and the card would not carry it
+   * (see {@link wantsOverview}); otherwise the server's default answer.
+   */
+  async act(tool: string, args: Record<string, unknown>, next: Next = "none"): Promise<string> {
+    const props = this.agent.schemas.get(tool)?.properties ?? {};
+    const overview = "answer" in props && wantsOverview(this.style, next);
+    return await this.call(tool, overview ? { ...args, answer: "overview" } : args);
+  }
+
   /** The element argument's name of `tool` on this side. */
   refKey(tool: string): string {
     return refArgName(this.agent.schemas.get(tool));
@@ -728,13 +740,13 @@ class Recorder {
    * Clicks `w`. A target that no longer resolves (a ref of an element the page replaced, a
    * selector that matches two) is looked up once more by reading the page, as an agent would.
    */
-  async click(w: Wanted): Promise<string> {
+  async click(w: Wanted, next: Next = "none"): Promise<string> {
     const element = `${w.role} ${w.text}`;
     try {
-      return await this.call("browser_click", {
+      return await this.act("browser_click", {
         ...await this.target("browser_click", w),
         element,
-      });
+      }, next);
     } catch (err) {
       if (!(err instanceof ToolFailed)) throw err;
       this.agent.picture = new Map();
@@ -743,9 +755,38 @@ class Recorder {
       }
       await this.see(() => this.knownRef(w) !== undefined, `${w.role} "${w.text}"`);
       const ref = { [this.refKey("browser_click")]: this.knownRef(w)! };
-      return await this.call("browser_click", { ...ref, element });
+      return await this.act("browser_click", { ...ref, element }, next);
     }
   }
+}
+
+/**
+ * What the step after an action needs of the page the action leads to, which decides the
+ * answer an agent asks for when the server lets it choose (Omotai's `answer`):
+ * - `control`: a named control other than a link (a page card lists those while they fit);
+ * - `link`: a named link (a card counts links, it does not list them);
+ * - `page`: content of a new page (rows, results, fields, a first view): a card has none;
+ * - `prose`: an article's text (the find agent reads it in reading mode);
+ * - `change`: what the action changed in place, in short (a count, a status, a few lines: a
+ *   card shows the diff first);
+ * - `text`: text the action reveals in place, read whole (an answer, loaded reviews): a card
+ *   cuts each line to 100 characters and the diff to what fits;
+ * - `none`: nothing, or a short confirmation a card may well show.
+ */
+export type Next = "control" | "link" | "page" | "prose" | "change" | "text" | "none";
+
+/**
+ * Whether an agent of `style` asks an action for the overview rather than the card, given
+ * what its next step needs: the snapshot agent whenever the card cannot carry it (a link, a
+ * new page's content, an article: it has no other way in than the outline, and the overview
+ * is the outline's first page, or the whole diff, without the card before it); the find agent
+ * only for a new page's content or revealed text (a link or a control it looks up by name, an
+ * article it reads in reading mode). Both rely on the card for a control, a short change in
+ * place, or nothing.
+ */
+export function wantsOverview(style: Style, next: Next): boolean {
+  if (next === "page" || next === "text") return true;
+  return style === "snapshot" && (next === "link" || next === "prose");
 }
 
 /** How a step reads: `prose` (reading mode suits it), `peek` (cheap looks to try first). */
@@ -796,7 +837,7 @@ interface Task {
 
 async function formTask(r: Recorder, site: TaskSite): Promise<void> {
   const before = site.formPosts.length;
-  await r.call("browser_navigate", { url: `${site.origin}/form` });
+  await r.act("browser_navigate", { url: `${site.origin}/form` }, "page");
   // The agent knows the values, not the form: it reads the form to learn its fields.
   const fields = FORM_FIELDS.map((f) => exact(roleOf(f), f.label));
   const form = await r.see(
@@ -844,10 +885,10 @@ async function formTask(r: Recorder, site: TaskSite): Promise<void> {
 }
 
 async function tableTask(r: Recorder, site: TaskSite): Promise<void> {
-  await r.call("browser_navigate", { url: `${site.origin}/table?page=1` });
+  await r.act("browser_navigate", { url: `${site.origin}/table?page=1` }, "page");
   let seen = await r.see((s) => s.includes(`Page 1 of ${TABLE_PAGES}`), "page 1", MAIN);
   for (let p = 2; p <= TABLE_PAGES; p++) {
-    await r.click(exact("link", "Next page"));
+    await r.click(exact("link", "Next page"), "page");
     seen += await r.see((s) => s.includes(`Page ${p} of ${TABLE_PAGES}`), `page ${p}`, MAIN);
   }
   const missing = invoiceRows().filter((row) => !seen.includes(row.id)).map((row) => row.id);
@@ -855,11 +896,13 @@ async function tableTask(r: Recorder, site: TaskSite): Promise<void> {
 }
 
 async function searchTask(r: Recorder, site: TaskSite): Promise<void> {
-  await r.call("browser_navigate", { url: `${site.origin}/search` });
+  await r.act("browser_navigate", { url: `${site.origin}/search` }, "control");
   // The box keeps its ref: every query is typed into the same element of the same document.
   const box = exact("searchbox", "Search products");
   for (const q of SEARCH_QUERIES) {
-    await r.call("browser_type", { ...await r.target("browser_type", box), text: q, submit: true });
+    const args = { ...await r.target("browser_type", box), text: q, submit: true };
+    // The results change in place: the card's diff shows them first.
+    await r.act("browser_type", args, "change");
     // Each refinement follows from the results of the last: the agent reads them.
     const n = searchCatalog(q).length;
     await r.see(
@@ -881,9 +924,9 @@ async function searchTask(r: Recorder, site: TaskSite): Promise<void> {
 
 async function dialogTask(r: Recorder, site: TaskSite): Promise<void> {
   const before = site.deletes.length;
-  await r.call("browser_navigate", { url: `${site.origin}/dialog` });
+  await r.act("browser_navigate", { url: `${site.origin}/dialog` }, "control");
   await r.click(exact("button", `Delete order ${DIALOG_ORDER}`));
-  await r.call("browser_handle_dialog", { accept: true });
+  await r.act("browser_handle_dialog", { accept: true }, "change");
   await r.see(
     (s) => s.includes(`Order ${DIALOG_ORDER} was deleted.`),
     "the page's answer to the accepted dialog",
@@ -901,7 +944,14 @@ async function hugeTask(r: Recorder, site: TaskSite): Promise<string> {
   // Time to the first view: one budget for navigate and, for a server whose navigate does not
   // return the snapshot, the snapshot call.
   const deadline = performance.now() + CALL_TIMEOUT_MS;
-  const nav = await r.call("browser_navigate", { url: `${site.origin}/huge` }, CALL_TIMEOUT_MS);
+  // The first view is the point: an agent that may choose asks for the page, not a card.
+  const args = { url: `${site.origin}/huge` };
+  const wantsView = "answer" in (r.agent.schemas.get("browser_navigate")?.properties ?? {});
+  const nav = await r.call(
+    "browser_navigate",
+    wantsView ? { ...args, answer: "overview" } : args,
+    CALL_TIMEOUT_MS,
+  );
   const view = hasPageView(nav, r.format) ? nav : await r.call(
     "browser_snapshot",
     {},
@@ -919,8 +969,8 @@ async function hugeTask(r: Recorder, site: TaskSite): Promise<string> {
 async function findTask(r: Recorder, site: TaskSite): Promise<void> {
   // One link in a long sidebar, named by the task; then the answer on the page it leads to,
   // which sits below the same sidebar.
-  await r.call("browser_navigate", { url: `${site.origin}/docs` });
-  await r.click(exact("link", DOCS_TARGET));
+  await r.act("browser_navigate", { url: `${site.origin}/docs` }, "link");
+  await r.click(exact("link", DOCS_TARGET), "prose");
   await r.see((s) => s.includes("signature header computed"), "the target page's text", {
     prose: true,
     peek: [region("article")],
@@ -947,7 +997,7 @@ async function openToRead(
     // What reading mode left out is read from the outline.
     return { seen: await r.see(done, "the article"), note };
   }
-  await r.call("browser_navigate", { url });
+  await r.act("browser_navigate", { url }, "prose");
   return { seen: await r.see(done, "the article", ARTICLE), note: "" };
 }
 
@@ -959,7 +1009,7 @@ async function readTask(r: Recorder, site: TaskSite): Promise<string> {
     `${site.origin}/article`,
     (s) => words.every((w) => s.includes(w)),
   );
-  await r.click(exact("link", ARTICLE_LINK));
+  await r.click(exact("link", ARTICLE_LINK), "prose");
   await r.see((s) => s.includes("A year later the terraces held"), "the follow-up page", ARTICLE);
   return note;
 }
@@ -971,7 +1021,7 @@ async function articleTask(r: Recorder, site: TaskSite): Promise<string> {
     `${site.origin}/news/article`,
     (s) => NEWS_SENTENCES.every((t) => flatText(s).includes(t)),
   );
-  await r.click(exact("link", newsArticle().linkText));
+  await r.click(exact("link", newsArticle().linkText), "prose");
   await r.see((s) => flatText(s).includes(NEWS_FOLLOW_UP_TEXT), "the follow-up page", ARTICLE);
   return note;
 }
@@ -984,23 +1034,25 @@ async function shopTask(r: Recorder, site: TaskSite): Promise<void> {
   // step a new page from the server, as a shop without client-side filtering works. The
   // agent knows the query and the brand; it reads what it needs to act, and the products of
   // the page it ends on.
-  await r.call("browser_navigate", { url: `${site.origin}/shop` });
+  await r.act("browser_navigate", { url: `${site.origin}/shop` }, "control");
   const box = exact("searchbox", "Search products");
-  await r.call("browser_type", {
+  await r.act("browser_type", {
     ...await r.target("browser_type", box),
     text: SHOP_QUERY,
     submit: true,
-  });
+  }, "link");
   // The brand's link carries its count, as a shop's facets do: the agent knows its start.
-  await r.click({ role: "link", text: `${SHOP_BRAND} (`, exact: false });
-  await r.click(exact("link", "Next page"));
+  await r.click({ role: "link", text: `${SHOP_BRAND} (`, exact: false }, "link");
+  await r.click(exact("link", "Next page"), "page");
   const filtered = { q: SHOP_QUERY, brand: SHOP_BRAND };
   const n = shopResults(filtered).length;
   const want = shopPage({ ...filtered, page: 2 }).map((p) => p.title);
   await r.see(
+    // The products as links the agent can open: their refs, not only their titles (reading
+    // mode may show a title without its link's line).
     (s) =>
       s.includes(showing(SHOP_PAGE_SIZE + 1, SHOP_PAGE_SIZE + want.length, n)) &&
-      want.every((t) => s.includes(t)),
+      want.every((t) => s.includes(t) && r.knownRef(exact("link", t)) !== undefined),
     "page 2 of the filtered results",
     MAIN,
   );
@@ -1018,21 +1070,21 @@ async function shopTask(r: Recorder, site: TaskSite): Promise<void> {
 async function widgetsTask(r: Recorder, site: TaskSite): Promise<void> {
   // A product page that changes in place: a tab, an accordion, "load more" twice. Each answer
   // must be in what the agent read after the action that revealed it.
-  await r.call("browser_navigate", { url: `${site.origin}/product/halo-floor-lamp` });
-  await r.click(exact("tab", "Specifications"));
+  await r.act("browser_navigate", { url: `${site.origin}/product/halo-floor-lamp` }, "control");
+  await r.click(exact("tab", "Specifications"), "change");
   const spec = WIDGET_SPECS.find(([k]) => k === WIDGET_SPEC)?.[1] ?? "";
   await r.see((s) => s.includes(WIDGET_SPEC) && s.includes(spec), `${WIDGET_SPEC} (${spec})`, {
     peek: [region(peerSelector(exact("tabpanel", "Specifications")))],
   });
-  await r.click(exact("button", WIDGET_QUESTION));
+  await r.click(exact("button", WIDGET_QUESTION), "text");
   const answer = WIDGET_FAQ.find(([q]) => q === WIDGET_QUESTION)?.[1] ?? "";
   await r.see((s) => flatText(s).includes(answer), "the FAQ answer", {
     // The question's own line and the lines after it: what it revealed.
     peek: [{ tool: "browser_find", args: { text: WIDGET_QUESTION } }],
   });
   const more = exact("button", "Load more reviews");
-  await r.click(more);
-  await r.click(more);
+  await r.click(more, "control");
+  await r.click(more, "text");
   const reviews = widgetReviews();
   const third = reviews.slice(2 * REVIEWS_STEP, 3 * REVIEWS_STEP).map((rv) => rv.author);
   await r.see(
@@ -1224,13 +1276,20 @@ function report(results: TaskResult[], rounds: number, load: string): string {
     `snapshot agents only; ${load}). Each agent is a session of its own (each peer agent its ` +
     "own process and Chromium):",
     "",
-    "- **snapshot** pages through snapshots: Omotai's action answers, then its outline page by " +
-    "page; the peer's `browser_snapshot` (the whole page) whenever a step needs the page.",
-    "- **find** locates a control the task names with `browser_find` (Omotai: its exact " +
-    "`{role, name}` form when the schema has one) and reads with what the server has: Omotai's " +
-    'reading mode (`browser_navigate`/`browser_snapshot {mode: "read"}`), then its outline; ' +
-    "the peer's snapshot file its last answer points to (0.0.83 answers an action with about " +
-    "300 characters and a file link), read only when a step needs the page.",
+    "- **snapshot** pages through snapshots: Omotai's action answers (its ~600-character page " +
+    'card, or `answer: "overview"` on an action after which it needs a link, a new page\'s ' +
+    "content, an article or revealed text: the outline's first page or the whole diff), then " +
+    "its outline page by page; the peer's `browser_snapshot` (the whole page) whenever a step " +
+    "needs the page.",
+    "- **find** uses what Omotai's page card says (headings, the controls other than links, " +
+    "the diff and the controls near the action) and otherwise locates a control the task " +
+    "names with `browser_find` (Omotai: its exact `{role, name}` form when the schema has one; " +
+    "a facet whose name it knows only the start of by `{text}`, no context) and reads with what " +
+    "the server has: Omotai's `answer: \"overview\"` on an action whose new page's content or " +
+    "revealed text it reads, reading mode (`browser_navigate`/`browser_snapshot " +
+    '{mode: "read"}`) for an article, then its outline; the peer\'s snapshot file its last ' +
+    "answer points to (0.0.83 answers an action with about 300 characters and a file link), " +
+    "read only when a step needs the page.",
     "- **find + selectors** (the peer only): the find agent with Playwright selectors, which " +
     "0.0.83's element argument takes in place of a ref: a control the task names is clicked by " +
     '`role=link[name="…"s]` with no lookup at all, and a region is read by ' +

@@ -24,6 +24,7 @@ import {
   STYLES_OF,
   takes,
   updatePicture,
+  wantsOverview,
 } from "./task_bench.ts";
 import {
   catalog,
@@ -554,4 +555,22 @@ Deno.test("chargedStyle() charges the agent with the fewest median characters th
   assert.equal(chargedStyle([["snapshot", undefined], ["find", undefined]]), undefined);
   assert.deepEqual([...STYLES_OF.omotai], ["snapshot", "find"]);
   assert.deepEqual([...STYLES_OF.peer], ["snapshot", "find", "select"]);
+});
+
+Deno.test("wantsOverview() asks for the overview only where a card cannot carry the next step", () => {
+  // A new page's content, or text revealed in place and read whole: both agents.
+  for (const style of ["snapshot", "find"] as const) {
+    assert.equal(wantsOverview(style, "page"), true);
+    assert.equal(wantsOverview(style, "text"), true);
+    // A control the card lists, a short change its diff shows, nothing: the card.
+    assert.equal(wantsOverview(style, "control"), false);
+    assert.equal(wantsOverview(style, "change"), false);
+    assert.equal(wantsOverview(style, "none"), false);
+  }
+  // A link or an article: the snapshot agent has only the outline; the find agent looks the
+  // link up by name and reads the article in reading mode.
+  assert.equal(wantsOverview("snapshot", "link"), true);
+  assert.equal(wantsOverview("snapshot", "prose"), true);
+  assert.equal(wantsOverview("find", "link"), false);
+  assert.equal(wantsOverview("find", "prose"), false);
 });
