@@ -24,14 +24,18 @@ export interface TrackedTarget {
  * before its first `await`: the tracker sends `Runtime.runIfWaitingForDebugger` right after
  * the hook returns, and CDP applies a session's commands in order, so the setup takes
  * effect before the target runs even though some replies (e.g. `Page.enable` on a popup)
- * only arrive once it runs. A rejected hook closes the target.
+ * only arrive once it runs. The resume cannot wait for the replies (a popup's would never
+ * come), so a hook that rejects or times out does so about a target that may already have
+ * run: it is closed, and keeps counting for the admit hook until Chromium says it is gone.
  */
 export type AttachHook = (target: TrackedTarget) => Promise<void>;
 
 /**
  * Asked of every new target while it is paused, before the setup hook: false closes it
  * there, never resumed (it runs no script and sends no request). `tracked` is every target
- * already tracked, those still in setup included, so a count taken there misses none.
+ * already tracked, those still in setup included, and those whose setup failed until
+ * Chromium says they are gone (they were resumed with their setup and may be running), so a
+ * count taken there misses none that may run.
  */
 export type AdmitHook = (target: TrackedTarget, tracked: readonly TrackedTarget[]) => boolean;
 
@@ -60,6 +64,11 @@ const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: t
 export class TargetTracker {
   #connection: CdpConnection;
   #targets = new Map<string, TrackedTarget>();
+  /**
+   * Targets whose setup failed, being closed: no longer listed, but resumed with their setup,
+   * so they may be running. Kept (and counted by `#admit`) until their session detaches.
+   */
+  #closing = new Map<string, TrackedTarget>();
   #hook: AttachHook;
   #admit: AdmitHook;
   #seq = 0;
@@ -126,7 +135,7 @@ export class TargetTracker {
     const target: TrackedTarget = { session, info, seq: this.#seq++ };
     let admitted = false;
     try {
-      admitted = this.#admit(target, this.targets());
+      admitted = this.#admit(target, [...this.targets(), ...this.#closing.values()]);
     } catch (err) {
       this.#connection.log(`admitting a ${info.type} target failed: ${errorCode(err)}`);
     }
@@ -157,10 +166,17 @@ export class TargetTracker {
       this.#emit("attached", target);
     } catch (err) {
       if (session.detached) return;
-      // A target we could not prepare must not run unguarded: it is closed, and no longer
-      // listed while Chromium takes its time to say it is gone.
+      // A target we could not prepare is closed, and no longer listed while Chromium takes
+      // its time to say it is gone. It was resumed with its setup (a timeout says nothing of
+      // whether it ran), so it still holds its place against the admit hook until then: a
+      // slot freed here would let one more of its opener's new targets run (a flood of
+      // popups past the tab cap, each setup timing out on a loaded machine).
       this.#targets.delete(info.targetId);
-      this.#connection.log(`closing a ${info.type} target that failed setup: ${errorCode(err)}`);
+      this.#closing.set(info.targetId, target);
+      this.#connection.log(
+        `closing a ${info.type} target that failed setup: ${errorCode(err)}; ` +
+          `it counts as open until it is gone`,
+      );
       await this.#connection.root.send("Target.closeTarget", { targetId: info.targetId })
         .catch(() => {});
       this.#emit("failed", target);
@@ -194,6 +210,14 @@ export class TargetTracker {
   }
 
   #forget(targetId: string, session: CdpSession): void {
+    // A target that failed setup is gone at last: its place is free again.
+    const failed = this.#closing.get(targetId);
+    if (failed?.session === session) {
+      this.#closing.delete(targetId);
+      this.#connection.log(
+        `a ${failed.info.type} target that failed setup is gone; its place is free`,
+      );
+    }
     const t = this.#targets.get(targetId);
     if (!t || t.session !== session) return;
     this.#targets.delete(targetId);

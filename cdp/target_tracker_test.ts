@@ -114,7 +114,12 @@ function fakeBrowser() {
         waitingForDebugger: true,
       },
     }));
-  return { connection, sent, attach, logged };
+  const detach = (targetId: string) =>
+    transport.onmessage(JSON.stringify({
+      method: "Target.detachedFromTarget",
+      params: { sessionId: `s-${targetId}`, targetId },
+    }));
+  return { connection, sent, attach, detach, logged };
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
@@ -168,7 +173,9 @@ Deno.test("TargetTracker: an attach hook that throws synchronously closes that t
   assert.deepEqual(events.sort(), ["attached good", "failed bad"]);
   const close = a.sent.find((m) => m.method === "Target.closeTarget");
   assert.equal(close?.params.targetId, "bad");
-  assert.deepEqual(a.logged, ["closing a page target that failed setup: TypeError"]);
+  assert.deepEqual(a.logged, [
+    "closing a page target that failed setup: TypeError; it counts as open until it is gone",
+  ]);
 });
 
 Deno.test("TargetTracker: a target the admit hook refuses is closed with its requests held and script off before it resumes; never tracked", async () => {
@@ -199,4 +206,109 @@ Deno.test("TargetTracker: a target the admit hook refuses is closed with its req
   ]);
   const close = a.sent.find((m) => m.method === "Target.closeTarget");
   assert.equal(close?.params.targetId, "p3");
+});
+
+/** Admits pages while fewer than `cap` are counted; records each count it was given. */
+function capOf(cap: number, counted: string[][]) {
+  return (_t: TrackedTarget, tracked: readonly TrackedTarget[]) => {
+    const pages = tracked.filter((p) => p.info.type === "page").map((p) => p.info.targetId);
+    counted.push(pages);
+    return pages.length < cap;
+  };
+}
+
+Deno.test("TargetTracker: a target whose setup failed keeps its place against the admit hook until Chromium says it is gone", async () => {
+  const a = fakeBrowser();
+  const counted: string[][] = [];
+  // Setups that fail at once (a rejected hook) or late (a command timing out under load)
+  // alike: the target was resumed with its setup and may have run.
+  const failing = new Set(["f1", "f2"]);
+  const tracker = await TargetTracker.start(a.connection, {
+    admit: capOf(3, counted),
+    hook: (t) =>
+      failing.has(t.info.targetId)
+        ? new Promise((_, reject) => setTimeout(() => reject(new Error("timed out")), 5))
+        : Promise.resolve(),
+  });
+  const events: string[] = [];
+  tracker.onChange((event, t) => events.push(`${event} ${t.info.targetId}`));
+  a.attach("p1");
+  a.attach("f1");
+  a.attach("f2");
+  await settle();
+  assert.deepEqual(events.sort(), ["attached p1", "failed f1", "failed f2"]);
+  assert.deepEqual(tracker.targets().map((t) => t.info.targetId), ["p1"]);
+  // Each was resumed with its setup (it may have run), then closed.
+  for (const id of ["f1", "f2"]) {
+    assert.ok(a.sent.some((m) => m.sessionId === `s-${id}` && m.method.endsWith("Debugger")));
+    assert.ok(a.sent.some((m) => m.method === "Target.closeTarget" && m.params.targetId === id));
+  }
+  // Closing, not yet gone: the next new ones are refused, the failed ones counted.
+  a.attach("p2");
+  a.attach("p3");
+  await settle();
+  assert.deepEqual(counted.slice(3), [["p1", "f1", "f2"], ["p1", "f1", "f2"]]);
+  assert.deepEqual(events.filter((e) => e.startsWith("refused")).sort(), [
+    "refused p2",
+    "refused p3",
+  ]);
+  // Chromium says one is gone: its place, and only its, is free again.
+  a.detach("f1");
+  a.attach("p4");
+  a.attach("p5");
+  await settle();
+  assert.deepEqual(counted.slice(5), [["p1", "f2"], ["p1", "p4", "f2"]]);
+  assert.deepEqual(tracker.targets().map((t) => t.info.targetId), ["p1", "p4"]);
+  assert.ok(events.includes("refused p5"));
+  // A failed target's detach is no tab closing to the listeners (it was reported failed).
+  assert.ok(!events.some((e) => e === "detached f1"));
+  assert.deepEqual(a.logged, [
+    "closing a page target that failed setup: Error; it counts as open until it is gone",
+    "closing a page target that failed setup: Error; it counts as open until it is gone",
+    "a page target that failed setup is gone; its place is free",
+  ]);
+});
+
+Deno.test("TargetTracker: no new target runs past the admit hook's cap however setups fail and targets go, by Chromium's count", async () => {
+  // The class: whatever frees a place (a setup that fails, a target that goes), the targets
+  // that may be running (resumed, not yet confirmed gone) never exceed the cap.
+  const a = fakeBrowser();
+  const cap = 4;
+  const counted: string[][] = [];
+  const tracker = await TargetTracker.start(a.connection, {
+    admit: capOf(cap, counted),
+    hook: (t) =>
+      Number(t.info.targetId.slice(1)) % 3 === 0
+        ? Promise.reject(new Error("setup failed"))
+        : Promise.resolve(),
+  });
+  /** Resumed and not yet detached, as Chromium would see them. */
+  const running = new Set<string>();
+  const resumedBy = (id: string) =>
+    a.sent.some((m) =>
+      m.sessionId === `s-${id}` && m.method === "Runtime.runIfWaitingForDebugger"
+    ) && !a.sent.some((m) => m.sessionId === `s-${id}` && m.method === "Fetch.enable");
+  let most = 0;
+  for (let i = 0; i < 60; i++) {
+    const id = `n${i}`;
+    a.attach(id);
+    await settle();
+    if (resumedBy(id)) running.add(id);
+    most = Math.max(most, running.size);
+    // Now and then Chromium confirms one gone: the oldest closed one, or a page that closed
+    // itself.
+    if (i % 7 === 6) {
+      const closed = [...running].find((r) =>
+        a.sent.some((m) =>
+          m.method === "Target.closeTarget" && m.params.targetId === r
+        )
+      ) ?? [...running][0];
+      a.detach(closed);
+      running.delete(closed);
+      await settle();
+    }
+  }
+  assert.ok(most <= cap, `${most} ran at once`);
+  assert.equal(most, cap);
+  assert.ok(tracker.targets().length <= cap);
 });
