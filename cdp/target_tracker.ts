@@ -45,7 +45,18 @@ export interface TrackerOptions {
   hook?: AttachHook;
   /** Decides whether a new target may run at all (see {@link AdmitHook}); default: all. */
   admit?: AdmitHook;
+  /**
+   * How long a refused target is kept, its requests failed, waiting for its first request
+   * before it is closed anyway (default {@link REFUSE_WAIT_MS}).
+   */
+  refuseWaitMs?: number;
 }
+
+/**
+ * How long a refused target waits for its first request (its document's, failed where it is
+ * held) before it is closed without one: a page opened without a URL makes none.
+ */
+export const REFUSE_WAIT_MS = 10_000;
 
 /**
  * What `TargetTracker.onChange` reports; `refused`: a target the admit hook turned away,
@@ -71,6 +82,7 @@ export class TargetTracker {
   #closing = new Map<string, TrackedTarget>();
   #hook: AttachHook;
   #admit: AdmitHook;
+  #refuseWaitMs: number;
   #seq = 0;
   #listeners = new Set<(event: TargetEvent, t: TrackedTarget) => void>();
 
@@ -78,6 +90,7 @@ export class TargetTracker {
     this.#connection = connection;
     this.#hook = options.hook ?? (async () => {});
     this.#admit = options.admit ?? (() => true);
+    this.#refuseWaitMs = options.refuseWaitMs ?? REFUSE_WAIT_MS;
   }
 
   /**
@@ -187,17 +200,35 @@ export class TargetTracker {
    * Closes a target before anything of it runs. It cannot simply be closed while paused: a
    * new page shares its opener's renderer, whose main thread waits with it, and stays
    * waiting once the target is gone (the opener would hang). So every request of the target
-   * is held where it would leave (`Fetch`, never continued) and script is off before it is
-   * resumed, then it is closed: it runs no script and no request of it reaches the network.
+   * is held where it would leave (`Fetch`) and script is off before it is resumed; each
+   * request held is failed, and the target is closed once its first one was (or, making none,
+   * after `refuseWaitMs`): it runs no script and no request of it reaches the network.
+   * Held is not enough: closing the target detaches this session, and Chromium lets a request
+   * still held go on when its interception goes with the session (a refused popup's document
+   * request, held as it was closed, reached the site on a loaded machine).
    */
   async #refuse(target: TrackedTarget): Promise<void> {
     const { session, info } = target;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const firstFailed = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.#refuseWaitMs);
+      session.onDetach(resolve);
+      session.on("Fetch.requestPaused", (e) => {
+        session.send("Fetch.failRequest", {
+          requestId: e.requestId,
+          errorReason: "BlockedByClient",
+        })
+          .catch(() => {}).then(resolve);
+      });
+    });
     // Sent in order before the resume; CDP applies a session's commands in order.
     const sent = [
       session.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }),
       session.send("Emulation.setScriptExecutionDisabled", { value: true }),
       session.send("Runtime.runIfWaitingForDebugger"),
     ];
+    await firstFailed;
+    clearTimeout(timer);
     await this.#connection.root.send("Target.closeTarget", { targetId: info.targetId })
       .catch(() => {});
     await Promise.allSettled(sent);

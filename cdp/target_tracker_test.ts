@@ -119,7 +119,9 @@ function fakeBrowser() {
       method: "Target.detachedFromTarget",
       params: { sessionId: `s-${targetId}`, targetId },
     }));
-  return { connection, sent, attach, detach, logged };
+  const event = (targetId: string, method: string, params: Record<string, unknown>) =>
+    transport.onmessage(JSON.stringify({ method, params, sessionId: `s-${targetId}` }));
+  return { connection, sent, attach, detach, event, logged };
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
@@ -178,10 +180,11 @@ Deno.test("TargetTracker: an attach hook that throws synchronously closes that t
   ]);
 });
 
-Deno.test("TargetTracker: a target the admit hook refuses is closed with its requests held and script off before it resumes; never tracked", async () => {
+Deno.test("TargetTracker: a target the admit hook refuses is closed with its requests held and script off before it resumes, once its first request was failed; never tracked", async () => {
   const a = fakeBrowser();
   const counted: number[] = [];
   const tracker = await TargetTracker.start(a.connection, {
+    refuseWaitMs: 60_000,
     // Counts what is tracked when asked: a target still in setup is already there.
     admit: (t, tracked) => {
       counted.push(tracked.length);
@@ -195,17 +198,42 @@ Deno.test("TargetTracker: a target the admit hook refuses is closed with its req
   a.attach("p3");
   await settle();
   assert.deepEqual(counted, [0, 1, 2]);
-  assert.deepEqual(events.sort(), ["attached p1", "attached p2", "refused p3"]);
+  assert.deepEqual(events.sort(), ["attached p1", "attached p2"]);
   assert.deepEqual(tracker.targets().map((t) => t.info.targetId), ["p1", "p2"]);
-  const toP3 = a.sent.filter((m) => m.sessionId === "s-p3").map((m) => m.method);
+  const toP3 = () => a.sent.filter((m) => m.sessionId === "s-p3").map((m) => m.method);
   // Resumed only once nothing of it can run or leave (its opener's renderer waits with it).
-  assert.deepEqual(toP3, [
+  assert.deepEqual(toP3(), [
     "Fetch.enable",
     "Emulation.setScriptExecutionDisabled",
     "Runtime.runIfWaitingForDebugger",
   ]);
-  const close = a.sent.find((m) => m.method === "Target.closeTarget");
-  assert.equal(close?.params.targetId, "p3");
+  // Not closed while its document request may still come: closing detaches the session, and
+  // Chromium lets a request held then go on to the network.
+  const closes = () => a.sent.filter((m) => m.method === "Target.closeTarget");
+  assert.deepEqual(closes(), []);
+  a.event("p3", "Fetch.requestPaused", { requestId: "r1", request: { url: "http://x/" } });
+  await settle();
+  assert.deepEqual(toP3().slice(3), ["Fetch.failRequest"]);
+  const failed = a.sent.findIndex((m) => m.method === "Fetch.failRequest");
+  assert.equal(a.sent[failed].params.requestId, "r1");
+  assert.deepEqual(closes().map((m) => m.params.targetId), ["p3"]);
+  assert.ok(a.sent.indexOf(closes()[0]) > failed, "closed only once its request was failed");
+  assert.deepEqual(events.sort(), ["attached p1", "attached p2", "refused p3"]);
+  assert.deepEqual(tracker.targets().map((t) => t.info.targetId), ["p1", "p2"]);
+});
+
+Deno.test("TargetTracker: a refused target that makes no request is closed after refuseWaitMs", async () => {
+  const a = fakeBrowser();
+  const tracker = await TargetTracker.start(a.connection, { admit: () => false, refuseWaitMs: 30 });
+  const events: string[] = [];
+  tracker.onChange((event, t) => events.push(`${event} ${t.info.targetId}`));
+  a.attach("p1");
+  await settle();
+  assert.deepEqual(a.sent.filter((m) => m.method === "Target.closeTarget"), []);
+  await new Promise((r) => setTimeout(r, 100));
+  const close = a.sent.filter((m) => m.method === "Target.closeTarget");
+  assert.deepEqual(close.map((m) => m.params.targetId), ["p1"]);
+  assert.deepEqual(events, ["refused p1"]);
 });
 
 /** Admits pages while fewer than `cap` are counted; records each count it was given. */
@@ -225,6 +253,7 @@ Deno.test("TargetTracker: a target whose setup failed keeps its place against th
   const failing = new Set(["f1", "f2"]);
   const tracker = await TargetTracker.start(a.connection, {
     admit: capOf(3, counted),
+    refuseWaitMs: 0,
     hook: (t) =>
       failing.has(t.info.targetId)
         ? new Promise((_, reject) => setTimeout(() => reject(new Error("timed out")), 5))
@@ -277,6 +306,7 @@ Deno.test("TargetTracker: no new target runs past the admit hook's cap however s
   const counted: string[][] = [];
   const tracker = await TargetTracker.start(a.connection, {
     admit: capOf(cap, counted),
+    refuseWaitMs: 0,
     hook: (t) =>
       Number(t.info.targetId.slice(1)) % 3 === 0
         ? Promise.reject(new Error("setup failed"))
