@@ -31,11 +31,11 @@ export interface TrackedTarget {
 export type AttachHook = (target: TrackedTarget) => Promise<void>;
 
 /**
- * Asked of every new target while it is paused, before the setup hook: false closes it
- * there, never resumed (it runs no script and sends no request). `tracked` is every target
- * already tracked, those still in setup included, and those whose setup failed until
- * Chromium says they are gone (they were resumed with their setup and may be running), so a
- * count taken there misses none that may run.
+ * Asked of every new target while it is paused, before the setup hook: false refuses it (it
+ * is let go only with script off and its requests failed, then closed: it runs no script and
+ * sends no request). `tracked` is every target already tracked, those still in setup
+ * included, and those whose setup failed until Chromium says they are gone (they were resumed
+ * with their setup and may be running), so a count taken there misses none that may run.
  */
 export type AdmitHook = (target: TrackedTarget, tracked: readonly TrackedTarget[]) => boolean;
 
@@ -60,7 +60,7 @@ export const REFUSE_WAIT_MS = 10_000;
 
 /**
  * What `TargetTracker.onChange` reports; `refused`: a target the admit hook turned away,
- * closed while paused and never tracked.
+ * closed (see {@link AdmitHook}) and never tracked.
  */
 export type TargetEvent = "attached" | "detached" | "changed" | "failed" | "refused";
 
