@@ -24,14 +24,18 @@ export interface TrackedTarget {
  * before its first `await`: the tracker sends `Runtime.runIfWaitingForDebugger` right after
  * the hook returns, and CDP applies a session's commands in order, so the setup takes
  * effect before the target runs even though some replies (e.g. `Page.enable` on a popup)
- * only arrive once it runs. A rejected hook closes the target.
+ * only arrive once it runs. The resume cannot wait for the replies (a popup's would never
+ * come), so a hook that rejects or times out does so about a target that may already have
+ * run: it is closed, and keeps counting for the admit hook until Chromium says it is gone.
  */
 export type AttachHook = (target: TrackedTarget) => Promise<void>;
 
 /**
- * Asked of every new target while it is paused, before the setup hook: false closes it
- * there, never resumed (it runs no script and sends no request). `tracked` is every target
- * already tracked, those still in setup included, so a count taken there misses none.
+ * Asked of every new target while it is paused, before the setup hook: false refuses it (it
+ * is let go only with script off and its requests failed, then closed: it runs no script and
+ * sends no request). `tracked` is every target already tracked, those still in setup
+ * included, and those whose setup failed until Chromium says they are gone (they were resumed
+ * with their setup and may be running), so a count taken there misses none that may run.
  */
 export type AdmitHook = (target: TrackedTarget, tracked: readonly TrackedTarget[]) => boolean;
 
@@ -41,11 +45,22 @@ export interface TrackerOptions {
   hook?: AttachHook;
   /** Decides whether a new target may run at all (see {@link AdmitHook}); default: all. */
   admit?: AdmitHook;
+  /**
+   * How long a refused target is kept, its requests failed, waiting for its first request
+   * before it is closed anyway (default {@link REFUSE_WAIT_MS}).
+   */
+  refuseWaitMs?: number;
 }
 
 /**
+ * How long a refused target waits for its first request (its document's, failed where it is
+ * held) before it is closed without one: a page opened without a URL makes none.
+ */
+export const REFUSE_WAIT_MS = 10_000;
+
+/**
  * What `TargetTracker.onChange` reports; `refused`: a target the admit hook turned away,
- * closed while paused and never tracked.
+ * closed (see {@link AdmitHook}) and never tracked.
  */
 export type TargetEvent = "attached" | "detached" | "changed" | "failed" | "refused";
 
@@ -60,8 +75,14 @@ const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: t
 export class TargetTracker {
   #connection: CdpConnection;
   #targets = new Map<string, TrackedTarget>();
+  /**
+   * Targets whose setup failed, being closed: no longer listed, but resumed with their setup,
+   * so they may be running. Kept (and counted by `#admit`) until their session detaches.
+   */
+  #closing = new Map<string, TrackedTarget>();
   #hook: AttachHook;
   #admit: AdmitHook;
+  #refuseWaitMs: number;
   #seq = 0;
   #listeners = new Set<(event: TargetEvent, t: TrackedTarget) => void>();
 
@@ -69,6 +90,7 @@ export class TargetTracker {
     this.#connection = connection;
     this.#hook = options.hook ?? (async () => {});
     this.#admit = options.admit ?? (() => true);
+    this.#refuseWaitMs = options.refuseWaitMs ?? REFUSE_WAIT_MS;
   }
 
   /**
@@ -126,7 +148,7 @@ export class TargetTracker {
     const target: TrackedTarget = { session, info, seq: this.#seq++ };
     let admitted = false;
     try {
-      admitted = this.#admit(target, this.targets());
+      admitted = this.#admit(target, [...this.targets(), ...this.#closing.values()]);
     } catch (err) {
       this.#connection.log(`admitting a ${info.type} target failed: ${errorCode(err)}`);
     }
@@ -157,10 +179,17 @@ export class TargetTracker {
       this.#emit("attached", target);
     } catch (err) {
       if (session.detached) return;
-      // A target we could not prepare must not run unguarded: it is closed, and no longer
-      // listed while Chromium takes its time to say it is gone.
+      // A target we could not prepare is closed, and no longer listed while Chromium takes
+      // its time to say it is gone. It was resumed with its setup (a timeout says nothing of
+      // whether it ran), so it still holds its place against the admit hook until then: a
+      // slot freed here would let one more of its opener's new targets run (a flood of
+      // popups past the tab cap, each setup timing out on a loaded machine).
       this.#targets.delete(info.targetId);
-      this.#connection.log(`closing a ${info.type} target that failed setup: ${errorCode(err)}`);
+      this.#closing.set(info.targetId, target);
+      this.#connection.log(
+        `closing a ${info.type} target that failed setup: ${errorCode(err)}; ` +
+          `it counts as open until it is gone`,
+      );
       await this.#connection.root.send("Target.closeTarget", { targetId: info.targetId })
         .catch(() => {});
       this.#emit("failed", target);
@@ -171,17 +200,35 @@ export class TargetTracker {
    * Closes a target before anything of it runs. It cannot simply be closed while paused: a
    * new page shares its opener's renderer, whose main thread waits with it, and stays
    * waiting once the target is gone (the opener would hang). So every request of the target
-   * is held where it would leave (`Fetch`, never continued) and script is off before it is
-   * resumed, then it is closed: it runs no script and no request of it reaches the network.
+   * is held where it would leave (`Fetch`) and script is off before it is resumed; each
+   * request held is failed, and the target is closed once its first one was (or, making none,
+   * after `refuseWaitMs`): it runs no script and no request of it reaches the network.
+   * Held is not enough: closing the target detaches this session, and Chromium lets a request
+   * still held go on when its interception goes with the session (a refused popup's document
+   * request, held as it was closed, reached the site on a loaded machine).
    */
   async #refuse(target: TrackedTarget): Promise<void> {
     const { session, info } = target;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const firstFailed = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.#refuseWaitMs);
+      session.onDetach(resolve);
+      session.on("Fetch.requestPaused", (e) => {
+        session.send("Fetch.failRequest", {
+          requestId: e.requestId,
+          errorReason: "BlockedByClient",
+        })
+          .catch(() => {}).then(resolve);
+      });
+    });
     // Sent in order before the resume; CDP applies a session's commands in order.
     const sent = [
       session.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }),
       session.send("Emulation.setScriptExecutionDisabled", { value: true }),
       session.send("Runtime.runIfWaitingForDebugger"),
     ];
+    await firstFailed;
+    clearTimeout(timer);
     await this.#connection.root.send("Target.closeTarget", { targetId: info.targetId })
       .catch(() => {});
     await Promise.allSettled(sent);
@@ -194,6 +241,14 @@ export class TargetTracker {
   }
 
   #forget(targetId: string, session: CdpSession): void {
+    // A target that failed setup is gone at last: its place is free again.
+    const failed = this.#closing.get(targetId);
+    if (failed?.session === session) {
+      this.#closing.delete(targetId);
+      this.#connection.log(
+        `a ${failed.info.type} target that failed setup is gone; its place is free`,
+      );
+    }
     const t = this.#targets.get(targetId);
     if (!t || t.session !== session) return;
     this.#targets.delete(targetId);

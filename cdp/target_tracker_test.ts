@@ -114,7 +114,14 @@ function fakeBrowser() {
         waitingForDebugger: true,
       },
     }));
-  return { connection, sent, attach, logged };
+  const detach = (targetId: string) =>
+    transport.onmessage(JSON.stringify({
+      method: "Target.detachedFromTarget",
+      params: { sessionId: `s-${targetId}`, targetId },
+    }));
+  const event = (targetId: string, method: string, params: Record<string, unknown>) =>
+    transport.onmessage(JSON.stringify({ method, params, sessionId: `s-${targetId}` }));
+  return { connection, sent, attach, detach, event, logged };
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
@@ -168,13 +175,16 @@ Deno.test("TargetTracker: an attach hook that throws synchronously closes that t
   assert.deepEqual(events.sort(), ["attached good", "failed bad"]);
   const close = a.sent.find((m) => m.method === "Target.closeTarget");
   assert.equal(close?.params.targetId, "bad");
-  assert.deepEqual(a.logged, ["closing a page target that failed setup: TypeError"]);
+  assert.deepEqual(a.logged, [
+    "closing a page target that failed setup: TypeError; it counts as open until it is gone",
+  ]);
 });
 
-Deno.test("TargetTracker: a target the admit hook refuses is closed with its requests held and script off before it resumes; never tracked", async () => {
+Deno.test("TargetTracker: a target the admit hook refuses is closed with its requests held and script off before it resumes, once its first request was failed; never tracked", async () => {
   const a = fakeBrowser();
   const counted: number[] = [];
   const tracker = await TargetTracker.start(a.connection, {
+    refuseWaitMs: 60_000,
     // Counts what is tracked when asked: a target still in setup is already there.
     admit: (t, tracked) => {
       counted.push(tracked.length);
@@ -188,15 +198,147 @@ Deno.test("TargetTracker: a target the admit hook refuses is closed with its req
   a.attach("p3");
   await settle();
   assert.deepEqual(counted, [0, 1, 2]);
-  assert.deepEqual(events.sort(), ["attached p1", "attached p2", "refused p3"]);
+  assert.deepEqual(events.sort(), ["attached p1", "attached p2"]);
   assert.deepEqual(tracker.targets().map((t) => t.info.targetId), ["p1", "p2"]);
-  const toP3 = a.sent.filter((m) => m.sessionId === "s-p3").map((m) => m.method);
+  const toP3 = () => a.sent.filter((m) => m.sessionId === "s-p3").map((m) => m.method);
   // Resumed only once nothing of it can run or leave (its opener's renderer waits with it).
-  assert.deepEqual(toP3, [
+  assert.deepEqual(toP3(), [
     "Fetch.enable",
     "Emulation.setScriptExecutionDisabled",
     "Runtime.runIfWaitingForDebugger",
   ]);
-  const close = a.sent.find((m) => m.method === "Target.closeTarget");
-  assert.equal(close?.params.targetId, "p3");
+  // Not closed while its document request may still come: closing detaches the session, and
+  // Chromium lets a request held then go on to the network.
+  const closes = () => a.sent.filter((m) => m.method === "Target.closeTarget");
+  assert.deepEqual(closes(), []);
+  a.event("p3", "Fetch.requestPaused", { requestId: "r1", request: { url: "http://x/" } });
+  await settle();
+  assert.deepEqual(toP3().slice(3), ["Fetch.failRequest"]);
+  const failed = a.sent.findIndex((m) => m.method === "Fetch.failRequest");
+  assert.equal(a.sent[failed].params.requestId, "r1");
+  assert.deepEqual(closes().map((m) => m.params.targetId), ["p3"]);
+  assert.ok(a.sent.indexOf(closes()[0]) > failed, "closed only once its request was failed");
+  assert.deepEqual(events.sort(), ["attached p1", "attached p2", "refused p3"]);
+  assert.deepEqual(tracker.targets().map((t) => t.info.targetId), ["p1", "p2"]);
+});
+
+Deno.test("TargetTracker: a refused target that makes no request is closed after refuseWaitMs", async () => {
+  const a = fakeBrowser();
+  const tracker = await TargetTracker.start(a.connection, { admit: () => false, refuseWaitMs: 30 });
+  const events: string[] = [];
+  tracker.onChange((event, t) => events.push(`${event} ${t.info.targetId}`));
+  a.attach("p1");
+  await settle();
+  assert.deepEqual(a.sent.filter((m) => m.method === "Target.closeTarget"), []);
+  await new Promise((r) => setTimeout(r, 100));
+  const close = a.sent.filter((m) => m.method === "Target.closeTarget");
+  assert.deepEqual(close.map((m) => m.params.targetId), ["p1"]);
+  assert.deepEqual(events, ["refused p1"]);
+});
+
+/** Admits pages while fewer than `cap` are counted; records each count it was given. */
+function capOf(cap: number, counted: string[][]) {
+  return (_t: TrackedTarget, tracked: readonly TrackedTarget[]) => {
+    const pages = tracked.filter((p) => p.info.type === "page").map((p) => p.info.targetId);
+    counted.push(pages);
+    return pages.length < cap;
+  };
+}
+
+Deno.test("TargetTracker: a target whose setup failed keeps its place against the admit hook until Chromium says it is gone", async () => {
+  const a = fakeBrowser();
+  const counted: string[][] = [];
+  // Setups that fail at once (a rejected hook) or late (a command timing out under load)
+  // alike: the target was resumed with its setup and may have run.
+  const failing = new Set(["f1", "f2"]);
+  const tracker = await TargetTracker.start(a.connection, {
+    admit: capOf(3, counted),
+    refuseWaitMs: 0,
+    hook: (t) =>
+      failing.has(t.info.targetId)
+        ? new Promise((_, reject) => setTimeout(() => reject(new Error("timed out")), 5))
+        : Promise.resolve(),
+  });
+  const events: string[] = [];
+  tracker.onChange((event, t) => events.push(`${event} ${t.info.targetId}`));
+  a.attach("p1");
+  a.attach("f1");
+  a.attach("f2");
+  await settle();
+  assert.deepEqual(events.sort(), ["attached p1", "failed f1", "failed f2"]);
+  assert.deepEqual(tracker.targets().map((t) => t.info.targetId), ["p1"]);
+  // Each was resumed with its setup (it may have run), then closed.
+  for (const id of ["f1", "f2"]) {
+    assert.ok(a.sent.some((m) => m.sessionId === `s-${id}` && m.method.endsWith("Debugger")));
+    assert.ok(a.sent.some((m) => m.method === "Target.closeTarget" && m.params.targetId === id));
+  }
+  // Closing, not yet gone: the next new ones are refused, the failed ones counted.
+  a.attach("p2");
+  a.attach("p3");
+  await settle();
+  assert.deepEqual(counted.slice(3), [["p1", "f1", "f2"], ["p1", "f1", "f2"]]);
+  assert.deepEqual(events.filter((e) => e.startsWith("refused")).sort(), [
+    "refused p2",
+    "refused p3",
+  ]);
+  // Chromium says one is gone: its place, and only its, is free again.
+  a.detach("f1");
+  a.attach("p4");
+  a.attach("p5");
+  await settle();
+  assert.deepEqual(counted.slice(5), [["p1", "f2"], ["p1", "p4", "f2"]]);
+  assert.deepEqual(tracker.targets().map((t) => t.info.targetId), ["p1", "p4"]);
+  assert.ok(events.includes("refused p5"));
+  // A failed target's detach is no tab closing to the listeners (it was reported failed).
+  assert.ok(!events.some((e) => e === "detached f1"));
+  assert.deepEqual(a.logged, [
+    "closing a page target that failed setup: Error; it counts as open until it is gone",
+    "closing a page target that failed setup: Error; it counts as open until it is gone",
+    "a page target that failed setup is gone; its place is free",
+  ]);
+});
+
+Deno.test("TargetTracker: no new target runs past the admit hook's cap however setups fail and targets go, by Chromium's count", async () => {
+  // The class: whatever frees a place (a setup that fails, a target that goes), the targets
+  // that may be running (resumed, not yet confirmed gone) never exceed the cap.
+  const a = fakeBrowser();
+  const cap = 4;
+  const counted: string[][] = [];
+  const tracker = await TargetTracker.start(a.connection, {
+    admit: capOf(cap, counted),
+    refuseWaitMs: 0,
+    hook: (t) =>
+      Number(t.info.targetId.slice(1)) % 3 === 0
+        ? Promise.reject(new Error("setup failed"))
+        : Promise.resolve(),
+  });
+  /** Resumed and not yet detached, as Chromium would see them. */
+  const running = new Set<string>();
+  const resumedBy = (id: string) =>
+    a.sent.some((m) =>
+      m.sessionId === `s-${id}` && m.method === "Runtime.runIfWaitingForDebugger"
+    ) && !a.sent.some((m) => m.sessionId === `s-${id}` && m.method === "Fetch.enable");
+  let most = 0;
+  for (let i = 0; i < 60; i++) {
+    const id = `n${i}`;
+    a.attach(id);
+    await settle();
+    if (resumedBy(id)) running.add(id);
+    most = Math.max(most, running.size);
+    // Now and then Chromium confirms one gone: the oldest closed one, or a page that closed
+    // itself.
+    if (i % 7 === 6) {
+      const closed = [...running].find((r) =>
+        a.sent.some((m) =>
+          m.method === "Target.closeTarget" && m.params.targetId === r
+        )
+      ) ?? [...running][0];
+      a.detach(closed);
+      running.delete(closed);
+      await settle();
+    }
+  }
+  assert.ok(most <= cap, `${most} ran at once`);
+  assert.equal(most, cap);
+  assert.ok(tracker.targets().length <= cap);
 });
