@@ -50,6 +50,11 @@ export const MIN_ARTICLE_CHARS = 500;
 
 /** Links the isolated world reports at most (in reading order). */
 export const MAX_ARTICLE_LINKS = 500;
+/**
+ * The attribute the reading pass sets on each copied link (a nonce and its live element's
+ * index): it outlives Readability's re-parse of the copy, where node identity does not.
+ */
+const LINK_MARK = "data-omotai-read-link";
 /** Characters of a link's URL the isolated world reports. */
 const LINK_URL_CHARS = 4_096;
 
@@ -97,22 +102,43 @@ const WORLD = "omotai-read";
 // the regexps' backslashes reach the page as written.
 const EXTRACT = String
   .raw`function (Readability, isProbablyReaderable, prunedCopy, max, titleMax, maxElems, minText,
-    maxLinks, linkUrl) {
+    maxLinks, linkUrl, mark) {
   const pruned = prunedCopy(document);
   if (!pruned) return { value: { none: true }, nodes: [] };
   const { copy, twins } = pruned;
+  // Each copied link is marked with its live element's index before Readability runs:
+  // Readability may rebuild its tree from HTML (an attempt under its character threshold
+  // starts over from the saved markup, so every node it returns is new), and a mark in an
+  // attribute survives that where a Map keyed by node does not. The mark holds a nonce made
+  // here, and any attribute of its name the page set is stripped from the copy first: no
+  // page markup, in the copy or re-parsed from its text, can name another link's element.
+  const nonce = Array.from(crypto.getRandomValues(new Uint32Array(4)), (n) => n.toString(36))
+    .join("");
+  for (const el of copy.querySelectorAll("[" + mark + "]")) {
+    while (el.hasAttribute(mark)) el.removeAttribute(mark);
+  }
+  const lives = [];
+  for (const [copied, live] of twins) {
+    copied.setAttribute(mark, nonce + ":" + lives.length);
+    lives.push(live);
+  }
+  // The live element of a copied link, each at most once (a page cannot make one link's
+  // element another's line by repeating it); none for a link without a mark of this read.
+  const bound = new Set();
+  const liveOf = (a) => {
+    const m = a.getAttribute(mark);
+    if (m === null || !m.startsWith(nonce + ":")) return undefined;
+    const rest = m.slice(nonce.length + 1);
+    if (!/^[0-9]{1,9}$/.test(rest)) return undefined;
+    const i = Number(rest);
+    if (i >= lives.length || bound.has(i)) return undefined;
+    bound.add(i);
+    return lives[i];
+  };
   // A second copy of the pruned one (ours: no page script can touch it) for the marked
   // article and Readability's own check, since Readability takes the first apart. Its links
-  // are the first's in the same order.
+  // carry the first's marks.
   const spare = copy.cloneNode(true);
-  const firstLinks = copy.querySelectorAll("a[href]");
-  const spareLinks = spare.querySelectorAll("a[href]");
-  if (firstLinks.length === spareLinks.length) {
-    spareLinks.forEach((a, i) => {
-      const live = twins.get(firstLinks[i]);
-      if (live) twins.set(a, live);
-    });
-  }
   const nodes = [];
   const parsed = new Readability(copy, {
     serializer: (el) => el,
@@ -221,7 +247,7 @@ const EXTRACT = String
       } else if (tag === "a" && c.hasAttribute("href")) {
         walk(c, depth + 1);
         if (links.length + pendingLinks.length < maxLinks) {
-          const live = twins.get(c);
+          const live = liveOf(c);
           if (live) nodes.push(live);
           pendingLinks.push({
             href: String(c.href).slice(0, linkUrl),
@@ -267,6 +293,7 @@ export async function readArticle(
     MIN_ARTICLE_CHARS,
     MAX_ARTICLE_LINKS,
     LINK_URL_CHARS,
+    JSON.stringify(LINK_MARK),
   ].join(", ");
   const expression = `(() => {\n${READABILITY_SOURCE}\n;\n${READERABLE_SOURCE}\n;` +
     `return (${EXTRACT})(Readability, isProbablyReaderable, ${IN_PAGE_PRUNED_COPY}, ${args});\n})()`;
