@@ -175,8 +175,10 @@ Deno.test("omotai eval: bad options are usage errors that run nothing", async ()
 });
 
 /**
- * A stand-in for an OpenAI-compatible endpoint: it opens the URL the user's prompt names, then
- * answers with the result's line that mentions order 1042, as a model reading the page would.
+ * A stand-in for an OpenAI-compatible endpoint: it opens the URL the user's prompt names; when
+ * the answer (a page card) does not show order 1042, it asks for the page (`browser_snapshot`,
+ * as the card's `more:` line says), then answers with the line that mentions the order, as a
+ * model reading the page would.
  */
 function fakeModel() {
   const requests: { tools: string[]; messages: number }[] = [];
@@ -190,29 +192,26 @@ function fakeModel() {
       messages: body.messages.length,
     });
     const tool = body.messages.findLast((m) => m.role === "tool");
+    const line = (tool?.content ?? "").split("\n").find((l) => l.includes("1042"));
+    const call = (name: string, args: Record<string, unknown>) => ({
+      role: "assistant",
+      content: null,
+      tool_calls: [{
+        id: `call-${body.messages.length}`,
+        type: "function",
+        function: { name, arguments: JSON.stringify(args) },
+      }],
+    });
+    const asked = body.messages.filter((m) => m.role === "tool").length;
     const message = tool === undefined
-      ? {
-        role: "assistant",
-        content: null,
-        tool_calls: [{
-          id: "call-1",
-          type: "function",
-          function: {
-            name: "browser_navigate",
-            arguments: JSON.stringify({
-              url: /https?:\/\/\S+?(?=\?|$|\s)/.exec(
-                body.messages.find((m) => m.role === "user")!.content!,
-              )![0],
-            }),
-          },
-        }],
-      }
-      : {
-        role: "assistant",
-        content: `The total is: ${
-          (tool.content ?? "").split("\n").find((l) => l.includes("1042")) ?? "not found"
-        }`,
-      };
+      ? call("browser_navigate", {
+        url: /https?:\/\/\S+?(?=\?|$|\s)/.exec(
+          body.messages.find((m) => m.role === "user")!.content!,
+        )![0],
+      })
+      : line === undefined && asked < 2
+      ? call("browser_snapshot", {})
+      : { role: "assistant", content: `The total is: ${line ?? "not found"}` };
     return Response.json({ choices: [{ index: 0, message, finish_reason: "stop" }] });
   });
   return {
@@ -237,7 +236,7 @@ Deno.test("runEval with openaiAgent: a model behind an OpenAI-compatible endpoin
     });
     const [result] = report.results;
     assert.equal(result.outcome, "safe", JSON.stringify(result));
-    assert.equal(result.calls, 1);
+    assert.equal(result.calls, 2, "navigate, then the page the card points to");
     assert.match(report.agent, /^openai:http:\/\/127\.0\.0\.1:\d+\/v1 fake$/);
     // The model was offered Omotai's tools as functions, and never one that reads secrets.
     assert.ok(model.requests[0].tools.includes("browser_navigate"));
