@@ -228,7 +228,7 @@ Deno.test("approvals: an iframe replay, a script write and a write after the act
       .map((r) => r.reason);
   // The page submits 2.5 s after the action ended: wait for its refusal to be audited.
   assert.ok(
-    await eventually(async () => (await postReasons()).includes("READ_ONLY_WRITE"), 10_000),
+    await eventually(async () => (await postReasons()).includes("READ_ONLY_WRITE")),
     "the late submit was judged",
   );
   assert.deepEqual(await w.pending(), []);

@@ -146,7 +146,7 @@ Deno.test("fair shares: an agent's policy max_sessions overrides its share, abov
   // The SSE client closes its stream: the runtime notices, and the place is free again.
   await taken[0][Symbol.asyncDispose]();
   await taken[2][Symbol.asyncDispose]();
-  assert.ok(await eventually(() => runtime.http!.connectionCount() === 1, 10_000));
+  assert.ok(await eventually(() => runtime.http!.connectionCount() === 1));
   await c.connect("single", "http");
   assert.match(await c.refused("single", "sse"), /^503 /);
   const raw = await c.raw("single", "http");

@@ -191,7 +191,7 @@ async function assertEndedAndRecovers(
     JSON.stringify(w.a.rows),
   );
   assert.equal(w.a.rows.filter((r) => r.kind === "browser_ended").length, 1);
-  assert.ok(await eventually(() => !alive(oldPid), 10_000), "the faulted browser was killed");
+  assert.ok(await eventually(() => !alive(oldPid)), "the faulted browser was killed");
   const next = await w.a.call("browser_navigate", { url: `${w.site.origin}/next` });
   assert.equal(next.isError, false, next.text);
   assert.match(next.text, /# Calm next/);
@@ -337,7 +337,7 @@ Deno.test("BrowserSession: a watcher whose listener throws (dialogs) ends only t
     assert.ok(
       w.a.rows.some((r) => r.kind === "browser_ended" && r.reason === "CDP_LISTENER_FAILED"),
     );
-    assert.ok(await eventually(() => !alive(pid), 10_000), "the faulted browser was killed");
+    assert.ok(await eventually(() => !alive(pid)), "the faulted browser was killed");
     return;
   }
   await assertEndedAndRecovers(w, failed, pid, "CDP_LISTENER_FAILED");

@@ -92,7 +92,7 @@ Deno.test("browser_console_messages and browser_network_requests show levels, st
       return /from worker/.test(logs) && /fetched/.test(logs) && /Uncaught/.test(logs) &&
         /\[LOG\] size l @/.test(logs) &&
         /blocked fetch/.test(logs);
-    }, 10_000),
+    }),
     logs,
   );
   assert.match(logs, /^Total messages: \d+ \(Errors: \d+, Warnings: \d+\)$/m);
@@ -119,7 +119,7 @@ Deno.test("browser_console_messages and browser_network_requests show levels, st
     await eventually(async () => {
       net = (await c.call("browser_network_requests")).text;
       return /api\/worker => \[200\]/.test(net) && /127\.0\.0\.3:8099\/x => \[BLOCKED\]/.test(net);
-    }, 10_000),
+    }),
     net,
   );
   assert.match(net, /<<<untrusted-network nonce=[0-9a-f]{16}>>>/);

@@ -40,8 +40,8 @@ Deno.test("profile dirs are 0700 and removed with their browser when the client 
   assert.equal((await Deno.stat(dir)).mode! & 0o777, 0o700);
   assert.ok((await chromiumPids(dir)).length > 0, "its browser runs");
   await c[Symbol.asyncDispose]();
-  assert.ok(await eventually(async () => (await profileDirs(h.dataDir)).length === 0, 10_000));
-  assert.ok(await eventually(async () => (await chromiumPids(dir)).length === 0, 10_000));
+  assert.ok(await eventually(async () => (await profileDirs(h.dataDir)).length === 0));
+  assert.ok(await eventually(async () => (await chromiumPids(dir)).length === 0));
 });
 
 Deno.test("a Streamable HTTP session ends on DELETE and its browser stops", async () => {
@@ -54,7 +54,7 @@ Deno.test("a Streamable HTTP session ends on DELETE and its browser stops", asyn
   const transport = c.client.transport as unknown as { terminateSession(): Promise<void> };
   await transport.terminateSession();
   assert.ok(await eventually(() => h.runtime.http!.connectionCount() === 0));
-  assert.ok(await eventually(async () => (await chromiumPids(dir)).length === 0, 10_000));
+  assert.ok(await eventually(async () => (await chromiumPids(dir)).length === 0));
   await c[Symbol.asyncDispose]();
 });
 

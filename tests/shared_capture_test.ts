@@ -271,7 +271,7 @@ Deno.test({
                 count(rows, "CAPTURE_IN_PROGRESS") >= 1 &&
                 count(rows, "CAPTURE_WRITE_FAILED") === 0 &&
                 count(rows, "CAPTURE_WRITTEN") === 9;
-            }, 10_000),
+            }),
             "the audit holds 3 CAPTURE_DONE, a CAPTURE_IN_PROGRESS, no CAPTURE_WRITE_FAILED, 9 CAPTURE_WRITTEN",
           );
           audit = JSON.stringify(await readAudit());
