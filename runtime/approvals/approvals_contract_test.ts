@@ -1,13 +1,13 @@
 /**
  * One contract for the approvals port (the gate's `Approver` plus the console's `list`,
- * `decide` and `subscribe`): the embedded `ApprovalQueue` (in memory, `decide`/`list` sync)
- * and `SharedApprovals` over a `PgApprovalBoard` (PostgreSQL as the runtime's non-owner role,
- * a fresh tenant per test; `decide`/`list` async). The same vectors run against both: what is
- * listed, what each decision answers the waiting call, the one audit row per outcome, the
- * live view's events, and the fail-closed paths.
+ * `decide` and `subscribe`): one `ApprovalBoard` over each `DecisionStore` adapter, the
+ * embedded `MemoryDecisionStore` and `PgDecisionStore` (PostgreSQL as the runtime's non-owner
+ * role, a fresh tenant per test). The same vectors run against both: what is listed, what
+ * each decision answers the waiting call, the one audit row per outcome, the live view's
+ * events, and the fail-closed paths.
  *
- * Where the two legitimately differ, only the common contract is asserted and the difference
- * is named where it arises.
+ * Where the stores may differ, only the common contract is asserted, and that is said where
+ * it arises.
  */
 import { MemorySink } from "../../tests/helpers/memory_sink.ts";
 import { until } from "../../tests/helpers/until.ts";
@@ -165,9 +165,8 @@ for (const adapter of ADAPTERS) {
       });
       assert.deepEqual(await port.list("pending"), []);
       assert.deepEqual(audit.rows, [approvalRow("event", "CONFIRM_WITHDRAWN", null)]);
-      // Difference (not asserted): `ApprovalQueue` keeps this never-shown record in its
-      // history (`list("decided")` holds it, withdrawn); `SharedApprovals` never posts it, so
-      // the board's history does not.
+      // Not asserted: whether a store's history (`list("decided")`) keeps this never-shown
+      // record, withdrawn.
     },
   );
 

@@ -1,14 +1,13 @@
 /**
  * One contract for the operator-questions port (`ask` for the agent's `ask_human`, plus the
- * console's `list`, `answer` and `subscribe`): the embedded `HumanQuestions` (in memory,
- * `answer`/`list` sync) and `SharedQuestions` over a `PgQuestionBoard` (PostgreSQL as the
- * runtime's non-owner role, a fresh tenant per test; `answer`/`list` async). The same vectors
- * run against both: what is listed, what the asking call gets back, the one audit row per
- * outcome (never the question's or the answer's text), the live view's events.
+ * console's `list`, `answer` and `subscribe`): one `QuestionBoard` over each `DecisionStore`
+ * adapter, the embedded `MemoryDecisionStore` and `PgDecisionStore` (PostgreSQL as the
+ * runtime's non-owner role, a fresh tenant per test). The same vectors run against both: what
+ * is listed, what the asking call gets back, the one audit row per outcome (never the
+ * question's or the answer's text), the live view's events.
  *
- * Not here, because the two legitimately differ: a post the shared store refuses rejects
- * `ASK_UNAVAILABLE` (the embedded one cannot fail that way; `shared_questions_test.ts` covers
- * it), and what an answer whose row cannot be written does (named in its vector).
+ * Not here: a post the PostgreSQL store refuses rejects `ASK_UNAVAILABLE` (the embedded one
+ * cannot fail that way; `question_board_shared_test.ts` covers it).
  */
 import { MemorySink } from "../../tests/helpers/memory_sink.ts";
 import { until } from "../../tests/helpers/until.ts";
@@ -173,8 +172,8 @@ for (const adapter of ADAPTERS) {
       await assert.rejects(port.ask(ASK, 60_000, gone.signal), code("ASK_WITHDRAWN"));
       assert.deepEqual(await port.list("pending"), []);
       assert.deepEqual(audit.rows, [questionRow("ASK_WITHDRAWN")]);
-      // Difference (not asserted): `HumanQuestions` keeps this never-shown question in its
-      // history (`list("answered")`, withdrawn); `SharedQuestions` never posts it.
+      // Not asserted: whether a store's history (`list("answered")`) keeps this never-shown
+      // question, withdrawn.
     },
   );
 
@@ -225,9 +224,9 @@ for (const adapter of ADAPTERS) {
     const settled = asked.then((v) => ({ v }), (e) => ({ e }));
     const { id } = await onlyPending(port);
     audit.failing = true;
-    // Difference: `HumanQuestions.answer` throws `AUDIT_UNAVAILABLE` and leaves the question
-    // pending (to be answered again); `SharedQuestions.answer` wins on the board (`ok`) and
-    // the asking runtime, unable to write its row, rejects the ask `AUDIT_UNAVAILABLE`.
+    // The rule on every store (docs/api.md): the answer wins on the board (`ok`) and the
+    // asking call, unable to write its row, rejects `AUDIT_UNAVAILABLE`; the other branch
+    // below (the answer refused, the question left pending) is the older embedded rule.
     let result: AnswerResult | undefined;
     try {
       result = await port.answer(id, ANSWER, "console");
