@@ -233,10 +233,15 @@ for (const adapter of ADAPTERS) {
     } catch (err) {
       assert.ok(code("AUDIT_UNAVAILABLE")(err), String(err));
     }
+    // An ask that ends is waited for as long as an answer may take; one that must keep
+    // waiting is looked at after a moment.
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const within = await Promise.race([
       settled,
-      new Promise<"waiting">((res) => setTimeout(() => res("waiting"), 1_500)),
-    ]);
+      new Promise<"waiting">((res) =>
+        timer = setTimeout(() => res("waiting"), result === "ok" ? 30_000 : 1_500)
+      ),
+    ]).finally(() => clearTimeout(timer));
     if (result === "ok") {
       assert.ok(within !== "waiting" && "e" in within, "the ask ended");
       assert.ok(code("AUDIT_UNAVAILABLE")(within.e), String(within.e));
