@@ -7,6 +7,7 @@
  */
 import type { CallOutcome, TestClient } from "./harness.ts";
 import type { HostileSite } from "../fixtures/hostile_site.ts";
+import { ANSWER_BOUND_MS, until } from "./until.ts";
 
 /** The longest a steady call may take: the brief's "answers within 30 s". */
 export const STEADY_ANSWER_MS = 30_000;
@@ -56,6 +57,9 @@ export function keepAnswering(client: TestClient, url: string, expect: RegExp): 
 /**
  * Session B browsing (navigate to `site`'s `/healthy`, snapshot) until `stop`; every call is
  * kept with when it ended, so a test can tell which answered while a hostile call ran.
+ * `stop()` lets B finish one navigate and one snapshot first (waiting at most
+ * {@link ANSWER_BOUND_MS}): a hostile call that ends at once must not leave B's liveness
+ * unmeasured, and a B that hangs shows as too few calls.
  */
 export function keepBrowsing(b: TestClient, site: Pick<HostileSite, "url">): {
   calls: { name: string; out: CallOutcome; end: number }[];
@@ -75,6 +79,7 @@ export function keepBrowsing(b: TestClient, site: Pick<HostileSite, "url">): {
   return {
     calls,
     async stop() {
+      await until(() => calls.length >= 2, ANSWER_BOUND_MS).catch(() => {});
       stopped = true;
       await loop;
     },
