@@ -6,7 +6,7 @@ import { OmotaiError } from "../errors.ts";
 import { openDatabase } from "../store/database.ts";
 import { createHttpApp, type HttpApp, type HttpAppOptions } from "./http_app.ts";
 import { allowedHostsFor } from "./host_guard.ts";
-import { Servers } from "../../tests/helpers/mcp_servers.ts";
+import { Servers, sseEvents } from "../../tests/helpers/mcp_servers.ts";
 
 const HOST = "127.0.0.1:8080";
 const ACCEPT = "application/json, text/event-stream";
@@ -279,22 +279,7 @@ Deno.test("createHttpApp() serves legacy SSE: endpoint event, /messages, unknown
   const res = await h.http.app.request("/sse", { headers: { host: HOST } });
   assert.equal(res.status, 200);
   assert.match(res.headers.get("content-type") ?? "", /text\/event-stream/);
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  const nextEvent = async (): Promise<{ event: string; data: string }> => {
-    while (!buffer.includes("\n\n")) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error("the SSE stream ended");
-      buffer += value;
-    }
-    const end = buffer.indexOf("\n\n");
-    const block = buffer.slice(0, end);
-    buffer = buffer.slice(end + 2);
-    const field = (name: string) =>
-      block.split("\n").find((l) => l.startsWith(`${name}:`))?.slice(name.length + 1).trim() ??
-        "";
-    return { event: field("event"), data: field("data") };
-  };
+  const { next: nextEvent, close: closeEvents } = sseEvents(res.body!);
   const endpoint = await nextEvent();
   assert.equal(endpoint.event, "endpoint");
   assert.match(endpoint.data, /^\/messages\?sessionId=[0-9a-f-]{36}$/);
@@ -316,7 +301,7 @@ Deno.test("createHttpApp() serves legacy SSE: endpoint event, /messages, unknown
   assert.equal(reply.event, "message");
   assert.equal(JSON.parse(reply.data).id, 1);
 
-  await reader.cancel();
+  await closeEvents();
   const deadline = Date.now() + 2_000;
   while (h.http.connectionCount() > 0 && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 10));
@@ -384,23 +369,13 @@ async function assertUnauthorized(res: Response, what: string): Promise<void> {
 async function openSse(http: HttpApp, headers: Record<string, string>) {
   const res = await http.app.request("/sse", { headers: { host: HOST, ...headers } });
   assert.equal(res.status, 200);
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
+  const events = sseEvents(res.body!);
   /** The next event's data, or undefined when the stream ended. */
-  const next = async (): Promise<string | undefined> => {
-    while (!buffer.includes("\n\n")) {
-      const { value, done } = await reader.read();
-      if (done) return undefined;
-      buffer += value;
-    }
-    const end = buffer.indexOf("\n\n");
-    const block = buffer.slice(0, end);
-    buffer = buffer.slice(end + 2);
-    return block.split("\n").find((l) => l.startsWith("data:"))?.slice(5).trim() ?? "";
-  };
+  const next = (): Promise<string | undefined> =>
+    events.next().then((e) => e.data, () => undefined);
   const endpoint = await next();
   assert.match(endpoint ?? "", /^\/messages\?sessionId=/);
-  return { endpoint: endpoint!, next, cancel: () => reader.cancel().catch(() => {}) };
+  return { endpoint: endpoint!, next, cancel: () => events.close().catch(() => {}) };
 }
 
 function sendSse(

@@ -1,40 +1,23 @@
 import assert from "node:assert/strict";
-import { Hono } from "hono";
-import type { AgentInfo } from "../store/agent_store.ts";
-import { Servers } from "../../tests/helpers/mcp_servers.ts";
+import type { Hono } from "hono";
+import {
+  agentRouteApp,
+  initializeRequest,
+  sseEvents,
+  TEST_AGENTS,
+} from "../../tests/helpers/mcp_servers.ts";
 import { until } from "../../tests/helpers/until.ts";
 import type { AgentEnv } from "./agent_guard.ts";
-import { httpErrorHandler } from "./http_errors.ts";
-import { McpSessionTable } from "./mcp_session_table.ts";
 import { SessionPlaces } from "./session_places.ts";
 import { SSE_MESSAGES_PATH, sseMessages, sseStream } from "./sse_routes.ts";
 import { sessionAdmission } from "./transport_deps.ts";
 
-const AGENTS: Record<string, AgentInfo> = {
-  alice: { name: "alice", createdAt: "2026-01-01T00:00:00Z" },
-  bob: { name: "bob", createdAt: "2026-01-01T00:00:00Z" },
-};
-const INITIALIZE = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2024-11-05",
-    capabilities: {},
-    clientInfo: { name: "sse-routes-test", version: "0" },
-  },
-};
+const AGENTS = TEST_AGENTS;
+const INITIALIZE = initializeRequest("2024-11-05", "sse-routes-test");
 
 /** The two SSE routes alone on an app; the agent is the one `x-agent` names. */
 function routeApp(max?: number) {
-  const servers = new Servers();
-  const sessions = new McpSessionTable();
-  const app = new Hono<AgentEnv>();
-  app.onError(httpErrorHandler);
-  app.use("*", async (c, next) => {
-    c.set("agent", AGENTS[c.req.header("x-agent") ?? ""]);
-    await next();
-  });
+  const { app, servers, sessions } = agentRouteApp();
   const deps = {
     sessions,
     newServer: servers.newServer,
@@ -49,25 +32,10 @@ function routeApp(max?: number) {
 async function openStream(app: Hono<AgentEnv>, agent: string) {
   const res = await app.request("/sse", { headers: { "x-agent": agent } });
   assert.equal(res.status, 200);
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  const next = async (): Promise<{ event: string; data: string }> => {
-    while (!buffer.includes("\n\n")) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error("the SSE stream ended");
-      buffer += value;
-    }
-    const end = buffer.indexOf("\n\n");
-    const block = buffer.slice(0, end);
-    buffer = buffer.slice(end + 2);
-    const field = (name: string) =>
-      block.split("\n").find((l) => l.startsWith(`${name}:`))?.slice(name.length + 1).trim() ??
-        "";
-    return { event: field("event"), data: field("data") };
-  };
+  const { next, close } = sseEvents(res.body!);
   const endpoint = await next();
   assert.equal(endpoint.event, "endpoint");
-  return { endpoint: endpoint.data, next, close: () => reader.cancel() };
+  return { endpoint: endpoint.data, next, close };
 }
 
 Deno.test("sseStream() names where to POST, holds its session under its agent until the stream ends, then closes its server", async () => {

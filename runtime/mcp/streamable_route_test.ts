@@ -1,41 +1,17 @@
 import assert from "node:assert/strict";
-import { Hono } from "hono";
-import type { AgentInfo } from "../store/agent_store.ts";
-import { Servers } from "../../tests/helpers/mcp_servers.ts";
-import type { AgentEnv } from "./agent_guard.ts";
-import { httpErrorHandler } from "./http_errors.ts";
-import { McpSessionTable } from "./mcp_session_table.ts";
+import { agentRouteApp, initializeRequest, TEST_AGENTS } from "../../tests/helpers/mcp_servers.ts";
 import { SessionPlaces } from "./session_places.ts";
 import { streamableHttp } from "./streamable_route.ts";
 import { sessionAdmission } from "./transport_deps.ts";
 
 const ACCEPT = "application/json, text/event-stream";
 const PROTOCOL = "2025-06-18";
-const AGENTS: Record<string, AgentInfo> = {
-  alice: { name: "alice", createdAt: "2026-01-01T00:00:00Z" },
-  bob: { name: "bob", createdAt: "2026-01-01T00:00:00Z" },
-};
-const INITIALIZE = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: PROTOCOL,
-    capabilities: {},
-    clientInfo: { name: "streamable-route-test", version: "0" },
-  },
-};
+const AGENTS = TEST_AGENTS;
+const INITIALIZE = initializeRequest(PROTOCOL, "streamable-route-test");
 
 /** `/mcp` alone on an app; the agent is the one `x-agent` names (the guard's job elsewhere). */
 function routeApp(max?: number) {
-  const servers = new Servers();
-  const sessions = new McpSessionTable();
-  const app = new Hono<AgentEnv>();
-  app.onError(httpErrorHandler);
-  app.use("*", async (c, next) => {
-    c.set("agent", AGENTS[c.req.header("x-agent") ?? ""]);
-    await next();
-  });
+  const { app, servers, sessions } = agentRouteApp();
   const admit = sessionAdmission({
     places: new SessionPlaces({ max, held: () => sessions.agents() }),
   });
