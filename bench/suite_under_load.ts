@@ -1,0 +1,114 @@
+/**
+ * The suite on a busy machine (issue 39, item 7): runs the README's test command `--runs`
+ * times in a row with `--hogs` CPU hogs spinning beside it the whole time, and prints for
+ * each run its wall time, its passed / failed counts and its slowest files (the sum of each
+ * file's own test durations, as `deno test` prints them). Exits 1 when a run fails or is
+ * over `--limit-min`, so "three runs in a row with two hogs, each under 15 minutes" is one
+ * command whose answer is its exit status:
+ *
+ *     deno run -A bench/suite_under_load.ts --runs 3 --hogs 2 --limit-min 15
+ *
+ * Each run's whole output is kept in `--out` (default `runs/suite_under_load/`) as
+ * `run-N.log`, with a `summary.json` beside it. Heavy (the whole suite, N times): run it
+ * alone.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { cpuHogs } from "../tests/helpers/cpu_hogs.ts";
+
+/** One run of the suite: what the summary line and the per-test lines said. */
+export interface SuiteRun {
+  readonly run: number;
+  readonly wallS: number;
+  readonly exitCode: number;
+  readonly passed: number;
+  readonly failed: number;
+  readonly slowestFiles: readonly { file: string; seconds: number }[];
+}
+
+/** Strips the ANSI colours `deno test` writes even into a pipe. */
+function plain(text: string): string {
+  // deno-lint-ignore no-control-regex
+  return text.replace(/\x1b\[[0-9;]*m/g, "");
+}
+
+/** Seconds of a `deno test` duration such as `1m3s`, `850ms` or `12µs`. */
+function seconds(duration: string): number {
+  let total = 0;
+  for (const [, value, unit] of duration.matchAll(/(\d+)(ms|µs|m|s)/g)) {
+    const n = Number(value);
+    total += unit === "m" ? n * 60 : unit === "s" ? n : unit === "ms" ? n / 1000 : 0;
+  }
+  return total;
+}
+
+/**
+ * Reads `deno test` output: the counts of the final summary line, and per file the sum of
+ * its top-level tests' durations (steps are inside their test's time, so they are skipped).
+ */
+export function readSuiteOutput(
+  output: string,
+): Pick<SuiteRun, "passed" | "failed" | "slowestFiles"> {
+  const text = plain(output);
+  const perFile = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    const m = line.match(/^(\.\/\S+) => (.*) \.\.\. (?:ok|FAILED|ignored) \(([^)]*)\)\s*$/);
+    if (!m || m[2].includes(" ... ")) continue;
+    perFile.set(m[1], (perFile.get(m[1]) ?? 0) + seconds(m[3]));
+  }
+  const summary = [...text.matchAll(/(?:ok|FAILED) \| (\d+) passed[^|\n]*(?:\| (\d+) failed)?/g)]
+    .at(-1);
+  const slowestFiles = [...perFile].sort((a, b) => b[1] - a[1]).slice(0, 12)
+    .map(([file, s]) => ({ file, seconds: Math.round(s) }));
+  return {
+    passed: summary ? Number(summary[1]) : 0,
+    failed: summary ? Number(summary[2] ?? 0) : 0,
+    slowestFiles,
+  };
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      runs: { type: "string", default: "3" },
+      hogs: { type: "string", default: "2" },
+      "limit-min": { type: "string", default: "15" },
+      out: { type: "string", default: "runs/suite_under_load" },
+    },
+  });
+  const runs = Number(values.runs);
+  const limitS = Number(values["limit-min"]) * 60;
+  await Deno.mkdir(values.out, { recursive: true });
+  await using _hogs = cpuHogs(Number(values.hogs));
+  const results: SuiteRun[] = [];
+  for (let run = 1; run <= runs; run++) {
+    const started = performance.now();
+    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "test"],
+      stdout: "piped",
+      stderr: "piped",
+      stdin: "null",
+    }).output();
+    const wallS = Math.round((performance.now() - started) / 1000);
+    const output = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
+    await Deno.writeTextFile(`${values.out}/run-${run}.log`, output);
+    const result = { run, wallS, exitCode: code, ...readSuiteOutput(output) };
+    results.push(result);
+    console.log(
+      `run ${run}: ${Math.floor(wallS / 60)}m${wallS % 60}s, exit ${code}, ` +
+        `${result.passed} passed, ${result.failed} failed; slowest: ` +
+        result.slowestFiles.slice(0, 5).map((f) => `${f.file} ${f.seconds}s`).join(", "),
+    );
+  }
+  await Deno.writeTextFile(`${values.out}/summary.json`, JSON.stringify(results, null, 2));
+  const bad = results.filter((r) => r.exitCode !== 0 || r.failed > 0 || r.wallS > limitS);
+  console.log(
+    bad.length === 0
+      ? `all ${runs} runs passed, each under ${values["limit-min"]} min`
+      : `${bad.length} of ${runs} runs failed or were over ${values["limit-min"]} min`,
+  );
+  return bad.length === 0 ? 0 : 1;
+}
+
+if (import.meta.main) Deno.exit(await main());
