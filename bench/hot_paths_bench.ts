@@ -13,7 +13,7 @@
 import { diffViews } from "../runtime/snapshot/diff.ts";
 import { renderDiff } from "../runtime/snapshot/diff_format.ts";
 import { Redactor } from "../runtime/redact/redactor.ts";
-import { scrubUrls } from "../runtime/browser/console_text.ts";
+import { scrubUrls } from "../runtime/browser/page_log_text.ts";
 import { buildDomOutline, type DomFrame } from "../runtime/snapshot/dom_outline.ts";
 import { bigOutline, pageView } from "../tests/helpers/page_view.ts";
 import { domPage, type El } from "../tests/helpers/dom_snapshot.ts";

@@ -1,7 +1,7 @@
 /**
- * How page console output becomes text: CDP values rendered from what CDP reported (never by
+ * How the page log becomes text: CDP values rendered from what CDP reported (never by
  * calling back into the page), `%s`-style substitutions, URL queries cut off, control
- * characters escaped onto one line. Split from `console_log.ts`, which keeps the per-tab log;
+ * characters escaped onto one line. Split from `page_log.ts`, which keeps the per-tab log;
  * this is the pure text side of it.
  *
  * @module
