@@ -84,7 +84,7 @@ export class BrowserSession implements AsyncDisposable {
   readonly guard: WedgeGuard;
   /** What the pages of every tab logged (bounded), for browser_console_messages. */
   readonly pageLog: PageLog = new PageLog();
-  /** Requests of every tab since its page loaded (bounded), with block reasons. */
+  /** Requests of every tab since its page loaded (bounded), with refusal reasons. */
   readonly network: NetworkLog = new NetworkLog({}, (r) => this.refused.add(r));
   /** File choosers waiting for `browser_file_upload`. */
   readonly choosers: FileChoosers = new FileChoosers((c) =>

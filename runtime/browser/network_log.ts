@@ -29,7 +29,7 @@ export interface NetworkLimits {
   listed: number;
   /** Characters of a shown URL (origin and path). */
   url: number;
-  /** Block reasons waiting for their request's `Network` event. */
+  /** Refusal reasons waiting for their request's `Network` event. */
   pending: number;
 }
 
@@ -88,11 +88,11 @@ interface TabLog {
   dropped: number;
 }
 
-/** Collects requests per tab; a `TargetWatcher` of the session, told of blocks by egress. */
+/** Collects requests per tab; a `TargetWatcher` of the session, told of refusals by egress. */
 export class NetworkLog implements TargetWatcher {
   readonly #limits: NetworkLimits;
   readonly #tabs: TabLogs<TabLog>;
-  /** The latest entry of each request id still in a ring, for responses and blocks. */
+  /** The latest entry of each request id still in a ring, for responses and refusals. */
   #byId = new Map<string, NetworkEntry>();
   /** Reasons of refused requests whose `requestWillBeSent` has not arrived yet. */
   #pending = new Map<string, string>();

@@ -71,11 +71,11 @@ export const PAGE_LOG_LIMITS: Readonly<PageLogLimits> = {
   floodWindowMs: 5_000,
 };
 
-/** Console calls per target between two releases of the objects CDP keeps for them. */
+/** `console.*` calls per target between two releases of the objects CDP keeps for them. */
 const RELEASE_EVERY = 100;
 /** Isolated-world contexts remembered per target (the runtime makes a few per frame). */
 const MAX_CONTEXTS = 256;
-/** Arguments of one console call rendered at most. */
+/** Arguments of one `console.*` call rendered at most. */
 const MAX_ARGS = 20;
 
 /** One message as kept: already reduced, one line of text plus a few stack frames. */

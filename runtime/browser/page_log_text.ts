@@ -18,7 +18,7 @@ export function sizeOf(values: Protocol.Runtime.RemoteObject[]): number {
   return n;
 }
 
-/** The arguments of a console call as one string, `%s`-style substitutions applied. */
+/** The arguments of a `console.*` call as one string, `%s`-style substitutions applied. */
 export function formatArgs(args: Protocol.Runtime.RemoteObject[]): string {
   const first = args[0];
   if (first?.type !== "string" || typeof first.value !== "string" || !first.value.includes("%")) {

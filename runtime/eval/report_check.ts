@@ -43,7 +43,7 @@ const LOAD_TIMEOUT_MS = 15_000;
 /** The tallest screenshot taken: a longer report is cut at the bottom. */
 const SCREENSHOT_MAX_HEIGHT = 4_000;
 
-/** The text of a console call's arguments. */
+/** The text of a `console.*` call's arguments. */
 function callText(args: readonly { value?: unknown; description?: string }[]): string {
   return args.map((a) => a.description ?? (typeof a.value === "string" ? a.value : String(a.value)))
     .join(" ");
