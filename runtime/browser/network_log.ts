@@ -222,6 +222,7 @@ export class NetworkLog implements TargetWatcher {
     });
     const refused = entries.filter((e) => e.refused).length;
     const failed = entries.filter((e) => !e.refused && e.failure).length;
+    // "blocked" and `[BLOCKED]` are the words the model reads for a refusal (docs/glossary.md).
     const head = [
       `${entries.length} request${entries.length === 1 ? "" : "s"} since the page loaded` +
       ` (${refused} blocked, ${failed} failed)`,
