@@ -108,7 +108,7 @@ export async function loadTime(session: Loader, url: string): Promise<number> {
  * Hooks that pause every request of every page and frame with `Fetch` and continue it at
  * once: what interception itself costs, with no verdict, audit or proxy. Put on the same
  * unguarded session as the "guard off" side (same watchers: the network log's `Network`
- * domain, console, dialogs), so the two differ by interception alone.
+ * domain, the page log, dialogs), so the two differ by interception alone.
  */
 export function interceptOnly(): BrowserHooksFactory {
   return () => ({

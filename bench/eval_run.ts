@@ -53,7 +53,7 @@ try {
     const check = await checkReportInBrowser(paths.html, {
       screenshot: `${root}docs/eval-report.png`,
     });
-    if (check.consoleErrors.length > 0 || check.requests.length > 0) {
+    if (check.pageErrors.length > 0 || check.requests.length > 0) {
       throw new Error(`the report did not render cleanly: ${JSON.stringify(check)}`);
     }
     await Deno.writeTextFile(

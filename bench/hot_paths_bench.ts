@@ -2,7 +2,7 @@
  * The runtime's CPU-bound hot paths, each on the input its unit test uses and against the
  * budget that test used to assert (tests assert outcomes; how fast is a claim, measured
  * here on a machine the runner chooses): diffs of a 20,000-line outline, the redactor over a
- * large page with many values, the console's URL scrubber on hostile text, and the DOM
+ * large page with many values, the page log's URL scrubber on hostile text, and the DOM
  * outline's bounded walks (deep nesting, giant names, nested controls, 250,000 paragraphs).
  * Each row is the median of a few runs after a warm-up; a row over its budget is marked.
  *
@@ -13,7 +13,7 @@
 import { diffViews } from "../runtime/snapshot/diff.ts";
 import { renderDiff } from "../runtime/snapshot/diff_format.ts";
 import { Redactor } from "../runtime/redact/redactor.ts";
-import { scrubUrls } from "../runtime/browser/console_text.ts";
+import { scrubUrls } from "../runtime/browser/page_log_text.ts";
 import { buildDomOutline, type DomFrame } from "../runtime/snapshot/dom_outline.ts";
 import { bigOutline, pageView } from "../tests/helpers/page_view.ts";
 import { domPage, type El } from "../tests/helpers/dom_snapshot.ts";

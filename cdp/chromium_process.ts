@@ -192,7 +192,7 @@ export interface LaunchOptions {
   startTimeoutMs?: number;
   /**
    * Where the CDP layer logs its failures (codes only); default: nowhere. The runtime always
-   * hands in its own `log()` (`runtime/browser/launch.ts`): `cdp/` never writes to the console.
+   * hands in its own `log()` (`runtime/browser/launch.ts`): `cdp/` never writes to stderr.
    */
   log?: CdpLog;
   /** Bytes one CDP message may have (default `MAX_MESSAGE_BYTES`): more ends the browser. */

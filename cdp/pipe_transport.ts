@@ -25,11 +25,11 @@ export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 /**
  * How fast one browser's CDP events are read (see `ByteRate` for the rule; replies to the
  * runtime's own commands are not counted, see `eventBytesRead`). Measured with the runtime's
- * own sessions navigating, snapshotting and reading the console of the largest pages of the
+ * own sessions navigating, snapshotting and reading the page log of the largest pages of the
  * corpus and a 60,000-link page (`bench/cdp_rate.ts`, docs/bench-results.md): events peaked at
  * 0.5 MiB/s over one second and 0.1 MiB/s over ten, while replies (the snapshots) ran at
  * 18 MiB/s. So a browser may keep 8 MiB/s of events up forever (16 times the peak, and twice
- * the rate at which the console log itself stops following a target), send 48 MiB at once
+ * the rate at which the page log itself stops following a target), send 48 MiB at once
  * above it (one message at the cap and more), and is ended (`SESSION_FLOODING`) only after
  * 10 s over the rate, slowed to it all along.
  */

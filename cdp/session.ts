@@ -165,7 +165,7 @@ export class CdpSession {
     const failed = (err: unknown) => {
       try {
         // A host without a reporter (a test's fake) has nowhere to log: `cdp/` never writes
-        // to the console itself.
+        // to stderr itself.
         this.#host.listenerFailed?.(where, err);
       } catch {
         // Reporting failed too; nothing may leave this callback.

@@ -23,7 +23,7 @@ Deno.test("checkReportInBrowser opens the HTML report without errors or requests
     const screenshot = join(dir, "report.png");
     const seen = await checkReportInBrowser(paths.html, { screenshot });
     assert.equal(seen.title, REPORT_TITLE);
-    assert.deepEqual(seen.consoleErrors, []);
+    assert.deepEqual(seen.pageErrors, []);
     assert.deepEqual(seen.requests, []);
     assert.equal(seen.bars, CHART_METRICS.length * report.arms.length);
     assert.equal(seen.cases, report.cases.length);
@@ -51,8 +51,8 @@ throw new Error("thrown");</script>`,
     assert.equal(seen.title, "bad");
     assert.equal(seen.bars, 1);
     assert.equal(seen.cases, 0);
-    assert.ok(seen.consoleErrors.some((e) => e.includes("boom")), seen.consoleErrors.join("\n"));
-    assert.ok(seen.consoleErrors.some((e) => e.includes("thrown")), seen.consoleErrors.join("\n"));
+    assert.ok(seen.pageErrors.some((e) => e.includes("boom")), seen.pageErrors.join("\n"));
+    assert.ok(seen.pageErrors.some((e) => e.includes("thrown")), seen.pageErrors.join("\n"));
     assert.deepEqual(seen.requests, ["http://127.0.0.1:9/x"]);
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -10,8 +10,8 @@
 import assert from "node:assert/strict";
 import type { Protocol } from "../cdp/mod.ts";
 import { CdpLayerError } from "../cdp/mod.ts";
-import { BlockedRequests } from "../runtime/browser/blocked_notice.ts";
-import { ConsoleLog } from "../runtime/browser/console_log.ts";
+import { RefusedRequests } from "../runtime/browser/refused_notice.ts";
+import { PageLog } from "../runtime/browser/page_log.ts";
 import { NetworkLog } from "../runtime/browser/network_log.ts";
 import { Notices } from "../runtime/browser/notices.ts";
 import { translateBrowserError } from "../runtime/browser/translate_error.ts";
@@ -252,14 +252,14 @@ Deno.test("tabLine() redacts a title before its 200-character cut and a host nam
 });
 
 function consolePage() {
-  const log = new ConsoleLog();
+  const log = new PageLog();
   const host = new FakeHost();
   const { target, session } = fakeTarget(host, "page", "tab-1");
   log.watch(target);
   return { log, session };
 }
 
-Deno.test("ConsoleLog.render() redacts a message, a script URL and a function name before their trims", () => {
+Deno.test("PageLog.render() redacts a message, a script URL and a function name before their trims", () => {
   for (const left of LEFT) {
     const { log, session } = consolePage();
     const url = `http://127.0.0.1:8000/${PAD.repeat(199 - 22 - left)}${PW}.js`;
@@ -349,11 +349,11 @@ Deno.test("NetworkLog.render() redacts a URL, a status text and a failure before
   }
 });
 
-Deno.test("BlockedRequests.take() and Notices.take() redact an origin holding the password", () => {
-  const blocked = new BlockedRequests();
-  blocked.add({ method: "GET", origin: `http://${PW.toLowerCase()}.example.test`, reason: "R" });
-  blocked.add({ method: "POST", origin: `http://x${PW.slice(0, 9)}.test`, reason: "R" });
-  const notice = blocked.take();
+Deno.test("RefusedRequests.take() and Notices.take() redact an origin holding the password", () => {
+  const refused = new RefusedRequests();
+  refused.add({ method: "GET", origin: `http://${PW.toLowerCase()}.example.test`, reason: "R" });
+  refused.add({ method: "POST", origin: `http://x${PW.slice(0, 9)}.test`, reason: "R" });
+  const notice = refused.take();
   assert.ok(notice?.includes(REDACTED), notice);
   const notices = new Notices();
   notices.push(notice!);
@@ -487,12 +487,12 @@ Deno.test("a session shows no run of 8 of a vault password, whatever the page do
     assert.match(network.text, /\/api\//, network.text);
     const tabs = await c.call("browser_tabs", { action: "list" });
     assert.match(tabs.text, /\[current\]/);
-    // The next call carries the notice of the blocked request to the password's host.
+    // The next call carries the notice of the refused request to the password's host.
     await c.call("browser_snapshot");
     const all = c.outputs.join("\n");
     for (const text of c.outputs) assertNoRun(text, "an MCP result");
     assert.ok(longestRun(all) <= 7, "no run across results either");
-    // The blocked request to the password's host is audited with its (lower-cased) origin.
+    // The refused request to the password's host is audited with its (lower-cased) origin.
     const headers = { Authorization: `Bearer ${runtime.adminToken}` };
     const audit = await fetch(new URL("/api/audit", runtime.url), { headers });
     const rows = await audit.text();

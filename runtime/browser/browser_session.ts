@@ -20,7 +20,7 @@ import {
 import type { AuditEvent, AuditSink, AuditWriter } from "../audit/mod.ts";
 import { log, OmotaiError } from "../mod.ts";
 import { browserLost, endOf } from "./browser_end.ts";
-import { BlockedRequests } from "./blocked_notice.ts";
+import { RefusedRequests } from "./refused_notice.ts";
 import { CallQueue } from "./call_queue.ts";
 import { whileOthersQuiet } from "./quiet_tabs.ts";
 import type { Element } from "./element_ops.ts";
@@ -36,7 +36,7 @@ import { SessionState } from "./session_state.ts";
 import { type TabInfo, Tabs } from "./tabs.ts";
 import { translateBrowserError } from "./translate_error.ts";
 import { WedgeGuard } from "./wedge_guard.ts";
-import { ConsoleLog } from "./console_log.ts";
+import { PageLog } from "./page_log.ts";
 import { FileChoosers } from "./file_choosers.ts";
 import { NetworkLog } from "./network_log.ts";
 
@@ -74,7 +74,7 @@ export class BrowserSession implements AsyncDisposable {
   /** Counters and taint. */
   readonly state: SessionState = new SessionState();
   /** Requests refused since the last snapshot. */
-  readonly blocked: BlockedRequests = new BlockedRequests();
+  readonly refused: RefusedRequests = new RefusedRequests();
   readonly #options: BrowserSessionOptions;
   readonly #hooks: BrowserHooks;
   readonly #notices = new Notices();
@@ -82,10 +82,10 @@ export class BrowserSession implements AsyncDisposable {
   readonly #snapshots = new PageSnapshots(this.nonce);
   /** Dialogs, call watches and recovery from pages that would wedge the session. */
   readonly guard: WedgeGuard;
-  /** Console output of every tab (bounded), for browser_console_messages. */
-  readonly console: ConsoleLog = new ConsoleLog();
-  /** Requests of every tab since its page loaded (bounded), with block reasons. */
-  readonly network: NetworkLog = new NetworkLog({}, (r) => this.blocked.add(r));
+  /** What the pages of every tab logged (bounded), for browser_console_messages. */
+  readonly pageLog: PageLog = new PageLog();
+  /** Requests of every tab since its page loaded (bounded), with refusal reasons. */
+  readonly network: NetworkLog = new NetworkLog({}, (r) => this.refused.add(r));
   /** File choosers waiting for `browser_file_upload`. */
   readonly choosers: FileChoosers = new FileChoosers((c) =>
     this.#notices.push(
@@ -124,7 +124,7 @@ export class BrowserSession implements AsyncDisposable {
       start: options,
       hooks: () => this.#hooks,
       // Followers of every target, in the order they are set up (the crash watcher last).
-      watchers: [this.guard.dialogs, this.guard.crashes, this.choosers, this.console, this.network],
+      watchers: [this.guard.dialogs, this.guard.crashes, this.choosers, this.pageLog, this.network],
       tabs: this.#tabs,
       notices: this.#notices,
       log: (line) => log(`session ${this.id}: cdp: ${line}`),
@@ -312,8 +312,8 @@ export class BrowserSession implements AsyncDisposable {
   ): Promise<SnapshotResult> {
     if (this.state.tainted) return this.#statusOnly();
     const scanned = await this.#scan();
-    const blocked = this.blocked.take();
-    if (blocked) this.#notices.push(blocked);
+    const refused = this.refused.take();
+    if (refused) this.#notices.push(refused);
     const shown = this.#snapshots.present(scanned, mode, page, maxTokens, typed, near);
     return { ...shown, docId: scanned.view.docId, interactive: scanned.interactive };
   }
@@ -326,8 +326,8 @@ export class BrowserSession implements AsyncDisposable {
   async findView(): Promise<{ view: PageView } | { status: string }> {
     if (this.state.tainted) return { status: (await this.snapshot()).text };
     const scanned = await this.#scan();
-    const blocked = this.blocked.take();
-    if (blocked) this.#notices.push(blocked);
+    const refused = this.refused.take();
+    if (refused) this.#notices.push(refused);
     this.#snapshots.shownInPart(scanned);
     return { view: scanned.view };
   }
@@ -344,8 +344,8 @@ export class BrowserSession implements AsyncDisposable {
     const pages = this.#tabs.pages(live);
     const scan = () => this.#snapshots.scan(live, tab, pages);
     const shown = await this.#snapshots.read(tab, pages, scan, page, maxTokens);
-    const blocked = this.blocked.take();
-    if (blocked) this.#notices.push(blocked);
+    const refused = this.refused.take();
+    if (refused) this.#notices.push(refused);
     return { ...shown, diff: false, interactive: 0 };
   }
 

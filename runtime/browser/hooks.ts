@@ -6,7 +6,7 @@
  * @module
  */
 import type { TrackedTarget } from "../../cdp/mod.ts";
-import type { BlockedRequest, BlockedRequests } from "./blocked_notice.ts";
+import type { RefusedRequest, RefusedRequests } from "./refused_notice.ts";
 import type { SessionState } from "./session_state.ts";
 
 /** What hooks may know of their session. */
@@ -16,11 +16,11 @@ export interface SessionHandle {
   /** The agent's name, once known. */
   readonly agent: string | null;
   readonly state: SessionState;
-  /** Where requests blocked on the page are collected for the next snapshot. */
-  readonly blocked: BlockedRequests;
+  /** Where requests refused on the page are collected for the next snapshot. */
+  readonly refused: RefusedRequests;
   /** The session's request log, told which requests and tunnels were refused and why. */
   readonly network?: {
-    blocked(r: BlockedRequest): void;
+    refused(r: RefusedRequest): void;
     requestRefused(method: string, url: string, reason: string): void;
     tunnelRefused(authority: string, reason: string): void;
   };
@@ -56,7 +56,7 @@ export interface BrowserHooks {
 export type BrowserHooksFactory = (session: SessionHandle) => BrowserHooks;
 
 /**
- * Something of the session's own that follows every target (dialogs, console, network):
+ * Something of the session's own that follows every target (dialogs, page log, network):
  * `watch` runs while the target is paused, so it misses none of its events.
  */
 export interface TargetWatcher {

@@ -8,10 +8,10 @@
 // Other folders' imports (kept by tests/helpers/doors.ts: run it with --write, do not edit below).
 export { launchAdmission, loadAdmission } from "./admission.ts";
 export type { Admission } from "./admission.ts";
-export type { BlockedRequest } from "./blocked_notice.ts";
+export type { RefusedRequest } from "./refused_notice.ts";
 export { BrowserSession } from "./browser_session.ts";
 export type { Interruption } from "./call_watch.ts";
-export { CONSOLE_LEVELS } from "./console_log.ts";
+export { PAGE_LOG_LEVELS } from "./page_log.ts";
 export type { OpenDialog } from "./dialogs.ts";
 export { readElementInfo, readFocusedField, readFocusedInfo } from "./element_info.ts";
 export type { ElementInfo } from "./element_info.ts";

@@ -13,8 +13,9 @@ import type { Protocol, TrackedTarget } from "../../cdp/mod.ts";
 import { displayUrl } from "../net/mod.ts";
 import { processRedactor, redactCut, type Redactor } from "../redact/mod.ts";
 import { LINE_BREAKS, untrustedBlock } from "../snapshot/mod.ts";
-import type { BlockedRequest } from "./blocked_notice.ts";
+import type { RefusedRequest } from "./refused_notice.ts";
 import type { TargetWatcher } from "./hooks.ts";
+import { TabLogs } from "./tab_logs.ts";
 import { tabTargetOf } from "./tab_of.ts";
 import { ProxyRefusals } from "./proxy_refusals.ts";
 
@@ -28,7 +29,7 @@ export interface NetworkLimits {
   listed: number;
   /** Characters of a shown URL (origin and path). */
   url: number;
-  /** Block reasons waiting for their request's `Network` event. */
+  /** Refusal reasons waiting for their request's `Network` event. */
   pending: number;
 }
 
@@ -71,7 +72,7 @@ export interface NetworkEntry {
   /** Chromium's error text for a request that failed (`net::ERR_…`). */
   failure?: string;
   /** The egress guard's reason code for a request it refused. */
-  blocked?: string;
+  refused?: string;
 }
 
 /** What a call asks for. */
@@ -87,31 +88,35 @@ interface TabLog {
   dropped: number;
 }
 
-/** Collects requests per tab; a `TargetWatcher` of the session, told of blocks by egress. */
+/** Collects requests per tab; a `TargetWatcher` of the session, told of refusals by egress. */
 export class NetworkLog implements TargetWatcher {
   readonly #limits: NetworkLimits;
-  /** Insertion order is recency: a write moves its tab to the end. */
-  #tabs = new Map<string, TabLog>();
-  /** The latest entry of each request id still in a ring, for responses and blocks. */
+  readonly #tabs: TabLogs<TabLog>;
+  /** The latest entry of each request id still in a ring, for responses and refusals. */
   #byId = new Map<string, NetworkEntry>();
-  /** Reasons of blocked requests whose `requestWillBeSent` has not arrived yet. */
+  /** Reasons of refused requests whose `requestWillBeSent` has not arrived yet. */
   #pending = new Map<string, string>();
   readonly #refusals = new ProxyRefusals();
-  readonly #onBlocked: (r: BlockedRequest) => void;
+  readonly #onRefused: (r: RefusedRequest) => void;
   readonly #redactor: Redactor;
 
   /**
-   * `onBlocked` hears of the page's requests and WebSockets whose tunnel the egress proxy
+   * `onRefused` hears of the page's requests and WebSockets whose tunnel the egress proxy
    * refused (the next snapshot's notice); the guard and the proxy report the rest themselves.
    * `redactor` (the process's by default) redacts every kept string before it is cut.
    */
   constructor(
     limits: Partial<NetworkLimits> = {},
-    onBlocked: (r: BlockedRequest) => void = () => {},
+    onRefused: (r: RefusedRequest) => void = () => {},
     redactor: Redactor = processRedactor(),
   ) {
     this.#limits = { ...NETWORK_LIMITS, ...limits };
-    this.#onBlocked = onBlocked;
+    this.#tabs = new TabLogs<TabLog>({
+      max: this.#limits.tabs,
+      create: () => ({ entries: [], dropped: 0 }),
+      onForget: (log) => log.entries.forEach((e) => this.#unindex(e)),
+    });
+    this.#onRefused = onRefused;
     this.#redactor = redactor;
   }
 
@@ -130,42 +135,42 @@ export class NetworkLog implements TargetWatcher {
       if (!entry) return;
       entry.status = e.response.status;
       entry.statusText = this.#cut(e.response.statusText ?? "", 60, oneLine);
-      const refused = entry.blocked ?? this.#refusals.requestReason(entry.method, entry.url);
-      if (refused !== undefined) entry.blocked = refused;
+      const reason = entry.refused ?? this.#refusals.requestReason(entry.method, entry.url);
+      if (reason !== undefined) entry.refused = reason;
     });
     session.on("Network.loadingFailed", (e) => {
       const entry = this.#byId.get(e.requestId);
       if (!entry) return;
       entry.failure = this.#cut(e.errorText, 80, oneLine);
-      if (entry.blocked) return;
+      if (entry.refused) return;
       const request = this.#refusals.requestReason(entry.method, entry.url);
       if (request !== undefined) {
-        entry.blocked = request;
+        entry.refused = request;
         return;
       }
       const tunnel = this.#refusals.tunnelReason(entry.url, e.errorText);
       if (tunnel === undefined) return;
-      entry.blocked = tunnel;
+      entry.refused = tunnel;
       // The proxy told the session of refused requests itself, but not of tunnels.
-      this.#onBlocked({ method: entry.method, origin: originOf(entry.url), reason: tunnel });
+      this.#onRefused({ method: entry.method, origin: originOf(entry.url), reason: tunnel });
     });
     session.on("Network.webSocketCreated", (e) => this.#refusals.socketOpened(e.requestId, e.url));
     if (type === "page") {
       session.on("Page.frameNavigated", ({ frame }) => {
         if (frame.parentId === undefined) this.#navigated(tabId, frame.loaderId);
       });
-      session.onDetach(() => this.#forget(tabId));
+      session.onDetach(() => this.#tabs.forget(tabId));
     }
     session.send("Network.enable", NETWORK_ENABLE).catch(() => {});
   }
 
   /**
    * A tunnel (`host:port`) the egress proxy refused: the page's WebSockets opened to it just
-   * before are reported blocked now, its failed requests when Chromium reports them.
+   * before are reported refused now, its failed requests when Chromium reports them.
    */
   tunnelRefused(authority: string, reason: string): void {
     for (const url of this.#refusals.tunnelRefused(authority, reason)) {
-      this.#onBlocked({ method: "GET", origin: originOf(url), reason });
+      this.#onRefused({ method: "GET", origin: originOf(url), reason });
     }
   }
 
@@ -179,11 +184,11 @@ export class NetworkLog implements TargetWatcher {
   }
 
   /** Attaches the egress guard's reason to the request it refused (by `networkId`). */
-  blocked(r: BlockedRequest): void {
+  refused(r: RefusedRequest): void {
     if (!r.networkId) return;
     const entry = this.#byId.get(r.networkId);
     if (entry) {
-      entry.blocked = r.reason;
+      entry.refused = r.reason;
       return;
     }
     // The guard may judge a request before its `Network` event reaches us.
@@ -215,11 +220,12 @@ export class NetworkLog implements TargetWatcher {
       if (query.match && !query.match(e.url)) return;
       lines.push(`${i + 1}. ${requestLine(e)}`);
     });
-    const blocked = entries.filter((e) => e.blocked).length;
-    const failed = entries.filter((e) => !e.blocked && e.failure).length;
+    const refused = entries.filter((e) => e.refused).length;
+    const failed = entries.filter((e) => !e.refused && e.failure).length;
+    // "blocked" and `[BLOCKED]` are the words the model reads for a refusal (docs/glossary.md).
     const head = [
       `${entries.length} request${entries.length === 1 ? "" : "s"} since the page loaded` +
-      ` (${blocked} blocked, ${failed} failed)`,
+      ` (${refused} blocked, ${failed} failed)`,
     ];
     if (dropped > 0) {
       head.push(
@@ -257,9 +263,9 @@ export class NetworkLog implements TargetWatcher {
     const reason = this.#pending.get(e.requestId);
     if (reason !== undefined) {
       this.#pending.delete(e.requestId);
-      entry.blocked = reason;
+      entry.refused = reason;
     }
-    const log = this.#tab(tabId);
+    const log = this.#tabs.write(tabId);
     log.entries.push(entry);
     this.#byId.set(e.requestId, entry);
     if (log.entries.length > this.#limits.perTab) {
@@ -296,25 +302,6 @@ export class NetworkLog implements TargetWatcher {
     log.dropped = 0;
   }
 
-  #tab(tabId: string): TabLog {
-    let log = this.#tabs.get(tabId);
-    if (log) {
-      this.#tabs.delete(tabId);
-    } else {
-      log = { entries: [], dropped: 0 };
-      if (this.#tabs.size >= this.#limits.tabs) this.#forget(this.#tabs.keys().next().value!);
-    }
-    this.#tabs.set(tabId, log);
-    return log;
-  }
-
-  #forget(tabId: string): void {
-    const log = this.#tabs.get(tabId);
-    if (!log) return;
-    for (const e of log.entries) this.#unindex(e);
-    this.#tabs.delete(tabId);
-  }
-
   #unindex(e: NetworkEntry): void {
     if (this.#byId.get(e.requestId) === e) this.#byId.delete(e.requestId);
   }
@@ -322,14 +309,14 @@ export class NetworkLog implements TargetWatcher {
 
 /** Playwright's rule: a successful request that is not a fetch is a static resource. */
 function isStaticSuccess(e: NetworkEntry): boolean {
-  return !FETCHES.has(e.type) && !e.failure && !e.blocked && e.status !== undefined &&
+  return !FETCHES.has(e.type) && !e.failure && !e.refused && e.status !== undefined &&
     e.status < 400;
 }
 
 /** `[GET] origin/path => [200] OK`, `=> [BLOCKED] REASON` or `=> [FAILED] net::…`. */
 function requestLine(e: NetworkEntry): string {
   const line = `[${e.method}] ${e.url}`;
-  if (e.blocked) return `${line} => [BLOCKED] ${e.blocked}`;
+  if (e.refused) return `${line} => [BLOCKED] ${e.refused}`;
   if (e.status !== undefined) {
     return `${line} => [${e.status}]${e.statusText ? ` ${e.statusText}` : ""}`;
   }
@@ -344,7 +331,7 @@ function oneLine(text: string): string {
   return text.replace(LINE_BREAKS, " ").replace(/[\u0000-\u001f\u007f-\u009f]/g, " ");
 }
 
-/** The origin of a shown URL (origin and path), for a blocked notice. */
+/** The origin of a shown URL (origin and path), for a refused notice. */
 function originOf(url: string): string {
   try {
     return new URL(url).origin;

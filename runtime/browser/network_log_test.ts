@@ -1,6 +1,6 @@
 import { holdsPiece, PLANTED_PW, plantedRedactor } from "../../tests/helpers/planted_secret.ts";
 import assert from "node:assert/strict";
-import type { BlockedRequest } from "./blocked_notice.ts";
+import type { RefusedRequest } from "./refused_notice.ts";
 import type { Protocol } from "../../cdp/mod.ts";
 import { FakeHost, fakeTarget } from "../../tests/helpers/fake_target.ts";
 import { testBoundary } from "../../tests/helpers/boundary.ts";
@@ -167,10 +167,10 @@ Deno.test("NetworkLog.render() lists method, origin+path and status, never a que
   assert.doesNotMatch(only, /missing\.png|down\.test/);
 });
 
-Deno.test("NetworkLog.blocked() attaches the guard's reason by networkId, before or after the request event", () => {
+Deno.test("NetworkLog.refused() attaches the guard's reason by networkId, before or after the request event", () => {
   const { log, session } = page();
   session.dispatch("Network.requestWillBeSent", sent("b1", "http://127.0.0.3:9/x?token=SECRET456"));
-  log.blocked({
+  log.refused({
     method: "GET",
     origin: "http://127.0.0.3:9",
     reason: "ORIGIN_NOT_ALLOWED",
@@ -178,7 +178,7 @@ Deno.test("NetworkLog.blocked() attaches the guard's reason by networkId, before
   });
   session.dispatch("Network.loadingFailed", failed("b1", "net::ERR_BLOCKED_BY_CLIENT"));
   // Judged before its Network event arrived (another target's session, say).
-  log.blocked({
+  log.refused({
     method: "POST",
     origin: "https://portal.test",
     reason: "READ_ONLY_WRITE",
@@ -190,7 +190,7 @@ Deno.test("NetworkLog.blocked() attaches the guard's reason by networkId, before
   );
   session.dispatch("Network.loadingFailed", failed("b2", "net::ERR_BLOCKED_BY_CLIENT"));
   // Without a networkId there is nothing to attach it to.
-  log.blocked({ method: "GET", origin: "https://x.test", reason: "ORIGIN_NOT_ALLOWED" });
+  log.refused({ method: "GET", origin: "https://x.test", reason: "ORIGIN_NOT_ALLOWED" });
   const text = log.render("tab-1", {}, NONCE);
   assert.match(text, /^2 requests since the page loaded \(2 blocked, 0 failed\)$/m);
   assert.match(text, /^1\. \[GET\] http:\/\/127\.0\.0\.3:9\/x => \[BLOCKED\] ORIGIN_NOT_ALLOWED$/m);
@@ -223,7 +223,7 @@ Deno.test("NetworkLog.requestRefused() gives the proxy's reason to the request i
 });
 
 Deno.test("NetworkLog.tunnelRefused() names the page's requests and sockets a refused tunnel failed, not Chromium's own", () => {
-  const heard: BlockedRequest[] = [];
+  const heard: RefusedRequest[] = [];
   const { log, session } = page(new NetworkLog({}, (r) => heard.push(r)));
   session.dispatch("Network.requestWillBeSent", sent("t1", "https://evil.test/pixel?d=SECRET"));
   session.dispatch("Network.webSocketCreated", {
@@ -247,7 +247,7 @@ Deno.test("NetworkLog.tunnelRefused() names the page's requests and sockets a re
   assert.doesNotMatch(text + JSON.stringify(heard), /SECRET|accounts/);
 });
 
-Deno.test("NetworkLog.blocked() gets the reason through a real RequestGuard on the same target", async () => {
+Deno.test("NetworkLog.refused() gets the reason through a real RequestGuard on the same target", async () => {
   await using built = await testBoundary({
     allowed: ["https://portal.test"],
     config: { read_only: true },
@@ -259,7 +259,7 @@ Deno.test("NetworkLog.blocked() gets the reason through a real RequestGuard on t
     boundary,
     session: () => ({ id: "s-1", agent: null }),
     counters: () => ({ tainted: false, actionsUsed: 0, secondsElapsed: 0, confirmationsUsed: 0 }),
-    onBlocked: (r) => log.blocked(r),
+    onRefused: (r) => log.refused(r),
   });
   const host = new FakeHost();
   const { target, session } = fakeTarget(host, "page", "tab-1");
@@ -294,7 +294,7 @@ Deno.test("NetworkLog.blocked() gets the reason through a real RequestGuard on t
   session.dispatch("Network.loadingFailed", failed("n1", "net::ERR_BLOCKED_BY_CLIENT"));
   session.dispatch("Network.responseReceived", received("n2", 200));
   assert.deepEqual(
-    log.list("tab-1").entries.map((e) => [e.url, e.blocked, e.status]),
+    log.list("tab-1").entries.map((e) => [e.url, e.refused, e.status]),
     [["https://evil.test/steal", "ORIGIN_NOT_ALLOWED", undefined], [
       "https://portal.test/ok",
       undefined,
@@ -327,14 +327,14 @@ Deno.test("NetworkLog keeps a bounded ring per tab and lists at most the newest"
   assert.equal(log.list("tab-1").entries.at(-1)!.url.length, NETWORK_LIMITS.url);
 });
 
-Deno.test("NetworkLog.blocked() keeps a bounded number of reasons waiting for their request", () => {
+Deno.test("NetworkLog.refused() keeps a bounded number of reasons waiting for their request", () => {
   const { log, session } = page(new NetworkLog({ pending: 3 }));
   for (let i = 0; i < 10; i++) {
-    log.blocked({ method: "GET", origin: "https://x.test", reason: `R${i}`, networkId: `p${i}` });
+    log.refused({ method: "GET", origin: "https://x.test", reason: `R${i}`, networkId: `p${i}` });
   }
   session.dispatch("Network.requestWillBeSent", sent("p0", "https://x.test/0"));
   session.dispatch("Network.requestWillBeSent", sent("p9", "https://x.test/9"));
-  assert.deepEqual(log.list("tab-1").entries.map((e) => e.blocked), [undefined, "R9"]);
+  assert.deepEqual(log.list("tab-1").entries.map((e) => e.refused), [undefined, "R9"]);
 });
 
 Deno.test("NetworkLog keeps a redirect's hops and forgets the old document's requests on navigation", () => {
@@ -460,7 +460,7 @@ Deno.test("NetworkLog.requestRefused() still meets its request when the shown UR
   log.requestRefused("post", url, "ORIGIN_NOT_ALLOWED");
   session.dispatch("Network.requestWillBeSent", sent("1", url, { method: "POST" }));
   session.dispatch("Network.loadingFailed", failed("1", "net::ERR_FAILED"));
-  assert.equal(log.list("tab-1").entries[0].blocked, "ORIGIN_NOT_ALLOWED");
+  assert.equal(log.list("tab-1").entries[0].refused, "ORIGIN_NOT_ALLOWED");
 });
 
 Deno.test("NetworkLog.render() shows no forged runtime line from URLs, methods or status texts", () => {

@@ -1,7 +1,7 @@
 /**
- * Runtime notices gathered between two tool calls (a new tab, a restarted browser, blocked
+ * Runtime notices gathered between two tool calls (a new tab, a restarted browser, refused
  * requests); the next result carries them once. A notice can quote the page (the origins
- * of blocked requests): each line is stored redacted.
+ * of refused requests): each line is stored redacted.
  *
  * @module
  */

@@ -46,7 +46,7 @@ export function egressHooks(
     const ledger = new EgressLedger({
       boundary,
       session: who,
-      notice: s.blocked,
+      notice: s.refused,
       network: s.network,
       hosts: refusedHosts,
     });
@@ -57,7 +57,7 @@ export function egressHooks(
       boundary,
       session: who,
       counters,
-      onBlocked: (blocked) => ledger.outcome({ via: "guard", blocked }),
+      onRefused: (refused) => ledger.outcome({ via: "guard", refused }),
       onAllowed: (method, url) => tickets.issue(method, url),
     });
     // One judge per browser: what its proxy listener asks, whether it was launched for this

@@ -2,7 +2,7 @@
  * One session's egress ledger: the one place a refused request's final outcome goes, once,
  * whichever layer refused it (the request guard, the proxy, or Chromium on a tunnel the
  * policy refused before). From here it reaches the audit (unless the boundary wrote the
- * verdict's row itself), the next snapshot's blocked notice, the session's network log and,
+ * verdict's row itself), the next snapshot's refused notice, the session's network log and,
  * for a tunnel the policy settled, the refused hosts.
  *
  * An allow is not reported: its row is the boundary's, written before the request may go,
@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { BlockedRequest, SessionHandle } from "../browser/mod.ts";
+import type { RefusedRequest, SessionHandle } from "../browser/mod.ts";
 import type { RequestContext } from "../gate/mod.ts";
 import type { Facts } from "../policy/mod.ts";
 import { bracketHost } from "../net/mod.ts";
@@ -20,7 +20,7 @@ import type { ProxyQuestion } from "../proxy/mod.ts";
 /** A request's final refusal, as the layer that refused it knows it. */
 export type EgressOutcome =
   /** The request guard refused a paused request; the boundary wrote its row. */
-  | { via: "guard"; blocked: BlockedRequest }
+  | { via: "guard"; refused: RefusedRequest }
   /**
    * The proxy refused a question: by the boundary's verdict (`audited`, its row written), or
    * after an allow, by the boundary's address rule on the DNS answer or on its own account
@@ -38,8 +38,8 @@ export interface EgressLedgerDeps {
     readonly domainGeneration: number;
   };
   session: () => { id: string; agent: string | null };
-  /** The next snapshot's blocked notice. */
-  notice?: { add(request: BlockedRequest): void };
+  /** The next snapshot's refused notice. */
+  notice?: { add(request: RefusedRequest): void };
   /** The session's request log. */
   network?: SessionHandle["network"];
   /** Tunnels the policy settled, refused in the browser from then on. */
@@ -72,20 +72,20 @@ export class EgressLedger implements EgressOutcomes {
   outcome(o: EgressOutcome): void {
     const { notice, network, hosts, boundary } = this.#deps;
     if (o.via === "guard") {
-      notice?.add(o.blocked);
-      network?.blocked(o.blocked);
+      notice?.add(o.refused);
+      network?.refused(o.refused);
       return;
     }
     if (o.via === "proxy" ? !o.audited : true) this.#audit(o.facts, o.reason);
     if (o.via === "learned") {
-      const blocked = {
+      const refused = {
         method: o.method,
         origin: o.facts.target?.origin ?? "unknown:",
         reason: o.reason,
         networkId: o.networkId,
       };
-      notice?.add(blocked);
-      network?.blocked(blocked);
+      notice?.add(refused);
+      network?.refused(refused);
       return;
     }
     // What `request_guard` does not pause reaches only the proxy, so its refusals are the

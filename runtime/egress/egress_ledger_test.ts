@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { BlockedRequest } from "../browser/blocked_notice.ts";
+import type { RefusedRequest } from "../browser/refused_notice.ts";
 import type { RequestContext } from "../gate/audit_rows.ts";
 import type { Facts } from "../policy/facts.ts";
 import { FRESH_SESSION } from "../policy/fact_builders.ts";
@@ -17,10 +17,10 @@ function ledgerWithLogs() {
     },
     session: () => ({ id: "s-1", agent: "a" }),
     notice: {
-      add: (r: BlockedRequest) => heard.push(`notice ${r.method} ${r.origin} ${r.reason}`),
+      add: (r: RefusedRequest) => heard.push(`notice ${r.method} ${r.origin} ${r.reason}`),
     },
     network: {
-      blocked: (r) => heard.push(`network ${r.networkId} ${r.reason}`),
+      refused: (r) => heard.push(`network ${r.networkId} ${r.reason}`),
       requestRefused: (m, u, reason) => heard.push(`request ${m} ${u} ${reason}`),
       tunnelRefused: (a, reason) => heard.push(`tunnel ${a} ${reason}`),
     },
@@ -64,7 +64,7 @@ Deno.test("EgressLedger audits only what the boundary did not, and learns only s
   });
   ledger.outcome({
     via: "guard",
-    blocked: {
+    refused: {
       method: "GET",
       origin: "https://y.test",
       reason: "ORIGIN_NOT_ALLOWED",

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { testBoundary } from "../../tests/helpers/boundary.ts";
-import type { BlockedRequest } from "../browser/blocked_notice.ts";
+import type { RefusedRequest } from "../browser/refused_notice.ts";
 import { FRESH_SESSION, type SessionCounters } from "../policy/fact_builders.ts";
 import { EgressLedger } from "./egress_ledger.ts";
 import { GuardTickets } from "./guard_tickets.ts";
@@ -23,16 +23,16 @@ async function judgeWith(allowAll: boolean) {
     module: allowAll ? "allow-all" : "baseline",
   });
   const { boundary, audit, domains } = built;
-  const blocked: BlockedRequest[] = [];
+  const refused: RefusedRequest[] = [];
   const tunnels: [string, string][] = [];
   const settled: string[] = [];
   const session = () => ({ id: "s-9", agent: "agent-x" });
   const ledger = new EgressLedger({
     boundary,
     session,
-    notice: { add: (r) => blocked.push(r) },
+    notice: { add: (r) => refused.push(r) },
     network: {
-      blocked: () => {},
+      refused: () => {},
       requestRefused: () => {},
       tunnelRefused: (authority, reason) => tunnels.push([authority, reason]),
     },
@@ -42,7 +42,7 @@ async function judgeWith(allowAll: boolean) {
   return {
     judge,
     boundary,
-    blocked,
+    refused,
     tunnels,
     settled,
     audit,
@@ -171,7 +171,7 @@ Deno.test("proxyJudge().ask() allows only on an allow and audits every answer", 
   // Refused requests are the model's to hear of, by origin; refused tunnels go to the
   // network log by host and port (it tells the page's from Chromium's own); allows and
   // unreadable questions to neither.
-  assert.deepEqual(j.blocked, [
+  assert.deepEqual(j.refused, [
     { method: "POST", origin: "http://127.0.0.1:8081", reason: "READ_ONLY_WRITE" },
   ]);
   assert.deepEqual(j.tunnels, [["evil.test:443", "ORIGIN_NOT_ALLOWED"]]);
@@ -226,7 +226,7 @@ Deno.test("proxyJudge().refused() writes a deny audit row for the question", asy
   ]);
   assert.ok(j.audit.rows().every((r) => r.kind !== "request" || r.module === "runtime"));
   assert.ok(!JSON.stringify(j.audit.rows()).includes("token"));
-  assert.deepEqual(j.blocked.map((b) => [b.method, b.origin, b.reason]), [
+  assert.deepEqual(j.refused.map((b) => [b.method, b.origin, b.reason]), [
     ["PUT", "https://portal.test", "CHUNKED_REFUSED"],
   ]);
   assert.deepEqual(j.tunnels, [["portal.test:8443", "UPSTREAM_UNREACHABLE"]]);

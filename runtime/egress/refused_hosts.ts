@@ -7,8 +7,8 @@
  * ws, the schemes that go through a tunnel; plain http is judged per request and never
  * learned), and Chromium fails such a request before it leaves the renderer's process.
  *
- * Such a refusal is still the model's to hear of and still audited: `onBlocked` hands it to
- * the session's egress ledger when Chromium reports the request blocked
+ * Such a refusal is still the model's to hear of and still audited: `onRefused` hands it to
+ * the session's egress ledger when Chromium reports the request refused
  * (`blockedReason: inspector`). Only refusals the
  * policy settled are learned (never an error or a timeout), and all are forgotten when the
  * operator's domain rules change: a stale entry can only refuse, and only until then.
@@ -21,11 +21,11 @@ import { authorityOf } from "../browser/mod.ts";
 /** Target types whose `Network` domain the session's network log enables. */
 const TAB_TYPES = new Set(["page", "iframe", "worker"]);
 
-/** Host names a block pattern may name: DNS names and IPv4 literals, nothing to escape. */
+/** Host names a URL pattern may name: DNS names and IPv4 literals, nothing to escape. */
 const PLAIN_HOST = /^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$/;
 
-/** What a request blocked this way is reported as. */
-export interface HostBlock {
+/** What a request refused this way is reported as. */
+export interface HostRefusal {
   method: string;
   url: string;
   reason: string;
@@ -37,13 +37,13 @@ export interface HostBlock {
 export class RefusedHosts {
   readonly #learned = new Map<string, string>();
   readonly #sessions = new Set<CdpSession>();
-  readonly #onBlocked: (block: HostBlock) => void;
+  readonly #onRefused: (refusal: HostRefusal) => void;
   readonly #max: number;
   #generation: number | undefined;
 
-  /** `onBlocked` hears of every request Chromium refused on a learned entry. */
-  constructor(onBlocked: (block: HostBlock) => void, max = 512) {
-    this.#onBlocked = onBlocked;
+  /** `onRefused` hears of every request Chromium refused on a learned entry. */
+  constructor(onRefused: (refusal: HostRefusal) => void, max = 512) {
+    this.#onRefused = onRefused;
     this.#max = max;
   }
 
@@ -68,12 +68,12 @@ export class RefusedHosts {
       watched.delete(e.requestId);
       if (e.blockedReason !== "inspector") return;
       const reason = this.#learned.get(authorityOf(request.url) ?? "");
-      if (reason) this.#onBlocked({ ...request, reason, requestId: e.requestId });
+      if (reason) this.#onRefused({ ...request, reason, requestId: e.requestId });
     });
     session.on("Network.loadingFinished", (e) => watched.delete(e.requestId));
     this.#sessions.add(session);
     session.onDetach(() => this.#sessions.delete(session));
-    // Never fatal to the target: what the browser does not block, the proxy still refuses.
+    // Never fatal to the target: what the browser does not refuse, the proxy still refuses.
     return this.#learned.size === 0 ? Promise.resolve() : this.#push(session).catch(() => {});
   }
 

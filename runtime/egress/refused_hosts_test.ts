@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { FakeHost, targetInfo } from "../../tests/helpers/fake_target.ts";
 import type { TrackedTarget } from "../../cdp/mod.ts";
 import { CdpSession } from "../../cdp/session.ts";
-import { type HostBlock, RefusedHosts } from "./refused_hosts.ts";
+import { type HostRefusal, RefusedHosts } from "./refused_hosts.ts";
 
 function fakeTarget(host: FakeHost, type: string): { target: TrackedTarget; session: CdpSession } {
   const info = targetInfo(type, `target-${type}`, "https://portal.test/");
@@ -58,7 +58,7 @@ Deno.test("RefusedHosts hands every page target the tunnels the policy refused, 
 
 Deno.test("RefusedHosts reports a request Chromium refused on a learned entry, with its reason", async () => {
   const host = new FakeHost();
-  const heard: HostBlock[] = [];
+  const heard: HostRefusal[] = [];
   const r = new RefusedHosts((b) => heard.push(b));
   const { target, session } = fakeTarget(host, "page");
   await r.install(target);

@@ -9,7 +9,7 @@
  * @module
  */
 import type { CdpSession, Protocol, TrackedTarget } from "../../cdp/mod.ts";
-import type { BlockedRequest } from "../browser/mod.ts";
+import type { RefusedRequest } from "../browser/mod.ts";
 import type { Boundary } from "../gate/mod.ts";
 import { baseFacts, type Facts, type SessionCounters, targetOf } from "../policy/mod.ts";
 import { normalizeOrigin } from "../net/mod.ts";
@@ -19,7 +19,7 @@ export interface RequestGuardOptions {
   boundary: Boundary;
   session: () => { id: string; agent: string | null };
   counters: () => SessionCounters;
-  onBlocked: (request: BlockedRequest) => void;
+  onRefused: (request: RefusedRequest) => void;
   /** Told of every request it lets go (method, full URL), before it goes. */
   onAllowed?: (method: string, url: string) => void;
   /**
@@ -118,7 +118,7 @@ export class RequestGuard {
       await session.send("Fetch.continueRequest", { requestId: e.requestId }).catch(() => {});
       return;
     }
-    this.#options.onBlocked({
+    this.#options.onRefused({
       method: facts.method,
       origin: facts.target?.origin ?? `${facts.target?.scheme ?? "unknown"}:`,
       reason,

@@ -5,7 +5,7 @@ import type { Protocol, TrackedTarget } from "../../cdp/mod.ts";
 import { CdpSession } from "../../cdp/session.ts";
 import type { Facts } from "../policy/facts.ts";
 import type { SessionCounters } from "../policy/fact_builders.ts";
-import type { BlockedRequest } from "../browser/blocked_notice.ts";
+import type { RefusedRequest } from "../browser/refused_notice.ts";
 import { type GuardPause, requestFacts, RequestGuard } from "./request_guard.ts";
 
 const COUNTERS: SessionCounters = {
@@ -138,20 +138,20 @@ async function guardWith(pause?: GuardPause) {
     domains: false,
   });
   const { boundary, audit } = built;
-  const blocked: BlockedRequest[] = [];
+  const refused: RefusedRequest[] = [];
   const tickets: string[] = [];
   const guard = new RequestGuard({
     boundary,
     session: () => ({ id: "s-4", agent: "agent-y" }),
     counters: () => COUNTERS,
-    onBlocked: (r) => blocked.push(r),
+    onRefused: (r) => refused.push(r),
     onAllowed: (method, url) => tickets.push(`${method} ${url}`),
     pause,
   });
   return {
     guard,
     audit,
-    blocked,
+    refused,
     tickets,
     [Symbol.asyncDispose]: () => built[Symbol.asyncDispose](),
   };
@@ -181,7 +181,7 @@ Deno.test("RequestGuard.install() leaves targets of other types alone", async ()
     await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(host.calls, [], type);
   }
-  assert.deepEqual(g.blocked, []);
+  assert.deepEqual(g.refused, []);
   assert.equal(g.audit.rows().length, 0);
 });
 
@@ -230,7 +230,7 @@ Deno.test("RequestGuard.install() continues an allowed request and audits it", a
     method: "Fetch.continueRequest",
     params: { requestId: "ok-1" },
   });
-  assert.deepEqual(g.blocked, []);
+  assert.deepEqual(g.refused, []);
   const rows = g.audit.rows().map((r) => [r.source, r.session, r.agent, r.decision, r.origin]);
   assert.deepEqual(rows, [["request", "s-4", "agent-y", "allow", "https://portal.test"]]);
   // The proxy's ticket: the full URL, for it to match, told before the request goes.
@@ -254,12 +254,12 @@ Deno.test("RequestGuard.install() fails a denied request with BlockedByClient an
       params: { requestId: e.requestId, errorReason: "BlockedByClient" },
     });
   }
-  assert.deepEqual(g.blocked, [
+  assert.deepEqual(g.refused, [
     { method: "GET", origin: "https://evil.test", reason: "ORIGIN_NOT_ALLOWED" },
     { method: "POST", origin: "https://portal.test", reason: "READ_ONLY_WRITE" },
     { method: "GET", origin: "data:", reason: "SCHEME_NOT_ALLOWED" },
   ]);
-  assert.ok(!JSON.stringify(g.blocked).includes("secret"));
+  assert.ok(!JSON.stringify(g.refused).includes("secret"));
   assert.ok(!host.methods().includes("Fetch.continueRequest"));
   assert.deepEqual(g.audit.rows().map((r) => r.decision), ["deny", "deny", "deny"]);
   assert.deepEqual(g.tickets, [], "a refused request gets no ticket");
@@ -276,5 +276,5 @@ Deno.test("RequestGuard.install() swallows a failed answer to a request (target 
   // Let any unhandled rejection surface inside this test.
   await new Promise((r) => setTimeout(r, 20));
   assert.deepEqual(host.methods(), ["Fetch.enable", "Fetch.continueRequest", "Fetch.failRequest"]);
-  assert.deepEqual(g.blocked.map((b) => b.origin), ["https://evil.test"]);
+  assert.deepEqual(g.refused.map((b) => b.origin), ["https://evil.test"]);
 });

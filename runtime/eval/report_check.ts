@@ -1,6 +1,6 @@
 /**
  * Opens an HTML report in a real headless Chromium and reports what a reader's browser would
- * see: its title, any console error or uncaught exception (a CSP violation is one), every
+ * see: its title, any error in its page log (a CSP violation is one), every
  * request beyond the file itself (a self-contained report makes none), how many chart bars
  * and case rows it drew, and its size; optionally a full-page PNG for the docs.
  *
@@ -19,8 +19,8 @@ import { OmotaiError } from "../mod.ts";
 export interface ReportCheck {
   /** `document.title`. */
   title: string;
-  /** Console errors, uncaught exceptions and browser log errors (CSP violations among them). */
-  consoleErrors: string[];
+  /** The page log's errors: `console.error` calls, uncaught exceptions and browser log errors (CSP violations among them). */
+  pageErrors: string[];
   /** Every URL the page requested other than the report file itself. */
   requests: string[];
   /** Chart bars drawn (`.bar`). */
@@ -43,8 +43,8 @@ const LOAD_TIMEOUT_MS = 15_000;
 /** The tallest screenshot taken: a longer report is cut at the bottom. */
 const SCREENSHOT_MAX_HEIGHT = 4_000;
 
-/** The text of a console call's arguments. */
-function consoleText(args: readonly { value?: unknown; description?: string }[]): string {
+/** The text of a `console.*` call's arguments. */
+function callText(args: readonly { value?: unknown; description?: string }[]): string {
   return args.map((a) => a.description ?? (typeof a.value === "string" ? a.value : String(a.value)))
     .join(" ");
 }
@@ -102,18 +102,18 @@ async function inspect(
   url: string,
   screenshot: string | undefined,
 ): Promise<ReportCheck> {
-  const consoleErrors: string[] = [];
+  const pageErrors: string[] = [];
   const requests: string[] = [];
   // Subscribed before the domains are enabled: nothing the page does on load is missed.
   page.on("Runtime.consoleAPICalled", (e) => {
-    if (e.type === "error" || e.type === "assert") consoleErrors.push(consoleText(e.args));
+    if (e.type === "error" || e.type === "assert") pageErrors.push(callText(e.args));
   });
   page.on("Runtime.exceptionThrown", (e) => {
     const d = e.exceptionDetails;
-    consoleErrors.push(d.exception?.description ?? d.text);
+    pageErrors.push(d.exception?.description ?? d.text);
   });
   page.on("Log.entryAdded", ({ entry }) => {
-    if (entry.level === "error") consoleErrors.push(entry.text);
+    if (entry.level === "error") pageErrors.push(entry.text);
   });
   page.on("Network.requestWillBeSent", ({ request }) => {
     if (request.url !== url) requests.push(request.url);
@@ -158,7 +158,7 @@ async function inspect(
   }
   return {
     title: seen.title,
-    consoleErrors,
+    pageErrors,
     requests,
     bars: seen.bars,
     cases: seen.cases,

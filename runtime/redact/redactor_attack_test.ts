@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { Redactor } from "./redactor.ts";
 import { redactClip } from "./cut.ts";
 import { tabLine } from "../tools/tabs.ts";
-import { ConsoleLog } from "../browser/console_log.ts";
+import { PageLog } from "../browser/page_log.ts";
 import { FakeHost, fakeTarget } from "../../tests/helpers/fake_target.ts";
 
 function leaks(out: string, pieces: string[]): string[] {
@@ -74,7 +74,7 @@ Deno.test("Redactor.redact() attack: console.log(longUrl + password): URL scrub 
   const secret = "Hunter22Secret";
   const r = new Redactor();
   r.add([secret]);
-  const log = new ConsoleLog({}, Date.now, r);
+  const log = new PageLog({}, Date.now, r);
   const host = new FakeHost();
   const { target, session } = fakeTarget(host, "page", "tab-1");
   log.watch(target);

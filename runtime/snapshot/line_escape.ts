@@ -1,7 +1,7 @@
 /**
  * Whether a line of page text could pass for a line the runtime writes, and its escape: the
  * one place that decides it, for every carrier of page text (outline text, headings, reading
- * mode, console, dialogs, tabs, the network list, the diff, `browser_find`).
+ * mode, page log, dialogs, tabs, the network list, the diff, `browser_find`).
  *
  * The rule, stated once: a line is read from its *normalized start*. Any leading run of
  * characters that draw nothing or only mark a list item is skipped first ({@link lineStart}):
@@ -50,8 +50,8 @@ export interface RuntimeOpening {
 export const RUNTIME_OPENINGS: readonly RuntimeOpening[] = [
   {
     opening: /^\[/,
-    lines: "element lines `[e3] …` and `[frame …]`/`[/frame]` (outline_line.ts), console and " +
-      "network lines `[LOG] …`, `[GET] …` (console_log.ts, network_log.ts), `[redacted]`",
+    lines: "element lines `[e3] …` and `[frame …]`/`[/frame]` (outline_line.ts), page log and " +
+      "network lines `[LOG] …`, `[GET] …` (page_log.ts, network_log.ts), `[redacted]`",
   },
   {
     opening: /^[<>]/,
@@ -76,7 +76,7 @@ export const RUNTIME_OPENINGS: readonly RuntimeOpening[] = [
     ),
     lines: "result lines of the tools (`clicked e3`, `typed into e4`, `navigated to …`, " +
       "`found 3 lines for …`, `accepted the alert dialog`, `screenshot of the viewport: …`, …) " +
-      "and the blocked-requests notice",
+      "and the refused-requests notice (`blocked 2 requests …`)",
   },
   {
     opening: new RegExp(

@@ -13,7 +13,7 @@ import { controlLine, FRAME_CLOSE, frameOpenLine, headingLine } from "./outline_
 import { renderDialog, renderWithheldDialog } from "./dialog_view.ts";
 import { NO_ARTICLE_NOTE, READ_FAILED_NOTE } from "./reading_view.ts";
 import { neutralize, untrustedClose, untrustedOpen } from "./untrusted.ts";
-import { BlockedRequests } from "../browser/blocked_notice.ts";
+import { RefusedRequests } from "../browser/refused_notice.ts";
 import { ResponseBuilder } from "../tools/response.ts";
 import {
   arrowCodePoints,
@@ -117,8 +117,8 @@ Deno.test("escapeLine() knows the runtime's own lines as runtime lines", () => {
     // Found missing by the attacker's pass: browser_wait_for's and browser_take_screenshot's.
     .result("the text appeared; the text is gone")
     .result("screenshot of the viewport: 1280×720 JPEG, 41 KB");
-  const blocked = new BlockedRequests();
-  blocked.add({ method: "GET", origin: "http://a.test", reason: "ORIGIN" });
+  const refused = new RefusedRequests();
+  refused.add({ method: "GET", origin: "http://a.test", reason: "ORIGIN" });
   const own = [
     ...response.serialize().content[0].text.split("\n"),
     controlLine({ ref: "e3", role: "button", name: "Pay" })[0],
@@ -133,7 +133,7 @@ Deno.test("escapeLine() knows the runtime's own lines as runtime lines", () => {
     renderWithheldDialog(0),
     NO_ARTICLE_NOTE,
     READ_FAILED_NOTE,
-    blocked.take()!,
+    refused.take()!,
     "doc d3 · tab 0 of 2 · page 1/3",
     "more: pages 2-3 hold the full text",
     "path: /x",

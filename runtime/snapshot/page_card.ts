@@ -20,7 +20,7 @@
  * a card shows no text the outline would not; each line is redacted again before it is cut
  * (`redactCut()`), neutralized (no run of arrows of the page's reads as a marker), and kept
  * inside the block whose markers carry the session's nonce. Its own markers (`<<<near …>>>`)
- * are in the block's arrows, which page text cannot produce. Notices (blocked requests,
+ * are in the block's arrows, which page text cannot produce. Notices (refused requests,
  * dialogs, approvals, taint) are the response's lines, outside the card: it never cuts them.
  *
  * @module

@@ -14,8 +14,10 @@ import { ARROW_LIKE, ESCAPE, foldChar } from "./line_escape.ts";
 
 /**
  * What a block holds: a page outline, the tab list (titles and URLs), a dialog's text, the
- * console output of a tab, or its requests (URLs and status texts).
+ * page log of a tab, or its requests (URLs and status texts).
  */
+// "console" is the marker the model reads for the page log (`<<<untrusted-console …>>>`), named
+// after `browser_console_messages`: an external name, kept (docs/glossary.md).
 export type UntrustedKind = "page" | "tabs" | "dialog" | "console" | "network";
 
 /**

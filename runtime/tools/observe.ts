@@ -7,7 +7,7 @@
  * @module
  */
 import { z } from "zod";
-import { CONSOLE_LEVELS } from "../browser/mod.ts";
+import { PAGE_LOG_LEVELS } from "../browser/mod.ts";
 import { InvalidArgumentsError } from "../mod.ts";
 import { pageFacts } from "./facts.ts";
 import { defineTool } from "./tool.ts";
@@ -28,7 +28,7 @@ export const consoleMessagesTool = defineTool({
     "console calls, uncaught errors and browser warnings, newest last. Page-written text, " +
     "shown inside an untrusted block; URLs lose their query.",
   schema: z.strictObject({
-    level: z.enum(CONSOLE_LEVELS).default("info")
+    level: z.enum(PAGE_LOG_LEVELS).default("info")
       .describe(
         'Level of the console messages to return. Each level includes the messages of more severe levels. Defaults to "info".',
       ),
@@ -46,7 +46,7 @@ export const consoleMessagesTool = defineTool({
     const tab = await ctx.session.currentTab();
     if (filename !== undefined) ctx.response.notice(FILENAME_NOTE);
     ctx.response.result(
-      ctx.session.console.render(tab.info.targetId, { level, all }, ctx.session.nonce),
+      ctx.session.pageLog.render(tab.info.targetId, { level, all }, ctx.session.nonce),
     );
   },
 });
@@ -56,7 +56,7 @@ export const networkRequestsTool = defineTool({
   title: "List network requests",
   description:
     "Requests of the current tab since its page loaded: method, origin and path (never the " +
-    "query), status, and for requests the runtime blocked the reason code. Successful " +
+    "query), status, and for requests the runtime refused the reason code. Successful " +
     "static resources are counted, not listed, unless `static` is true.",
   schema: z.strictObject({
     static: z.boolean().default(false)

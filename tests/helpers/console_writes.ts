@@ -2,9 +2,10 @@
  * The one-log-path check: every line the runtime writes for an operator goes through
  * `log()` (`runtime/log.ts`), which passes it through the process redactor first. A direct
  * `console.*` call in a source file (tests and benchmarks aside) skips that filter, so it is
- * reported unless the file is one of the few whose console output *is* the product: the
+ * reported unless the file is one of the few whose stdout/stderr output *is* the product: the
  * `omotai` command's own output to the person who typed it. `cdp/` and `vault/` stay leaves:
- * they take a logger from their caller and never write to the console themselves.
+ * they take a logger from their caller and never write to stderr themselves. ("Console" in
+ * our names is the operator console; here it is only the JS global: docs/glossary.md.)
  *
  * @module
  */
@@ -14,7 +15,7 @@ import { sourceFiles } from "./layers.ts";
 
 const COMMAND_OUTPUT = "the command's own output (usage, results, errors) to its user";
 
-/** Files that may write to the console directly, each with why. */
+/** Files that may call the global `console` directly (stdout/stderr), each with why. */
 export const CONSOLE_ALLOWED: Readonly<Record<string, string>> = {
   "runtime/log.ts": "the one log path: every line passes the filters (the redactor) first",
   "runtime/cli/cli.ts": "usage, version, the start banner and the stdio start lines",

@@ -1,5 +1,6 @@
 /**
- * The notice that tells the model which requests were blocked since its last snapshot: one
+ * The notice that tells the model which requests were refused since its last snapshot (its
+ * text says "blocked", the wording the model reads: docs/glossary.md): one
  * short line, grouped by reason, origins only (never a path or query), GET left implicit,
  * at most a few entries, because it rides along with every snapshot and costs tokens. An
  * origin is page-chosen (a host name can hold a password, lower-cased by the browser): it
@@ -10,7 +11,7 @@
 import { processRedactor, type Redactor } from "../redact/mod.ts";
 
 /** A request the egress guard refused, as the next snapshot lists it. */
-export interface BlockedRequest {
+export interface RefusedRequest {
   method: string;
   /** Origin only (or `scheme:`), never a path or query. */
   origin: string;
@@ -20,11 +21,11 @@ export interface BlockedRequest {
 }
 
 /** Distinct method/origin entries a notice lists before it says how many more. */
-export const BLOCKED_LISTED = 8;
+export const REFUSED_LISTED = 8;
 
-/** Collects blocked requests between two snapshots. */
-export class BlockedRequests {
-  #seen = new Map<string, { request: BlockedRequest; count: number }>();
+/** Collects refused requests between two snapshots. */
+export class RefusedRequests {
+  #seen = new Map<string, { request: RefusedRequest; count: number }>();
   readonly #redactor: Redactor;
 
   /** `redactor` (the process's by default) redacts each request's strings as it is counted. */
@@ -32,10 +33,10 @@ export class BlockedRequests {
     this.#redactor = redactor;
   }
 
-  /** Counts one blocked request. */
-  add(blocked: BlockedRequest): void {
+  /** Counts one refused request. */
+  add(refused: RefusedRequest): void {
     const red = (s: string) => this.#redactor.redact(s);
-    const r = { ...blocked, method: red(blocked.method), origin: red(blocked.origin) };
+    const r = { ...refused, method: red(refused.method), origin: red(refused.origin) };
     const key = `${r.reason} ${r.method} ${r.origin}`;
     const seen = this.#seen.get(key);
     if (seen) seen.count++;
@@ -49,14 +50,14 @@ export class BlockedRequests {
     this.#seen.clear();
     const total = all.reduce((n, b) => n + b.count, 0);
     const byReason = new Map<string, string[]>();
-    for (const { request: r, count } of all.slice(0, BLOCKED_LISTED)) {
+    for (const { request: r, count } of all.slice(0, REFUSED_LISTED)) {
       const entry = `${r.method === "GET" ? "" : `${r.method} `}${r.origin}${
         count > 1 ? ` x${count}` : ""
       }`;
       byReason.set(r.reason, [...(byReason.get(r.reason) ?? []), entry]);
     }
     const groups = [...byReason].map(([reason, entries]) => `${reason}: ${entries.join(", ")}`);
-    const more = all.length > BLOCKED_LISTED ? `; +${all.length - BLOCKED_LISTED} more` : "";
+    const more = all.length > REFUSED_LISTED ? `; +${all.length - REFUSED_LISTED} more` : "";
     return `blocked ${total} request${total === 1 ? "" : "s"} since the last snapshot: ${
       groups.join("; ")
     }${more}`;

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { BLOCKED_LISTED, BlockedRequests } from "./blocked_notice.ts";
+import { REFUSED_LISTED, RefusedRequests } from "./refused_notice.ts";
 import { Notices } from "./notices.ts";
 import { Redactor } from "../redact/mod.ts";
 
-Deno.test("BlockedRequests.take() groups by reason, counts repeats and leaves GET implicit", () => {
-  const b = new BlockedRequests();
+Deno.test("RefusedRequests.take() groups by reason, counts repeats and leaves GET implicit", () => {
+  const b = new RefusedRequests();
   assert.equal(b.take(), undefined);
   for (let i = 0; i < 3; i++) {
     b.add({ method: "GET", origin: "https://ads.test", reason: "ORIGIN_NOT_ALLOWED" });
@@ -19,15 +19,15 @@ Deno.test("BlockedRequests.take() groups by reason, counts repeats and leaves GE
   assert.equal(b.take(), undefined, "taken once");
 });
 
-Deno.test("BlockedRequests.take() lists a bounded number of entries", () => {
-  const b = new BlockedRequests();
-  for (let i = 0; i < BLOCKED_LISTED + 5; i++) {
+Deno.test("RefusedRequests.take() lists a bounded number of entries", () => {
+  const b = new RefusedRequests();
+  for (let i = 0; i < REFUSED_LISTED + 5; i++) {
     b.add({ method: "GET", origin: `https://t${i}.test`, reason: "ORIGIN_NOT_ALLOWED" });
   }
   const notice = b.take()!;
   assert.match(notice, /^blocked 13 requests since the last snapshot: /);
   assert.match(notice, /; \+5 more$/);
-  assert.equal(notice.split("https://").length - 1, BLOCKED_LISTED);
+  assert.equal(notice.split("https://").length - 1, REFUSED_LISTED);
 });
 
 /** A planted password (24 letters and digits) and a redactor that holds it. */
@@ -38,8 +38,8 @@ function plantedRedactor(): Redactor {
   return r;
 }
 
-Deno.test("BlockedRequests.add() redacts an origin holding the password, lower-cased by the browser", () => {
-  const b = new BlockedRequests(plantedRedactor());
+Deno.test("RefusedRequests.add() redacts an origin holding the password, lower-cased by the browser", () => {
+  const b = new RefusedRequests(plantedRedactor());
   b.add({ method: "GET", origin: `http://${PLANTED_PW.toLowerCase()}.test`, reason: "R" });
   b.add({ method: "GET", origin: `http://${PLANTED_PW.toUpperCase()}.test`, reason: "R" });
   assert.equal(

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Protocol } from "../../cdp/mod.ts";
-import { formatArgs, renderValue, scrubUrls } from "./console_text.ts";
+import { formatArgs, renderValue, scrubUrls } from "./page_log_text.ts";
 
 function str(value: string): Protocol.Runtime.RemoteObject {
   return { type: "string", value };

@@ -1,13 +1,14 @@
 /**
- * The console output of a session's tabs: `console.*` calls, uncaught exceptions and the
+ * The page log of a session's tabs: the pages' `console.*` calls, uncaught exceptions and the
  * browser's own log entries of every page, frame and dedicated worker, kept per tab in a
- * bounded ring and shown by `browser_console_messages`. Everything here is page text: it is
+ * bounded ring and shown by `browser_console_messages` (the Playwright MCP name the model
+ * knows; "console" in our own names is the operator console, docs/glossary.md). Everything here is page text: it is
  * reduced when it arrives (URLs lose their query and fragment, every message is cut short)
  * and shown only inside an untrusted block. Values are rendered from what CDP reports
  * (`value`, `preview`, `description`); nothing ever calls back into the page to stringify.
  * A message is redacted whole before anything shortens or rewrites it (`redactCut()`), so
  * a password padded to sit across the cut is not left in pieces. Values and text are turned
- * into one line in `console_text.ts`.
+ * into one line in `page_log_text.ts`.
  *
  * @module
  */
@@ -16,16 +17,17 @@ import { displayUrl } from "../net/mod.ts";
 import { processRedactor, redactCut, type Redactor } from "../redact/mod.ts";
 import { untrustedBlock } from "../snapshot/mod.ts";
 import type { TargetWatcher } from "./hooks.ts";
-import { formatArgs, oneLine, renderValue, scrubUrls, sizeOf } from "./console_text.ts";
+import { formatArgs, oneLine, renderValue, scrubUrls, sizeOf } from "./page_log_text.ts";
+import { TabLogs } from "./tab_logs.ts";
 import { tabTargetOf } from "./tab_of.ts";
 
 /** Playwright's console levels, most severe first; each level includes those before it. */
-export const CONSOLE_LEVELS = ["error", "warning", "info", "debug"] as const;
-/** A console level a call may ask for. */
-export type ConsoleLevel = typeof CONSOLE_LEVELS[number];
+export const PAGE_LOG_LEVELS = ["error", "warning", "info", "debug"] as const;
+/** A page log level a call may ask for (Playwright's console levels). */
+export type PageLogLevel = typeof PAGE_LOG_LEVELS[number];
 
-/** The console level of a `Log.entryAdded` level; anything else reads as `info`. */
-const LOG_ENTRY_LEVELS: ReadonlyMap<string, ConsoleLevel> = new Map([
+/** The page log level of a `Log.entryAdded` level; anything else reads as `info`. */
+const LOG_ENTRY_LEVELS: ReadonlyMap<string, PageLogLevel> = new Map([
   ["verbose", "debug"],
   ["info", "info"],
   ["warning", "warning"],
@@ -33,7 +35,7 @@ const LOG_ENTRY_LEVELS: ReadonlyMap<string, ConsoleLevel> = new Map([
 ]);
 
 /** The bounds of the log; every one caps memory or output a page could otherwise grow. */
-export interface ConsoleLimits {
+export interface PageLogLimits {
   /** Messages kept per tab (the oldest go first). */
   perTab: number;
   /** Tabs with a log; the least recently written one goes first. */
@@ -57,7 +59,7 @@ export interface ConsoleLimits {
 }
 
 /** The defaults: 200 messages per tab of at most 500 characters, answers of about 20 KB. */
-export const CONSOLE_LIMITS: Readonly<ConsoleLimits> = {
+export const PAGE_LOG_LIMITS: Readonly<PageLogLimits> = {
   perTab: 200,
   tabs: 16,
   text: 500,
@@ -69,18 +71,18 @@ export const CONSOLE_LIMITS: Readonly<ConsoleLimits> = {
   floodWindowMs: 5_000,
 };
 
-/** Console calls per target between two releases of the objects CDP keeps for them. */
+/** `console.*` calls per target between two releases of the objects CDP keeps for them. */
 const RELEASE_EVERY = 100;
 /** Isolated-world contexts remembered per target (the runtime makes a few per frame). */
 const MAX_CONTEXTS = 256;
-/** Arguments of one console call rendered at most. */
+/** Arguments of one `console.*` call rendered at most. */
 const MAX_ARGS = 20;
 
 /** One message as kept: already reduced, one line of text plus a few stack frames. */
-export interface ConsoleMessage {
+export interface PageLogEntry {
   /** The console API type (`log`, `warning`, `table`, …), `exception`, or a log level. */
   type: string;
-  level: ConsoleLevel;
+  level: PageLogLevel;
   text: string;
   /** `origin/path:line` of the call, if known. */
   location?: string;
@@ -91,16 +93,16 @@ export interface ConsoleMessage {
 }
 
 /** What a call asks for. */
-export interface ConsoleQuery {
+export interface PageLogQuery {
   /** Messages of this level and more severe ones; default `info`. */
-  level?: ConsoleLevel;
+  level?: PageLogLevel;
   /** Every kept message of the tab, not only those since its last navigation. */
   all?: boolean;
 }
 
 /** Messages of one tab, with the counts a header shows. */
-export interface ConsoleView {
-  messages: ConsoleMessage[];
+export interface PageLogView {
+  messages: PageLogEntry[];
   /** Messages in scope before the level filter, and how many were errors and warnings. */
   total: number;
   errors: number;
@@ -112,27 +114,30 @@ export interface ConsoleView {
 }
 
 interface TabLog {
-  messages: ConsoleMessage[];
+  messages: PageLogEntry[];
   navigation: number;
   dropped: number;
   muted: number;
 }
 
-/** Collects console output per tab; a `TargetWatcher` of the session. */
-export class ConsoleLog implements TargetWatcher {
-  readonly #limits: ConsoleLimits;
+/** Collects the page log per tab; a `TargetWatcher` of the session. */
+export class PageLog implements TargetWatcher {
+  readonly #limits: PageLogLimits;
   readonly #now: () => number;
   readonly #redactor: Redactor;
-  /** Insertion order is recency: a write moves its tab to the end. */
-  #tabs = new Map<string, TabLog>();
+  readonly #tabs: TabLogs<TabLog>;
 
   /** `redactor` (the process's by default) redacts every message before it is cut. */
   constructor(
-    limits: Partial<ConsoleLimits> = {},
+    limits: Partial<PageLogLimits> = {},
     now: () => number = Date.now,
     redactor: Redactor = processRedactor(),
   ) {
-    this.#limits = { ...CONSOLE_LIMITS, ...limits };
+    this.#limits = { ...PAGE_LOG_LIMITS, ...limits };
+    this.#tabs = new TabLogs<TabLog>({
+      max: this.#limits.tabs,
+      create: () => ({ messages: [], navigation: 0, dropped: 0, muted: 0 }),
+    });
     this.#now = now;
     this.#redactor = redactor;
   }
@@ -140,7 +145,7 @@ export class ConsoleLog implements TargetWatcher {
   /**
    * Enables `Runtime` (and `Log` on frames) on pages, frames and dedicated workers of a tab.
    * The commands are sent before the tracker resumes the target, so nothing it logs is
-   * missed, but never awaited: a target whose console cannot be followed still runs
+   * missed, but never awaited: a target whose log cannot be followed still runs
    * (observing is not guarding).
    */
   watch(target: TrackedTarget): void {
@@ -152,7 +157,7 @@ export class ConsoleLog implements TargetWatcher {
     let recentChars = 0;
     let calls = 0;
     let muted = false;
-    // The runtime's own isolated worlds are not the page's console.
+    // The runtime's own isolated worlds are not the page's log.
     const fromPage = (contextId: number | undefined) =>
       contextId === undefined || !isolated.has(contextId);
     const admit = (chars: number): boolean => {
@@ -167,7 +172,7 @@ export class ConsoleLog implements TargetWatcher {
       if (recent.length <= floodEvents && recentChars <= floodChars) return true;
       // A page logging in a loop would keep the runtime parsing its events: stop listening.
       muted = true;
-      this.#tab(tabId).muted++;
+      this.#tabs.write(tabId).muted++;
       session.send("Runtime.disable").catch(() => {});
       if (type !== "worker") session.send("Log.disable").catch(() => {});
       return false;
@@ -184,7 +189,7 @@ export class ConsoleLog implements TargetWatcher {
     session.on("Runtime.executionContextsCleared", () => isolated.clear());
     session.on("Runtime.consoleAPICalled", (e) => {
       if (!fromPage(e.executionContextId) || !admit(sizeOf(e.args))) return;
-      this.#add(tabId, this.#fromConsoleCall(e));
+      this.#add(tabId, this.#fromApiCall(e));
       // CDP keeps every logged object alive for the client until released.
       if (++calls % RELEASE_EVERY === 0) {
         session.send("Runtime.releaseObjectGroup", { objectGroup: "console" }).catch(() => {});
@@ -210,22 +215,22 @@ export class ConsoleLog implements TargetWatcher {
         const log = frame.parentId === undefined ? this.#tabs.get(tabId) : undefined;
         if (log) log.navigation++;
       });
-      session.onDetach(() => this.#tabs.delete(tabId));
+      session.onDetach(() => this.#tabs.forget(tabId));
     }
     session.send("Runtime.enable").catch(() => {});
     if (type !== "worker") session.send("Log.enable").catch(() => {});
   }
 
   /** The messages of tab `tabId` in scope for `query`, oldest first. */
-  view(tabId: string, query: ConsoleQuery = {}): ConsoleView {
+  view(tabId: string, query: PageLogQuery = {}): PageLogView {
     const log = this.#tabs.get(tabId);
     const level = query.level ?? "info";
     const inScope = (log?.messages ?? []).filter((m) =>
       query.all || m.navigation === log!.navigation
     );
-    const threshold = CONSOLE_LEVELS.indexOf(level);
+    const threshold = PAGE_LOG_LEVELS.indexOf(level);
     return {
-      messages: inScope.filter((m) => CONSOLE_LEVELS.indexOf(m.level) <= threshold),
+      messages: inScope.filter((m) => PAGE_LOG_LEVELS.indexOf(m.level) <= threshold),
       total: inScope.length,
       errors: inScope.filter((m) => m.level === "error").length,
       warnings: inScope.filter((m) => m.level === "warning").length,
@@ -238,7 +243,7 @@ export class ConsoleLog implements TargetWatcher {
    * The answer of `browser_console_messages` for tab `tabId`: a header of counts, then the
    * messages inside an untrusted block, newest kept when the answer would pass its cap.
    */
-  render(tabId: string, query: ConsoleQuery, nonce: string): string {
+  render(tabId: string, query: PageLogQuery, nonce: string): string {
     const v = this.view(tabId, query);
     const level = query.level ?? "info";
     const head = [`Total messages: ${v.total} (Errors: ${v.errors}, Warnings: ${v.warnings})`];
@@ -270,20 +275,8 @@ export class ConsoleLog implements TargetWatcher {
     return `${head.join("\n")}\n${untrustedBlock("console", nonce, blocks.flat(), this.#redactor)}`;
   }
 
-  #tab(tabId: string): TabLog {
-    let log = this.#tabs.get(tabId);
-    if (log) {
-      this.#tabs.delete(tabId);
-    } else {
-      log = { messages: [], navigation: 0, dropped: 0, muted: 0 };
-      if (this.#tabs.size >= this.#limits.tabs) this.#tabs.delete(this.#tabs.keys().next().value!);
-    }
-    this.#tabs.set(tabId, log);
-    return log;
-  }
-
-  #add(tabId: string, m: Omit<ConsoleMessage, "navigation">): void {
-    const log = this.#tab(tabId);
+  #add(tabId: string, m: Omit<PageLogEntry, "navigation">): void {
+    const log = this.#tabs.write(tabId);
     log.messages.push({ ...m, navigation: log.navigation });
     if (log.messages.length > this.#limits.perTab) {
       log.messages.shift();
@@ -291,7 +284,7 @@ export class ConsoleLog implements TargetWatcher {
     }
   }
 
-  #fromConsoleCall(e: Protocol.Runtime.ConsoleAPICalledEvent): Omit<ConsoleMessage, "navigation"> {
+  #fromApiCall(e: Protocol.Runtime.ConsoleAPICalledEvent): Omit<PageLogEntry, "navigation"> {
     const frames = e.stackTrace?.callFrames ?? [];
     return {
       type: e.type,
@@ -303,7 +296,7 @@ export class ConsoleLog implements TargetWatcher {
     };
   }
 
-  #fromException(d: Protocol.Runtime.ExceptionDetails): Omit<ConsoleMessage, "navigation"> {
+  #fromException(d: Protocol.Runtime.ExceptionDetails): Omit<PageLogEntry, "navigation"> {
     const ex = d.exception;
     // An Error's description is its stack, URLs and all: keep its message line only and
     // rebuild the frames from the structured trace.
@@ -323,7 +316,7 @@ export class ConsoleLog implements TargetWatcher {
     };
   }
 
-  #fromLogEntry(entry: Protocol.Log.LogEntry): Omit<ConsoleMessage, "navigation"> {
+  #fromLogEntry(entry: Protocol.Log.LogEntry): Omit<PageLogEntry, "navigation"> {
     const level = LOG_ENTRY_LEVELS.get(entry.level) ?? "info";
     return {
       type: level,
@@ -370,7 +363,7 @@ function place(url: string): string {
 }
 
 /** A message as the lines of the answer: the message, then its frames indented. */
-function messageLines(m: ConsoleMessage): string[] {
+function messageLines(m: PageLogEntry): string[] {
   const at = m.location ? ` @ ${m.location}` : "";
   const head = m.type === "exception"
     ? `[ERROR] ${m.text}${at}`
@@ -379,7 +372,7 @@ function messageLines(m: ConsoleMessage): string[] {
 }
 
 /** Playwright's mapping of console API types to levels. */
-function levelOfType(type: string): ConsoleLevel {
+function levelOfType(type: string): PageLogLevel {
   switch (type) {
     case "assert":
     case "error":

@@ -1,7 +1,7 @@
 /**
- * How page console output becomes text: CDP values rendered from what CDP reported (never by
+ * How the page log becomes text: CDP values rendered from what CDP reported (never by
  * calling back into the page), `%s`-style substitutions, URL queries cut off, control
- * characters escaped onto one line. Split from `console_log.ts`, which keeps the per-tab log;
+ * characters escaped onto one line. Split from `page_log.ts`, which keeps the per-tab log;
  * this is the pure text side of it.
  *
  * @module
@@ -18,7 +18,7 @@ export function sizeOf(values: Protocol.Runtime.RemoteObject[]): number {
   return n;
 }
 
-/** The arguments of a console call as one string, `%s`-style substitutions applied. */
+/** The arguments of a `console.*` call as one string, `%s`-style substitutions applied. */
 export function formatArgs(args: Protocol.Runtime.RemoteObject[]): string {
   const first = args[0];
   if (first?.type !== "string" || typeof first.value !== "string" || !first.value.includes("%")) {
