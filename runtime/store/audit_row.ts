@@ -167,7 +167,7 @@ export interface AuditSink {
 }
 
 /**
- * The runtime's audit writer: `AuditLog` (SQLite) or `PgAuditSink` (PostgreSQL). `append`
+ * The runtime's audit writer: `SqliteAuditLog` (SQLite) or `PgAuditSink` (PostgreSQL). `append`
  * is for rows nothing waits on (lifecycle events) and throws at once when the store is known
  * to be failing; `appendSoon` is for rows an action or a request waits on ("audit before it
  * runs"): it resolves only once the row is kept, and its rejection is a deny.
