@@ -1,6 +1,8 @@
 /**
  * One audit row: what callers record, what is stored, and how a row is hashed into the
- * chain. Rows name an origin, never a path or query: those can carry secrets.
+ * chain. Rows name an origin, never a path or query: those can carry secrets. Every writer
+ * builds its rows here (`auditFields`, `chainedRow`), with the redactor it was given: the
+ * redaction is applied before the hash, whichever database keeps the row.
  *
  * @module
  */
