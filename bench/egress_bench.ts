@@ -16,7 +16,7 @@
  */
 import { join } from "node:path";
 import { type CdpSession, findBrowser, ProfileStore } from "../cdp/mod.ts";
-import { AuditLog } from "../runtime/audit/audit_log.ts";
+import { SqliteAuditLog } from "../runtime/store/sqlite_audit_log.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
 import type { BrowserHooksFactory } from "../runtime/browser/hooks.ts";
 import { SqliteDomainStore } from "../runtime/store/sqlite_domain_store.ts";
@@ -31,6 +31,7 @@ import { parsePolicy, type PolicyFile } from "../runtime/policy/policy_file.ts";
 import type { DatabaseSync } from "node:sqlite";
 import { openDatabase } from "../runtime/store/database.ts";
 import { median } from "./compare.ts";
+import { processRedactor } from "../runtime/redact/mod.ts";
 
 /** Images on the local page (plus the document: 201 requests per load). */
 export const SUBRESOURCES = 200;
@@ -174,7 +175,7 @@ const VARIANTS: { pause: GuardPause; label: string }[] = [
 if (import.meta.main) {
   const world = await benchWorld("omotai-egress-bench-");
   const { origin, dataDir, db, policy, engine } = world;
-  const audit = new AuditLog(db);
+  const audit = new SqliteAuditLog(db, { redactor: processRedactor() });
   const boundary = new Boundary({
     engine,
     domains: new SqliteDomainStore(db),

@@ -8,16 +8,17 @@
  * @module
  */
 import { findBrowser, ProfileStore } from "../cdp/mod.ts";
-import { AuditLog } from "../runtime/audit/audit_log.ts";
+import { SqliteAuditLog } from "../runtime/store/sqlite_audit_log.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
 import { SqliteDomainStore } from "../runtime/store/sqlite_domain_store.ts";
-import type { AuditSink } from "../runtime/audit/audit_row.ts";
+import type { AuditSink } from "../runtime/store/audit_row.ts";
 import { EgressProxy, type ProxyJudge } from "../runtime/egress/egress_proxy.ts";
 import { egressHooks } from "../runtime/egress/egress_hooks.ts";
 import type { GuardPause } from "../runtime/egress/request_guard.ts";
 import { Boundary } from "../runtime/gate/boundary.ts";
 import { median } from "./compare.ts";
 import { benchWorld, loadTime, LOOPBACK_ONLY, served, SUBRESOURCES } from "./egress_bench.ts";
+import { processRedactor } from "../runtime/redact/mod.ts";
 
 const LOADS = 10;
 
@@ -72,7 +73,7 @@ if (import.meta.main) {
   const rows: { name: string; ms: number; cpu: Map<string, number> }[] = [];
   let run = 0;
   for (const v of variants) {
-    const audit = v.audit ? new AuditLog(db) : undefined;
+    const audit = v.audit ? new SqliteAuditLog(db, { redactor: processRedactor() }) : undefined;
     const sink: AuditSink = audit ?? { append: () => {} };
     const boundary = new Boundary({
       engine,

@@ -32,10 +32,10 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { AuditLog } from "../runtime/audit/audit_log.ts";
-import type { AuditEvent } from "../runtime/audit/audit_row.ts";
-import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
-import { PgAuditSink } from "../runtime/audit/pg_audit_sink.ts";
+import { SqliteAuditLog } from "../runtime/store/sqlite_audit_log.ts";
+import type { AuditEvent } from "../runtime/store/audit_row.ts";
+import { PgAuditLog } from "../runtime/store/pg_audit_log.ts";
+import { PgAuditSink } from "../runtime/store/pg_audit_sink.ts";
 import { Redactor } from "../runtime/redact/mod.ts";
 import { openDatabase } from "../runtime/store/database.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";
@@ -210,7 +210,7 @@ if (import.meta.main) {
   {
     const dir = await Deno.makeTempDir({ prefix: "omotai-store-bench-" });
     const db = openDatabase(`${dir}/omotai.db`);
-    const log = new AuditLog(db, undefined, new Redactor());
+    const log = new SqliteAuditLog(db, { redactor: new Redactor() });
     const append = (e: AuditEvent) => Promise.resolve(log.append(e));
     results.push(row("sqlite", "1 session alone", await load([append], seconds)));
     results.push(row(

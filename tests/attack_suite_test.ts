@@ -10,7 +10,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { verifyAudit, verifyJsonl } from "../runtime/audit/verify.ts";
+import { verifyAudit } from "../runtime/store/sqlite_audit_store.ts";
+import { verifyJsonl } from "../runtime/audit/verify.ts";
 import { JsonlMirror } from "../runtime/audit/jsonl_mirror.ts";
 import { openDatabase } from "../runtime/store/database.ts";
 import { type Attacker, startAttacker } from "../runtime/eval/attacker.ts";
@@ -27,7 +28,7 @@ import {
 } from "./helpers/harness.ts";
 import { testBrowser } from "./helpers/operator_browser.ts";
 import { findBrowser, isHeadlessShell } from "../cdp/mod.ts";
-import type { AuditRow } from "../runtime/audit/audit_row.ts";
+import type { AuditRow } from "../runtime/store/audit_row.ts";
 import type { GuardPause } from "../runtime/egress/request_guard.ts";
 
 interface World extends AsyncDisposable {

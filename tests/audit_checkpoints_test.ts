@@ -9,14 +9,14 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { AuditRow } from "../runtime/audit/audit_row.ts";
+import type { AuditRow } from "../runtime/store/audit_row.ts";
 import {
   CHECKPOINT_FILE,
   CHECKPOINT_PUB_FILE,
   Checkpointer,
 } from "../runtime/audit/checkpointer.ts";
 import { exportCheckpointKey, generateCheckpointKey } from "../runtime/audit/checkpoint.ts";
-import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
+import { PgAuditLog } from "../runtime/store/pg_audit_log.ts";
 import { PgAgentStore } from "../runtime/store/pg_agent_store.ts";
 import { launcherFlags } from "../runtime/launcher/launcher.ts";
 import { databasePath } from "../runtime/store/database.ts";
@@ -26,6 +26,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { serveFixtureSite } from "./fixtures/site.ts";
 import { agentTransport, startTestRuntime, TestClient } from "./helpers/harness.ts";
 import { startPostgres } from "./helpers/postgres.ts";
+import { processRedactor } from "../runtime/redact/mod.ts";
 
 const MAIN = join(fileURLToPath(new URL("..", import.meta.url)), "runtime", "main.ts");
 const decoder = new TextDecoder();
@@ -144,7 +145,7 @@ Deno.test("omotai tenant, agent and audit verify --database: tenants made by the
     const file = join(dir, CHECKPOINT_FILE);
     {
       await using app = await PgDatabase.open({ url: pg.appUrl });
-      const acme = new PgAuditLog(app, "acme");
+      const acme = new PgAuditLog(app, "acme", { redactor: processRedactor() });
       await using signer = new Checkpointer({
         store: acme,
         key,
@@ -219,7 +220,7 @@ Deno.test("omotai audit verify --checkpoints A B --checkpoint-key PA PB: a tenan
     }
     {
       await using app = await PgDatabase.open({ url: pg.appUrl });
-      const acme = new PgAuditLog(app, "acme");
+      const acme = new PgAuditLog(app, "acme", { redactor: processRedactor() });
       await using a = new Checkpointer({ store: acme, ...signers[0], log: () => {} });
       await using b = new Checkpointer({ store: acme, ...signers[1], log: () => {} });
       for (let i = 0; i < 6; i++) {

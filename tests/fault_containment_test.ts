@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { type CdpSession, findBrowser, MAX_MESSAGE_BYTES, ProfileStore } from "../cdp/mod.ts";
-import type { AuditEvent } from "../runtime/audit/audit_row.ts";
+import type { AuditEvent } from "../runtime/store/audit_row.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
 import type { BrowserHooksFactory } from "../runtime/browser/hooks.ts";
 import { allowAllGate } from "../runtime/gate/gate.ts";

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { verifyAudit } from "../runtime/audit/verify.ts";
+import { verifyAudit } from "../runtime/store/sqlite_audit_store.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { html, serveTwoOrigins } from "./fixtures/two_origins.ts";
 import { refOf, startHarness } from "./helpers/harness.ts";

@@ -12,8 +12,8 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
-import { PgAuditSink } from "../runtime/audit/pg_audit_sink.ts";
+import { PgAuditLog } from "../runtime/store/pg_audit_log.ts";
+import { PgAuditSink } from "../runtime/store/pg_audit_sink.ts";
 import type { Runtime } from "../runtime/cli/start.ts";
 import { Grants } from "../runtime/grants/mod.ts";
 import { PgGrantStore } from "../runtime/store/pg_grant_store.ts";
@@ -43,6 +43,7 @@ import {
 } from "./helpers/capture_world.ts";
 import { eventually, startTestRuntime } from "./helpers/harness.ts";
 import { startPostgres } from "./helpers/postgres.ts";
+import { processRedactor } from "../runtime/redact/mod.ts";
 
 const KEY = newVaultKey();
 const TENANT = "acme";
@@ -72,7 +73,7 @@ Deno.test({
       // The operator's side: the tenant's grants and vault as `omotai grant/secret` reach them.
       const app = await PgDatabase.open({ url: pg.appUrl });
       cleanups.push(() => app[Symbol.asyncDispose]());
-      const sink = new PgAuditSink(new PgAuditLog(app, TENANT));
+      const sink = new PgAuditSink(new PgAuditLog(app, TENANT, { redactor: processRedactor() }));
       cleanups.push(() => sink[Symbol.asyncDispose]());
       const records = new PgVaultRecords(app, TENANT);
       const grants = new Grants(new PgGrantStore(app, TENANT), {

@@ -21,7 +21,7 @@ import { PgAgentStore } from "../runtime/store/pg_agent_store.ts";
 import type { Approval } from "../runtime/store/decision_store.ts";
 import { PgDecisionStore } from "../runtime/store/pg_decision_store.ts";
 import { approvalRecord } from "../runtime/approvals/approval_board.ts";
-import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
+import { PgAuditLog } from "../runtime/store/pg_audit_log.ts";
 import { type Runtime, startRuntime } from "../runtime/cli/start.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";
 import { rotateAdminToken } from "../runtime/store/pg_admin_token.ts";
@@ -41,6 +41,7 @@ import {
   clusterTeardown,
   startPostgres,
 } from "./helpers/postgres.ts";
+import { processRedactor } from "../runtime/redact/mod.ts";
 
 /** Every test here shares the cluster, the runtimes and their pools. */
 function attack(name: string, fn: () => Promise<void>): void {
@@ -631,7 +632,7 @@ attack(
   "audit: acme's /api/audit, /api/audit/export, /api/audit/verify and /audit page hold only acme's chain",
   async () => {
     const marker = `gina-${crypto.randomUUID().slice(0, 8)}`;
-    const gLog = new PgAuditLog(appDb, "globex");
+    const gLog = new PgAuditLog(appDb, "globex", { redactor: processRedactor() });
     await gLog.append([{
       kind: "navigate",
       source: "action",
@@ -652,11 +653,16 @@ attack(
     const exported = await (await api(A, "/api/audit/export")).text();
     assert.ok(!exported.includes(marker) && !exported.includes("globex.example"));
     const exportedHashes = exported.trim().split("\n").map((l) => JSON.parse(l).hash as string);
-    const globexHashes = new Set((await new PgAuditLog(owner, "globex").rows()).map((r) => r.hash));
+    const globexHashes = new Set(
+      (await new PgAuditLog(owner, "globex", { redactor: processRedactor() }).rows()).map((r) =>
+        r.hash
+      ),
+    );
     assert.ok(!exportedHashes.some((h) => globexHashes.has(h)), "a globex row in acme's export");
     const verified = await json<{ ok: boolean; rows: number }>(A, "/api/audit/verify");
     assert.ok(verified.ok);
-    const acmeCount = (await new PgAuditLog(owner, "acme").rows()).length;
+    const acmeCount =
+      (await new PgAuditLog(owner, "acme", { redactor: processRedactor() }).rows()).length;
     assert.ok(verified.rows <= acmeCount && verified.rows >= exportedHashes.length);
     const s = await login(A);
     const page = await consolePage(A, "/audit?limit=1000", s.cookie);

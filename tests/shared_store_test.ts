@@ -14,7 +14,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { PgAgentStore } from "../runtime/store/pg_agent_store.ts";
-import { PgAuditLog } from "../runtime/audit/pg_audit_log.ts";
+import { PgAuditLog } from "../runtime/store/pg_audit_log.ts";
 import { PgDatabase } from "../runtime/store/pg_database.ts";
 import { ADMIN_REFRESH_MS } from "../runtime/store/pg_admin_token.ts";
 import { html, serveTwoOrigins } from "./fixtures/two_origins.ts";
@@ -28,6 +28,7 @@ import {
 import { type ServingRuntime, spawnServing } from "./helpers/omotai_cli.ts";
 import { deployBlock, readDeployDoc, substitute } from "./helpers/deploy_doc.ts";
 import { clientFaultsTolerated, clusterTeardown, startPostgres } from "./helpers/postgres.ts";
+import { processRedactor } from "../runtime/redact/mod.ts";
 
 const pg = await startPostgres();
 // The owner's pool is connected when a step stops the server: its known faults pass.
@@ -552,7 +553,7 @@ Deno.test("deploy.md: two runtimes behind HAProxy on one PostgreSQL: a confirm r
         for (const c of clients.splice(0)) await c[Symbol.asyncDispose]().catch(() => {});
         for (const rt of runtimes) rt.child.kill("SIGTERM");
         for (const rt of runtimes) assert.equal((await rt.child.status).code, 0, rt.stderr());
-        const chain = new PgAuditLog(owner, "acme");
+        const chain = new PgAuditLog(owner, "acme", { redactor: processRedactor() });
         const rows = await chain.rows();
         assert.equal(rows.filter((r) => r.kind === "runtime_started").length, 2);
         assert.equal(rows.filter((r) => r.kind === "runtime_stopped").length, 2);
@@ -562,7 +563,8 @@ Deno.test("deploy.md: two runtimes behind HAProxy on one PostgreSQL: a confirm r
           "one approval, written once (by the runtime whose call waited)",
         );
         assert.ok((await chain.verify()).ok);
-        const globex = await new PgAuditLog(owner, "globex").rows();
+        const globex = await new PgAuditLog(owner, "globex", { redactor: processRedactor() })
+          .rows();
         assert.ok(!globex.some((r) => r.agent === "ada" || r.agent === "bob"), "nothing in globex");
         // `omotai audit verify`, as docs/deploy.md runs it, with each runtime's checkpoints.
         for (const rt of runtimes) {

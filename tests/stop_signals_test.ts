@@ -16,7 +16,7 @@ import { join } from "node:path";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SqliteAgentStore } from "../runtime/store/sqlite_agent_store.ts";
-import type { AuditRow } from "../runtime/audit/audit_row.ts";
+import type { AuditRow } from "../runtime/store/audit_row.ts";
 import { CHECKPOINT_FILE } from "../runtime/audit/checkpointer.ts";
 import { STOP_GRACE_MS } from "../runtime/launcher/stop_signals.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ApprovalBoard, QuestionBoard } from "../runtime/approvals/mod.ts";
 import { MemoryDecisionStore } from "../runtime/store/memory_decision_store.ts";
-import type { AuditRow } from "../runtime/audit/audit_row.ts";
+import type { AuditRow } from "../runtime/store/audit_row.ts";
 import type { ApprovalOutcome } from "../runtime/gate/approver.ts";
 import { MemorySink } from "../tests/helpers/memory_sink.ts";
 import { formDetails, pending } from "../tests/helpers/pending_approval.ts";

@@ -9,9 +9,14 @@
  *
  * @module
  */
-import type { AuditRow } from "../runtime/audit/mod.ts";
+import type {
+  AgentInfo,
+  AgentStore,
+  AuditRow,
+  DomainRule,
+  DomainStore,
+} from "../runtime/store/mod.ts";
 import type { Grant, Grants } from "../runtime/grants/mod.ts";
-import type { AgentInfo, AgentStore, DomainRule, DomainStore } from "../runtime/store/mod.ts";
 import type { RequestView } from "../runtime/net/mod.ts";
 
 /** A value now or later. */

@@ -10,9 +10,14 @@
  *
  * @module
  */
-import type { AuditEvent } from "../audit/mod.ts";
+import type {
+  Approval,
+  ApprovalState,
+  AuditEvent,
+  DecisionStore,
+  SettleResult,
+} from "../store/mod.ts";
 import type { ApprovalOutcome, Approver, PendingApproval } from "../gate/mod.ts";
-import type { Approval, ApprovalState, DecisionStore, SettleResult } from "../store/mod.ts";
 import {
   type BoardAudit,
   DecisionBoard,

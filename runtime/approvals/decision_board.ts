@@ -20,9 +20,8 @@
  *
  * @module
  */
-import type { AuditEvent } from "../audit/mod.ts";
-import { errorCode, log } from "../mod.ts";
 import {
+  type AuditEvent,
   bounded,
   type DecisionKind,
   type DecisionRecord,
@@ -30,8 +29,9 @@ import {
   type HumanOutcome,
   type SettleResult,
 } from "../store/mod.ts";
+import { errorCode, log } from "../mod.ts";
 
-/** Where the outcome's audit row goes (`AuditLog`, `PgAuditLog`). */
+/** Where the outcome's audit row goes (`SqliteAuditLog`, `PgAuditLog`). */
 export interface BoardAudit {
   /** Resolves once the row is stored; rejects when it cannot be. */
   appendSoon(event: AuditEvent): Promise<unknown>;

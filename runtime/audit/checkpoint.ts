@@ -7,7 +7,9 @@
  * was rewritten: `checkAgainst` says so.
  *
  * The signed bytes are a canonical JSON object (RFC 8785 for what it holds: string and
- * integer members, keys sorted, no spaces).
+ * integer members, keys sorted, no spaces). A store keeps checkpoints (runtime/store/'s
+ * `Checkpoint` record) and walks its chain; signing and judging signatures are this file's, and
+ * a store's `verify()` is handed them as a `ChainCheck` (`checkpointCheck()`).
  *
  * @module
  */
@@ -23,21 +25,7 @@ import {
 import { Buffer } from "node:buffer";
 import { z } from "zod";
 import { OmotaiError } from "../mod.ts";
-
-/** One signed head. */
-export interface Checkpoint {
-  v: 1;
-  tenant: string;
-  seq: number;
-  hash: string;
-  ts: string;
-  /** The runtime that signed it. */
-  runtime: string;
-  /** The first 16 hex of the SHA-256 of the public key (SPKI DER). */
-  key_id: string;
-  /** Ed25519 over the other members, base64. */
-  sig: string;
-}
+import type { ChainCheck, ChainView, Checkpoint } from "../store/mod.ts";
 
 const CheckpointSchema = z.strictObject({
   v: z.literal(1),
@@ -142,20 +130,6 @@ export function checkpointSigned(c: Checkpoint, pub: KeyObject, pubId = keyId(pu
   }
 }
 
-/** What a chain holds where checkpoints look: a row's hash, and the chain's extent. */
-export interface ChainView {
-  /** The first row kept (after a prune) and the hash it chains from. */
-  anchor: { seq: number; prevHash: string };
-  head: { seq: number; hash: string };
-  /** The hash of row `seq`, if the chain still holds it. */
-  hashAt(seq: number): string | undefined;
-  /**
-   * How long rows must be kept (a PostgreSQL tenant's retention): a signed row below the
-   * anchor that is younger was removed by something other than a prune. None: any age.
-   */
-  retentionMs?: number;
-}
-
 /** Rows signed this long before their checkpoint still count as that young (the signing cadence). */
 const SIGNING_SLACK_MS = 120_000;
 
@@ -213,4 +187,24 @@ function tooYoung(c: Checkpoint, chain: ChainView, now: number): boolean {
   if (chain.retentionMs === undefined || c.seq === 0) return false;
   const signed = Date.parse(c.ts);
   return Number.isFinite(signed) && signed - SIGNING_SLACK_MS > now - chain.retentionMs;
+}
+
+/** Signed checkpoints to hold a chain against, and the key that signed them. */
+export interface CheckpointCheck {
+  checkpoints: Iterable<Checkpoint>;
+  publicKey: KeyObject;
+  /** Where they came from (a file), named in each problem they find. */
+  source?: string;
+}
+
+/**
+ * `check` as a store's `verify()` takes it: the problems {@link checkAgainst} finds, each
+ * prefixed with where the checkpoints came from.
+ */
+export function checkpointCheck(check: CheckpointCheck): ChainCheck {
+  return {
+    problems: (chain, tenant) =>
+      checkAgainst(chain, tenant, check.checkpoints, check.publicKey).problems
+        .map((p) => check.source === undefined ? p : `${check.source}: ${p}`),
+  };
 }

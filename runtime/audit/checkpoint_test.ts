@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { OmotaiError } from "../errors.ts";
+import type { ChainView } from "../store/audit_chain.ts";
 import {
-  type ChainView,
   checkAgainst,
   checkpointSigned,
   exportCheckpointKey,

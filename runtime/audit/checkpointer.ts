@@ -10,9 +10,8 @@
  */
 import { join } from "node:path";
 import { OmotaiError } from "../mod.ts";
-import type { AuditStore } from "./audit_store.ts";
+import type { AuditStore, Checkpoint } from "../store/mod.ts";
 import {
-  type Checkpoint,
   type CheckpointKey,
   exportCheckpointKey,
   generateCheckpointKey,

@@ -3,14 +3,14 @@
  * hashes, so a copy outside the database can be checked with `omotai audit verify --jsonl`.
  * When the file reaches its size limit it is rotated to `FILE.1` (older ones shift up);
  * rows keep their chain hashes, so the rotated files together still verify. Each line passes
- * through the redactor once more: the rows `AuditLog` hands over are redacted already, and a
+ * through the redactor once more: the rows a store's writer hands over are redacted already, and a
  * line that still changes (a secret added in between) is written redacted, breaking that
  * row's hash rather than keeping the value.
  *
  * @module
  */
 import { processRedactor, type Redactor } from "../redact/mod.ts";
-import type { AuditRow } from "./audit_row.ts";
+import type { AuditMirror, AuditRow } from "../store/mod.ts";
 
 /** Rotation settings. */
 export interface MirrorOptions {
@@ -23,7 +23,7 @@ export interface MirrorOptions {
 }
 
 /** Appends rows to a JSONL file. */
-export class JsonlMirror implements Disposable {
+export class JsonlMirror implements AuditMirror, Disposable {
   readonly path: string;
   #file: Deno.FsFile;
   #size: number;

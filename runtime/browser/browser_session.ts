@@ -17,7 +17,7 @@ import {
   type CdpSession,
   type TrackedTarget,
 } from "../../cdp/mod.ts";
-import type { AuditEvent, AuditSink, AuditWriter } from "../audit/mod.ts";
+import type { AuditEvent, AuditSink, AuditWriter } from "../store/mod.ts";
 import { log, OmotaiError } from "../mod.ts";
 import { browserLost, endOf } from "./browser_end.ts";
 import { RefusedRequests } from "./refused_notice.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { findBrowser, ProfileStore } from "../../cdp/mod.ts";
-import type { AuditEvent } from "../audit/audit_row.ts";
+import type { AuditEvent } from "../store/audit_row.ts";
 import { BrowserSession } from "./browser_session.ts";
 import { recoverHang } from "./hang_recovery.ts";
 import { hostPids, killPid, mapHostPids, parseProcs, parseStatus } from "./renderer_pids.ts";

@@ -11,22 +11,26 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
-  AuditLog,
   type AuditStore,
+  type ChainCheck,
+  PgAuditLog,
+  SqliteAuditLog,
+  sqliteAuditStore,
+  type VerifyResult,
+} from "../store/mod.ts";
+import {
   CHECKPOINT_PUB_FILE,
-  type CheckpointCheck,
+  checkpointCheck,
   importCheckpointPublicKey,
   JsonlMirror,
   parseAge,
-  PgAuditLog,
   readCheckpoints,
-  sqliteAuditStore,
   verifyJsonl,
-  type VerifyResult,
 } from "../audit/mod.ts";
 import { OmotaiError } from "../mod.ts";
 import { AUDIT_LIST_OPTIONS, AUDIT_OPTIONS, spreadLists } from "../launcher/mod.ts";
 import { type StoreOptions, withStore } from "./store_choice.ts";
+import { processRedactor } from "../redact/mod.ts";
 
 /** Usage of `omotai audit`. */
 export const AUDIT_USAGE =
@@ -51,16 +55,16 @@ export async function auditCommand(args: string[]): Promise<number> {
           if (files.length === 0) return await store.verify();
           const keys = checkpointKeys(files, values["checkpoint-key"] ?? [], dataDir);
           const problems: string[] = [];
-          const checks: CheckpointCheck[] = [];
+          const checks: ChainCheck[] = [];
           for (const [i, file] of files.entries()) {
             const read = await readCheckpoints(file);
             const publicKey = importCheckpointPublicKey(await Deno.readTextFile(keys[i]));
             problems.push(...read.problems);
-            checks.push({
+            checks.push(checkpointCheck({
               checkpoints: read.checkpoints,
               publicKey,
               source: files.length > 1 ? file : undefined,
-            });
+            }));
             const signed = read.checkpoints.filter((c) => c.tenant === store.tenant).length;
             const from = files.length > 1 ? ` (${file})` : "";
             console.log(`${signed} signed checkpoints of tenant ${store.tenant} checked${from}`);
@@ -121,7 +125,7 @@ function withAudit<T>(
   fn: (store: AuditStore, dataDir?: string) => Promise<T>,
 ): Promise<T> {
   return withStore(values, {
-    pg: (db, tenant) => new PgAuditLog(db, tenant),
-    sqlite: (db) => sqliteAuditStore(db, new AuditLog(db)),
+    pg: (db, tenant) => new PgAuditLog(db, tenant, { redactor: processRedactor() }),
+    sqlite: (db) => sqliteAuditStore(db, new SqliteAuditLog(db, { redactor: processRedactor() })),
   }, fn);
 }

@@ -10,7 +10,7 @@
 import { basename, dirname, join } from "node:path";
 import type { LaunchGroups, LaunchIsolation } from "../browser/mod.ts";
 import { type EgressProxy, MAX_SOCKET_PATH, socketPathFor } from "../egress/mod.ts";
-import type { AuditSink } from "../audit/mod.ts";
+import type { AuditSink } from "../store/mod.ts";
 import {
   BROWSER_CPU_WEIGHT,
   BROWSER_PIDS_MAX,

@@ -17,7 +17,7 @@ import {
   startBrowser,
   WarmPool,
 } from "../browser/mod.ts";
-import type { AuditSink } from "../audit/mod.ts";
+import type { AuditSink } from "../store/mod.ts";
 import { type EgressProxy, warmEgress } from "../egress/mod.ts";
 import { findNice } from "../isolation/mod.ts";
 import { log } from "../mod.ts";

@@ -6,8 +6,7 @@
  * @module
  */
 import type { Vault } from "../../vault/mod.ts";
-import type { AgentInfo, CaptureLeaseStore } from "../store/mod.ts";
-import type { AuditWriter } from "../audit/mod.ts";
+import type { AgentInfo, AuditWriter, CaptureLeaseStore } from "../store/mod.ts";
 import {
   type Admission,
   BrowserSession,

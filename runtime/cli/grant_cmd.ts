@@ -11,13 +11,21 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
-import { AuditLog, PgAuditLog, PgAuditSink } from "../audit/mod.ts";
+import {
+  PgAuditLog,
+  PgAuditSink,
+  type PgDatabase,
+  PgGrantStore,
+  PgVaultRecords,
+  SqliteAuditLog,
+  SqliteGrantStore,
+} from "../store/mod.ts";
 import { OmotaiError } from "../mod.ts";
 import { type AsyncSecretIndex, type Grant, Grants } from "../grants/mod.ts";
-import { type PgDatabase, PgGrantStore, PgVaultRecords, SqliteGrantStore } from "../store/mod.ts";
 import { Vault } from "../../vault/mod.ts";
 import { GRANT_OPTIONS } from "../launcher/mod.ts";
 import { withStore } from "./store_choice.ts";
+import { processRedactor } from "../redact/mod.ts";
 
 /** Usage of `omotai grant`. */
 export const GRANT_USAGE =
@@ -59,7 +67,10 @@ export function sqliteCommandGrants(
   secrets: { has(secretId: string): boolean },
 ): CommandGrants {
   return {
-    grants: new Grants(new SqliteGrantStore(db), { audit: new AuditLog(db), secrets }),
+    grants: new Grants(new SqliteGrantStore(db), {
+      audit: new SqliteAuditLog(db, { redactor: processRedactor() }),
+      secrets,
+    }),
     [Symbol.asyncDispose]: () => Promise.resolve(),
   };
 }
@@ -74,7 +85,7 @@ export function pgCommandGrants(
   tenant: string,
   secrets: AsyncSecretIndex,
 ): CommandGrants {
-  const sink = new PgAuditSink(new PgAuditLog(db, tenant));
+  const sink = new PgAuditSink(new PgAuditLog(db, tenant, { redactor: processRedactor() }));
   return {
     grants: new Grants(new PgGrantStore(db, tenant), {
       audit: { append: (event) => sink.appendSoon(event) },

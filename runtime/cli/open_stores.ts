@@ -12,22 +12,9 @@
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import {
-  AuditLog,
+  type AgentStore,
   type AuditStore,
   type AuditWriter,
-  CHECKPOINT_FILE,
-  Checkpointer,
-  checkpointKeyIn,
-  JsonlMirror,
-  PgAuditLog,
-  PgAuditSink,
-  sqliteAuditStore,
-} from "../audit/mod.ts";
-import { log, OmotaiError } from "../mod.ts";
-import { Grants } from "../grants/mod.ts";
-import { egressSecrets, processRedactor } from "../redact/mod.ts";
-import {
-  type AgentStore,
   type CaptureLeaseStore,
   databasePath,
   DEFAULT_TENANT,
@@ -37,6 +24,8 @@ import {
   openDatabase,
   PgAdminToken,
   PgAgentStore,
+  PgAuditLog,
+  PgAuditSink,
   pgCaptureLeases,
   PgDatabase,
   PgDecisionStore,
@@ -46,11 +35,17 @@ import {
   PgOperatorSessions,
   PgVaultRecords,
   SqliteAgentStore,
+  SqliteAuditLog,
+  sqliteAuditStore,
   sqliteCaptureLeases,
   SqliteDomainStore,
   SqliteGrantStore,
   TENANT_ID,
 } from "../store/mod.ts";
+import { CHECKPOINT_FILE, Checkpointer, checkpointKeyIn, JsonlMirror } from "../audit/mod.ts";
+import { log, OmotaiError } from "../mod.ts";
+import { Grants } from "../grants/mod.ts";
+import { egressSecrets, processRedactor } from "../redact/mod.ts";
 import { keySourceFrom, type SecretInfo, Vault } from "../../vault/mod.ts";
 import type { Teardown } from "./teardown.ts";
 
@@ -209,7 +204,7 @@ type BaseStores =
 
 /** The embedded store: one SQLite file, one tenant. */
 function embedded(db: DatabaseSync, mirror: JsonlMirror | undefined, runtime: string): BaseStores {
-  const audit = new AuditLog(db, mirror);
+  const audit = new SqliteAuditLog(db, { redactor: processRedactor(), mirror });
   return {
     audit,
     auditStore: sqliteAuditStore(db, audit),
@@ -237,7 +232,7 @@ async function openShared(
   const pg = await PgDatabase.open({ url });
   teardown.defer("shared database", () => pg[Symbol.asyncDispose]());
   // Reads, checkpoints and prunes; rows are appended by the writer below.
-  const auditStore = new PgAuditLog(pg, tenant);
+  const auditStore = new PgAuditLog(pg, tenant, { redactor: processRedactor() });
   // A tenant the owner never added: nothing of it exists, nothing starts (the runtime's
   // role cannot make one).
   await auditStore.head().catch((err) => {
@@ -255,7 +250,9 @@ async function openShared(
   // turn, each one cold again by its next append). Closed after the writer's last flush.
   const writerPg = await PgDatabase.open({ url, max: 1 });
   teardown.defer("audit writer's connection", () => writerPg[Symbol.asyncDispose]());
-  const writer = new PgAuditSink(new PgAuditLog(writerPg, tenant, { mirror }));
+  const writer = new PgAuditSink(
+    new PgAuditLog(writerPg, tenant, { redactor: processRedactor(), mirror }),
+  );
   const domains = await PgDomainStore.open(pg, tenant);
   teardown.defer("shared domain rules", () => domains[Symbol.asyncDispose]());
   const board = await PgDecisionStore.open(pg, tenant, "approval", { runtime: runtime.name });

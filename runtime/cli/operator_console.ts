@@ -6,8 +6,13 @@
  *
  * @module
  */
-import type { AgentStore, DomainStore, LiveSessionStore } from "../store/mod.ts";
-import type { AuditRow, AuditStore } from "../audit/mod.ts";
+import type {
+  AgentStore,
+  AuditRow,
+  AuditStore,
+  DomainStore,
+  LiveSessionStore,
+} from "../store/mod.ts";
 import type { BrowserSession } from "../browser/mod.ts";
 import { log } from "../mod.ts";
 import { processRedactor } from "../redact/mod.ts";

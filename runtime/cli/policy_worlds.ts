@@ -6,12 +6,11 @@
  *
  * @module
  */
-import type { AuditWriter } from "../audit/mod.ts";
+import type { AuditWriter, DomainSnapshot } from "../store/mod.ts";
 import type { BrowserHooksFactory } from "../browser/mod.ts";
 import { egressHooks, type EgressProxy } from "../egress/mod.ts";
 import { OmotaiError } from "../mod.ts";
 import { type Approver, Boundary, type Gate, PolicyGate } from "../gate/mod.ts";
-import type { DomainSnapshot } from "../store/mod.ts";
 import {
   loadModules,
   loadPolicyFile,

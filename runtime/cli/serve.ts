@@ -7,8 +7,7 @@
  */
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/stdio"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { AgentInfo, AgentStore } from "../store/mod.ts";
-import type { AuditSink } from "../audit/mod.ts";
+import type { AgentInfo, AgentStore, AuditSink } from "../store/mod.ts";
 import { createDemoSite } from "../demo/mod.ts";
 import { errorCode, log } from "../mod.ts";
 import { allowedHostsFor, createHttpApp, type HttpApp } from "../mcp/mod.ts";

@@ -4,8 +4,13 @@
  * @module
  */
 import { findBrowser, ProfileStore } from "../../cdp/mod.ts";
-import { type AgentStore, type DomainStore, MemoryDecisionStore } from "../store/mod.ts";
-import type { AuditStore, AuditWriter } from "../audit/mod.ts";
+import {
+  type AgentStore,
+  type AuditStore,
+  type AuditWriter,
+  type DomainStore,
+  MemoryDecisionStore,
+} from "../store/mod.ts";
 import { defaultAgentShare, machineMaxSessions } from "./session_cap.ts";
 import type { BrowserSession, LaunchGroups, LaunchIsolation } from "../browser/mod.ts";
 import { EgressProxy, TlsAuthority } from "../egress/mod.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { AuditSink } from "../audit/mod.ts";
+import type { AuditSink } from "../store/mod.ts";
 import type { LaunchExtras } from "../browser/mod.ts";
 import { log, OmotaiError } from "../mod.ts";
 import { bracketHost, normalizeOrigin } from "../net/mod.ts";

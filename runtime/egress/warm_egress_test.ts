@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AuditEvent } from "../audit/audit_row.ts";
+import type { AuditEvent } from "../store/audit_row.ts";
 import type { ProxyQuestion } from "../proxy/proxy_protocol.ts";
 import type { EgressProxy, ProxyJudge } from "./egress_proxy.ts";
 import { warmEgress } from "./warm_egress.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { AuditEvent } from "../audit/mod.ts";
+import type { AuditEvent } from "../store/mod.ts";
 import type { ActionKind, Decision, Facts } from "../policy/mod.ts";
 
 /** Who asks about a request. */

@@ -13,10 +13,9 @@
  *
  * @module
  */
-import type { AuditEvent, AuditWriter } from "../audit/mod.ts";
+import type { AuditEvent, AuditWriter, DomainSnapshot } from "../store/mod.ts";
 import { type RequestContext, requestRow } from "./audit_rows.ts";
 import { addressRule, normalizeOrigin } from "../net/mod.ts";
-import type { DomainSnapshot } from "../store/mod.ts";
 import { log, OmotaiError } from "../mod.ts";
 import { type Decision, deny, type Facts, type PolicyEngine } from "../policy/mod.ts";
 import { type HeldWrite, HOLD_CODES, socketDuringHold, type WriteHold } from "./write_hold.ts";

@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { testBoundary } from "../../tests/helpers/boundary.ts";
 import { spec, testModuleWasm } from "../../tests/helpers/policies.ts";
-import { AuditLog } from "../audit/audit_log.ts";
+import { SqliteAuditLog } from "../store/sqlite_audit_log.ts";
 import { PolicyEngine } from "../policy/engine.ts";
 import type { Facts } from "../policy/facts.ts";
 import { openDatabase } from "../store/database.ts";
 import { Boundary } from "./boundary.ts";
 import type { RequestContext } from "./audit_rows.ts";
 import type { HeldWrite, WriteHold } from "./write_hold.ts";
+import { processRedactor } from "../redact/mod.ts";
 
 function request(url: string, method = "GET"): Facts {
   const u = new URL(url);
@@ -160,7 +161,7 @@ Deno.test("Boundary audits a request it cannot record as a deny (AUDIT_UNAVAILAB
   await using engine = await PolicyEngine.create([]);
   const dir = await Deno.makeTempDir();
   const db = openDatabase(`${dir}/o.db`);
-  const audit = new AuditLog(db);
+  const audit = new SqliteAuditLog(db, { redactor: processRedactor() });
   // The database goes away under the log: the row cannot be written.
   db.close();
   const broken = new Boundary({ engine, audit, allowedOrigins: [] });
@@ -175,7 +176,7 @@ Deno.test("Boundary audits a trapped policy module as a POLICY_ERROR deny", asyn
   try {
     const wasm = await testModuleWasm("tests/fixtures/policies/trap.ts");
     await using engine = await PolicyEngine.create([await spec("trap", wasm, {})]);
-    const audit = new AuditLog(db);
+    const audit = new SqliteAuditLog(db, { redactor: processRedactor() });
     const boundary = new Boundary({ engine, audit, allowedOrigins: ["https://portal.test"] });
     const j = await boundary.judgeRequest(request("https://portal.test/x"), ctx);
     assert.deepEqual([j.decision, j.reason, j.module], ["deny", "POLICY_ERROR", "trap"]);

@@ -1,7 +1,6 @@
 /**
  * The audit rows grants write: their shape, their sink and the reasons they carry. Split from
- * `grants.ts` so the flow and the row shapes each stay one concept; declared here
- * (not in `runtime/audit/`) because grants sit below the audit layer.
+ * `grants.ts` so the flow and the row shapes each stay one concept.
  *
  * @module
  */
@@ -9,8 +8,8 @@ import { GrantError } from "./errors.ts";
 import type { Grant } from "./grant.ts";
 
 /**
- * One audit row of a grant, shaped like `AuditEvent` (`runtime/audit/audit_row.ts`) so an
- * `AuditLog` is a sink as it is; declared here because grants sit below the audit layer.
+ * One audit row of a grant: `AuditEvent` (`runtime/store/audit_row.ts`) narrowed to the rows
+ * grants write, so an `SqliteAuditLog` or a `PgAuditSink` is a sink as it is.
  *
  * - operator rows: `kind` `grant_add` | `grant_approve` | `grant_revoke`, `source` `operator`,
  *   `module` the door (`cli`, `console`, `api`, `vault` when a removed secret revoked it).
@@ -45,7 +44,10 @@ export interface GrantAuditEvent {
   rule: string | null;
 }
 
-/** Where grant rows go (an `AuditLog`, or a test's memory). Throws when a row cannot be kept. */
+/**
+ * Where grant rows go (an `SqliteAuditLog`, a `PgAuditSink`, or a test's memory). Throws when a
+ * row cannot be kept.
+ */
 export interface GrantAuditSink {
   append(event: GrantAuditEvent): void;
 }

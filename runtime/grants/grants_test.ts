@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { rawKeySource, Vault } from "../../vault/mod.ts";
-import { AuditLog } from "../audit/audit_log.ts";
-import { verifyAudit } from "../audit/verify.ts";
+import { SqliteAuditLog } from "../store/sqlite_audit_log.ts";
+import { verifyAudit } from "../store/sqlite_audit_store.ts";
 import { openDatabase } from "../store/database.ts";
 import { GrantError } from "./errors.ts";
 import type { Grant } from "./grant.ts";
@@ -11,6 +11,7 @@ import type { GrantAuditEvent, GrantAuditSink } from "./grant_audit.ts";
 import { Grants } from "./grants.ts";
 import { SqliteGrantStore } from "../store/sqlite_grant_store.ts";
 import type { RedeemRequest } from "./redeem_checks.ts";
+import { processRedactor } from "../redact/mod.ts";
 
 const NOW = Date.parse("2026-06-01T12:00:00.000Z");
 const SHOP = "http://127.0.0.1:8081";
@@ -510,9 +511,9 @@ Deno.test("Grants.list() is newest first and filters by secret and agent", async
   assert.equal(await w.store.get("g_cccccccccccccccc"), undefined);
 });
 
-Deno.test("Grants over a real AuditLog: rows chain and verify, and hold no value", async () => {
+Deno.test("Grants over a real SqliteAuditLog: rows chain and verify, and hold no value", async () => {
   await using w = await world();
-  const audit = new AuditLog(w.db);
+  const audit = new SqliteAuditLog(w.db, { redactor: processRedactor() });
   const store = new Grants(new SqliteGrantStore(w.db), { audit, secrets: w.vault, now: () => NOW });
   const g = await store.add({
     secret_id: "shop.password",

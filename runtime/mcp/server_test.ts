@@ -4,7 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/inMemory"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { findBrowser, ProfileStore } from "../../cdp/mod.ts";
-import type { AuditEvent } from "../audit/audit_row.ts";
+import type { AuditEvent } from "../store/audit_row.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
 import { allowAllGate } from "../gate/gate.ts";
 import { processRedactor, REDACTED, Redactor, secretForms } from "../redact/mod.ts";

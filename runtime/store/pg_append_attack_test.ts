@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import type postgres from "postgres";
 import { Redactor } from "../redact/mod.ts";
 import { OmotaiError } from "../errors.ts";
-import { PgAuditLog } from "../audit/pg_audit_log.ts";
+import { PgAuditLog } from "./pg_audit_log.ts";
 import {
   AUDIT_FIELDS,
   type AuditEvent,
@@ -21,7 +21,7 @@ import {
   type AuditRow,
   chainedRow,
   rowTail,
-} from "../audit/audit_row.ts";
+} from "./audit_row.ts";
 import { PgDatabase } from "./pg_database.ts";
 import { PgLiveSessions } from "./pg_live_sessions.ts";
 import { addTenant } from "./pg_tenants.ts";

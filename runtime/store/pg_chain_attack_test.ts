@@ -18,8 +18,8 @@
 import assert from "node:assert/strict";
 import { Redactor } from "../redact/mod.ts";
 import { OmotaiError } from "../errors.ts";
-import { PgAuditLog } from "../audit/pg_audit_log.ts";
-import { PgAuditSink } from "../audit/pg_audit_sink.ts";
+import { PgAuditLog } from "./pg_audit_log.ts";
+import { PgAuditSink } from "./pg_audit_sink.ts";
 import {
   AUDIT_FIELDS,
   type AuditEvent,
@@ -27,7 +27,7 @@ import {
   auditFields,
   type AuditRow,
   rowTail,
-} from "../audit/audit_row.ts";
+} from "./audit_row.ts";
 import { PgDatabase } from "./pg_database.ts";
 import { addTenant } from "./pg_tenants.ts";
 import { asTenant, clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";

@@ -8,7 +8,7 @@
  * then chained again, and again, and then took the lock in a transaction of its own. With
  * several runtimes on one tenant nearly every append missed at least once (each miss a
  * durable commit of its own, since it had locked the head). Now the runtime sends each row's
- * fields and its hash's tail (`rowTail()` in `runtime/audit/audit_row.ts`: the JSON array of
+ * fields and its hash's tail (`rowTail()` in `runtime/store/audit_row.ts`: the JSON array of
  * the fields after `seq`, without its opening bracket), and the database, holding the
  * tenant's head, gives each row its `seq`, its `prev_hash`, and its hash: SHA-256 over
  * `prev_hash || '\n[' || seq || ',' || tail`, the same bytes `rowHash()` hashes. One statement,

@@ -10,10 +10,11 @@ import postgres from "postgres";
 import { asTenant, clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import { pendingApproval } from "../../tests/helpers/approvals.ts";
 import { PgDecisionStore } from "./pg_decision_store.ts";
-import { PgAuditLog } from "../audit/pg_audit_log.ts";
+import { PgAuditLog } from "./pg_audit_log.ts";
 import { OmotaiError } from "../errors.ts";
 import { PgDatabase } from "./pg_database.ts";
 import { addTenant, bindTenantLogin, tenantLogins } from "./pg_tenants.ts";
+import { processRedactor } from "../redact/mod.ts";
 
 const pg = await startPostgres();
 const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
@@ -77,7 +78,7 @@ Deno.test("bindTenantLogin: a login bound to globex acts for globex only, whatev
   });
   const record = pendingApproval(60);
   await acmeBoard.post(record);
-  const acmeAudit = new PgAuditLog(acmeDb, "acme");
+  const acmeAudit = new PgAuditLog(acmeDb, "acme", { redactor: processRedactor() });
   await acmeAudit.append([{ kind: "runtime_started", source: "lifecycle", decision: "event" }]);
   await acmeDb.tenant("acme", (tx) => tx`SELECT domain_set('https://acme.test', 'allow')`);
 
@@ -125,12 +126,12 @@ Deno.test("bindTenantLogin: a login bound to globex acts for globex only, whatev
   assert.equal((await acmeBoard.get(record.id))?.state, "pending", "still pending");
   // The same login works for its own tenant as before.
   await using globexDb = await PgDatabase.open({ url: GLOBEX_URL });
-  const globexAudit = new PgAuditLog(globexDb, "globex");
+  const globexAudit = new PgAuditLog(globexDb, "globex", { redactor: processRedactor() });
   await globexAudit.append([{ kind: "runtime_started", source: "lifecycle", decision: "event" }]);
   assert.ok((await globexAudit.verify()).ok);
   // And as acme it can append nothing.
   await assert.rejects(
-    new PgAuditLog(globexDb, "acme").append([{
+    new PgAuditLog(globexDb, "acme", { redactor: processRedactor() }).append([{
       kind: "forged",
       source: "lifecycle",
       decision: "event",
@@ -143,7 +144,7 @@ Deno.test("bindTenantLogin: a login bound to globex acts for globex only, whatev
 
 Deno.test("bindTenantLogin: an unbound login keeps naming its tenant; unknown tenants and roles are refused; tenantLogins lists the bindings", async () => {
   await using app = await PgDatabase.open({ url: pg.appUrl });
-  const acme = new PgAuditLog(app, "acme");
+  const acme = new PgAuditLog(app, "acme", { redactor: processRedactor() });
   const before = (await acme.rows()).length;
   await acme.append([{ kind: "unbound_login", source: "lifecycle", decision: "event" }]);
   assert.equal((await acme.rows()).length, before + 1);

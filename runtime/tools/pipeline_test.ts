@@ -2,7 +2,7 @@ import type { HeldOutcome } from "../gate/write_hold.ts";
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { ProfileStore } from "../../cdp/mod.ts";
-import type { AuditEvent } from "../audit/audit_row.ts";
+import type { AuditEvent } from "../store/audit_row.ts";
 import { Admission } from "../browser/admission.ts";
 import { BrowserSession } from "../browser/browser_session.ts";
 import { OmotaiError, StaleRefError } from "../errors.ts";

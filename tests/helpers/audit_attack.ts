@@ -7,8 +7,8 @@
  * @module
  */
 import postgres from "postgres";
-import { auditFields, rowTail } from "../../runtime/audit/audit_row.ts";
-import { PgAuditLog } from "../../runtime/audit/pg_audit_log.ts";
+import { auditFields, rowTail } from "../../runtime/store/audit_row.ts";
+import { PgAuditLog } from "../../runtime/store/pg_audit_log.ts";
 import { Redactor } from "../../runtime/redact/mod.ts";
 import type { PgDatabase } from "../../runtime/store/pg_database.ts";
 import { bindTenantLogin } from "../../runtime/store/pg_tenants.ts";

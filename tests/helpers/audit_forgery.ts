@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type AuditRow, rowHash } from "../../runtime/audit/audit_row.ts";
+import { type AuditRow, rowHash } from "../../runtime/store/audit_row.ts";
 
 /** Rows from `seq` on as the forger rewrites them (row `seq`'s decision flipped). */
 export function forgeFrom(rows: AuditRow[], seq: number): AuditRow[] {

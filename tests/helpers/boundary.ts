@@ -7,12 +7,13 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { AuditLog } from "../../runtime/audit/audit_log.ts";
+import { SqliteAuditLog } from "../../runtime/store/sqlite_audit_log.ts";
 import { Boundary, type WebSocketRule } from "../../runtime/gate/boundary.ts";
 import { SqliteDomainStore } from "../../runtime/store/sqlite_domain_store.ts";
 import { PolicyEngine } from "../../runtime/policy/engine.ts";
 import { openDatabase } from "../../runtime/store/database.ts";
 import { baselineWasm, spec, testModuleWasm } from "./policies.ts";
+import { processRedactor } from "../../runtime/redact/mod.ts";
 
 /** What a test boundary is built with. */
 export interface TestBoundaryOptions {
@@ -39,7 +40,7 @@ export interface TestBoundary extends AsyncDisposable {
   /** The in-memory database behind the audit log and the domain rules. */
   db: DatabaseSync;
   /** The audit log, unless `audit: false` (then a log nothing is written to). */
-  audit: AuditLog;
+  audit: SqliteAuditLog;
   /** The domain rules, unless `domains: false` (then rules the boundary never reads). */
   domains: SqliteDomainStore;
 }
@@ -57,7 +58,7 @@ export async function testBoundary(options: TestBoundaryOptions): Promise<TestBo
     }),
   ]);
   const db = openDatabase(":memory:");
-  const audit = new AuditLog(db);
+  const audit = new SqliteAuditLog(db, { redactor: processRedactor() });
   const domains = new SqliteDomainStore(db);
   const boundary = new Boundary({
     engine,

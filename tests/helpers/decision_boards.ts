@@ -8,7 +8,7 @@
  * @module
  */
 import type { DecisionBoardOptions } from "../../runtime/approvals/decision_board.ts";
-import type { AuditEvent } from "../../runtime/audit/audit_row.ts";
+import type { AuditEvent } from "../../runtime/store/audit_row.ts";
 import type { DecisionKind, DecisionStore } from "../../runtime/store/decision_store.ts";
 import { MemoryDecisionStore } from "../../runtime/store/memory_decision_store.ts";
 import { PgDatabase } from "../../runtime/store/pg_database.ts";

@@ -58,7 +58,8 @@ export const LAYERS: readonly LayerRule[] = [
   },
   {
     folder: "runtime/audit",
-    job: "hash-chained audit log, mirror, verify; its store port and PostgreSQL adapter",
+    job:
+      "the audit's rules above its store: signed checkpoints and their signer, the JSONL mirror and its verify",
     may: [...BASE, "runtime/store", "runtime/redact"],
   },
   {
@@ -91,17 +92,18 @@ export const LAYERS: readonly LayerRule[] = [
       "cdp",
       "runtime/net",
       "runtime/redact",
-      "runtime/audit",
       "runtime/policy",
       "runtime/snapshot",
       // The one shell that reaches /proc (a hung renderer's pid) and cgroupfs.
       "runtime/isolation",
     ],
+    // The audit's row types and its writer port (AuditSink, AuditWriter), handed in.
+    typesOnly: ["runtime/store"],
   },
   {
     folder: "runtime/gate",
     job: "the gate, boundary, approver port, audit rows",
-    may: [...BASE, "runtime/net", "runtime/store", "runtime/audit", "runtime/policy"],
+    may: [...BASE, "runtime/net", "runtime/store", "runtime/policy"],
   },
   {
     folder: "runtime/egress",
@@ -109,13 +111,14 @@ export const LAYERS: readonly LayerRule[] = [
     may: [
       ...BASE,
       "cdp",
-      "runtime/audit",
       "runtime/net",
       "runtime/policy",
       "runtime/browser",
       "runtime/gate",
       "runtime/proxy",
     ],
+    // The audit's writer port (AuditSink), handed in.
+    typesOnly: ["runtime/store"],
   },
   {
     folder: "runtime/login",
@@ -178,7 +181,7 @@ export const LAYERS: readonly LayerRule[] = [
   {
     folder: "runtime/approvals",
     job: "the board of human decisions: approvals, operator questions, push challenges",
-    may: [...BASE, "runtime/store", "runtime/audit", "runtime/net"],
+    may: [...BASE, "runtime/store", "runtime/net"],
     // Only the Approver port and its types: the gate calls the queue, never the reverse.
     typesOnly: ["runtime/gate"],
   },

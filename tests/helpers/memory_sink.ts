@@ -5,11 +5,11 @@
  *
  * @module
  */
-import type { AuditEvent } from "../../runtime/audit/audit_row.ts";
+import type { AuditEvent } from "../../runtime/store/audit_row.ts";
 
 /**
  * Keeps appended rows in `rows`; `failing` makes every append throw like an unwritable log
- * (`AUDIT_UNAVAILABLE`, as `AuditLog` does). `E` is the row type the sink takes: an
+ * (`AUDIT_UNAVAILABLE`, as `SqliteAuditLog` does). `E` is the row type the sink takes: an
  * `AuditSink` by default, a `GrantAuditSink` with `MemorySink<GrantAuditEvent>`.
  */
 export class MemorySink<E = AuditEvent> {

@@ -7,7 +7,7 @@
 import { when } from "../format.ts";
 import { html, type SafeHtml } from "../html.ts";
 import type { AuditCheck, AuditFilter } from "../ports.ts";
-import type { AuditRow } from "../../runtime/audit/mod.ts";
+import type { AuditRow } from "../../runtime/store/mod.ts";
 
 const DECISIONS = ["", "allow", "deny", "confirm", "event"];
 

@@ -1,6 +1,8 @@
 /**
  * One audit row: what callers record, what is stored, and how a row is hashed into the
- * chain. Rows name an origin, never a path or query: those can carry secrets.
+ * chain. Rows name an origin, never a path or query: those can carry secrets. Every writer
+ * builds its rows here (`auditFields`, `chainedRow`), with the redactor it was given: the
+ * redaction is applied before the hash, whichever database keeps the row.
  *
  * @module
  */
@@ -167,7 +169,7 @@ export interface AuditSink {
 }
 
 /**
- * The runtime's audit writer: `AuditLog` (SQLite) or `PgAuditSink` (PostgreSQL). `append`
+ * The runtime's audit writer: `SqliteAuditLog` (SQLite) or `PgAuditSink` (PostgreSQL). `append`
  * is for rows nothing waits on (lifecycle events) and throws at once when the store is known
  * to be failing; `appendSoon` is for rows an action or a request waits on ("audit before it
  * runs"): it resolves only once the row is kept, and its rejection is a deny.

@@ -1,6 +1,6 @@
 /**
  * The runtime's audit writer when the store is PostgreSQL: the surface the runtime uses of
- * the embedded `AuditLog` (`append`, `appendSoon`) over the asynchronous `AuditStore` port.
+ * the embedded `SqliteAuditLog` (`append`, `appendSoon`) over the asynchronous `AuditStore` port.
  * Rows are queued in the order they come and written in batches, one batch in flight at a
  * time, each batch one `AuditStore.append()` (one transaction): a burst of requests costs a
  * few round trips, not one each, and the chain holds the rows in the order they were queued.

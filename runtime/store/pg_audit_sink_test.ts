@@ -7,15 +7,14 @@
 import assert from "node:assert/strict";
 import { OmotaiError } from "../errors.ts";
 import { Redactor } from "../redact/mod.ts";
-import { PgDatabase } from "../store/pg_database.ts";
-import { addTenant } from "../store/pg_tenants.ts";
+import { PgDatabase } from "./pg_database.ts";
+import { addTenant } from "./pg_tenants.ts";
 import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import type { AuditEvent, AuditRow } from "./audit_row.ts";
-import type { AuditStore, CheckpointCheck, RecentFilter } from "./audit_store.ts";
-import type { Checkpoint } from "./checkpoint.ts";
+import type { AuditStore, Checkpoint, RecentFilter } from "./audit_store.ts";
 import { PgAuditLog } from "./pg_audit_log.ts";
 import { PgAuditSink } from "./pg_audit_sink.ts";
-import type { VerifyResult } from "./verify.ts";
+import type { ChainCheck, VerifyResult } from "./audit_chain.ts";
 import { ANSWER_BOUND_MS } from "../../tests/helpers/until.ts";
 
 const SECRET = "Sink-Planted-Secret-5c7e19";
@@ -76,7 +75,7 @@ class Wrapped implements AuditStore {
   recent(filter: RecentFilter): Promise<AuditRow[]> {
     return this.#inner.recent(filter);
   }
-  verify(check?: CheckpointCheck): Promise<VerifyResult> {
+  verify(check?: ChainCheck): Promise<VerifyResult> {
     return this.#inner.verify(check);
   }
   head(): Promise<{ seq: number; hash: string }> {
@@ -261,7 +260,7 @@ Deno.test("PgAuditSink: a row the store refuses for what it holds fails alone: t
 
 Deno.test("PgAuditSink: while failing it asks the store now and then, and is healthy again once the store answers, with no row written", async () => {
   await using app = await PgDatabase.open({ url: pg.appUrl });
-  const store = new Wrapped(new PgAuditLog(app, await freshTenant()));
+  const store = new Wrapped(new PgAuditLog(app, await freshTenant(), { redactor: new Redactor() }));
   const health: boolean[] = [];
   const sink = new PgAuditSink(store, { onHealth: (h) => health.push(h), probeMs: 50 });
   using _logs = recordLog();

@@ -1,39 +1,44 @@
 /**
- * The append-only, hash-chained audit log. Every verdict (agent actions and network
+ * The embedded audit writer: the append-only, hash-chained `audit` table of SQLite. Every verdict (agent actions and network
  * requests) and every lifecycle event is one row; each row's hash covers its fields and
  * the previous row's hash, so an edited, inserted or removed row breaks the chain that
  * `verifyAudit()` walks. Rows name an origin, never a path or query: those can carry secrets.
- * Every free-text field passes through the redactor before it is hashed and stored, so a
- * secret that reached a reason, a rule or an agent name is `[redacted]` in the database, in
- * the JSONL mirror and in the console that reads them, and the chain covers what is stored.
+ * Every free-text field passes through the redactor (required: see `audit_store.ts`) before it
+ * is hashed and stored, so a secret that reached a reason, a rule or an agent name is
+ * `[redacted]` in the database, in the JSONL mirror and in the console that reads them, and the
+ * chain covers what is stored.
  *
  * @module
  */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { OmotaiError } from "../mod.ts";
-import { processRedactor, type Redactor } from "../redact/mod.ts";
-import type { JsonlMirror } from "./jsonl_mirror.ts";
 import {
   AUDIT_FIELDS,
   type AuditEvent,
   type AuditRow,
-  type AuditSink,
+  type AuditWriter,
   chainedRow,
 } from "./audit_row.ts";
+import {
+  type AuditMirror,
+  type AuditRedactor,
+  type AuditWriterOptions,
+  requiredRedactor,
+} from "./audit_store.ts";
 
-/** Appends rows to the audit table (and its JSONL mirror). */
-export class AuditLog implements AuditSink {
+/** Appends rows to the audit table (and its mirror). */
+export class SqliteAuditLog implements AuditWriter {
   #db: DatabaseSync;
-  #mirror: JsonlMirror | undefined;
+  #mirror: AuditMirror | undefined;
   #head: StatementSync;
   #insert: StatementSync;
-  #redactor: Redactor;
+  #redactor: AuditRedactor;
 
-  /** `redactor` defaults to the process's one (tests pass their own). */
-  constructor(db: DatabaseSync, mirror?: JsonlMirror, redactor: Redactor = processRedactor()) {
+  /** `options.redactor` is required: the process's one in the runtime (tests pass their own). */
+  constructor(db: DatabaseSync, options: AuditWriterOptions) {
     this.#db = db;
-    this.#mirror = mirror;
-    this.#redactor = redactor;
+    this.#mirror = options.mirror;
+    this.#redactor = requiredRedactor(options);
     this.#head = db.prepare("SELECT head_seq, head_hash FROM audit_state WHERE id = 1");
     this.#insert = db.prepare(
       `INSERT INTO audit (seq, ts, session, agent, kind, source, origin, method, decision,

@@ -1,25 +1,27 @@
 import assert from "node:assert/strict";
 import { processRedactor, REDACTED, Redactor, secretForms } from "../redact/mod.ts";
-import { openDatabase } from "../store/database.ts";
-import { AuditLog } from "./audit_log.ts";
+import { openDatabase } from "./database.ts";
+import { SqliteAuditLog } from "./sqlite_audit_log.ts";
 import { auditOrigin, GENESIS_HASH } from "./audit_row.ts";
-import { JsonlMirror } from "./jsonl_mirror.ts";
-import { pruneAudit, verifyAudit, verifyJsonl } from "./verify.ts";
+import { JsonlMirror } from "../audit/jsonl_mirror.ts";
+import { pruneAudit, verifyAudit } from "./sqlite_audit_store.ts";
+import type { AuditWriterOptions } from "./audit_store.ts";
+import { verifyJsonl } from "../audit/verify.ts";
 
 async function withLog(
-  fn: (ctx: { log: AuditLog; db: ReturnType<typeof openDatabase>; dir: string }) => void,
+  fn: (ctx: { log: SqliteAuditLog; db: ReturnType<typeof openDatabase>; dir: string }) => void,
 ): Promise<void> {
   const dir = await Deno.makeTempDir();
   const db = openDatabase(`${dir}/omotai.db`);
   try {
-    fn({ log: new AuditLog(db), db, dir });
+    fn({ log: new SqliteAuditLog(db, { redactor: processRedactor() }), db, dir });
   } finally {
     db.close();
     await Deno.remove(dir, { recursive: true });
   }
 }
 
-function fill(log: AuditLog, n: number): void {
+function fill(log: SqliteAuditLog, n: number): void {
   for (let i = 0; i < n; i++) {
     log.append({
       kind: "request",
@@ -34,7 +36,7 @@ function fill(log: AuditLog, n: number): void {
   }
 }
 
-Deno.test("AuditLog.append() chains rows from genesis and stores origins only", () =>
+Deno.test("SqliteAuditLog.append() chains rows from genesis and stores origins only", () =>
   withLog(({ log, db }) => {
     fill(log, 5);
     const rows = log.rows();
@@ -119,29 +121,6 @@ Deno.test("pruneAudit() keeps the chain verifiable from the new head", () =>
     assert.equal(log.rows()[0].seq, 11);
   }));
 
-Deno.test("JsonlMirror rotates and the rotated files still verify as one chain", async () => {
-  const dir = await Deno.makeTempDir();
-  const db = openDatabase(`${dir}/omotai.db`);
-  try {
-    using mirror = new JsonlMirror(`${dir}/audit.jsonl`, { maxBytes: 1500, keep: 20 });
-    const log = new AuditLog(db, mirror);
-    fill(log, 20);
-    const files = JsonlMirror.files(`${dir}/audit.jsonl`, 20);
-    assert.ok(files.length > 2, `rotated into ${files.length} files`);
-    const result = verifyJsonl(files);
-    assert.deepEqual(result.problems, []);
-    assert.equal(result.rows, 20);
-    // Dropping a line from a rotated file is noticed.
-    const lines = Deno.readTextFileSync(files[0]).split("\n");
-    lines.splice(1, 1);
-    Deno.writeTextFileSync(files[0], lines.join("\n"));
-    assert.equal(verifyJsonl(files).ok, false);
-  } finally {
-    db.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
 Deno.test("auditOrigin() keeps only the origin", () => {
   assert.equal(auditOrigin("https://user:pw@Bank.test/x?y=1#z"), "https://bank.test");
   assert.equal(auditOrigin("127.0.0.3:9000"), "127.0.0.3:9000");
@@ -150,11 +129,11 @@ Deno.test("auditOrigin() keeps only the origin", () => {
   assert.equal(auditOrigin(undefined), null);
 });
 
-Deno.test("AuditLog.appendSoon() commits a burst in one transaction, chained, between sync appends", async () => {
+Deno.test("SqliteAuditLog.appendSoon() commits a burst in one transaction, chained, between sync appends", async () => {
   const dir = await Deno.makeTempDir();
   const db = openDatabase(`${dir}/omotai.db`);
   try {
-    const log = new AuditLog(db);
+    const log = new SqliteAuditLog(db, { redactor: processRedactor() });
     log.append({ kind: "runtime_started", source: "lifecycle", decision: "event" });
     const burst = Array.from({ length: 100 }, (_, i) =>
       log.appendSoon({
@@ -178,7 +157,7 @@ Deno.test("AuditLog.appendSoon() commits a burst in one transaction, chained, be
   }
   // A batch that cannot be written fails every row in it (callers deny).
   const db2 = openDatabase(`${dir}/omotai.db`);
-  const log2 = new AuditLog(db2);
+  const log2 = new SqliteAuditLog(db2, { redactor: processRedactor() });
   db2.close();
   const results = await Promise.allSettled([
     log2.appendSoon({ kind: "request", source: "request", decision: "allow" }),
@@ -196,7 +175,7 @@ function leaks(text: string, value: string): string[] {
   return secretForms(value).filter((f) => text.includes(f));
 }
 
-Deno.test("AuditLog.append() redacts secret forms in every field before hashing and storing", async () => {
+Deno.test("SqliteAuditLog.append() redacts secret forms in every field before hashing and storing", async () => {
   const dir = await Deno.makeTempDir();
   const db = openDatabase(`${dir}/omotai.db`);
   const secret = "s3cr3t-Pa55 w/ord";
@@ -205,7 +184,7 @@ Deno.test("AuditLog.append() redacts secret forms in every field before hashing 
   const forms = secretForms(secret);
   try {
     using mirror = new JsonlMirror(`${dir}/audit.jsonl`, { redactor });
-    const log = new AuditLog(db, mirror, redactor);
+    const log = new SqliteAuditLog(db, { redactor, mirror });
     for (let i = 0; i < forms.length; i++) {
       const f = forms[i];
       log.append({
@@ -242,45 +221,31 @@ Deno.test("AuditLog.append() redacts secret forms in every field before hashing 
   }
 });
 
-Deno.test("AuditLog uses the process redactor by default, and JsonlMirror redacts its lines", async () => {
+Deno.test("SqliteAuditLog refuses to be built without a redactor, so no row can be stored unredacted", async () => {
   const dir = await Deno.makeTempDir();
   const db = openDatabase(`${dir}/omotai.db`);
-  const secret = `audit-${crypto.randomUUID()}`;
   try {
-    using mirror = new JsonlMirror(`${dir}/audit.jsonl`);
-    const log = new AuditLog(db, mirror);
-    const event = {
-      kind: "request",
-      source: "request" as const,
-      decision: "deny" as const,
-      reason: `saw ${btoa(`user:${secret}`)}`,
-    };
-    log.append(event);
-    assert.equal(log.rows()[0].reason, event.reason, "nothing to redact yet");
-    processRedactor().add([secret]);
-    await log.appendSoon(event);
-    assert.match(log.rows()[1].reason!, /^saw dXNlcj.\[redacted\]/);
-    // A row written before the value was known is redacted on its way into the mirror.
-    mirror.write(log.rows()[0]);
-    const lines = Deno.readTextFileSync(`${dir}/audit.jsonl`).trim().split("\n");
-    assert.equal(lines.length, 3);
-    // The first line went out before the value was known: nothing can take it back.
-    assert.notDeepEqual(leaks(lines[0], secret), []);
-    assert.deepEqual(leaks(lines.slice(1).join("\n"), secret), []);
-    assert.match(lines[2], /"reason":"saw dXNlcj.\[redacted\]"/);
+    for (const options of [undefined, {}, { redactor: {} }, { redactor: null }]) {
+      assert.throws(
+        () => new SqliteAuditLog(db, options as unknown as AuditWriterOptions),
+        TypeError,
+        JSON.stringify(options),
+      );
+    }
+    assert.equal(db.prepare("SELECT count(*) AS n FROM audit").get()?.n, 0);
   } finally {
     db.close();
     await Deno.remove(dir, { recursive: true });
   }
 });
 
-Deno.test("AuditLog.append() redacts the message of an AUDIT_UNAVAILABLE error", async () => {
+Deno.test("SqliteAuditLog.append() redacts the message of an AUDIT_UNAVAILABLE error", async () => {
   const dir = await Deno.makeTempDir();
   const db = openDatabase(`${dir}/omotai.db`);
   const redactor = new Redactor();
   // The driver's message is passed on: pretend it carries a secret.
   redactor.add(["is not open"]);
-  const log = new AuditLog(db, undefined, redactor);
+  const log = new SqliteAuditLog(db, { redactor });
   db.close();
   try {
     assert.throws(

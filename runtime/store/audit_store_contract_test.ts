@@ -5,19 +5,18 @@
  */
 import assert from "node:assert/strict";
 import { REDACTED, Redactor } from "../redact/mod.ts";
-import { openDatabase } from "../store/database.ts";
-import { PgDatabase } from "../store/pg_database.ts";
-import { addTenant } from "../store/pg_tenants.ts";
+import { openDatabase } from "./database.ts";
+import { PgDatabase } from "./pg_database.ts";
+import { addTenant } from "./pg_tenants.ts";
 import { clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
-import { AuditLog } from "./audit_log.ts";
-import type { AuditEvent, AuditRow } from "./audit_row.ts";
+import { SqliteAuditLog } from "./sqlite_audit_log.ts";
+import { type AuditEvent, type AuditRow, GENESIS_HASH } from "./audit_row.ts";
 import { forgeFrom } from "../../tests/helpers/audit_forgery.ts";
-import { type AuditStore, sqliteAuditStore } from "./audit_store.ts";
-import { readCheckpoints } from "./checkpointer.ts";
-import { Checkpointer } from "./checkpointer.ts";
-import { generateCheckpointKey } from "./checkpoint.ts";
+import type { AuditStore } from "./audit_store.ts";
+import { sqliteAuditStore } from "./sqlite_audit_store.ts";
+import { Checkpointer, readCheckpoints } from "../audit/checkpointer.ts";
+import { checkpointCheck, generateCheckpointKey } from "../audit/checkpoint.ts";
 import { PgAuditLog, tenantGenesis } from "./pg_audit_log.ts";
-import { GENESIS_HASH } from "./audit_row.ts";
 
 const SECRET = "Contract-Planted-Secret-91f2";
 
@@ -44,7 +43,7 @@ const sqlite: Adapter = {
     const dir = await Deno.makeTempDir({ prefix: "omotai-audit-contract-" });
     const db = openDatabase(`${dir}/omotai.db`);
     return {
-      store: sqliteAuditStore(db, new AuditLog(db, undefined, redactor)),
+      store: sqliteAuditStore(db, new SqliteAuditLog(db, { redactor })),
       genesis: GENESIS_HASH,
       tamper: (seq) => {
         db.exec("DROP TRIGGER audit_no_update");
@@ -280,7 +279,7 @@ for (const adapter of ADAPTERS) {
       assert.deepEqual(problems, []);
       assert.deepEqual(checkpoints.map((c) => c.seq), [5, 8]);
       assert.deepEqual(await s.store.checkpoints(), checkpoints);
-      const check = { checkpoints, publicKey: key.public };
+      const check = checkpointCheck({ checkpoints, publicKey: key.public });
       assert.deepEqual((await s.store.verify(check)).problems, []);
       // The forgery verifies as a chain: only the checkpoints tell.
       await s.rewrite(3);

@@ -9,14 +9,14 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { OmotaiError } from "../errors.ts";
 import { Redactor } from "../redact/mod.ts";
-import { PgDatabase } from "../store/pg_database.ts";
-import { addTenant, listTenants } from "../store/pg_tenants.ts";
-import { PG_MIGRATIONS } from "../store/pg_migrations.ts";
+import { PgDatabase } from "./pg_database.ts";
+import { addTenant, listTenants } from "./pg_tenants.ts";
+import { PG_MIGRATIONS } from "./pg_migrations.ts";
 import { assertRefused, clusterTeardown, startPostgres } from "../../tests/helpers/postgres.ts";
 import { type AuditEvent, auditFields, placedRow, rowTail } from "./audit_row.ts";
-import { PgAuditLog, tenantGenesis } from "./pg_audit_log.ts";
-import { generateCheckpointKey } from "./checkpoint.ts";
-import { Checkpointer, readCheckpoints } from "./checkpointer.ts";
+import { PgAuditLog, type PgAuditOptions, tenantGenesis } from "./pg_audit_log.ts";
+import { checkpointCheck, generateCheckpointKey } from "../audit/checkpoint.ts";
+import { Checkpointer, readCheckpoints } from "../audit/checkpointer.ts";
 import { ANSWER_BOUND_MS } from "../../tests/helpers/until.ts";
 
 const pg = await startPostgres();
@@ -58,6 +58,17 @@ Deno.test("PgDatabase.open() refuses a runtime role that would see past row-leve
     app.tenant("Robert'); DROP TABLE--", () => Promise.resolve()),
     code("BAD_TENANT"),
   );
+});
+
+Deno.test("PgAuditLog refuses to be built without a redactor, so no row can be stored unredacted", async () => {
+  await using app = await PgDatabase.open({ url: pg.appUrl });
+  for (const options of [undefined, {}, { redactor: {} }, { mirror: { write() {} } }]) {
+    assert.throws(
+      () => new PgAuditLog(app, "acme", options as unknown as PgAuditOptions),
+      TypeError,
+      JSON.stringify(options),
+    );
+  }
 });
 
 Deno.test("PgAuditLog: one tenant's chain is invisible to another's, and each starts at its own genesis", async () => {
@@ -321,7 +332,7 @@ Deno.test("PgAuditLog.verify(): rows deleted by the superuser with the anchor mo
     });
     assert.deepEqual((await log.verify()).problems, [], "the chain alone cannot tell");
     const { checkpoints } = await readCheckpoints(`${dir}/cp.jsonl`);
-    const v = await log.verify({ checkpoints, publicKey: key.public });
+    const v = await log.verify(checkpointCheck({ checkpoints, publicKey: key.public }));
     assert.equal(v.ok, false);
     assert.match(v.problems.join("\n"), /removed before the retention allows; the history was cut/);
   } finally {

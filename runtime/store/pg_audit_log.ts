@@ -17,15 +17,6 @@
  */
 import { createHash } from "node:crypto";
 import { log, OmotaiError } from "../mod.ts";
-import { processRedactor, type Redactor } from "../redact/mod.ts";
-import { type PgDatabase, PgError, type PgTx } from "../store/mod.ts";
-import {
-  type AuditStore,
-  checkedResult,
-  type CheckpointCheck,
-  type RecentFilter,
-} from "./audit_store.ts";
-import type { Checkpoint } from "./checkpoint.ts";
 import {
   type AuditEvent,
   type AuditFields,
@@ -34,8 +25,17 @@ import {
   placedRow,
   rowTail,
 } from "./audit_row.ts";
-import type { JsonlMirror } from "./jsonl_mirror.ts";
-import { type VerifyResult, verifyRows } from "./verify.ts";
+import { type ChainCheck, checkedResult, type VerifyResult, verifyRows } from "./audit_chain.ts";
+import {
+  type AuditMirror,
+  type AuditRedactor,
+  type AuditStore,
+  type AuditWriterOptions,
+  type Checkpoint,
+  type RecentFilter,
+  requiredRedactor,
+} from "./audit_store.ts";
+import { type PgDatabase, PgError, type PgTx } from "./pg_database.ts";
 
 /** Where tenant `tenant`'s chain starts (the database's `audit_genesis`). */
 export function tenantGenesis(tenant: string): string {
@@ -49,11 +49,8 @@ interface Head {
   anchor_hash: string;
 }
 
-/** What a PostgreSQL audit log writes with. */
-export interface PgAuditOptions {
-  mirror?: JsonlMirror;
-  /** Defaults to the process's redactor. */
-  redactor?: Redactor;
+/** What a PostgreSQL audit log writes with (its redactor required, as every writer's). */
+export interface PgAuditOptions extends AuditWriterOptions {
   /** The rows' time (tests date rows back to prune them). */
   now?: () => Date;
 }
@@ -62,15 +59,15 @@ export interface PgAuditOptions {
 export class PgAuditLog implements AuditStore {
   readonly tenant: string;
   readonly #db: PgDatabase;
-  readonly #mirror: JsonlMirror | undefined;
-  readonly #redactor: Redactor;
+  readonly #mirror: AuditMirror | undefined;
+  readonly #redactor: AuditRedactor;
   readonly #now: () => Date;
 
-  constructor(db: PgDatabase, tenant: string, options: PgAuditOptions = {}) {
+  constructor(db: PgDatabase, tenant: string, options: PgAuditOptions) {
     this.#db = db;
     this.tenant = tenant;
     this.#mirror = options.mirror;
-    this.#redactor = options.redactor ?? processRedactor();
+    this.#redactor = requiredRedactor(options);
     this.#now = options.now ?? (() => new Date());
   }
 
@@ -130,7 +127,7 @@ export class PgAuditLog implements AuditStore {
     });
   }
 
-  async verify(check?: CheckpointCheck | readonly CheckpointCheck[]): Promise<VerifyResult> {
+  async verify(check?: ChainCheck | readonly ChainCheck[]): Promise<VerifyResult> {
     return await this.#db.tenant(this.tenant, async (tx) => {
       const head = await readHead(tx, this.tenant);
       if (!head) {
