@@ -28,6 +28,7 @@ import { Grants } from "../grants/mod.ts";
 import { egressSecrets, processRedactor } from "../redact/mod.ts";
 import {
   type AgentStore,
+  CaptureLeases,
   type CaptureLeaseStore,
   databasePath,
   DEFAULT_TENANT,
@@ -37,7 +38,7 @@ import {
   openDatabase,
   PgAdminToken,
   PgAgentStore,
-  pgCaptureLeases,
+  PgCaptureLeaseRows,
   PgDatabase,
   PgDecisionStore,
   PgDomainStore,
@@ -46,7 +47,7 @@ import {
   PgOperatorSessions,
   PgVaultRecords,
   SqliteAgentStore,
-  sqliteCaptureLeases,
+  SqliteCaptureLeaseRows,
   SqliteDomainStore,
   SqliteGrantStore,
   TENANT_ID,
@@ -219,7 +220,7 @@ function embedded(db: DatabaseSync, mirror: JsonlMirror | undefined, runtime: st
       audit,
       secrets: { has: (id) => Vault.has(db, id) },
     }),
-    leases: sqliteCaptureLeases(db, { runtime }),
+    leases: new CaptureLeases(new SqliteCaptureLeaseRows(db), { runtime }),
     // One runtime: its sessions are all there is (nothing of a last run outlives its process).
     live: new MemoryLiveSessions({ name: runtime }),
     available: () => true,
@@ -282,7 +283,7 @@ async function openShared(
       secrets: { has: (id) => Vault.has(vaultRecords, id) },
     }),
     vaultRecords,
-    leases: pgCaptureLeases(pg, tenant, { runtime: runtime.name }),
+    leases: new CaptureLeases(new PgCaptureLeaseRows(pg, tenant), { runtime: runtime.name }),
     live,
     shared: { db: pg, board, questions, operatorSessions, admin, runtime: runtime.name },
     // The console's word: rows cannot be kept, or the rules are too old to judge by.
