@@ -21,8 +21,6 @@
  * @module
  */
 
-import { rowGuard, TENANT_UNSET_GUARD } from "./pg_sql.ts";
-
 import { GRANTS_MIGRATION } from "./pg_migration_grants.ts";
 import { TENANTS_AUDIT_MIGRATION } from "./pg_migration_tenants_audit.ts";
 import { OPERATOR_SESSIONS_MIGRATION } from "./pg_migration_operator_sessions.ts";
@@ -33,6 +31,7 @@ import { AUDIT_APPEND_MIGRATION } from "./pg_migration_audit_append.ts";
 import { LIVE_TENANT_MIGRATION } from "./pg_migration_live_tenant.ts";
 import { AUDIT_CHAIN_MIGRATION } from "./pg_migration_audit_chain.ts";
 import { CAPTURE_LEASES_MIGRATION } from "./pg_migration_capture_leases.ts";
+import { rowGuard, TENANT_UNSET_GUARD } from "./pg_sql.ts";
 
 /** Migrations, in order; index + 1 is the version each leads to. */
 export const PG_MIGRATIONS: readonly string[] = [
