@@ -14,7 +14,7 @@
  * @module
  */
 import { spawn } from "node:child_process";
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import { constants } from "node:os";
 import process from "node:process";
@@ -25,23 +25,15 @@ import { fileURLToPath } from "node:url";
 export const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /**
- * The variables the launcher reads: `LAUNCHER_ENV` of runtime/launcher/permissions.ts
+ * The variables the launcher reads: `LAUNCHER_ENV` of runtime/launcher/permissions.ts, which
+ * this script cannot import (it is TypeScript), as data: bin/launcher_env.json
  * (tests/npm_package_test.ts fails when the two differ).
+ *
+ * @type {string[]}
  */
-export const LAUNCHER_ENV = [
-  "OMOTAI_DATA_DIR",
-  "XDG_STATE_HOME",
-  "HOME",
-  "LOCALAPPDATA",
-  "OMOTAI_BROWSER",
-  "OMOTAI_HEADFUL",
-  "OMOTAI_BROWSER_SHA256",
-  "OMOTAI_DB",
-  "OMOTAI_DATABASE_URL",
-  "TMPDIR",
-  "LOG_TOKENS",
-  "LOG_STREAM",
-];
+export const LAUNCHER_ENV = JSON.parse(
+  readFileSync(join(PACKAGE_DIR, "bin", "launcher_env.json"), "utf8"),
+);
 
 /**
  * The path of the Deno binary the `deno` dependency ships. Its own installer puts the binary

@@ -97,6 +97,7 @@ Deno.test("npm pack holds every module the launcher, runtime and proxy load, no 
   for (
     const f of [
       "bin/omotai.mjs",
+      "bin/launcher_env.json",
       "deno.json",
       "deno.lock",
       "README.md",

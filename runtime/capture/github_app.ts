@@ -26,11 +26,11 @@ import {
   leave,
   only,
   open,
-  pressEnter,
   requireOrigin,
   sendNavigation,
+  submitForm,
 } from "./page_steps.ts";
-import { type CaptureWorkflow, secretShaped, type WorkflowContext } from "./workflow.ts";
+import { type CaptureWorkflow, secretShaped } from "./workflow.ts";
 import { readFormSubmission } from "../login/mod.ts";
 
 /** The path of the runtime's callback on the vendor's origin. */
@@ -95,19 +95,7 @@ export function githubApiBase(t: GithubAppTemplate): string {
   return base.hostname === "github.com" ? "https://api.github.com" : `${base.origin}/api/v3`;
 }
 
-/** The `github_app` workflow. */
-export const githubApp: CaptureWorkflow<GithubAppTemplate> = {
-  name: "github_app",
-  outputs: ["pem", "client_secret", "webhook_secret"],
-  origin: baseOrigin,
-  reach: (t) => [...new Set([baseOrigin(t), new URL(githubApiBase(t)).origin])],
-  run: runGithubApp,
-};
-
-async function runGithubApp(
-  ctx: WorkflowContext,
-  t: GithubAppTemplate,
-): Promise<Record<string, string>> {
+const runGithubApp: CaptureWorkflow<GithubAppTemplate>["run"] = async (ctx, t) => {
   const { page } = ctx;
   const origin = baseOrigin(t);
   const state = Array.from(crypto.getRandomValues(new Uint8Array(20)))
@@ -160,13 +148,7 @@ async function runGithubApp(
   try {
     // Inside the try: a call that timed out after Chromium applied it is undone below too.
     await page.send("Emulation.setScriptExecutionDisabled", { value: true });
-    await sendNavigation(
-      page,
-      ctx.hold,
-      submission,
-      () => pressEnter(page, button),
-      "the confirmation",
-    );
+    await submitForm(page, ctx.hold, submission, button, "the confirmation");
 
     ctx.step("reading the vendor's callback");
     const back = await here(page);
@@ -253,4 +235,13 @@ async function runGithubApp(
   }
   const { pem, client_secret, webhook_secret } = parsed.data;
   return { pem, client_secret, webhook_secret };
-}
+};
+
+/** The `github_app` workflow. */
+export const githubApp: CaptureWorkflow<GithubAppTemplate> = {
+  name: "github_app",
+  outputs: ["pem", "client_secret", "webhook_secret"],
+  origin: baseOrigin,
+  reach: (t) => [...new Set([baseOrigin(t), new URL(githubApiBase(t)).origin])],
+  run: runGithubApp,
+};

@@ -18,17 +18,8 @@
 import { readFormSubmission } from "../login/mod.ts";
 import type { LinearOauthAppTemplate } from "../policy/mod.ts";
 import { CaptureError } from "./capture_error.ts";
-import {
-  inWorld,
-  leave,
-  only,
-  open,
-  pressEnter,
-  requireOrigin,
-  sendNavigation,
-  typeInto,
-} from "./page_steps.ts";
-import { type CaptureWorkflow, secretShaped, type WorkflowContext } from "./workflow.ts";
+import { inWorld, leave, only, open, requireOrigin, submitForm, typeInto } from "./page_steps.ts";
+import { type CaptureWorkflow, secretShaped } from "./workflow.ts";
 
 /** The registration form (Linear's markup; a change there is refused, not guessed). */
 export const LINEAR_FORM = "form#oauth-application-form";
@@ -53,19 +44,7 @@ function origin(t: LinearOauthAppTemplate): string {
   return new URL(t.registration_url).origin;
 }
 
-/** The `linear_oauth_app` workflow. */
-export const linearOauthApp: CaptureWorkflow<LinearOauthAppTemplate> = {
-  name: "linear_oauth_app",
-  outputs: ["client_id", "client_secret"],
-  origin,
-  reach: (t) => [origin(t)],
-  run: runLinearOauthApp,
-};
-
-async function runLinearOauthApp(
-  ctx: WorkflowContext,
-  t: LinearOauthAppTemplate,
-): Promise<Record<string, string>> {
+const runLinearOauthApp: CaptureWorkflow<LinearOauthAppTemplate>["run"] = async (ctx, t) => {
   const { page } = ctx;
   const at = origin(t);
 
@@ -97,13 +76,7 @@ async function runLinearOauthApp(
   ctx.step("submitting the registration");
   try {
     // Inside the try: once the submission may have left, the tab leaves whatever it shows.
-    await sendNavigation(
-      page,
-      ctx.hold,
-      submission!,
-      () => pressEnter(page, button),
-      "the registration",
-    );
+    await submitForm(page, ctx.hold, submission!, button, "the registration");
     ctx.step("reading the client id and secret");
     await requireOrigin(page, at, "the registration's answer");
     const idNode = await only(page, LINEAR_CLIENT_ID, "client id");
@@ -123,4 +96,13 @@ async function runLinearOauthApp(
     // The answer page shows the secret: the tab leaves it whatever happened.
     await leave(page);
   }
-}
+};
+
+/** The `linear_oauth_app` workflow. */
+export const linearOauthApp: CaptureWorkflow<LinearOauthAppTemplate> = {
+  name: "linear_oauth_app",
+  outputs: ["client_id", "client_secret"],
+  origin,
+  reach: (t) => [origin(t)],
+  run: runLinearOauthApp,
+};

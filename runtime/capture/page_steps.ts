@@ -163,8 +163,23 @@ export async function sendNavigation(
   }
 }
 
+/**
+ * Submits the page's own form by pressing Enter on its submit `button`, under the write hold
+ * as {@link sendNavigation} sends any write: exactly `submission` (what the form was read to
+ * submit) may leave.
+ */
+export function submitForm(
+  page: CdpSession,
+  hold: RuntimeWriteHold,
+  submission: NonNullable<RuntimeWrite>,
+  button: number,
+  what: string,
+): Promise<void> {
+  return sendNavigation(page, hold, submission, () => pressEnter(page, button), what);
+}
+
 /** Presses Enter on `node` (a form's submit button): the form's own submission. */
-export async function pressEnter(page: CdpSession, node: number): Promise<void> {
+async function pressEnter(page: CdpSession, node: number): Promise<void> {
   await page.send("DOM.focus", { backendNodeId: node });
   for (const ev of keyEvents("Enter")) await page.send("Input.dispatchKeyEvent", ev);
 }

@@ -33,7 +33,11 @@ export interface PolicyRefs {
   browser_sha256?: string;
 }
 
-/** Variables the launcher itself reads (to find the data dir, the database, the browser). */
+/**
+ * Variables the launcher itself reads (to find the data dir, the database, the browser). The
+ * npm package's bin/omotai.mjs, plain JavaScript, reads them as data from
+ * bin/launcher_env.json (tests/npm_package_test.ts fails when the two differ).
+ */
 export const LAUNCHER_ENV = [
   ...DATA_DIR_ENV,
   "OMOTAI_BROWSER",

@@ -56,7 +56,10 @@ async function serveConnection(client: ByteConn, ctx: ServeContext): Promise<voi
   if (head.method === "CONNECT") {
     const m = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):(\d{1,5})$/.exec(head.target);
     if (!m) return await malformed();
-    return await serveConnect(client, head, m[1].toLowerCase(), Number(m[2]), ctx);
+    return await serveConnect(
+      { client, head, host: m[1].toLowerCase(), port: Number(m[2]) },
+      ctx,
+    );
   }
   // Plain-HTTP requests one after another on a kept-alive connection, each judged on its own.
   let conn = client;

@@ -22,21 +22,25 @@ import { forward } from "./proxy_forward.ts";
 import { type Head, readHead } from "./request_head.ts";
 import { type ByteConn, terminateTls } from "./tls_terminate.ts";
 
+/** A CONNECT request: the client that sent it, its head, and the `host:port` it names. */
+export interface ConnectRequest {
+  client: ByteConn;
+  head: Head;
+  /** Lower case, as the request names it (an IPv6 literal keeps its brackets). */
+  host: string;
+  port: number;
+}
+
 /**
  * A CONNECT tunnel to `host:port`: judged by host and port (and looked up) first; then, with
  * TLS termination, read inside ({@link openTunnel}), else piped to the judged address.
  */
-export async function serveConnect(
-  client: ByteConn,
-  head: Head,
-  host: string,
-  port: number,
-  ctx: ServeContext,
-): Promise<void> {
+export async function serveConnect(req: ConnectRequest, ctx: ServeContext): Promise<void> {
+  const { client, head, host, port } = req;
   const question = { type: "connect" as const, host, port };
   const verdict = await decide(question, host, ctx);
   if (!verdict.address) return await reply(client, 403, verdict.reason);
-  if (ctx.tls) return await openTunnel(client, head, host, port, ctx);
+  if (ctx.tls) return await openTunnel(req, ctx);
   const upstream = await dial(verdict.address, port);
   if (!upstream) {
     ctx.refused(question, "UPSTREAM_UNREACHABLE");
@@ -60,13 +64,8 @@ const TLS_HANDSHAKE = 0x16;
  * is, and every request in it is judged whole by {@link forward}. Anything else (a protocol
  * that is not HTTP) is refused: the proxy does not carry what it cannot read.
  */
-async function openTunnel(
-  client: ByteConn,
-  head: Head,
-  host: string,
-  port: number,
-  ctx: ServeContext,
-): Promise<void> {
+async function openTunnel(req: ConnectRequest, ctx: ServeContext): Promise<void> {
+  const { client, head, host, port } = req;
   await writeAll(client, "HTTP/1.1 200 Connection Established\r\n\r\n");
   let first = head.rest;
   if (first.length === 0) {
@@ -101,20 +100,20 @@ async function openTunnel(
     let conn = inner;
     // Requests in the tunnel one after another, each judged on its own.
     for (;;) {
-      const req = await readHead(conn);
-      if (req === "empty") return;
-      if (!req || !req.target.startsWith("/")) {
+      const inside = await readHead(conn);
+      if (inside === "empty") return;
+      if (!inside || !inside.target.startsWith("/")) {
         ctx.refused({ type: "malformed" }, "BAD_REQUEST");
         return await reply(conn, 400, "BAD_REQUEST");
       }
       let url: URL;
       try {
-        url = new URL(`${scheme}://${shownHost}:${port}${req.target}`);
+        url = new URL(`${scheme}://${shownHost}:${port}${inside.target}`);
       } catch {
         ctx.refused({ type: "malformed" }, "BAD_REQUEST");
         return await reply(conn, 400, "BAD_REQUEST");
       }
-      const kept = await forward(conn, req, url, secure, ctx);
+      const kept = await forward(conn, inside, url, secure, ctx);
       if (!kept) return;
       conn = prefixed(inner, kept.next);
     }

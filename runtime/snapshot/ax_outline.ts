@@ -13,7 +13,6 @@
  * @module
  */
 import type { Protocol } from "../../cdp/mod.ts";
-import type { Redactor } from "../redact/mod.ts";
 import {
   ARIA_CONTROL_ROLES,
   type ControlFacts,
@@ -21,7 +20,7 @@ import {
   NAME_MAX,
   VALUE_MAX,
 } from "./outline_line.ts";
-import { type Outline, type OutlineLimits, OutlineWriter } from "./outline_writer.ts";
+import { type OutlineBuilder, outlineBuilder, type OutlineWriter } from "./outline_writer.ts";
 import { axHidden } from "./visibility.ts";
 
 type AXNode = Protocol.Accessibility.AXNode;
@@ -60,13 +59,6 @@ export interface HiddenControl {
 /** Issues a ref for an element of a frame. */
 export type AxRefIssuer = (frame: AxFrame, backendNodeId: number) => string;
 
-/** Options of {@link buildAxOutline}. */
-export interface AxOutlineOptions {
-  limits?: OutlineLimits;
-  /** The process's redactor by default. */
-  redactor?: Redactor;
-}
-
 /** Controls as Chromium's accessibility tree names them: the ARIA ones and its own. */
 const CONTROL_ROLES = new Set([
   ...ARIA_CONTROL_ROLES,
@@ -101,19 +93,8 @@ const CELL_ROLES = new Set(["cell", "gridcell", "columnheader", "rowheader"]);
 /** Nodes a select's options or an editable region's text may visit. */
 const SUBTREE_VISIT_MAX = 100_000;
 
-/**
- * Builds the outline of a frame and its child frames; page strings are redacted with the
- * redactor (the process's) before anything shortens them.
- */
-export function buildAxOutline(
-  root: AxFrame,
-  issueRef: AxRefIssuer,
-  options: AxOutlineOptions = {},
-): Outline {
-  const out = new OutlineWriter(options);
-  renderFrame(root, issueRef, out, 0);
-  return out.finish();
-}
+/** Builds the outline of an accessibility frame tree (see {@link OutlineBuilder}). */
+export const buildAxOutline: OutlineBuilder<AxFrame, AxRefIssuer> = outlineBuilder(renderFrame);
 
 /** What the walk's stack holds: a node to visit, or the end of a block to flush. */
 type Step = { node: AXNode; suppressText: boolean } | "flush";

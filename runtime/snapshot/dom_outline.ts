@@ -15,7 +15,7 @@
  * @module
  */
 import type { Protocol } from "../../cdp/mod.ts";
-import { CUT_READ_MARGIN, type Redactor } from "../redact/mod.ts";
+import { CUT_READ_MARGIN } from "../redact/mod.ts";
 import {
   ARIA_CONTROL_ROLES,
   type ControlFacts,
@@ -23,7 +23,7 @@ import {
   NAME_MAX,
   VALUE_MAX,
 } from "./outline_line.ts";
-import { type Outline, type OutlineLimits, OutlineWriter } from "./outline_writer.ts";
+import { type OutlineBuilder, outlineBuilder, type OutlineWriter } from "./outline_writer.ts";
 import {
   BLOCK_TAGS,
   Doc,
@@ -57,13 +57,6 @@ export interface DomFrame {
 
 /** Issues a ref for an element of a frame. */
 export type DomRefIssuer = (frame: DomFrame, backendNodeId: number) => string;
-
-/** Options of {@link buildDomOutline}. */
-export interface DomOutlineOptions {
-  limits?: OutlineLimits;
-  /** The process's redactor by default. */
-  redactor?: Redactor;
-}
 
 /**
  * Turns the documents of one `DOMSnapshot.captureSnapshot` reply into frames. `urlOf` gives
@@ -103,19 +96,8 @@ export function domTitle(frame: DomFrame): string {
   return frame.strings[frame.document.title] ?? "";
 }
 
-/**
- * Builds the outline of a frame and its child frames from their DOM snapshots; page
- * strings are redacted with the redactor (the process's) before anything shortens them.
- */
-export function buildDomOutline(
-  root: DomFrame,
-  issueRef: DomRefIssuer,
-  options: DomOutlineOptions = {},
-): Outline {
-  const out = new OutlineWriter(options);
-  renderFrame(root, issueRef, out, 0);
-  return out.finish();
-}
+/** Builds the outline of frames from their DOM snapshots (see {@link OutlineBuilder}). */
+export const buildDomOutline: OutlineBuilder<DomFrame, DomRefIssuer> = outlineBuilder(renderFrame);
 
 /** ARIA roles listed as controls, as the accessibility outline lists them. */
 const CONTROL_ROLES = new Set(ARIA_CONTROL_ROLES);

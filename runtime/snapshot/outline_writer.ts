@@ -68,6 +68,31 @@ export interface OutlineWriterOptions {
   redactor?: Redactor;
 }
 
+/**
+ * Builds the outline of a frame and its child frames; page strings are redacted with the
+ * redactor (the process's by default) before anything shortens them.
+ */
+export type OutlineBuilder<F, R> = (
+  root: F,
+  issueRef: R,
+  options?: OutlineWriterOptions,
+) => Outline;
+
+/**
+ * The one way an outline is built, whatever it is read from: a writer made from the options,
+ * `render` walking the root frame (depth 0) and the frames it holds into it, pending text
+ * flushed at the end.
+ */
+export function outlineBuilder<F, R>(
+  render: (frame: F, issueRef: R, out: OutlineWriter, depth: number) => void,
+): OutlineBuilder<F, R> {
+  return (root, issueRef, options = {}) => {
+    const out = new OutlineWriter(options);
+    render(root, issueRef, out, 0);
+    return out.finish();
+  };
+}
+
 /** Lines and their overview form, within the outline's budget. */
 export class OutlineWriter {
   readonly lines: string[] = [];

@@ -80,7 +80,7 @@ export interface AgentStore {
 }
 
 /** A new agent key: 32 random bytes, `omk_` + base64url. */
-export function newAgentKey(): string {
+function newAgentKey(): string {
   return AGENT_KEY_PREFIX + Buffer.from(crypto.getRandomValues(new Uint8Array(32)))
     .toString("base64url");
 }
@@ -91,7 +91,7 @@ export function agentKeyHash(key: string): string {
 }
 
 /** Throws `BAD_POLICY_PATH` or `POLICY_UNREADABLE` unless `path` is an absolute, readable file. */
-export function checkPolicyFile(path: string): void {
+function checkPolicyFile(path: string): void {
   if (!isAbsolute(path)) {
     throw new AgentKeyError("BAD_POLICY_PATH", `the policy path ${path} is not absolute`);
   }
@@ -107,6 +107,32 @@ export function checkPolicyFile(path: string): void {
     );
   }
   if (!isFile) throw new AgentKeyError("BAD_POLICY_PATH", `${path} is not a file`);
+}
+
+/** A new agent, checked and keyed: what an adapter's `add` stores and returns. */
+export interface AgentDraft {
+  /** The agent and its key, returned once. */
+  readonly agent: NewAgent;
+  /** What is stored of the key (`agentKeyHash`). */
+  readonly keyHash: string;
+  /** The policy path, or null for the runtime's `--policy`. */
+  readonly policy: string | null;
+}
+
+/**
+ * Checks a new agent's name and policy file and makes its key: the start of every adapter's
+ * `add`. Throws `BAD_AGENT_NAME`, `BAD_POLICY_PATH` or `POLICY_UNREADABLE`.
+ */
+export function draftAgent(name: string, policy?: string): AgentDraft {
+  checkAgentName(name);
+  if (policy !== undefined) checkPolicyFile(policy);
+  const key = newAgentKey();
+  return { agent: { name, key }, keyHash: agentKeyHash(key), policy: policy ?? null };
+}
+
+/** The refusal of a name the tenant has already (`AGENT_EXISTS`). */
+export function agentExists(name: string): AgentKeyError {
+  return new AgentKeyError("AGENT_EXISTS", `an agent named "${name}" exists; remove it first`);
 }
 
 /** A key's SHA-256 (what `agentKeyHash` writes as hex; what the embedded store compares). */

@@ -6,17 +6,16 @@
  * @module
  */
 import {
+  agentExists,
   type AgentInfo,
-  AgentKeyError,
   agentKeyHash,
   type AgentStore,
   checkAgentName,
-  checkPolicyFile,
+  draftAgent,
   type NewAgent,
-  newAgentKey,
   type TenantAgent,
 } from "./agent_store.ts";
-import type { PgDatabase } from "./pg_database.ts";
+import { PgTenantStore } from "./pg_tenant_store.ts";
 
 interface AgentRow {
   tenant_id: string;
@@ -26,37 +25,23 @@ interface AgentRow {
 }
 
 /** Tenant `tenant`'s agents in `db`. */
-export class PgAgentStore implements AgentStore {
-  readonly tenant: string;
-  readonly #db: PgDatabase;
-
-  constructor(db: PgDatabase, tenant: string) {
-    this.#db = db;
-    this.tenant = tenant;
-  }
-
+export class PgAgentStore extends PgTenantStore implements AgentStore {
   async add(name: string, policy?: string): Promise<NewAgent> {
-    checkAgentName(name);
-    if (policy !== undefined) checkPolicyFile(policy);
-    const key = newAgentKey();
-    const added = await this.#db.tenant(
-      this.tenant,
-      (tx) =>
-        tx`INSERT INTO agents (tenant_id, name, key_hash, policy, created_at)
-        VALUES (${this.tenant}, ${name}, ${agentKeyHash(key)}, ${policy ?? null},
+    const draft = draftAgent(name, policy);
+    const added = await this.inTenant((tx) =>
+      tx`INSERT INTO agents (tenant_id, name, key_hash, policy, created_at)
+        VALUES (${this.tenant}, ${name}, ${draft.keyHash}, ${draft.policy},
           ${new Date().toISOString()})
-        ON CONFLICT (tenant_id, name) DO NOTHING RETURNING name`,
+        ON CONFLICT (tenant_id, name) DO NOTHING RETURNING name`
     );
-    if (added.length === 0) {
-      throw new AgentKeyError("AGENT_EXISTS", `an agent named "${name}" exists; remove it first`);
-    }
-    return { name, key };
+    if (added.length === 0) throw agentExists(name);
+    return draft.agent;
   }
 
   async verify(key: string): Promise<TenantAgent | undefined> {
     // The hash is looked up, not compared in a loop: a SHA-256 of a 256-bit key is found by
     // an index, and nothing about other keys is read.
-    const [row] = await this.#db.transaction((tx) =>
+    const [row] = await this.db.transaction((tx) =>
       tx<AgentRow[]>`SELECT tenant_id, name, policy, created_at FROM agent_by_key(${
         agentKeyHash(key)
       })`
@@ -65,11 +50,9 @@ export class PgAgentStore implements AgentStore {
   }
 
   async list(): Promise<AgentInfo[]> {
-    const rows = await this.#db.tenant(
-      this.tenant,
-      (tx) =>
-        tx<AgentRow[]>`SELECT tenant_id, name, policy, created_at FROM agents
-        WHERE tenant_id = ${this.tenant} ORDER BY name`,
+    const rows = await this.inTenant((tx) =>
+      tx<AgentRow[]>`SELECT tenant_id, name, policy, created_at FROM agents
+        WHERE tenant_id = ${this.tenant} ORDER BY name`
     );
     return rows.map(info);
   }
@@ -77,9 +60,8 @@ export class PgAgentStore implements AgentStore {
   async remove(name: string): Promise<boolean> {
     checkAgentName(name);
     // Through agent_remove(): the runtime's role has no table-wide DELETE.
-    const [{ gone }] = await this.#db.tenant(
-      this.tenant,
-      (tx) => tx<{ gone: boolean }[]>`SELECT agent_remove(${name}) AS gone`,
+    const [{ gone }] = await this.inTenant((tx) =>
+      tx<{ gone: boolean }[]>`SELECT agent_remove(${name}) AS gone`
     );
     return gone;
   }

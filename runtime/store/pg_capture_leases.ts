@@ -7,14 +7,8 @@
  *
  * @module
  */
-import {
-  type CaptureLeaseOptions,
-  type CaptureLeaseRows,
-  CaptureLeases,
-  type CaptureLeaseStore,
-  type LeaseTake,
-} from "./capture_lease_store.ts";
-import type { PgDatabase } from "./pg_database.ts";
+import type { CaptureLeaseRows, LeaseTake } from "./capture_lease_store.ts";
+import { PgTenantStore } from "./pg_tenant_store.ts";
 
 interface TakeRow {
   taken: boolean;
@@ -24,26 +18,16 @@ interface TakeRow {
 }
 
 /** Lease rows of one tenant. */
-export class PgCaptureLeaseRows implements CaptureLeaseRows {
-  readonly #db: PgDatabase;
-  readonly #tenant: string;
-
-  constructor(db: PgDatabase, tenant: string) {
-    this.#db = db;
-    this.#tenant = tenant;
-  }
-
+export class PgCaptureLeaseRows extends PgTenantStore implements CaptureLeaseRows {
   async take(
     targets: readonly string[],
     token: string,
     holder: string,
     ttlMs: number,
   ): Promise<LeaseTake> {
-    const [row] = await this.#db.tenant(
-      this.#tenant,
-      (tx) =>
-        tx<TakeRow[]>`SELECT * FROM capture_lease_take(${[...targets]}::text[], ${token},
-          ${holder}, ${Math.round(ttlMs)}::bigint)`,
+    const [row] = await this.inTenant((tx) =>
+      tx<TakeRow[]>`SELECT * FROM capture_lease_take(${[...targets]}::text[], ${token},
+          ${holder}, ${Math.round(ttlMs)}::bigint)`
     );
     if (row.taken) return { taken: true };
     return {
@@ -55,29 +39,13 @@ export class PgCaptureLeaseRows implements CaptureLeaseRows {
   }
 
   async renew(token: string, ttlMs: number): Promise<number> {
-    const [{ n }] = await this.#db.tenant(
-      this.#tenant,
-      (tx) =>
-        tx<{ n: number }[]>`SELECT capture_lease_renew(${token}, ${
-          Math.round(ttlMs)
-        }::bigint) AS n`,
+    const [{ n }] = await this.inTenant((tx) =>
+      tx<{ n: number }[]>`SELECT capture_lease_renew(${token}, ${Math.round(ttlMs)}::bigint) AS n`
     );
     return n;
   }
 
   async release(token: string): Promise<void> {
-    await this.#db.tenant(
-      this.#tenant,
-      (tx) => tx`SELECT capture_lease_release(${token})`,
-    );
+    await this.inTenant((tx) => tx`SELECT capture_lease_release(${token})`);
   }
-}
-
-/** The shared store's `CaptureLeaseStore` for `tenant`. */
-export function pgCaptureLeases(
-  db: PgDatabase,
-  tenant: string,
-  options: CaptureLeaseOptions,
-): CaptureLeaseStore {
-  return new CaptureLeases(new PgCaptureLeaseRows(db, tenant), options);
 }

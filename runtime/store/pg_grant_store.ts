@@ -24,7 +24,8 @@ import type {
   GrantWrite,
   NewGrantRecord,
 } from "./grant_store.ts";
-import type { PgDatabase, PgTx } from "./pg_database.ts";
+import type { PgTx } from "./pg_database.ts";
+import { PgTenantStore } from "./pg_tenant_store.ts";
 
 /** A `grants` row as the client returns it. */
 interface PgGrantRow {
@@ -49,48 +50,32 @@ interface PgGrantRow {
 }
 
 /** Tenant `tenant`'s grants in `db`. */
-export class PgGrantStore implements GrantStore {
-  readonly tenant: string;
-  readonly #db: PgDatabase;
-
-  constructor(db: PgDatabase, tenant: string) {
-    this.#db = db;
-    this.tenant = tenant;
-  }
-
+export class PgGrantStore extends PgTenantStore implements GrantStore {
   async insert(r: NewGrantRecord): Promise<GrantRecord> {
     // A JSON value (the client serializes it for the jsonb column).
     const uses = JSON.parse(JSON.stringify(r.uses));
-    const [row] = await this.#db.tenant(
-      this.tenant,
-      (tx) =>
-        tx<PgGrantRow[]>`INSERT INTO grants (tenant_id, id, secret_id, agent, purpose, mode,
+    const [row] = await this.inTenant((tx) =>
+      tx<PgGrantRow[]>`INSERT INTO grants (tenant_id, id, secret_id, agent, purpose, mode,
           uses, expires_at, created_at, created_by, approved_at, approved_by)
         VALUES (${this.tenant}, ${r.id}, ${r.secret_id}, ${r.agent}, ${r.purpose}, ${r.mode},
           ${tx.json(uses)}, ${r.expires_at}, ${r.created_at}, ${r.created_by},
           ${r.approved_at}, ${r.approved_by})
-        RETURNING *`,
+        RETURNING *`
     );
     return record(row);
   }
 
   async get(id: string): Promise<GrantRecord | undefined> {
-    const [row] = await this.#db.tenant(
-      this.tenant,
-      (tx) =>
-        tx<PgGrantRow[]>`SELECT * FROM grants WHERE tenant_id = ${this.tenant} AND id = ${id}`,
+    const [row] = await this.inTenant((tx) =>
+      tx<PgGrantRow[]>`SELECT * FROM grants WHERE tenant_id = ${this.tenant} AND id = ${id}`
     );
     return row ? record(row) : undefined;
   }
 
   async find(ids: readonly string[]): Promise<GrantRecord[]> {
     if (ids.length === 0) return [];
-    const rows = await this.#db.tenant(
-      this.tenant,
-      (tx) =>
-        tx<PgGrantRow[]>`SELECT * FROM grants WHERE tenant_id = ${this.tenant} AND id IN ${
-          tx(ids)
-        }`,
+    const rows = await this.inTenant((tx) =>
+      tx<PgGrantRow[]>`SELECT * FROM grants WHERE tenant_id = ${this.tenant} AND id IN ${tx(ids)}`
     );
     return rows.map(record);
   }
@@ -98,13 +83,11 @@ export class PgGrantStore implements GrantStore {
   async list(filter: GrantListFilter = {}): Promise<GrantRecord[]> {
     const secretId = filter.secretId ?? null;
     const agent = filter.agent ?? null;
-    const rows = await this.#db.tenant(
-      this.tenant,
-      (tx) =>
-        tx<PgGrantRow[]>`SELECT * FROM grants WHERE tenant_id = ${this.tenant}
+    const rows = await this.inTenant((tx) =>
+      tx<PgGrantRow[]>`SELECT * FROM grants WHERE tenant_id = ${this.tenant}
         AND (${secretId}::text IS NULL OR secret_id = ${secretId})
         AND (${agent}::text IS NULL OR agent = ${agent})
-        ORDER BY created_at DESC, inserted_at DESC, id DESC`,
+        ORDER BY created_at DESC, inserted_at DESC, id DESC`
     );
     return rows.map(record);
   }
@@ -113,7 +96,7 @@ export class PgGrantStore implements GrantStore {
     select: GrantSelect,
     plan: (records: GrantRecord[]) => GrantPlan<T>,
   ): Promise<GrantChange<T>> {
-    return this.#db.tenant(this.tenant, async (tx) => {
+    return this.inTenant(async (tx) => {
       const rows = "ids" in select
         ? select.ids.length === 0 ? [] : await tx<PgGrantRow[]>`SELECT * FROM grants
             WHERE tenant_id = ${this.tenant} AND id IN ${tx(select.ids)}
@@ -139,13 +122,11 @@ export class PgGrantStore implements GrantStore {
     reason: string,
     at: string,
   ): Promise<GrantRecord[]> {
-    const rows = await this.#db.tenant(
-      this.tenant,
-      (tx) =>
-        tx<(PgGrantRow & { inserted_at: Date })[]>`UPDATE grants
+    const rows = await this.inTenant((tx) =>
+      tx<(PgGrantRow & { inserted_at: Date })[]>`UPDATE grants
         SET revoked_at = ${at}, revoked_by = ${by}, revoke_reason = ${reason}
         WHERE tenant_id = ${this.tenant} AND secret_id = ${secretId} AND revoked_at IS NULL
-        RETURNING *`,
+        RETURNING *`
     );
     return [...rows]
       .sort((a, b) =>

@@ -14,6 +14,8 @@
  * @module
  */
 
+import { TENANT_UNSET_GUARD } from "./pg_sql.ts";
+
 /** The SQL of the step (run by the owner, in one transaction). */
 export const CAPTURE_LEASES_MIGRATION = `
   CREATE TABLE capture_leases (
@@ -46,10 +48,7 @@ export const CAPTURE_LEASES_MIGRATION = `
     wanted text[];
     n integer;
   BEGIN
-    IF t IS NULL OR t = '' THEN
-      RAISE EXCEPTION 'TENANT_UNSET: no tenant for this transaction'
-        USING ERRCODE = 'insufficient_privilege';
-    END IF;
+${TENANT_UNSET_GUARD}
     SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}') INTO wanted
       FROM unnest(lease_targets) x;
     IF cardinality(wanted) NOT BETWEEN 1 AND 16 OR array_position(wanted, NULL) IS NOT NULL THEN

@@ -21,6 +21,8 @@
  * @module
  */
 
+import { rowGuard } from "./pg_sql.ts";
+
 /** The SQL of the step (run by the owner, in one transaction). */
 export const GRANTS_MIGRATION = `
   CREATE TABLE grants (
@@ -60,9 +62,11 @@ export const GRANTS_MIGRATION = `
   SELECT tenant_rls('grants', 'tenant_id');
 
   -- What a grant's row may become: see the header of pg_migration_grants.ts.
-  CREATE FUNCTION grants_guard() RETURNS trigger LANGUAGE plpgsql
-    SET search_path = pg_catalog, public, pg_temp AS $f$
-  BEGIN
+${
+  rowGuard({
+    fn: "grants_guard",
+    table: "grants",
+    body: `
     IF (NEW.tenant_id, NEW.id, NEW.secret_id, NEW.agent, NEW.purpose, NEW.mode, NEW.uses,
         NEW.expires_at, NEW.created_at, NEW.created_by, NEW.inserted_at)
       IS DISTINCT FROM (OLD.tenant_id, OLD.id, OLD.secret_id, OLD.agent, OLD.purpose,
@@ -95,11 +99,9 @@ export const GRANTS_MIGRATION = `
         IS DISTINCT FROM (OLD.session_id, OLD.used_at, OLD.last_redeemed_at) THEN
       RAISE EXCEPTION 'GRANT_FINAL: redemptions are counted one at a time and never undone'
         USING ERRCODE = 'check_violation';
-    END IF;
-    RETURN NEW;
-  END $f$;
-  CREATE TRIGGER grants_guard BEFORE UPDATE ON grants
-    FOR EACH ROW EXECUTE FUNCTION grants_guard();
+    END IF;`,
+  })
+}
 
   REVOKE ALL ON grants FROM PUBLIC;
   GRANT SELECT ON grants TO omotai_runtime;

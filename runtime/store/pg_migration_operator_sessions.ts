@@ -14,6 +14,8 @@
  * @module
  */
 
+import { TENANT_UNSET_GUARD } from "./pg_sql.ts";
+
 /** The SQL of the step (run by the owner, in one transaction). */
 export const OPERATOR_SESSIONS_MIGRATION = `
   CREATE TABLE operator_sessions (
@@ -33,10 +35,7 @@ export const OPERATOR_SESSIONS_MIGRATION = `
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
   DECLARE t text := current_setting('app.tenant_id', true);
   BEGIN
-    IF t IS NULL OR t = '' THEN
-      RAISE EXCEPTION 'TENANT_UNSET: no tenant for this transaction'
-        USING ERRCODE = 'insufficient_privilege';
-    END IF;
+${TENANT_UNSET_GUARD}
     DELETE FROM public.operator_sessions WHERE tenant_id = t
       AND last_seen < now() - greatest(idle_ms, 1) * interval '1 millisecond';
     INSERT INTO public.operator_sessions (tenant_id, id_hash, created_at, last_seen)

@@ -13,6 +13,8 @@
  * @module
  */
 
+import { rowGuard } from "./pg_sql.ts";
+
 /** The SQL of the step (run by the owner, in one transaction). */
 export const QUESTIONS_MIGRATION = `
   CREATE TABLE questions (
@@ -35,9 +37,12 @@ export const QUESTIONS_MIGRATION = `
   -- A question is asked pending; only a pending one changes, once, and only its outcome: an
   -- answer (with who gave it) for 'answered', none for 'expired' or 'withdrawn'. When it left
   -- pending is the database's clock, whatever the update said.
-  CREATE FUNCTION questions_final() RETURNS trigger LANGUAGE plpgsql
-    SET search_path = pg_catalog, public, pg_temp AS $f$
-  BEGIN
+${
+  rowGuard({
+    fn: "questions_final",
+    table: "questions",
+    insertTrigger: "questions_asked",
+    body: `
     IF TG_OP = 'INSERT' THEN
       IF NEW.state <> 'pending' OR NEW.answer IS NOT NULL OR NEW.answered_at IS NOT NULL
         OR NEW.answered_by IS NOT NULL THEN
@@ -74,13 +79,9 @@ export const QUESTIONS_MIGRATION = `
       RAISE EXCEPTION 'QUESTION_FINAL: an expired or withdrawn question has no answer'
         USING ERRCODE = 'check_violation';
     END IF;
-    NEW.answered_at := now();
-    RETURN NEW;
-  END $f$;
-  CREATE TRIGGER questions_final BEFORE UPDATE ON questions
-    FOR EACH ROW EXECUTE FUNCTION questions_final();
-  CREATE TRIGGER questions_asked BEFORE INSERT ON questions
-    FOR EACH ROW EXECUTE FUNCTION questions_final();
+    NEW.answered_at := now();`,
+  })
+}
   REVOKE ALL ON questions FROM PUBLIC;
   -- The outcome's columns only: no table-wide UPDATE (which would also allow LOCK TABLE).
   GRANT SELECT, INSERT ON questions TO omotai_runtime;

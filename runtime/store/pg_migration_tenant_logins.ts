@@ -11,6 +11,8 @@
  * @module
  */
 
+import { RLS_FORCED_OWNER_SEES_ALL } from "./pg_sql.ts";
+
 /** The SQL of the step (run by the owner, in one transaction). */
 export const TENANT_LOGINS_MIGRATION = `
   CREATE TABLE tenant_logins (
@@ -42,10 +44,7 @@ export const TENANT_LOGINS_MIGRATION = `
   -- Tables made by later steps get policies on app_tenant() too.
   CREATE OR REPLACE FUNCTION tenant_rls(tbl text, col text) RETURNS void LANGUAGE plpgsql AS $f$
   BEGIN
-    EXECUTE format('ALTER TABLE public.%I ENABLE ROW LEVEL SECURITY', tbl);
-    EXECUTE format('ALTER TABLE public.%I FORCE ROW LEVEL SECURITY', tbl);
-    EXECUTE format('CREATE POLICY %I ON public.%I TO %I USING (true) WITH CHECK (true)',
-      tbl || '_owner', tbl, current_user);
+${RLS_FORCED_OWNER_SEES_ALL}
     EXECUTE format(
       'CREATE POLICY %I ON public.%I TO omotai_runtime '
       || 'USING (%I = public.app_tenant()) WITH CHECK (%I = public.app_tenant())',

@@ -11,6 +11,8 @@
  * @module
  */
 
+import { RLS_FORCED_OWNER_SEES_ALL, TENANT_UNSET_GUARD } from "./pg_sql.ts";
+
 /** Migration 1: tenants, the audit chain and `tenant_rls`. */
 export const TENANTS_AUDIT_MIGRATION: string = `
   CREATE TABLE tenants (
@@ -141,10 +143,7 @@ export const TENANTS_AUDIT_MIGRATION: string = `
     keep_prev text;
     n bigint;
   BEGIN
-    IF t IS NULL OR t = '' THEN
-      RAISE EXCEPTION 'TENANT_UNSET: no tenant for this transaction'
-        USING ERRCODE = 'insufficient_privilege';
-    END IF;
+${TENANT_UNSET_GUARD}
     SELECT days INTO keep_days FROM public.audit_retention WHERE tenant_id = t;
     -- Never younger than the retention, never before 2000: NULL, -infinity and BC dates (whose
     -- text sorts after this century's) all become the floor, which removes nothing young.
@@ -176,10 +175,7 @@ export const TENANTS_AUDIT_MIGRATION: string = `
   -- migrating role) sees every tenant, the runtime's group only app.tenant_id's rows.
   CREATE FUNCTION tenant_rls(tbl text, col text) RETURNS void LANGUAGE plpgsql AS $f$
   BEGIN
-    EXECUTE format('ALTER TABLE public.%I ENABLE ROW LEVEL SECURITY', tbl);
-    EXECUTE format('ALTER TABLE public.%I FORCE ROW LEVEL SECURITY', tbl);
-    EXECUTE format('CREATE POLICY %I ON public.%I TO %I USING (true) WITH CHECK (true)',
-      tbl || '_owner', tbl, current_user);
+${RLS_FORCED_OWNER_SEES_ALL}
     EXECUTE format(
       'CREATE POLICY %I ON public.%I TO omotai_runtime '
       || 'USING (%I = current_setting(''app.tenant_id'', true)) '

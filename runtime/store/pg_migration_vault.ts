@@ -19,6 +19,8 @@
  * @module
  */
 
+import { TENANT_UNSET_GUARD } from "./pg_sql.ts";
+
 /** The SQL of the step (run by the owner, in one transaction). */
 export const VAULT_MIGRATION = `
   CREATE TABLE vault_meta (
@@ -48,10 +50,7 @@ export const VAULT_MIGRATION = `
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
   DECLARE t text := current_setting('app.tenant_id', true); n integer;
   BEGIN
-    IF t IS NULL OR t = '' THEN
-      RAISE EXCEPTION 'TENANT_UNSET: no tenant for this transaction'
-        USING ERRCODE = 'insufficient_privilege';
-    END IF;
+${TENANT_UNSET_GUARD}
     PERFORM 1 FROM public.vault_meta WHERE tenant_id = t FOR SHARE;
     DELETE FROM public.vault_secrets WHERE tenant_id = t AND id = secret_id;
     GET DIAGNOSTICS n = ROW_COUNT;

@@ -31,6 +31,7 @@ import { AUDIT_APPEND_MIGRATION } from "./pg_migration_audit_append.ts";
 import { LIVE_TENANT_MIGRATION } from "./pg_migration_live_tenant.ts";
 import { AUDIT_CHAIN_MIGRATION } from "./pg_migration_audit_chain.ts";
 import { CAPTURE_LEASES_MIGRATION } from "./pg_migration_capture_leases.ts";
+import { rowGuard, TENANT_UNSET_GUARD } from "./pg_sql.ts";
 
 /** Migrations, in order; index + 1 is the version each leads to. */
 export const PG_MIGRATIONS: readonly string[] = [
@@ -113,9 +114,12 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX approvals_pending ON approvals (tenant_id, state, created_at);
   SELECT tenant_rls('approvals', 'tenant_id');
   -- An approval is posted pending, and only a pending one changes, once, and only its outcome.
-  CREATE FUNCTION approvals_final() RETURNS trigger LANGUAGE plpgsql
-    SET search_path = pg_catalog, public, pg_temp AS $f$
-  BEGIN
+${
+    rowGuard({
+      fn: "approvals_final",
+      table: "approvals",
+      insertTrigger: "approvals_posted",
+      body: `
     IF TG_OP = 'INSERT' THEN
       IF NEW.state <> 'pending' OR NEW.decided_at IS NOT NULL OR NEW.decided_by IS NOT NULL THEN
         RAISE EXCEPTION 'APPROVAL_FINAL: an approval is posted pending'
@@ -140,13 +144,9 @@ export const PG_MIGRATIONS: readonly string[] = [
         OLD.method, OLD.kind, OLD.request, OLD.created_at, OLD.expires_at) THEN
       RAISE EXCEPTION 'APPROVAL_FINAL: only the outcome of an approval changes'
         USING ERRCODE = 'check_violation';
-    END IF;
-    RETURN NEW;
-  END $f$;
-  CREATE TRIGGER approvals_final BEFORE UPDATE ON approvals
-    FOR EACH ROW EXECUTE FUNCTION approvals_final();
-  CREATE TRIGGER approvals_posted BEFORE INSERT ON approvals
-    FOR EACH ROW EXECUTE FUNCTION approvals_final();
+    END IF;`,
+    })
+  }
   REVOKE ALL ON approvals FROM PUBLIC;
   -- The outcome's columns only: no table-wide UPDATE (which would also allow LOCK TABLE).
   GRANT SELECT, INSERT ON approvals TO omotai_runtime;
@@ -229,10 +229,7 @@ export const PG_MIGRATIONS: readonly string[] = [
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
   DECLARE t text := current_setting('app.tenant_id', true);
   BEGIN
-    IF t IS NULL OR t = '' THEN
-      RAISE EXCEPTION 'TENANT_UNSET: no tenant for this transaction'
-        USING ERRCODE = 'insufficient_privilege';
-    END IF;
+${TENANT_UNSET_GUARD}
     INSERT INTO public.domain_rules (tenant_id, origin, rule) VALUES (t, rule_origin, rule_kind)
       ON CONFLICT (tenant_id, origin) DO UPDATE SET rule = excluded.rule, added_at = now();
     PERFORM pg_notify('omotai_domains', encode(sha256(convert_to(t, 'UTF8')), 'hex'));
@@ -262,10 +259,7 @@ export const PG_MIGRATIONS: readonly string[] = [
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $f$
   DECLARE t text := current_setting('app.tenant_id', true); n integer;
   BEGIN
-    IF t IS NULL OR t = '' THEN
-      RAISE EXCEPTION 'TENANT_UNSET: no tenant for this transaction'
-        USING ERRCODE = 'insufficient_privilege';
-    END IF;
+${TENANT_UNSET_GUARD}
     UPDATE public.live_sessions SET kill_requested_at = now()
       WHERE tenant_id = t AND id = session_id;
     GET DIAGNOSTICS n = ROW_COUNT;

@@ -11,7 +11,8 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import type { PgDatabase, PgTx } from "./pg_database.ts";
+import type { PgTx } from "./pg_database.ts";
+import { PgTenantStore } from "./pg_tenant_store.ts";
 
 /** The vault's meta values (`VaultMeta` of `vault/records.ts`). */
 export interface PgVaultMeta {
@@ -67,17 +68,9 @@ interface SealedRow extends SecretRow {
 }
 
 /** Tenant `tenant`'s vault in `db` (the runtime's pool). */
-export class PgVaultRecords {
-  readonly tenant: string;
-  readonly #db: PgDatabase;
-
-  constructor(db: PgDatabase, tenant: string) {
-    this.#db = db;
-    this.tenant = tenant;
-  }
-
+export class PgVaultRecords extends PgTenantStore {
   async meta(): Promise<PgVaultMeta | undefined> {
-    return await this.#tx(async (tx) => {
+    return await this.inTenant(async (tx) => {
       const [row] = await this.#metaRow(tx);
       return row && meta(row);
     });
@@ -85,7 +78,7 @@ export class PgVaultRecords {
 
   async insertMetaIfMissing(values: PgVaultMeta): Promise<PgVaultMeta> {
     const t = this.tenant;
-    return await this.#tx(async (tx) => {
+    return await this.inTenant(async (tx) => {
       // Two openers at once: the second waits on the first's row, then leaves it.
       await tx`INSERT INTO vault_meta (tenant_id, format, salt, key_check, key_source)
         VALUES (${t}, ${values.format}, ${values.salt}, ${values.check ?? null},
@@ -102,7 +95,7 @@ export class PgVaultRecords {
   }
 
   async get(id: string): Promise<PgSealedRecord | undefined> {
-    const [row] = await this.#tx((tx) =>
+    const [row] = await this.inTenant((tx) =>
       tx<SealedRow[]>`SELECT id, kind, sealed, created_at, last_used_at FROM vault_secrets
         WHERE tenant_id = ${this.tenant} AND id = ${id}`
     );
@@ -110,7 +103,7 @@ export class PgVaultRecords {
   }
 
   async list(): Promise<PgSecretRecord[]> {
-    const rows = await this.#tx((tx) =>
+    const rows = await this.inTenant((tx) =>
       tx<SecretRow[]>`SELECT id, kind, created_at, last_used_at FROM vault_secrets
         WHERE tenant_id = ${this.tenant} ORDER BY id COLLATE "C"`
     );
@@ -118,13 +111,13 @@ export class PgVaultRecords {
   }
 
   async listSealed(): Promise<PgSealedRecord[]> {
-    const rows = await this.#tx((tx) => this.#sealedRows(tx));
+    const rows = await this.inTenant((tx) => this.#sealedRows(tx));
     return rows.map(sealedRecord);
   }
 
   async put(rec: PgSealedRecord, check: string): Promise<"added" | "taken" | "rekeyed"> {
     const t = this.tenant;
-    return await this.#tx(async (tx) => {
+    return await this.inTenant(async (tx) => {
       // Waits for a rekey in progress (it holds the row FOR UPDATE), then reads its outcome.
       const [m] = await tx<{ key_check: string | null }[]>`SELECT key_check FROM vault_meta
         WHERE tenant_id = ${t} FOR SHARE`;
@@ -140,7 +133,7 @@ export class PgVaultRecords {
   }
 
   async touch(id: string, at: string): Promise<void> {
-    await this.#tx((tx) =>
+    await this.inTenant((tx) =>
       tx`UPDATE vault_secrets SET last_used_at = ${new Date(at)}
         WHERE tenant_id = ${this.tenant} AND id = ${id}`
     );
@@ -148,7 +141,7 @@ export class PgVaultRecords {
 
   async delete(id: string): Promise<boolean> {
     // Through vault_remove(): the runtime's role has no table-wide DELETE.
-    const [{ gone }] = await this.#tx((tx) =>
+    const [{ gone }] = await this.inTenant((tx) =>
       tx<{ gone: boolean }[]>`SELECT vault_remove(${id}) AS gone`
     );
     return gone;
@@ -156,7 +149,7 @@ export class PgVaultRecords {
 
   async replaceAll(change: PgRekeying): Promise<boolean> {
     const t = this.tenant;
-    return await this.#tx(async (tx) => {
+    return await this.inTenant(async (tx) => {
       // Holds the tenant's meta row: puts and removals wait until this commits.
       const [m] = await tx<{ key_check: string | null }[]>`SELECT key_check FROM vault_meta
         WHERE tenant_id = ${t} FOR UPDATE`;
@@ -175,10 +168,6 @@ export class PgVaultRecords {
         WHERE tenant_id = ${t}`;
       return true;
     });
-  }
-
-  #tx<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
-    return this.#db.tenant(this.tenant, fn);
   }
 
   #metaRow(tx: PgTx): Promise<MetaRow[]> {

@@ -9,15 +9,14 @@ import { Buffer } from "node:buffer";
 import { timingSafeEqual } from "node:crypto";
 import type { DatabaseSync } from "node:sqlite";
 import {
+  agentExists,
   type AgentInfo,
   AgentKeyError,
-  agentKeyHash,
   type AgentStore,
   checkAgentName,
-  checkPolicyFile,
+  draftAgent,
   keyDigest,
   type NewAgent,
-  newAgentKey,
   type TenantAgent,
 } from "./agent_store.ts";
 import { asPromise } from "./as_promise.ts";
@@ -83,24 +82,22 @@ export class SqliteAgentStore implements AgentStore {
   }
 
   #add(name: string, policy?: string): NewAgent {
-    checkAgentName(name);
-    if (policy !== undefined) checkPolicyFile(policy);
-    const key = newAgentKey();
-    const exists = () =>
-      new AgentKeyError("AGENT_EXISTS", `an agent named "${name}" exists; remove it first`);
-    if (this.#db.prepare("SELECT 1 FROM agents WHERE name = ?").get(name)) throw exists();
+    const draft = draftAgent(name, policy);
+    if (this.#db.prepare("SELECT 1 FROM agents WHERE name = ?").get(name)) throw agentExists(name);
     try {
       this.#db.prepare(
         "INSERT INTO agents (name, key_hash, policy, created_at) VALUES (?, ?, ?, ?)",
-      ).run(name, agentKeyHash(key), policy ?? null, new Date().toISOString());
+      ).run(name, draft.keyHash, draft.policy, new Date().toISOString());
     } catch (err) {
       // Another process added the same name between the check and the insert.
-      if (/UNIQUE constraint failed: agents\.name/.test((err as Error).message)) throw exists();
+      if (/UNIQUE constraint failed: agents\.name/.test((err as Error).message)) {
+        throw agentExists(name);
+      }
       throw err;
     } finally {
       this.#localWrites++;
     }
-    return { name, key };
+    return draft.agent;
   }
 
   #verify(key: string): AgentInfo | undefined {

@@ -8,13 +8,7 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { OmotaiError } from "../mod.ts";
-import {
-  type CaptureLeaseOptions,
-  type CaptureLeaseRows,
-  CaptureLeases,
-  type CaptureLeaseStore,
-  type LeaseTake,
-} from "./capture_lease_store.ts";
+import type { CaptureLeaseRows, LeaseTake } from "./capture_lease_store.ts";
 
 interface Row {
   target: string;
@@ -106,12 +100,4 @@ function unavailable(err: unknown): OmotaiError {
   return err instanceof OmotaiError
     ? err
     : new OmotaiError("DB_UNAVAILABLE", "the capture leases could not be read or written");
-}
-
-/** The embedded store's `CaptureLeaseStore` over `db`. */
-export function sqliteCaptureLeases(
-  db: DatabaseSync,
-  options: CaptureLeaseOptions,
-): CaptureLeaseStore {
-  return new CaptureLeases(new SqliteCaptureLeaseRows(db, options.now), options);
 }

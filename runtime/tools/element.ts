@@ -16,7 +16,7 @@ import {
   typeInto,
 } from "../browser/mod.ts";
 import { elementFacts, keyFacts, refuseKeyIntoPassword, rethrowAudited } from "./facts.ts";
-import { defineTool, type ToolContext } from "./tool.ts";
+import { defineTool, type ToolContext, type ToolDef } from "./tool.ts";
 
 const ref = z.string().min(1).max(32).describe("Element ref from the latest snapshot, e.g. e12");
 const element = z.string().max(500).optional()
@@ -30,31 +30,54 @@ const byRef = (ctx: ToolContext, args: { ref: string }): Promise<Element> =>
 const settle = (el: Element, action: () => Promise<void>): Promise<LoadOutcome> =>
   runAndSettle(el.page, action, { mainFrameId: el.mainFrame.id });
 
-function settled(ctx: ToolContext, line: string, outcome: LoadOutcome): void {
-  const after = outcome.navigated
-    ? outcome.timedOut ? "; a new page is still loading" : "; a new page loaded"
-    : "";
-  ctx.response.result(line + after);
+/** An input tool as declared: a tool whose `act` runs the action and says what it did. */
+type InputToolDef<S extends z.ZodObject, T> =
+  & Omit<ToolDef<S, T>, "readOnly" | "destructive" | "handle">
+  & {
+    /** Runs the allowed action: the line the result starts with, and the load it caused. */
+    act(
+      ctx: ToolContext,
+      args: z.infer<S>,
+      target: T,
+    ): Promise<{ done: string; outcome: LoadOutcome }>;
+  };
+
+/**
+ * An input action on the page: it changes state (never read-only, always destructive),
+ * answers with the page's snapshot, and says whether a navigation followed it.
+ */
+function inputTool<S extends z.ZodObject, T = undefined>(def: InputToolDef<S, T>): ToolDef<S, T> {
+  const { act, ...tool } = def;
+  return defineTool({
+    ...tool,
+    readOnly: false,
+    destructive: true,
+    async handle(ctx, args, target) {
+      ctx.response.includeSnapshot();
+      const { done, outcome } = await act(ctx, args, target);
+      const after = outcome.navigated
+        ? outcome.timedOut ? "; a new page is still loading" : "; a new page loaded"
+        : "";
+      ctx.response.result(done + after);
+    },
+  });
 }
 
-export const clickTool = defineTool({
+export const clickTool = inputTool({
   name: "browser_click",
   title: "Click",
   description: "Click an element by ref. Returns the page snapshot.",
   schema: z.strictObject({ ref, element }),
   kind: "click",
-  readOnly: false,
-  destructive: true,
   resolve: byRef,
   facts: (ctx, _args, el) => elementFacts(ctx, "click", el),
-  async handle(ctx, args, el) {
-    ctx.response.includeSnapshot();
+  async act(_ctx, args, el) {
     const outcome = await settle(el, () => clickElement(el));
-    settled(ctx, `clicked ${args.ref}`, outcome);
+    return { done: `clicked ${args.ref}`, outcome };
   },
 });
 
-export const typeTool = defineTool({
+export const typeTool = inputTool({
   name: "browser_type",
   title: "Type text",
   description:
@@ -67,13 +90,10 @@ export const typeTool = defineTool({
     submit: z.boolean().optional().describe("Press Enter after typing"),
   }),
   kind: "type",
-  readOnly: false,
-  destructive: true,
   resolve: byRef,
   facts: (ctx, args, el) => elementFacts(ctx, "type", el, args.submit === true),
   // Only a submitting call can be a confirm; the typed text is in the form's values.
-  async handle(ctx, args, el) {
-    ctx.response.includeSnapshot();
+  async act(ctx, args, el) {
     let field = "text" as TypedField;
     const outcome = await settle(el, async () => {
       field = await typeInto(el, args.text, { passwords: ctx.settings.modelMayTypePasswords });
@@ -81,14 +101,14 @@ export const typeTool = defineTool({
     }).catch((err) => rethrowAudited(ctx, "type", err));
     if (field !== "password") ctx.response.typed(args.ref, args.text);
     // The text itself is never echoed: the field may be a password.
-    const what = `typed into ${args.ref}${field === "password" ? " (password field)" : ""}${
+    const done = `typed into ${args.ref}${field === "password" ? " (password field)" : ""}${
       args.submit ? " and pressed Enter" : ""
     }`;
-    settled(ctx, what, outcome);
+    return { done, outcome };
   },
 });
 
-export const selectOptionTool = defineTool({
+export const selectOptionTool = inputTool({
   name: "browser_select_option",
   title: "Select options",
   description: "Select options of a <select> by value or label. Returns the page snapshot.",
@@ -98,21 +118,18 @@ export const selectOptionTool = defineTool({
     values: z.array(z.string().max(1_000)).min(1).max(100).describe("Values or labels to select"),
   }),
   kind: "select",
-  readOnly: false,
-  destructive: true,
   resolve: byRef,
   facts: (ctx, _args, el) => elementFacts(ctx, "select", el),
-  async handle(ctx, args, el) {
-    ctx.response.includeSnapshot();
+  async act(_ctx, args, el) {
     let count = 0;
     const outcome = await settle(el, async () => {
       count = (await selectOptions(el, args.values)).length;
     });
-    settled(ctx, `selected ${count} option(s) in ${args.ref}`, outcome);
+    return { done: `selected ${count} option(s) in ${args.ref}`, outcome };
   },
 });
 
-export const pressKeyTool = defineTool({
+export const pressKeyTool = inputTool({
   name: "browser_press_key",
   title: "Press a key",
   description:
@@ -120,17 +137,14 @@ export const pressKeyTool = defineTool({
     "In a focused password field only keys that type nothing run (PASSWORD_FIELD) unless the operator's policy allows it.",
   schema: z.strictObject({ key: z.string().min(1).max(64).describe("Key name or character") }),
   kind: "key",
-  readOnly: false,
-  destructive: true,
   // Validated before the facts are read: a bad key never reaches the page.
   resolve: (_ctx, { key }) => Promise.resolve(void keyEvents(key)),
   facts: (ctx, { key }) => keyFacts(ctx, key),
-  async handle(ctx, { key }) {
-    ctx.response.includeSnapshot();
+  async act(ctx, { key }) {
     // Again at action time: the page may have moved the focus since the facts were read.
     await refuseKeyIntoPassword(ctx, key).catch((err) => rethrowAudited(ctx, "key", err));
     const page = await ctx.session.page();
     const outcome = await runAndSettle(page, () => pressKey(page, key));
-    settled(ctx, `pressed ${key}`, outcome);
+    return { done: `pressed ${key}`, outcome };
   },
 });
