@@ -81,6 +81,8 @@ async function world(extra: (site: HttpsSite) => string = () => ""): Promise<Wor
 }
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How many WebSocket handshakes the proxy has refused so far. */
+const wsRefusals = (w: World) => w.refusals().filter((r) => r === "proxy WEBSOCKET_REFUSED").length;
 
 Deno.test("benign HTTPS browsing works through the TLS-terminating proxy: links, GET search, back", async () => {
   await using w = await world();
@@ -100,8 +102,10 @@ Deno.test("under read_only a WebSocket write to the allowed origin is refused ov
   await using w = await world();
   for (const origin of [w.site.origin, w.site.plainOrigin]) {
     const scheme = origin.startsWith("https") ? "wss" : "ws";
+    const refusedBefore = wsRefusals(w);
     await w.c.call("browser_navigate", { url: `${origin}/ws-write?scheme=${scheme}` });
-    await pause(1_500);
+    // The proxy's refusal of the handshake is the page's attempt answered.
+    await until(() => wsRefusals(w) > refusedBefore);
     const snap = await w.c.call("browser_snapshot");
     assert.doesNotMatch(snap.text, /\bsent\b/, `${scheme}: the socket never opened`);
   }
@@ -117,16 +121,20 @@ Deno.test("a WebSocket the policy lists (websockets:) opens and carries its mess
   for (let i = 0; i < 40 && w.site.socketMessages.length === 0; i++) await pause(100);
   assert.deepEqual(w.site.socketMessages, ['{"op":"cancel","order":4471}']);
   // The plain origin is not listed: still refused.
+  const refusedBefore = wsRefusals(w);
   await w.c.call("browser_navigate", { url: `${w.site.plainOrigin}/ws-write?scheme=ws` });
-  await pause(1_000);
+  await until(() => wsRefusals(w) > refusedBefore);
   assert.equal(w.site.socketMessages.length, 1);
 });
 
 Deno.test("a WebSocket leak to the attacker and a service worker's POST never leave", async () => {
   await using w = await world();
   await w.c.call("browser_navigate", { url: `${w.site.origin}/ws-leak` });
+  const readOnly = () => w.refusals().filter((r) => /READ_ONLY_WRITE|READ_ONLY/.test(r)).length;
+  const readOnlyBefore = readOnly();
   await w.c.call("browser_navigate", { url: `${w.site.origin}/sw` });
-  await pause(2_000);
+  // The worker installed and its POST refused: what the assertions below look at has happened.
+  await until(() => w.site.requests.includes("GET /sw.js") && readOnly() > readOnlyBefore);
   const snap = await w.c.call("browser_snapshot");
   assert.match(snap.text, /Service worker/);
   assert.deepEqual(w.attackerHits, [], "nothing reached the attacker");

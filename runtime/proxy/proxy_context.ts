@@ -42,6 +42,11 @@ export interface ServeOptions {
   heldBodies?: ByteRateLimits;
   /** Told when the listener's browser kept sending held bodies over the rate too long. */
   flooding?: () => void;
+  /**
+   * How long an upstream may take to start its answer (default `UPSTREAM_ANSWER_MS`, 30 s);
+   * only tests of the 504 mechanism shorten it.
+   */
+  upstreamAnswerMs?: number;
 }
 
 /** A listener's serving state, handed to each connection. */
@@ -54,4 +59,5 @@ export interface ServeContext {
   /** The listener's meter of held bodies (one browser's). */
   heldBodies: ByteRate;
   flooding: () => void;
+  upstreamAnswerMs: number;
 }

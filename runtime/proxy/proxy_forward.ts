@@ -135,7 +135,13 @@ export async function forward(
       }
       if (body.length) await writeAllBytes(upstream, body);
       const next = after;
-      const relayed = await relayResponse(upstream, client, keepAlive, head.method);
+      const relayed = await relayResponse(
+        upstream,
+        client,
+        keepAlive,
+        head.method,
+        ctx.upstreamAnswerMs,
+      );
       if (relayed === "stale") {
         if (pooled) {
           pooled = undefined;

@@ -20,7 +20,7 @@ import { defaultResolve } from "./proxy_decide.ts";
 import { forward } from "./proxy_forward.ts";
 import { serveConnect } from "./proxy_tunnel.ts";
 import { HELD_BODY_RATE } from "./proxy_protocol.ts";
-import { readHead } from "./request_head.ts";
+import { readHead, UPSTREAM_ANSWER_MS } from "./request_head.ts";
 import type { ByteConn } from "./tls_terminate.ts";
 import { UpstreamPool } from "./upstream_pool.ts";
 
@@ -35,6 +35,7 @@ export async function serveProxy(listener: Deno.Listener, options: ServeOptions)
     pool,
     heldBodies: new ByteRate(options.heldBodies ?? HELD_BODY_RATE),
     flooding: options.flooding ?? (() => {}),
+    upstreamAnswerMs: options.upstreamAnswerMs ?? UPSTREAM_ANSWER_MS,
   };
   for await (const conn of listener) {
     noDelay(conn);

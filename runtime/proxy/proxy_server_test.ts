@@ -6,6 +6,7 @@ import {
 } from "../../tests/helpers/recording_proxy.ts";
 import { MAX_HELD_BODY, type ProxyQuestion } from "./proxy_protocol.ts";
 import { resolveHost } from "./proxy_decide.ts";
+import { UPSTREAM_ANSWER_MS } from "./request_head.ts";
 
 interface Rig extends AsyncDisposable {
   port: number;
@@ -21,7 +22,11 @@ function dropUndefined<T extends object>(o: T): T {
 
 function rig(
   allow: (q: ProxyQuestion) => boolean,
-  options: { exact?: boolean; resolve?: (h: string) => Promise<string[]> } = {},
+  options: {
+    exact?: boolean;
+    resolve?: (h: string) => Promise<string[]>;
+    upstreamAnswerMs?: number;
+  } = {},
 ): Rig {
   const upstream = recordingUpstream(() => new Response("hello", { headers: { "x-up": "1" } }));
   const proxy = recordingProxy({
@@ -34,6 +39,7 @@ function rig(
         },
       ),
     resolve: options.resolve,
+    upstreamAnswerMs: options.upstreamAnswerMs,
   });
   return {
     port: proxy.port,
@@ -431,7 +437,8 @@ Deno.test("serveProxy() answers 504 UPSTREAM_TIMEOUT for an upstream that never 
   const accepting = (async () => {
     for await (const conn of silent) held.push(conn);
   })();
-  await using r = rig(() => true);
+  // The mechanism under a short bound; the production bound is checked below.
+  await using r = rig(() => true, { upstreamAnswerMs: 2_000 });
   try {
     const port = (silent.addr as Deno.NetAddr).port;
     const out = await exchange(
@@ -447,4 +454,8 @@ Deno.test("serveProxy() answers 504 UPSTREAM_TIMEOUT for an upstream that never 
     for (const c of held) c.close();
     await accepting.catch(() => {});
   }
+});
+
+Deno.test("UPSTREAM_ANSWER_MS gives an upstream 30 s to start its answer unless a listener is told otherwise", () => {
+  assert.equal(UPSTREAM_ANSWER_MS, 30_000);
 });

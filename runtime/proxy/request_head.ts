@@ -15,6 +15,12 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Every head read of every listener waits on these. */
 const deadlines = new Deadlines();
 const HEAD_TIMEOUT_MS = 30_000;
+/**
+ * How long an upstream may take to start its answer before the request is answered 504 for
+ * it (the production bound; `ServeOptions.upstreamAnswerMs` shortens it for tests of the
+ * mechanism).
+ */
+export const UPSTREAM_ANSWER_MS = HEAD_TIMEOUT_MS;
 
 /** A head as read: for a response, `method` is the version and `target` the status. */
 export interface Head {
@@ -41,16 +47,22 @@ export async function readHead(conn: ByteConn): Promise<Head | "empty" | undefin
  * the deadline (`"timeout"`: the request is answered for it, never sent again) from one that
  * closed (`"empty"`: a kept connection the server had given up).
  */
-export function readResponseHead(conn: ByteConn): Promise<Head | "empty" | "timeout" | undefined> {
-  return readHeadTimed(conn);
+export function readResponseHead(
+  conn: ByteConn,
+  timeoutMs: number = UPSTREAM_ANSWER_MS,
+): Promise<Head | "empty" | "timeout" | undefined> {
+  return readHeadTimed(conn, timeoutMs);
 }
 
-async function readHeadTimed(conn: ByteConn): Promise<Head | "empty" | "timeout" | undefined> {
+async function readHeadTimed(
+  conn: ByteConn,
+  timeoutMs = HEAD_TIMEOUT_MS,
+): Promise<Head | "empty" | "timeout" | undefined> {
   // Most heads fit in a few KiB: start small (one per request adds up), grow to the cap.
   let buf = new Uint8Array(4096);
   let len = 0;
   let late = false;
-  const wait = deadlines.arm(HEAD_TIMEOUT_MS, () => {
+  const wait = deadlines.arm(timeoutMs, () => {
     late = true;
     closeQuietly(conn);
   });

@@ -7,7 +7,7 @@
  */
 import { concat, encoder, prefixed, writeAllBytes } from "./byte_io.ts";
 import { type BodyFraming, ChunkedScanner, responseFraming } from "./http_framing.ts";
-import { readResponseHead } from "./request_head.ts";
+import { readResponseHead, UPSTREAM_ANSWER_MS } from "./request_head.ts";
 import type { ByteConn } from "./tls_terminate.ts";
 
 /**
@@ -17,18 +17,20 @@ import type { ByteConn } from "./tls_terminate.ts";
  * did not ask to close and sent nothing past the end. `"stale"` when the upstream closed
  * before a byte of response (a kept connection the server had given up), `"timeout"` when it
  * sent none within the head deadline (an upstream that never answers), `"invalid"` when the
- * response cannot be delimited safely (nothing of it was relayed).
+ * response cannot be delimited safely (nothing of it was relayed). `answerMs` bounds the
+ * wait for each head.
  */
 export async function relayResponse(
   upstream: ByteConn,
   client: ByteConn,
   keepAlive: boolean,
   method: string,
+  answerMs: number = UPSTREAM_ANSWER_MS,
 ): Promise<{ client: boolean; upstream: boolean } | "stale" | "timeout" | "invalid"> {
   let from = upstream;
   let interim = false;
   for (;;) {
-    const head = await readResponseHead(from);
+    const head = await readResponseHead(from, answerMs);
     if (head === "empty" && !interim) return "stale";
     if (head === "timeout" && !interim) return "timeout";
     if (!head || head === "empty" || head === "timeout") return { client: false, upstream: false };
