@@ -13,6 +13,7 @@ import { type BrowserProcess, findBrowser, launchBrowser, openTab } from "../cdp
 import { hostPids } from "../runtime/browser/renderer_pids.ts";
 import { type CallOutcome, startHarness } from "./helpers/harness.ts";
 import { HOSTILE_ROUTES, serveHostileSite, WORKERS } from "./fixtures/hostile_site.ts";
+import { controlWindowMs } from "./helpers/hostile_more.ts";
 
 /** The bound the issue sets: the next navigation answers within this of the hostile call's end. */
 const NEXT_CALL_BOUND_MS = 30_000;
@@ -179,10 +180,15 @@ Deno.test("control: /deep-dom crashes its renderer, after which the tab answers 
       setTimeout(() => r(false), 60_000);
     });
     await tab.session.send("Inspector.enable");
+    // The same evaluation on the healthy tab, timed: the crashed one is waited for many times
+    // as long.
+    const t = Date.now();
+    await tab.session.send("Runtime.evaluate", { expression: "0" }, { timeoutMs: 30_000 });
+    const windowMs = controlWindowMs(Date.now() - t, 10_000);
     await tab.session.send("Page.navigate", { url: site.url("/deep-dom") });
     assert.equal(await crashed, true, "the renderer crashed");
     const answered = await tab.session.send("Runtime.evaluate", { expression: "0" }, {
-      timeoutMs: 10_000,
+      timeoutMs: windowMs,
     }).then(() => true, () => false);
     assert.equal(answered, false, "nothing sent to the crashed tab is answered");
   } finally {
