@@ -97,7 +97,8 @@ function readRunning(): number {
  * two cores, the load the issue's tests must pass under) while the test runs, starting only
  * the hogs that the machine's other load leaves missing, and measuring again every `everyMs`,
  * so a test beside two external hogs, or beside another test file, adds none. Everything
- * runnable counts as load, the test's own browser included.
+ * runnable counts as load, the test's own browser included (and, in a container, whatever else
+ * its host runs: /proc/loadavg is the host's).
  */
 export async function busyMachine(
   target = 2,
