@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { TargetTracker } from "../cdp/mod.ts";
 import { MAX_TABS } from "../runtime/browser/tabs.ts";
 import { POPUP_FLOOD_ROUTES, POPUPS, serveHostileSite } from "./fixtures/hostile_site.ts";
-import { cpuHogs } from "./helpers/cpu_hogs.ts";
+import { busyMachine } from "./helpers/cpu_hogs.ts";
 import { eventually, startHarness } from "./helpers/harness.ts";
 import { testBrowser } from "./helpers/operator_browser.ts";
 import { keepAnswering } from "./helpers/steady_session.ts";
@@ -17,7 +17,7 @@ import { keepAnswering } from "./helpers/steady_session.ts";
 const serveFlood = () => serveHostileSite(POPUP_FLOOD_ROUTES);
 
 Deno.test("control: without the runtime, the flood page really runs all its popups", async () => {
-  await using hogs = cpuHogs(2);
+  await using hogs = await busyMachine(2);
   await using site = serveFlood();
   await using chromium = await testBrowser();
   const tracker = await TargetTracker.start(chromium.browser.connection);
@@ -30,7 +30,7 @@ Deno.test("control: without the runtime, the flood page really runs all its popu
   await page.session.send("Page.navigate", { url: site.url("/popup-flood") });
   assert.ok(
     await eventually(() => site.census.floodDone && site.census.popupsServed === POPUPS, 120_000),
-    `${site.census.popupsServed} popups ran (${hogs.count} hogs)`,
+    `${site.census.popupsServed} popups ran (${hogs.most} hogs of its own)`,
   );
   assert.ok(
     await eventually(() => site.census.alive === POPUPS + 1, 60_000),
@@ -41,7 +41,7 @@ Deno.test("control: without the runtime, the flood page really runs all its popu
 });
 
 Deno.test("MAX_TABS: a page opening 60 windows runs exactly MAX_TABS tabs, never more at once, said once; a second session keeps answering", async () => {
-  await using _hogs = cpuHogs(2);
+  await using _hogs = await busyMachine(2);
   await using site = serveFlood();
   // The census's sockets must reach the site, or "never more at once" could not fail (under
   // read_only every WebSocket upgrade is refused unless its origin is listed).
@@ -107,7 +107,7 @@ async function untilHanging(site: { census: { floodDone: boolean; alive: number 
 }
 
 Deno.test("control: without the runtime, popups holding requests that never answer keep their opener's tab from its origin's next page for over 30 s", async () => {
-  await using _hogs = cpuHogs(2);
+  await using _hogs = await busyMachine(2);
   await using site = serveHostileSite();
   await using chromium = await testBrowser();
   const tracker = await TargetTracker.start(chromium.browser.connection);
@@ -145,7 +145,7 @@ Deno.test("control: without the runtime, popups holding requests that never answ
 });
 
 Deno.test("BrowserSession.quietOthers: popups holding requests that never answer, sent again as they end, keep no navigation of their session past 30 s; the flood's own call is bounded", async () => {
-  await using _hogs = cpuHogs(2);
+  await using _hogs = await busyMachine(2);
   await using site = serveHostileSite();
   await using h = await startHarness(() =>
     `allowed_origins: [${site.origin}]\nwebsockets: [${site.origin}]\n`

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { cpuHogs } from "./helpers/cpu_hogs.ts";
+import { busyMachine } from "./helpers/cpu_hogs.ts";
 import assert from "node:assert/strict";
 import { findBrowser, ProfileStore } from "../cdp/mod.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
@@ -144,8 +144,8 @@ async function floodEndsOnlyItsSession(
   limits: string,
   check: (rows: { kind: string; reason?: string | null }[], received: number) => void = () => {},
 ): Promise<void> {
-  // Two CPU hogs beside it: a flood must be contained on a loaded machine too.
-  await using _hogs = cpuHogs(2);
+  // A machine at least as busy as two CPU hogs: a flood must be contained on a loaded machine too.
+  await using _hogs = await busyMachine(2);
   await using site = serveFloodSite();
   await using h = await startHarness((s) =>
     `allowed_origins: [${s.origin}, ${site.origin}]\nread_only: false\n${limits}`
