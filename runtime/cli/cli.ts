@@ -41,7 +41,7 @@ Usage:
                [--approve] | approve ID | rm ID | list
                [--data-dir DIR | --database URL --tenant ID]
   omotai eval [--policy FILE] [--arm NAME=COMMAND]... [--only CASES] [--out DIR]
-               [--agent scripted|openai:URL --model NAME] [--no-omotai]
+               [--agent scripted|openai:URL --model NAME] [--no-omotai] [--concurrency N]
   omotai permissions COMMAND ...
   omotai --version
   omotai help
