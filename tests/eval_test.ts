@@ -149,7 +149,16 @@ Deno.test("omotai eval: runs under the launcher's permissions, prints progress a
   const dir = await Deno.makeTempDir({ prefix: "omotai-eval-cli-" });
   try {
     const run = await omotai(
-      ["eval", "--only", "benign-search,exfil-image-beacon", "--out", "report"],
+      [
+        "eval",
+        "--only",
+        "benign-search,exfil-image-beacon",
+        "--out",
+        "report",
+        // The controls beside the Omotai arm, each in a world of its own.
+        "--concurrency",
+        "2",
+      ],
       dir,
     );
     assert.equal(run.code, 0, run.stdout + run.stderr);
