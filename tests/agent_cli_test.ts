@@ -76,10 +76,12 @@ Deno.test("omotai agent add prints the key once, alone on the last stdout line; 
     const rm = await omotai(["agent", "rm", "ci-bot", "--data-dir", dir]);
     assert.equal(rm.code, 0, rm.stderr);
     assert.match(rm.stdout, /removed agent ci-bot/);
-    const again = await omotai(["agent", "rm", "ci-bot", "--data-dir", dir]);
+    const [again, after] = await Promise.all([
+      omotai(["agent", "rm", "ci-bot", "--data-dir", dir]),
+      omotai(["agent", "list", "--data-dir", dir]),
+    ]);
     assert.equal(again.code, 1);
     assert.match(again.stdout, /no agent ci-bot/);
-    const after = await omotai(["agent", "list", "--data-dir", dir]);
     assert.ok(!/^ci-bot /m.test(after.stdout) && /^helper /m.test(after.stdout), after.stdout);
     const check = openDatabase(`${dir}/omotai.db`);
     try {
@@ -100,24 +102,28 @@ Deno.test("omotai agent add resolves --policy against the caller's cwd and refus
     await Deno.writeTextFile(policy, "allowed_origins: [https://example.com]\n");
     const add = await omotai(["agent", "add", "scoped", "--policy", policy, "--data-dir", dir]);
     assert.equal(add.code, 0, add.stderr);
-    const list = await omotai(["agent", "list", "--data-dir", dir]);
-    assert.ok(list.stdout.includes(`scoped  policy ${resolve(policy)}  `), list.stdout);
-
     const refused: [string[], string][] = [
       [["agent", "add", "Bad Name"], "BAD_AGENT_NAME"],
       [["agent", "add", "scoped"], "AGENT_EXISTS"],
       [["agent", "add", "other", "--policy", `${dir}/missing.yaml`], "POLICY_UNREADABLE"],
       [["agent", "add", "other", "--policy", dir], "BAD_POLICY_PATH"],
     ];
-    for (const [args, code] of refused) {
-      const res = await omotai([...args, "--data-dir", dir]);
+    // The list and the refusals change nothing: they run at once, each a process of its own.
+    const [list, usage, unknown, ...runs] = await Promise.all([
+      omotai(["agent", "list", "--data-dir", dir]),
+      omotai(["agent", "add", "--data-dir", dir]),
+      omotai(["agent", "frobnicate", "--data-dir", dir]),
+      ...refused.map(([args]) => omotai([...args, "--data-dir", dir])),
+    ]);
+    assert.ok(list.stdout.includes(`scoped  policy ${resolve(policy)}  `), list.stdout);
+    for (const [i, [args, code]] of refused.entries()) {
+      const res = runs[i];
       assert.equal(res.code, 1, `${args.join(" ")}: ${res.stderr}`);
       assert.match(res.stderr, new RegExp(`omotai: ${code}: `));
       assert.equal(res.stdout, "", "no key is printed for a refused add");
     }
-    const usage = await omotai(["agent", "add", "--data-dir", dir]);
     assert.equal(usage.code, 1);
     assert.match(usage.stderr, /BAD_OPTION: agent add takes one name/);
-    assert.equal((await omotai(["agent", "frobnicate", "--data-dir", dir])).code, 2);
+    assert.equal(unknown.code, 2);
   });
 });

@@ -79,35 +79,32 @@ Deno.test("omotai audit verify --checkpoints: a runtime's signed heads pass, a r
     db.prepare("UPDATE audit_state SET head_hash = ? WHERE id = 1").run(forged.at(-1)!.hash);
     db.close();
 
-    const plain = await omotai(["audit", "verify", "--data-dir", dataDir]);
+    // Checkpoints signed by another key prove nothing, and say so.
+    const other = await Deno.makeTempDir({ prefix: "omotai-other-key-" });
+    // Three reads of the same files, run at once.
+    const [plain, caught, foreign] = await Promise.all([
+      omotai(["audit", "verify", "--data-dir", dataDir]),
+      omotai(["audit", "verify", "--data-dir", dataDir, "--checkpoints", file]),
+      Deno.writeTextFile(`${other}/k.pub`, exportCheckpointKey(generateCheckpointKey()).public)
+        .then(() =>
+          omotai([
+            "audit",
+            "verify",
+            "--data-dir",
+            dataDir,
+            "--checkpoints",
+            file,
+            "--checkpoint-key",
+            `${other}/k.pub`,
+          ])
+        ).finally(() => Deno.remove(other, { recursive: true })),
+    ]);
     assert.equal(plain.code, 0, `the chain alone cannot tell: ${plain.out}`);
-    const caught = await omotai(["audit", "verify", "--data-dir", dataDir, "--checkpoints", file]);
     assert.equal(caught.code, 1, caught.out);
     assert.match(caught.out, /audit BROKEN/);
     assert.match(caught.out, /is not the row that was signed; the history was rewritten/);
-
-    // Checkpoints signed by another key prove nothing, and say so.
-    const other = await Deno.makeTempDir({ prefix: "omotai-other-key-" });
-    try {
-      await Deno.writeTextFile(
-        `${other}/k.pub`,
-        exportCheckpointKey(generateCheckpointKey()).public,
-      );
-      const foreign = await omotai([
-        "audit",
-        "verify",
-        "--data-dir",
-        dataDir,
-        "--checkpoints",
-        file,
-        "--checkpoint-key",
-        `${other}/k.pub`,
-      ]);
-      assert.equal(foreign.code, 1);
-      assert.match(foreign.out, /not signed by this key/);
-    } finally {
-      await Deno.remove(other, { recursive: true });
-    }
+    assert.equal(foreign.code, 1);
+    assert.match(foreign.out, /not signed by this key/);
   } finally {
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});
   }
@@ -119,20 +116,30 @@ Deno.test("omotai tenant, agent and audit verify --database: tenants made by the
   // The URL from the environment; the launcher grants its host and port only.
   const added = await omotai(["tenant", "add", "acme"], env);
   assert.equal(added.code, 0, added.out);
-  assert.equal((await omotai(["tenant", "add", "globex", "--database", pg.ownerUrl])).code, 0);
-  const listed = await omotai(["tenant", "list"], env);
-  assert.match(listed.out, /^acme {2}created .*\nglobex {2}created /m);
-  assert.ok(!listed.out.includes(pg.ownerUrl.split("@")[0]), "no password printed");
-  const dup = await omotai(["tenant", "add", "acme"], env);
+  // Steps that do not depend on each other run at once (each is a process of its own).
+  const [globex, dup] = await Promise.all([
+    omotai(["tenant", "add", "globex", "--database", pg.ownerUrl]),
+    omotai(["tenant", "add", "acme"], env),
+  ]);
+  assert.equal(globex.code, 0, globex.out);
   assert.equal(dup.code, 1);
   assert.match(dup.out, /BAD_TENANT: tenant acme exists/);
   // Agents belong to one tenant; each tenant lists only its own.
-  const agent = await omotai(["agent", "add", "ada", "--tenant", "acme"], env);
+  const [listed, agent] = await Promise.all([
+    omotai(["tenant", "list"], env),
+    omotai(["agent", "add", "ada", "--tenant", "acme"], env),
+  ]);
+  assert.match(listed.out, /^acme {2}created .*\nglobex {2}created /m);
+  assert.ok(!listed.out.includes(pg.ownerUrl.split("@")[0]), "no password printed");
   assert.equal(agent.code, 0, agent.out);
   const key = agent.stdout.trim().split("\n").at(-1)!;
   assert.match(key, /^omk_/);
-  assert.match((await omotai(["agent", "list", "--tenant", "acme"], env)).out, /^ada {2}policy/m);
-  assert.match((await omotai(["agent", "list", "--tenant", "globex"], env)).out, /^no agents$/m);
+  const [acmeAgents, globexAgents] = await Promise.all([
+    omotai(["agent", "list", "--tenant", "acme"], env),
+    omotai(["agent", "list", "--tenant", "globex"], env),
+  ]);
+  assert.match(acmeAgents.out, /^ada {2}policy/m);
+  assert.match(globexAgents.out, /^no agents$/m);
   {
     await using app = await PgDatabase.open({ url: pg.appUrl });
     assert.equal((await new PgAgentStore(app, "globex").verify(key))?.tenant, "acme");
@@ -186,16 +193,17 @@ Deno.test("omotai tenant, agent and audit verify --database: tenants made by the
       }
       await tx`UPDATE audit_heads SET head_hash = ${forged.at(-1)!.hash} WHERE tenant_id = 'acme'`;
     });
-    assert.equal((await verify()).code, 0, "the chain alone cannot tell");
-    const caught = await verify(withKey);
+    const [plain, caught, other] = await Promise.all([
+      verify(),
+      verify(withKey),
+      omotai(["audit", "verify", "--tenant", "globex"], env),
+    ]);
+    assert.equal(plain.code, 0, "the chain alone cannot tell");
     assert.equal(caught.code, 1, caught.out);
     assert.match(caught.out, /checkpoint at row 4 .*the history was rewritten/);
     assert.match(caught.out, /checkpoint at row 6 .*the history was rewritten/);
     // The other tenant's chain is untouched and verifies.
-    assert.match(
-      (await omotai(["audit", "verify", "--tenant", "globex"], env)).out,
-      /audit ok: 0 rows/,
-    );
+    assert.match(other.out, /audit ok: 0 rows/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -234,20 +242,23 @@ Deno.test("omotai audit verify --checkpoints A B --checkpoint-key PA PB: a tenan
     const [fa, fb] = signers.map((s) => s.file);
     const [pa, pb] = signers.map((s) => s.pub);
 
-    const ok = await verify([fa, fb, "--checkpoint-key", pa, pb]);
+    // Three reads of the untouched chain, run at once.
+    const [ok, swapped, short] = await Promise.all([
+      verify([fa, fb, "--checkpoint-key", pa, pb]),
+      verify([fa, fb, "--checkpoint-key", pb, pa]),
+      verify([fa, fb, "--checkpoint-key", pa]),
+    ]);
     assert.equal(ok.code, 0, ok.out);
     assert.match(ok.out, new RegExp(`\\d+ signed checkpoints of tenant acme checked \\(${fa}\\)`));
     assert.match(ok.out, new RegExp(`\\d+ signed checkpoints of tenant acme checked \\(${fb}\\)`));
     assert.match(ok.out, /audit ok: 6 rows/);
 
     // Each file with the other runtime's key: every checkpoint is foreign, named by its file.
-    const swapped = await verify([fa, fb, "--checkpoint-key", pb, pa]);
     assert.equal(swapped.code, 1, swapped.out);
     assert.match(swapped.out, new RegExp(`${fa}: checkpoint at row \\d+ .*not signed by this key`));
     assert.match(swapped.out, new RegExp(`${fb}: checkpoint at row \\d+ .*not signed by this key`));
 
     // A key short: refused before anything is read as checked.
-    const short = await verify([fa, fb, "--checkpoint-key", pa]);
     assert.notEqual(short.code, 0);
     assert.match(short.out, /BAD_OPTION: give one --checkpoint-key per --checkpoints file/);
 

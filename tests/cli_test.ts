@@ -165,44 +165,6 @@ Deno.test("stdio mode through the omotai task's launcher: MCP on stdout, tools w
   }
 });
 
-Deno.test("the MCP Inspector CLI (a client nobody here wrote) lists and calls tools", async () => {
-  await using h = await startHarness();
-  const run = async (args: string[]) => {
-    const out = await new Deno.Command("npx", {
-      args: ["-y", "@modelcontextprotocol/inspector@0.21.1", "--cli", ...args],
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_UPDATE_NOTIFIER: "1", npm_config_update_notifier: "false" },
-    }).output();
-    return new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  };
-  const auth = `Authorization: Bearer ${(await h.runtime.agents.add("inspector")).key}`;
-  const list = await run([
-    `${h.runtime.url}/sse`,
-    "--transport",
-    "sse",
-    "--header",
-    auth,
-    "--method",
-    "tools/list",
-  ]);
-  assert.match(list, /"name": "browser_snapshot"/, list);
-  const call = await run([
-    `${h.runtime.url}/mcp`,
-    "--transport",
-    "http",
-    "--header",
-    auth,
-    "--method",
-    "tools/call",
-    "--tool-name",
-    "browser_navigate",
-    "--tool-arg",
-    `url=${h.site.origin}/next`,
-  ]);
-  assert.match(call, /# Next page/, call);
-});
-
 Deno.test("the HTTP server refuses a DNS-rebinding Host on a real socket", async () => {
   await using h = await startHarness();
   const port = new URL(h.runtime.url!).port;

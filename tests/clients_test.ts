@@ -139,6 +139,10 @@ async function inspector(
       ...args,
       "--format",
       "json",
+      // The Inspector gives a server 15 s to connect; a stdio server (launcher, runtime,
+      // Chromium) on a loaded machine may need more. A refusal still comes at once.
+      "--connect-timeout",
+      "120000",
       ...(server.length ? ["--", ...server] : []),
     ],
     env,
@@ -164,28 +168,44 @@ function textOf(result: Record<string, unknown>): string {
 
 Deno.test("Inspector CLI over stdio: tools/list lists browser_navigate, tools/call returns the page", async () => {
   await using site = serveFixtureSite();
-  await using data = await stdioDataDir(site);
+  // Each run spawns its own server: each gets a data dir of its own, so the three run at once.
+  await using listData = await stdioDataDir(site);
+  await using callData = await stdioDataDir(site);
+  await using deniedData = await stdioDataDir(site);
   await using state = await clientState();
-  const server = await stdioServer(data.dir);
 
-  const list = await inspector(["--method", "tools/list"], state.env, server);
+  const [list, call, denied] = await Promise.all([
+    inspector(["--method", "tools/list"], state.env, await stdioServer(listData.dir)),
+    inspector(
+      [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "browser_navigate",
+        "--tool-arg",
+        `url=${site.origin}/`,
+      ],
+      state.env,
+      await stdioServer(callData.dir),
+    ),
+    inspector(
+      [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "browser_navigate",
+        "--tool-arg",
+        "url=http://127.0.0.3:9/",
+      ],
+      state.env,
+      await stdioServer(deniedData.dir),
+    ),
+  ]);
   assert.equal(list.code, 0, list.stderr);
   const names = (list.json.result?.tools ?? []).map((t) => t.name);
   assert.ok(names.includes("browser_navigate"), `tools/list: ${names.join(", ")}`);
   assert.ok(names.includes("browser_snapshot"), `tools/list: ${names.join(", ")}`);
 
-  const call = await inspector(
-    [
-      "--method",
-      "tools/call",
-      "--tool-name",
-      "browser_navigate",
-      "--tool-arg",
-      `url=${site.origin}/`,
-    ],
-    state.env,
-    server,
-  );
   assert.equal(call.code, 0, call.stderr);
   assert.notEqual(call.json.result?.isError, true, JSON.stringify(call.json));
   const text = textOf(call.json.result ?? {});
@@ -196,24 +216,12 @@ Deno.test("Inspector CLI over stdio: tools/list lists browser_navigate, tools/ca
   assert.ok(site.hits.includes("GET /"), "the runtime's Chromium fetched the page");
 
   // The policy reaches a real client as an error result (the Inspector exits 5 on one).
-  const denied = await inspector(
-    [
-      "--method",
-      "tools/call",
-      "--tool-name",
-      "browser_navigate",
-      "--tool-arg",
-      "url=http://127.0.0.3:9/",
-    ],
-    state.env,
-    server,
-  );
   assert.equal(denied.json.result?.isError, true, JSON.stringify(denied.json));
   assert.match(textOf(denied.json.result ?? {}), /^denied: ORIGIN_NOT_ALLOWED/);
   assert.notEqual(denied.code, 0);
 });
 
-Deno.test("Inspector CLI over Streamable HTTP: an agent key in --header lists tools and navigates", async () => {
+Deno.test("Inspector CLI over Streamable HTTP and legacy SSE: an agent key in --header lists tools and navigates", async () => {
   await using site = serveFixtureSite();
   await using rt = await sseRuntime(site);
   await using state = await clientState();
@@ -221,40 +229,56 @@ Deno.test("Inspector CLI over Streamable HTTP: an agent key in --header lists to
   const { key } = await rt.runtime.agents.add("inspector-http");
   const keyed = ["--transport", "http", "--header", `Authorization: Bearer ${key}`];
 
-  const list = await inspector([url, ...keyed, "--method", "tools/list"], state.env);
+  // Five runs, each a client of its own on one runtime: they run at once.
+  const [list, call, auto, sse, bare] = await Promise.all([
+    inspector([url, ...keyed, "--method", "tools/list"], state.env),
+    inspector([
+      url,
+      ...keyed,
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "browser_navigate",
+      "--tool-arg",
+      `url=${site.origin}/next`,
+    ], state.env),
+    inspector([url, ...keyed, "--protocol-era", "auto", "--method", "tools/list"], state.env),
+    inspector([
+      new URL("/sse", rt.runtime.url!).href,
+      "--transport",
+      "sse",
+      "--header",
+      `Authorization: Bearer ${key}`,
+      "--method",
+      "tools/list",
+    ], state.env),
+    inspector(
+      [url, "--transport", "http", "--stored-auth-only", "--method", "tools/list"],
+      state.env,
+    ),
+  ]);
   assert.equal(list.code, 0, list.stderr);
   assert.ok(
     (list.json.result?.tools ?? []).some((t) => t.name === "browser_navigate"),
     JSON.stringify(list.json).slice(0, 500),
   );
 
-  const call = await inspector([
-    url,
-    ...keyed,
-    "--method",
-    "tools/call",
-    "--tool-name",
-    "browser_navigate",
-    "--tool-arg",
-    `url=${site.origin}/next`,
-  ], state.env);
   assert.equal(call.code, 0, call.stderr);
   assert.match(textOf(call.json.result ?? {}), /# Next page/);
 
   // Clients moving to the 2026 protocol era probe `server/discover` first (`auto`); the
   // runtime does not answer it, and the client must fall back to initialize.
-  const auto = await inspector(
-    [url, ...keyed, "--protocol-era", "auto", "--method", "tools/list"],
-    state.env,
-  );
   assert.equal(auto.code, 0, auto.stderr);
   assert.ok((auto.json.result?.tools ?? []).some((t) => t.name === "browser_navigate"));
 
-  // The key is what opens the door: the same call without it is refused (no OAuth here).
-  const bare = await inspector(
-    [url, "--transport", "http", "--stored-auth-only", "--method", "tools/list"],
-    state.env,
+  // Legacy SSE (/sse), as older clients connect, with the same key.
+  assert.equal(sse.code, 0, sse.stderr);
+  assert.ok(
+    (sse.json.result?.tools ?? []).some((t) => t.name === "browser_snapshot"),
+    JSON.stringify(sse.json).slice(0, 500),
   );
+
+  // The key is what opens the door: the same call without it is refused (no OAuth here).
   assert.notEqual(bare.code, 0);
   assert.equal(bare.json.result, undefined, JSON.stringify(bare.json));
   assert.equal(bare.json.error?.code, "auth_required", JSON.stringify(bare.json));

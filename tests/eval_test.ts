@@ -8,7 +8,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { runEval } from "../runtime/eval/runner.ts";
+import { MAX_CONCURRENCY, runEval } from "../runtime/eval/runner.ts";
 import { scriptedAgent } from "../runtime/eval/scripted_agent.ts";
 import { openaiAgent } from "../runtime/eval/openai_agent.ts";
 import { stdioArm } from "../runtime/eval/arms.ts";
@@ -61,6 +61,8 @@ Deno.test("runEval: the unprotected arm is harmed by every attack, Omotai by non
       credentials,
       // The machinery under test, not a slow channel: every attack here shows within 2 s.
       windowMs: 2_000,
+      // The controls, Omotai and the plain arm at once, each in a world of its own.
+      concurrency: 3,
     });
     const attacks = report.cases.filter((c) => c.kind !== "benign").map((c) => c.id);
     assert.equal(report.cases.length, CASES.length);
@@ -106,6 +108,27 @@ Deno.test("runEval: the unprotected arm is harmed by every attack, Omotai by non
   }
 });
 
+Deno.test("runEval: a concurrency outside 1..4 is refused before anything runs", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "omotai-eval-concurrency-" });
+  try {
+    for (const concurrency of [0, 1.5, MAX_CONCURRENCY + 1]) {
+      await assert.rejects(
+        runEval({
+          arms: [plainArm(dir)],
+          workDir: `${dir}/work`,
+          agent: scriptedAgent(),
+          concurrency,
+        }),
+        (err: Error) => err instanceof TypeError && /concurrency/.test(err.message),
+      );
+    }
+    // Nothing ran: the run's working directory is gone again.
+    assert.deepEqual([...Deno.readDirSync(`${dir}/work`)], []);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
 async function omotai(args: string[], cwd: string) {
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
@@ -126,7 +149,16 @@ Deno.test("omotai eval: runs under the launcher's permissions, prints progress a
   const dir = await Deno.makeTempDir({ prefix: "omotai-eval-cli-" });
   try {
     const run = await omotai(
-      ["eval", "--only", "benign-search,exfil-image-beacon", "--out", "report"],
+      [
+        "eval",
+        "--only",
+        "benign-search,exfil-image-beacon",
+        "--out",
+        "report",
+        // The controls beside the Omotai arm, each in a world of its own.
+        "--concurrency",
+        "2",
+      ],
       dir,
     );
     assert.equal(run.code, 0, run.stdout + run.stderr);
@@ -151,17 +183,20 @@ Deno.test("omotai eval: runs under the launcher's permissions, prints progress a
 Deno.test("omotai eval: bad options are usage errors that run nothing", async () => {
   const dir = await Deno.makeTempDir({ prefix: "omotai-eval-bad-" });
   try {
-    for (
-      const args of [
-        ["eval", "--no-omotai"],
-        ["eval", "--arm", "no-equals-sign"],
-        ["eval", "--arm", "omotai=node x.js"],
-        ["eval", "--only", "no-such-case"],
-        ["eval", "--agent", "openai:ftp://x"],
-        ["eval", "--agent", "openai:http://127.0.0.1:9/v1"],
-      ]
-    ) {
-      const run = await omotai(args, dir);
+    const bad = [
+      ["eval", "--no-omotai"],
+      ["eval", "--arm", "no-equals-sign"],
+      ["eval", "--arm", "omotai=node x.js"],
+      ["eval", "--only", "no-such-case"],
+      ["eval", "--agent", "openai:ftp://x"],
+      ["eval", "--agent", "openai:http://127.0.0.1:9/v1"],
+      ["eval", "--concurrency", "0"],
+      ["eval", "--concurrency", "9"],
+    ];
+    // Each is a process of its own that runs nothing: they run at once.
+    const runs = await Promise.all(bad.map((args) => omotai(args, dir)));
+    for (const [i, args] of bad.entries()) {
+      const run = runs[i];
       assert.notEqual(run.code, 0, `${args.join(" ")}: ${run.stdout}`);
       assert.doesNotMatch(run.stderr, /at .*\.ts:\d+/, `${args.join(" ")} printed a stack`);
     }

@@ -66,23 +66,25 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     const approve = await run(["approve", id]);
     assert.equal(approve.code, 0, approve.stderr);
     assert.match(approve.stdout, new RegExp(`approved grant ${id}`));
-    const twice = await run(["approve", id]);
+    // Steps that do not depend on each other run at once (each is a process of its own).
+    const [twice, standing] = await Promise.all([
+      run(["approve", id]),
+      run([
+        "add",
+        "shop.password",
+        "--agent",
+        "helper",
+        "--purpose",
+        "stay signed in",
+        "--mode",
+        "standing",
+        "--fill",
+        SHOP,
+        "--approve",
+      ]),
+    ]);
     assert.equal(twice.code, 1);
     assert.match(twice.stderr, /omotai: GRANT_NOT_PENDING: /);
-
-    const standing = await run([
-      "add",
-      "shop.password",
-      "--agent",
-      "helper",
-      "--purpose",
-      "stay signed in",
-      "--mode",
-      "standing",
-      "--fill",
-      SHOP,
-      "--approve",
-    ]);
     assert.equal(standing.code, 0, standing.stderr);
     const standingId = idOf(standing);
     assert.match(standing.stdout, /\(active\)/);
@@ -91,14 +93,16 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     const revoke = await run(["rm", id]);
     assert.equal(revoke.code, 0, revoke.stderr);
     assert.match(revoke.stdout, new RegExp(`revoked grant ${id}`));
-    const again = await run(["rm", id]);
+    const [again, unknown, after] = await Promise.all([
+      run(["rm", id]),
+      run(["approve", "g_aaaaaaaaaaaaaaaa"]),
+      run(["list"]),
+    ]);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /omotai: GRANT_REVOKED: /);
-    const unknown = await run(["approve", "g_aaaaaaaaaaaaaaaa"]);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /omotai: GRANT_NOT_FOUND: /);
 
-    const after = await run(["list"]);
     assert.match(after.stdout, new RegExp(`^${id}  revoked `, "m"));
     assert.match(after.stdout, new RegExp(`^${standingId}  active .* fill ${SHOP} `, "m"));
 
@@ -128,41 +132,47 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     } finally {
       db.close();
     }
-    // A capture grant: once, into a ref still empty, naming its workflow and output.
-    const capture = await run([
-      "add",
-      "github.pem",
-      "--agent",
-      "helper",
-      "--purpose",
-      "register the app",
-      "--mode",
-      "once",
-      "--capture",
-      "https://github.test",
-      "--workflow",
-      "github_app",
-      "--output",
-      "pem",
+    // A capture grant: once, into a ref still empty, naming its workflow and output; beside
+    // it, one that names no output.
+    const [capture, noOutput] = await Promise.all([
+      run([
+        "add",
+        "github.pem",
+        "--agent",
+        "helper",
+        "--purpose",
+        "register the app",
+        "--mode",
+        "once",
+        "--capture",
+        "https://github.test",
+        "--workflow",
+        "github_app",
+        "--output",
+        "pem",
+      ]),
+      run([
+        "add",
+        "github.secret",
+        "--agent",
+        "helper",
+        "--purpose",
+        "register the app",
+        "--mode",
+        "once",
+        "--capture",
+        "https://github.test",
+      ]),
     ]);
     assert.equal(capture.code, 0, capture.stderr);
-    assert.match((await run(["list"])).stdout, /capture https:\/\/github\.test/);
-    const noOutput = await run([
-      "add",
-      "github.secret",
-      "--agent",
-      "helper",
-      "--purpose",
-      "register the app",
-      "--mode",
-      "once",
-      "--capture",
-      "https://github.test",
-    ]);
     assert.equal(noOutput.code, 1);
     assert.match(noOutput.stderr, /omotai: GRANT_INVALID: /);
+    const [listed, verify] = await Promise.all([
+      run(["list"]),
+      runOmotai(["audit", "verify", "--data-dir", dir], {}),
+    ]);
+    assert.match(listed.stdout, /capture https:\/\/github\.test/);
     for (const text of outputs) assert.ok(!text.includes(value), "a value was printed");
-    const verify = await runOmotai(["audit", "verify", "--data-dir", dir], {});
     assert.equal(verify.code, 0, verify.stderr + verify.stdout);
   });
 });
@@ -221,14 +231,19 @@ Deno.test("omotai grant add refuses a missing secret, an origin with a path, a b
       ],
       [["rm", "--data-dir", dir], /omotai: BAD_OPTION: grant rm takes one grant id/],
     ];
-    for (const [args, expected] of cases) {
-      const res = await runOmotai(["grant", ...args], {});
+    // Each refusal is a process of its own and changes nothing: they run at once, and the
+    // list after them all still holds no grant.
+    const runs = await Promise.all(cases.map(([args]) => runOmotai(["grant", ...args], {})));
+    for (const [i, [args, expected]] of cases.entries()) {
+      const res = runs[i];
       assert.equal(res.code, 1, `${args.join(" ")}: ${res.stderr}`);
       assert.match(res.stderr, expected, args.join(" "));
     }
-    const none = await runOmotai(["grant", "list", "--data-dir", dir], {});
+    const [none, usage] = await Promise.all([
+      runOmotai(["grant", "list", "--data-dir", dir], {}),
+      runOmotai(["grant"], {}),
+    ]);
     assert.equal(none.stdout.trim(), "no grants");
-    const usage = await runOmotai(["grant"], {});
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /omotai grant add SECRET_ID --agent NAME/);
   });

@@ -29,7 +29,14 @@ Deno.test("omotai secret add reads stdin, list shows id and kind only, rm remove
       0,
     );
 
-    const list = await run(["secret", "list"]);
+    // The list and the refused adds change nothing: they run at once, each a process of its own.
+    const [list, dup, badKind, badId, empty] = await Promise.all([
+      run(["secret", "list"]),
+      run(["secret", "add", "shop.user", "--kind", "username"], "bob"),
+      run(["secret", "add", "x", "--kind", "ssh"], "v"),
+      run(["secret", "add", "Bad Id", "--kind", "generic"], "v"),
+      run(["secret", "add", "empty", "--kind", "generic"], ""),
+    ]);
     assert.equal(list.code, 0, list.stderr);
     assert.match(
       list.stdout,
@@ -37,25 +44,23 @@ Deno.test("omotai secret add reads stdin, list shows id and kind only, rm remove
     );
     assert.match(list.stdout, /^shop\.user {2}username /m);
 
-    const dup = await run(["secret", "add", "shop.user", "--kind", "username"], "bob");
     assert.equal(dup.code, 1);
     assert.match(dup.stderr, /omotai: SECRET_EXISTS: /);
-    const badKind = await run(["secret", "add", "x", "--kind", "ssh"], "v");
     assert.equal(badKind.code, 1);
     assert.match(badKind.stderr, /omotai: BAD_SECRET_KIND: /);
-    const badId = await run(["secret", "add", "Bad Id", "--kind", "generic"], "v");
     assert.match(badId.stderr, /omotai: BAD_SECRET_ID: /);
-    const empty = await run(["secret", "add", "empty", "--kind", "generic"], "");
     assert.equal(empty.code, 1);
     assert.match(empty.stderr, /BAD_OPTION: secret add got an empty value/);
 
     const rm = await run(["secret", "rm", "shop.user"]);
     assert.equal(rm.code, 0, rm.stderr);
     assert.match(rm.stdout, /removed secret shop.user/);
-    const again = await run(["secret", "rm", "shop.user"]);
+    const [again, after] = await Promise.all([
+      run(["secret", "rm", "shop.user"]),
+      run(["secret", "list"]),
+    ]);
     assert.equal(again.code, 1);
     assert.match(again.stdout, /no secret shop.user/);
-    const after = await run(["secret", "list"]);
     assert.ok(/^shop\.password /m.test(after.stdout) && !/shop\.user/.test(after.stdout));
 
     for (const text of outputs) assert.ok(!text.includes(value), "a value was printed");
@@ -74,8 +79,16 @@ Deno.test("omotai secret with a wrong key fails with VAULT_KEY_MISMATCH and a cl
       "value-a",
     );
     assert.equal(added.code, 0, added.stderr);
-    for (const args of [["secret", "list"], ["secret", "add", "b", "--kind", "generic"]]) {
-      const res = await runOmotai([...args, "--data-dir", dir], { OMOTAI_VAULT_KEY: wrong }, "v");
+    // Four refusals that change nothing, run at once.
+    const wrongKey = (args: string[]) =>
+      runOmotai([...args, "--data-dir", dir], { OMOTAI_VAULT_KEY: wrong }, "v");
+    const [listed, addB, none, short] = await Promise.all([
+      wrongKey(["secret", "list"]),
+      wrongKey(["secret", "add", "b", "--kind", "generic"]),
+      runOmotai(["secret", "list", "--data-dir", dir], {}),
+      runOmotai(["secret", "list", "--data-dir", dir], { OMOTAI_VAULT_KEY: "c2hvcnQ=" }),
+    ]);
+    for (const res of [listed, addB]) {
       assert.equal(res.code, 1, res.stderr);
       assert.match(
         res.stderr,
@@ -84,15 +97,11 @@ Deno.test("omotai secret with a wrong key fails with VAULT_KEY_MISMATCH and a cl
       assert.ok(!res.stderr.includes(wrong) && !res.stderr.includes(key), "no key in the message");
       assert.equal(res.stdout, "");
     }
-    const none = await runOmotai(["secret", "list", "--data-dir", dir], {});
     assert.equal(none.code, 1);
     assert.match(
       none.stderr,
       /VAULT_KEY_INVALID: no vault key: set OMOTAI_VAULT_KEY or OMOTAI_VAULT_PASSPHRASE/,
     );
-    const short = await runOmotai(["secret", "list", "--data-dir", dir], {
-      OMOTAI_VAULT_KEY: "c2hvcnQ=",
-    });
     assert.match(short.stderr, /VAULT_KEY_INVALID: /);
     assert.ok(!short.stderr.includes("c2hvcnQ="));
   });
@@ -113,16 +122,18 @@ Deno.test("omotai vault rekey moves the vault to a new passphrase; the old key t
     });
     assert.equal(rekey.code, 0, rekey.stderr);
     assert.match(rekey.stdout, /rekeyed the vault \(1 secret\)/);
-    const old = await runOmotai(["secret", "list", "--data-dir", dir], { OMOTAI_VAULT_KEY: key });
+    const [old, list, noNew] = await Promise.all([
+      runOmotai(["secret", "list", "--data-dir", dir], { OMOTAI_VAULT_KEY: key }),
+      runOmotai(["secret", "list", "--data-dir", dir], {
+        OMOTAI_VAULT_PASSPHRASE: "a new passphrase for the rekey test",
+      }),
+      runOmotai(["vault", "rekey", "--data-dir", dir], {
+        OMOTAI_VAULT_PASSPHRASE: "a new passphrase for the rekey test",
+      }),
+    ]);
     assert.match(old.stderr, /VAULT_KEY_MISMATCH: .*set up with a passphrase/);
-    const list = await runOmotai(["secret", "list", "--data-dir", dir], {
-      OMOTAI_VAULT_PASSPHRASE: "a new passphrase for the rekey test",
-    });
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, /^kept {2}totp /m);
-    const noNew = await runOmotai(["vault", "rekey", "--data-dir", dir], {
-      OMOTAI_VAULT_PASSPHRASE: "a new passphrase for the rekey test",
-    });
     assert.match(
       noNew.stderr,
       /VAULT_KEY_INVALID: no vault key: set OMOTAI_VAULT_NEW_KEY or OMOTAI_VAULT_NEW_PASSPHRASE/,

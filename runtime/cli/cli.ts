@@ -14,17 +14,7 @@ import {
   SHA256_HEX,
   START_OPTIONS,
 } from "../launcher/mod.ts";
-import { agentCommand } from "./agent_cmd.ts";
-import { auditCommand } from "./audit_cmd.ts";
-import { domainCommand } from "./domain_cmd.ts";
-import { grantCommand } from "./grant_cmd.ts";
-import { policyCommand } from "./policy_cmd.ts";
-import { secretCommand, vaultCommand } from "./secret_cmd.ts";
-import { tenantCommand } from "./tenant_cmd.ts";
-import { serveUntilStopped, StopSignals } from "./shutdown.ts";
-import { banner, quickstartKey } from "./banner.ts";
-import { describeIsolation } from "../isolation/mod.ts";
-import { type Runtime, type StartOptions, startRuntime } from "./start.ts";
+import type { Runtime, StartOptions } from "./start.ts";
 
 const USAGE = `omotai ${VERSION}: a security runtime between an AI agent and a real browser
 
@@ -51,7 +41,7 @@ Usage:
                [--approve] | approve ID | rm ID | list
                [--data-dir DIR | --database URL --tenant ID]
   omotai eval [--policy FILE] [--arm NAME=COMMAND]... [--only CASES] [--out DIR]
-               [--agent scripted|openai:URL --model NAME] [--no-omotai]
+               [--agent scripted|openai:URL --model NAME] [--no-omotai] [--concurrency N]
   omotai permissions COMMAND ...
   omotai --version
   omotai help
@@ -105,29 +95,30 @@ caller's.
 /** Runs the CLI; returns the exit code. */
 export async function main(args: string[]): Promise<number> {
   const [command, ...rest] = args;
+  // Each command's modules are loaded only when it runs: `omotai grant list` need not load
+  // the browser, proxy and MCP server `start` carries (a second of CPU on every call).
   try {
     switch (command) {
       case "start":
         return await startCommand(rest);
       case "policy":
-        return await policyCommand(rest);
+        return await (await import("./policy_cmd.ts")).policyCommand(rest);
       case "domain":
-        return await domainCommand(rest);
+        return await (await import("./domain_cmd.ts")).domainCommand(rest);
       case "agent":
-        return await agentCommand(rest);
+        return await (await import("./agent_cmd.ts")).agentCommand(rest);
       case "audit":
-        return await auditCommand(rest);
+        return await (await import("./audit_cmd.ts")).auditCommand(rest);
       case "tenant":
-        return await tenantCommand(rest);
+        return await (await import("./tenant_cmd.ts")).tenantCommand(rest);
       case "secret":
-        return await secretCommand(rest);
+        return await (await import("./secret_cmd.ts")).secretCommand(rest);
       case "vault":
-        return await vaultCommand(rest);
+        return await (await import("./secret_cmd.ts")).vaultCommand(rest);
       case "grant":
-        return await grantCommand(rest);
+        return await (await import("./grant_cmd.ts")).grantCommand(rest);
       case "eval":
-        // Loaded only here: the MCP client it carries reads variables other commands are
-        // not granted.
+        // Also so: the MCP client it carries reads variables other commands are not granted.
         return await (await import("./eval_cmd.ts")).evalCommand(rest);
       case "--version":
       case "version":
@@ -264,6 +255,14 @@ function parsePort(value: string, flag: string): number {
 
 async function startCommand(args: string[]): Promise<number> {
   const options = parseStartOptions(args);
+  const [{ startRuntime }, { serveUntilStopped, StopSignals }, { banner, quickstartKey }, {
+    describeIsolation,
+  }] = await Promise.all([
+    import("./start.ts"),
+    import("./shutdown.ts"),
+    import("./banner.ts"),
+    import("../isolation/mod.ts"),
+  ]);
   // From here on a stop signal starts the teardown (after the start, if it is under way),
   // and the same stop arriving twice does not cut it short (launcher/stop_signals.ts).
   const signals = new StopSignals();

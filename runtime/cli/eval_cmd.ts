@@ -13,6 +13,7 @@ import { OmotaiError } from "../mod.ts";
 import { EVAL_OPTIONS } from "../launcher/mod.ts";
 import {
   type EvalAgent,
+  MAX_CONCURRENCY,
   openaiAgent,
   parseAgentSpec,
   parseArmSpec,
@@ -26,7 +27,7 @@ import {
 
 /** Usage of `omotai eval`. */
 export const EVAL_USAGE =
-  `omotai eval [--policy FILE] [--arm NAME=COMMAND]... [--only CASES] [--out DIR] [--agent scripted|openai:URL --model NAME] [--no-omotai]`;
+  `omotai eval [--policy FILE] [--arm NAME=COMMAND]... [--only CASES] [--out DIR] [--agent scripted|openai:URL --model NAME] [--no-omotai] [--concurrency N]`;
 
 /** Runs `omotai eval`; returns the exit code. */
 export async function evalCommand(args: string[]): Promise<number> {
@@ -40,6 +41,7 @@ export async function evalCommand(args: string[]): Promise<number> {
   const { values } = parsed;
   let arms;
   let agent: EvalAgent;
+  let concurrency: number;
   const out = resolve(values.out);
   // Directories of this run's own under --out, removed at the end: nothing that was there
   // before is touched.
@@ -64,6 +66,12 @@ export async function evalCommand(args: string[]): Promise<number> {
       throw new TypeError("--no-omotai leaves no arm: add --arm NAME=COMMAND");
     }
     agent = makeAgent(values.agent, values.model);
+    concurrency = Number(values.concurrency);
+    if (!/^\d+$/.test(values.concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+      throw new TypeError(
+        `--concurrency takes a whole number from 1 to ${MAX_CONCURRENCY}, not "${values.concurrency}"`,
+      );
+    }
   } catch (err) {
     if (err instanceof TypeError) {
       console.error(`omotai eval: ${err.message}\n${EVAL_USAGE}`);
@@ -81,6 +89,7 @@ export async function evalCommand(args: string[]): Promise<number> {
       only: values.only,
       workDir: out,
       agent,
+      concurrency,
       onControl: (id, result, done, total) =>
         console.log(
           `[control ${String(done).padStart(String(total).length)}/${total}] ${id.padEnd(28)} ${

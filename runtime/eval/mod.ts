@@ -11,5 +11,5 @@ export { parseArmSpec, stdioArm } from "./arms.ts";
 export { openaiAgent, parseAgentSpec } from "./openai_agent.ts";
 export { writeReports } from "./report_files.ts";
 export { progressLine, textTable } from "./report_text.ts";
-export { runEval } from "./runner.ts";
+export { MAX_CONCURRENCY, runEval } from "./runner.ts";
 export { scriptedAgent } from "./scripted_agent.ts";

@@ -3,7 +3,9 @@
  * control in a plain Chromium, then each case through each arm with a fresh server per case,
  * and measures what happened from outside the arm: hits at the attackers, writes at the
  * portal, the planted password in anything the arm returned. Nothing an arm says about itself
- * is believed.
+ * is believed. The controls and each arm are runs of their own; with `concurrency` above 1,
+ * that many go at once, each in a world of its own, so what one run's case causes is never
+ * counted against another run's.
  *
  * @module
  */
@@ -58,7 +60,16 @@ export interface EvalOptions {
   windowMs?: number;
   /** The planted account; a fresh random one by default (tests name theirs to search for it). */
   credentials?: Credentials;
+  /**
+   * How many runs (the controls; each arm's cases) go at once, each in a world (portal,
+   * attackers) of its own; within a run the cases go one after another. Default 1: one world,
+   * one case at a time.
+   */
+  concurrency?: number;
 }
+
+/** The most runs an eval starts at once: each holds a browser and a world. */
+export const MAX_CONCURRENCY = 4;
 
 /** Runs the eval and returns its report. */
 export async function runEval(options: EvalOptions): Promise<EvalReport> {
@@ -76,75 +87,139 @@ async function evalIn(workDir: string, options: EvalOptions): Promise<EvalReport
   const startedAt = new Date().toISOString();
   const credentials = options.credentials ?? plantedCredentials();
   const search = secretSearch(credentials.password, "password");
-  await using world = await startWorld(credentials);
-  const cases = selectCases(
-    catalogue({
-      portal: world.portal.origin,
-      attacker: world.attackers[0].origin,
-      attacker2: world.attackers[1].origin,
-    }),
-    options.only,
-  );
-  const arms: Arm[] = [];
-  let operate: Awaited<ReturnType<typeof omotaiArm>>["operate"] | undefined;
-  if (options.omotaiEntry !== undefined) {
-    const built = await omotaiArm({
-      entry: options.omotaiEntry,
-      workDir: `${workDir}/omotai`,
-      portal: world.portal.origin,
-      policy: options.policy,
-      credentials,
-    });
-    arms.push(built.arm);
-    operate = built.operate;
+  const concurrency = options.concurrency ?? 1;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+    throw new TypeError(`concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}`);
   }
-  arms.push(...options.arms);
-  if (arms.length === 0) throw new TypeError("no arm to run: drop --no-omotai or add --arm");
-
-  const controls = options.skipControls ? {} : await runControls(cases, {
-    workDir: `${workDir}/control`,
-    credentials,
-    probe: {
-      attackerHits: () => world.hits(),
-      unaskedWrites: (c) => unasked(world.portal.writes, c, credentials).length,
-      showsSecret: (text) => search.find(text).length > 0,
-    },
-    onControl: options.onControl,
-  });
-
-  const results: CaseResult[] = [];
-  const total = cases.length * arms.length;
-  // The attackers' counts when the last case's window closed: anything after that and before
-  // the next case starts came from the last case (nothing else was running).
-  let quiet = { hits: world.hits(), lines: world.lines().length };
-  for (const arm of arms) {
-    // An arm that would not start twice running will not start for the rest either.
-    let failedStarts = 0;
-    for (const c of cases) {
-      if (failedStarts >= 2) {
-        const result = notRun(arm, c, "the arm would not start (see the first cases)");
-        results.push(result);
-        options.onResult?.(infoOf(c), result, results.length, total);
-        continue;
-      }
-      chargeLateHits(results.at(-1), world, quiet);
-      const result = await runCase(arm, c, {
-        world,
-        agent: options.agent,
-        credentials,
-        search,
-        operate: arm.name === "omotai" ? operate : undefined,
-        timeoutMs: options.caseTimeoutMs ?? 180_000,
-        windowMs: options.windowMs ?? WINDOW_MS,
-      });
-      quiet = { hits: world.hits(), lines: world.lines().length };
-      failedStarts = result.error?.startsWith("EVAL_ARM_FAILED") ? failedStarts + 1 : 0;
-      results.push(result);
-      options.onResult?.(infoOf(c), result, results.length, total);
+  const casesIn = (world: World) =>
+    selectCases(
+      catalogue({
+        portal: world.portal.origin,
+        attacker: world.attackers[0].origin,
+        attacker2: world.attackers[1].origin,
+      }),
+      options.only,
+    );
+  const armCount = (options.omotaiEntry !== undefined ? 1 : 0) + options.arms.length;
+  if (armCount === 0) throw new TypeError("no arm to run: drop --no-omotai or add --arm");
+  const runCount = armCount + (options.skipControls ? 0 : 1);
+  const worlds: World[] = [];
+  try {
+    for (let i = 0; i < Math.min(concurrency, runCount); i++) {
+      worlds.push(await startWorld(credentials));
     }
+    // Run i goes in world i modulo their number, one run after another in each.
+    const worldOf = (i: number) => worlds[i % worlds.length];
+    // Every id in --only is checked before anything runs.
+    const cases = casesIn(worlds[0]);
+    const arms: Arm[] = [];
+    let omotai: Awaited<ReturnType<typeof omotaiArm>> | undefined;
+    if (options.omotaiEntry !== undefined) {
+      // Built before anything runs, in the world it runs in (its policy allows that portal).
+      omotai = await omotaiArm({
+        entry: options.omotaiEntry,
+        workDir: `${workDir}/omotai`,
+        portal: worldOf(options.skipControls ? 0 : 1).portal.origin,
+        policy: options.policy,
+        credentials,
+      });
+      arms.push(omotai.arm);
+    }
+    arms.push(...options.arms);
+    const runs: Run[] = [
+      ...(options.skipControls ? [] : [{ kind: "controls" as const }]),
+      ...arms.map((arm) => ({ kind: "arm" as const, arm })),
+    ];
+    const total = cases.length * arms.length;
+    const perRun: CaseResult[][] = runs.map(() => []);
+    let controls: Record<string, ControlResult> = {};
+    let done = 0;
+
+    const runIn = async (world: World, lane: Lane, i: number) => {
+      const run = runs[i];
+      const cases = casesIn(world);
+      if (run.kind === "controls") {
+        controls = await runControls(cases, {
+          workDir: `${workDir}/control`,
+          credentials,
+          probe: {
+            attackerHits: () => world.hits(),
+            unaskedWrites: (c) => unasked(world.portal.writes, c, credentials).length,
+            showsSecret: (text) => search.find(text).length > 0,
+          },
+          onControl: options.onControl,
+        });
+        // What the controls left behind is theirs, not the next case's.
+        lane.last = undefined;
+        lane.quiet = { hits: world.hits(), lines: world.lines().length };
+        return;
+      }
+      const arm = run.arm;
+      const operate = arm === omotai?.arm ? omotai.operate : undefined;
+      // An arm that would not start twice running will not start for the rest either.
+      let failedStarts = 0;
+      for (const c of cases) {
+        let result: CaseResult;
+        if (failedStarts >= 2) {
+          result = notRun(arm, c, "the arm would not start (see the first cases)");
+        } else {
+          chargeLateHits(lane.last, world, lane.quiet);
+          result = await runCase(arm, c, {
+            world,
+            agent: options.agent,
+            credentials,
+            search,
+            operate,
+            timeoutMs: options.caseTimeoutMs ?? 180_000,
+            windowMs: options.windowMs ?? WINDOW_MS,
+          });
+          // The attackers' counts when this case's window closed: anything after that and
+          // before the lane's next case starts came from this case (nothing else ran here).
+          lane.quiet = { hits: world.hits(), lines: world.lines().length };
+          lane.last = result;
+          failedStarts = result.error?.startsWith("EVAL_ARM_FAILED") ? failedStarts + 1 : 0;
+        }
+        perRun[i].push(result);
+        options.onResult?.(infoOf(c), result, ++done, total);
+      }
+    };
+
+    const settled = await Promise.allSettled(worlds.map(async (world, w) => {
+      const lane: Lane = {
+        last: undefined,
+        quiet: { hits: world.hits(), lines: world.lines().length },
+      };
+      for (let i = w; i < runs.length; i += worlds.length) await runIn(world, lane, i);
+      await new Promise((r) => setTimeout(r, LATE_MS));
+      chargeLateHits(lane.last, world, lane.quiet);
+    }));
+    const failed = settled.find((s) => s.status === "rejected");
+    if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
+    const results = perRun.flat();
+    return report(startedAt, options, search, arms, cases, controls, results);
+  } finally {
+    for (const world of worlds) await world[Symbol.asyncDispose]();
   }
-  await new Promise((r) => setTimeout(r, LATE_MS));
-  chargeLateHits(results.at(-1), world, quiet);
+}
+
+/** The controls, or one arm's cases: what one lane runs at a time. */
+type Run = { kind: "controls" } | { kind: "arm"; arm: Arm };
+
+/** One world's running state: its last case, and the attackers' counts when it ended. */
+interface Lane {
+  last: CaseResult | undefined;
+  quiet: { hits: number; lines: number };
+}
+
+function report(
+  startedAt: string,
+  options: EvalOptions,
+  search: SecretSearch,
+  arms: Arm[],
+  cases: EvalCase[],
+  controls: Record<string, ControlResult>,
+  results: CaseResult[],
+): EvalReport {
   // Whatever was said above, a planted value never reaches the report.
   for (const r of results) {
     for (const e of r.evidence) e.detail = cut(search.scrub(e.detail), 300);

@@ -167,6 +167,7 @@ export const EVAL_OPTIONS = {
   agent: { type: "string", default: "scripted" },
   model: { type: "string" },
   "no-omotai": { type: "boolean", default: false },
+  concurrency: { type: "string", default: "1" },
 } as const satisfies Options;
 
 /** The commands that keep state in a data directory, with their option tables. */

@@ -433,6 +433,7 @@ Deno.test("parseCommandLine() reads eval with its defaults and repeated --arm", 
     "no-omotai": true,
     out: "omotai-eval",
     agent: "scripted",
+    concurrency: "1",
   });
   assert.throws(() => parseCommandLine(["eval", "stray"]), TypeError);
 });
