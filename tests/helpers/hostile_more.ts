@@ -7,8 +7,7 @@
  * several files (`tests/hostile_more*_test.ts`), split along the pages' seams so that the
  * slowest ones (each waits out a bound of the runtime) run beside each other.
  *
- * `HOSTILE_ONLY=/a,/b` runs only those pages (cases and controls); `HOSTILE_SLOW=1` runs the
- * slow regressions too.
+ * `HOSTILE_ONLY=/a,/b` runs only those pages (cases and controls).
  *
  * @module
  */
@@ -35,14 +34,12 @@ export interface HostileCase {
   policy?: (site: HostileSite) => string;
   /** The page once broke the invariant (its fix named); the rest held from the start. */
   broke?: string;
-  /** Over ~15 s on a loaded machine: runs only with `HOSTILE_SLOW=1`. */
-  slow?: boolean;
 }
 
 /**
  * The cases. `broke`: the page once broke the invariant (its fix named); the rest held from
- * the start and stay as regressions. `slow` ones (over ~15 s each on a loaded machine) run
- * only with `HOSTILE_SLOW=1`.
+ * the start and stay as regressions. Every case runs in the suite; the slow ones (over ~15 s
+ * each on a loaded machine) have files of their own (`MORE_SEAMS`).
  */
 export const MORE_CASES: readonly HostileCase[] = [
   { path: "/sync-xhr", meet: "navigate", broke: "blocked after 8 s (run_delay.ts)" },
@@ -54,7 +51,7 @@ export const MORE_CASES: readonly HostileCase[] = [
   { path: "/console-flood", meet: "navigate", broke: "a silence before the scan is judged" },
   { path: "/meta-refresh", meet: "navigate" },
   { path: "/push-state", meet: "navigate" },
-  { path: "/frame-tree", meet: "navigate", slow: true },
+  { path: "/frame-tree", meet: "navigate" },
   { path: "/huge-title", meet: "navigate" },
   { path: "/chooser-loop", meet: "click" },
   { path: "/pickers", meet: "click" },
@@ -62,23 +59,21 @@ export const MORE_CASES: readonly HostileCase[] = [
   { path: "/dom-churn", meet: "navigate" },
   { path: "/proto-traps", meet: "navigate" },
   { path: "/ws-flood", meet: "navigate", policy: (site) => `websockets: [${site.origin}]\n` },
-  { path: "/trickle", meet: "navigate", slow: true },
-  { path: "/location-loop", meet: "navigate", slow: true },
-  { path: "/doc-write", meet: "navigate", slow: true },
-  { path: "/frameset", meet: "navigate", slow: true },
+  { path: "/trickle", meet: "navigate" },
+  { path: "/location-loop", meet: "navigate" },
+  { path: "/doc-write", meet: "navigate" },
+  { path: "/frameset", meet: "navigate" },
   {
     path: "/cross-sites",
     meet: "navigate",
     frameHosts: CROSS_SITE_FRAMES,
     query: (site) => `?o=${encodeURIComponent(JSON.stringify(site.frameOrigins))}`,
-    slow: true,
   },
-  { path: "/huge-select", meet: "navigate", slow: true },
-  { path: "/raf-thrash", meet: "navigate", slow: true },
+  { path: "/huge-select", meet: "navigate" },
+  { path: "/raf-thrash", meet: "navigate" },
 ];
 
 const only = Deno.env.get("HOSTILE_ONLY")?.split(",");
-const slowToo = Deno.env.get("HOSTILE_SLOW") === "1";
 
 /**
  * The pages whose cases and controls run in a file of their own, each case waiting out a bound
@@ -91,6 +86,10 @@ export const MORE_SEAMS = {
   leave: ["/keepalive", "/unload-spin"],
   /** A console flood (judged stuck, its browser replaced). */
   flood: ["/console-flood"],
+  /** Frame trees and documents written or replaced while they load (slow regressions). */
+  frames: ["/frame-tree", "/frameset", "/cross-sites", "/doc-write"],
+  /** Pages that trickle, loop their location, or churn a huge select or frames (slow regressions). */
+  churn: ["/trickle", "/location-loop", "/huge-select", "/raf-thrash"],
 } as const;
 
 /** The cases and controls of `seam`; "rest": of every page no seam names. */
@@ -114,7 +113,7 @@ export function moreCaseTest(c: HostileCase): void {
   Deno.test({
     name:
       `runtime: hostile page ${c.path} (met by ${c.meet}) ends its call clearly or bounded; the next navigation answers within 30 s; another session keeps answering`,
-    ignore: only !== undefined ? !only.includes(c.path) : c.slow === true && !slowToo,
+    ignore: only !== undefined && !only.includes(c.path),
     async fn() {
       await using site = serveHostileSite(undefined, { frameHosts: c.frameHosts });
       const origins = [site.origin, ...site.frameOrigins].join(", ");
