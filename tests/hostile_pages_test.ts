@@ -6,7 +6,7 @@
  * same runtime keeps browsing. Each page has a control: the same page in a Chromium driven
  * directly (no runtime, no recovery), where it is shown to be hostile.
  */
-import { keepBrowsing } from "./helpers/steady_session.ts";
+import { keepBrowsing, navigationAfter } from "./helpers/steady_session.ts";
 import { busyMachine } from "./helpers/cpu_hogs.ts";
 import assert from "node:assert/strict";
 import { type BrowserProcess, findBrowser, launchBrowser, openTab } from "../cdp/mod.ts";
@@ -46,8 +46,11 @@ for (const route of HOSTILE) {
       hostile = await a.call("browser_navigate", { url: site.url(route.path) });
       hostileEnd = Date.now();
       console.log(`  ${route.path}: hostile call took ${hostileEnd - t0} ms`);
-      next = await a.call("browser_navigate", { url: site.url("/healthy") });
-      nextMs = Date.now() - hostileEnd;
+      const after = await navigationAfter(() =>
+        a.call("browser_navigate", { url: site.url("/healthy") })
+      );
+      next = after.next;
+      nextMs = after.answerMs;
       console.log(`  ${route.path}: next navigation answered ${nextMs} ms after it`);
     } finally {
       await other.stop();

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { keepBrowsing } from "./steady_session.ts";
+import { keepBrowsing, navigationAfter } from "./steady_session.ts";
 import assert from "node:assert/strict";
 import { type CallOutcome, refOf, startHarness } from "./harness.ts";
 import { findBrowser, launchBrowser, openTab } from "../../cdp/mod.ts";
@@ -154,10 +154,15 @@ export function moreCaseTest(c: HostileCase): void {
         console.log(
           `  ${c.path}: hostile call took ${hostileEnd - t0} ms: ${hostile.text.slice(0, 300)}`,
         );
-        next = await a.call("browser_navigate", { url: site.url("/healthy") });
-        nextMs = Date.now() - hostileEnd;
+        const after = await navigationAfter(() =>
+          a.call("browser_navigate", { url: site.url("/healthy") })
+        );
+        next = after.next;
+        nextMs = after.answerMs;
         console.log(
-          `  ${c.path}: next navigation answered ${nextMs} ms after it: ${next.text.slice(0, 200)}`,
+          `  ${c.path}: next navigation answered ${nextMs} ms after it: ${
+            (after.ended ?? next).text.slice(0, 200)
+          }`,
         );
       } finally {
         await other.stop();

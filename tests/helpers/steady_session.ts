@@ -85,3 +85,27 @@ export function keepBrowsing(b: TestClient, site: Pick<HostileSite, "url">): {
     },
   };
 }
+
+/**
+ * The runtime's own end of a browser for what its page did, as a call under way hears it
+ * (runtime/browser/browser_end.ts): a flood or a memory kill the runtime judged while the call
+ * ran. Timing decides whether the hostile call or the one after it meets the end; either is
+ * the session answering, and the call after the end starts a fresh browser.
+ */
+const PAGE_CAUSED_END =
+  /^error: BROWSER_LOST \(the runtime ended this session's browser \((SESSION_FLOODING|BROWSER_OOM|CDP_MESSAGE_TOO_LARGE):/;
+
+/**
+ * The navigation after a hostile call: `navigate()` once, and once more when that answer was
+ * the runtime ending the browser for the hostile page ({@link PAGE_CAUSED_END}); `answerMs` is
+ * how long the first answer took, `ended` that answer when it was an end.
+ */
+export async function navigationAfter(
+  navigate: () => Promise<CallOutcome>,
+): Promise<{ next: CallOutcome; answerMs: number; ended?: CallOutcome }> {
+  const t0 = Date.now();
+  const first = await navigate();
+  const answerMs = Date.now() - t0;
+  if (!first.isError || !PAGE_CAUSED_END.test(first.text)) return { next: first, answerMs };
+  return { next: await navigate(), answerMs, ended: first };
+}
