@@ -14,14 +14,30 @@ export interface CpuHogs extends AsyncDisposable {
   readonly count: number;
 }
 
+/** Options of `cpuHogs()`. */
+export interface CpuHogsOptions {
+  /** The bound of each loop, in seconds (default 900): a killed test leaves nothing for long. */
+  boundS?: number;
+  /**
+   * Each loop in a session of its own (`setsid`), as hogs another user or service runs are:
+   * with the kernel's autogroup on, the scheduler shares the CPU between sessions first. The
+   * default runs them in the caller's session, where they take the caller's own share.
+   */
+  ownSession?: boolean;
+}
+
 /**
- * Starts `count` shell loops that spin forever. Each is also bounded by `timeout` (15 min),
- * so a test process killed before it disposes them leaves nothing spinning for long.
+ * Starts `count` shell loops that spin forever. Each is also bounded by `timeout` (15 min by
+ * default), so a test process killed before it disposes them leaves nothing spinning for long.
  */
-export function cpuHogs(count = 2): CpuHogs {
+export function cpuHogs(count = 2, options: CpuHogsOptions = {}): CpuHogs {
+  const loop = ["timeout", String(options.boundS ?? 900), "sh", "-c", "while :; do :; done"];
+  // A spawned child leads no process group, so `setsid` makes its session and execs `timeout`
+  // in place: the pid kept below is still the one a TERM must reach.
+  const argv = options.ownSession ? ["setsid", ...loop] : loop;
   const children = Array.from({ length: count }, () =>
-    new Deno.Command("timeout", {
-      args: ["900", "sh", "-c", "while :; do :; done"],
+    new Deno.Command(argv[0], {
+      args: argv.slice(1),
       stdin: "null",
       stdout: "null",
       stderr: "null",
