@@ -221,132 +221,6 @@ Deno.test("Inspector CLI over stdio: tools/list lists browser_navigate, tools/ca
   assert.notEqual(denied.code, 0);
 });
 
-Deno.test("Inspector CLI over Streamable HTTP and legacy SSE: an agent key in --header lists tools and navigates", async () => {
-  await using site = serveFixtureSite();
-  await using rt = await sseRuntime(site);
-  await using state = await clientState();
-  const url = new URL("/mcp", rt.runtime.url!).href;
-  const { key } = await rt.runtime.agents.add("inspector-http");
-  const keyed = ["--transport", "http", "--header", `Authorization: Bearer ${key}`];
-
-  // Five runs, each a client of its own on one runtime: they run at once.
-  const [list, call, auto, sse, bare] = await Promise.all([
-    inspector([url, ...keyed, "--method", "tools/list"], state.env),
-    inspector([
-      url,
-      ...keyed,
-      "--method",
-      "tools/call",
-      "--tool-name",
-      "browser_navigate",
-      "--tool-arg",
-      `url=${site.origin}/next`,
-    ], state.env),
-    inspector([url, ...keyed, "--protocol-era", "auto", "--method", "tools/list"], state.env),
-    inspector([
-      new URL("/sse", rt.runtime.url!).href,
-      "--transport",
-      "sse",
-      "--header",
-      `Authorization: Bearer ${key}`,
-      "--method",
-      "tools/list",
-    ], state.env),
-    inspector(
-      [url, "--transport", "http", "--stored-auth-only", "--method", "tools/list"],
-      state.env,
-    ),
-  ]);
-  assert.equal(list.code, 0, list.stderr);
-  assert.ok(
-    (list.json.result?.tools ?? []).some((t) => t.name === "browser_navigate"),
-    JSON.stringify(list.json).slice(0, 500),
-  );
-
-  assert.equal(call.code, 0, call.stderr);
-  assert.match(textOf(call.json.result ?? {}), /# Next page/);
-
-  // Clients moving to the 2026 protocol era probe `server/discover` first (`auto`); the
-  // runtime does not answer it, and the client must fall back to initialize.
-  assert.equal(auto.code, 0, auto.stderr);
-  assert.ok((auto.json.result?.tools ?? []).some((t) => t.name === "browser_navigate"));
-
-  // Legacy SSE (/sse), as older clients connect, with the same key.
-  assert.equal(sse.code, 0, sse.stderr);
-  assert.ok(
-    (sse.json.result?.tools ?? []).some((t) => t.name === "browser_snapshot"),
-    JSON.stringify(sse.json).slice(0, 500),
-  );
-
-  // The key is what opens the door: the same call without it is refused (no OAuth here).
-  assert.notEqual(bare.code, 0);
-  assert.equal(bare.json.result, undefined, JSON.stringify(bare.json));
-  assert.equal(bare.json.error?.code, "auth_required", JSON.stringify(bare.json));
-  assert.match(bare.json.error?.message ?? "", /UNAUTHORIZED/);
-});
-
-Deno.test("mcp-remote bridges a stdio client to /mcp (and /sse) with the agent key in --header", async () => {
-  await using site = serveFixtureSite();
-  await using rt = await sseRuntime(site);
-  await using state = await clientState();
-  const { mcpRemote } = await ensureClientsInstalled();
-  for (const [path, strategy] of [["/mcp", "http-only"], ["/sse", "sse-only"]]) {
-    const agent = `via-mcp-remote-${strategy}`;
-    const { key } = await rt.runtime.agents.add(agent);
-    // The header as README examples give it, and (for SSE) in the form that keeps the key in
-    // the client config's env rather than its args: mcp-remote expands ${VAR} itself.
-    const header = strategy === "http-only"
-      ? `Authorization: Bearer ${key}`
-      : "Authorization:${OMOTAI_AUTH}";
-    const transport = new StdioClientTransport({
-      command: "node",
-      args: [
-        mcpRemote,
-        new URL(path, rt.runtime.url!).href,
-        "--header",
-        header,
-        // Without it mcp-remote falls back to the other transport: this must be the one asked.
-        "--transport",
-        strategy,
-      ],
-      env: { ...state.env, OMOTAI_AUTH: `Bearer ${key}` },
-      stderr: "pipe",
-    });
-    // mcp-remote logs every message on stderr: drained, or a full pipe would stall it.
-    let log = "";
-    transport.stderr?.on("data", (chunk: Uint8Array) => {
-      if (log.length < 1_000_000) log += new TextDecoder().decode(chunk);
-    });
-    const client = new Client({ name: "stdio-only-client", version: "0" });
-    try {
-      await client.connect(transport);
-      assert.equal(client.getServerVersion()?.name, "omotai", log.slice(-2_000));
-      assert.deepEqual(await client.ping(), {});
-      const { tools } = await client.listTools();
-      assert.ok(tools.some((t) => t.name === "browser_navigate"), tools.map((t) => t.name).join());
-      const nav = await client.callTool(
-        {
-          name: "browser_navigate",
-          arguments: { url: `${site.origin}/` },
-        },
-        undefined,
-        { timeout: CALL_TIMEOUT_MS },
-      );
-      assert.notEqual(nav.isError, true, textOf(nav));
-      assert.match(textOf(nav), /# Fixture home/, strategy);
-      // The session is the key's agent, whatever the bridge calls itself.
-      const rows = (await rt.runtime.audit.rows()).filter((r) => r.agent === agent);
-      assert.ok(rows.length > 0, `${strategy}: the audit names the agent of the key sent`);
-      const mode = strategy === "http-only"
-        ? /Connected to remote server using StreamableHTTPClientTransport/
-        : /Connected to remote server using SSEClientTransport/;
-      assert.match(log, mode, `${strategy}: the bridge used the transport asked for`);
-    } finally {
-      await client.close().catch(() => {});
-    }
-  }
-});
-
 /** A JSON-RPC message seen loosely, to read any of its fields. */
 interface Wire {
   id?: string | number;
@@ -549,40 +423,6 @@ async function exerciseTransport(
   }
 }
 
-Deno.test("SDK client over stdio, legacy SSE and Streamable HTTP: negotiation, ping, tools, progress, cancellation", async () => {
-  await using site = serveFixtureSite();
-  await using rt = await sseRuntime(site);
-  await using data = await stdioDataDir(site);
-  const base = rt.runtime.url!;
-
-  // stdio with the console beside it, so ask_human has an operator to wait for.
-  const [command, ...args] = await stdioServer(data.dir, ["--console", "--console-port", "0"]);
-  const stdio = new StdioClientTransport({
-    command,
-    args,
-    env: { OMOTAI_ADMIN_TOKEN: ADMIN_TOKEN },
-    stderr: "pipe",
-  });
-  let stderr = "";
-  stdio.stderr?.on("data", (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk));
-  const stdioConsole = async () => {
-    const found = await within(
-      (async () => {
-        while (!/console: (\S+)/.test(stderr)) await new Promise((r) => setTimeout(r, 50));
-      })(),
-      ANSWER_BOUND_MS,
-    );
-    assert.notEqual(found, "timeout", `no console URL on stderr:\n${stderr}`);
-    return stderr.match(/console: (\S+)/)![1];
-  };
-
-  const sse = keyedTransport(base, (await rt.runtime.agents.add("matrix-sse")).key, "sse");
-  const http = keyedTransport(base, (await rt.runtime.agents.add("matrix-http")).key, "http");
-  await exerciseTransport("sse", sse, site, () => Promise.resolve(rt.runtime.consoleUrl ?? base));
-  await exerciseTransport("http", http, site, () => Promise.resolve(rt.runtime.consoleUrl ?? base));
-  await exerciseTransport("stdio", stdio, site, stdioConsole);
-});
-
 /** One POST to `/mcp` with the agent key; the JSON-RPC messages of its answer (JSON or SSE). */
 async function postMcp(
   url: string,
@@ -610,52 +450,242 @@ async function postMcp(
   return { status: res.status, session: res.headers.get("mcp-session-id"), messages };
 }
 
-Deno.test("protocol version negotiation over Streamable HTTP: each supported version as asked, an unknown one with the newest", async () => {
+// One sse-mode runtime (and fixture site) for the clients that connect over HTTP: each
+// case brings clients of its own, under agents of its own, and reads only what they did
+// (its agent's audit rows, its own question on the console). Each case is a step.
+Deno.test("clients over HTTP against one sse-mode runtime", async (t) => {
   await using site = serveFixtureSite();
   await using rt = await sseRuntime(site);
-  const url = new URL("/mcp", rt.runtime.url!).href;
-  const { key } = await rt.runtime.agents.add("versions");
-  assert.equal(SUPPORTED_PROTOCOL_VERSIONS[0], LATEST_PROTOCOL_VERSION);
-  for (const asked of [...SUPPORTED_PROTOCOL_VERSIONS, "2099-01-01", "1999-01-01"]) {
-    const expected = SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION;
-    const init = await postMcp(url, key, {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: asked,
-        capabilities: {},
-        clientInfo: { name: "raw", version: "0" },
-      },
-    });
-    assert.equal(init.status, 200, asked);
-    assert.equal(init.messages[0]?.result?.protocolVersion, expected, `asked ${asked}`);
-    assert.ok(init.session, `${asked}: a session id`);
-    const session = { "mcp-session-id": init.session, "mcp-protocol-version": expected };
-    const ack = await postMcp(url, key, {
-      jsonrpc: "2.0",
-      method: "notifications/initialized",
-    }, session);
-    assert.equal(ack.status, 202, asked);
-    // The session works at the negotiated version.
-    const list = await postMcp(url, key, { jsonrpc: "2.0", id: 2, method: "tools/list" }, session);
-    const tools = (list.messages[0]?.result?.tools ?? []) as { name: string }[];
-    assert.ok(tools.some((t) => t.name === "browser_navigate"), `${asked}: tools/list`);
-    const ping = await postMcp(url, key, { jsonrpc: "2.0", id: 3, method: "ping" }, session);
-    assert.deepEqual(ping.messages[0]?.result, {}, `${asked}: ping`);
-    if (asked === LATEST_PROTOCOL_VERSION) {
-      // A request naming a version the server does not speak is refused, not guessed at.
-      const wrong = await postMcp(url, key, { jsonrpc: "2.0", id: 4, method: "ping" }, {
-        ...session,
-        "mcp-protocol-version": "1999-01-01",
+
+  await t.step(
+    "Inspector CLI over Streamable HTTP and legacy SSE: an agent key in --header lists tools and navigates",
+    async () => {
+      await using state = await clientState();
+      const url = new URL("/mcp", rt.runtime.url!).href;
+      const { key } = await rt.runtime.agents.add("inspector-http");
+      const keyed = ["--transport", "http", "--header", `Authorization: Bearer ${key}`];
+
+      // Four runs, each a client of its own on one runtime: they run at once. tools/list over
+      // Streamable HTTP is the `auto` run's (after its fallback it initializes as any other run;
+      // `call` is the default era's initialize).
+      const [call, auto, sse, bare] = await Promise.all([
+        inspector([
+          url,
+          ...keyed,
+          "--method",
+          "tools/call",
+          "--tool-name",
+          "browser_navigate",
+          "--tool-arg",
+          `url=${site.origin}/next`,
+        ], state.env),
+        inspector([url, ...keyed, "--protocol-era", "auto", "--method", "tools/list"], state.env),
+        inspector([
+          new URL("/sse", rt.runtime.url!).href,
+          "--transport",
+          "sse",
+          "--header",
+          `Authorization: Bearer ${key}`,
+          "--method",
+          "tools/list",
+        ], state.env),
+        inspector(
+          [url, "--transport", "http", "--stored-auth-only", "--method", "tools/list"],
+          state.env,
+        ),
+      ]);
+      assert.equal(call.code, 0, call.stderr);
+      assert.match(textOf(call.json.result ?? {}), /# Next page/);
+
+      // Clients moving to the 2026 protocol era probe `server/discover` first (`auto`); the
+      // runtime does not answer it, and the client must fall back to initialize.
+      assert.equal(auto.code, 0, auto.stderr);
+      assert.ok(
+        (auto.json.result?.tools ?? []).some((t) => t.name === "browser_navigate"),
+        JSON.stringify(auto.json).slice(0, 500),
+      );
+
+      // Legacy SSE (/sse), as older clients connect, with the same key.
+      assert.equal(sse.code, 0, sse.stderr);
+      assert.ok(
+        (sse.json.result?.tools ?? []).some((t) => t.name === "browser_snapshot"),
+        JSON.stringify(sse.json).slice(0, 500),
+      );
+
+      // The key is what opens the door: the same call without it is refused (no OAuth here).
+      assert.notEqual(bare.code, 0);
+      assert.equal(bare.json.result, undefined, JSON.stringify(bare.json));
+      assert.equal(bare.json.error?.code, "auth_required", JSON.stringify(bare.json));
+      assert.match(bare.json.error?.message ?? "", /UNAUTHORIZED/);
+    },
+  );
+
+  await t.step(
+    "mcp-remote bridges a stdio client to /mcp (and /sse) with the agent key in --header",
+    async () => {
+      await using state = await clientState();
+      const { mcpRemote } = await ensureClientsInstalled();
+      for (const [path, strategy] of [["/mcp", "http-only"], ["/sse", "sse-only"]]) {
+        const agent = `via-mcp-remote-${strategy}`;
+        const { key } = await rt.runtime.agents.add(agent);
+        // The header as README examples give it, and (for SSE) in the form that keeps the key in
+        // the client config's env rather than its args: mcp-remote expands ${VAR} itself.
+        const header = strategy === "http-only"
+          ? `Authorization: Bearer ${key}`
+          : "Authorization:${OMOTAI_AUTH}";
+        const transport = new StdioClientTransport({
+          command: "node",
+          args: [
+            mcpRemote,
+            new URL(path, rt.runtime.url!).href,
+            "--header",
+            header,
+            // Without it mcp-remote falls back to the other transport: this must be the one asked.
+            "--transport",
+            strategy,
+          ],
+          env: { ...state.env, OMOTAI_AUTH: `Bearer ${key}` },
+          stderr: "pipe",
+        });
+        // mcp-remote logs every message on stderr: drained, or a full pipe would stall it.
+        let log = "";
+        transport.stderr?.on("data", (chunk: Uint8Array) => {
+          if (log.length < 1_000_000) log += new TextDecoder().decode(chunk);
+        });
+        const client = new Client({ name: "stdio-only-client", version: "0" });
+        try {
+          await client.connect(transport);
+          assert.equal(client.getServerVersion()?.name, "omotai", log.slice(-2_000));
+          assert.deepEqual(await client.ping(), {});
+          const { tools } = await client.listTools();
+          assert.ok(
+            tools.some((t) => t.name === "browser_navigate"),
+            tools.map((t) => t.name).join(),
+          );
+          const nav = await client.callTool(
+            {
+              name: "browser_navigate",
+              arguments: { url: `${site.origin}/` },
+            },
+            undefined,
+            { timeout: CALL_TIMEOUT_MS },
+          );
+          assert.notEqual(nav.isError, true, textOf(nav));
+          assert.match(textOf(nav), /# Fixture home/, strategy);
+          // The session is the key's agent, whatever the bridge calls itself.
+          const rows = (await rt.runtime.audit.rows()).filter((r) => r.agent === agent);
+          assert.ok(rows.length > 0, `${strategy}: the audit names the agent of the key sent`);
+          const mode = strategy === "http-only"
+            ? /Connected to remote server using StreamableHTTPClientTransport/
+            : /Connected to remote server using SSEClientTransport/;
+          assert.match(log, mode, `${strategy}: the bridge used the transport asked for`);
+        } finally {
+          await client.close().catch(() => {});
+        }
+      }
+    },
+  );
+
+  await t.step(
+    "SDK client over stdio, legacy SSE and Streamable HTTP: negotiation, ping, tools, progress, cancellation",
+    async () => {
+      await using data = await stdioDataDir(site);
+      const base = rt.runtime.url!;
+
+      // stdio with the console beside it, so ask_human has an operator to wait for.
+      const [command, ...args] = await stdioServer(data.dir, ["--console", "--console-port", "0"]);
+      const stdio = new StdioClientTransport({
+        command,
+        args,
+        env: { OMOTAI_ADMIN_TOKEN: ADMIN_TOKEN },
+        stderr: "pipe",
       });
-      assert.equal(wrong.status, 400);
-    }
-    const end = await fetch(url, {
-      method: "DELETE",
-      headers: { Authorization: `Bearer ${key}`, ...session },
-    });
-    assert.equal(end.status, 200, `${asked}: DELETE ends the session`);
-    await end.body?.cancel();
-  }
+      let stderr = "";
+      stdio.stderr?.on("data", (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk));
+      const stdioConsole = async () => {
+        const found = await within(
+          (async () => {
+            while (!/console: (\S+)/.test(stderr)) await new Promise((r) => setTimeout(r, 50));
+          })(),
+          ANSWER_BOUND_MS,
+        );
+        assert.notEqual(found, "timeout", `no console URL on stderr:\n${stderr}`);
+        return stderr.match(/console: (\S+)/)![1];
+      };
+
+      const sse = keyedTransport(base, (await rt.runtime.agents.add("matrix-sse")).key, "sse");
+      const http = keyedTransport(base, (await rt.runtime.agents.add("matrix-http")).key, "http");
+      await exerciseTransport(
+        "sse",
+        sse,
+        site,
+        () => Promise.resolve(rt.runtime.consoleUrl ?? base),
+      );
+      await exerciseTransport(
+        "http",
+        http,
+        site,
+        () => Promise.resolve(rt.runtime.consoleUrl ?? base),
+      );
+      await exerciseTransport("stdio", stdio, site, stdioConsole);
+    },
+  );
+
+  await t.step(
+    "protocol version negotiation over Streamable HTTP: each supported version as asked, an unknown one with the newest",
+    async () => {
+      const url = new URL("/mcp", rt.runtime.url!).href;
+      const { key } = await rt.runtime.agents.add("versions");
+      assert.equal(SUPPORTED_PROTOCOL_VERSIONS[0], LATEST_PROTOCOL_VERSION);
+      for (const asked of [...SUPPORTED_PROTOCOL_VERSIONS, "2099-01-01", "1999-01-01"]) {
+        const expected = SUPPORTED_PROTOCOL_VERSIONS.includes(asked)
+          ? asked
+          : LATEST_PROTOCOL_VERSION;
+        const init = await postMcp(url, key, {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: asked,
+            capabilities: {},
+            clientInfo: { name: "raw", version: "0" },
+          },
+        });
+        assert.equal(init.status, 200, asked);
+        assert.equal(init.messages[0]?.result?.protocolVersion, expected, `asked ${asked}`);
+        assert.ok(init.session, `${asked}: a session id`);
+        const session = { "mcp-session-id": init.session, "mcp-protocol-version": expected };
+        const ack = await postMcp(url, key, {
+          jsonrpc: "2.0",
+          method: "notifications/initialized",
+        }, session);
+        assert.equal(ack.status, 202, asked);
+        // The session works at the negotiated version.
+        const list = await postMcp(
+          url,
+          key,
+          { jsonrpc: "2.0", id: 2, method: "tools/list" },
+          session,
+        );
+        const tools = (list.messages[0]?.result?.tools ?? []) as { name: string }[];
+        assert.ok(tools.some((t) => t.name === "browser_navigate"), `${asked}: tools/list`);
+        const ping = await postMcp(url, key, { jsonrpc: "2.0", id: 3, method: "ping" }, session);
+        assert.deepEqual(ping.messages[0]?.result, {}, `${asked}: ping`);
+        if (asked === LATEST_PROTOCOL_VERSION) {
+          // A request naming a version the server does not speak is refused, not guessed at.
+          const wrong = await postMcp(url, key, { jsonrpc: "2.0", id: 4, method: "ping" }, {
+            ...session,
+            "mcp-protocol-version": "1999-01-01",
+          });
+          assert.equal(wrong.status, 400);
+        }
+        const end = await fetch(url, {
+          method: "DELETE",
+          headers: { Authorization: `Bearer ${key}`, ...session },
+        });
+        assert.equal(end.status, 200, `${asked}: DELETE ends the session`);
+        await end.body?.cancel();
+      }
+    },
+  );
 });
