@@ -21,10 +21,20 @@ import { processes } from "./helpers/processes.ts";
 const BROWSER = findBrowser(Deno.env.get("OMOTAI_BROWSER"));
 const REAL = Deno.realPathSync(BROWSER);
 
-/** `sha256sum`'s hash of the real browser: an implementation other than the runtime's. */
-async function browserHash(): Promise<string> {
-  const out = await new Deno.Command("sha256sum", { args: [REAL], stdout: "piped" }).output();
-  return new TextDecoder().decode(out.stdout).split(/\s/)[0];
+let hashed: Promise<string> | undefined;
+
+/**
+ * `sha256sum`'s hash of the real browser: an implementation other than the runtime's. Hashed
+ * once per file (a few hundred MB each time; the file does not change between cases).
+ */
+function browserHash(): Promise<string> {
+  hashed ??= new Deno.Command("sha256sum", { args: [REAL], stdout: "piped" }).output()
+    .then((out) => {
+      const hash = new TextDecoder().decode(out.stdout).split(/\s/)[0];
+      assert.match(hash, /^[0-9a-f]{64}$/, "sha256sum hashed the browser");
+      return hash;
+    });
+  return hashed;
 }
 
 const WRONG = "0123456789abcdef".repeat(4);
