@@ -168,75 +168,20 @@ async function payOn(
   return { text: (await click).text, seen };
 }
 
-/** The body the site received at /transfer, as entries. */
-function received(w: World): [string, string][][] {
-  return (w.site.posts.get("/transfer") ?? []).map((b) => [...new URLSearchParams(b)]);
+/** The bodies the site received at /transfer (from the `from`th on), as entries. */
+function received(w: World, from = 0): [string, string][][] {
+  return (w.site.posts.get("/transfer") ?? []).slice(from).map((b) => [...new URLSearchParams(b)]);
+}
+
+/** Where a case sharing a world starts: the posts and audit rows before it are not its own. */
+interface Since {
+  posts: number;
+  seq: number;
 }
 
 function shown(a: Approval): [string, string][] {
   return a.request.entries.map((e) => [e.name.text, e.value.text]);
 }
-
-Deno.test("approvals: the plain form's own submission is shown whole and sent once", async () => {
-  await using w = await world();
-  const r = await payOn(w, "/plain", () => "approve");
-  assert.equal(r.seen.length, 1, r.text);
-  assert.equal(r.seen[0].kind, "form");
-  assert.deepEqual(shown(r.seen[0]), [["amount", "10"], ["to", "alice"]]);
-  assert.deepEqual(received(w), [[["amount", "10"], ["to", "alice"]]]);
-  const body = w.site.posts.get("/transfer")![0];
-  assert.equal(r.seen[0].request.sha256, createHash("sha256").update(body).digest("hex"));
-  assert.match(
-    r.text,
-    /the operator approved the POST form to http:\/\/127\.0\.0\.1:\d+; sent once/,
-  );
-});
-
-Deno.test("approvals: what a formdata listener or a swapped query sends is what the operator sees", async () => {
-  await using w = await world();
-  const a = await payOn(w, "/formdata", () => "approve");
-  assert.deepEqual(shown(a.seen[0]), [["amount", "10000"], ["to", "mallory"]]);
-  assert.deepEqual(received(w), [[["amount", "10000"], ["to", "mallory"]]]);
-  const q = await payOn(w, "/query", () => "approve");
-  assert.match(q.seen[0].request.url.text, /\/transfer\?to=mallory$/);
-  assert.deepEqual(
-    q.seen[0].request.query.map((e) => [e.name.text, e.value.text]),
-    [["to", "mallory"]],
-  );
-  assert.ok(w.site.hits.includes("POST /transfer?to=mallory"));
-});
-
-Deno.test("approvals: a denied request never reaches the site and the agent hears CONFIRM_DENIED", async () => {
-  await using w = await world();
-  const r = await payOn(w, "/formdata", () => "deny");
-  assert.equal(r.seen.length, 1);
-  assert.match(r.text, /^denied: CONFIRM_DENIED/);
-  assert.deepEqual(received(w), []);
-});
-
-Deno.test("approvals: an iframe replay, a script write and a write after the action are refused unasked", async () => {
-  await using w = await world();
-  for (const path of ["/iframe", "/fetch"]) {
-    const r = await payOn(w, path, () => "approve");
-    assert.deepEqual(r.seen, [], `${path}: nothing offered for approval`);
-    assert.match(r.text, /denied: SCRIPT_WRITE_REFUSED/, path);
-  }
-  const later = await payOn(w, "/later", () => "approve");
-  assert.deepEqual(later.seen, []);
-  const postReasons = async () =>
-    (await w.runtime.audit.rows()).filter((r) => r.kind === "request" && r.method === "POST")
-      .map((r) => r.reason);
-  // The page submits 2.5 s after the action ended: wait for its refusal to be audited.
-  assert.ok(
-    await eventually(async () => (await postReasons()).includes("READ_ONLY_WRITE")),
-    "the late submit was judged",
-  );
-  assert.deepEqual(await w.pending(), []);
-  assert.deepEqual(received(w), [], "nothing reached the site");
-  const reasons = await postReasons();
-  assert.ok(reasons.includes("SCRIPT_WRITE_REFUSED"), reasons.join());
-  assert.ok(reasons.includes("READ_ONLY_WRITE"), "the late submit is refused as read_only says");
-});
 
 Deno.test("approvals: with script_writes: confirm a script's write is shown and approved on its own", async () => {
   await using w = await world("script_writes: confirm\n");
@@ -245,33 +190,6 @@ Deno.test("approvals: with script_writes: confirm a script's write is shown and 
   assert.equal(r.seen[0].kind, "script");
   assert.deepEqual(shown(r.seen[0]), [["amount", "10000"], ["to", "mallory"]]);
   assert.deepEqual(received(w), [[["amount", "10000"], ["to", "mallory"]]]);
-});
-
-Deno.test("approvals: every entry is shown (250 fields, a multi-select, a custom element, a long value) and bidi text is escaped", async () => {
-  await using w = await world();
-  const r = await payOn(w, "/many", () => "approve");
-  const a = r.seen[0];
-  const got = received(w)[0];
-  assert.equal(a.request.entries.length, got.length);
-  assert.ok(got.length >= 250 + 2 + 3 + 1 + 1 + 1);
-  assert.deepEqual(
-    shown(a).filter(([n]) => n === "pick").map(([, v]) => v),
-    ["one", "two", "three"],
-  );
-  assert.deepEqual(shown(a).find(([n]) => n === "custom"), ["custom", "custom-value"]);
-  const memo = a.request.entries.find((e) => e.name.text === "memo")!;
-  assert.equal(memo.value.text, "m".repeat(5000));
-  assert.equal(memo.value.length, 5000);
-  const payee = a.request.entries.find((e) => e.name.text === "payee")!;
-  assert.equal(payee.value.text, "\\u{202E}ecila\\u{200B}");
-  assert.ok(payee.value.flags.includes("bidi"));
-  assert.ok(a.request.flags.includes("bidi"));
-  // Escaped everywhere the operator looks: no raw bidi character in the API or the page.
-  const page = await (await w.api("/")).text();
-  const json = await (await w.api("/api/approvals")).text();
-  for (const text of [page, json]) {
-    assert.doesNotMatch(text, /[\u202A-\u202E\u2066-\u2069\u200B]/);
-  }
 });
 
 /** The console's approvals page, as a logged-in operator's browser gets it. */
@@ -297,22 +215,6 @@ function leaks(text: string, secret: string): string[] {
   return out;
 }
 
-Deno.test("approvals: a stored secret in a field or the URL is redacted in the API and the console page", async () => {
-  processRedactor().add([SECRET]);
-  await using w = await world();
-  const outputs: string[] = [];
-  const r = await payOn(w, "/secret", async (): Promise<"approve"> => {
-    outputs.push(await (await w.api("/api/approvals")).text(), await consolePage(w));
-    return "approve";
-  });
-  assert.match(outputs[0], /\[redacted\]/);
-  assert.match(outputs[1], /approv/i);
-  outputs.push(r.text, ...w.client.outputs, JSON.stringify(w.runtime.audit.rows()));
-  for (const out of outputs) assert.deepEqual(leaks(out, SECRET), []);
-  // What was approved went out as it was: the page's own bytes, the secret among them.
-  assert.equal(received(w).length, 1);
-});
-
 Deno.test("approvals: control: without read_only the rewrites reach the site unseen (the attacks work)", async () => {
   await using w = await world("", false);
   const r = await payOn(w, "/formdata", () => "approve");
@@ -325,17 +227,160 @@ Deno.test("approvals: control: without read_only the rewrites reach the site uns
   ]);
 });
 
-// Last in this file: the guarded credential stays in the process's egress check.
-Deno.test("approvals: a guarded credential in a held request is refused before anyone is asked (SECRET_IN_REQUEST)", async () => {
-  processRedactor().add([SECRET]);
-  egressSecrets().add([SECRET]);
+// One read_only runtime and agent session for the cases of that policy: each case navigates
+// to its own attack page, starts with nothing pending, and reads only the posts and audit
+// rows after its start (`Since`). Each case is a step.
+Deno.test("approvals on one read_only runtime and session", async (t) => {
   await using w = await world();
-  const r = await payOn(w, "/secret", () => "approve");
-  assert.deepEqual(r.seen, [], "nothing offered for approval");
-  assert.deepEqual(received(w), [], "nothing reached the site");
-  const rows = await w.runtime.audit.rows();
-  assert.ok(rows.some((row) => row.reason === "SECRET_IN_REQUEST"));
-  for (const out of [r.text, ...w.client.outputs, JSON.stringify(rows)]) {
-    assert.deepEqual(leaks(out, SECRET), []);
-  }
+  const step = (name: string, fn: (since: Since) => Promise<void>) =>
+    t.step(name, async () => {
+      assert.deepEqual(await w.pending(), [], "nothing an earlier case left is pending");
+      const since = {
+        posts: w.site.posts.get("/transfer")?.length ?? 0,
+        seq: (await w.runtime.audit.rows(0, 1_000_000)).at(-1)?.seq ?? 0,
+      };
+      await fn(since);
+    });
+
+  await step(
+    "approvals: the plain form's own submission is shown whole and sent once",
+    async (since) => {
+      const r = await payOn(w, "/plain", () => "approve");
+      assert.equal(r.seen.length, 1, r.text);
+      assert.equal(r.seen[0].kind, "form");
+      assert.deepEqual(shown(r.seen[0]), [["amount", "10"], ["to", "alice"]]);
+      assert.deepEqual(received(w, since.posts), [[["amount", "10"], ["to", "alice"]]]);
+      const body = w.site.posts.get("/transfer")![since.posts];
+      assert.equal(r.seen[0].request.sha256, createHash("sha256").update(body).digest("hex"));
+      assert.match(
+        r.text,
+        /the operator approved the POST form to http:\/\/127\.0\.0\.1:\d+; sent once/,
+      );
+    },
+  );
+
+  await step(
+    "approvals: what a formdata listener or a swapped query sends is what the operator sees",
+    async (since) => {
+      const a = await payOn(w, "/formdata", () => "approve");
+      assert.deepEqual(shown(a.seen[0]), [["amount", "10000"], ["to", "mallory"]]);
+      assert.deepEqual(received(w, since.posts), [[["amount", "10000"], ["to", "mallory"]]]);
+      const q = await payOn(w, "/query", () => "approve");
+      assert.match(q.seen[0].request.url.text, /\/transfer\?to=mallory$/);
+      assert.deepEqual(
+        q.seen[0].request.query.map((e) => [e.name.text, e.value.text]),
+        [["to", "mallory"]],
+      );
+      assert.ok(w.site.hits.includes("POST /transfer?to=mallory"));
+    },
+  );
+
+  await step(
+    "approvals: a denied request never reaches the site and the agent hears CONFIRM_DENIED",
+    async (since) => {
+      const r = await payOn(w, "/formdata", () => "deny");
+      assert.equal(r.seen.length, 1);
+      assert.match(r.text, /^denied: CONFIRM_DENIED/);
+      assert.deepEqual(received(w, since.posts), []);
+    },
+  );
+
+  await step(
+    "approvals: an iframe replay, a script write and a write after the action are refused unasked",
+    async (since) => {
+      for (const path of ["/iframe", "/fetch"]) {
+        const r = await payOn(w, path, () => "approve");
+        assert.deepEqual(r.seen, [], `${path}: nothing offered for approval`);
+        assert.match(r.text, /denied: SCRIPT_WRITE_REFUSED/, path);
+      }
+      const later = await payOn(w, "/later", () => "approve");
+      assert.deepEqual(later.seen, []);
+      const postReasons = async () =>
+        (await w.runtime.audit.rows(since.seq)).filter((r) =>
+          r.kind === "request" && r.method === "POST"
+        )
+          .map((r) => r.reason);
+      // The page submits 2.5 s after the action ended: wait for its refusal to be audited.
+      assert.ok(
+        await eventually(async () => (await postReasons()).includes("READ_ONLY_WRITE")),
+        "the late submit was judged",
+      );
+      assert.deepEqual(await w.pending(), []);
+      assert.deepEqual(received(w, since.posts), [], "nothing reached the site");
+      const reasons = await postReasons();
+      assert.ok(reasons.includes("SCRIPT_WRITE_REFUSED"), reasons.join());
+      assert.ok(
+        reasons.includes("READ_ONLY_WRITE"),
+        "the late submit is refused as read_only says",
+      );
+    },
+  );
+
+  await step(
+    "approvals: every entry is shown (250 fields, a multi-select, a custom element, a long value) and bidi text is escaped",
+    async (since) => {
+      const r = await payOn(w, "/many", () => "approve");
+      const a = r.seen[0];
+      const got = received(w, since.posts)[0];
+      assert.equal(a.request.entries.length, got.length);
+      assert.ok(got.length >= 250 + 2 + 3 + 1 + 1 + 1);
+      assert.deepEqual(
+        shown(a).filter(([n]) => n === "pick").map(([, v]) => v),
+        ["one", "two", "three"],
+      );
+      assert.deepEqual(shown(a).find(([n]) => n === "custom"), ["custom", "custom-value"]);
+      const memo = a.request.entries.find((e) => e.name.text === "memo")!;
+      assert.equal(memo.value.text, "m".repeat(5000));
+      assert.equal(memo.value.length, 5000);
+      const payee = a.request.entries.find((e) => e.name.text === "payee")!;
+      assert.equal(payee.value.text, "\\u{202E}ecila\\u{200B}");
+      assert.ok(payee.value.flags.includes("bidi"));
+      assert.ok(a.request.flags.includes("bidi"));
+      // Escaped everywhere the operator looks: no raw bidi character in the API or the page.
+      const page = await (await w.api("/")).text();
+      const json = await (await w.api("/api/approvals")).text();
+      for (const text of [page, json]) {
+        assert.doesNotMatch(text, /[\u202A-\u202E\u2066-\u2069\u200B]/);
+      }
+    },
+  );
+
+  await step(
+    "approvals: a stored secret in a field or the URL is redacted in the API and the console page",
+    async (since) => {
+      processRedactor().add([SECRET]);
+      const outputs: string[] = [];
+      const r = await payOn(w, "/secret", async (): Promise<"approve"> => {
+        outputs.push(await (await w.api("/api/approvals")).text(), await consolePage(w));
+        return "approve";
+      });
+      assert.match(outputs[0], /\[redacted\]/);
+      assert.match(outputs[1], /approv/i);
+      outputs.push(
+        r.text,
+        ...w.client.outputs,
+        JSON.stringify(await w.runtime.audit.rows(since.seq)),
+      );
+      for (const out of outputs) assert.deepEqual(leaks(out, SECRET), []);
+      // What was approved went out as it was: the page's own bytes, the secret among them.
+      assert.equal(received(w, since.posts).length, 1);
+    },
+  );
+
+  // Last: the guarded credential stays in the process's egress check.
+  await step(
+    "approvals: a guarded credential in a held request is refused before anyone is asked (SECRET_IN_REQUEST)",
+    async (since) => {
+      processRedactor().add([SECRET]);
+      egressSecrets().add([SECRET]);
+      const r = await payOn(w, "/secret", () => "approve");
+      assert.deepEqual(r.seen, [], "nothing offered for approval");
+      assert.deepEqual(received(w, since.posts), [], "nothing reached the site");
+      const rows = await w.runtime.audit.rows(since.seq);
+      assert.ok(rows.some((row) => row.reason === "SECRET_IN_REQUEST"));
+      for (const out of [r.text, ...w.client.outputs, JSON.stringify(rows)]) {
+        assert.deepEqual(leaks(out, SECRET), []);
+      }
+    },
+  );
 });
