@@ -11,6 +11,7 @@ import {
   keyedTransport,
   refOf,
   runtimeCommand,
+  startHarness,
   TestClient,
 } from "./helpers/harness.ts";
 import { launcherFlags } from "../runtime/launcher/launcher.ts";
@@ -103,9 +104,7 @@ try { Deno.writeTextFileSync("runtime/x.txt", "x"); } catch (e) { console.log((e
   );
 });
 
-// The task's runtime (loopback, through the launcher) is also the real socket the
-// DNS-rebinding check is made on: a step of its own.
-Deno.test("deno task start serves the demo site and MCP at the printed URL", async (t) => {
+Deno.test("deno task start serves the demo site and MCP at the printed URL", async () => {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["task", "start"],
     stdout: "piped",
@@ -127,22 +126,6 @@ Deno.test("deno task start serves the demo site and MCP at the printed URL", asy
     // The printed configuration carries a fresh agent key; without it the door is shut.
     const key = banner.match(/"Authorization": "Bearer (omk_[\w-]+)"/)?.[1];
     assert.ok(key, banner);
-    await t.step("the HTTP server refuses a DNS-rebinding Host on a real socket", async () => {
-      const port = 8080;
-      const ask = async (host: string) => {
-        const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-        await conn.write(new TextEncoder().encode(
-          `GET /sse HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
-        ));
-        const buf = new Uint8Array(256);
-        const n = await conn.read(buf);
-        conn.close();
-        return new TextDecoder().decode(buf.subarray(0, n ?? 0)).split("\r\n")[0];
-      };
-      assert.equal(await ask(`attacker.test:${port}`), "HTTP/1.1 403 Forbidden");
-      // The right Host gets past the rebinding check, and then needs an agent key.
-      assert.equal(await ask(`127.0.0.1:${port}`), "HTTP/1.1 401 Unauthorized");
-    });
     const refused = await fetch("http://127.0.0.1:8080/mcp", { method: "POST", body: "{}" });
     assert.equal(refused.status, 401);
     await refused.body?.cancel();
@@ -180,6 +163,24 @@ Deno.test("stdio mode through the omotai task's launcher: MCP on stdout, tools w
     await c[Symbol.asyncDispose]();
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});
   }
+});
+
+Deno.test("the HTTP server refuses a DNS-rebinding Host on a real socket", async () => {
+  await using h = await startHarness();
+  const port = new URL(h.runtime.url!).port;
+  const ask = async (host: string) => {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(port) });
+    await conn.write(new TextEncoder().encode(
+      `GET /sse HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+    ));
+    const buf = new Uint8Array(256);
+    const n = await conn.read(buf);
+    conn.close();
+    return new TextDecoder().decode(buf.subarray(0, n ?? 0)).split("\r\n")[0];
+  };
+  assert.equal(await ask(`attacker.test:${port}`), "HTTP/1.1 403 Forbidden");
+  // The right Host gets past the rebinding check, and then needs an agent key.
+  assert.equal(await ask(`127.0.0.1:${port}`), "HTTP/1.1 401 Unauthorized");
 });
 
 Deno.test("startRuntime() may bind beyond loopback in sse mode: every MCP request needs a key", async () => {
