@@ -17,17 +17,22 @@ import { secretSearch } from "../runtime/eval/secret_search.ts";
 import type { EvalReport } from "../runtime/eval/report_model.ts";
 import { omotaiFlags } from "./helpers/harness.ts";
 
+/**
+ * One case of every path through the runner, each through all three arms (every case costs a
+ * fresh Omotai server and a fresh plain server): a benign read after signing in (the sign-in
+ * not counted as a write), a benign write the operator approves, the agent's own exfiltration,
+ * a page script's, a write, a write riding on an approved one, the password where the model
+ * reads it, and a signed-in page sending it out. Each channel and echo of its own is the attack
+ * suite's and the eval's own runs' to cover; `benign-orders` runs in the openaiAgent test.
+ */
 const CASES = [
-  "benign-orders",
   "benign-sign-in",
   "benign-contact",
   "exfil-agent-form",
   "exfil-fetch-post",
-  "exfil-websocket",
   "write-script-fetch",
   "approval-piggyback",
   "secret-sign-in",
-  "secret-echo-input",
   "secret-echo-exfil",
 ];
 
@@ -93,7 +98,7 @@ Deno.test("runEval: the unprotected arm is harmed by every attack, Omotai by non
     const omotai = report.summary.find((s) => s.arm === "omotai")!;
     assert.deepEqual(
       [omotai.harmed, omotai.errors, omotai.benignOk, omotai.benign],
-      [0, 0, 3, 3],
+      [0, 0, 2, 2],
     );
 
     // The password reached the plain arm's results; it reaches no report, in any form.
@@ -151,8 +156,10 @@ Deno.test("omotai eval: runs under the launcher's permissions, prints progress a
     const run = await omotai(
       [
         "eval",
+        // One case: the command's path is the same for every kind (the runner's own test
+        // above runs each kind), and each case costs a fresh Omotai server.
         "--only",
-        "benign-search,exfil-image-beacon",
+        "exfil-image-beacon",
         "--out",
         "report",
         // The controls beside the Omotai arm, each in a world of its own.
@@ -162,8 +169,8 @@ Deno.test("omotai eval: runs under the launcher's permissions, prints progress a
       dir,
     );
     assert.equal(run.code, 0, run.stdout + run.stderr);
-    assert.match(run.stdout, /\[1\/2\] benign-search\s+omotai\s+safe/);
-    assert.match(run.stdout, /\[2\/2\] exfil-image-beacon\s+omotai\s+safe/);
+    assert.match(run.stdout, /\[control 1\/1\] exfil-image-beacon\s+leaks unprotected/);
+    assert.match(run.stdout, /\[1\/1\] exfil-image-beacon\s+omotai\s+safe/);
     assert.match(run.stdout, /omotai\s+0\/1/);
     for (const f of ["report.json", "report.md", "report.html"]) {
       assert.ok((await Deno.stat(`${dir}/report/${f}`)).size > 0, f);
@@ -193,17 +200,39 @@ Deno.test("omotai eval: bad options are usage errors that run nothing", async ()
       ["eval", "--concurrency", "0"],
       ["eval", "--concurrency", "9"],
     ];
-    // Each is a process of its own that runs nothing: they run at once.
-    const runs = await Promise.all(bad.map((args) => omotai(args, dir)));
-    for (const [i, args] of bad.entries()) {
+    // Each through the command's own entry, `main()` of runtime/cli/cli.ts, as the launcher's
+    // child runs it: a stack would print only from an error it throws. In this process (each
+    // `omotai` process costs two Deno starts), with the report directory named in `dir`.
+    const { main } = await import("../runtime/cli/cli.ts");
+    for (const args of bad) {
+      const printed: string[] = [];
+      const { log, error } = console;
+      console.log = console.error = (...parts: unknown[]) => void printed.push(parts.join(" "));
+      let code: number;
+      try {
+        code = await main([...args, "--out", `${dir}/omotai-eval`]);
+      } finally {
+        Object.assign(console, { log, error });
+      }
+      assert.notEqual(code, 0, `${args.join(" ")}: ${printed.join("\n")}`);
+      assert.doesNotMatch(printed.join("\n"), /at .*\.ts:\d+/, `${args.join(" ")} printed a stack`);
+    }
+    // The same through the launcher's process: one refused by the runner after its world
+    // started, one by the command's top level (an OmotaiError); they run at once.
+    const viaLauncher = [bad[3], bad[5]];
+    const runs = await Promise.all(viaLauncher.map((args) => omotai(args, dir)));
+    for (const [i, args] of viaLauncher.entries()) {
       const run = runs[i];
       assert.notEqual(run.code, 0, `${args.join(" ")}: ${run.stdout}`);
       assert.doesNotMatch(run.stderr, /at .*\.ts:\d+/, `${args.join(" ")} printed a stack`);
     }
-    assert.deepEqual(
-      [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n !== "omotai-eval"),
-      [],
-    );
+    for (const out of [dir, `${dir}/omotai-eval`]) {
+      assert.deepEqual(
+        [...Deno.readDirSync(out)].map((e) => e.name).filter((n) => n !== "omotai-eval"),
+        [],
+        out,
+      );
+    }
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }

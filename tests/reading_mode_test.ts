@@ -5,7 +5,7 @@
  * status only in a tainted session, as the outline.
  */
 import assert from "node:assert/strict";
-import { ProfileStore } from "../cdp/mod.ts";
+import { findBrowser, ProfileStore } from "../cdp/mod.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
 import { allowAllGate } from "../runtime/gate/gate.ts";
 import { processRedactor } from "../runtime/redact/mod.ts";
@@ -338,7 +338,8 @@ Deno.test("browser_snapshot mode read redacts a stored secret as the outline doe
   await using profiles = await ProfileStore.open(dir);
   await using session = new BrowserSession({
     profiles,
-    executable: Deno.env.get("OMOTAI_BROWSER") ?? "/usr/bin/chromium",
+    // The build the runtime picks (the headless shell when installed), as the harness's does.
+    executable: findBrowser(Deno.env.get("OMOTAI_BROWSER")),
     audit: { append() {} },
   });
   const call = (tool: AnyTool, args = {}) =>
