@@ -94,52 +94,94 @@ interface Driven {
   call(tool: string, args?: Record<string, unknown>): Promise<{ text: string; isError: boolean }>;
 }
 
-/**
- * Two sessions (A and B) of one process, each with its own Chromium, and the fault site. A
- * has `TEST_CAP` and `hooks`; B the runtime's defaults.
- */
-async function world(hooks?: BrowserHooksFactory) {
-  const dir = await Deno.makeTempDir({ prefix: "omotai-fault-test-" });
-  const profiles = await ProfileStore.open(dir);
-  const site = serveFaultSite();
-  const executable = findBrowser(Deno.env.get("OMOTAI_BROWSER"));
-  const make = (withHooks?: BrowserHooksFactory, maxMessageBytes?: number): Driven => {
-    const rows: AuditEvent[] = [];
-    const session = new BrowserSession({
-      profiles,
-      executable,
-      audit: { append: (e) => void rows.push(e) },
-      hooks: withHooks,
-      maxMessageBytes,
-    });
-    return {
-      session,
-      rows,
-      async call(tool, args = {}) {
-        const result = await runTool(byName.get(tool)!, args, {
-          session,
-          gate: allowAllGate,
-          settings: OVERVIEW_SETTINGS,
-        });
-        const text = result.content.map((c) => c.type === "text" ? c.text : "").join("\n");
-        return { text, isError: result.isError === true };
-      },
-    };
-  };
-  const a = make(hooks, TEST_CAP);
-  const b = make();
+/** The fault site, the profile store and session B: one for all the `world()` tests below. */
+interface Stage extends AsyncDisposable {
+  site: ReturnType<typeof serveFaultSite>;
+  profiles: ProfileStore;
+  executable: string;
+  b: Driven;
+}
+
+/** One session driven through the real pipeline (every action allowed). */
+function driven(
+  stage: { profiles: ProfileStore; executable: string },
+  hooks?: BrowserHooksFactory,
+  maxMessageBytes?: number,
+): Driven {
+  const rows: AuditEvent[] = [];
+  const session = new BrowserSession({
+    profiles: stage.profiles,
+    executable: stage.executable,
+    audit: { append: (e) => void rows.push(e) },
+    hooks,
+    maxMessageBytes,
+  });
   return {
-    a,
-    b,
-    site,
-    async [Symbol.asyncDispose]() {
-      await a.session[Symbol.asyncDispose]();
-      await b.session[Symbol.asyncDispose]();
-      await site[Symbol.asyncDispose]();
-      await profiles[Symbol.asyncDispose]();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    session,
+    rows,
+    async call(tool, args = {}) {
+      const result = await runTool(byName.get(tool)!, args, {
+        session,
+        gate: allowAllGate,
+        settings: OVERVIEW_SETTINGS,
+      });
+      const text = result.content.map((c) => c.type === "text" ? c.text : "").join("\n");
+      return { text, isError: result.isError === true };
     },
   };
+}
+
+let stage: Promise<Stage> | undefined;
+
+/**
+ * The shared stage, made on first use. B (the runtime's defaults) is the session that must go
+ * on: one B, one browser, its rows kept across every test, so each test's "B kept its own
+ * browser and saw no browser_ended" also says that no earlier test's fault ever reached it.
+ */
+function theStage(): Promise<Stage> {
+  stage ??= (async () => {
+    const dir = await Deno.makeTempDir({ prefix: "omotai-fault-test-" });
+    const profiles = await ProfileStore.open(dir);
+    const site = serveFaultSite();
+    const executable = findBrowser(Deno.env.get("OMOTAI_BROWSER"));
+    const b = driven({ profiles, executable });
+    return {
+      site,
+      profiles,
+      executable,
+      b,
+      async [Symbol.asyncDispose]() {
+        await b.session[Symbol.asyncDispose]();
+        await site[Symbol.asyncDispose]();
+        await profiles[Symbol.asyncDispose]();
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+      },
+    };
+  })();
+  return stage;
+}
+
+/**
+ * Two sessions (A and B) of one process, each with its own Chromium, and the fault site. A
+ * is this test's own, with `TEST_CAP` and `hooks`, and ends with it; B (the runtime's
+ * defaults) is the stage's, shared by the tests.
+ */
+async function world(hooks?: BrowserHooksFactory) {
+  const s = await theStage();
+  const a = driven(s, hooks, TEST_CAP);
+  return {
+    a,
+    b: s.b,
+    site: s.site,
+    async [Symbol.asyncDispose]() {
+      await a.session[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/** A test of the shared stage: its B and pools outlive the test by design. */
+function staged(name: string, fn: () => Promise<void>): void {
+  Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
 }
 
 type World = Awaited<ReturnType<typeof world>>;
@@ -209,209 +251,250 @@ async function started(d: Driven, w: World): Promise<number | undefined> {
   return d.session.browserProcess?.pid;
 }
 
-Deno.test("BrowserSession: a page's console.log over the CDP cap ends only its own browser (CDP_MESSAGE_TOO_LARGE)", async () => {
-  await using w = await world();
-  const pid = await started(w.a, w);
-  await started(w.b, w);
-  const failed = await bKeepsWorking(
-    w,
-    w.a.call("browser_navigate", { url: `${w.site.origin}/log?kib=${2 * 1024}` }),
-  );
-  await assertEndedAndRecovers(w, failed, pid, "CDP_MESSAGE_TOO_LARGE");
-});
-
-Deno.test("BrowserSession: many messages over the cap end the browser once; many large ones under it are fine", async () => {
-  await using w = await world();
-  const pid = await started(w.a, w);
-  await started(w.b, w);
-  // Large but under the cap (in all, many times over it), one after another: nothing ends.
-  const under = await bKeepsWorking(
-    w,
-    (async () => {
-      const nav = await w.a.call("browser_navigate", {
-        url: `${w.site.origin}/log-later?kib=900&count=8&after=0`,
-      });
-      assert.equal(nav.isError, false, nav.text);
-      return await w.a.call("browser_wait_for", { time: 6 });
-    })(),
-  );
-  assert.equal(under.isError, false, under.text);
-  const logs = await w.a.call("browser_console_messages");
-  assert.equal(logs.isError, false, logs.text);
-  assert.equal(w.a.session.browserProcess?.pid, pid);
-  assert.equal(w.a.rows.some((r) => r.kind === "browser_ended"), false);
-  // Four over the cap: the first ends the browser, the rest are dropped as they stream in.
-  const failed = await bKeepsWorking(
-    w,
-    w.a.call("browser_navigate", { url: `${w.site.origin}/log?kib=${2 * 1024}&count=4` }),
-  );
-  await assertEndedAndRecovers(w, failed, pid, "CDP_MESSAGE_TOO_LARGE");
-});
-
-Deno.test("BrowserSession: a huge log while no call runs is audited at once and told on the next call", async () => {
-  await using w = await world();
-  const pid = await started(w.a, w);
-  // The page logs later, between calls.
-  const nav = await w.a.call("browser_navigate", {
-    url: `${w.site.origin}/log-later?kib=${2 * 1024}`,
-  });
-  assert.equal(nav.isError, false, nav.text);
-  assert.ok(
-    await eventually(() => w.a.rows.some((r) => r.kind === "browser_ended"), 30_000),
-    "audited without a call",
-  );
-  assert.equal(w.a.rows.find((r) => r.kind === "browser_ended")?.reason, "CDP_MESSAGE_TOO_LARGE");
-  await started(w.b, w);
-  const next = await w.a.call("browser_navigate", { url: `${w.site.origin}/next` });
-  assert.equal(next.isError, false, next.text);
-  assert.match(
-    next.text,
-    /notice: the previous browser was ended by the runtime \(CDP_MESSAGE_TOO_LARGE/,
-  );
-  assert.notEqual(w.a.session.browserProcess?.pid, pid);
-});
-
-Deno.test("BrowserSession: a target tracker listener that throws ends only that browser (CDP_LISTENER_FAILED)", async () => {
-  await using w = await world();
-  const pid = await started(w.a, w);
-  await started(w.b, w);
-  const live = await w.a.session.ensureStarted();
-  live.tracker.onChange((event) => {
-    if (event === "changed") throw new TypeError("injected into the tracker");
-  });
-  const failed = await bKeepsWorking(
-    w,
-    w.a.call("browser_navigate", { url: `${w.site.origin}/next` }),
-  );
-  await assertEndedAndRecovers(w, failed, pid, "CDP_LISTENER_FAILED");
-});
-
-Deno.test("BrowserSession: an event listener that throws (sync, then async) ends only that browser", async () => {
-  await using w = await world();
-  await started(w.b, w);
-  for (const kind of ["sync", "async"] as const) {
+staged(
+  "BrowserSession: a page's console.log over the CDP cap ends only its own browser (CDP_MESSAGE_TOO_LARGE)",
+  async () => {
+    await using w = await world();
     const pid = await started(w.a, w);
-    w.a.rows.length = 0;
-    const page: CdpSession = await w.a.session.page();
-    page.on(
-      "Page.frameNavigated",
-      kind === "sync"
-        ? () => {
-          throw new TypeError("injected into a listener");
-        }
-        : async () => {
-          await Promise.resolve();
-          throw new TypeError("injected into a listener");
-        },
+    await started(w.b, w);
+    const failed = await bKeepsWorking(
+      w,
+      w.a.call("browser_navigate", { url: `${w.site.origin}/log?kib=${2 * 1024}` }),
     );
+    await assertEndedAndRecovers(w, failed, pid, "CDP_MESSAGE_TOO_LARGE");
+  },
+);
+
+staged(
+  "BrowserSession: many messages over the cap end the browser once; many large ones under it are fine",
+  async () => {
+    await using w = await world();
+    const pid = await started(w.a, w);
+    await started(w.b, w);
+    // Large but under the cap (in all, many times over it), one after another: nothing ends.
+    const under = await bKeepsWorking(
+      w,
+      (async () => {
+        const nav = await w.a.call("browser_navigate", {
+          url: `${w.site.origin}/log-later?kib=900&count=8&after=0`,
+        });
+        assert.equal(nav.isError, false, nav.text);
+        return await w.a.call("browser_wait_for", { time: 6 });
+      })(),
+    );
+    assert.equal(under.isError, false, under.text);
+    const logs = await w.a.call("browser_console_messages");
+    assert.equal(logs.isError, false, logs.text);
+    assert.equal(w.a.session.browserProcess?.pid, pid);
+    assert.equal(w.a.rows.some((r) => r.kind === "browser_ended"), false);
+    // Four over the cap: the first ends the browser, the rest are dropped as they stream in.
+    const failed = await bKeepsWorking(
+      w,
+      w.a.call("browser_navigate", { url: `${w.site.origin}/log?kib=${2 * 1024}&count=4` }),
+    );
+    await assertEndedAndRecovers(w, failed, pid, "CDP_MESSAGE_TOO_LARGE");
+  },
+);
+
+staged(
+  "BrowserSession: a huge log while no call runs is audited at once and told on the next call",
+  async () => {
+    await using w = await world();
+    const pid = await started(w.a, w);
+    // The page logs later, between calls.
+    const nav = await w.a.call("browser_navigate", {
+      url: `${w.site.origin}/log-later?kib=${2 * 1024}`,
+    });
+    assert.equal(nav.isError, false, nav.text);
+    assert.ok(
+      await eventually(() => w.a.rows.some((r) => r.kind === "browser_ended"), 30_000),
+      "audited without a call",
+    );
+    assert.equal(w.a.rows.find((r) => r.kind === "browser_ended")?.reason, "CDP_MESSAGE_TOO_LARGE");
+    await started(w.b, w);
+    const next = await w.a.call("browser_navigate", { url: `${w.site.origin}/next` });
+    assert.equal(next.isError, false, next.text);
+    assert.match(
+      next.text,
+      /notice: the previous browser was ended by the runtime \(CDP_MESSAGE_TOO_LARGE/,
+    );
+    assert.notEqual(w.a.session.browserProcess?.pid, pid);
+  },
+);
+
+staged(
+  "BrowserSession: a target tracker listener that throws ends only that browser (CDP_LISTENER_FAILED)",
+  async () => {
+    await using w = await world();
+    const pid = await started(w.a, w);
+    await started(w.b, w);
+    const live = await w.a.session.ensureStarted();
+    live.tracker.onChange((event) => {
+      if (event === "changed") throw new TypeError("injected into the tracker");
+    });
     const failed = await bKeepsWorking(
       w,
       w.a.call("browser_navigate", { url: `${w.site.origin}/next` }),
     );
     await assertEndedAndRecovers(w, failed, pid, "CDP_LISTENER_FAILED");
-  }
-});
+  },
+);
 
-Deno.test("BrowserSession: a watcher whose listener throws (dialogs) ends only that browser", async () => {
-  await using w = await world();
-  const pid = await started(w.a, w);
-  await started(w.b, w);
-  w.a.session.guard.dialogs.onOpen(() => {
-    throw new TypeError("injected into the dialogs watcher");
-  });
-  const failed = await bKeepsWorking(
-    w,
-    (async () => {
-      const r = await w.a.call("browser_navigate", { url: `${w.site.origin}/alert` });
-      // The alert may open after the load: then the next call is the one that hears of it.
-      return r.isError ? r : await w.a.call("browser_wait_for", { time: 1 });
-    })(),
-  );
-  if (!failed.isError) {
-    // The alert opened between the two calls: the browser was ended while no call ran, and
-    // the next call started a fresh one, saying why.
-    assert.match(
-      failed.text,
-      /notice: the previous browser was ended by the runtime \(CDP_LISTENER_FAILED: .*a fresh one/,
-    );
-    assert.ok(
-      w.a.rows.some((r) => r.kind === "browser_ended" && r.reason === "CDP_LISTENER_FAILED"),
-    );
-    assert.ok(await eventually(() => !alive(pid)), "the faulted browser was killed");
-    return;
-  }
-  await assertEndedAndRecovers(w, failed, pid, "CDP_LISTENER_FAILED");
-});
-
-Deno.test("BrowserSession: a snapshot that throws (sync, then async) fails only that call", async () => {
-  await using w = await world();
-  const pid = await started(w.a, w);
-  await started(w.b, w);
-  const page = await w.a.session.page();
-  const send = page.send.bind(page) as (m: string, p?: unknown, o?: unknown) => Promise<unknown>;
-  let armed: "sync" | "async" | undefined;
-  // The scan's own reads of the page (one or the other, by the page's size).
-  const scanReads = new Set(["Accessibility.getFullAXTree", "DOMSnapshot.captureSnapshot"]);
-  page.send = ((method: string, params?: unknown, options?: unknown) => {
-    if (armed && scanReads.has(method)) {
-      if (armed === "sync") throw new TypeError("injected into the snapshot");
-      // A reply the scan code chokes on later, inside its own awaits.
-      return Promise.resolve({ nodes: [null], documents: null, strings: null });
+staged(
+  "BrowserSession: an event listener that throws (sync, then async) ends only that browser",
+  async () => {
+    await using w = await world();
+    await started(w.b, w);
+    for (const kind of ["sync", "async"] as const) {
+      const pid = await started(w.a, w);
+      w.a.rows.length = 0;
+      const page: CdpSession = await w.a.session.page();
+      page.on(
+        "Page.frameNavigated",
+        kind === "sync"
+          ? () => {
+            throw new TypeError("injected into a listener");
+          }
+          : async () => {
+            await Promise.resolve();
+            throw new TypeError("injected into a listener");
+          },
+      );
+      const failed = await bKeepsWorking(
+        w,
+        w.a.call("browser_navigate", { url: `${w.site.origin}/next` }),
+      );
+      await assertEndedAndRecovers(w, failed, pid, "CDP_LISTENER_FAILED");
     }
-    return send(method, params, options);
-  }) as typeof page.send;
-  for (const kind of ["sync", "async"] as const) {
-    armed = kind;
-    const failed = await bKeepsWorking(w, w.a.call("browser_snapshot"));
-    assert.equal(failed.isError, true, kind);
-    assert.match(failed.text, /^error: INTERNAL_ERROR/, kind);
-    armed = undefined;
-    const again = await w.a.call("browser_snapshot");
-    assert.equal(again.isError, false, again.text);
-    assert.match(again.text, /# Calm home/);
-  }
-  assert.equal(w.a.session.browserProcess?.pid, pid, "the same browser goes on");
-  assert.equal(w.a.rows.some((r) => r.kind === "browser_ended"), false);
-});
+  },
+);
 
-Deno.test("BrowserSession: an attach hook that throws closes that target only; the session goes on", async () => {
-  let armed = false;
-  await using w = await world(() => ({
-    prepareTarget: (t) => {
-      if (armed && t.info.type === "page") throw new TypeError("injected into the attach hook");
-      return Promise.resolve();
-    },
-  }));
-  const pid = await started(w.a, w);
-  await started(w.b, w);
-  armed = true;
-  // A tab opened the way a popup would be: attached, prepared by the hooks, then resumed.
-  await bKeepsWorking(
-    w,
-    w.a.session.browserProcess!.connection.root.send("Target.createTarget", {
-      url: `${w.site.origin}/next`,
-    }),
-  );
-  // The unprepared tab never ran: it was closed and the audit says so.
-  assert.ok(await eventually(() => w.a.rows.some((r) => r.kind === "target_setup_failed")));
-  armed = false;
-  const tabs = await w.a.call("browser_tabs", { action: "list" });
-  assert.match(tabs.text, /^1 tab\(s\)/, tabs.text);
-  const nav = await w.a.call("browser_navigate", { url: `${w.site.origin}/next` });
-  assert.equal(nav.isError, false, nav.text);
-  assert.equal(w.a.session.browserProcess?.pid, pid);
-});
+staged(
+  "BrowserSession: a watcher whose listener throws (dialogs) ends only that browser",
+  async () => {
+    await using w = await world();
+    const pid = await started(w.a, w);
+    await started(w.b, w);
+    w.a.session.guard.dialogs.onOpen(() => {
+      throw new TypeError("injected into the dialogs watcher");
+    });
+    const failed = await bKeepsWorking(
+      w,
+      (async () => {
+        const r = await w.a.call("browser_navigate", { url: `${w.site.origin}/alert` });
+        // The alert may open after the load: then the next call is the one that hears of it.
+        return r.isError ? r : await w.a.call("browser_wait_for", { time: 1 });
+      })(),
+    );
+    if (!failed.isError) {
+      // The alert opened between the two calls: the browser was ended while no call ran, and
+      // the next call started a fresh one, saying why.
+      assert.match(
+        failed.text,
+        /notice: the previous browser was ended by the runtime \(CDP_LISTENER_FAILED: .*a fresh one/,
+      );
+      assert.ok(
+        w.a.rows.some((r) => r.kind === "browser_ended" && r.reason === "CDP_LISTENER_FAILED"),
+      );
+      assert.ok(await eventually(() => !alive(pid)), "the faulted browser was killed");
+      return;
+    }
+    await assertEndedAndRecovers(w, failed, pid, "CDP_LISTENER_FAILED");
+  },
+);
 
-Deno.test("BrowserSession: text that looks like framing (NUL, JSON, lone surrogates, a BOM) is only text", async () => {
-  await using w = await world();
-  const pid = await started(w.a, w);
-  const r = await w.a.call("browser_navigate", { url: `${w.site.origin}/log-tricks` });
-  assert.equal(r.isError, false, r.text);
-  const logs = await w.a.call("browser_console_messages");
-  assert.equal(logs.isError, false, logs.text);
-  assert.match(logs.text, /\{"id":1,"result":\{\}\}/);
-  assert.equal(w.a.session.browserProcess?.pid, pid);
-  assert.equal(w.a.rows.some((row) => row.kind === "browser_ended"), false);
+staged(
+  "BrowserSession: a snapshot that throws (sync, then async) fails only that call",
+  async () => {
+    await using w = await world();
+    const pid = await started(w.a, w);
+    await started(w.b, w);
+    const page = await w.a.session.page();
+    const send = page.send.bind(page) as (m: string, p?: unknown, o?: unknown) => Promise<unknown>;
+    let armed: "sync" | "async" | undefined;
+    // The scan's own reads of the page (one or the other, by the page's size).
+    const scanReads = new Set(["Accessibility.getFullAXTree", "DOMSnapshot.captureSnapshot"]);
+    page.send = ((method: string, params?: unknown, options?: unknown) => {
+      if (armed && scanReads.has(method)) {
+        if (armed === "sync") throw new TypeError("injected into the snapshot");
+        // A reply the scan code chokes on later, inside its own awaits.
+        return Promise.resolve({ nodes: [null], documents: null, strings: null });
+      }
+      return send(method, params, options);
+    }) as typeof page.send;
+    for (const kind of ["sync", "async"] as const) {
+      armed = kind;
+      const failed = await bKeepsWorking(w, w.a.call("browser_snapshot"));
+      assert.equal(failed.isError, true, kind);
+      assert.match(failed.text, /^error: INTERNAL_ERROR/, kind);
+      armed = undefined;
+      const again = await w.a.call("browser_snapshot");
+      assert.equal(again.isError, false, again.text);
+      assert.match(again.text, /# Calm home/);
+    }
+    assert.equal(w.a.session.browserProcess?.pid, pid, "the same browser goes on");
+    assert.equal(w.a.rows.some((r) => r.kind === "browser_ended"), false);
+  },
+);
+
+staged(
+  "BrowserSession: an attach hook that throws closes that target only; the session goes on",
+  async () => {
+    let armed = false;
+    await using w = await world(() => ({
+      prepareTarget: (t) => {
+        if (armed && t.info.type === "page") throw new TypeError("injected into the attach hook");
+        return Promise.resolve();
+      },
+    }));
+    const pid = await started(w.a, w);
+    await started(w.b, w);
+    armed = true;
+    // A tab opened the way a popup would be: attached, prepared by the hooks, then resumed.
+    await bKeepsWorking(
+      w,
+      w.a.session.browserProcess!.connection.root.send("Target.createTarget", {
+        url: `${w.site.origin}/next`,
+      }),
+    );
+    // The unprepared tab never ran: it was closed and the audit says so.
+    assert.ok(await eventually(() => w.a.rows.some((r) => r.kind === "target_setup_failed")));
+    armed = false;
+    const tabs = await w.a.call("browser_tabs", { action: "list" });
+    assert.match(tabs.text, /^1 tab\(s\)/, tabs.text);
+    const nav = await w.a.call("browser_navigate", { url: `${w.site.origin}/next` });
+    assert.equal(nav.isError, false, nav.text);
+    assert.equal(w.a.session.browserProcess?.pid, pid);
+  },
+);
+
+staged(
+  "BrowserSession: text that looks like framing (NUL, JSON, lone surrogates, a BOM) is only text",
+  async () => {
+    await using w = await world();
+    const pid = await started(w.a, w);
+    const r = await w.a.call("browser_navigate", { url: `${w.site.origin}/log-tricks` });
+    assert.equal(r.isError, false, r.text);
+    const logs = await w.a.call("browser_console_messages");
+    assert.equal(logs.isError, false, logs.text);
+    assert.match(logs.text, /\{"id":1,"result":\{\}\}/);
+    assert.equal(w.a.session.browserProcess?.pid, pid);
+    assert.equal(w.a.rows.some((row) => row.kind === "browser_ended"), false);
+  },
+);
+
+Deno.test({
+  name: "BrowserSession tests: the shared stage ends, B's browser with it",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    if (!stage) return;
+    const s = await stage;
+    const pid = s.b.session.browserProcess?.pid;
+    assert.equal(s.b.rows.some((r) => r.kind === "browser_ended"), false, "B's browser ended");
+    await s[Symbol.asyncDispose]();
+    assert.ok(await eventually(() => !alive(pid)), "B's browser was left running");
+  },
 });
 
 /** Navigates between two pages of `origin` until `stop` is set; counts the calls. */

@@ -1,8 +1,39 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { type CliRun, randomVaultKey, runOmotai, withRunsDir } from "./helpers/omotai_cli.ts";
+import { rawKeySource, Vault } from "../vault/mod.ts";
+import { databasePath, openDatabase } from "../runtime/store/database.ts";
+import {
+  type CliRun,
+  randomVaultKey,
+  runOmotai,
+  runRuntime,
+  withRunsDir,
+} from "./helpers/omotai_cli.ts";
+
+// The first grant call of each test goes through the `omotai` launcher; the rest run the
+// runtime's own process as the launcher starts it (runRuntime), which prints and exits alike.
 
 const SHOP = "http://127.0.0.1:8081";
+
+/**
+ * Puts secret `id` in the vault of `dir` under `key`, in this process: what `omotai secret
+ * add` does (tests/secret_cli_test.ts proves the command); here it is only the stage.
+ */
+async function addSecret(
+  dir: string,
+  key: string,
+  id: string,
+  kind: "password" | "username",
+  value: string,
+): Promise<void> {
+  const db = openDatabase(databasePath(dir));
+  try {
+    using vault = await Vault.open(db, rawKeySource(key));
+    await vault.add(id, kind, value);
+  } finally {
+    db.close();
+  }
+}
 
 function idOf(run: CliRun): string {
   const id = /added grant (g_[a-z2-7]{16}) /.exec(run.stdout)?.[1];
@@ -14,16 +45,14 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
   await withRunsDir("test-grant-cli", async (dir) => {
     const key = randomVaultKey();
     const value = `pw-${crypto.randomUUID()}`;
-    const added = await runOmotai(
-      ["secret", "add", "shop.password", "--kind", "password", "--data-dir", dir],
-      { OMOTAI_VAULT_KEY: key },
-      value,
-    );
-    assert.equal(added.code, 0, added.stderr);
+    await addSecret(dir, key, "shop.password", "password", value);
     const outputs: string[] = [];
     // No OMOTAI_VAULT_KEY: grants look only at the secret's id.
-    const run = async (args: string[]) => {
-      const res = await runOmotai(["grant", ...args, "--data-dir", dir], {});
+    const run = async (args: string[], launcher = false) => {
+      const res = await (launcher ? runOmotai : runRuntime)(
+        ["grant", ...args, "--data-dir", dir],
+        {},
+      );
       outputs.push(res.stdout, res.stderr);
       return res;
     };
@@ -41,7 +70,7 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
       "2h",
       "--fill",
       `${SHOP},HTTPS://Shop.TEST:443`,
-    ]);
+    ], true);
     assert.equal(pending.code, 0, pending.stderr);
     const id = idOf(pending);
     assert.match(
@@ -107,7 +136,7 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     assert.match(after.stdout, new RegExp(`^${standingId}  active .* fill ${SHOP} `, "m"));
 
     // Deleting the secret revokes its remaining grants.
-    const rm = await runOmotai(["secret", "rm", "shop.password", "--data-dir", dir], {
+    const rm = await runRuntime(["secret", "rm", "shop.password", "--data-dir", dir], {
       OMOTAI_VAULT_KEY: key,
     });
     assert.equal(rm.code, 0, rm.stderr);
@@ -169,7 +198,7 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     assert.match(noOutput.stderr, /omotai: GRANT_INVALID: /);
     const [listed, verify] = await Promise.all([
       run(["list"]),
-      runOmotai(["audit", "verify", "--data-dir", dir], {}),
+      runRuntime(["audit", "verify", "--data-dir", dir], {}),
     ]);
     assert.match(listed.stdout, /capture https:\/\/github\.test/);
     for (const text of outputs) assert.ok(!text.includes(value), "a value was printed");
@@ -180,12 +209,7 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
 Deno.test("omotai grant add refuses a missing secret, an origin with a path, a bad expiry and missing flags", async () => {
   await withRunsDir("test-grant-cli", async (dir) => {
     const key = randomVaultKey();
-    const added = await runOmotai(
-      ["secret", "add", "shop.user", "--kind", "username", "--data-dir", dir],
-      { OMOTAI_VAULT_KEY: key },
-      "alice",
-    );
-    assert.equal(added.code, 0, added.stderr);
+    await addSecret(dir, key, "shop.user", "username", "alice");
     const base = ["--agent", "ci-bot", "--purpose", "p", "--mode", "session", "--data-dir", dir];
     const cases: [string[], RegExp][] = [
       [
@@ -233,15 +257,17 @@ Deno.test("omotai grant add refuses a missing secret, an origin with a path, a b
     ];
     // Each refusal is a process of its own and changes nothing: they run at once, and the
     // list after them all still holds no grant.
-    const runs = await Promise.all(cases.map(([args]) => runOmotai(["grant", ...args], {})));
+    const runs = await Promise.all(
+      cases.map(([args], i) => (i === 0 ? runOmotai : runRuntime)(["grant", ...args], {})),
+    );
     for (const [i, [args, expected]] of cases.entries()) {
       const res = runs[i];
       assert.equal(res.code, 1, `${args.join(" ")}: ${res.stderr}`);
       assert.match(res.stderr, expected, args.join(" "));
     }
     const [none, usage] = await Promise.all([
-      runOmotai(["grant", "list", "--data-dir", dir], {}),
-      runOmotai(["grant"], {}),
+      runRuntime(["grant", "list", "--data-dir", dir], {}),
+      runRuntime(["grant"], {}),
     ]);
     assert.equal(none.stdout.trim(), "no grants");
     assert.equal(usage.code, 2);

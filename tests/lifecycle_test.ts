@@ -454,27 +454,28 @@ async function spawnSse(f: Fixture, idleSeconds: number) {
   const db = openDatabase(databasePath(f.dataDir));
   const { key } = await new SqliteAgentStore(db).add("lifecycle");
   db.close();
+  // The runtime's own process as the launcher starts it (the launcher's part in a stop is
+  // the stdio tests' above): what is watched here is the session's browser.
+  const command = runtimeCommand([
+    "start",
+    "--mode",
+    "sse",
+    "--port",
+    "0",
+    "--idle-timeout",
+    String(idleSeconds),
+    // One session's browser at a time and nothing beside it (the pool's refill would be one).
+    "--warm-browsers",
+    "0",
+    "--data-dir",
+    f.dataDir,
+    "--policy",
+    f.policyFile,
+  ]);
   const rt = await spawnServing(
     new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        ...await omotaiFlags(),
-        "runtime/main.ts",
-        "start",
-        "--mode",
-        "sse",
-        "--port",
-        "0",
-        "--idle-timeout",
-        String(idleSeconds),
-        // One session's browser and nothing beside it (the pool's refill would be a second).
-        "--warm-browsers",
-        "0",
-        "--data-dir",
-        f.dataDir,
-        "--policy",
-        f.policyFile,
-      ],
+      args: command.args,
+      env: command.env,
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
@@ -483,38 +484,47 @@ async function spawnSse(f: Fixture, idleSeconds: number) {
   return { ...rt, key };
 }
 
-for (const kind of ["Streamable HTTP", "legacy SSE"] as const) {
-  Deno.test(`omotai start --mode sse ends the browser of a ${kind} client that vanished`, async () => {
-    await using f = await fixture();
-    const rt = await spawnSse(f, 2);
-    try {
-      const client = new Client({ name: "omotai-lifecycle-test", version: "0" });
-      await client.connect(keyedTransport(rt.url, rt.key, kind === "legacy SSE" ? "sse" : "http"));
-      const c = new TestClient(client);
-      const runtimeTree = await browse(c, f, rt.stderr);
-      const browser = runtimeTree.filter((p) => !isRuntime(p) && !isProxy(p));
-      const start = Date.now();
-      // Aborts the connections without a DELETE: the server is never told the session ended.
-      await client.close();
-      report(`${kind} client vanished`, await assertAllGone(browser, f.dataDir, start));
-      assert.ok(
-        await eventually(async () => (await sessionProfiles(f.dataDir)).length === 0),
-        "the session profile is gone",
-      );
-      const runtime = runtimeTree.filter((p) => !browser.includes(p));
-      assert.equal(anyAlive(runtime).length, runtime.length, "the runtime still serves");
-      rt.child.kill("SIGTERM");
-      assert.equal((await statusWithin(rt.child, CLEANUP_MS)).code, 0, rt.stderr());
-      assert.equal(anyAlive(runtime).length, 0);
-      await assertNoProfiles(f.dataDir);
-    } finally {
-      try {
-        rt.child.kill("SIGKILL");
-      } catch { /* already gone */ }
-      await rt.child.status;
+Deno.test("omotai start --mode sse ends the browser of a client that vanished (Streamable HTTP, then legacy SSE), and goes on serving", async (t) => {
+  // One runtime for both kinds: each client's browser and profile must be gone while the
+  // runtime (and its proxy) still run, and the second kind starts only once the first's
+  // session left nothing.
+  await using f = await fixture();
+  const rt = await spawnSse(f, 2);
+  try {
+    let runtime: Proc[] = [];
+    for (const kind of ["Streamable HTTP", "legacy SSE"] as const) {
+      const ok = await t.step(`${kind}: the vanished client's browser ends`, async () => {
+        const client = new Client({ name: "omotai-lifecycle-test", version: "0" });
+        await client.connect(
+          keyedTransport(rt.url, rt.key, kind === "legacy SSE" ? "sse" : "http"),
+        );
+        const c = new TestClient(client);
+        const runtimeTree = await browse(c, f, rt.stderr);
+        const browser = runtimeTree.filter((p) => !isRuntime(p) && !isProxy(p));
+        const start = Date.now();
+        // Aborts the connections without a DELETE: the server is never told the session ended.
+        await client.close();
+        report(`${kind} client vanished`, await assertAllGone(browser, f.dataDir, start));
+        assert.ok(
+          await eventually(async () => (await sessionProfiles(f.dataDir)).length === 0),
+          "the session profile is gone",
+        );
+        runtime = runtimeTree.filter((p) => !browser.includes(p));
+        assert.equal(anyAlive(runtime).length, runtime.length, "the runtime still serves");
+      });
+      assert.ok(ok, `${kind}: failed (the next kind would start on what it left)`);
     }
-  });
-}
+    rt.child.kill("SIGTERM");
+    assert.equal((await statusWithin(rt.child, CLEANUP_MS)).code, 0, rt.stderr());
+    assert.equal(anyAlive(runtime).length, 0);
+    await assertNoProfiles(f.dataDir);
+  } finally {
+    try {
+      rt.child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await rt.child.status;
+  }
+});
 
 Deno.test("parseStartOptions() reads --idle-timeout in seconds, default 30 minutes", () => {
   assert.equal(parseStartOptions([]).idleTimeoutMs, 30 * 60_000);

@@ -13,11 +13,26 @@ import {
   PASSWORD,
   paths,
   READ_ONLY_NAMED,
+  type World,
   world,
 } from "./helpers/login_writes.ts";
 
-Deno.test("read_only: the login's own bytes sent twice, a submission it cannot know, a deferred copy and formactions", async (t) => {
-  await using w = await world(READ_ONLY_NAMED);
+/**
+ * The `read_only` world of the first two tests (one runtime for both): every attempt is a
+ * fresh session, and says only what its own session and the site saw during it. The second
+ * test ends it.
+ */
+let readOnlyWorld: Promise<World> | undefined;
+const readOnly = () => readOnlyWorld ??= world(READ_ONLY_NAMED);
+
+Deno.test({
+  name:
+    "read_only: the login's own bytes sent twice, a submission it cannot know, a deferred copy and formactions",
+  // The runtime outlives this test: the next one ends it.
+  sanitizeOps: false,
+  sanitizeResources: false,
+}, async (t) => {
+  const w = await readOnly();
   const { site } = w;
 
   await t.step("9a. the same bytes twice: the navigation and a fetch copy", async () => {
@@ -82,6 +97,36 @@ Deno.test("read_only: the login's own bytes sent twice, a submission it cannot k
   });
 });
 
+// Beyond class 4: a login page's script carrying the typed password to another allowed
+// origin by a read (a GET navigation of the login form itself, an image) is refused by the
+// egress check of guarded credentials (SECRET_IN_REQUEST), whoever sends it and when.
+Deno.test({
+  name:
+    "browser_login: reads carrying the password to another allowed origin are refused (SECRET_IN_REQUEST)",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    await using w = await readOnly();
+    for (const attack of ["get-other", "image-other"] as const) {
+      await t.step(attack, async () => {
+        const a = await w.attempt({ attack });
+        const there = w.site.requestsCarrying(PASSWORD).filter((r) =>
+          r.origin === w.site.otherOrigin
+        );
+        assert.deepEqual(there.map((r) => `${r.method} ${r.path}`), []);
+        // Refused by the login's hold while it is open, by the credential check after.
+        assert.ok(
+          a.rows.some((r) =>
+            r.decision === "deny" &&
+            (r.reason === "SECRET_IN_REQUEST" || r.reason === "LOGIN_WRITE_MISMATCH")
+          ),
+          "the refusal is audited",
+        );
+      });
+    }
+  },
+});
+
 Deno.test("read_only: a login to an origin login_submit_origins does not name submits nothing", async (t) => {
   // Only the other origin is named; the grants are for 127.0.0.1.
   await using w = await world((site) =>
@@ -101,32 +146,4 @@ Deno.test("read_only: a login to an origin login_submit_origins does not name su
       assert.deepEqual(paths(a), []);
     },
   );
-});
-
-// Beyond class 4: a login page's script carrying the typed password to another allowed
-// origin by a read (a GET navigation of the login form itself, an image) is refused by the
-// egress check of guarded credentials (SECRET_IN_REQUEST), whoever sends it and when.
-Deno.test({
-  name:
-    "browser_login: reads carrying the password to another allowed origin are refused (SECRET_IN_REQUEST)",
-  async fn(t) {
-    await using w = await world(READ_ONLY_NAMED);
-    for (const attack of ["get-other", "image-other"] as const) {
-      await t.step(attack, async () => {
-        const a = await w.attempt({ attack });
-        const there = w.site.requestsCarrying(PASSWORD).filter((r) =>
-          r.origin === w.site.otherOrigin
-        );
-        assert.deepEqual(there.map((r) => `${r.method} ${r.path}`), []);
-        // Refused by the login's hold while it is open, by the credential check after.
-        assert.ok(
-          a.rows.some((r) =>
-            r.decision === "deny" &&
-            (r.reason === "SECRET_IN_REQUEST" || r.reason === "LOGIN_WRITE_MISMATCH")
-          ),
-          "the refusal is audited",
-        );
-      });
-    }
-  },
 });

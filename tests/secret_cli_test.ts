@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { randomVaultKey, runOmotai, withRunsDir } from "./helpers/omotai_cli.ts";
+import { randomVaultKey, runOmotai, runRuntime, withRunsDir } from "./helpers/omotai_cli.ts";
+
+// The first calls of each test go through the `omotai` launcher; the rest run the runtime's
+// own process as the launcher starts it (runRuntime), which prints and exits alike.
 
 async function dbText(dir: string): Promise<string> {
   let text = "";
@@ -15,13 +18,21 @@ Deno.test("omotai secret add reads stdin, list shows id and kind only, rm remove
     const env = { OMOTAI_VAULT_KEY: randomVaultKey() };
     const value = `pw-${crypto.randomUUID()}`;
     const outputs: string[] = [];
-    const run = async (args: string[], stdin = "") => {
-      const res = await runOmotai([...args, "--data-dir", dir], env, stdin);
+    const run = async (args: string[], stdin = "", launcher = false) => {
+      const res = await (launcher ? runOmotai : runRuntime)(
+        [...args, "--data-dir", dir],
+        env,
+        stdin,
+      );
       outputs.push(res.stdout, res.stderr);
       return res;
     };
 
-    const add = await run(["secret", "add", "shop.password", "--kind", "password"], `${value}\n`);
+    const add = await run(
+      ["secret", "add", "shop.password", "--kind", "password"],
+      `${value}\n`,
+      true,
+    );
     assert.equal(add.code, 0, add.stderr);
     assert.match(add.stdout, /added secret shop.password \(password\)/);
     assert.equal(
@@ -32,7 +43,7 @@ Deno.test("omotai secret add reads stdin, list shows id and kind only, rm remove
     // The list and the refused adds change nothing: they run at once, each a process of its own.
     const [list, dup, badKind, badId, empty] = await Promise.all([
       run(["secret", "list"]),
-      run(["secret", "add", "shop.user", "--kind", "username"], "bob"),
+      run(["secret", "add", "shop.user", "--kind", "username"], "bob", true),
       run(["secret", "add", "x", "--kind", "ssh"], "v"),
       run(["secret", "add", "Bad Id", "--kind", "generic"], "v"),
       run(["secret", "add", "empty", "--kind", "generic"], ""),
@@ -73,20 +84,20 @@ Deno.test("omotai secret with a wrong key fails with VAULT_KEY_MISMATCH and a cl
   await withRunsDir("test-secret-cli", async (dir) => {
     const key = randomVaultKey();
     const wrong = randomVaultKey();
-    const added = await runOmotai(
+    const added = await runRuntime(
       ["secret", "add", "a", "--kind", "generic", "--data-dir", dir],
       { OMOTAI_VAULT_KEY: key },
       "value-a",
     );
     assert.equal(added.code, 0, added.stderr);
     // Four refusals that change nothing, run at once.
-    const wrongKey = (args: string[]) =>
-      runOmotai([...args, "--data-dir", dir], { OMOTAI_VAULT_KEY: wrong }, "v");
+    const wrongKey = (args: string[], run = runRuntime) =>
+      run([...args, "--data-dir", dir], { OMOTAI_VAULT_KEY: wrong }, "v");
     const [listed, addB, none, short] = await Promise.all([
-      wrongKey(["secret", "list"]),
+      wrongKey(["secret", "list"], runOmotai),
       wrongKey(["secret", "add", "b", "--kind", "generic"]),
-      runOmotai(["secret", "list", "--data-dir", dir], {}),
-      runOmotai(["secret", "list", "--data-dir", dir], { OMOTAI_VAULT_KEY: "c2hvcnQ=" }),
+      runRuntime(["secret", "list", "--data-dir", dir], {}),
+      runRuntime(["secret", "list", "--data-dir", dir], { OMOTAI_VAULT_KEY: "c2hvcnQ=" }),
     ]);
     for (const res of [listed, addB]) {
       assert.equal(res.code, 1, res.stderr);
@@ -110,7 +121,7 @@ Deno.test("omotai secret with a wrong key fails with VAULT_KEY_MISMATCH and a cl
 Deno.test("omotai vault rekey moves the vault to a new passphrase; the old key then fails", async () => {
   await withRunsDir("test-secret-cli", async (dir) => {
     const key = randomVaultKey();
-    const add = await runOmotai(
+    const add = await runRuntime(
       ["secret", "add", "kept", "--kind", "totp", "--data-dir", dir],
       { OMOTAI_VAULT_KEY: key },
       "JBSWY3DPEHPK3PXP",
@@ -123,11 +134,11 @@ Deno.test("omotai vault rekey moves the vault to a new passphrase; the old key t
     assert.equal(rekey.code, 0, rekey.stderr);
     assert.match(rekey.stdout, /rekeyed the vault \(1 secret\)/);
     const [old, list, noNew] = await Promise.all([
-      runOmotai(["secret", "list", "--data-dir", dir], { OMOTAI_VAULT_KEY: key }),
-      runOmotai(["secret", "list", "--data-dir", dir], {
+      runRuntime(["secret", "list", "--data-dir", dir], { OMOTAI_VAULT_KEY: key }),
+      runRuntime(["secret", "list", "--data-dir", dir], {
         OMOTAI_VAULT_PASSPHRASE: "a new passphrase for the rekey test",
       }),
-      runOmotai(["vault", "rekey", "--data-dir", dir], {
+      runRuntime(["vault", "rekey", "--data-dir", dir], {
         OMOTAI_VAULT_PASSPHRASE: "a new passphrase for the rekey test",
       }),
     ]);

@@ -61,6 +61,12 @@ export interface StoreStartOptions {
   tenant?: string;
   /** The vault key (in-process tests; else from the environment). */
   vaultKey?: { key?: string; passphrase?: string };
+  /**
+   * Tests: how long the tenant's admin token hash may go unread before every bearer is
+   * refused (default `ADMIN_STALE_MS`, 30 s), so a test of an outage need not wait it out
+   * (no flag sets it).
+   */
+  adminStaleMs?: number;
 }
 
 /** What only the shared store has. */
@@ -135,7 +141,7 @@ export async function openStores(options: StoreStartOptions, teardown: Teardown)
   if (mirror) teardown.defer("audit mirror", () => mirror[Symbol.dispose]());
   const runtime = await runtimeName(options.dataDir);
   const base = options.database
-    ? await openShared(options.database, tenant, runtime, mirror, teardown)
+    ? await openShared(options.database, tenant, runtime, mirror, teardown, options.adminStaleMs)
     : embedded(db, mirror, runtime.name);
   // The vault opens here or not at all: a wrong key stops the start (VAULT_KEY_MISMATCH)
   // before anything serves, never at the first login, and every value is known to the
@@ -229,6 +235,7 @@ async function openShared(
   runtime: { name: string; secret: string },
   mirror: JsonlMirror | undefined,
   teardown: Teardown,
+  adminStaleMs: number | undefined,
 ): Promise<BaseStores> {
   const pg = await PgDatabase.open({ url });
   teardown.defer("shared database", () => pg[Symbol.asyncDispose]());
@@ -243,7 +250,7 @@ async function openShared(
       : err;
   });
   // No console without the tenant's admin token: made by the owner, never by a runtime.
-  const admin = await PgAdminToken.open(pg, tenant);
+  const admin = await PgAdminToken.open(pg, tenant, { staleMs: adminStaleMs });
   teardown.defer("tenant admin token", () => admin[Symbol.asyncDispose]());
   // The audit writer's own connection. It has one batch in flight at a time, so one is all
   // it needs; an action's row then never waits behind the pool's other queries, and every

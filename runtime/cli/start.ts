@@ -104,6 +104,11 @@ export interface StartOptions {
    * rule narrows it so its agent may answer faster (no flag sets it).
    */
   dialogLoopWindowMs?: number;
+  /**
+   * How long a shared store's admin token hash may go unread before every bearer is refused
+   * (default `ADMIN_STALE_MS`, 30 s): a test of an outage narrows it (no flag sets it).
+   */
+  adminStaleMs?: number;
 }
 
 /** A running runtime. */

@@ -45,27 +45,35 @@ export class PgAdminToken implements AsyncDisposable {
   readonly #db: PgDatabase;
   readonly #tenant: string;
   readonly #now: () => number;
+  readonly #staleMs: number;
   #hash: Buffer | undefined;
   #readAt = -Infinity;
   #timer: ReturnType<typeof setInterval> | undefined;
   #reading: Promise<void> | undefined;
 
-  private constructor(db: PgDatabase, tenant: string, now: () => number) {
+  private constructor(db: PgDatabase, tenant: string, now: () => number, staleMs: number) {
     this.#db = db;
     this.#tenant = tenant;
     this.#now = now;
+    this.#staleMs = staleMs;
   }
 
   /**
    * Reads the tenant's hash and keeps it fresh; throws `ADMIN_TOKEN_UNSET` when the tenant
-   * has none (the owner sets one with `omotai tenant token`).
+   * has none (the owner sets one with `omotai tenant token`). `staleMs` (default
+   * `ADMIN_STALE_MS`) is for tests that wait out an outage.
    */
   static async open(
     db: PgDatabase,
     tenant: string,
-    options: { refreshMs?: number; now?: () => number } = {},
+    options: { refreshMs?: number; now?: () => number; staleMs?: number } = {},
   ): Promise<PgAdminToken> {
-    const check = new PgAdminToken(db, tenant, options.now ?? Date.now);
+    const check = new PgAdminToken(
+      db,
+      tenant,
+      options.now ?? Date.now,
+      options.staleMs ?? ADMIN_STALE_MS,
+    );
     await check.refresh();
     if (!check.#hash) {
       throw new OmotaiError(
@@ -105,12 +113,12 @@ export class PgAdminToken implements AsyncDisposable {
 
   /**
    * True when `presented` is the tenant's admin token, false for anything else. Once the hash
-   * could not be read for `ADMIN_STALE_MS`, throws `ADMIN_TOKEN_UNAVAILABLE` for every bearer
+   * could not be read for `ADMIN_STALE_MS` (or the `staleMs` it was opened with), throws `ADMIN_TOKEN_UNAVAILABLE` for every bearer
    * (fail closed): the console answers 503, and counts no failed guess against an operator
    * whose token may well be right.
    */
   verify(presented: string): boolean {
-    if (this.#now() - this.#readAt > ADMIN_STALE_MS) {
+    if (this.#now() - this.#readAt > this.#staleMs) {
       throw new OmotaiError(
         "ADMIN_TOKEN_UNAVAILABLE",
         "the tenant's admin token cannot be read from the database now",

@@ -4,7 +4,7 @@
  * stdin piped, and data dirs under runs/ (the only place the task may write).
  */
 import assert from "node:assert/strict";
-import { omotaiFlags } from "./harness.ts";
+import { omotaiFlags, runtimeCommand } from "./harness.ts";
 
 /** What a run printed and how it ended. */
 export interface CliRun {
@@ -21,8 +21,32 @@ export async function runOmotai(
   env: Record<string, string> = {},
   stdin = "",
 ): Promise<CliRun> {
+  return await runDeno(["run", ...await omotaiFlags(), "runtime/main.ts", ...args], env, stdin);
+}
+
+/**
+ * Runs the runtime's own process for `omotai ARGS` exactly as the launcher starts it (the
+ * same `deno` arguments, permissions and variables: `runtimeCommand`), without the launcher
+ * process in front: the same command's output and exit code for half the processes. The
+ * launcher itself (its plan, its relay of stdio and exit code) is proven by every test that
+ * goes through `runOmotai`; a test of a command uses this for its further calls.
+ */
+export async function runRuntime(
+  args: string[],
+  env: Record<string, string> = {},
+  stdin = "",
+): Promise<CliRun> {
+  const command = runtimeCommand(args);
+  return await runDeno(command.args, { ...env, ...command.env }, stdin);
+}
+
+async function runDeno(
+  args: string[],
+  env: Record<string, string>,
+  stdin: string,
+): Promise<CliRun> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...await omotaiFlags(), "runtime/main.ts", ...args],
+    args,
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
