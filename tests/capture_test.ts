@@ -13,7 +13,7 @@ import { DatabaseSync } from "node:sqlite";
 import { rawKeySource, Vault } from "../vault/mod.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { GITHUB_CALLBACK_PATH } from "../runtime/capture/github_app.ts";
-import { startTestRuntime } from "./helpers/harness.ts";
+import { startTestRuntime, type TestClient } from "./helpers/harness.ts";
 import {
   AgentClients,
   assertNoLeak,
@@ -96,6 +96,17 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
     const c = await connect();
     return await c.call("browser_capture_credentials", { workflow, outputs: ids });
   };
+  /**
+   * The one session every refusal before the vendor runs in (a browser per refusal would
+   * cost a launch each): each refusal names its own code, and a tainted session still
+   * captures and reports (tests/capture_attack_test.ts), so an earlier refusal in it can
+   * make no later one pass. Opened by the first refusal.
+   */
+  let refusals: Promise<TestClient> | undefined;
+  const refusedCapture = async (workflow: CaptureWorkflow, ids: Record<string, string>) => {
+    refusals ??= connect();
+    return await (await refusals).call("browser_capture_credentials", { workflow, outputs: ids });
+  };
   /** What the vendor has seen of submissions so far. */
   const submitted = () =>
     github.requests.filter((r) => r.startsWith("POST")).length +
@@ -163,7 +174,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
       code: RegExp,
     ) => {
       const before = submitted();
-      const out = await capture(workflow, ids);
+      const out = await refusedCapture(workflow, ids);
       assert.equal(out.isError, true, out.text);
       assert.match(out.text, code);
       assert.match(out.text, /nothing (was )?(submitted|written)/);
@@ -394,7 +405,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
         );
         // The lease went with the first capture: the targets are free again (the vault's
         // occupied target is what refuses now, before any vendor is contacted).
-        const again = await capture("github_app", b.ids);
+        const again = await refusedCapture("github_app", b.ids);
         assert.match(again.text, /CAPTURE_TARGET_OCCUPIED/);
         assert.equal(github.minted.length, minted + 1);
       },
