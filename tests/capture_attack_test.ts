@@ -116,6 +116,12 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
 
   // --- the GitHub confirmation page -------------------------------------------------
 
+  /**
+   * The session of the pages whose script changes only its own page's form or submission (a
+   * listener, an observer: no tab, no timer, nothing kept): see {@link SharedSession}.
+   */
+  const ownPage: SharedSession = {};
+
   // No page script runs from the confirmation's submission on (the runtime turns scripts
   // off before it submits): a listener that would change the submission never fires, so the
   // form's own submission leaves as read, or the capture fails closed; either way nothing
@@ -151,7 +157,11 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
       `confirmation page ${what}: the script never runs, nothing leaves elsewhere`,
       async () => {
         const m = github.minted.length;
-        const a = await attempt("github_app", { github: { confirmHead: head } });
+        // A submission into a popup leaves a tab behind: a fresh session of its own.
+        const opensTab = head.includes(`"_blank"`);
+        const a = await attempt("github_app", { github: { confirmHead: head } }, {
+          shared: opensTab ? undefined : ownPage,
+        });
         assert.deepEqual(
           a.toBystander.map((r) => `${r.method} ${r.url.slice(0, 100)}`),
           [],
@@ -192,7 +202,7 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
               JSON.stringify(`${bystander.origin}/steal`)
             }; });</script>`,
         },
-      });
+      }, { shared: ownPage });
       assert.equal(a.out.isError, true, a.out.text);
       assert.match(a.out.text, /CAPTURE_PAGE_UNEXPECTED/);
       assert.equal(github.minted.length, m);
@@ -327,7 +337,7 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
           }; }).observe(document.documentElement, { childList: true, subtree: true });
 </script>`,
         },
-      });
+      }, { shared: ownPage });
       assert.equal(a.out.isError, true, a.out.text);
       assert.match(a.out.text, /CAPTURE_WRITE_REFUSED/);
       assert.equal(github.minted.length, m);
