@@ -28,16 +28,15 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
   await using h = await hostileCapture();
   const { w, github, linear, bystander, secrets, vendorSeen, posts, attempt, exfil, TARGETS } = h;
   /**
-   * The session of the pages that run no script of their own: a form aimed elsewhere, a
-   * redirect, answer pages shaped wrong (see {@link SharedSession}).
+   * The session of the pages that run no script, or one that changes only its own page's
+   * submission (a listener: no tab, no timer, nothing kept): the swaps at submit, a form
+   * aimed elsewhere, a redirect, answer pages shaped wrong (see {@link SharedSession}).
    */
   const plain: SharedSession = {};
 
   await t.step(
     "registration page swaps the action or adds a field at submit: refused, nothing minted",
     async () => {
-      // One session: each script only changes its own page's submission.
-      const swaps: SharedSession = {};
       for (
         const head of [
           `<script>document.addEventListener("submit", (e) => { e.target.action = ${
@@ -51,7 +50,7 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
       ) {
         const m = linear.minted.length;
         const a = await attempt("linear_oauth_app", { linear: { formHead: head } }, {
-          shared: swaps,
+          shared: plain,
         });
         assert.equal(a.out.isError, true, a.out.text);
         assert.match(a.out.text, /CAPTURE_WRITE_REFUSED/);
