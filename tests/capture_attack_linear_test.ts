@@ -15,11 +15,24 @@ import {
   htmlPage,
   jsonAnswer,
 } from "./fixtures/hostile_vendor.ts";
-import { assertTainted, hostileCapture, randomHex, STABLE_CODE } from "./helpers/capture_attack.ts";
+import {
+  assertTainted,
+  hostileCapture,
+  randomHex,
+  type SharedSession,
+  STABLE_CODE,
+} from "./helpers/capture_attack.ts";
+import type { TestClient } from "./helpers/harness.ts";
 
 Deno.test("browser_capture_credentials under attack (Linear): hostile registration and answer pages, failed checks and a hostile model", async (t) => {
   await using h = await hostileCapture();
   const { w, github, linear, bystander, secrets, vendorSeen, posts, attempt, exfil, TARGETS } = h;
+  /**
+   * The session of the pages that run no script, or one that changes only its own page's
+   * submission (a listener: no tab, no timer, nothing kept): the swaps at submit, a form
+   * aimed elsewhere, a redirect, answer pages shaped wrong (see {@link SharedSession}).
+   */
+  const plain: SharedSession = {};
 
   await t.step(
     "registration page swaps the action or adds a field at submit: refused, nothing minted",
@@ -36,7 +49,9 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
         ]
       ) {
         const m = linear.minted.length;
-        const a = await attempt("linear_oauth_app", { linear: { formHead: head } });
+        const a = await attempt("linear_oauth_app", { linear: { formHead: head } }, {
+          shared: plain,
+        });
         assert.equal(a.out.isError, true, a.out.text);
         assert.match(a.out.text, /CAPTURE_WRITE_REFUSED/);
         assert.equal(linear.minted.length, m);
@@ -52,7 +67,7 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
       const by = bystander.requests.length;
       const a = await attempt("linear_oauth_app", {
         linear: { formAction: `${bystander.origin}/acme/settings/api/applications` },
-      });
+      }, { shared: plain });
       assert.equal(a.out.isError, true, a.out.text);
       assert.match(a.out.text, /CAPTURE_PAGE_UNEXPECTED/);
       assert.equal(posts(), before);
@@ -74,7 +89,7 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
               }),
           },
         },
-      });
+      }, { shared: plain });
       assert.equal(a.out.isError, true, a.out.text);
       assert.match(a.out.text, /CAPTURE_PAGE_UNEXPECTED/);
       assert.equal(posts(), before);
@@ -128,7 +143,7 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
 <code id="oauth-client-secret">${randomHex(32)}</code>`,
             ),
         },
-      });
+      }, { shared: plain });
       assert.equal(a.out.isError, true, a.out.text);
       assert.match(a.out.text, /CAPTURE_PAGE_UNEXPECTED/);
     },
@@ -146,7 +161,7 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
               `<code id="oauth-client-id">${app.client_id}</code><code id="oauth-client-secret">${odd}</code>`,
             ),
         },
-      }, { extraSecrets: () => [odd] });
+      }, { shared: plain, extraSecrets: () => [odd] });
       assert.equal(a.out.isError, true, a.out.text);
       assert.match(a.out.text, /CAPTURE_VENDOR_ANSWER/);
     },
@@ -232,10 +247,17 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
 
   // --- a failed check submits nothing ------------------------------------------------
 
+  /**
+   * The session of the refusals before the vendor and of the junk calls: each names its own
+   * code, and the vendor must see nothing of any.
+   */
+  let refusals: Promise<TestClient> | undefined;
+  const refusalSession = () => refusals ??= w.connect();
+
   await t.step(
     "failed checks (one grant for every output, a fill grant, another agent's grants): the vendor sees nothing",
     async () => {
-      const c = await w.connect();
+      const c = await refusalSession();
       const g = await w.grant("github_app", GITHUB_OUTPUTS);
       const fill = (await w.grants.add({
         secret_id: "placeholder",
@@ -277,7 +299,7 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
   // --- a hostile model ------------------------------------------------------------------
 
   await t.step("junk arguments: a clear INVALID_ARGUMENTS, nothing sent", async () => {
-    const c = await w.connect();
+    const c = await refusalSession();
     const g = await w.grant("github_app", GITHUB_OUTPUTS);
     const huge = "h".repeat(200_000);
     const thousand: Record<string, string> = {};
@@ -404,7 +426,8 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
         problems.push(`a clean session's navigation to an allowed origin: ${nav.text}`);
       }
       const lin = await w.grant("linear_oauth_app", LINEAR_OUTPUTS);
-      const cap = await (await w.connect()).call("browser_capture_credentials", {
+      // Its Linear capture, in the same clean session: the first capture it runs.
+      const cap = await fresh.call("browser_capture_credentials", {
         workflow: "linear_oauth_app",
         outputs: lin.ids,
       });

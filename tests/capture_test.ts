@@ -13,7 +13,7 @@ import { DatabaseSync } from "node:sqlite";
 import { rawKeySource, Vault } from "../vault/mod.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { GITHUB_CALLBACK_PATH } from "../runtime/capture/github_app.ts";
-import { startTestRuntime } from "./helpers/harness.ts";
+import { startTestRuntime, type TestClient } from "./helpers/harness.ts";
 import {
   AgentClients,
   assertNoLeak,
@@ -96,6 +96,22 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
     const c = await connect();
     return await c.call("browser_capture_credentials", { workflow, outputs: ids });
   };
+  /**
+   * The one session the captures that need no fresh one run in (a browser per capture would
+   * cost a launch each): the refusals before the vendor, the failures the fake vendors' plain
+   * pages cause (a forged state, a callback elsewhere, a changed layout), and the second
+   * session of each race. Each names its own outcome and its own count of what the vendor
+   * saw, and a tainted session still captures and reports (tests/capture_attack_test.ts;
+   * here the Linear answer-changed case mints in it), so nothing an earlier capture left in
+   * it can make a later one pass. The two workflows' first captures run in fresh sessions (the
+   * first proves the taint from the start), and so does the first of each race. Opened by the
+   * first refusal.
+   */
+  let shared: Promise<TestClient> | undefined;
+  const sharedCapture = async (workflow: CaptureWorkflow, ids: Record<string, string>) => {
+    shared ??= connect();
+    return await (await shared).call("browser_capture_credentials", { workflow, outputs: ids });
+  };
   /** What the vendor has seen of submissions so far. */
   const submitted = () =>
     github.requests.filter((r) => r.startsWith("POST")).length +
@@ -163,7 +179,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
       code: RegExp,
     ) => {
       const before = submitted();
-      const out = await capture(workflow, ids);
+      const out = await sharedCapture(workflow, ids);
       assert.equal(out.isError, true, out.text);
       assert.match(out.text, code);
       assert.match(out.text, /nothing (was )?(submitted|written)/);
@@ -270,7 +286,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
       const conversions = github.conversions;
       ghOptions.forgeState = "forged-state-0123456789";
       try {
-        const out = await capture("github_app", ids);
+        const out = await sharedCapture("github_app", ids);
         assert.equal(out.isError, true);
         assert.match(out.text, /CAPTURE_STATE_MISMATCH/);
       } finally {
@@ -288,7 +304,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
         const conversions = github.conversions;
         ghOptions.callbackOrigin = `https://127.0.0.2:${attacker.addr.port}`;
         try {
-          const out = await capture("github_app", ids);
+          const out = await sharedCapture("github_app", ids);
           assert.equal(out.isError, true);
           assert.match(out.text, /CAPTURE_CALLBACK_REFUSED/);
         } finally {
@@ -307,7 +323,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
         const minted = github.minted.length;
         ghOptions.layout = "changed";
         try {
-          const out = await capture("github_app", gh.ids);
+          const out = await sharedCapture("github_app", gh.ids);
           assert.match(out.text, /CAPTURE_PAGE_UNEXPECTED/);
         } finally {
           delete ghOptions.layout;
@@ -319,7 +335,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
         const submissions = linear.submissions.length;
         linOptions.layout = "changed";
         try {
-          const out = await capture("linear_oauth_app", lin.ids);
+          const out = await sharedCapture("linear_oauth_app", lin.ids);
           assert.match(out.text, /CAPTURE_PAGE_UNEXPECTED/);
         } finally {
           delete linOptions.layout;
@@ -328,7 +344,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
         // The vendor minted but the answer page is not the expected one: nothing is written.
         linOptions.layout = "answer-changed";
         try {
-          const out = await capture("linear_oauth_app", lin.ids);
+          const out = await sharedCapture("linear_oauth_app", lin.ids);
           assert.match(out.text, /CAPTURE_PAGE_UNEXPECTED/);
         } finally {
           delete linOptions.layout;
@@ -360,7 +376,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
             first.then((o) => assert.fail(`the first capture ended early: ${o.text}`)),
           ]);
           const seen = github.requests.length;
-          const second = await capture("github_app", b.ids);
+          const second = await sharedCapture("github_app", b.ids);
           assert.equal(second.isError, true, second.text);
           assert.match(
             second.text,
@@ -394,7 +410,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
         );
         // The lease went with the first capture: the targets are free again (the vault's
         // occupied target is what refuses now, before any vendor is contacted).
-        const again = await capture("github_app", b.ids);
+        const again = await sharedCapture("github_app", b.ids);
         assert.match(again.text, /CAPTURE_TARGET_OCCUPIED/);
         assert.equal(github.minted.length, minted + 1);
       },
@@ -410,7 +426,7 @@ Deno.test("browser_capture_credentials: both workflows, every refusal, a race an
         const manifests = github.manifests.length;
         const outs = await Promise.all([
           capture("github_app", a.ids),
-          capture("github_app", b.ids),
+          sharedCapture("github_app", b.ids),
         ]);
         const texts = outs.map((o) => o.text).join("\n");
         const done = outs.filter((o) => !o.isError);

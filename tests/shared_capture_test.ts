@@ -41,7 +41,7 @@ import {
   newVaultKey,
   revealSecret,
 } from "./helpers/capture_world.ts";
-import { eventually, startTestRuntime } from "./helpers/harness.ts";
+import { eventually, startTestRuntime, type TestClient } from "./helpers/harness.ts";
 import { startPostgres } from "./helpers/postgres.ts";
 import { processRedactor } from "../runtime/redact/mod.ts";
 
@@ -118,6 +118,13 @@ Deno.test({
       const keys: Record<string, string> = {};
       for (const agent of ["alice", "bob", "carol"]) keys[agent] = (await a.agents.add(agent)).key;
       const connect = (runtime: Runtime, agent: string) => clients.connect(runtime, keys[agent]);
+      /**
+       * Bob's session on A and Carol's on B, opened by the first race and raced again in the
+       * second (a browser launch each saved): a tainted session still captures and reports
+       * (tests/capture_attack_test.ts), and each race names its own targets.
+       */
+      let racers: Promise<[TestClient, TestClient]> | undefined;
+      const racing = () => racers ??= Promise.all([connect(a, "bob"), connect(b, "carol")]);
       /** One approved `once` capture grant per output of github_app, through the PG port. */
       const grantCapture = captureGrants(grants, {
         origins: { github_app: github.origin, linear_oauth_app: linear.origin },
@@ -165,8 +172,7 @@ Deno.test({
         async () => {
           const onA = await grant("bob", (o) => o === "pem" ? "race-pem" : `race-a-${dashed(o)}`);
           const onB = await grant("carol", (o) => o === "pem" ? "race-pem" : `race-b-${dashed(o)}`);
-          const ca = await connect(a, "bob");
-          const cb = await connect(b, "carol");
+          const [ca, cb] = await racing();
           const minted = github.minted.length;
           const hold = holdConversions(ghOptions);
           let first;
@@ -217,8 +223,7 @@ Deno.test({
           const targets = (o: string) => `both-${dashed(o)}`;
           const onA = await grant("bob", targets);
           const onB = await grant("carol", targets);
-          const ca = await connect(a, "bob");
-          const cb = await connect(b, "carol");
+          const [ca, cb] = await racing();
           const minted = github.minted.length;
           const manifests = github.manifests.length;
           const outs = await Promise.all([

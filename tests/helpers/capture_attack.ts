@@ -157,6 +157,18 @@ export interface Attempt {
   toBystander: SeenRequest[];
 }
 
+/**
+ * One session that several attempts run in, a browser launch each saved: where what an
+ * attempt tests is the vendor's answer or where a page goes, not what a fresh session sees.
+ * The first attempt opens it, so its outcome's taint is proven on a clean session; the later
+ * ones reuse it (a tainted session still captures and reports, the baseline step shows), and
+ * each asserts its own outcome, so one cannot pass on what an earlier one left. Not for pages
+ * that open tabs or keep sending: what they left would count in the next attempt.
+ */
+export interface SharedSession {
+  client?: TestClient;
+}
+
 /** A hostile vendor, a runtime capturing from it, and the checks every attempt must pass. */
 async function openHostileCapture() {
   const { logs, restore } = captureLogs();
@@ -179,7 +191,7 @@ async function openHostileCapture() {
   const attempt = async (
     workflow: "github_app" | "linear_oauth_app",
     hostile: { github?: HostileGithubOptions; linear?: HostileLinearOptions } = {},
-    opts: { client?: TestClient; extraSecrets?: () => string[] } = {},
+    opts: { client?: TestClient; shared?: SharedSession; extraSecrets?: () => string[] } = {},
   ): Promise<Attempt> => {
     const outputs = workflow === "github_app" ? GITHUB_OUTPUTS : LINEAR_OUTPUTS;
     const { ids, targets } = await w.grant(workflow, outputs);
@@ -191,7 +203,8 @@ async function openHostileCapture() {
       by: bystander.requests.length,
       at: attacker.requests.length,
     };
-    const c = opts.client ?? await w.connect();
+    const c = opts.client ?? opts.shared?.client ?? await w.connect();
+    if (opts.shared) opts.shared.client = c;
     let out;
     try {
       out = await c.call("browser_capture_credentials", { workflow, outputs: ids });
