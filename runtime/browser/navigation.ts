@@ -15,6 +15,14 @@ export const LOAD_GRACE_MS = 300;
 /** How long after an action we watch for a navigation it may have started. */
 const NAV_GRACE_MS = 150;
 
+/**
+ * How long a navigation known to have left (a write hold judged the tab's submission) may
+ * take to show as started in the tab. The judgement comes from the egress proxy and the start
+ * event over the CDP pipe: on a loaded machine the event can come second. A tab that never
+ * shows it is still judged not navigated (the caller fails closed).
+ */
+const SENT_START_WAIT_MS = 10_000;
+
 /** The outcome of waiting for a page. */
 export interface LoadOutcome {
   /** Chromium's error for a failed navigation (e.g. `net::ERR_CONNECTION_REFUSED`). */
@@ -61,6 +69,11 @@ class NavigationWatch {
 
   get startedCount(): number {
     return this.#started.length;
+  }
+
+  /** Waits until a main-frame navigation has started, or `timeoutMs` pass. */
+  async untilStarted(session: CdpSession, timeoutMs: number): Promise<void> {
+    await this.#until(() => this.#started.length > 0, session, timeoutMs);
   }
 
   #loadedOrStopped(loaderId: string | undefined): boolean {
@@ -183,9 +196,11 @@ export interface SettleOptions {
   /**
    * Awaited with the grace period before the navigation is looked for: a form submission
    * the caller knows was sent (a busy machine may send it after the grace) then gets its
-   * answer page waited for too.
+   * answer page waited for too. `true`: a top-level navigation is known to have left (a write
+   * hold judged it); the tab's own start event, which reaches the runtime over the CDP pipe
+   * and not with the hold's judgement, is then waited for ({@link SENT_START_WAIT_MS}).
    */
-  before?: () => Promise<void>;
+  before?: () => Promise<boolean | void>;
 }
 
 /**
@@ -202,7 +217,10 @@ export async function runAndSettle(
   const watch = new NavigationWatch(session, frameId);
   try {
     await action();
-    await Promise.all([sleep(NAV_GRACE_MS), before?.()]);
+    const [, sent] = await Promise.all([sleep(NAV_GRACE_MS), before?.()]);
+    if (sent === true && watch.startedCount === 0) {
+      await watch.untilStarted(session, SENT_START_WAIT_MS);
+    }
     if (watch.startedCount === 0 || session.detached) return { navigated: false };
     const { timedOut } = await watch.untilLoaded(undefined, session, timeoutMs);
     return { navigated: true, timedOut };

@@ -212,10 +212,11 @@ export interface RuntimeHold extends WriteHold {
   expect(submission: RuntimeSubmission | null): void;
   /**
    * Resolves once the hold has judged a top-level navigation (the form's own submission, or
-   * what a page made of it), or after `ms`. A beacon, fetch or frame copy sent first does not
-   * end the wait: the form's own submission may still be on its way on a busy machine.
+   * what a page made of it), or after `ms`: true when one was judged. A beacon, fetch or frame
+   * copy sent first does not end the wait: the form's own submission may still be on its way
+   * on a busy machine.
    */
-  settled(ms: number): Promise<void>;
+  settled(ms: number): Promise<boolean>;
   /** The first refusal's code, if any. */
   readonly refused: string | undefined;
   /** Whether the expected submission went out. */
@@ -322,12 +323,12 @@ export function runtimeHold(options: RuntimeHoldOptions = {}): RuntimeHold {
       navigated = false;
     },
     settled(ms) {
-      if (navigated) return Promise.resolve();
+      if (navigated) return Promise.resolve(true);
       return new Promise((resolve) => {
-        const timer = setTimeout(resolve, ms);
+        const timer = setTimeout(() => resolve(navigated), ms);
         wakes.push(() => {
           clearTimeout(timer);
-          resolve();
+          resolve(true);
         });
       });
     },

@@ -108,12 +108,12 @@ Deno.test("runtimeHold() admits nothing before it is told what to expect (values
 Deno.test("runtimeHold().settled() resolves at the first judged navigation, or after its time", async () => {
   const hold = held(expected);
   const t0 = Date.now();
-  await hold.settled(30);
+  assert.equal(await hold.settled(30), false, "nothing judged: false, after its time");
   assert.ok(Date.now() - t0 >= 25);
   const waiting = hold.settled(10_000);
   await hold.judge(write(), facts);
-  await waiting;
-  await hold.settled(10_000); // already judged: at once
+  assert.equal(await waiting, true);
+  assert.equal(await hold.settled(10_000), true); // already judged: at once
 });
 
 Deno.test("runtimeHold().settled() keeps waiting past a copy sent before the form's own submission", async () => {

@@ -48,8 +48,8 @@ export type RuntimeWrite = FormSubmission | null;
 export interface RuntimeWriteHold {
   /** The one submission to admit (null: none). */
   expect(write: RuntimeWrite): void;
-  /** Resolves once a request was judged, or after `ms`. */
-  settled(ms: number): Promise<void>;
+  /** Resolves once a top-level navigation was judged (true), or after `ms` (false). */
+  settled(ms: number): Promise<boolean>;
   /** Closes the hold; the first refusal's code, if any. */
   close(): string | undefined;
   /** Whether the expected submission went out. */
