@@ -171,18 +171,32 @@ function deniesFor(rows: AuditRow[], attackers: Attacker[]): AuditRow[] {
   );
 }
 
+/** A guarded run: the world, the runtime guarding it and its agent. */
+export interface GuardedRun {
+  w: AttackWorld;
+  runtime: Awaited<ReturnType<typeof startTestRuntime>>;
+  c: TestClient;
+}
+
 /**
  * Every attack through Omotai: nothing reaches either attacker, each audited attack leaves a
  * deny naming the attacker (from its layer when every request is paused), the model hears of
- * the blocks by origin only, and the audit verifies.
+ * the blocks by origin only, and the audit verifies. `before` runs first on the same runtime
+ * and agent (a check that needs them as the attacks do, without a launch of its own); it
+ * touches neither attacker, and what it leaves in the audit is no attacker's deny.
  */
-export async function attackSuite(pause: GuardPause, options: GuardedOptions = {}): Promise<void> {
+export async function attackSuite(
+  pause: GuardPause,
+  options: GuardedOptions = {},
+  before?: (run: GuardedRun) => Promise<unknown>,
+): Promise<void> {
   await using w = await attackWorld();
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-attack-" });
   const { runtime, c } = await guarded(w, dataDir, pause, options);
   const failures: string[] = [];
   const notices: string[] = [];
   try {
+    await before?.({ w, runtime, c });
     // Agent actions the model might be talked into.
     const home = await c.call("browser_navigate", { url: `${w.site.origin}/` });
     assert.match(home.text, /# Hostile home/);
