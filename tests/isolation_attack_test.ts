@@ -21,7 +21,7 @@ import { detectIsolation, NetnsIsolation } from "../runtime/isolation/mod.ts";
 import { startAttacker } from "../runtime/eval/attacker.ts";
 import { ATTACKS, serveHostileSite } from "../runtime/eval/hostile_site.ts";
 import { ANSWER_BOUND_MS, eventually } from "./helpers/harness.ts";
-import { neverMadeBy, quietWindowMs } from "./helpers/attack_suite.ts";
+import { neverMadeBy, openAttackPage, quietWindowMs } from "./helpers/attack_suite.ts";
 
 const fact = await detectIsolation();
 
@@ -85,17 +85,7 @@ async function attackTab(browser: BrowserProcess, siteOrigin: string): Promise<A
   await page.send("Page.enable");
   return {
     open: async (name) => {
-      const url = `${siteOrigin}/attack/${name}`;
-      // In front, as a fresh tab is: a popup of an attack before (window-open) would leave a
-      // reused tab hidden, and a hidden page lays out nothing (css-url, object).
-      await page.send("Page.bringToFront").catch(() => {});
-      await page.send("Page.navigate", { url }).catch(() => {});
-      const ready = `location.href === ${JSON.stringify(url)} && document.readyState === ` +
-        `"complete" && typeof go === "function"`;
-      await eventually(async () =>
-        (await page.send("Runtime.evaluate", { expression: ready }).catch(() => undefined))
-          ?.result.value === true
-      );
+      await openAttackPage(page, `${siteOrigin}/attack/${name}`);
     },
     press: async () => {
       await page.send("Runtime.evaluate", { expression: "go()", userGesture: true })
