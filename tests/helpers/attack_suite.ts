@@ -26,7 +26,7 @@ import {
   TestClient,
 } from "./harness.ts";
 import { testBrowser } from "./operator_browser.ts";
-import { findBrowser, isHeadlessShell } from "../../cdp/mod.ts";
+import { type CdpSession, findBrowser, isHeadlessShell } from "../../cdp/mod.ts";
 import type { AuditRow } from "../../runtime/store/audit_row.ts";
 import type { GuardPause } from "../../runtime/egress/request_guard.ts";
 
@@ -83,8 +83,49 @@ export function quietWindowMs(arrivalsMs: readonly number[]): number {
 }
 
 /**
- * The control: each attack page in its own tab of a plain Chromium, Go pressed; the attacks
- * that did NOT reach the attacker. An attack expected to arrive is waited for up to
+ * Opens `url` (an attack's page) in the reused tab `page`, in front, and waits until that
+ * document has loaded with its `go()`, up to {@link ANSWER_BOUND_MS}; false if it never does.
+ * Some attacks navigate their own page (a ping's link, a redirect, a keepalive on leave), and
+ * that navigation may start after ours and cancel it, or land over it: then ours is made
+ * again. Go is never pressed on the page before.
+ */
+export async function openAttackPage(page: CdpSession, url: string): Promise<boolean> {
+  const deadline = Date.now() + ANSWER_BOUND_MS;
+  const state = async () =>
+    (await page.send("Runtime.evaluate", {
+      expression: `[location.href, document.readyState, typeof go]`,
+      returnByValue: true,
+    }).catch(() => undefined))?.result.value as [string, string, string] | undefined;
+  while (Date.now() < deadline) {
+    // In front, as a fresh tab would be: a popup of the attack before (window-open) would
+    // leave it hidden, and a hidden page lays out nothing (css-url, object).
+    await page.send("Page.bringToFront").catch(() => {});
+    const nav = await page.send("Page.navigate", { url }).catch(() => undefined);
+    if (!nav || nav.errorText) {
+      await new Promise((r) => setTimeout(r, 50));
+      continue;
+    }
+    let elsewhereSince: number | undefined;
+    while (Date.now() < deadline) {
+      const [href, ready, go] = await state() ?? [];
+      if (href === url && ready === "complete" && go === "function") return true;
+      // Settled on another document for 5 s (ours, had it won, would have committed by then
+      // even on a loaded machine): a navigation of the page before won.
+      if (href !== undefined && href !== url && ready === "complete") {
+        elsewhereSince ??= Date.now();
+        if (Date.now() - elsewhereSince > 5_000) break;
+      } else elsewhereSince = undefined;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return false;
+}
+
+/**
+ * The control: each attack page in turn in one tab of a plain Chromium, Go pressed; the
+ * attacks that did NOT reach the attacker. Navigating to the next attack ends the page before
+ * it as closing its tab did (its workers, sockets and timers go with it), without a fresh tab
+ * and renderer per attack. An attack expected to arrive is waited for up to
  * {@link ANSWER_BOUND_MS} (the wait costs only a failing run time); one the build never
  * makes is watched for {@link quietWindowMs} of the arrivals before it (they run last).
  */
@@ -97,23 +138,25 @@ export async function controlMisses(w: AttackWorld, executable: string): Promise
     ...ATTACKS.filter((a) => !never.includes(a.name)),
     ...ATTACKS.filter((a) => never.includes(a.name)),
   ];
+  const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
+  const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
+  const page = browser.connection.session(sessionId)!;
   const arrivals: number[] = [];
   const missed: string[] = [];
-  for (const attack of order) {
-    const { targetId } = await root.send("Target.createTarget", { url: "about:blank" });
-    const { sessionId } = await root.send("Target.attachToTarget", { targetId, flatten: true });
-    const page = browser.connection.session(sessionId)!;
+  try {
     await page.send("Page.enable");
-    const loaded = page.waitFor("Page.loadEventFired", undefined, { timeoutMs: ANSWER_BOUND_MS });
-    await page.send("Page.navigate", { url: `${w.site.origin}/attack/${attack.name}` });
-    await loaded;
-    const before = hitsOf(w);
-    const t0 = performance.now();
-    await page.send("Runtime.evaluate", { expression: "go()", userGesture: true });
-    const wait = never.includes(attack.name) ? quietWindowMs(arrivals) : ANSWER_BOUND_MS;
-    if (await eventually(() => hitsOf(w) > before, wait)) {
-      arrivals.push(performance.now() - t0);
-    } else missed.push(attack.name);
+    for (const attack of order) {
+      const url = `${w.site.origin}/attack/${attack.name}`;
+      assert.ok(await openAttackPage(page, url), `${attack.name}: its page did not load`);
+      const before = hitsOf(w);
+      const t0 = performance.now();
+      await page.send("Runtime.evaluate", { expression: "go()", userGesture: true });
+      const wait = never.includes(attack.name) ? quietWindowMs(arrivals) : ANSWER_BOUND_MS;
+      if (await eventually(() => hitsOf(w) > before, wait)) {
+        arrivals.push(performance.now() - t0);
+      } else missed.push(attack.name);
+    }
+  } finally {
     await root.send("Target.closeTarget", { targetId }).catch(() => {});
   }
   return missed;
@@ -154,18 +197,32 @@ function deniesFor(rows: AuditRow[], attackers: Attacker[]): AuditRow[] {
   );
 }
 
+/** A guarded run: the world, the runtime guarding it and its agent. */
+export interface GuardedRun {
+  w: AttackWorld;
+  runtime: Awaited<ReturnType<typeof startTestRuntime>>;
+  c: TestClient;
+}
+
 /**
  * Every attack through Omotai: nothing reaches either attacker, each audited attack leaves a
  * deny naming the attacker (from its layer when every request is paused), the model hears of
- * the blocks by origin only, and the audit verifies.
+ * the blocks by origin only, and the audit verifies. `before` runs first on the same runtime
+ * and agent (a check that needs them as the attacks do, without a launch of its own); it
+ * touches neither attacker, and what it leaves in the audit is no attacker's deny.
  */
-export async function attackSuite(pause: GuardPause, options: GuardedOptions = {}): Promise<void> {
+export async function attackSuite(
+  pause: GuardPause,
+  options: GuardedOptions = {},
+  before?: (run: GuardedRun) => Promise<unknown>,
+): Promise<void> {
   await using w = await attackWorld();
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-attack-" });
   const { runtime, c } = await guarded(w, dataDir, pause, options);
   const failures: string[] = [];
   const notices: string[] = [];
   try {
+    await before?.({ w, runtime, c });
     // Agent actions the model might be talked into.
     const home = await c.call("browser_navigate", { url: `${w.site.origin}/` });
     assert.match(home.text, /# Hostile home/);
