@@ -25,6 +25,36 @@ export interface SuiteRun {
   readonly passed: number;
   readonly failed: number;
   readonly slowestFiles: readonly { file: string; seconds: number }[];
+  /**
+   * CPU-seconds the run used, every descendant counted (Chromium too), from a cgroup v1
+   * `cpuacct` group of its own; undefined where the host has none (a v2-only host moves
+   * browsers into the runtime's own groups, out of any group the bench could count).
+   */
+  readonly cpuS?: number;
+}
+
+/** The v1 `cpuacct` hierarchy, where this host has it. */
+const CPUACCT = "/sys/fs/cgroup/cpuacct";
+
+/**
+ * A fresh `cpuacct` group for one run, or undefined when the host has no v1 hierarchy or
+ * this process may not make one; `usageS()` reads what its processes used so far.
+ */
+async function cpuacctGroup(
+  name: string,
+): Promise<{ dir: string; usageS(): Promise<number>; remove(): Promise<void> } | undefined> {
+  const dir = `${CPUACCT}/${name}`;
+  try {
+    await Deno.mkdir(dir);
+  } catch {
+    return undefined;
+  }
+  return {
+    dir,
+    usageS: async () => Number(await Deno.readTextFile(`${dir}/cpuacct.usage`)) / 1e9,
+    // A group is removable once its processes have all exited (the run has ended).
+    remove: () => Deno.remove(dir).catch(() => {}),
+  };
 }
 
 /** Strips the ANSI colours `deno test` writes even into a pipe. */
@@ -96,20 +126,28 @@ async function main(): Promise<number> {
   });
   const results: SuiteRun[] = [];
   for (let run = 1; run <= runs; run++) {
+    const group = await cpuacctGroup(`suite_under_load_${Deno.pid}_${run}`);
+    // The run joins its group before it execs the suite, so every process it starts is counted.
+    const command = group
+      ? ["sh", "-c", `echo $$ > ${group.dir}/cgroup.procs && exec "$0" task test`, Deno.execPath()]
+      : [Deno.execPath(), "task", "test"];
     const started = performance.now();
-    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: ["task", "test"],
+    const { code, stdout, stderr } = await new Deno.Command(command[0], {
+      args: command.slice(1),
       stdout: "piped",
       stderr: "piped",
       stdin: "null",
     }).output();
     const wallS = Math.round((performance.now() - started) / 1000);
+    const cpuS = group ? Math.round(await group.usageS()) : undefined;
+    await group?.remove();
     const output = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
     await Deno.writeTextFile(`${values.out}/run-${run}.log`, output);
-    const result = { run, wallS, exitCode: code, ...readSuiteOutput(output) };
+    const result = { run, wallS, exitCode: code, cpuS, ...readSuiteOutput(output) };
     results.push(result);
     console.log(
-      `run ${run}: ${Math.floor(wallS / 60)}m${wallS % 60}s, exit ${code}, ` +
+      `run ${run}: ${Math.floor(wallS / 60)}m${wallS % 60}s` +
+        `${cpuS === undefined ? "" : ` (${cpuS} CPU-s)`}, exit ${code}, ` +
         `${result.passed} passed, ${result.failed} failed; slowest: ` +
         result.slowestFiles.slice(0, 5).map((f) => `${f.file} ${f.seconds}s`).join(", "),
     );
