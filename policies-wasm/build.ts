@@ -9,12 +9,14 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { Buffer } from "node:buffer";
 import { basename, join, relative } from "node:path";
 import { FACTS_ABI_VERSION } from "../runtime/policy/facts.ts";
 import { type Manifest, ManifestSchema, signModule } from "../runtime/policy/signing.ts";
 
 const ROOT = new URL(".", import.meta.url).pathname;
 const REPO = new URL("..", import.meta.url).pathname;
+
 /**
  * Compiles one module; returns the wasm bytes. The compiler is the one deno.json pins
  * (`assemblyscript`): the same source, version and flags (asc_flags.ts) give byte-identical WASM.
@@ -29,29 +31,19 @@ export async function compileModule(source: string): Promise<Uint8Array> {
  */
 export async function compileModules(sources: readonly string[]): Promise<Uint8Array[]> {
   if (sources.length === 0) return [];
-  const dir = await Deno.makeTempDir({ prefix: "omotai-asc-" });
-  try {
-    const outs = sources.map((_, i) => join(dir, `${i}.wasm`));
-    const res = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        join(ROOT, "compile_child.ts"),
-        ...sources.flatMap((s, i) => [relative(REPO, s), outs[i]]),
-      ],
-      stdout: "piped",
-      stderr: "piped",
-      cwd: REPO,
-    }).output();
-    if (!res.success) {
-      throw new Error(
-        `asc failed for ${sources.join(", ")}:\n${new TextDecoder().decode(res.stderr)}`,
-      );
-    }
-    return await Promise.all(outs.map((o) => Deno.readFile(o)));
-  } finally {
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  const res = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", join(ROOT, "compile_child.ts"), ...sources.map((s) => relative(REPO, s))],
+    stdout: "piped",
+    stderr: "piped",
+    cwd: REPO,
+  }).output();
+  const lines = new TextDecoder().decode(res.stdout).split("\n").filter((l) => l !== "");
+  if (!res.success || lines.length !== sources.length) {
+    throw new Error(
+      `asc failed for ${sources.join(", ")}:\n${new TextDecoder().decode(res.stderr)}`,
+    );
   }
+  return lines.map((l) => new Uint8Array(Buffer.from(l, "base64")));
 }
 
 /** The modules found under modules/, with their manifests. */
