@@ -9,47 +9,41 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { Buffer } from "node:buffer";
 import { basename, join, relative } from "node:path";
 import { FACTS_ABI_VERSION } from "../runtime/policy/facts.ts";
 import { type Manifest, ManifestSchema, signModule } from "../runtime/policy/signing.ts";
 
 const ROOT = new URL(".", import.meta.url).pathname;
 const REPO = new URL("..", import.meta.url).pathname;
-/** Pinned compiler: the same source and version give byte-identical WASM. */
-export const ASC = "npm:assemblyscript@0.28.20/asc";
 
-/** Compiles one module; returns the wasm bytes. */
+/**
+ * Compiles one module; returns the wasm bytes. The compiler is the one deno.json pins
+ * (`assemblyscript`): the same source, version and flags (asc_flags.ts) give byte-identical WASM.
+ */
 export async function compileModule(source: string): Promise<Uint8Array> {
-  const out = await Deno.makeTempFile({ suffix: ".wasm" });
-  try {
-    const res = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        ASC,
-        relative(REPO, source),
-        "--outFile",
-        out,
-        "--use",
-        // asc names elements by their path relative to the working directory.
-        "abort=policies-wasm/lib/verdict/abortHandler",
-        "--optimize",
-        "--noAssert",
-        // The engine refuses modules without a memory maximum (the memory cap).
-        "--maximumMemory",
-        "64",
-      ],
-      stdout: "piped",
-      stderr: "piped",
-      cwd: REPO,
-    }).output();
-    if (!res.success) {
-      throw new Error(`asc failed for ${source}:\n${new TextDecoder().decode(res.stderr)}`);
-    }
-    return await Deno.readFile(out);
-  } finally {
-    await Deno.remove(out).catch(() => {});
+  return (await compileModules([source]))[0];
+}
+
+/**
+ * Compiles `sources` in one compiler process (compile_child.ts), which loads the compiler once
+ * for all of them; returns their wasm bytes in order.
+ */
+export async function compileModules(sources: readonly string[]): Promise<Uint8Array[]> {
+  if (sources.length === 0) return [];
+  const res = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", join(ROOT, "compile_child.ts"), ...sources.map((s) => relative(REPO, s))],
+    stdout: "piped",
+    stderr: "piped",
+    cwd: REPO,
+  }).output();
+  const lines = new TextDecoder().decode(res.stdout).split("\n").filter((l) => l !== "");
+  if (!res.success || lines.length !== sources.length) {
+    throw new Error(
+      `asc failed for ${sources.join(", ")}:\n${new TextDecoder().decode(res.stderr)}`,
+    );
   }
+  return lines.map((l) => new Uint8Array(Buffer.from(l, "base64")));
 }
 
 /** The modules found under modules/, with their manifests. */
@@ -73,8 +67,10 @@ export async function buildPolicies(args: string[]): Promise<void> {
   });
   await Deno.mkdir(values.out, { recursive: true });
   const key = values.sign ? JSON.parse(await Deno.readTextFile(values.sign)) : undefined;
-  for (const { source, manifest } of await listModules()) {
-    const wasm = await compileModule(source);
+  const modules = await listModules();
+  const built = await compileModules(modules.map((m) => m.source));
+  for (const [i, { manifest }] of modules.entries()) {
+    const wasm = built[i];
     const file = join(values.out, `${manifest.name}.wasm`);
     await Deno.writeFile(file, wasm);
     if (key) {

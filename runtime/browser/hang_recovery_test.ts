@@ -105,97 +105,126 @@ Deno.test("killPid() refuses pids 1 and below and what is no pid", async () => {
   for (const pid of [0, 1, -5, 1.5, Number.NaN]) assert.equal(await killPid(pid), false);
 });
 
-Deno.test("recoverHang() closes a tab whose renderer gets no CPU at all (closed, else its renderer killed by pid); the browser goes on", async () => {
+// One session for the three (two browser launches instead of four): the tab recovery and the
+// renderer kill each end with the same browser answering on a fresh tab, and the browser's
+// replacement, which ends it, comes last. Each is a step of its own, failing alone; notices
+// left by one are taken before the next.
+Deno.test("recoverHang(), killPid() and BrowserSession's replacement, in turn on one session", async (t) => {
   await using w = await world();
-  const live = await w.session.ensureStarted();
-  const tab = await w.session.currentTab();
-  await tab.session.send("Page.navigate", { url: "data:text/html,<h1>stopped</h1>" });
-  const stopped = await rendererPids(w.session);
-  assert.ok(stopped.length > 0, "the renderers are found on the host");
-  // A renderer that gets no CPU at all: neither Page.crash (its IO thread) nor a close
-  // (its unload) is ever answered.
-  signal(stopped, "SIGSTOP");
-  try {
-    const lifecycle: [string, string | undefined][] = [];
-    const replaced: string[] = [];
-    const outcome = await recoverHang(
-      {
-        live,
-        lifecycle: (kind, reason) => void lifecycle.push([kind, reason]),
-        replaceBrowser: (reason) => void replaced.push(reason),
-      },
-      tab,
-      "CALL_TIMEOUT",
-    );
-    assert.deepEqual(replaced, [], JSON.stringify(lifecycle));
-    assert.equal(outcome.closed, true);
-    if (outcome.killed === 0) {
-      // Chromium let the tab go without its renderer: the first rung did.
-      assert.deepEqual(lifecycle, [["hang_tab_closed", "CALL_TIMEOUT"]]);
-    } else {
-      assert.deepEqual(lifecycle.map(([k]) => k), ["renderer_killed"]);
-      assert.ok(
-        stopped.some((pid) => {
-          try {
-            return /^State:\s*Z/m.test(Deno.readTextFileSync(`/proc/${pid}/status`));
-          } catch {
-            return true;
-          }
-        }),
-        "a stopped renderer is gone",
-      );
-    }
-  } finally {
-    signal(stopped, "SIGCONT");
-  }
-  // The same browser opens a new tab and answers.
-  const next = await w.session.currentTab();
-  const r = await next.session.send("Runtime.evaluate", { expression: "1+1", returnByValue: true });
-  assert.equal(r.result.value, 2);
-  assert.equal(w.session.browserProcess, live.browser);
-});
-
-Deno.test("BrowserSession: a browser that stops answering is replaced by the recovery (browser_replaced); the next call starts a fresh one", async () => {
-  await using w = await world();
-  const live = await w.session.ensureStarted();
-  await w.session.currentTab();
-  const pid = live.browser.pid!;
-  // The whole browser frozen: nothing it is sent is answered.
-  Deno.kill(pid, "SIGSTOP");
-  try {
-    const did = await w.session.guard.recoverTimeout();
-    assert.match(did, /the runtime replaced it: the next call starts a fresh one/);
-  } finally {
-    try {
-      Deno.kill(pid, "SIGCONT");
-    } catch { /* gone */ }
-  }
-  assert.ok(
-    w.rows.some((r) => r.kind === "browser_replaced" && r.reason === "BROWSER_UNRESPONSIVE"),
-    w.rows.map((r) => `${r.kind}:${r.reason}`).join(" "),
+  await t.step(
+    "recoverHang() closes a tab whose renderer gets no CPU at all (closed, else its renderer killed by pid); the browser goes on",
+    async () => {
+      const live = await w.session.ensureStarted();
+      const tab = await w.session.currentTab();
+      await tab.session.send("Page.navigate", { url: "data:text/html,<h1>stopped</h1>" });
+      const stopped = await rendererPids(w.session);
+      assert.ok(stopped.length > 0, "the renderers are found on the host");
+      // A renderer that gets no CPU at all: neither Page.crash (its IO thread) nor a close
+      // (its unload) is ever answered.
+      signal(stopped, "SIGSTOP");
+      try {
+        const lifecycle: [string, string | undefined][] = [];
+        const replaced: string[] = [];
+        const outcome = await recoverHang(
+          {
+            live,
+            lifecycle: (kind, reason) => void lifecycle.push([kind, reason]),
+            replaceBrowser: (reason) => void replaced.push(reason),
+          },
+          tab,
+          "CALL_TIMEOUT",
+        );
+        assert.deepEqual(replaced, [], JSON.stringify(lifecycle));
+        assert.equal(outcome.closed, true);
+        if (outcome.killed === 0) {
+          // Chromium let the tab go without its renderer: the first rung did.
+          assert.deepEqual(lifecycle, [["hang_tab_closed", "CALL_TIMEOUT"]]);
+        } else {
+          assert.deepEqual(lifecycle.map(([k]) => k), ["renderer_killed"]);
+          assert.ok(
+            stopped.some((pid) => {
+              try {
+                return /^State:\s*Z/m.test(Deno.readTextFileSync(`/proc/${pid}/status`));
+              } catch {
+                return true;
+              }
+            }),
+            "a stopped renderer is gone",
+          );
+        }
+      } finally {
+        signal(stopped, "SIGCONT");
+      }
+      // The same browser opens a new tab and answers.
+      const next = await w.session.currentTab();
+      const r = await next.session.send("Runtime.evaluate", {
+        expression: "1+1",
+        returnByValue: true,
+      });
+      assert.equal(r.result.value, 2);
+      assert.equal(w.session.browserProcess, live.browser);
+    },
   );
-  await live.browser.exited;
-  const tab = await w.session.currentTab();
-  assert.notEqual(w.session.browserProcess, live.browser);
-  const r = await tab.session.send("Runtime.evaluate", { expression: "1+1", returnByValue: true });
-  assert.equal(r.result.value, 2);
-  assert.ok(w.session.takeNotices().some((n) => /replaced this session's browser/.test(n)));
-});
-
-Deno.test("killPid() ends a renderer found by hostPids(): its tab reports the crash", async () => {
-  await using w = await world();
-  const tab = await w.session.currentTab();
-  const crashed = new Promise<void>((r) => tab.session.on("Inspector.targetCrashed", () => r()));
-  await tab.session.send("Page.navigate", { url: "data:text/html,<h1>to be killed</h1>" });
-  const pids = await rendererPids(w.session);
-  assert.ok(pids.length > 0, "the renderers are found on the host");
-  for (const pid of pids) assert.equal(await killPid(pid), true);
-  await crashed;
-  assert.equal(w.session.guard.crashes.crashed(tab.info.targetId), true);
-  // The crashed tab is closed before the next call, with a notice.
+  // A crash the recovery may have left (its renderer killed) is closed and its notice taken:
+  // the next step's crash and notice must be its own tab's.
   await w.session.guard.closeCrashed();
-  assert.ok(
-    w.session.takeNotices().some((n) => /tab 0's page crashed .*the runtime closed tab 0/.test(n)),
+  w.session.takeNotices();
+  await t.step(
+    "killPid() ends a renderer found by hostPids(): its tab reports the crash",
+    async () => {
+      const tab = await w.session.currentTab();
+      const crashed = new Promise<void>((r) =>
+        tab.session.on("Inspector.targetCrashed", () => r())
+      );
+      await tab.session.send("Page.navigate", { url: "data:text/html,<h1>to be killed</h1>" });
+      const pids = await rendererPids(w.session);
+      assert.ok(pids.length > 0, "the renderers are found on the host");
+      for (const pid of pids) assert.equal(await killPid(pid), true);
+      await crashed;
+      assert.equal(w.session.guard.crashes.crashed(tab.info.targetId), true);
+      // The crashed tab is closed before the next call, with a notice.
+      await w.session.guard.closeCrashed();
+      assert.ok(
+        w.session.takeNotices().some((n) =>
+          /tab 0's page crashed .*the runtime closed tab 0/.test(n)
+        ),
+      );
+      assert.equal(tab.session.detached, true);
+    },
   );
-  assert.equal(tab.session.detached, true);
+  w.session.takeNotices();
+  await t.step(
+    "BrowserSession: a browser that stops answering is replaced by the recovery (browser_replaced); the next call starts a fresh one",
+    async () => {
+      const live = await w.session.ensureStarted();
+      await w.session.currentTab();
+      const pid = live.browser.pid!;
+      const before = w.rows.length;
+      // The whole browser frozen: nothing it is sent is answered.
+      Deno.kill(pid, "SIGSTOP");
+      try {
+        const did = await w.session.guard.recoverTimeout();
+        assert.match(did, /the runtime replaced it: the next call starts a fresh one/);
+      } finally {
+        try {
+          Deno.kill(pid, "SIGCONT");
+        } catch { /* gone */ }
+      }
+      assert.ok(
+        w.rows.slice(before).some((r) =>
+          r.kind === "browser_replaced" && r.reason === "BROWSER_UNRESPONSIVE"
+        ),
+        w.rows.map((r) => `${r.kind}:${r.reason}`).join(" "),
+      );
+      await live.browser.exited;
+      const tab = await w.session.currentTab();
+      assert.notEqual(w.session.browserProcess, live.browser);
+      const r = await tab.session.send("Runtime.evaluate", {
+        expression: "1+1",
+        returnByValue: true,
+      });
+      assert.equal(r.result.value, 2);
+      assert.ok(w.session.takeNotices().some((n) => /replaced this session's browser/.test(n)));
+    },
+  );
 });

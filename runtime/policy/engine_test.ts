@@ -1,9 +1,16 @@
 import assert from "node:assert/strict";
-import { baselineWasm, spec, testModuleWasm } from "../../tests/helpers/policies.ts";
+import { baselineWasm, spec, testModulesWasm } from "../../tests/helpers/policies.ts";
 import { PolicyEngine } from "./engine.ts";
 import { SUBMIT_FACTS } from "../../tests/fixtures/facts.ts";
 
 const BASE_POLICY = { allowed_origins: ["http://portal.test"], read_only: true };
+
+/** The fixture modules this file runs, compiled in one compiler process for all its tests. */
+const FIXTURES = ["trap", "junk", "loop", "allow_all"];
+async function fixtureWasm(name: string): Promise<Uint8Array> {
+  const all = await testModulesWasm(FIXTURES.map((f) => `tests/fixtures/policies/${f}.ts`));
+  return all[FIXTURES.indexOf(name)];
+}
 
 Deno.test("PolicyEngine runs the baseline module on facts", async () => {
   const wasm = await baselineWasm();
@@ -23,7 +30,7 @@ Deno.test("PolicyEngine turns a trap, junk output and a hang into POLICY_ERROR a
   const base = await baselineWasm();
   const get = { ...SUBMIT_FACTS, form: { ...SUBMIT_FACTS.form!, method: "GET" } };
   for (const bad of ["trap", "junk", "loop"]) {
-    const wasm = await testModuleWasm(`tests/fixtures/policies/${bad}.ts`);
+    const wasm = await fixtureWasm(bad);
     await using engine = await PolicyEngine.create(
       [await spec("baseline", base, BASE_POLICY), await spec(bad, wasm)],
       { fuel: 5_000_000 },
@@ -45,7 +52,7 @@ Deno.test("PolicyEngine turns a trap, junk output and a hang into POLICY_ERROR a
 });
 
 Deno.test("PolicyEngine ignores a classifier's allow: no rule allowing means deny", async () => {
-  const wasm = await testModuleWasm("tests/fixtures/policies/allow_all.ts");
+  const wasm = await fixtureWasm("allow_all");
   await using engine = await PolicyEngine.create([await spec("sem", wasm, {}, "classifier")]);
   const { verdict } = await engine.evaluate(SUBMIT_FACTS);
   assert.equal(verdict.decision, "deny");

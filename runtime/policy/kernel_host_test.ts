@@ -1,13 +1,20 @@
 import assert from "node:assert/strict";
 import createPlugin from "@extism/extism";
 import { listModules } from "../../policies-wasm/build.ts";
-import { baselineWasm, bundledWasm, testModuleWasm } from "../../tests/helpers/policies.ts";
+import { baselineWasm, bundledWasm, testModulesWasm } from "../../tests/helpers/policies.ts";
 import { seededRandom } from "../../tests/helpers/random.ts";
 import { parseCaseFile } from "./case_runner.ts";
 import { KernelModule } from "./kernel_host.ts";
 
 const LIMITS = { fuel: 20_000_000, hostBytes: 4 << 20 };
 const enc = new TextEncoder();
+
+/** The fixture modules this file runs, compiled in one compiler process for all its tests. */
+const FIXTURES = ["hostile", "loop"];
+async function fixtureWasm(name: string): Promise<Uint8Array> {
+  const all = await testModulesWasm(FIXTURES.map((f) => `tests/fixtures/policies/${f}.ts`));
+  return all[FIXTURES.indexOf(name)];
+}
 
 Deno.test("KernelModule gives the Extism SDK's output for every case of every shipped module", async () => {
   let compared = 0;
@@ -54,7 +61,7 @@ Deno.test("KernelModule keeps answering after 30,000 calls (no per-call state su
 
 Deno.test("KernelModule contains traps, hoarding, wild host reads and silence to one call", async () => {
   const m = await KernelModule.load(
-    await testModuleWasm("tests/fixtures/policies/hostile.ts"),
+    await fixtureWasm("hostile"),
     {},
     LIMITS,
     "hostile",
@@ -79,7 +86,7 @@ Deno.test("KernelModule contains traps, hoarding, wild host reads and silence to
 
 Deno.test("KernelModule stops runaway loops, recursion and bulk fills by fuel, the same bill for the same calls", async () => {
   const m = await KernelModule.load(
-    await testModuleWasm("tests/fixtures/policies/hostile.ts"),
+    await fixtureWasm("hostile"),
     {},
     { ...LIMITS, fuel: 2_000_000 },
     "hostile",
@@ -89,7 +96,7 @@ Deno.test("KernelModule stops runaway loops, recursion and bulk fills by fuel, t
     assert.equal(m.call(enc.encode("fine")).ok, true, `after ${runaway}`);
   }
   const loop = await KernelModule.load(
-    await testModuleWasm("tests/fixtures/policies/loop.ts"),
+    await fixtureWasm("loop"),
     {},
     { ...LIMITS, fuel: 2_000_000 },
     "loop",
@@ -97,7 +104,7 @@ Deno.test("KernelModule stops runaway loops, recursion and bulk fills by fuel, t
   assert.deepEqual(loop.call(enc.encode("{}")), { ok: false, failure: "fuel" });
   // The bill depends only on the inputs a module has seen (its allocator's history): two
   // fresh instances fed the same calls pay the same, call by call.
-  const wasm = await testModuleWasm("tests/fixtures/policies/hostile.ts");
+  const wasm = await fixtureWasm("hostile");
   const a = await KernelModule.load(wasm, {}, LIMITS, "a");
   const b = await KernelModule.load(wasm, {}, LIMITS, "b");
   for (let i = 0; i < 200; i++) {
