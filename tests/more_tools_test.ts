@@ -312,6 +312,9 @@ Deno.test("browser_hover, browser_drag, browser_fill_form, browser_take_screensh
   await t.step("browser_close closes the current tab; the next call gets a fresh one", async () => {
     fresh(w);
     await go(w.c, `${w.site.origin}/hover`);
+    // The only tab, as in a session of its own: a tab an earlier case left would stand in
+    // for the fresh one below.
+    assert.match(ok(await w.c.call("browser_tabs", { action: "list" })).text, /^1 tab\(s\)/m);
     const r = ok(await w.c.call("browser_close"));
     assert.equal(r.text, "closed the current tab");
     const list = ok(await w.c.call("browser_tabs", { action: "list" }));
