@@ -31,8 +31,17 @@ interface Rig extends AsyncDisposable {
   call(tool: AnyTool, args?: Record<string, unknown>): Promise<string>;
 }
 
-async function rig(pages: Pages): Promise<Rig> {
-  const site = serveTwoOrigins(() => pages);
+/** The one browser session and site every case shares (see `visibilityCase()`). */
+interface Shared extends AsyncDisposable {
+  session: BrowserSession;
+  origin: string;
+  /** The site's pages: the current case's. */
+  routes: Pages;
+}
+
+async function shared(): Promise<Shared> {
+  const routes: Pages = {};
+  const site = serveTwoOrigins(() => routes);
   const dir = await Deno.makeTempDir({ prefix: "omotai-visibility-" });
   const profiles = await ProfileStore.open(dir);
   const session = new BrowserSession({
@@ -41,7 +50,38 @@ async function rig(pages: Pages): Promise<Rig> {
     audit: { append() {} },
   });
   return {
+    session,
     origin: site.origin,
+    routes,
+    async [Symbol.asyncDispose]() {
+      await session[Symbol.asyncDispose]();
+      await profiles[Symbol.asyncDispose]();
+      await site[Symbol.asyncDispose]();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+let current: Shared | undefined;
+
+/**
+ * A case's rig on the shared session: every tab an earlier case left is closed (its page,
+ * a script still running in it, and the last view the next diff would compare with go with
+ * it), and the site serves this case's `pages` alone.
+ */
+async function rig(pages: Pages): Promise<Rig> {
+  const s = current;
+  assert.ok(s, "a rig outside the test of the cases");
+  const { session } = s;
+  // Close every tab open now: the session then opens a fresh one (listing the tabs does).
+  const before = (await session.tabs()).map((tab) => tab.targetId);
+  for (let i = 0; i < before.length; i++) await session.closeTab();
+  const after = await session.tabs();
+  assert.ok(after.length === 1 && !before.includes(after[0].targetId), "one fresh tab");
+  for (const path of Object.keys(s.routes)) delete s.routes[path];
+  Object.assign(s.routes, pages);
+  return {
+    origin: s.origin,
     session,
     async call(tool, args = {}) {
       const r = await runTool(tool, args, {
@@ -53,13 +93,20 @@ async function rig(pages: Pages): Promise<Rig> {
       assert.notEqual(r.isError, true, text.slice(0, 2_000));
       return text;
     },
-    async [Symbol.asyncDispose]() {
-      await session[Symbol.asyncDispose]();
-      await profiles[Symbol.asyncDispose]();
-      await site[Symbol.asyncDispose]();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
+    // The session outlives the case: the next case's rig clears what this one left.
+    async [Symbol.asyncDispose]() {},
   };
+}
+
+const cases: { name: string; fn: (t: Deno.TestContext) => Promise<void> }[] = [];
+
+/**
+ * Registers a case. The cases are independent and none tests isolation between sessions, so
+ * they run as the steps of one test on one browser session (see the end of the file); each
+ * reports on its own.
+ */
+function visibilityCase(name: string, fn: (t: Deno.TestContext) => Promise<void>): void {
+  cases.push({ name, fn });
 }
 
 /** Every page of the full outline (the pages after the overview), as one text. */
@@ -263,19 +310,22 @@ function checkViews(got: Awaited<ReturnType<typeof views>>, shown: (c: Case) => 
 
 for (const huge of [false, true]) {
   const from = huge ? "a DOM snapshot (huge page)" : "the accessibility tree";
-  Deno.test(`the visibility rule: every view applies it alike, the outline read from ${from}`, async (t) => {
-    await using r = await rig({ "/page": (req) => casePage(new URL(req.url)) });
-    const q = huge ? "?huge" : "";
-    await t.step(
-      "control: without its stylesheet and attributes, every word in every view",
-      async () => {
-        checkViews(await views(r, `/page${q}${q ? "&" : "?"}plain`, huge), () => true);
-      },
-    );
-    await t.step("each property: shown or left out as the rule says, in every view", async () => {
-      checkViews(await views(r, `/page${q}`, huge), (c) => c.shown);
-    });
-  });
+  visibilityCase(
+    `the visibility rule: every view applies it alike, the outline read from ${from}`,
+    async (t) => {
+      await using r = await rig({ "/page": (req) => casePage(new URL(req.url)) });
+      const q = huge ? "?huge" : "";
+      await t.step(
+        "control: without its stylesheet and attributes, every word in every view",
+        async () => {
+          checkViews(await views(r, `/page${q}${q ? "&" : "?"}plain`, huge), () => true);
+        },
+      );
+      await t.step("each property: shown or left out as the rule says, in every view", async () => {
+        checkViews(await views(r, `/page${q}`, huge), (c) => c.shown);
+      });
+    },
+  );
 }
 
 // ---- 3. Refs bound once ---------------------------------------------------------------------
@@ -316,48 +366,58 @@ ${filler(3, "g")}</article>
   }, 1);
 </script>`;
 
-Deno.test("reading mode binds each link line's ref once: a page inserting links every millisecond never lends one link's ref to another", async () => {
-  await using r = await rig({ "/guides": () => html(INSERTING, "Guides") });
-  await r.call(navigateTool, { url: `${r.origin}/guides` });
-  let checked = 0;
-  for (let read = 0; read < 6; read++) {
-    const text = await r.call(snapshotTool, { mode: "read" });
-    const lines = text.split("\n");
-    const links = lines.flatMap((line, at) => {
-      const m = /^\[(e\d+)\] "([^"]*)" -> (\S+)$/.exec(line);
-      return m ? [{ at, ref: m[1], name: m[2], path: m[3] }] : [];
-    });
-    // Every link of the article has its line (none was lost to another element)...
-    const names = links.map((l) => l.name);
-    for (
-      const name of ["the safe guide", "Delete my account", "guide number 0", "guide number 23"]
-    ) {
-      assert.ok(
-        names.includes(name),
-        `read ${read}: no line for "${name}":\n${text.slice(0, 3_000)}`,
-      );
+visibilityCase(
+  "reading mode binds each link line's ref once: a page inserting links every millisecond never lends one link's ref to another",
+  async () => {
+    await using r = await rig({ "/guides": () => html(INSERTING, "Guides") });
+    await r.call(navigateTool, { url: `${r.origin}/guides` });
+    let checked = 0;
+    for (let read = 0; read < 6; read++) {
+      const text = await r.call(snapshotTool, { mode: "read" });
+      const lines = text.split("\n");
+      const links = lines.flatMap((line, at) => {
+        const m = /^\[(e\d+)\] "([^"]*)" -> (\S+)$/.exec(line);
+        return m ? [{ at, ref: m[1], name: m[2], path: m[3] }] : [];
+      });
+      // Every link of the article has its line (none was lost to another element)...
+      const names = links.map((l) => l.name);
+      for (
+        const name of ["the safe guide", "Delete my account", "guide number 0", "guide number 23"]
+      ) {
+        assert.ok(
+          names.includes(name),
+          `read ${read}: no line for "${name}":\n${text.slice(0, 3_000)}`,
+        );
+      }
+      for (const link of links) {
+        // ...right after the paragraph that holds its text...
+        let para = link.at - 1;
+        while (para > 0 && /^\[e\d+\] /.test(lines[para])) para--;
+        assert.ok(
+          lines[para].includes(link.name),
+          `read ${read}: ${link.ref} "${link.name}" follows "${lines[para]}"`,
+        );
+        // ...and its ref is that very element.
+        const el = await r.session.resolve(link.ref);
+        const [content, href] = await callOnElement<[string, string]>(
+          el,
+          "function () { return [this.textContent, this.getAttribute('href')]; }",
+        );
+        assert.equal(
+          `${content} -> ${href}`,
+          `${link.name} -> ${link.path}`,
+          `read ${read}: ${link.ref}`,
+        );
+        checked++;
+      }
     }
-    for (const link of links) {
-      // ...right after the paragraph that holds its text...
-      let para = link.at - 1;
-      while (para > 0 && /^\[e\d+\] /.test(lines[para])) para--;
-      assert.ok(
-        lines[para].includes(link.name),
-        `read ${read}: ${link.ref} "${link.name}" follows "${lines[para]}"`,
-      );
-      // ...and its ref is that very element.
-      const el = await r.session.resolve(link.ref);
-      const [content, href] = await callOnElement<[string, string]>(
-        el,
-        "function () { return [this.textContent, this.getAttribute('href')]; }",
-      );
-      assert.equal(
-        `${content} -> ${href}`,
-        `${link.name} -> ${link.path}`,
-        `read ${read}: ${link.ref}`,
-      );
-      checked++;
-    }
-  }
-  assert.ok(checked >= 6 * ARTICLE_LINKS, `${checked} refs checked`);
+    assert.ok(checked >= 6 * ARTICLE_LINKS, `${checked} refs checked`);
+  },
+);
+
+Deno.test("the visibility rule and reading mode's refs: every case, on one browser session", async (t) => {
+  await using s = await shared();
+  current = s;
+  for (const c of cases) await t.step(c.name, c.fn);
+  current = undefined;
 });
