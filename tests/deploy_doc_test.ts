@@ -191,7 +191,7 @@ Deno.test("docs/deploy.md: every block run as written, with only its placeholder
   const root = await Deno.makeTempDir({ prefix: "omotai-deploy-doc-" });
   // The temp root stands for `/`: traversable by the browser's user, as `/var/lib` is.
   await Deno.chmod(root, 0o755);
-  await using pg = await startPostgres({ roles: false });
+  await using pg = await startPostgres({ roles: false, initdb: true });
   await using site = serveTwoOrigins(() => ({
     "/plain": () =>
       html(`<form method="post" action="/transfer">

@@ -751,13 +751,15 @@ Deno.test("(h) a spoofed NOTIFY on the approvals channel wakes a waiter, which r
   const board = new ApprovalBoard(store, new MemorySink(), { pollMs: 60_000 });
   const sql = rawApp();
   try {
-    const waiting = board.request(heldClick({ timeoutMs: 120_000 }));
+    // A session of its own: acme has other tests' pending approvals, and deciding one of
+    // those instead left this call to time out.
+    const session = `s-spoof-${crypto.randomUUID()}`;
+    const waiting = board.request(heldClick({ timeoutMs: 120_000, session }));
     let settled = false;
     waiting.then(() => settled = true, () => {});
-    const [rec] = await until(async () => {
-      const listed = await board.list("pending");
-      return listed.length > 0 ? listed : undefined;
-    });
+    const rec = await until(async () =>
+      (await board.list("pending")).find((r) => r.session === session)
+    );
     await new Promise((r) => setTimeout(r, 200));
     await sql`SELECT pg_notify('omotai_approvals', ${rec.id})`;
     await sql`NOTIFY omotai_approvals, ${sql.unsafe(`'${rec.id}'`)}`.catch(() => {});

@@ -24,6 +24,11 @@ const owner = await PgDatabase.open({ url: pg.ownerUrl }, "owner");
 await owner.migrate();
 await addTenant(owner, "acme");
 await addTenant(owner, "globex");
+/**
+ * The runtime's pool, shared by the tests that need no pool of their own (a connection costs
+ * a server process; none of them changes a session setting).
+ */
+const app = await PgDatabase.open({ url: pg.appUrl });
 
 const EVENT: AuditEvent = {
   kind: "navigate",
@@ -60,8 +65,7 @@ Deno.test("PgDatabase.open() refuses a runtime role that would see past row-leve
   );
 });
 
-Deno.test("PgAuditLog refuses to be built without a redactor, so no row can be stored unredacted", async () => {
-  await using app = await PgDatabase.open({ url: pg.appUrl });
+Deno.test("PgAuditLog refuses to be built without a redactor, so no row can be stored unredacted", () => {
   for (const options of [undefined, {}, { redactor: {} }, { mirror: { write() {} } }]) {
     assert.throws(
       () => new PgAuditLog(app, "acme", options as unknown as PgAuditOptions),
@@ -72,7 +76,6 @@ Deno.test("PgAuditLog refuses to be built without a redactor, so no row can be s
 });
 
 Deno.test("PgAuditLog: one tenant's chain is invisible to another's, and each starts at its own genesis", async () => {
-  await using app = await PgDatabase.open({ url: pg.appUrl });
   const acme = new PgAuditLog(app, "acme", { redactor: new Redactor() });
   const globex = new PgAuditLog(app, "globex", { redactor: new Redactor() });
   await acme.append([EVENT, EVENT]);
@@ -100,7 +103,6 @@ Deno.test("PgAuditLog: one tenant's chain is invisible to another's, and each st
 });
 
 Deno.test("PgAuditLog: the runtime's role with app.tenant_id unset, empty or another tenant's reads nothing and writes nothing", async () => {
-  await using app = await PgDatabase.open({ url: pg.appUrl });
   await new PgAuditLog(app, "acme", { redactor: new Redactor() }).append([EVENT]);
   const sql = rawApp();
   try {
@@ -136,7 +138,6 @@ Deno.test("PgAuditLog: the runtime's role with app.tenant_id unset, empty or ano
 });
 
 Deno.test("PgAuditLog: UPDATE, DELETE and TRUNCATE are refused to the runtime's role, and UPDATE and DELETE to the owner too", async () => {
-  await using app = await PgDatabase.open({ url: pg.appUrl });
   const acme = new PgAuditLog(app, "acme", { redactor: new Redactor() });
   await acme.append([EVENT, EVENT]);
   const sql = rawApp();
@@ -189,7 +190,6 @@ Deno.test("PgAuditLog: a row that does not continue its tenant's head is refused
 
 Deno.test("audit_append(): the database places each row at the head it holds and hashes it as rowHash() does; a batch with one bad row writes none of it", async () => {
   await addTenant(owner, "append-co");
-  await using app = await PgDatabase.open({ url: pg.appUrl });
   const log = new PgAuditLog(app, "append-co", { redactor: new Redactor() });
   await log.append([EVENT, EVENT]);
   const head = await log.head();
@@ -227,7 +227,6 @@ Deno.test("audit_append(): the database places each row at the head it holds and
 
 Deno.test("PgAuditLog.append(): text a page can put in a row (quotes, backslashes, controls, line separators, emoji, combining marks, 100 kB) is hashed by the database byte for byte as by the runtime", async () => {
   await addTenant(owner, "text-co");
-  await using app = await PgDatabase.open({ url: pg.appUrl });
   const log = new PgAuditLog(app, "text-co", { redactor: new Redactor() });
   const hostile = [
     'a"b\\c',
@@ -247,7 +246,6 @@ Deno.test("PgAuditLog.append(): text a page can put in a row (quotes, backslashe
 
 Deno.test("PgAuditLog.prune() removes only rows past the tenant's retention, whatever cutoff the runtime asks for", async () => {
   await addTenant(owner, "prune-co");
-  await using app = await PgDatabase.open({ url: pg.appUrl });
   const old = new PgAuditLog(app, "prune-co", {
     redactor: new Redactor(),
     now: () => new Date(Date.now() - 120 * 86_400_000),
@@ -309,7 +307,6 @@ Deno.test("PgAuditLog: with the database stopped an append fails as AUDIT_UNAVAI
 
 Deno.test("PgAuditLog.verify(): rows deleted by the superuser with the anchor moved past them pass the chain alone and fail the checkpoints", async () => {
   await addTenant(owner, "cut-co");
-  await using app = await PgDatabase.open({ url: pg.appUrl });
   const log = new PgAuditLog(app, "cut-co", { redactor: new Redactor() });
   const key = generateCheckpointKey();
   const dir = await Deno.makeTempDir({ prefix: "omotai-cut-" });
@@ -340,4 +337,4 @@ Deno.test("PgAuditLog.verify(): rows deleted by the superuser with the anchor mo
   }
 });
 
-Deno.test(clusterTeardown("PgAuditLog tests", pg, owner));
+Deno.test(clusterTeardown("PgAuditLog tests", pg, owner, app));

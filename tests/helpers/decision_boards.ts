@@ -145,6 +145,17 @@ export async function onlyPending<R>(
   });
 }
 
+/**
+ * The one record `board` lists in any state: for a record that may be finished before it is
+ * first read (a short timeout on a loaded machine), where being seen pending is not the claim.
+ */
+export async function onlyListed<R>(board: { list(): R[] | Promise<R[]> }): Promise<R> {
+  return await until(async () => {
+    const list = await board.list();
+    return list.length === 1 ? list[0] : undefined;
+  });
+}
+
 /** The row a waiting runtime writes for an outcome of the held click: origin and method only. */
 export function approvalRow(
   decision: AuditEvent["decision"],

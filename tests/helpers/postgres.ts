@@ -1,6 +1,7 @@
 /**
- * A throwaway PostgreSQL cluster for tests: Debian's `postgresql` binaries, `initdb` in a
- * temp dir, a loopback port, run as the `postgres` user when the tests run as root (the
+ * A throwaway PostgreSQL cluster for tests: Debian's `postgresql` binaries, a copy of a
+ * pristine `initdb` output (made once per machine; `initdb: true` runs its own) in a temp dir,
+ * a loopback port, run as the `postgres` user when the tests run as root (the
  * server refuses root). It makes the roles by running `docs/deploy.md`'s own `deploy-roles-sql`
  * block: an owner that runs the migrations and the NOLOGIN group `omotai_runtime` that holds
  * the runtime's grants; then an app login in that group (neither superuser nor `BYPASSRLS`),
@@ -90,6 +91,101 @@ export interface StartPostgresOptions {
    * then name roles nobody made).
    */
   roles?: boolean;
+  /**
+   * Run `initdb` for this cluster, for a test whose claim starts from one (docs/deploy.md's
+   * run). Default: a copy of a pristine `initdb` output made once per machine; as new a
+   * cluster (its own directory, port and passwords), for a fraction of the CPU.
+   */
+  initdb?: boolean;
+}
+
+/** The `postgres` user that owns the clusters when the tests run as root; none otherwise. */
+async function clusterOwner(): Promise<{ uid: number; gid: number } | undefined> {
+  if (Deno.uid() !== 0) return undefined;
+  return {
+    uid: Number((await run(["id", "-u", "postgres"], "id")).trim()),
+    gid: Number((await run(["id", "-g", "postgres"], "id")).trim()),
+  };
+}
+
+/** `initdb` of a new cluster in `data` (whose parent exists), its superuser's password `password`. */
+async function initdb(
+  bin: string,
+  data: string,
+  as: string[],
+  owner: { uid: number; gid: number } | undefined,
+  password: string,
+): Promise<void> {
+  const pwfile = `${data}.pw`;
+  await Deno.writeTextFile(pwfile, password + "\n");
+  if (owner) await Deno.chown(pwfile, owner.uid, null);
+  try {
+    await run(
+      [...as, join(bin, "initdb"), ...INITDB_OPTIONS, "-D", data, `--pwfile=${pwfile}`],
+      "initdb",
+    );
+  } finally {
+    await Deno.remove(pwfile).catch(() => {});
+  }
+}
+
+const INITDB_OPTIONS = [
+  "-U",
+  "postgres",
+  "--auth-local=trust",
+  "--auth-host=scram-sha-256",
+  "-E",
+  "UTF8",
+  "--no-sync",
+  "--no-instructions",
+];
+
+/**
+ * A pristine cluster (`initdb` output, never started) that new clusters are copied from:
+ * an `initdb` costs over a CPU-second, a copy a small part of it. One per machine, kept in
+ * the system temp dir under a name keyed by the server's binaries, the options and the
+ * owner, so another PostgreSQL or other options get their own. Made in a directory of its
+ * own and renamed into place, so test files starting at once never see half of one: the
+ * first rename wins, the others throw theirs away.
+ */
+async function pristineTemplate(
+  bin: string,
+  as: string[],
+  owner: { uid: number; gid: number } | undefined,
+): Promise<string> {
+  const server = await Deno.stat(join(bin, "postgres"));
+  const key = await sha256(JSON.stringify({
+    bin,
+    size: server.size,
+    mtime: server.mtime?.getTime(),
+    options: INITDB_OPTIONS,
+    owner: owner?.uid ?? Deno.uid(),
+  }));
+  const tmp = Deno.env.get("TMPDIR") || "/tmp";
+  const template = join(tmp, `omotai-pg-template-${key.slice(0, 16)}`);
+  const data = join(template, "data");
+  if (exists(join(data, "PG_VERSION")) && exists(join(data, "global", "pg_control"))) return data;
+  const building = await Deno.makeTempDir({ dir: tmp, prefix: "omotai-pg-template-new-" });
+  try {
+    if (owner) await Deno.chown(building, owner.uid, owner.gid);
+    await Deno.chmod(building, 0o700);
+    // The template's superuser password is never used: every copy sets its own.
+    await initdb(bin, join(building, "data"), as, owner, "template-" + crypto.randomUUID());
+    try {
+      await Deno.rename(building, template);
+    } catch (err) {
+      // Another test file's template got there first (a non-empty directory is not replaced).
+      if (!exists(join(data, "PG_VERSION"))) throw err;
+    }
+  } finally {
+    await Deno.remove(building, { recursive: true }).catch(() => {});
+  }
+  return data;
+}
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** Starts a fresh cluster with the database `omotai` and its roles. */
@@ -98,37 +194,20 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   if (!bin) throw new Error("PostgreSQL is not installed (apt-get install postgresql)");
   const dir = await Deno.makeTempDir({ prefix: "omotai-pg-" });
   const data = join(dir, "data");
-  const root = Deno.uid() === 0;
   // The server refuses to run as root: the cluster belongs to Debian's `postgres` user.
-  const as = root ? ["runuser", "-u", "postgres", "--"] : [];
-  if (root) {
-    const uid = Number((await run(["id", "-u", "postgres"], "id")).trim());
-    const gid = Number((await run(["id", "-g", "postgres"], "id")).trim());
-    await Deno.chown(dir, uid, gid);
-  }
+  const owner = await clusterOwner();
+  const as = owner ? ["runuser", "-u", "postgres", "--"] : [];
+  if (owner) await Deno.chown(dir, owner.uid, owner.gid);
   await Deno.chmod(dir, 0o700);
-  const pwfile = join(dir, "pw");
-  await Deno.writeTextFile(pwfile, PASSWORDS.super + "\n");
-  if (root) {
-    const uid = Number((await run(["id", "-u", "postgres"], "id")).trim());
-    await Deno.chown(pwfile, uid, null);
+  const fresh = options.initdb === true;
+  if (fresh) {
+    await initdb(bin, data, as, owner, PASSWORDS.super);
+  } else {
+    // A copy of the pristine template is a new cluster in its own directory (its own port
+    // below, its own superuser password set before anyone connects over TCP).
+    const template = await pristineTemplate(bin, as, owner);
+    await run([...as, "cp", "-a", template, data], "copy of the template cluster");
   }
-  await run([
-    ...as,
-    join(bin, "initdb"),
-    "-D",
-    data,
-    "-U",
-    "postgres",
-    "--auth-local=trust",
-    "--auth-host=scram-sha-256",
-    `--pwfile=${pwfile}`,
-    "-E",
-    "UTF8",
-    "--no-sync",
-    "--no-instructions",
-  ], "initdb");
-  await Deno.remove(pwfile);
   const port = freePort();
   const pgCtl = (action: "start" | "stop") =>
     run([
@@ -165,18 +244,20 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   };
   globalThis.addEventListener("unload", atExit);
   try {
-    if (options.roles === false) return handle();
+    // A copy of the template still has the template's throwaway superuser password: this
+    // cluster's own is set first, over the socket (trust), before any TCP login.
+    const superPassword = fresh ? "" : "ALTER ROLE postgres PASSWORD :'super_password';\n";
     // The roles exactly as docs/deploy.md makes them (its `deploy-roles-sql` block, run by
     // psql), then the tests' unbound login.
-    const block = deployBlock(await readDeployDoc(), "deploy-roles-sql").body;
+    const roles = options.roles === false
+      ? ""
+      : `${
+        deployBlock(await readDeployDoc(), "deploy-roles-sql").body
+      }\nCREATE ROLE omotai_app LOGIN PASSWORD :'app_password' IN ROLE omotai_runtime;\n`;
+    if (superPassword + roles === "") return handle();
     const script = join(dir, "roles.sql");
-    await Deno.writeTextFile(
-      script,
-      `${block}\nCREATE ROLE omotai_app LOGIN PASSWORD :'app_password' IN ROLE omotai_runtime;\n`,
-    );
-    if (root) {
-      await Deno.chown(script, Number((await run(["id", "-u", "postgres"], "id")).trim()), null);
-    }
+    await Deno.writeTextFile(script, superPassword + roles);
+    if (owner) await Deno.chown(script, owner.uid, null);
     await run([
       ...as,
       join(bin, "psql"),
@@ -190,6 +271,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       "postgres",
       "-v",
       "ON_ERROR_STOP=1",
+      "-v",
+      `super_password=${PASSWORDS.super}`,
       "-v",
       `owner_password=${PASSWORDS.owner}`,
       "-v",
