@@ -486,7 +486,8 @@ Deno.test("docs/deploy.md: every block run as written, with only its placeholder
           await eventually(async () => {
             pending = await json(other, "/api/approvals?state=pending");
             return pending.length === 1;
-          }, 30_000),
+            // Inside the policy's default 120 s for an unanswered approval, with room to decide it.
+          }, 90_000),
           "the other runtime lists the approval",
         );
         assert.equal(pending[0].method, "POST");
