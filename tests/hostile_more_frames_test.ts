@@ -5,5 +5,8 @@
 import { moreCaseTests, moreControlTest, morePages } from "./helpers/hostile_more.ts";
 
 const { cases, controls } = morePages("frames");
-moreCaseTests(cases);
+// A runtime per case here: in one shared runtime /frame-tree's next navigation met a tab the
+// runtime had judged unresponsive (2 runs in 3 under load), which a runtime of its own never
+// showed; until that is understood the frame pages keep the isolation they always had.
+for (const c of cases) moreCaseTests([c]);
 for (const k of controls) moreControlTest(k);
