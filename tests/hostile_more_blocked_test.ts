@@ -3,8 +3,8 @@
  * proves), the ones whose main thread blocks on a request that never answers: each case in the
  * runtime, and each control in a Chromium driven directly.
  */
-import { moreCaseTest, moreControlTest, morePages } from "./helpers/hostile_more.ts";
+import { moreCaseTests, moreControlTest, morePages } from "./helpers/hostile_more.ts";
 
 const { cases, controls } = morePages("blocked");
-for (const c of cases) moreCaseTest(c);
+moreCaseTests(cases);
 for (const k of controls) moreControlTest(k);

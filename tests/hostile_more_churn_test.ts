@@ -2,8 +2,8 @@
  * Hostile pages of issue 36's second pass (`tests/helpers/hostile_more.ts` says what each case
  * proves), pages that trickle, loop their location or churn: each case in the runtime, and each control in a Chromium driven directly.
  */
-import { moreCaseTest, moreControlTest, morePages } from "./helpers/hostile_more.ts";
+import { moreCaseTests, moreControlTest, morePages } from "./helpers/hostile_more.ts";
 
 const { cases, controls } = morePages("churn");
-for (const c of cases) moreCaseTest(c);
+moreCaseTests(cases);
 for (const k of controls) moreControlTest(k);

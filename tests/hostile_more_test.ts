@@ -3,8 +3,8 @@
  * proves), the pages no other `hostile_more_*_test.ts` file runs: each case in the runtime, and
  * each control in a Chromium driven directly.
  */
-import { moreCaseTest, moreControlTest, morePages } from "./helpers/hostile_more.ts";
+import { moreCaseTests, moreControlTest, morePages } from "./helpers/hostile_more.ts";
 
 const { cases, controls } = morePages("rest");
-for (const c of cases) moreCaseTest(c);
+moreCaseTests(cases);
 for (const k of controls) moreControlTest(k);

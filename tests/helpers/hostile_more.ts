@@ -13,7 +13,7 @@
  */
 import { keepBrowsing, navigationAfter } from "./steady_session.ts";
 import assert from "node:assert/strict";
-import { type CallOutcome, refOf, startHarness } from "./harness.ts";
+import { type CallOutcome, type Harness, refOf, startHarness, type TestClient } from "./harness.ts";
 import { findBrowser, launchBrowser, openTab } from "../../cdp/mod.ts";
 import { CROSS_SITE_FRAMES, type HostileSite, serveHostileSite } from "../fixtures/hostile_site.ts";
 
@@ -108,77 +108,102 @@ export function morePages(seam: keyof typeof MORE_SEAMS | "rest"): {
   };
 }
 
-/** Registers the runtime test of case `c`. */
-export function moreCaseTest(c: HostileCase): void {
+/**
+ * Registers the runtime test of `cases`: one test whose steps are the cases, in one runtime
+ * with one steady session B, each case with a session A of its own (a fresh browser) that it
+ * ends. What one case leaves behind (a browser ended or replaced, a hostile page's requests
+ * still held by the site) can only make the next case's task harder, never pass it: every
+ * case asserts its own calls (A's and B's, recorded from its own start), and A is new.
+ */
+export function moreCaseTests(cases: readonly HostileCase[]): void {
+  const ran = cases.filter((c) => only === undefined || only.includes(c.path));
   Deno.test({
-    name:
-      `runtime: hostile page ${c.path} (met by ${c.meet}) ends its call clearly or bounded; the next navigation answers within 30 s; another session keeps answering`,
-    ignore: only !== undefined && !only.includes(c.path),
-    async fn() {
-      await using site = serveHostileSite(undefined, { frameHosts: c.frameHosts });
+    name: `runtime: hostile pages ${
+      cases.map((c) => c.path).join(" ")
+    } in one runtime beside one steady session`,
+    ignore: ran.length === 0,
+    async fn(t) {
+      const frameHosts = Math.max(0, ...ran.map((c) => c.frameHosts ?? 0));
+      await using site = serveHostileSite(undefined, { frameHosts });
       const origins = [site.origin, ...site.frameOrigins].join(", ");
-      await using h = await startHarness(() =>
-        `allowed_origins: [${origins}]\n${c.policy?.(site) ?? ""}`
-      );
-      const a = await h.connect();
+      // The union of the cases' policy lines: each adds what its own page needs (a page that
+      // uses nothing of another's line is judged the same with it).
+      const extra = ran.map((c) => c.policy?.(site) ?? "").join("");
+      await using h = await startHarness(() => `allowed_origins: [${origins}]\n${extra}`);
       const b = await h.connect();
-      assert.match(
-        (await a.call("browser_navigate", { url: site.url("/healthy") })).text,
-        /# Healthy page/,
-      );
       assert.match(
         (await b.call("browser_navigate", { url: site.url("/healthy") })).text,
         /# Healthy page/,
       );
-      const url = site.url(c.path + (c.query?.(site) ?? ""));
-      const other = keepBrowsing(b, site);
-      let hostile: CallOutcome;
-      let next: CallOutcome;
-      let nextMs: number;
-      let hostileEnd: number;
-      const t0 = Date.now();
-      try {
-        if (c.meet === "navigate") hostile = await a.call("browser_navigate", { url });
-        else {
-          const first = await a.call("browser_navigate", { url });
-          console.log(
-            `  ${c.path}: first navigation ${first.isError ? "error" : "ok"} in ${
-              Date.now() - t0
-            } ms: ${first.text.slice(0, 200)}`,
-          );
-          hostile = c.meet === "click"
-            ? await a.call("browser_click", { ref: refOf(first.text, /button "Go"/) })
-            : await a.call("browser_navigate", { url: site.url("/healthy") });
-        }
-        hostileEnd = Date.now();
-        console.log(
-          `  ${c.path}: hostile call took ${hostileEnd - t0} ms: ${hostile.text.slice(0, 300)}`,
-        );
-        const after = await navigationAfter(() =>
-          a.call("browser_navigate", { url: site.url("/healthy") })
-        );
-        next = after.next;
-        nextMs = after.answerMs;
-        console.log(
-          `  ${c.path}: next navigation answered ${nextMs} ms after it: ${
-            (after.ended ?? next).text.slice(0, 200)
-          }`,
-        );
-      } finally {
-        await other.stop();
+      for (const c of cases) {
+        await t.step({
+          name:
+            `${c.path} (met by ${c.meet}) ends its call clearly or bounded; the next navigation answers within 30 s; another session keeps answering`,
+          ignore: !ran.includes(c),
+          // The runtime, the site and B outlive the step (the test ends them); A is the step's.
+          sanitizeOps: false,
+          sanitizeResources: false,
+          fn: () => moreCase(c, h, b, site),
+        });
       }
-      if (hostile.isError) {
-        assert.match(hostile.text, /^error: [A-Z_]+ \(/, hostile.text);
-      }
-      assert.doesNotMatch(hostile.text, /protocol error/);
-      assert.equal(next.isError, false, next.text);
-      assert.match(next.text, /# Healthy page/);
-      assert.ok(nextMs < NEXT_CALL_BOUND_MS, `the next navigation answered after ${nextMs} ms`);
-      const failed = other.calls.filter((x) => x.out.isError);
-      assert.deepEqual(failed.map((x) => x.out.text), []);
-      assert.ok(other.calls.length >= 2, `session B made ${other.calls.length} calls`);
     },
   });
+}
+
+/** Runs case `c` in `h` with a fresh session A beside session `b`. */
+async function moreCase(c: HostileCase, h: Harness, b: TestClient, site: HostileSite) {
+  await using a = await h.connect();
+  assert.match(
+    (await a.call("browser_navigate", { url: site.url("/healthy") })).text,
+    /# Healthy page/,
+  );
+  const url = site.url(c.path + (c.query?.(site) ?? ""));
+  const other = keepBrowsing(b, site);
+  let hostile: CallOutcome;
+  let next: CallOutcome;
+  let nextMs: number;
+  let hostileEnd: number;
+  const t0 = Date.now();
+  try {
+    if (c.meet === "navigate") hostile = await a.call("browser_navigate", { url });
+    else {
+      const first = await a.call("browser_navigate", { url });
+      console.log(
+        `  ${c.path}: first navigation ${first.isError ? "error" : "ok"} in ${
+          Date.now() - t0
+        } ms: ${first.text.slice(0, 200)}`,
+      );
+      hostile = c.meet === "click"
+        ? await a.call("browser_click", { ref: refOf(first.text, /button "Go"/) })
+        : await a.call("browser_navigate", { url: site.url("/healthy") });
+    }
+    hostileEnd = Date.now();
+    console.log(
+      `  ${c.path}: hostile call took ${hostileEnd - t0} ms: ${hostile.text.slice(0, 300)}`,
+    );
+    const after = await navigationAfter(() =>
+      a.call("browser_navigate", { url: site.url("/healthy") })
+    );
+    next = after.next;
+    nextMs = after.answerMs;
+    console.log(
+      `  ${c.path}: next navigation answered ${nextMs} ms after it: ${
+        (after.ended ?? next).text.slice(0, 200)
+      }`,
+    );
+  } finally {
+    await other.stop();
+  }
+  if (hostile.isError) {
+    assert.match(hostile.text, /^error: [A-Z_]+ \(/, hostile.text);
+  }
+  assert.doesNotMatch(hostile.text, /protocol error/);
+  assert.equal(next.isError, false, next.text);
+  assert.match(next.text, /# Healthy page/);
+  assert.ok(nextMs < NEXT_CALL_BOUND_MS, `the next navigation answered after ${nextMs} ms`);
+  const failed = other.calls.filter((x) => x.out.isError);
+  assert.deepEqual(failed.map((x) => x.out.text), []);
+  assert.ok(other.calls.length >= 2, `session B made ${other.calls.length} calls`);
 }
 
 /** A control (see {@link MORE_CONTROLS}). */

@@ -55,25 +55,56 @@ export function keepAnswering(client: TestClient, url: string, expect: RegExp): 
 }
 
 /**
- * Session B browsing (navigate to `site`'s `/healthy`, snapshot) until `stop`; every call is
- * kept with when it ended, so a test can tell which answered while a hostile call ran.
- * `stop()` lets B finish one navigate and one snapshot first (waiting at most
- * {@link ANSWER_BOUND_MS}): a hostile call that ends at once must not leave B's liveness
- * unmeasured, and a B that hangs shows as too few calls.
+ * How long session B rests between two calls of {@link keepBrowsing}: B keeps probing the
+ * runtime all through a hostile call (which runs for seconds to tens of seconds) without
+ * spending a core of its own on back-to-back navigations. A call of B's that the hostile page
+ * held shows all the same: it ends late, or with an error.
  */
-export function keepBrowsing(b: TestClient, site: Pick<HostileSite, "url">): {
+export const KEEP_BROWSING_PAUSE_MS = 1_000;
+
+/** Options of {@link keepBrowsing}. */
+export interface KeepBrowsingOptions {
+  /** The rest between two of B's calls (default {@link KEEP_BROWSING_PAUSE_MS}). */
+  pauseMs?: number;
+}
+
+/**
+ * Session B browsing (navigate to `site`'s `/healthy`, snapshot, each call followed by a rest
+ * of `pauseMs`) until `stop`; every call is kept with when it ended, so a test can tell which
+ * answered while a hostile call ran. B's first call starts at once. `stop()` lets B finish one
+ * navigate and one snapshot first (waiting at most {@link ANSWER_BOUND_MS}): a hostile call
+ * that ends at once must not leave B's liveness unmeasured, and a B that hangs shows as too
+ * few calls; a rest under way when B is stopped is cut short.
+ */
+export function keepBrowsing(
+  b: TestClient,
+  site: Pick<HostileSite, "url">,
+  options: KeepBrowsingOptions = {},
+): {
   calls: { name: string; out: CallOutcome; end: number }[];
   stop(): Promise<void>;
 } {
+  const pauseMs = options.pauseMs ?? KEEP_BROWSING_PAUSE_MS;
   let stopped = false;
+  let wake = () => {};
+  const rest = () =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, pauseMs);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   const calls: { name: string; out: CallOutcome; end: number }[] = [];
   const loop = (async () => {
     while (!stopped) {
       const nav = await b.call("browser_navigate", { url: site.url("/healthy") });
       calls.push({ name: "navigate", out: nav, end: Date.now() });
+      if (!stopped) await rest();
       if (stopped) break;
       const snap = await b.call("browser_snapshot");
       calls.push({ name: "snapshot", out: snap, end: Date.now() });
+      if (!stopped) await rest();
     }
   })();
   return {
@@ -81,6 +112,7 @@ export function keepBrowsing(b: TestClient, site: Pick<HostileSite, "url">): {
     async stop() {
       await until(() => calls.length >= 2, ANSWER_BOUND_MS).catch(() => {});
       stopped = true;
+      wake();
       await loop;
     },
   };
