@@ -52,14 +52,16 @@ function assertSteady(r: SteadyReport) {
  * A narrow window costs nothing in what is proven: the agent's pause below is derived from it,
  * and a loaded machine only makes the agent slower.
  */
-const CHAIN_TEST_WINDOW_MS = 1_000;
+const CHAIN_TEST_WINDOW_MS = 500;
 
 /**
  * Between two answers the agent waits long enough that no LOOP_DIALOGS dialogs open within
  * the window: only the chain rule can stop the page (a faster agent meets the rate rule). The
- * pause is a floor, so a loaded machine only makes the agent slower, never faster.
+ * pause is a floor, so a loaded machine only makes the agent slower, never faster: LOOP_DIALOGS
+ * dialogs span at least (LOOP_DIALOGS - 1) pauses, over twice the window. (Each pause is
+ * time the steady session spends in calls: no longer than the rule needs.)
  */
-const AGENT_PAUSE_MS = Math.ceil(CHAIN_TEST_WINDOW_MS / (LOOP_DIALOGS - 1)) + 500;
+const AGENT_PAUSE_MS = Math.ceil(CHAIN_TEST_WINDOW_MS / (LOOP_DIALOGS - 1)) + 150;
 
 Deno.test("control: without the runtime, /chain opens all its dialogs, each after the one before is answered", async () => {
   await using hogs = await busyMachine(2);

@@ -48,60 +48,68 @@ function inSandbox(f: IsolationFact, h: Harness, profileDir: string, program: st
   return [...sandboxCommand(f, { profileDir, dataDir: h.dataDir }), ...program];
 }
 
+/**
+ * Cases (e), (a), (c) and (d) share one runtime and one session's browser: each reads that
+ * browser from outside (its proxy, its namespace, its processes, its profile) and none changes
+ * it, so one launch proves all four; each is a step of its own and fails on its own. The
+ * session's profile is read before (e) opens a second session (whose profile it is not).
+ */
 Deno.test({
-  name: "isolation: a navigation works through the forwarder and the proxy's socket (e)",
+  name:
+    "isolation: one session's browser, seen through its proxy, namespace, processes and profile",
   ignore,
-  async fn() {
+  async fn(t) {
     await using h = await startHarness();
-    assert.equal(h.runtime.isolation.kind, "netns");
     await using c = await h.connect("http");
     const r = await c.call("browser_navigate", { url: `${h.site.origin}/` });
-    assert.equal(r.isError, false, r.text);
-    assert.match(r.text, /Fixture home/);
-    assert.ok(h.site.hits.includes("GET /"), "the page was fetched (through the proxy)");
-    // A second session's browser has its own namespace and listener, and works as well.
-    await using d = await h.connect("sse");
-    const again = await d.call("browser_navigate", { url: `${h.site.otherOrigin}/` });
-    assert.equal(again.isError, false, again.text);
-    // What the policy refuses is still refused.
-    const away = await c.call("browser_navigate", { url: "http://127.0.0.3:9/" });
-    assert.match(away.text, /^denied: ORIGIN_NOT_ALLOWED/);
-    // The audit says what this start's browsers get, and each browser's start says it again.
-    const rows = await h.runtime.audit.rows();
-    assert.ok(rows.some((r) => r.kind === "browser_isolation" && r.reason === "netns"));
-    const started = rows.filter((r) => r.kind === "browser_started");
-    assert.equal(started.length, 2);
-    assert.ok(started.every((r) => r.reason === "netns"), JSON.stringify(started));
-  },
-});
-
-Deno.test({
-  name: "isolation: inside a session's namespace TCP, UDP, DNS and the runtime's port all fail (a)",
-  ignore,
-  async fn() {
-    await using h = await startHarness();
-    await using c = await h.connect("http");
-    await c.call("browser_navigate", { url: `${h.site.origin}/` });
     const [profileDir] = await profileDirs(h.dataDir);
-    // Services of the host: TCP on 127.0.0.2, UDP on 127.0.0.2, the runtime's own port.
-    const tcp = Deno.listen({ hostname: "127.0.0.2", port: 0 });
-    let tcpHits = 0;
-    (async () => {
-      for await (const conn of tcp) {
-        tcpHits++;
-        conn.close();
-      }
-    })().catch(() => {});
-    const udp = createSocket("udp4");
-    let udpHits = 0;
-    udp.on("message", () => udpHits++);
-    await new Promise<void>((resolve) => udp.bind(0, "127.0.0.2", resolve));
-    const tcpPort = (tcp.addr as Deno.NetAddr).port;
-    const udpPort = udp.address().port;
-    const runtimePort = new URL(h.runtime.url!).port;
-    const sitePort = new URL(h.site.origin).port;
-    // A control from the host: the same probes reach these services from outside.
-    const probe = `
+
+    await t.step(
+      "isolation: a navigation works through the forwarder and the proxy's socket (e)",
+      async () => {
+        assert.equal(h.runtime.isolation.kind, "netns");
+        assert.equal(r.isError, false, r.text);
+        assert.match(r.text, /Fixture home/);
+        assert.ok(h.site.hits.includes("GET /"), "the page was fetched (through the proxy)");
+        // A second session's browser has its own namespace and listener, and works as well.
+        await using d = await h.connect("sse");
+        const again = await d.call("browser_navigate", { url: `${h.site.otherOrigin}/` });
+        assert.equal(again.isError, false, again.text);
+        // What the policy refuses is still refused.
+        const away = await c.call("browser_navigate", { url: "http://127.0.0.3:9/" });
+        assert.match(away.text, /^denied: ORIGIN_NOT_ALLOWED/);
+        // The audit says what this start's browsers get, and each browser's start says it again.
+        const rows = await h.runtime.audit.rows();
+        assert.ok(rows.some((r) => r.kind === "browser_isolation" && r.reason === "netns"));
+        const started = rows.filter((r) => r.kind === "browser_started");
+        assert.equal(started.length, 2);
+        assert.ok(started.every((r) => r.reason === "netns"), JSON.stringify(started));
+      },
+    );
+
+    await t.step({
+      name:
+        "isolation: inside a session's namespace TCP, UDP, DNS and the runtime's port all fail (a)",
+      async fn() {
+        // Services of the host: TCP on 127.0.0.2, UDP on 127.0.0.2, the runtime's own port.
+        const tcp = Deno.listen({ hostname: "127.0.0.2", port: 0 });
+        let tcpHits = 0;
+        (async () => {
+          for await (const conn of tcp) {
+            tcpHits++;
+            conn.close();
+          }
+        })().catch(() => {});
+        const udp = createSocket("udp4");
+        let udpHits = 0;
+        udp.on("message", () => udpHits++);
+        await new Promise<void>((resolve) => udp.bind(0, "127.0.0.2", resolve));
+        const tcpPort = (tcp.addr as Deno.NetAddr).port;
+        const udpPort = udp.address().port;
+        const runtimePort = new URL(h.runtime.url!).port;
+        const sitePort = new URL(h.site.origin).port;
+        // A control from the host: the same probes reach these services from outside.
+        const probe = `
 t() { if timeout 3 "$@" >/dev/null 2>&1; then echo ok; else echo fail; fi; }
 echo "tcp_host=$(t bash -c 'exec 5<>/dev/tcp/127.0.0.2/${tcpPort}')"
 echo "tcp_site=$(t bash -c 'exec 5<>/dev/tcp/127.0.0.1/${sitePort}')"
@@ -113,32 +121,91 @@ echo "uid=$(id -u)"
 echo "links=$(ip -o link | awk -F': ' '{print $2}' | tr '\\n' ' ')"
 echo "datadir=$(if [ -e '${h.dataDir}/omotai.db' ]; then echo visible; else echo hidden; fi)"
 `;
-    const control = await run(["bash", "-c", probe]);
-    assert.match(control.out, /tcp_host=ok/, control.out);
-    assert.match(control.out, /tcp_runtime=ok/, control.out);
-    assert.match(control.out, /datadir=visible/, control.out);
-    assert.ok(await eventually(() => udpHits > 0), "the control's datagrams reached the host");
-    const before = { tcpHits, udpHits };
-    tcpHits = 0;
-    udpHits = 0;
-    const inside = await run(inSandbox(h.runtime.isolation, h, profileDir, ["bash", "-c", probe]));
-    await new Promise((r) => setTimeout(r, 300));
-    tcp.close();
-    await new Promise<void>((resolve) => udp.close(() => resolve()));
-    const out = inside.out;
-    assert.match(out, /tcp_host=fail/, out);
-    assert.match(out, /tcp_site=fail/, out);
-    assert.match(out, /tcp_runtime=fail/, out);
-    assert.match(out, /udp_out=fail/, out);
-    assert.match(out, /dns=fail/, out);
-    assert.match(out, /links=lo $/m, out);
-    assert.match(out, /datadir=hidden/, out);
-    if (h.runtime.isolation.user) {
-      assert.match(out, new RegExp(`uid=${h.runtime.isolation.user.uid}`));
-    }
-    assert.equal(tcpHits, 0, "no TCP connection reached the host from inside");
-    assert.equal(udpHits, 0, "no datagram reached the host from inside");
-    assert.ok(before.tcpHits > 0, "the control reached the host's TCP listener");
+        const control = await run(["bash", "-c", probe]);
+        assert.match(control.out, /tcp_host=ok/, control.out);
+        assert.match(control.out, /tcp_runtime=ok/, control.out);
+        assert.match(control.out, /datadir=visible/, control.out);
+        assert.ok(await eventually(() => udpHits > 0), "the control's datagrams reached the host");
+        const before = { tcpHits, udpHits };
+        tcpHits = 0;
+        udpHits = 0;
+        const inside = await run(
+          inSandbox(h.runtime.isolation, h, profileDir, ["bash", "-c", probe]),
+        );
+        await new Promise((r) => setTimeout(r, 300));
+        tcp.close();
+        await new Promise<void>((resolve) => udp.close(() => resolve()));
+        const out = inside.out;
+        assert.match(out, /tcp_host=fail/, out);
+        assert.match(out, /tcp_site=fail/, out);
+        assert.match(out, /tcp_runtime=fail/, out);
+        assert.match(out, /udp_out=fail/, out);
+        assert.match(out, /dns=fail/, out);
+        assert.match(out, /links=lo $/m, out);
+        assert.match(out, /datadir=hidden/, out);
+        if (h.runtime.isolation.user) {
+          assert.match(out, new RegExp(`uid=${h.runtime.isolation.user.uid}`));
+        }
+        assert.equal(tcpHits, 0, "no TCP connection reached the host from inside");
+        assert.equal(udpHits, 0, "no datagram reached the host from inside");
+        assert.ok(before.tcpHits > 0, "the control reached the host's TCP listener");
+      },
+    });
+
+    await t.step({
+      name: "isolation: renderers run sandboxed (seccomp) as the browser user; no --no-sandbox (c)",
+      ignore: fact.user === undefined,
+      async fn() {
+        const all = processes();
+        const browsers = all.filter((p) =>
+          // bubblewrap's own command line holds the browser's too: the browser is what it runs.
+          cmdOf(p).includes(`--user-data-dir=${profileDir}`) && !cmdOf(p).includes("--type=") &&
+          !cmdOf(p).startsWith(fact.tools!.bwrap)
+        );
+        assert.equal(browsers.length, 1, "one browser process for the session");
+        const [browser] = browsers;
+        assert.equal(browser.uid, fact.user!.uid, "the browser runs as the browser user");
+        // Read again until every renderer has had the moment a fresh fork takes to turn its
+        // filter on (a loaded machine may fork a spare one just now).
+        let renderers: typeof all = [];
+        await eventually(() => {
+          renderers = descendants(browser.pid, processes()).filter((p) =>
+            cmdOf(p).includes("--type=renderer")
+          );
+          return renderers.length > 0 && renderers.every((r) => r.seccomp === 2);
+        });
+        assert.ok(renderers.length > 0, "renderers are found below the browser");
+        for (const r of renderers) {
+          assert.equal(r.seccomp, 2, `renderer ${r.pid} is under a seccomp filter`);
+          assert.equal(r.uid, fact.user!.uid, `renderer ${r.pid} runs as the browser user`);
+        }
+        for (const p of [browser, ...descendants(browser.pid, processes())]) {
+          assert.ok(!cmdOf(p).includes("--no-sandbox"), `no --no-sandbox: ${cmdOf(p)}`);
+        }
+      },
+    });
+
+    await t.step({
+      name: "isolation: the profile is the browser user's, 0700, unreadable to another user (d)",
+      ignore: fact.user === undefined,
+      async fn() {
+        const st = await Deno.stat(profileDir);
+        assert.equal(st.mode! & 0o777, 0o700);
+        assert.equal(st.uid, fact.user!.uid);
+        const as = (uid: number, gid: number, cmd: string[]) =>
+          run(["setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", ...cmd]);
+        // nobody: another unprivileged user.
+        const list = await as(65534, 65534, ["ls", profileDir]);
+        assert.notEqual(list.code, 0, "another user cannot list the profile");
+        const prefs = await as(65534, 65534, ["cat", join(profileDir, "Default", "Preferences")]);
+        assert.notEqual(prefs.code, 0, "another user cannot read the profile's files");
+        // The browser's own user cannot read the data dir (database, vault, CA key).
+        const db = await as(fact.user!.uid, fact.user!.gid, ["cat", join(h.dataDir, "omotai.db")]);
+        assert.notEqual(db.code, 0, "the browser user cannot read the database");
+        const ca = await as(fact.user!.uid, fact.user!.gid, ["ls", join(h.dataDir, "proxy-ca")]);
+        assert.notEqual(ca.code, 0, "the browser user cannot read the proxy's CA key");
+      },
+    });
   },
 });
 
@@ -176,69 +243,6 @@ Deno.test({
       await site[Symbol.asyncDispose]();
       await Deno.remove(dataDir, { recursive: true }).catch(() => {});
     }
-  },
-});
-
-Deno.test({
-  name: "isolation: renderers run sandboxed (seccomp) as the browser user; no --no-sandbox (c)",
-  ignore: ignore || fact.user === undefined,
-  async fn() {
-    await using h = await startHarness();
-    await using c = await h.connect("http");
-    await c.call("browser_navigate", { url: `${h.site.origin}/` });
-    const [profileDir] = await profileDirs(h.dataDir);
-    const all = processes();
-    const browsers = all.filter((p) =>
-      // bubblewrap's own command line holds the browser's too: the browser is what it runs.
-      cmdOf(p).includes(`--user-data-dir=${profileDir}`) && !cmdOf(p).includes("--type=") &&
-      !cmdOf(p).startsWith(fact.tools!.bwrap)
-    );
-    assert.equal(browsers.length, 1, "one browser process for the session");
-    const [browser] = browsers;
-    assert.equal(browser.uid, fact.user!.uid, "the browser runs as the browser user");
-    // Read again until every renderer has had the moment a fresh fork takes to turn its
-    // filter on (a loaded machine may fork a spare one just now).
-    let renderers: typeof all = [];
-    await eventually(() => {
-      renderers = descendants(browser.pid, processes()).filter((p) =>
-        cmdOf(p).includes("--type=renderer")
-      );
-      return renderers.length > 0 && renderers.every((r) => r.seccomp === 2);
-    });
-    assert.ok(renderers.length > 0, "renderers are found below the browser");
-    for (const r of renderers) {
-      assert.equal(r.seccomp, 2, `renderer ${r.pid} is under a seccomp filter`);
-      assert.equal(r.uid, fact.user!.uid, `renderer ${r.pid} runs as the browser user`);
-    }
-    for (const p of [browser, ...descendants(browser.pid, processes())]) {
-      assert.ok(!cmdOf(p).includes("--no-sandbox"), `no --no-sandbox: ${cmdOf(p)}`);
-    }
-  },
-});
-
-Deno.test({
-  name: "isolation: the profile is the browser user's, 0700, unreadable to another user (d)",
-  ignore: ignore || fact.user === undefined,
-  async fn() {
-    await using h = await startHarness();
-    await using c = await h.connect("http");
-    await c.call("browser_navigate", { url: `${h.site.origin}/` });
-    const [profileDir] = await profileDirs(h.dataDir);
-    const st = await Deno.stat(profileDir);
-    assert.equal(st.mode! & 0o777, 0o700);
-    assert.equal(st.uid, fact.user!.uid);
-    const as = (uid: number, gid: number, cmd: string[]) =>
-      run(["setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", ...cmd]);
-    // nobody: another unprivileged user.
-    const list = await as(65534, 65534, ["ls", profileDir]);
-    assert.notEqual(list.code, 0, "another user cannot list the profile");
-    const prefs = await as(65534, 65534, ["cat", join(profileDir, "Default", "Preferences")]);
-    assert.notEqual(prefs.code, 0, "another user cannot read the profile's files");
-    // The browser's own user cannot read the data dir (database, vault, CA key).
-    const db = await as(fact.user!.uid, fact.user!.gid, ["cat", join(h.dataDir, "omotai.db")]);
-    assert.notEqual(db.code, 0, "the browser user cannot read the database");
-    const ca = await as(fact.user!.uid, fact.user!.gid, ["ls", join(h.dataDir, "proxy-ca")]);
-    assert.notEqual(ca.code, 0, "the browser user cannot read the proxy's CA key");
   },
 });
 

@@ -185,7 +185,7 @@ Deno.test("runTool() withholds a tainted session's dialogs and lets them be dism
   await using w = await world();
 
   await t.step("an alert while the signed-in page loads cuts browser_login short", async () => {
-    const c = await w.connect();
+    await using c = await w.connect();
     const login = await signIn(w, c, "load");
     // The login was cut short by the dialog: its result is the dialog, withheld.
     assert.match(login.text, WITHHELD, login.text);
@@ -196,7 +196,7 @@ Deno.test("runTool() withholds a tainted session's dialogs and lets them be dism
   });
 
   await t.step("an alert after browser_login returned: DIALOG_OPEN withheld", async () => {
-    const c = await w.connect();
+    await using c = await w.connect();
     const login = await signIn(w, c, "later");
     assert.match(login.text, /login: LOGIN_SUBMITTED|dialog open on tab/, login.text);
     if (WITHHELD.test(login.text)) await dismissWithheld(c);
@@ -205,7 +205,7 @@ Deno.test("runTool() withholds a tainted session's dialogs and lets them be dism
   });
 
   await t.step("a confirm() is dismissed: the page hears false", async () => {
-    const c = await w.connect();
+    await using c = await w.connect();
     const login = await signIn(w, c, "confirm");
     if (WITHHELD.test(login.text)) await dismissWithheld(c);
     else await awaitAndDismiss(c);
@@ -214,7 +214,7 @@ Deno.test("runTool() withholds a tainted session's dialogs and lets them be dism
   });
 
   await t.step("a prompt() with default text is dismissed without typing", async () => {
-    const c = await w.connect();
+    await using c = await w.connect();
     const login = await signIn(w, c, "prompt");
     if (WITHHELD.test(login.text)) await dismissWithheld(c);
     else await awaitAndDismiss(c);
@@ -226,7 +226,7 @@ Deno.test("runTool() withholds a tainted session's dialogs and lets them be dism
   await t.step(
     "a beforeunload the login's own submit opens: withheld, dismissed (stay)",
     async () => {
-      const c = await w.connect();
+      await using c = await w.connect();
       const login = await signIn(w, c, "beforeunload");
       assert.match(login.text, WITHHELD, login.text);
       assert.doesNotMatch(login.text, /beforeunload/);
@@ -245,12 +245,12 @@ Deno.test("runTool() withholds a tainted session's dialogs and lets them be dism
   assert.ok(rows.filter((r) => r.reason === "DIALOG_OPEN").length >= 15, "every DIALOG_OPEN too");
 });
 
-Deno.test("runTool() withholds a tainted session's dialogs from frames and popups: cross-origin and same-origin iframe, opener.alert, a popup's own, one opened as browser_close closes the tab", async (t) => {
+Deno.test("runTool() withholds a tainted session's dialogs from frames and popups: cross-origin and same-origin iframe, opener.alert, a popup's own, one opened as browser_close closes the tab; a loop's notice", async (t) => {
   await using w = await world();
 
   for (const v of ["iframe", "iframe-same", "opener"]) {
     await t.step(`${v}: withheld on the signed-in tab and dismissed`, async () => {
-      const c = await w.connect();
+      await using c = await w.connect();
       const login = await signIn(w, c, v);
       const dismissed = WITHHELD.test(login.text)
         ? await dismissWithheld(c)
@@ -263,7 +263,7 @@ Deno.test("runTool() withholds a tainted session's dialogs from frames and popup
   await t.step(
     "a popup's own alert: the popup's tab becomes current once the signed-in tab closes",
     async () => {
-      const c = await w.connect();
+      await using c = await w.connect();
       const login = await signIn(w, c, "popup");
       assert.match(login.text, /login: LOGIN_SUBMITTED/, login.text);
       const closed = await c.call("browser_close");
@@ -291,7 +291,7 @@ Deno.test("runTool() withholds a tainted session's dialogs from frames and popup
   );
 
   await t.step("an alert a popup opens as browser_close closes the signed-in tab", async () => {
-    const c = await w.connect();
+    await using c = await w.connect();
     const login = await signIn(w, c, "close");
     assert.match(login.text, /login: LOGIN_SUBMITTED/, login.text);
     const closed = await c.call("browser_close");
@@ -301,25 +301,27 @@ Deno.test("runTool() withholds a tainted session's dialogs from frames and popup
     await assertSettled(c);
   });
 
-  assertNothingShown(w.outputs(), "a tool result");
-});
+  // The same world serves the loop: its notice is asked of this session's answers only.
+  await t.step(
+    "runTool() in a tainted session: a dialog loop's notice names the tab to go on in, not its path",
+    async () => {
+      await using c = await w.connect();
+      const login = await signIn(w, c, "loop");
+      assert.match(login.text, /login: LOGIN_SUBMITTED/, login.text);
+      let all = "";
+      for (let i = 0; i < 20 && !/dialog loop/.test(all); i++) {
+        const r = await c.call("browser_snapshot");
+        all += r.text + "\n";
+        if (WITHHELD.test(r.text)) {
+          all += (await c.call("browser_handle_dialog", { accept: false })).text + "\n";
+        } else await new Promise((res) => setTimeout(res, 200));
+      }
+      // The popup (whose path carries the marker) is where the agent goes on: said as a notice, or
+      // as the DIALOG_LOOP error of the answer that met the loop (then in its parentheses).
+      assert.match(all, /the runtime closed it \(dialog loop\)\. Go on in tab 0\.\)?$/m, all);
+    },
+  );
 
-Deno.test("runTool() in a tainted session: a dialog loop's notice names the tab to go on in, not its path", async () => {
-  await using w = await world();
-  const c = await w.connect();
-  const login = await signIn(w, c, "loop");
-  assert.match(login.text, /login: LOGIN_SUBMITTED/, login.text);
-  let all = "";
-  for (let i = 0; i < 20 && !/dialog loop/.test(all); i++) {
-    const r = await c.call("browser_snapshot");
-    all += r.text + "\n";
-    if (WITHHELD.test(r.text)) {
-      all += (await c.call("browser_handle_dialog", { accept: false })).text + "\n";
-    } else await new Promise((res) => setTimeout(res, 200));
-  }
-  // The popup (whose path carries the marker) is where the agent goes on: said as a notice, or
-  // as the DIALOG_LOOP error of the answer that met the loop (then in its parentheses).
-  assert.match(all, /the runtime closed it \(dialog loop\)\. Go on in tab 0\.\)?$/m, all);
   assertNothingShown(w.outputs(), "a tool result");
 });
 
