@@ -188,9 +188,11 @@ interface StdioRuntime {
 
 async function spawnStdio(
   f: Fixture,
-  options: { viaParent?: boolean; viaLauncher?: boolean } = {},
+  options: { viaParent?: boolean; viaLauncher?: boolean; noWarmBrowser?: boolean } = {},
 ): Promise<StdioRuntime> {
   const omotaiArgs = ["start", "--data-dir", f.dataDir, "--policy", f.policyFile];
+  // A runtime that never browses: its warm browser would be launched only to be thrown away.
+  if (options.noWarmBrowser) omotaiArgs.push("--warm-browsers", "0");
   const runtime = runtimeCommand(omotaiArgs);
   const runtimeArgs = options.viaLauncher
     ? ["run", ...await omotaiFlags(), "runtime/main.ts", ...omotaiArgs]
@@ -435,7 +437,7 @@ Deno.test("omotai start killed hard: Chromium exits by itself, the next start sw
     const old = new Date(Date.now() - 5 * 60_000);
     await Deno.utime(`${instance}/.heartbeat`, old, old);
     await Deno.utime(instance, old, old);
-    next = await spawnStdio(f);
+    next = await spawnStdio(f, { noWarmBrowser: true });
     // The sweep runs before the runtime answers initialize.
     assert.equal(await Deno.stat(instance).catch(() => null), null, "the stale profile is swept");
     await next.transport.close();
