@@ -78,10 +78,18 @@ function isProxy(p: Proc): boolean {
   return p.argv.some((a) => a.endsWith("proxy_main.ts"));
 }
 
-/** Whether any of `procs` still runs (same pid, same command line). */
+/** Those of `procs` that still run (same pid, same command line, not a zombie). */
 function anyAlive(procs: Proc[]): Proc[] {
-  const now = new Map(processes().map((p) => [p.pid, p]));
-  return procs.filter((p) => now.get(p.pid)?.argv.join(" ") === p.argv.join(" "));
+  // Only these pids are read, not all of /proc: this is polled until a teardown ends.
+  return procs.filter((p) => {
+    try {
+      if (/^State:\s*Z/m.test(Deno.readTextFileSync(`/proc/${p.pid}/status`))) return false;
+      const argv = Deno.readTextFileSync(`/proc/${p.pid}/cmdline`).split("\0");
+      return argv.filter((a) => a !== "").join(" ") === p.argv.join(" ");
+    } catch {
+      return false; // gone
+    }
+  });
 }
 
 /** Entries below `<dataDir>/profiles`, recursively, except heartbeats. */
