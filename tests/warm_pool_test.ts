@@ -37,8 +37,7 @@ async function until<T>(what: string, check: () => T | undefined, ms: number): P
     const v = check();
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    // Not faster: a check may read all of /proc (tens of ms of CPU each) while a browser starts.
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
