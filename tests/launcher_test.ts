@@ -187,7 +187,18 @@ Deno.test("launch() grants sse mode the policy of an agent added from another di
     const key = await addAgent("bot", "elsewhere");
     const rt = await spawnServing(
       new Deno.Command(Deno.execPath(), {
-        args: omotaiArgs(["start", "--mode", "sse", "--port", "0", "--data-dir", `${work}/d`]),
+        // No warm browser: the one session would take it and the pool launch another for nothing.
+        args: omotaiArgs([
+          "start",
+          "--mode",
+          "sse",
+          "--port",
+          "0",
+          "--warm-browsers",
+          "0",
+          "--data-dir",
+          `${work}/d`,
+        ]),
         cwd: "/",
         stdin: "null",
         stdout: "piped",

@@ -78,10 +78,18 @@ function isProxy(p: Proc): boolean {
   return p.argv.some((a) => a.endsWith("proxy_main.ts"));
 }
 
-/** Whether any of `procs` still runs (same pid, same command line). */
+/** Those of `procs` that still run (same pid, same command line, not a zombie). */
 function anyAlive(procs: Proc[]): Proc[] {
-  const now = new Map(processes().map((p) => [p.pid, p]));
-  return procs.filter((p) => now.get(p.pid)?.argv.join(" ") === p.argv.join(" "));
+  // Only these pids are read, not all of /proc: this is polled until a teardown ends.
+  return procs.filter((p) => {
+    try {
+      if (/^State:\s*Z/m.test(Deno.readTextFileSync(`/proc/${p.pid}/status`))) return false;
+      const argv = Deno.readTextFileSync(`/proc/${p.pid}/cmdline`).split("\0");
+      return argv.filter((a) => a !== "").join(" ") === p.argv.join(" ");
+    } catch {
+      return false; // gone
+    }
+  });
 }
 
 /** Entries below `<dataDir>/profiles`, recursively, except heartbeats. */
@@ -188,9 +196,11 @@ interface StdioRuntime {
 
 async function spawnStdio(
   f: Fixture,
-  options: { viaParent?: boolean; viaLauncher?: boolean } = {},
+  options: { viaParent?: boolean; viaLauncher?: boolean; noWarmBrowser?: boolean } = {},
 ): Promise<StdioRuntime> {
   const omotaiArgs = ["start", "--data-dir", f.dataDir, "--policy", f.policyFile];
+  // A runtime that never browses: its warm browser would be launched only to be thrown away.
+  if (options.noWarmBrowser) omotaiArgs.push("--warm-browsers", "0");
   const runtime = runtimeCommand(omotaiArgs);
   const runtimeArgs = options.viaLauncher
     ? ["run", ...await omotaiFlags(), "runtime/main.ts", ...omotaiArgs]
@@ -435,7 +445,7 @@ Deno.test("omotai start killed hard: Chromium exits by itself, the next start sw
     const old = new Date(Date.now() - 5 * 60_000);
     await Deno.utime(`${instance}/.heartbeat`, old, old);
     await Deno.utime(instance, old, old);
-    next = await spawnStdio(f);
+    next = await spawnStdio(f, { noWarmBrowser: true });
     // The sweep runs before the runtime answers initialize.
     assert.equal(await Deno.stat(instance).catch(() => null), null, "the stale profile is swept");
     await next.transport.close();

@@ -14,6 +14,9 @@ Deno.test("omotai start --console in stdio mode serves the console alone, behind
       "--console",
       "--console-port",
       "0",
+      // No MCP client browses here: a warm browser would be launched only to be thrown away.
+      "--warm-browsers",
+      "0",
       "--data-dir",
       dataDir,
     ],

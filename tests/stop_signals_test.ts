@@ -6,7 +6,8 @@
  * last, the final signed checkpoint covers it (so a rewritten tail is caught by
  * `omotai audit verify --checkpoints`), no browser is left, no socket is left in the data
  * dir. The runtime runs as deployed: `omotai start --mode sse` through the launcher, in a
- * process group of its own (`setsid`).
+ * process group of its own (`setsid`). `omotai audit verify` runs as the runtime's own process
+ * (`runRuntime`): the launcher in front of it is what the stops here are about, not the check.
  *
  * @module
  */
@@ -22,7 +23,7 @@ import { STOP_GRACE_MS } from "../runtime/launcher/stop_signals.ts";
 import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import { forgeFrom } from "./helpers/audit_forgery.ts";
 import { eventually, keyedTransport, omotaiFlags, TestClient } from "./helpers/harness.ts";
-import { runOmotai, type ServingRuntime, spawnServing } from "./helpers/omotai_cli.ts";
+import { runRuntime, type ServingRuntime, spawnServing } from "./helpers/omotai_cli.ts";
 import { processes } from "./helpers/processes.ts";
 
 /** Generous: a teardown closes a browser (seconds on a loaded machine) and the audit. */
@@ -153,7 +154,7 @@ async function assertTornDown(rt: ServingRuntime, f: Fixture, code: number): Pro
   const rows = auditRows(f.dataDir);
   assert.equal(rows.at(-1)?.kind, "runtime_stopped", "the stop record is the last row");
   const file = join(f.dataDir, CHECKPOINT_FILE);
-  const verified = await runOmotai([
+  const verified = await runRuntime([
     "audit",
     "verify",
     "--data-dir",
@@ -211,9 +212,9 @@ Deno.test("omotai start: SIGTERM to its process group runs the whole teardown; a
     for (const r of forged) update.run(r.decision, r.prev_hash, r.hash, r.seq);
     db.prepare("UPDATE audit_state SET head_hash = ? WHERE id = 1").run(forged.at(-1)!.hash);
     db.close();
-    const plain = await runOmotai(["audit", "verify", "--data-dir", f.dataDir]);
+    const plain = await runRuntime(["audit", "verify", "--data-dir", f.dataDir]);
     assert.equal(plain.code, 0, `the chain alone cannot tell: ${plain.stdout}`);
-    const caught = await runOmotai([
+    const caught = await runRuntime([
       "audit",
       "verify",
       "--data-dir",
