@@ -204,6 +204,12 @@ export interface LaunchOptions {
   byteRate?: ByteRateLimits | false;
   /** Runs the browser under a wrapper (a sandbox launcher) instead of directly. */
   wrap?: LaunchWrap;
+  /**
+   * Calls the launch off: before the spawn nothing starts; after it, the browser is killed and
+   * the launch rejects at once instead of waiting out its first round trip (a runtime stopping
+   * while a browser it no longer wants is starting).
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -328,6 +334,7 @@ export class BrowserProcess implements AsyncDisposable {
 
 /** Starts Chromium on a private pipe and checks that it answers. */
 export async function launchBrowser(options: LaunchOptions): Promise<BrowserProcess> {
+  if (options.signal?.aborted) throw new BrowserLaunchError("the launch was called off");
   const args = [...HARDENED_ARGS];
   if (options.headful) args.splice(args.indexOf("--headless"), 1);
   if (runningAsRoot() && options.wrap?.sandbox !== true) args.push("--no-sandbox");
@@ -378,10 +385,16 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserProc
     transport,
   );
   const timeoutMs = options.startTimeoutMs ?? 20_000;
+  let onAbort = () => {};
+  const calledOff = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new BrowserLaunchError("the launch was called off"));
+  });
+  options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
     const outcome = await Promise.race([
       connection.root.send("Browser.getVersion", undefined, { timeoutMs }),
       spawnError.then((e) => Promise.reject(e)),
+      calledOff,
     ]);
     if (!outcome.product) throw new BrowserLaunchError("empty Browser.getVersion reply");
   } catch (err) {
@@ -393,6 +406,8 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserProc
       }`,
       { cause: err },
     );
+  } finally {
+    options.signal?.removeEventListener("abort", onAbort);
   }
   return browser;
 }

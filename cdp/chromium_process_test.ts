@@ -153,3 +153,42 @@ Deno.test("launchBrowser() reports a binary that is not a browser", async () => 
   );
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("launchBrowser() called off: before the spawn nothing starts; during the first round trip the process is killed and the launch rejects at once", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const before = new AbortController();
+    before.abort();
+    await assert.rejects(
+      () => launchBrowser({ executable: "/nonexistent", profileDir: dir, signal: before.signal }),
+      /called off/,
+    );
+    // A "browser" that never answers on the pipe: only the signal can end its launch early.
+    const silent = `${dir}/silent.sh`;
+    await Deno.writeTextFile(silent, `#!/bin/sh\necho $$ > '${dir}/pid'\nexec sleep 120\n`);
+    await Deno.chmod(silent, 0o755);
+    const during = new AbortController();
+    const launching = launchBrowser({
+      executable: silent,
+      profileDir: dir,
+      startTimeoutMs: 120_000,
+      signal: during.signal,
+    });
+    const pidFile = `${dir}/pid`;
+    for (let i = 0; i < 600 && !(await Deno.stat(pidFile).catch(() => null)); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    during.abort();
+    await assert.rejects(() => launching, /called off/);
+    const pid = (await Deno.readTextFile(pidFile)).trim();
+    let alive = true;
+    for (let i = 0; i < 200 && alive; i++) {
+      const stat = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => "");
+      alive = stat !== "" && !/^\d+ \([^)]*\) Z/.test(stat);
+      if (alive) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(alive, false, "the called-off process was killed");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -116,6 +116,7 @@ export interface LaunchDeps extends BrowserStart {
 export async function startBrowser<E extends LaunchExtras | undefined>(
   start: BrowserStart & { log(line: string): void },
   extras: () => Promise<E>,
+  signal?: AbortSignal,
 ): Promise<StartedBrowser & { extras: E }> {
   const profileDir = await start.profiles.create();
   let made: E | undefined;
@@ -144,8 +145,11 @@ export async function startBrowser<E extends LaunchExtras | undefined>(
       if (group.env) wrap.env = { ...wrap.env, ...group.env };
     }
     const launch = async () => {
+      // Called off while it waited for its turn: no browser is started at all.
+      signal?.throwIfAborted();
       await start.verifyExecutable?.();
       return await launchBrowser({
+        signal,
         executable: start.executable,
         profileDir,
         headful: start.headful,

@@ -13,8 +13,12 @@ import type { WarmBrowser, WarmSource } from "./launch.ts";
 export interface WarmPoolOptions {
   /** Browsers kept ready; 0 keeps none. */
   size: number;
-  /** Starts one browser ahead of its session. */
-  start(): Promise<WarmBrowser>;
+  /**
+   * Starts one browser ahead of its session. `signal` aborts when the pool closes: the start
+   * is called off (its browser killed) rather than waited out, so a runtime's teardown is not
+   * held by a launch on a busy machine.
+   */
+  start(signal: AbortSignal): Promise<WarmBrowser>;
   /** After this long without a take the pool closes its browsers (default 5 min). */
   idleMs?: number;
   /**
@@ -38,6 +42,8 @@ export class WarmPool implements WarmSource, AsyncDisposable {
   #idle: ReturnType<typeof setTimeout> | undefined;
   #retry: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
+  /** Aborted when the pool closes: calls off a start under way. */
+  readonly #closing = new AbortController();
   /** Browsers started so far (a failed start included). */
   #started = 0;
 
@@ -89,7 +95,7 @@ export class WarmPool implements WarmSource, AsyncDisposable {
       this.#started++;
       let warm: WarmBrowser;
       try {
-        warm = await this.#options.start();
+        warm = await this.#options.start(this.#closing.signal);
       } catch (err) {
         this.#hand(undefined);
         // Closing while a browser started (the runtime's teardown) is not a failure to retry.
@@ -122,9 +128,11 @@ export class WarmPool implements WarmSource, AsyncDisposable {
   /** Ends every ready browser; nothing is started after. */
   async [Symbol.asyncDispose](): Promise<void> {
     this.#closed = true;
+    this.#closing.abort();
     this.#hand(undefined);
     clearTimeout(this.#idle);
     clearTimeout(this.#retry);
+    // Short now: a start under way was called off and settles as its browser is killed.
     await this.#filling?.catch(() => {});
     const ready = this.#ready.splice(0);
     for (const w of ready) w.browser.kill("SIGKILL");

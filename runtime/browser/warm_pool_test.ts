@@ -171,3 +171,30 @@ Deno.test("WarmPool without refill starts no second browser behind a waiting tak
   assert.equal(made, 1);
   await p[Symbol.asyncDispose]();
 });
+
+Deno.test("WarmPool's close calls off a start under way instead of waiting it out", async () => {
+  const ended: string[] = [];
+  let seen: AbortSignal | undefined;
+  const p = new WarmPool({
+    size: 1,
+    // A start that would take as long as a launch on a loaded machine, unless called off.
+    start: (signal) => {
+      seen = signal;
+      return new Promise<WarmBrowser>((resolve, reject) => {
+        const slow = setTimeout(() => resolve(fakeWarm(1, ended)), 60_000);
+        signal.addEventListener("abort", () => {
+          clearTimeout(slow);
+          reject(new Error("called off"));
+        }, { once: true });
+      });
+    },
+    log: () => {},
+  });
+  const filling = p.fill();
+  assert.equal(seen?.aborted, false);
+  await p[Symbol.asyncDispose]();
+  assert.equal(seen?.aborted, true, "the start was told to stop");
+  await filling;
+  assert.equal(p.ready, 0);
+  assert.deepEqual(ended, []);
+});

@@ -80,10 +80,11 @@ export function openWarmPool(
   const pool = new WarmPool({
     size: n,
     refill: !stdio,
-    start: async () => {
+    start: async (signal) => {
       return await startBrowser(
         { ...start, log: (line) => log(`warm browser: cdp: ${line}`) },
         () => warmEgress(proxy, audit),
+        signal,
       );
     },
     log,
