@@ -9,8 +9,6 @@
  * above each says which, and the root cause).
  */
 import assert from "node:assert/strict";
-import { ProfileStore } from "../cdp/mod.ts";
-import { BrowserSession } from "../runtime/browser/browser_session.ts";
 import { allowAllGate } from "../runtime/gate/gate.ts";
 import { processRedactor } from "../runtime/redact/mod.ts";
 import { clickTool } from "../runtime/tools/element.ts";
@@ -21,7 +19,8 @@ import { runTool } from "../runtime/tools/pipeline.ts";
 import { snapshotTool } from "../runtime/tools/snapshot.ts";
 import { expandRefSpan } from "../runtime/snapshot/ref_span.ts";
 import { parseRefs } from "../bench/task_bench.ts";
-import { html, type Pages, serveTwoOrigins, type TwoOriginSite } from "./fixtures/two_origins.ts";
+import { html, type Pages, type TwoOriginSite } from "./fixtures/two_origins.ts";
+import { freshCase, openSharedSession, type SharedSession } from "./helpers/shared_session.ts";
 import { holdsPiece, PLANTED_PW } from "./helpers/planted_secret.ts";
 import { eventually, OVERVIEW_SETTINGS } from "./helpers/harness.ts";
 
@@ -42,38 +41,7 @@ interface Rig extends AsyncDisposable {
   call(tool: AnyTool, args?: Record<string, unknown>): Promise<Out>;
 }
 
-/** The one browser session and site every case shares (see `attack()`). */
-interface Shared extends AsyncDisposable {
-  session: BrowserSession;
-  site: TwoOriginSite;
-  /** The site's pages: the current case's. */
-  routes: Pages;
-}
-
-async function shared(): Promise<Shared> {
-  const routes: Pages = {};
-  const site = serveTwoOrigins(() => routes);
-  const dir = await Deno.makeTempDir({ prefix: "omotai-attack-" });
-  const profiles = await ProfileStore.open(dir);
-  const session = new BrowserSession({
-    profiles,
-    executable: Deno.env.get("OMOTAI_BROWSER") ?? "/usr/bin/chromium",
-    audit: { append() {} },
-  });
-  return {
-    session,
-    site,
-    routes,
-    async [Symbol.asyncDispose]() {
-      await session[Symbol.asyncDispose]();
-      await profiles[Symbol.asyncDispose]();
-      await site[Symbol.asyncDispose]();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
-  };
-}
-
-let current: Shared | undefined;
+let current: SharedSession | undefined;
 
 /**
  * A case's rig on the shared session: every tab an earlier case left is closed (its page,
@@ -85,15 +53,7 @@ async function rig(pages: (origin: string, other: string) => Pages): Promise<Rig
   const s = current;
   assert.ok(s, "a rig outside the test of the cases");
   const { session, site } = s;
-  // Close every tab open now: the session then opens a fresh one (listing the tabs does).
-  const before = (await session.tabs()).map((tab) => tab.targetId);
-  for (let i = 0; i < before.length; i++) await session.closeTab();
-  const after = await session.tabs();
-  assert.ok(after.length === 1 && !before.includes(after[0].targetId), "one fresh tab");
-  for (const path of Object.keys(s.routes)) delete s.routes[path];
-  Object.assign(s.routes, pages(site.origin, site.otherOrigin));
-  site.hits.length = 0;
-  site.posts.clear();
+  await freshCase(s, pages(site.origin, site.otherOrigin));
   const outputs: string[] = [];
   return {
     site,
@@ -119,7 +79,7 @@ async function rig(pages: (origin: string, other: string) => Pages): Promise<Rig
  * from the earlier cases' and the forged one would name nothing.
  */
 async function ownRig(pages: (origin: string, other: string) => Pages): Promise<Rig> {
-  const own = await shared();
+  const own = await openSharedSession("omotai-attack-");
   const outer = current;
   current = own;
   try {
@@ -913,7 +873,7 @@ attack({
 });
 
 Deno.test("overview pages, folds and reading mode against hostile pages: every attack case, on one browser session", async (t) => {
-  await using s = await shared();
+  await using s = await openSharedSession("omotai-attack-");
   current = s;
   for (const c of cases) await t.step(c.name, c.fn);
   current = undefined;

@@ -10,7 +10,6 @@
  * millisecond while it is read never makes one link's line carry another element's ref.
  */
 import assert from "node:assert/strict";
-import { ProfileStore } from "../cdp/mod.ts";
 import { BrowserSession } from "../runtime/browser/browser_session.ts";
 import { callOnElement } from "../runtime/browser/element_ops.ts";
 import { allowAllGate } from "../runtime/gate/gate.ts";
@@ -20,7 +19,8 @@ import type { AnyTool } from "../runtime/tools/mod.ts";
 import { navigateTool } from "../runtime/tools/navigate.ts";
 import { runTool } from "../runtime/tools/pipeline.ts";
 import { snapshotTool } from "../runtime/tools/snapshot.ts";
-import { html, type Pages, serveTwoOrigins } from "./fixtures/two_origins.ts";
+import { html, type Pages } from "./fixtures/two_origins.ts";
+import { freshCase, openSharedSession, type SharedSession } from "./helpers/shared_session.ts";
 import { OVERVIEW_SETTINGS } from "./helpers/harness.ts";
 
 // ---- Harness --------------------------------------------------------------------------------
@@ -31,38 +31,7 @@ interface Rig extends AsyncDisposable {
   call(tool: AnyTool, args?: Record<string, unknown>): Promise<string>;
 }
 
-/** The one browser session and site every case shares (see `visibilityCase()`). */
-interface Shared extends AsyncDisposable {
-  session: BrowserSession;
-  origin: string;
-  /** The site's pages: the current case's. */
-  routes: Pages;
-}
-
-async function shared(): Promise<Shared> {
-  const routes: Pages = {};
-  const site = serveTwoOrigins(() => routes);
-  const dir = await Deno.makeTempDir({ prefix: "omotai-visibility-" });
-  const profiles = await ProfileStore.open(dir);
-  const session = new BrowserSession({
-    profiles,
-    executable: Deno.env.get("OMOTAI_BROWSER") ?? "/usr/bin/chromium",
-    audit: { append() {} },
-  });
-  return {
-    session,
-    origin: site.origin,
-    routes,
-    async [Symbol.asyncDispose]() {
-      await session[Symbol.asyncDispose]();
-      await profiles[Symbol.asyncDispose]();
-      await site[Symbol.asyncDispose]();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
-  };
-}
-
-let current: Shared | undefined;
+let current: SharedSession | undefined;
 
 /**
  * A case's rig on the shared session: every tab an earlier case left is closed (its page,
@@ -73,15 +42,9 @@ async function rig(pages: Pages): Promise<Rig> {
   const s = current;
   assert.ok(s, "a rig outside the test of the cases");
   const { session } = s;
-  // Close every tab open now: the session then opens a fresh one (listing the tabs does).
-  const before = (await session.tabs()).map((tab) => tab.targetId);
-  for (let i = 0; i < before.length; i++) await session.closeTab();
-  const after = await session.tabs();
-  assert.ok(after.length === 1 && !before.includes(after[0].targetId), "one fresh tab");
-  for (const path of Object.keys(s.routes)) delete s.routes[path];
-  Object.assign(s.routes, pages);
+  await freshCase(s, pages);
   return {
-    origin: s.origin,
+    origin: s.site.origin,
     session,
     async call(tool, args = {}) {
       const r = await runTool(tool, args, {
@@ -416,7 +379,7 @@ visibilityCase(
 );
 
 Deno.test("the visibility rule and reading mode's refs: every case, on one browser session", async (t) => {
-  await using s = await shared();
+  await using s = await openSharedSession("omotai-visibility-");
   current = s;
   for (const c of cases) await t.step(c.name, c.fn);
   current = undefined;
