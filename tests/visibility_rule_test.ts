@@ -10,7 +10,7 @@
  * millisecond while it is read never makes one link's line carry another element's ref.
  */
 import assert from "node:assert/strict";
-import { BrowserSession } from "../runtime/browser/browser_session.ts";
+import type { BrowserSession } from "../runtime/browser/browser_session.ts";
 import { callOnElement } from "../runtime/browser/element_ops.ts";
 import { allowAllGate } from "../runtime/gate/gate.ts";
 import { clickTool } from "../runtime/tools/element.ts";
