@@ -31,6 +31,7 @@ import {
 import { redactClip } from "../redact/mod.ts";
 import { MAX_READ_CHARS, MAX_TITLE_CHARS, readArticle } from "./reading.ts";
 import { DOM_SNAPSHOT_MIN_NODES, scanTab } from "./scan.ts";
+import { MAX_SCAN_FRAMES } from "./scan_frames.ts";
 import type { Element } from "./element_ops.ts";
 import type { Live } from "./live.ts";
 import { carryRefs } from "./ref_carry.ts";
@@ -112,6 +113,7 @@ export class PageSnapshots {
     const note = outlineNote(
       scan.mode === "dom-snapshot",
       outline.truncated ? outline.lines.length : undefined,
+      scan.framesCut,
     );
     const { lines, brief, stats } = outline;
     const origin = originLabel(scan.url);
@@ -345,8 +347,17 @@ function loaderIn(tree: Protocol.Page.FrameTree, frameId: string): string {
  * The runtime's line on a view read from a DOM snapshot, or cut at the outline's budget:
  * counts only, nothing the page wrote.
  */
-function outlineNote(domSnapshot: boolean, cutAt: number | undefined): string | undefined {
-  const cut = cutAt === undefined ? "" : `cut after ${cutAt.toLocaleString("en-US")} lines`;
+function outlineNote(
+  domSnapshot: boolean,
+  cutAt: number | undefined,
+  framesCut: boolean,
+): string | undefined {
+  const lines = cutAt === undefined ? "" : `cut after ${cutAt.toLocaleString("en-US")} lines`;
+  // Said whichever way the page was read: the frames past the bound are not in the view.
+  const frames = framesCut
+    ? `frames past the first ${MAX_SCAN_FRAMES} not read (they are not in this view)`
+    : "";
+  const cut = [lines, frames].filter(Boolean).join("; ");
   if (!domSnapshot) return cut ? `note: page ${cut}` : undefined;
   return `note: large page (over ${
     DOM_SNAPSHOT_MIN_NODES.toLocaleString("en-US")

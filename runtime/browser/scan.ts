@@ -5,7 +5,8 @@
  * {@link DOM_SNAPSHOT_MIN_NODES} nodes or more: then from DOM snapshots (`scan_dom.ts`),
  * since Chromium needs ~0.1 ms per node for the accessibility tree, and a page of 60,000
  * links would hold its renderer 15 s and more. A tab of {@link MAX_SCAN_TEXT_CHARS}
- * characters of text or more is not read (`PAGE_TOO_LARGE`). This file counts and picks.
+ * characters of text or more is not read (`PAGE_TOO_LARGE`), and of a tab's frames only the
+ * first `MAX_SCAN_FRAMES` are (`scan_frames.ts`). This file counts and picks.
  *
  * @module
  */
@@ -19,7 +20,14 @@ import { OmotaiError } from "../mod.ts";
 import { type AxFrame, type DomFrame, domTitle } from "../snapshot/mod.ts";
 import { scanAxSession } from "./scan_ax.ts";
 import { scanDomSession } from "./scan_dom.ts";
-import { childTargets, flatFrames, MAX_TARGET_DEPTH, type ScannedFrame } from "./scan_frames.ts";
+import {
+  childTargets,
+  flatFrames,
+  FrameBudget,
+  MAX_SCAN_FRAMES,
+  MAX_TARGET_DEPTH,
+  type ScannedFrame,
+} from "./scan_frames.ts";
 
 /** What every scan holds. */
 interface ScanBase {
@@ -28,6 +36,8 @@ interface ScanBase {
   url: string;
   /** The document title. */
   title: string;
+  /** Whether frames past `MAX_SCAN_FRAMES` were left unread. */
+  framesCut: boolean;
 }
 
 /** A tab read from its accessibility trees (the default). */
@@ -75,14 +85,25 @@ interface TabSize {
   chars: number;
 }
 
-/** Scans `page` and all its frames: accessibility trees, or DOM snapshots when huge. */
+/**
+ * Scans `page` and its frames (the first `maxFrames`): accessibility trees, or DOM snapshots
+ * when huge.
+ */
 export async function scanTab(
   page: CdpSession,
   tracker: TargetTracker,
   domSnapshotMinNodes = DOM_SNAPSHOT_MIN_NODES,
+  maxFrames = MAX_SCAN_FRAMES,
 ): Promise<TabScan> {
   const frames = new Map<string, ScannedFrame>();
-  const { nodes, chars } = await countNodes(page, tracker, domSnapshotMinNodes, 0);
+  // The count reads the frames the scan will read: those the same bound leaves.
+  const { nodes, chars } = await countNodes(
+    page,
+    tracker,
+    domSnapshotMinNodes,
+    0,
+    new FrameBudget(maxFrames),
+  );
   if (chars >= MAX_SCAN_TEXT_CHARS) {
     throw new OmotaiError(
       "PAGE_TOO_LARGE",
@@ -91,25 +112,28 @@ export async function scanTab(
       } characters of text, more than a snapshot reads; browser_snapshot {"mode": "read"} reads its start`,
     );
   }
+  const budget = new FrameBudget(maxFrames);
   if (nodes >= domSnapshotMinNodes) {
-    const root = await scanDomSession(page, tracker, frames, 0);
+    const root = await scanDomSession(page, tracker, frames, 0, budget);
     return {
       mode: "dom-snapshot",
       root,
       nodes,
       frames,
+      framesCut: budget.cut,
       mainLoaderId: frames.get(root.key)?.loaderId ?? "",
       url: root.url,
       title: domTitle(root),
     };
   }
-  const root = await scanAxSession(page, tracker, frames, 0);
+  const root = await scanAxSession(page, tracker, frames, 0, budget);
   const main = frames.get(root.key);
   const rootNode = root.nodes.find((n) => !n.parentId);
   return {
     mode: "accessibility",
     root,
     frames,
+    framesCut: budget.cut,
     mainLoaderId: main?.loaderId ?? "",
     url: root.url,
     title: String(rootNode?.name?.value ?? ""),
@@ -151,18 +175,20 @@ const COUNT_TIMEOUT_MS = 5_000;
 const countWorlds = new WeakMap<CdpSession, Map<string, { loaderId: string; contextId: number }>>();
 
 /**
- * The nodes of a session's frames and its out-of-process frames, up to `limit`. A frame
- * that cannot be counted (navigating away) counts as empty, as it would scan empty; one
- * whose renderer does not answer within {@link COUNT_TIMEOUT_MS} counts as full.
+ * The nodes of a session's frames and its out-of-process frames, up to `limit`, of the
+ * frames `budget` leaves. A frame that cannot be counted (navigating away) counts as empty, as
+ * it would scan empty; one whose renderer does not answer within {@link COUNT_TIMEOUT_MS}
+ * counts as full.
  */
 async function countNodes(
   session: CdpSession,
   tracker: TargetTracker,
   limit: number,
   depth: number,
+  budget: FrameBudget,
 ): Promise<TabSize> {
   const { frameTree } = await session.send("Page.getFrameTree");
-  const flat = flatFrames(frameTree);
+  const flat = budget.take(flatFrames(frameTree));
   const counts = await Promise.all(
     flat.map((f) =>
       countFrame(session, f, limit).catch((err): TabSize =>
@@ -171,11 +197,17 @@ async function countNodes(
       )
     ),
   );
-  const total = counts.reduce((a, b) => ({ nodes: a.nodes + b.nodes, chars: a.chars + b.chars }));
+  const total = counts.reduce(
+    (a, b) => ({ nodes: a.nodes + b.nodes, chars: a.chars + b.chars }),
+    { nodes: 0, chars: 0 },
+  );
   if ((total.nodes < limit || total.chars < MAX_SCAN_TEXT_CHARS) && depth < MAX_TARGET_DEPTH) {
     const children = await Promise.all(
       childTargets(session, tracker).map((t) =>
-        countNodes(t.session, tracker, limit, depth + 1).catch(() => ({ nodes: 0, chars: 0 }))
+        budget.open
+          ? countNodes(t.session, tracker, limit, depth + 1, budget)
+            .catch(() => ({ nodes: 0, chars: 0 }))
+          : { nodes: 0, chars: 0 }
       ),
     );
     for (const c of children) {

@@ -13,19 +13,30 @@ import {
   IN_PAGE_CONTROL_SHOWN,
   IN_PAGE_HIDDEN_OPTIONS,
 } from "../snapshot/mod.ts";
-import { flatFrames, readChildTargets, type ScannedFrame } from "./scan_frames.ts";
+import {
+  flatFrames,
+  type FrameBudget,
+  readChildTargets,
+  type ScannedFrame,
+} from "./scan_frames.ts";
 
 const TEXT_FIELD_ROLES = new Set(["textbox", "searchbox"]);
 
-/** Reads a session's frames and, within the depth bound, its out-of-process frames. */
+/**
+ * Reads a session's frames and, within the depth bound, its out-of-process frames, as many
+ * as `budget` leaves (the session's main frame first: a session is only read while frames are
+ * left).
+ */
 export async function scanAxSession(
   session: CdpSession,
   tracker: TargetTracker,
   frames: Map<string, ScannedFrame>,
   depth: number,
+  budget: FrameBudget,
 ): Promise<AxFrame> {
   const { frameTree } = await session.send("Page.getFrameTree");
-  const flat = flatFrames(frameTree);
+  const flat = budget.take(flatFrames(frameTree));
+  if (flat.length === 0) throw new Error("no frame left to read");
 
   const trees = await Promise.all(
     flat.map((f) =>
@@ -70,7 +81,8 @@ export async function scanAxSession(
     session,
     tracker,
     depth,
-    (child, childDepth) => scanAxSession(child, tracker, frames, childDepth),
+    budget,
+    (child, childDepth) => scanAxSession(child, tracker, frames, childDepth, budget),
     (owner, child) => childFrames.set(owner, child),
   );
   return axFrames[0];

@@ -8,22 +8,30 @@
 import type { CdpSession, TargetTracker } from "../../cdp/mod.ts";
 import { OmotaiError } from "../mod.ts";
 import { type DomFrame, domFrames, VISIBILITY_STYLES } from "../snapshot/mod.ts";
-import { flatFrames, readChildTargets, type ScannedFrame } from "./scan_frames.ts";
+import {
+  flatFrames,
+  type FrameBudget,
+  readChildTargets,
+  type ScannedFrame,
+} from "./scan_frames.ts";
 
 /**
  * Reads a session's frames from one DOM snapshot (same-process frames are documents of
  * it) and its out-of-process frames from their own. Only layout and the computed styles
  * the visibility rule reads are asked for: no rects, paint order or colours, which would
- * cost the renderer more.
+ * cost the renderer more. A renderer's frames come in its one snapshot, so `budget` bounds
+ * how many are kept (in document order) and how many out-of-process frames are read.
  */
 export async function scanDomSession(
   session: CdpSession,
   tracker: TargetTracker,
   frames: Map<string, ScannedFrame>,
   depth: number,
+  budget: FrameBudget,
 ): Promise<DomFrame> {
   const { frameTree } = await session.send("Page.getFrameTree");
-  const flat = flatFrames(frameTree);
+  const flat = budget.take(flatFrames(frameTree));
+  if (flat.length === 0) throw new Error("no frame left to read");
   const byId = new Map(flat.map((f) => [f.id, f]));
   const snapshot = await session.send("DOMSnapshot.captureSnapshot", {
     computedStyles: [...VISIBILITY_STYLES],
@@ -43,7 +51,8 @@ export async function scanDomSession(
     session,
     tracker,
     depth,
-    (child, childDepth) => scanDomSession(child, tracker, frames, childDepth),
+    budget,
+    (child, childDepth) => scanDomSession(child, tracker, frames, childDepth, budget),
     (owner, child) => read.childFrames.set(owner, child),
   );
   return root;

@@ -17,6 +17,45 @@ export interface ScannedFrame {
 /** How deep out-of-process frames are followed (frames in frames in frames). */
 export const MAX_TARGET_DEPTH = 6;
 
+/**
+ * Frames one scan reads at most, every renderer's together. Each frame costs its renderer a
+ * few CDP round trips (a tree, two isolated-world reads, its owner), so a page that nests a
+ * thousand frames held its tab's snapshot 29 s on an idle machine and over a minute on a
+ * loaded one, and a hundred same-site frames still cost it seconds. Pages people use frame a
+ * few, a news page with its ads a few dozen.
+ */
+export const MAX_SCAN_FRAMES = 50;
+
+/**
+ * The frames left to one scan (see {@link MAX_SCAN_FRAMES}): each session takes its frames in
+ * document order, the main frame first; what is past the bound is not read, and the view says
+ * so (`cut`). Out-of-process frames take theirs as their sessions are reached.
+ */
+export class FrameBudget {
+  #left: number;
+  /** Whether a frame was left unread. */
+  cut = false;
+
+  constructor(max = MAX_SCAN_FRAMES) {
+    this.#left = max;
+  }
+
+  /** The first frames of `flat` the budget still allows, taken from it. */
+  take<T>(flat: readonly T[]): T[] {
+    const n = Math.min(this.#left, flat.length);
+    this.#left -= n;
+    if (n < flat.length) this.cut = true;
+    return flat.slice(0, n);
+  }
+
+  /** Whether another session's frames may still be read. */
+  get open(): boolean {
+    if (this.#left > 0) return true;
+    this.cut = true;
+    return false;
+  }
+}
+
 /** A session's frames, depth first in document order, without recursion. */
 export function flatFrames(tree: Protocol.Page.FrameTree): Protocol.Page.Frame[] {
   const flat: Protocol.Page.Frame[] = [];
@@ -38,20 +77,23 @@ export function childTargets(session: CdpSession, tracker: TargetTracker): Track
 }
 
 /**
- * Reads each out-of-process frame of `session` with `read` (within {@link MAX_TARGET_DEPTH})
- * and hands it to `place` with the backend id of its owner `<iframe>`. A frame whose owner
- * or content cannot be read (it navigated away mid-scan) is left out.
+ * Reads each out-of-process frame of `session` with `read` (within {@link MAX_TARGET_DEPTH}
+ * and the scan's `budget`) and hands it to `place` with the backend id of its owner
+ * `<iframe>`. A frame whose owner or content cannot be read (it navigated away mid-scan) is
+ * left out.
  */
 export async function readChildTargets<F>(
   session: CdpSession,
   tracker: TargetTracker,
   depth: number,
+  budget: FrameBudget,
   read: (child: CdpSession, depth: number) => Promise<F>,
   place: (ownerBackendNodeId: number, frame: F) => void,
 ): Promise<void> {
   if (depth >= MAX_TARGET_DEPTH) return;
   await Promise.all(
     childTargets(session, tracker).map(async (t) => {
+      if (!budget.open) return;
       const owner = await session.send("DOM.getFrameOwner", { frameId: t.info.targetId })
         .catch(() => null);
       if (!owner) return;
