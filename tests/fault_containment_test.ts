@@ -134,6 +134,21 @@ function driven(
 let stage: Promise<Stage> | undefined;
 
 /**
+ * Session A of the `world()` tests that need no hooks of their own, made on first use. Each
+ * test leaves it on a browser of its own making (the fresh one its fault ended in, or the
+ * first), so the next test starts on a running browser instead of launching one; its rows
+ * are emptied as each test starts, and a test that fails drops it (`staged`), so whatever a
+ * failed case left (a fault under way, a notice not yet told) never reaches the next.
+ */
+let sharedA: Driven | undefined;
+
+async function dropSharedA(): Promise<void> {
+  const a = sharedA;
+  sharedA = undefined;
+  await a?.session[Symbol.asyncDispose]();
+}
+
+/**
  * The shared stage, made on first use. B (the runtime's defaults) is the session that must go
  * on: one B, one browser, its rows kept across every test, so each test's "B kept its own
  * browser and saw no browser_ended" also says that no earlier test's fault ever reached it.
@@ -163,25 +178,42 @@ function theStage(): Promise<Stage> {
 
 /**
  * Two sessions (A and B) of one process, each with its own Chromium, and the fault site. A
- * is this test's own, with `TEST_CAP` and `hooks`, and ends with it; B (the runtime's
- * defaults) is the stage's, shared by the tests.
+ * has `TEST_CAP`: with `hooks`, it is this test's own and ends with it; without, it is the
+ * shared A, its rows emptied. B (the runtime's defaults) is the stage's, shared by the tests.
  */
 async function world(hooks?: BrowserHooksFactory) {
   const s = await theStage();
-  const a = driven(s, hooks, TEST_CAP);
+  const own = hooks !== undefined;
+  const a = own ? driven(s, hooks, TEST_CAP) : (sharedA ??= driven(s, undefined, TEST_CAP));
+  a.rows.length = 0;
   return {
     a,
     b: s.b,
     site: s.site,
     async [Symbol.asyncDispose]() {
-      await a.session[Symbol.asyncDispose]();
+      if (own) await a.session[Symbol.asyncDispose]();
     },
   };
 }
 
-/** A test of the shared stage: its B and pools outlive the test by design. */
+/**
+ * A test of the shared stage: its B, the shared A and the pools outlive the test by design;
+ * a test that fails drops the shared A, so the next one starts on a fresh A.
+ */
 function staged(name: string, fn: () => Promise<void>): void {
-  Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+  Deno.test({
+    name,
+    sanitizeOps: false,
+    sanitizeResources: false,
+    async fn() {
+      try {
+        await fn();
+      } catch (err) {
+        await dropSharedA().catch(() => {});
+        throw err;
+      }
+    },
+  });
 }
 
 type World = Awaited<ReturnType<typeof world>>;
@@ -375,9 +407,11 @@ staged(
     await using w = await world();
     const pid = await started(w.a, w);
     await started(w.b, w);
-    w.a.session.guard.dialogs.onOpen(() => {
+    // The watcher is the session's, not its browser's: the listener goes with this test.
+    const off = w.a.session.guard.dialogs.onOpen(() => {
       throw new TypeError("injected into the dialogs watcher");
     });
+    using _off = { [Symbol.dispose]: off };
     const failed = await bKeepsWorking(
       w,
       (async () => {
@@ -410,6 +444,9 @@ staged(
     const pid = await started(w.a, w);
     await started(w.b, w);
     const page = await w.a.session.page();
+    const original = page.send;
+    // The page goes on after this test (the shared A's): its own send is put back.
+    using _restore = { [Symbol.dispose]: () => void (page.send = original) };
     const send = page.send.bind(page) as (m: string, p?: unknown, o?: unknown) => Promise<unknown>;
     let armed: "sync" | "async" | undefined;
     // The scan's own reads of the page (one or the other, by the page's size).
@@ -492,6 +529,7 @@ Deno.test({
     const s = await stage;
     const pid = s.b.session.browserProcess?.pid;
     assert.equal(s.b.rows.some((r) => r.kind === "browser_ended"), false, "B's browser ended");
+    await dropSharedA();
     await s[Symbol.asyncDispose]();
     assert.ok(await eventually(() => !alive(pid)), "B's browser was left running");
   },
