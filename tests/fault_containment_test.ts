@@ -25,7 +25,10 @@ const MIB = 1024 * KIB;
  * the message that breaks it quick to make. The real cap is exercised by the last test.
  */
 const TEST_CAP = 1 * MIB;
-/** Over the real cap by a margin: the string alone is bigger than a whole message may be. */
+/**
+ * Over the real cap by a margin: the message the browser sends is bigger than a whole
+ * message may be (with `escaped`, for a string a sixth of that: see `/log-later`).
+ */
 const OVER_CAP_MIB = MAX_MESSAGE_BYTES / MIB + 1;
 
 /** Pages that make the browser send what the runtime cannot take, and calm ones. */
@@ -51,18 +54,25 @@ for (let i = 0; i < ${n("count", 1)}; i++) console.log("x".repeat(${n("kib", 1)}
 </script>`,
           "Logger",
         );
-      case "/log-later":
-        // The same after the page loaded, yielding between messages.
+      case "/log-later": {
+        // The same after the page loaded, yielding between messages. `escaped`: each string is
+        // U+0001 a sixth as many times, which the browser's JSON sends as the six bytes
+        // `\u0001` apiece, so the message is as big for a sixth of the string (the page's
+        // work, and the part of Chromium's that goes by characters, a sixth as much).
+        const escaped = url.searchParams.has("escaped");
         return page(
           `<h1>Later</h1><script>
 let left = ${n("count", 1)};
-const next = () => { if (left-- > 0) { console.log("x".repeat(${
-            n("kib", 1)
-          } * ${KIB})); setTimeout(next, 50); } };
+const next = () => { if (left-- > 0) { console.log(${
+            escaped
+              ? `"\\u0001".repeat(Math.ceil(${n("kib", 1)} * ${KIB} / 6))`
+              : `"x".repeat(${n("kib", 1)} * ${KIB})`
+          }); setTimeout(next, 50); } };
 setTimeout(next, ${n("after", 300)});
 </script>`,
           "Later",
         );
+      }
       case "/log-tricks":
         // Text that would break a naive framing or decoder if it reached the pipe raw.
         return page(
@@ -556,11 +566,14 @@ Deno.test("runtime: a console.log over the real cap in one agent's session leave
   await using a = await h.connect("http");
   await using b = await h.connect("sse");
   assert.equal((await b.call("browser_navigate", { url: `${site.origin}/` })).isError, false);
-  // Two strings over the real cap, logged after the page loaded: Chromium takes tens of
+  // Two messages over the real cap, logged after the page loaded: Chromium takes tens of
   // seconds to send such a message, and any call meanwhile would find the renderer busy and
-  // close the tab (PAGE_UNRESPONSIVE), so A waits without calling.
+  // close the tab (PAGE_UNRESPONSIVE), so A waits without calling. Their strings are of
+  // characters JSON escapes (`escaped`): a sixth of the string makes the same message, and
+  // the page's own string under the cap is no way around it (the BrowserSession tests above
+  // send strings themselves over theirs).
   const nav = await a.call("browser_navigate", {
-    url: `${site.origin}/log-later?kib=${OVER_CAP_MIB * 1024}&count=2&after=3000`,
+    url: `${site.origin}/log-later?kib=${OVER_CAP_MIB * 1024}&count=2&after=3000&escaped`,
   });
   // The page logs 3 s after it loaded; on a busy machine the navigation's own snapshot may
   // still be waiting then, and the call ends with the fault itself: either is A's alone.
