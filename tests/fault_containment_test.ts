@@ -41,38 +41,36 @@ function serveFaultSite() {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
     const url = new URL(req.url);
     const n = (name: string, fallback: number) => Number(url.searchParams.get(name) ?? fallback);
+    // The string of one message of `kib` KiB. `escaped`: U+0001 a sixth as many times, which
+    // the browser's JSON sends as the six bytes `\u0001` apiece, so the message is as big for
+    // a sixth of the string (the page's work, and the part of Chromium's that goes by
+    // characters, a sixth as much).
+    const big = url.searchParams.has("escaped")
+      ? `"\\u0001".repeat(Math.ceil(${n("kib", 1)} * ${KIB} / 6))`
+      : `"x".repeat(${n("kib", 1)} * ${KIB})`;
     switch (url.pathname) {
       case "/":
         return page("<h1>Calm home</h1><p>nothing happens here</p>", "Home");
       case "/next":
         return page("<h1>Calm next</h1>", "Next");
       case "/log":
-        // `count` strings of `kib` KiB each, one console message apiece, while loading.
+        // `count` console messages of `kib` KiB each (`big`), while loading.
         return page(
           `<h1>Logger</h1><script>
-for (let i = 0; i < ${n("count", 1)}; i++) console.log("x".repeat(${n("kib", 1)} * ${KIB}));
+for (let i = 0; i < ${n("count", 1)}; i++) console.log(${big});
 </script>`,
           "Logger",
         );
-      case "/log-later": {
-        // The same after the page loaded, yielding between messages. `escaped`: each string is
-        // U+0001 a sixth as many times, which the browser's JSON sends as the six bytes
-        // `\u0001` apiece, so the message is as big for a sixth of the string (the page's
-        // work, and the part of Chromium's that goes by characters, a sixth as much).
-        const escaped = url.searchParams.has("escaped");
+      case "/log-later":
+        // The same after the page loaded, yielding between messages.
         return page(
           `<h1>Later</h1><script>
 let left = ${n("count", 1)};
-const next = () => { if (left-- > 0) { console.log(${
-            escaped
-              ? `"\\u0001".repeat(Math.ceil(${n("kib", 1)} * ${KIB} / 6))`
-              : `"x".repeat(${n("kib", 1)} * ${KIB})`
-          }); setTimeout(next, 50); } };
+const next = () => { if (left-- > 0) { console.log(${big}); setTimeout(next, 50); } };
 setTimeout(next, ${n("after", 300)});
 </script>`,
           "Later",
         );
-      }
       case "/log-tricks":
         // Text that would break a naive framing or decoder if it reached the pipe raw.
         return page(
@@ -329,10 +327,13 @@ staged(
     assert.equal(logs.isError, false, logs.text);
     assert.equal(w.a.session.browserProcess?.pid, pid);
     assert.equal(w.a.rows.some((r) => r.kind === "browser_ended"), false);
-    // Four over the cap: the first ends the browser, the rest are dropped as they stream in.
+    // Four over the cap: the first ends the browser, the rest are dropped as they stream in
+    // (of escaped characters: the first test sends a string itself over the cap).
     const failed = await bKeepsWorking(
       w,
-      w.a.call("browser_navigate", { url: `${w.site.origin}/log?kib=${2 * 1024}&count=4` }),
+      w.a.call("browser_navigate", {
+        url: `${w.site.origin}/log?kib=${2 * 1024}&count=4&escaped`,
+      }),
     );
     await assertEndedAndRecovers(w, failed, pid, "CDP_MESSAGE_TOO_LARGE");
   },
