@@ -25,7 +25,10 @@ const MIB = 1024 * KIB;
  * the message that breaks it quick to make. The real cap is exercised by the last test.
  */
 const TEST_CAP = 1 * MIB;
-/** Over the real cap by a margin: the string alone is bigger than a whole message may be. */
+/**
+ * Over the real cap by a margin: the message the browser sends is bigger than a whole
+ * message may be (with `escaped`, for a string a sixth of that: see `/log-later`).
+ */
 const OVER_CAP_MIB = MAX_MESSAGE_BYTES / MIB + 1;
 
 /** Pages that make the browser send what the runtime cannot take, and calm ones. */
@@ -38,16 +41,23 @@ function serveFaultSite() {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
     const url = new URL(req.url);
     const n = (name: string, fallback: number) => Number(url.searchParams.get(name) ?? fallback);
+    // The string of one message of `kib` KiB. `escaped`: U+0001 a sixth as many times, which
+    // the browser's JSON sends as the six bytes `\u0001` apiece, so the message is as big for
+    // a sixth of the string (the page's work, and the part of Chromium's that goes by
+    // characters, a sixth as much).
+    const big = url.searchParams.has("escaped")
+      ? `"\\u0001".repeat(Math.ceil(${n("kib", 1)} * ${KIB} / 6))`
+      : `"x".repeat(${n("kib", 1)} * ${KIB})`;
     switch (url.pathname) {
       case "/":
         return page("<h1>Calm home</h1><p>nothing happens here</p>", "Home");
       case "/next":
         return page("<h1>Calm next</h1>", "Next");
       case "/log":
-        // `count` strings of `kib` KiB each, one console message apiece, while loading.
+        // `count` console messages of `kib` KiB each (`big`), while loading.
         return page(
           `<h1>Logger</h1><script>
-for (let i = 0; i < ${n("count", 1)}; i++) console.log("x".repeat(${n("kib", 1)} * ${KIB}));
+for (let i = 0; i < ${n("count", 1)}; i++) console.log(${big});
 </script>`,
           "Logger",
         );
@@ -56,9 +66,7 @@ for (let i = 0; i < ${n("count", 1)}; i++) console.log("x".repeat(${n("kib", 1)}
         return page(
           `<h1>Later</h1><script>
 let left = ${n("count", 1)};
-const next = () => { if (left-- > 0) { console.log("x".repeat(${
-            n("kib", 1)
-          } * ${KIB})); setTimeout(next, 50); } };
+const next = () => { if (left-- > 0) { console.log(${big}); setTimeout(next, 50); } };
 setTimeout(next, ${n("after", 300)});
 </script>`,
           "Later",
@@ -134,6 +142,21 @@ function driven(
 let stage: Promise<Stage> | undefined;
 
 /**
+ * Session A of the `world()` tests that need no hooks of their own, made on first use. Each
+ * test leaves it on a browser of its own making (the fresh one its fault ended in, or the
+ * first), so the next test starts on a running browser instead of launching one; its rows
+ * are emptied as each test starts, and a test that fails drops it (`staged`), so whatever a
+ * failed case left (a fault under way, a notice not yet told) never reaches the next.
+ */
+let sharedA: Driven | undefined;
+
+async function dropSharedA(): Promise<void> {
+  const a = sharedA;
+  sharedA = undefined;
+  await a?.session[Symbol.asyncDispose]();
+}
+
+/**
  * The shared stage, made on first use. B (the runtime's defaults) is the session that must go
  * on: one B, one browser, its rows kept across every test, so each test's "B kept its own
  * browser and saw no browser_ended" also says that no earlier test's fault ever reached it.
@@ -163,25 +186,42 @@ function theStage(): Promise<Stage> {
 
 /**
  * Two sessions (A and B) of one process, each with its own Chromium, and the fault site. A
- * is this test's own, with `TEST_CAP` and `hooks`, and ends with it; B (the runtime's
- * defaults) is the stage's, shared by the tests.
+ * has `TEST_CAP`: with `hooks`, it is this test's own and ends with it; without, it is the
+ * shared A, its rows emptied. B (the runtime's defaults) is the stage's, shared by the tests.
  */
 async function world(hooks?: BrowserHooksFactory) {
   const s = await theStage();
-  const a = driven(s, hooks, TEST_CAP);
+  const own = hooks !== undefined;
+  const a = own ? driven(s, hooks, TEST_CAP) : (sharedA ??= driven(s, undefined, TEST_CAP));
+  a.rows.length = 0;
   return {
     a,
     b: s.b,
     site: s.site,
     async [Symbol.asyncDispose]() {
-      await a.session[Symbol.asyncDispose]();
+      if (own) await a.session[Symbol.asyncDispose]();
     },
   };
 }
 
-/** A test of the shared stage: its B and pools outlive the test by design. */
+/**
+ * A test of the shared stage: its B, the shared A and the pools outlive the test by design;
+ * a test that fails drops the shared A, so the next one starts on a fresh A.
+ */
 function staged(name: string, fn: () => Promise<void>): void {
-  Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+  Deno.test({
+    name,
+    sanitizeOps: false,
+    sanitizeResources: false,
+    async fn() {
+      try {
+        await fn();
+      } catch (err) {
+        await dropSharedA().catch(() => {});
+        throw err;
+      }
+    },
+  });
 }
 
 type World = Awaited<ReturnType<typeof world>>;
@@ -287,10 +327,13 @@ staged(
     assert.equal(logs.isError, false, logs.text);
     assert.equal(w.a.session.browserProcess?.pid, pid);
     assert.equal(w.a.rows.some((r) => r.kind === "browser_ended"), false);
-    // Four over the cap: the first ends the browser, the rest are dropped as they stream in.
+    // Four over the cap: the first ends the browser, the rest are dropped as they stream in
+    // (of escaped characters: the first test sends a string itself over the cap).
     const failed = await bKeepsWorking(
       w,
-      w.a.call("browser_navigate", { url: `${w.site.origin}/log?kib=${2 * 1024}&count=4` }),
+      w.a.call("browser_navigate", {
+        url: `${w.site.origin}/log?kib=${2 * 1024}&count=4&escaped`,
+      }),
     );
     await assertEndedAndRecovers(w, failed, pid, "CDP_MESSAGE_TOO_LARGE");
   },
@@ -375,9 +418,11 @@ staged(
     await using w = await world();
     const pid = await started(w.a, w);
     await started(w.b, w);
-    w.a.session.guard.dialogs.onOpen(() => {
+    // The watcher is the session's, not its browser's: the listener goes with this test.
+    const off = w.a.session.guard.dialogs.onOpen(() => {
       throw new TypeError("injected into the dialogs watcher");
     });
+    using _off = { [Symbol.dispose]: off };
     const failed = await bKeepsWorking(
       w,
       (async () => {
@@ -410,6 +455,9 @@ staged(
     const pid = await started(w.a, w);
     await started(w.b, w);
     const page = await w.a.session.page();
+    const original = page.send;
+    // The page goes on after this test (the shared A's): its own send is put back.
+    using _restore = { [Symbol.dispose]: () => void (page.send = original) };
     const send = page.send.bind(page) as (m: string, p?: unknown, o?: unknown) => Promise<unknown>;
     let armed: "sync" | "async" | undefined;
     // The scan's own reads of the page (one or the other, by the page's size).
@@ -492,6 +540,7 @@ Deno.test({
     const s = await stage;
     const pid = s.b.session.browserProcess?.pid;
     assert.equal(s.b.rows.some((r) => r.kind === "browser_ended"), false, "B's browser ended");
+    await dropSharedA();
     await s[Symbol.asyncDispose]();
     assert.ok(await eventually(() => !alive(pid)), "B's browser was left running");
   },
@@ -518,11 +567,14 @@ Deno.test("runtime: a console.log over the real cap in one agent's session leave
   await using a = await h.connect("http");
   await using b = await h.connect("sse");
   assert.equal((await b.call("browser_navigate", { url: `${site.origin}/` })).isError, false);
-  // Two strings over the real cap, logged after the page loaded: Chromium takes tens of
+  // Two messages over the real cap, logged after the page loaded: Chromium takes tens of
   // seconds to send such a message, and any call meanwhile would find the renderer busy and
-  // close the tab (PAGE_UNRESPONSIVE), so A waits without calling.
+  // close the tab (PAGE_UNRESPONSIVE), so A waits without calling. Their strings are of
+  // characters JSON escapes (`escaped`): a sixth of the string makes the same message, and
+  // the page's own string under the cap is no way around it (the BrowserSession tests above
+  // send strings themselves over theirs).
   const nav = await a.call("browser_navigate", {
-    url: `${site.origin}/log-later?kib=${OVER_CAP_MIB * 1024}&count=2&after=3000`,
+    url: `${site.origin}/log-later?kib=${OVER_CAP_MIB * 1024}&count=2&after=3000&escaped`,
   });
   // The page logs 3 s after it loaded; on a busy machine the navigation's own snapshot may
   // still be waiting then, and the call ends with the fault itself: either is A's alone.
