@@ -9,6 +9,13 @@ import { testBrowser } from "./helpers/operator_browser.ts";
 import { keepAnswering, type SteadyReport } from "./helpers/steady_session.ts";
 
 /**
+ * The steady session's rest between two snapshots: it still calls all through the hostile
+ * session's work (about twice a second on a quiet machine; any hold of the runtime longer than
+ * this meets a call), without a core of its own spent on back-to-back snapshots.
+ */
+const STEADY_PAUSE_MS = 500;
+
+/**
  * A runtime serving the wedge site, the hostile session's client and a steady second one.
  * `loopWindowMs` narrows the dialog rate rule's window (default: the runtime's own).
  */
@@ -19,7 +26,9 @@ async function world(options: { loopWindowMs?: number } = {}) {
     { dialogLoopWindowMs: options.loopWindowMs },
   );
   const c = await h.connect();
-  const steady = keepAnswering(await h.connect(), `${site.origin}/`, /Safe page/);
+  const steady = keepAnswering(await h.connect(), `${site.origin}/`, /Safe page/, {
+    pauseMs: STEADY_PAUSE_MS,
+  });
   let report: Promise<SteadyReport> | undefined;
   return {
     site,

@@ -80,20 +80,37 @@ async function connect(runtime: Awaited<ReturnType<typeof startTestRuntime>>, ag
   return new TestClient(client);
 }
 
-/** A login site, a runtime with the vault open, alice's grants, and alice connected. */
-async function aliceWorld(opts: { mode?: string; extra?: string } = {}) {
+/**
+ * A login site and one runtime (the vault open) for the cases that sign in under the default
+ * policy. Each case is its own agent with grants of its own (an agent another case granted or
+ * used cannot be it), in sessions of its own (each its own browser and fresh profile), and
+ * starts with the site's records cleared and the audit's end marked, so what a case asserts
+ * is what it did.
+ */
+async function aliceWorld() {
   const s = await setup();
-  const runtime = await startTestRuntime(s.dataDir, policy(s, opts.extra), {
-    vaultKey: { key: KEY },
-  });
-  await s.grant({ agent: "alice", mode: opts.mode });
-  const c = await connect(runtime, "alice");
+  const runtime = await startTestRuntime(s.dataDir, policy(s), { vaultKey: { key: KEY } });
+  let cases = 0;
   return {
     s,
     runtime,
-    c,
+    /**
+     * A fresh agent with its own grants (`mode`), connected; the site has seen nothing and
+     * `since` is the audit's last row before the case.
+     */
+    async alice(opts: { mode?: string } = {}) {
+      const agent = `alice-${++cases}`;
+      s.site.received.length = 0;
+      s.site.signIns.length = 0;
+      const db = new DatabaseSync(databasePath(s.dataDir), { readOnly: true });
+      const since = Number(
+        db.prepare("SELECT COALESCE(MAX(seq), 0) AS n FROM audit").get()!.n,
+      );
+      db.close();
+      await s.grant({ agent, mode: opts.mode });
+      return { agent, since, c: await connect(runtime, agent) };
+    },
     async [Symbol.asyncDispose]() {
-      await c[Symbol.asyncDispose]();
       await runtime[Symbol.asyncDispose]();
       await s.site[Symbol.asyncDispose]();
       await s[Symbol.asyncDispose]();
@@ -115,82 +132,137 @@ async function assertNoLeak(c: TestClient, dataDir: string, extra: string[] = []
   }
 }
 
-Deno.test("browser_login signs in with granted values, taints the session, and leaks nothing", async () => {
+Deno.test("browser_login under the default policy, each case its own agent on one runtime", async (t) => {
   await using w = await aliceWorld();
-  const { s, c } = w;
-  await c.call("browser_navigate", { url: `${s.site.origin}/login` });
-  const login = await c.call("browser_login");
-  assert.equal(login.isError, false, login.text);
-  assert.match(login.text, /^login: LOGIN_SUBMITTED \(/);
-  assert.match(login.text, /the session is tainted/);
-  assert.deepEqual(s.site.signIns.map((x) => x.user), [USER]);
-  // The values reached the site once, on the login POST of the granted origin only.
-  const carrying = s.site.requestsCarrying(PASSWORD);
-  assert.deepEqual(carrying.map((r) => `${r.origin} ${r.method} ${r.path}`), [
-    `${s.site.origin} POST /login`,
-  ]);
-  // Taint: no more navigation or clicks; snapshots are status only.
-  const nav = await c.call("browser_navigate", { url: `${s.site.origin}/` });
-  assert.match(nav.text, /^denied: SESSION_TAINTED/);
-  const snap = await c.call("browser_snapshot");
-  assert.match(snap.text, /^\s*status only: this session is tainted \(login\)/);
-  assert.doesNotMatch(snap.text, /Signed in as/);
-  await assertNoLeak(c, s.dataDir);
-});
+  const { s, runtime } = w;
 
-Deno.test("browser_login refuses a look-alike origin and another agent's grant, audited", async () => {
-  await using w = await aliceWorld();
-  const { s, runtime, c } = w;
-  // 127.0.0.2 serves the same login page: the grant names 127.0.0.1 only.
-  await c.call("browser_navigate", { url: `${s.site.otherOrigin}/login` });
-  const wrong = await c.call("browser_login");
-  assert.equal(wrong.isError, true);
-  assert.match(wrong.text, /GRANT_WRONG_ORIGIN/);
-  await using b = await connect(runtime, "bob");
-  await b.call("browser_navigate", { url: `${s.site.origin}/login` });
-  const other = await b.call("browser_login");
-  assert.match(other.text, /GRANT_/);
-  assert.equal(s.site.signIns.length, 0);
-  // The model typing the stored password itself is refused, in any field.
-  const typed = await b.call("browser_type", { ref: "e1", text: `x${PASSWORD}y` });
-  assert.match(typed.text, /^denied: SECRET_VALUE/);
-  assert.equal(s.site.requestsCarrying(PASSWORD).length, 0);
-  const db = new DatabaseSync(databasePath(s.dataDir), { readOnly: true });
-  const refused = db.prepare(
-    "SELECT reason FROM audit WHERE kind = 'grant_redeem' AND decision = 'deny'",
-  ).all().map((r) => String(r.reason));
-  db.close();
-  assert.ok(refused.includes("GRANT_WRONG_ORIGIN"), refused.join(","));
-  await assertNoLeak(c, s.dataDir, b.outputs);
-});
+  await t.step(
+    "browser_login signs in with granted values, taints the session, and leaks nothing",
+    async () => {
+      const { c: client } = await w.alice();
+      await using c = client;
+      await c.call("browser_navigate", { url: `${s.site.origin}/login` });
+      const login = await c.call("browser_login");
+      assert.equal(login.isError, false, login.text);
+      assert.match(login.text, /^login: LOGIN_SUBMITTED \(/);
+      assert.match(login.text, /the session is tainted/);
+      assert.deepEqual(s.site.signIns.map((x) => x.user), [USER]);
+      // The values reached the site once, on the login POST of the granted origin only.
+      const carrying = s.site.requestsCarrying(PASSWORD);
+      assert.deepEqual(carrying.map((r) => `${r.origin} ${r.method} ${r.path}`), [
+        `${s.site.origin} POST /login`,
+      ]);
+      // Taint: no more navigation or clicks; snapshots are status only.
+      const nav = await c.call("browser_navigate", { url: `${s.site.origin}/` });
+      assert.match(nav.text, /^denied: SESSION_TAINTED/);
+      const snap = await c.call("browser_snapshot");
+      assert.match(snap.text, /^\s*status only: this session is tainted \(login\)/);
+      assert.doesNotMatch(snap.text, /Signed in as/);
+      await assertNoLeak(c, s.dataDir);
+    },
+  );
 
-Deno.test("browser_login fills nothing in a cross-origin frame and a once grant is used once", async () => {
-  await using w = await aliceWorld({ mode: "once" });
-  const { s, runtime, c } = w;
-  await c.call("browser_navigate", { url: `${s.site.origin}/login-iframe` });
-  const framed = await c.call("browser_login");
-  assert.match(framed.text, /NO_CREDENTIAL_FIELDS|FILL_TARGET_REJECTED/);
-  assert.equal(s.site.requestsCarrying(PASSWORD).length, 0, "nothing typed into the frame");
-  // The once grants were redeemed by that attempt: a second login is refused.
-  await using c2 = await connect(runtime, "alice");
-  await c2.call("browser_navigate", { url: `${s.site.origin}/login` });
-  const again = await c2.call("browser_login");
-  assert.match(again.text, /GRANT_USED/);
-  await assertNoLeak(c, s.dataDir, c2.outputs);
+  await t.step(
+    "browser_login refuses a look-alike origin and another agent's grant, audited",
+    async () => {
+      const { agent, since, c: client } = await w.alice();
+      await using c = client;
+      // 127.0.0.2 serves the same login page: the grant names 127.0.0.1 only.
+      await c.call("browser_navigate", { url: `${s.site.otherOrigin}/login` });
+      const wrong = await c.call("browser_login");
+      assert.equal(wrong.isError, true);
+      assert.match(wrong.text, /GRANT_WRONG_ORIGIN/);
+      // An agent no case granted anything.
+      await using b = await connect(runtime, `bob-of-${agent}`);
+      await b.call("browser_navigate", { url: `${s.site.origin}/login` });
+      const other = await b.call("browser_login");
+      assert.match(other.text, /GRANT_/);
+      assert.equal(s.site.signIns.length, 0);
+      // The model typing the stored password itself is refused, in any field.
+      const typed = await b.call("browser_type", { ref: "e1", text: `x${PASSWORD}y` });
+      assert.match(typed.text, /^denied: SECRET_VALUE/);
+      assert.equal(s.site.requestsCarrying(PASSWORD).length, 0);
+      const db = new DatabaseSync(databasePath(s.dataDir), { readOnly: true });
+      // This case's rows only: no other case's refusal can stand for this one's.
+      const refused = db.prepare(
+        "SELECT reason FROM audit WHERE kind = 'grant_redeem' AND decision = 'deny' AND seq > ?",
+      ).all(since).map((r) => String(r.reason));
+      db.close();
+      assert.ok(refused.includes("GRANT_WRONG_ORIGIN"), refused.join(","));
+      await assertNoLeak(c, s.dataDir, b.outputs);
+    },
+  );
+
+  await t.step(
+    "browser_login fills nothing in a cross-origin frame and a once grant is used once",
+    async () => {
+      const { agent, c: client } = await w.alice({ mode: "once" });
+      await using c = client;
+      await c.call("browser_navigate", { url: `${s.site.origin}/login-iframe` });
+      const framed = await c.call("browser_login");
+      assert.match(framed.text, /NO_CREDENTIAL_FIELDS|FILL_TARGET_REJECTED/);
+      assert.equal(s.site.requestsCarrying(PASSWORD).length, 0, "nothing typed into the frame");
+      // The once grants were redeemed by that attempt: a second login (the same agent's) is refused.
+      await using c2 = await connect(runtime, agent);
+      await c2.call("browser_navigate", { url: `${s.site.origin}/login` });
+      const again = await c2.call("browser_login");
+      assert.match(again.text, /GRANT_USED/);
+      await assertNoLeak(c, s.dataDir, c2.outputs);
+    },
+  );
+
+  await t.step(
+    "browser_login under taint_after_login: session shows an echoing page as status only",
+    async () => {
+      const { c: client } = await w.alice();
+      await using c = client;
+      const page = await c.call("browser_navigate", {
+        url: `${s.site.origin}/login-leak?mode=reversed&hold=1`,
+      });
+      const button = /\[(e\d+)\] button "Sign in"/.exec(page.text)?.[1];
+      assert.ok(button, page.text);
+      await c.call("browser_login");
+      const snap = await c.call("browser_snapshot");
+      assert.match(snap.text, /^\s*status only/);
+      assert.match(
+        (await c.call("browser_click", { ref: button })).text,
+        /^denied: SESSION_TAINTED/,
+      );
+      assert.match((await c.call("browser_tabs", { action: "list" })).text, /SESSION_TAINTED/);
+      await assertNoLeak(c, s.dataDir);
+    },
+  );
+
+  await t.step(
+    "browser_login fills no username page whose only password field is an off-screen trap",
+    async () => {
+      const { c: client } = await w.alice();
+      await using c = client;
+      await c.call("browser_navigate", {
+        url: `${s.site.origin}/login2/user?variant=hidden-password`,
+      });
+      const r = await c.call("browser_login");
+      assert.match(r.text, /NO_CREDENTIAL_FIELDS/);
+      assert.equal(s.site.requestsCarrying(PASSWORD).length, 0);
+      assert.equal(s.site.requestsCarrying(USER).length, 0, "the username was not typed either");
+      await assertNoLeak(c, s.dataDir);
+    },
+  );
 });
 
 Deno.test("browser_login: a page that echoes the password (plain, reversed) shows nothing of it", async () => {
+  await using s = await setup();
+  await using _site = s.site;
+  const runtime = await startTestRuntime(
+    s.dataDir,
+    policy(s, "taint_after_login: none\n"),
+    { vaultKey: { key: KEY } },
+  );
+  await using _rt = runtime;
+  // One runtime; each mode its own agent, grants and session (its own browser).
   for (const mode of ["plain", "reversed"]) {
-    await using s = await setup();
-    await using _site = s.site;
-    const runtime = await startTestRuntime(
-      s.dataDir,
-      policy(s, "taint_after_login: none\n"),
-      { vaultKey: { key: KEY } },
-    );
-    await using _rt = runtime;
-    await s.grant({ agent: "alice" });
-    await using c = await connect(runtime, "alice");
+    await s.grant({ agent: `alice-${mode}` });
+    await using c = await connect(runtime, `alice-${mode}`);
     await c.call("browser_navigate", {
       url: `${s.site.origin}/login-leak?mode=${mode}&hold=1`,
     });
@@ -288,32 +360,5 @@ Deno.test("startup login: a push challenge goes to the console; the agent sees a
   assert.match(first.text, new RegExp(`startup login on ${s.site.origin}: LOGIN_SUBMITTED`));
   assert.deepEqual(s.site.signIns.map((x) => x.flow), ["push"]);
   assert.doesNotMatch(first.text.split("<<<untrusted-page")[0], new RegExp(`\\b${number}\\b`));
-  await assertNoLeak(c, s.dataDir);
-});
-
-Deno.test("browser_login under taint_after_login: session shows an echoing page as status only", async () => {
-  await using w = await aliceWorld();
-  const { s, c } = w;
-  const page = await c.call("browser_navigate", {
-    url: `${s.site.origin}/login-leak?mode=reversed&hold=1`,
-  });
-  const button = /\[(e\d+)\] button "Sign in"/.exec(page.text)?.[1];
-  assert.ok(button, page.text);
-  await c.call("browser_login");
-  const snap = await c.call("browser_snapshot");
-  assert.match(snap.text, /^\s*status only/);
-  assert.match((await c.call("browser_click", { ref: button })).text, /^denied: SESSION_TAINTED/);
-  assert.match((await c.call("browser_tabs", { action: "list" })).text, /SESSION_TAINTED/);
-  await assertNoLeak(c, s.dataDir);
-});
-
-Deno.test("browser_login fills no username page whose only password field is an off-screen trap", async () => {
-  await using w = await aliceWorld();
-  const { s, c } = w;
-  await c.call("browser_navigate", { url: `${s.site.origin}/login2/user?variant=hidden-password` });
-  const r = await c.call("browser_login");
-  assert.match(r.text, /NO_CREDENTIAL_FIELDS/);
-  assert.equal(s.site.requestsCarrying(PASSWORD).length, 0);
-  assert.equal(s.site.requestsCarrying(USER).length, 0, "the username was not typed either");
   await assertNoLeak(c, s.dataDir);
 });

@@ -82,14 +82,23 @@ async function world(extra = "") {
     },
     /** Every text any client received. */
     outputs: () => clients.flatMap((c) => c.outputs),
-    auditRows(): { kind: string; decision: string; reason: string }[] {
+    /** The audit's last row now: a test's rows are those after it. */
+    auditEnd(): number {
       const ro = new DatabaseSync(databasePath(dataDir), { readOnly: true });
-      const rows = ro.prepare("SELECT kind, decision, reason FROM audit WHERE source = 'action'")
-        .all().map((r) => ({
-          kind: String(r.kind),
-          decision: String(r.decision),
-          reason: String(r.reason),
-        }));
+      const n = Number(ro.prepare("SELECT COALESCE(MAX(seq), 0) AS n FROM audit").get()!.n);
+      ro.close();
+      return n;
+    },
+    /** The action rows after `since` (from {@link auditEnd}). */
+    auditRows(since = 0): { kind: string; decision: string; reason: string }[] {
+      const ro = new DatabaseSync(databasePath(dataDir), { readOnly: true });
+      const rows = ro.prepare(
+        "SELECT kind, decision, reason FROM audit WHERE source = 'action' AND seq > ?",
+      ).all(since).map((r) => ({
+        kind: String(r.kind),
+        decision: String(r.decision),
+        reason: String(r.reason),
+      }));
       ro.close();
       return rows;
     },
@@ -104,6 +113,14 @@ async function world(extra = "") {
 }
 
 type World = Awaited<ReturnType<typeof world>>;
+
+/**
+ * The world of the first two tests (one runtime for both, under the same policy): every
+ * variant is a session of its own (its own browser and fresh profile), each test asserts on
+ * the audit rows after its own start, and the second test ends it.
+ */
+let taintedWorld: Promise<World> | undefined;
+const tainted = () => taintedWorld ??= world();
 
 /** Nothing the signed-in pages chose reached the model: no marker, no form of a value. */
 function assertNothingShown(texts: string[], where: string) {
@@ -181,8 +198,15 @@ async function eventuallyAnswered(w: World, answer: string) {
   assert.ok(w.site.answers.includes(answer), `the page got ${w.site.answers.join(",")}`);
 }
 
-Deno.test("runTool() withholds a tainted session's dialogs and lets them be dismissed: during browser_login, later, confirm, prompt, beforeunload", async (t) => {
-  await using w = await world();
+Deno.test({
+  name:
+    "runTool() withholds a tainted session's dialogs and lets them be dismissed: during browser_login, later, confirm, prompt, beforeunload",
+  // The runtime outlives this test: the next one ends it.
+  sanitizeOps: false,
+  sanitizeResources: false,
+}, async (t) => {
+  const w = await tainted();
+  const since = w.auditEnd();
 
   await t.step("an alert while the signed-in page loads cuts browser_login short", async () => {
     await using c = await w.connect();
@@ -237,7 +261,7 @@ Deno.test("runTool() withholds a tainted session's dialogs and lets them be dism
   );
 
   assertNothingShown(w.outputs(), "a tool result");
-  const rows = w.auditRows();
+  const rows = w.auditRows(since);
   assert.ok(
     rows.some((r) => r.kind === "click" && r.decision === "deny" && r.reason === "SESSION_TAINTED"),
     "accepting in a tainted session is audited as a deny",
@@ -245,8 +269,13 @@ Deno.test("runTool() withholds a tainted session's dialogs and lets them be dism
   assert.ok(rows.filter((r) => r.reason === "DIALOG_OPEN").length >= 15, "every DIALOG_OPEN too");
 });
 
-Deno.test("runTool() withholds a tainted session's dialogs from frames and popups: cross-origin and same-origin iframe, opener.alert, a popup's own, one opened as browser_close closes the tab; a loop's notice", async (t) => {
-  await using w = await world();
+Deno.test({
+  name:
+    "runTool() withholds a tainted session's dialogs from frames and popups: cross-origin and same-origin iframe, opener.alert, a popup's own, one opened as browser_close closes the tab; a loop's notice",
+  sanitizeOps: false,
+  sanitizeResources: false,
+}, async (t) => {
+  await using w = await tainted();
 
   for (const v of ["iframe", "iframe-same", "opener"]) {
     await t.step(`${v}: withheld on the signed-in tab and dismissed`, async () => {

@@ -25,12 +25,30 @@ export interface SteadySession {
   stop(): Promise<SteadyReport>;
 }
 
+/** Options of {@link keepAnswering}. */
+export interface KeepAnsweringOptions {
+  /**
+   * The rest between two snapshots (default 0: back to back). A rest spares a core the steady
+   * session would otherwise spend on calls alone, and hides nothing: a call the hostile page
+   * held still ends late or with an error, and a hold longer than the rest meets a call.
+   */
+  pauseMs?: number;
+}
+
 /**
- * Opens `url` in `client`'s session, then snapshots it again and again until stopped; each
- * answer must come within {@link STEADY_ANSWER_MS} and show `expect`.
+ * Opens `url` in `client`'s session, then snapshots it again and again (resting `pauseMs`
+ * between two) until stopped; each answer must come within {@link STEADY_ANSWER_MS} and show
+ * `expect`.
  */
-export function keepAnswering(client: TestClient, url: string, expect: RegExp): SteadySession {
+export function keepAnswering(
+  client: TestClient,
+  url: string,
+  expect: RegExp,
+  options: KeepAnsweringOptions = {},
+): SteadySession {
+  const pauseMs = options.pauseMs ?? 0;
   let stopped = false;
+  let wake = () => {};
   const report: SteadyReport = { calls: 0, failures: [], slowestMs: 0 };
   const timed = async (name: string, args: Record<string, unknown>) => {
     const t0 = performance.now();
@@ -43,11 +61,24 @@ export function keepAnswering(client: TestClient, url: string, expect: RegExp): 
   };
   const loop = (async () => {
     await timed("browser_navigate", { url });
-    while (!stopped) await timed("browser_snapshot", {});
+    while (!stopped) {
+      if (pauseMs > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, pauseMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        if (stopped) break;
+      }
+      await timed("browser_snapshot", {});
+    }
   })();
   return {
     async stop() {
       stopped = true;
+      wake();
       await loop;
       return report;
     },
