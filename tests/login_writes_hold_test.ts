@@ -67,6 +67,14 @@ Deno.test({
     );
   }
 
+  await t.step("9d. ... nor when its submission is sent 1 s after Enter", async () => {
+    // The hold waits for the submission it cannot know as for one it can: once it closed
+    // after the settle's grace, and a late submission (a busy machine) went out.
+    const a = await w.attempt({ form: "custom-element", attack: "late" });
+    assertRefused(a);
+    assert.deepEqual(paths(a), []);
+  });
+
   await t.step("9d'. a write deferred after Enter is still the hold's, and refused", async () => {
     // The page cancels, hides its fields and posts a tampered copy 1.5 s later. The login
     // waits for its form's submission (a busy machine may be slow to send it), so the hold

@@ -231,14 +231,16 @@ export async function performLogin(
         hold?.expect(write);
         // The hold stays open until the submission's answer page has loaded: a submission
         // slower than the settle's grace (a busy machine) is waited for, and then its answer,
-        // so a page that posts the fields again at once is still the hold's to refuse.
+        // so a page that posts the fields again at once is still the hold's to refuse. A
+        // submission that cannot be known (null: the hold admits none) is waited for too: on
+        // a busy machine it came after the grace, the hold had closed, and it went out.
         await runAndSettle(
           page,
           async () => {
             await page.send("DOM.focus", { backendNodeId: last_.backendNodeId });
             for (const ev of keyEvents("Enter")) await page.send("Input.dispatchKeyEvent", ev);
           },
-          { before: write && hold ? () => hold.settled(SUBMIT_WAIT_MS) : undefined },
+          { before: hold ? () => hold.settled(SUBMIT_WAIT_MS) : undefined },
         );
       } finally {
         refused = hold?.close();
