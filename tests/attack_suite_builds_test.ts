@@ -1,8 +1,8 @@
 /**
- * The attack suite (tests/helpers/attack_suite.ts) on the other ways the runtime may run: the
- * full browser (`--headful`, the fallback), whose own channels differ, and both builds
- * without a network namespace, where only the browser's own flags keep it on the proxy.
- * tests/attack_suite_test.ts holds the controls and the default run.
+ * The attack suite (tests/helpers/attack_suite.ts) on the full browser (`--headful`, the
+ * fallback), whose own channels differ: as it runs by default, and without a network
+ * namespace with nothing paused. tests/attack_suite_test.ts holds the controls and the default
+ * run; the default build without a namespace is in tests/attack_suite_guard_modes_test.ts.
  *
  * @module
  */
@@ -17,9 +17,12 @@ Deno.test({
 });
 
 // Without a namespace (Docker's default seccomp profile, --isolation off) only the browser's
-// own flags keep WebRTC's UDP on the proxy, and each build reads its own switch for it.
-for (const browser of BUILDS) {
-  Deno.test(`attack suite without a network namespace: nothing reaches the attacker (${browser})`, async () => {
-    await attackSuite("all", { browser, noNamespace: true });
+// own flags keep it on the proxy, WebRTC's UDP included, and each build reads its own switch
+// for that. Nothing paused: every attack then rests on those flags and the proxy alone (the
+// request guard, were it pausing, would refuse most before the flags mattered). A namespace
+// only takes routes away, so this also stands for the proxy alone inside one.
+for (const browser of BUILDS.filter((b) => b !== DEFAULT_BROWSER)) {
+  Deno.test(`attack suite without a network namespace, nothing paused: the flags and the proxy alone keep every attack out (${browser})`, async () => {
+    await attackSuite("proxy", { browser, noNamespace: true });
   });
 }

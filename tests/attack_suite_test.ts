@@ -4,9 +4,9 @@
  * in a plain, unguarded Chromium proves each attempt really reaches the attacker; then the
  * same attempts through Omotai must leave the attacker at zero TCP connections and zero UDP
  * datagrams, each with its deny in the audit, while benign browsing of the allowed origin
- * still works. The other builds and namespaces (tests/attack_suite_builds_test.ts) and the
- * lighter request_guard modes (tests/attack_suite_guard_modes_test.ts) run in files of their
- * own, beside this one.
+ * still works. The other build (tests/attack_suite_builds_test.ts), the lighter request_guard
+ * modes (tests/attack_suite_guard_modes_test.ts) and the runs without a network namespace, with
+ * nothing paused (one in each of those files), run in files of their own, beside this one.
  *
  * @module
  */

@@ -30,7 +30,9 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
   /**
    * The session of the pages that run no script, or one that changes only its own page's
    * submission (a listener: no tab, no timer, nothing kept): the swaps at submit, a form
-   * aimed elsewhere, a redirect, answer pages shaped wrong (see {@link SharedSession}).
+   * aimed elsewhere, a redirect, answer pages shaped wrong; and the answer pages whose script
+   * shows or sends the secret, which a capture always leaves for a blank page before it
+   * returns (see {@link SharedSession}).
    */
   const plain: SharedSession = {};
 
@@ -125,7 +127,7 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
             },
           },
         },
-      });
+      }, { shared: plain });
       assert.equal(a.out.isError, false, a.out.text);
     },
   );
@@ -183,9 +185,12 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
               ),
             ),
         },
-      });
+      }, { shared: plain });
     },
   );
+
+  /** The alert's session, once its step is done: the refusals' too (see below). */
+  let dialogSession: TestClient | undefined;
 
   await t.step(
     "an answer page that opens an alert() showing the secret: fails closed or captures, the text shown nowhere",
@@ -199,6 +204,7 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
 <script>setTimeout(() => alert("secret: " + document.getElementById("oauth-client-secret").textContent), 0);</script>`,
         );
       const c = await w.connect();
+      dialogSession = c;
       let out;
       try {
         out = await c.call("browser_capture_credentials", {
@@ -249,10 +255,13 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
 
   /**
    * The session of the refusals before the vendor and of the junk calls: each names its own
-   * code, and the vendor must see nothing of any.
+   * code, and the vendor must see nothing of any. The alert's session, whose capture left its
+   * page for a blank one and opened no tab (nothing in it talks to the vendor any more), so
+   * no browser is started for it; a fresh one if that step failed before it connected.
    */
   let refusals: Promise<TestClient> | undefined;
-  const refusalSession = () => refusals ??= w.connect();
+  const refusalSession = () =>
+    refusals ??= dialogSession ? Promise.resolve(dialogSession) : w.connect();
 
   await t.step(
     "failed checks (one grant for every output, a fill grant, another agent's grants): the vendor sees nothing",
@@ -408,7 +417,8 @@ Deno.test("browser_capture_credentials under attack (Linear): hostile registrati
       const g = await w.grant("github_app", GITHUB_OUTPUTS);
       let out;
       try {
-        out = await (await w.connect()).call("browser_capture_credentials", {
+        // In the plain pages' session (tainted long since); the clean one below is new.
+        out = await (plain.client ?? await w.connect()).call("browser_capture_credentials", {
           workflow: "github_app",
           outputs: g.ids,
         });

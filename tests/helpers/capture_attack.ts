@@ -163,7 +163,9 @@ export interface Attempt {
  * The first attempt opens it, so its outcome's taint is proven on a clean session; the later
  * ones reuse it (a tainted session still captures and reports, the baseline step shows), and
  * each asserts its own outcome, so one cannot pass on what an earlier one left. Not for pages
- * that open tabs or keep sending: what they left would count in the next attempt.
+ * that open tabs, or that may keep sending to the allowed bystander after their attempt: what
+ * they left would count in the next attempt (a page sending only to the attacker may share,
+ * since any request the attacker gets is a leak whoever sent it).
  */
 export interface SharedSession {
   client?: TestClient;
