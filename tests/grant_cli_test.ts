@@ -7,6 +7,7 @@ import {
   randomVaultKey,
   runOmotai,
   runRuntime,
+  runRuntimeBatch,
   withRunsDir,
 } from "./helpers/omotai_cli.ts";
 
@@ -56,6 +57,13 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
       outputs.push(res.stdout, res.stderr);
       return res;
     };
+    const batch = async (lines: string[][]) => {
+      const runs = await runRuntimeBatch(
+        lines.map((args) => ["grant", ...args, "--data-dir", dir]),
+      );
+      for (const res of runs) outputs.push(res.stdout, res.stderr);
+      return runs;
+    };
 
     const pending = await run([
       "add",
@@ -82,23 +90,13 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     );
     assert.match(pending.stdout, new RegExp(`approve it with: omotai grant approve ${id}`));
 
-    const list = await run(["list"]);
-    assert.equal(list.code, 0, list.stderr);
-    assert.match(
-      list.stdout,
-      new RegExp(
-        `^${id}  pending  shop\\.password  agent ci-bot  once  until \\S+  fill ${SHOP},https://shop\\.test  redeemed 0x  "log in to the shop"$`,
-        "m",
-      ),
-    );
-
-    const approve = await run(["approve", id]);
-    assert.equal(approve.code, 0, approve.stderr);
-    assert.match(approve.stdout, new RegExp(`approved grant ${id}`));
-    // Steps that do not depend on each other run at once (each is a process of its own).
-    const [twice, standing] = await Promise.all([
-      run(["approve", id]),
-      run([
+    // The rest of the grant calls, in order, in one process (runRuntimeBatch): each line as
+    // the runtime's own process runs it, its own output and exit code.
+    const [list, approve, twice, standing, revoke, again, unknown, after] = await batch([
+      ["list"],
+      ["approve", id],
+      ["approve", id],
+      [
         "add",
         "shop.password",
         "--agent",
@@ -110,8 +108,23 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
         "--fill",
         SHOP,
         "--approve",
-      ]),
+      ],
+      ["rm", id],
+      ["rm", id],
+      ["approve", "g_aaaaaaaaaaaaaaaa"],
+      ["list"],
     ]);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(
+      list.stdout,
+      new RegExp(
+        `^${id}  pending  shop\\.password  agent ci-bot  once  until \\S+  fill ${SHOP},https://shop\\.test  redeemed 0x  "log in to the shop"$`,
+        "m",
+      ),
+    );
+
+    assert.equal(approve.code, 0, approve.stderr);
+    assert.match(approve.stdout, new RegExp(`approved grant ${id}`));
     assert.equal(twice.code, 1);
     assert.match(twice.stderr, /omotai: GRANT_NOT_PENDING: /);
     assert.equal(standing.code, 0, standing.stderr);
@@ -119,14 +132,8 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     assert.match(standing.stdout, /\(active\)/);
     assert.doesNotMatch(standing.stdout, /approve it with/);
 
-    const revoke = await run(["rm", id]);
     assert.equal(revoke.code, 0, revoke.stderr);
     assert.match(revoke.stdout, new RegExp(`revoked grant ${id}`));
-    const [again, unknown, after] = await Promise.all([
-      run(["rm", id]),
-      run(["approve", "g_aaaaaaaaaaaaaaaa"]),
-      run(["list"]),
-    ]);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /omotai: GRANT_REVOKED: /);
     assert.equal(unknown.code, 1);
@@ -141,9 +148,6 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     });
     assert.equal(rm.code, 0, rm.stderr);
     assert.match(rm.stdout, /removed secret shop\.password and revoked 1 grant$/m);
-    const last = await run(["list"]);
-    assert.match(last.stdout, new RegExp(`^${standingId}  revoked `, "m"));
-
     const db = new DatabaseSync(`${dir}/omotai.db`, { readOnly: true });
     try {
       const rows = db.prepare(
@@ -163,8 +167,9 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     }
     // A capture grant: once, into a ref still empty, naming its workflow and output; beside
     // it, one that names no output.
-    const [capture, noOutput] = await Promise.all([
-      run([
+    const [last, capture, noOutput, listed] = await batch([
+      ["list"],
+      [
         "add",
         "github.pem",
         "--agent",
@@ -179,8 +184,8 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
         "github_app",
         "--output",
         "pem",
-      ]),
-      run([
+      ],
+      [
         "add",
         "github.secret",
         "--agent",
@@ -191,16 +196,15 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
         "once",
         "--capture",
         "https://github.test",
-      ]),
+      ],
+      ["list"],
     ]);
+    assert.match(last.stdout, new RegExp(`^${standingId}  revoked `, "m"));
     assert.equal(capture.code, 0, capture.stderr);
     assert.equal(noOutput.code, 1);
     assert.match(noOutput.stderr, /omotai: GRANT_INVALID: /);
-    const [listed, verify] = await Promise.all([
-      run(["list"]),
-      runRuntime(["audit", "verify", "--data-dir", dir], {}),
-    ]);
     assert.match(listed.stdout, /capture https:\/\/github\.test/);
+    const verify = await runRuntime(["audit", "verify", "--data-dir", dir], {});
     for (const text of outputs) assert.ok(!text.includes(value), "a value was printed");
     assert.equal(verify.code, 0, verify.stderr + verify.stdout);
   });
@@ -255,20 +259,21 @@ Deno.test("omotai grant add refuses a missing secret, an origin with a path, a b
       ],
       [["rm", "--data-dir", dir], /omotai: BAD_OPTION: grant rm takes one grant id/],
     ];
-    // Each refusal is a process of its own and changes nothing: they run at once, and the
-    // list after them all still holds no grant.
-    const runs = await Promise.all(
-      cases.map(([args], i) => (i === 0 ? runOmotai : runRuntime)(["grant", ...args], {})),
-    );
+    // Each refusal changes nothing: the first through the launcher, the rest and then the
+    // list (which still holds no grant) in one process, each line its own run.
+    const [first, ...rest] = cases.map(([args]) => ["grant", ...args]);
+    const [launched, batched, usage] = await Promise.all([
+      runOmotai(first, {}),
+      runRuntimeBatch([...rest, ["grant", "list", "--data-dir", dir]]),
+      runRuntime(["grant"], {}),
+    ]);
+    const none = batched.pop()!;
+    const runs = [launched, ...batched];
     for (const [i, [args, expected]] of cases.entries()) {
       const res = runs[i];
       assert.equal(res.code, 1, `${args.join(" ")}: ${res.stderr}`);
       assert.match(res.stderr, expected, args.join(" "));
     }
-    const [none, usage] = await Promise.all([
-      runRuntime(["grant", "list", "--data-dir", dir], {}),
-      runRuntime(["grant"], {}),
-    ]);
     assert.equal(none.stdout.trim(), "no grants");
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /omotai grant add SECRET_ID --agent NAME/);
