@@ -1,40 +1,20 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { rawKeySource, Vault } from "../vault/mod.ts";
-import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import {
   type CliRun,
   randomVaultKey,
   runOmotai,
   runRuntime,
   runRuntimeBatch,
+  stageSecret,
   withRunsDir,
 } from "./helpers/omotai_cli.ts";
 
 // The first grant call of each test goes through the `omotai` launcher; the rest run the
-// runtime's own process as the launcher starts it (runRuntime), which prints and exits alike.
+// runtime's own process as the launcher starts it (runRuntime), which prints and exits alike,
+// or, in order, the runtime's main() for each in one such process (runRuntimeBatch).
 
 const SHOP = "http://127.0.0.1:8081";
-
-/**
- * Puts secret `id` in the vault of `dir` under `key`, in this process: what `omotai secret
- * add` does (tests/secret_cli_test.ts proves the command); here it is only the stage.
- */
-async function addSecret(
-  dir: string,
-  key: string,
-  id: string,
-  kind: "password" | "username",
-  value: string,
-): Promise<void> {
-  const db = openDatabase(databasePath(dir));
-  try {
-    using vault = await Vault.open(db, rawKeySource(key));
-    await vault.add(id, kind, value);
-  } finally {
-    db.close();
-  }
-}
 
 function idOf(run: CliRun): string {
   const id = /added grant (g_[a-z2-7]{16}) /.exec(run.stdout)?.[1];
@@ -46,7 +26,7 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
   await withRunsDir("test-grant-cli", async (dir) => {
     const key = randomVaultKey();
     const value = `pw-${crypto.randomUUID()}`;
-    await addSecret(dir, key, "shop.password", "password", value);
+    await stageSecret(dir, key, "shop.password", "password", value);
     const outputs: string[] = [];
     // No OMOTAI_VAULT_KEY: grants look only at the secret's id.
     const run = async (args: string[], launcher = false) => {
@@ -213,7 +193,7 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
 Deno.test("omotai grant add refuses a missing secret, an origin with a path, a bad expiry and missing flags", async () => {
   await withRunsDir("test-grant-cli", async (dir) => {
     const key = randomVaultKey();
-    await addSecret(dir, key, "shop.user", "username", "alice");
+    await stageSecret(dir, key, "shop.user", "username", "alice");
     const base = ["--agent", "ci-bot", "--purpose", "p", "--mode", "session", "--data-dir", dir];
     const cases: [string[], RegExp][] = [
       [

@@ -4,6 +4,7 @@ import {
   runOmotai,
   runRuntime,
   runRuntimeBatch,
+  stageSecret,
   withRunsDir,
 } from "./helpers/omotai_cli.ts";
 
@@ -96,12 +97,8 @@ Deno.test("omotai secret with a wrong key fails with VAULT_KEY_MISMATCH and a cl
   await withRunsDir("test-secret-cli", async (dir) => {
     const key = randomVaultKey();
     const wrong = randomVaultKey();
-    const added = await runRuntime(
-      ["secret", "add", "a", "--kind", "generic", "--data-dir", dir],
-      { OMOTAI_VAULT_KEY: key },
-      "value-a",
-    );
-    assert.equal(added.code, 0, added.stderr);
+    // The vault, set up with a raw key (the first test proves `secret add`).
+    await stageSecret(dir, key, "a", "generic", "value-a");
     // Four refusals that change nothing, run at once.
     const wrongKey = (args: string[], run = runRuntime) =>
       run([...args, "--data-dir", dir], { OMOTAI_VAULT_KEY: wrong }, "v");
@@ -133,12 +130,8 @@ Deno.test("omotai secret with a wrong key fails with VAULT_KEY_MISMATCH and a cl
 Deno.test("omotai vault rekey moves the vault to a new passphrase; the old key then fails", async () => {
   await withRunsDir("test-secret-cli", async (dir) => {
     const key = randomVaultKey();
-    const add = await runRuntime(
-      ["secret", "add", "kept", "--kind", "totp", "--data-dir", dir],
-      { OMOTAI_VAULT_KEY: key },
-      "JBSWY3DPEHPK3PXP",
-    );
-    assert.equal(add.code, 0, add.stderr);
+    // The vault, set up with a raw key (the first test proves `secret add`).
+    await stageSecret(dir, key, "kept", "totp", "JBSWY3DPEHPK3PXP");
     const rekey = await runOmotai(["vault", "rekey", "--data-dir", dir], {
       OMOTAI_VAULT_KEY: key,
       OMOTAI_VAULT_NEW_PASSPHRASE: "a new passphrase for the rekey test",

@@ -4,6 +4,8 @@
  * stdin piped, and data dirs under runs/ (the only place the task may write).
  */
 import assert from "node:assert/strict";
+import { rawKeySource, type SecretKind, Vault } from "../../vault/mod.ts";
+import { databasePath, openDatabase } from "../../runtime/store/database.ts";
 import { childArgv, localFacts } from "../../runtime/launcher/launcher.ts";
 import { childPermissions } from "../../runtime/launcher/permissions.ts";
 import { omotaiFlags, runtimeCommand } from "./harness.ts";
@@ -112,6 +114,27 @@ export async function withRunsDir(
     await fn(dir);
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * Puts secret `id` in the vault of `dir` under the raw `key`, in this process: what `omotai
+ * secret add` does (tests/secret_cli_test.ts proves the command); for a test of something
+ * else it is only the stage.
+ */
+export async function stageSecret(
+  dir: string,
+  key: string,
+  id: string,
+  kind: SecretKind,
+  value: string,
+): Promise<void> {
+  const db = openDatabase(databasePath(dir));
+  try {
+    using vault = await Vault.open(db, rawKeySource(key));
+    await vault.add(id, kind, value);
+  } finally {
+    db.close();
   }
 }
 
