@@ -2,27 +2,13 @@ import assert from "node:assert/strict";
 import { resolve } from "node:path";
 import { SqliteAgentStore } from "../runtime/store/sqlite_agent_store.ts";
 import { openDatabase } from "../runtime/store/database.ts";
-import { omotaiFlags } from "./helpers/harness.ts";
+import { runOmotai, runRuntime, runRuntimeBatch } from "./helpers/omotai_cli.ts";
 
 const decoder = new TextDecoder();
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `omotai ARGS` as the task would, in a process of its own. */
-async function omotai(args: string[]): Promise<Run> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...await omotaiFlags(), "runtime/main.ts", ...args],
-    stdout: "piped",
-    stderr: "piped",
-    // An OMOTAI_DB of the caller's would send the rows elsewhere than --data-dir.
-    env: { OMOTAI_DB: "" },
-  }).output();
-  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
-}
+// The first call of each test goes through the `omotai` launcher (runOmotai: the task's
+// flags); the rest run the runtime's own process as the launcher starts it (runRuntime),
+// which prints and exits alike, for half the processes.
 
 /** A data dir the task may write (its --allow-write is runs/), removed afterwards. */
 async function withDataDir(fn: (dir: string) => Promise<void>): Promise<void> {
@@ -39,7 +25,7 @@ const count = (text: string, part: string) => text.split(part).length - 1;
 
 Deno.test("omotai agent add prints the key once, alone on the last stdout line; list hides it; rm revokes it", async () => {
   await withDataDir(async (dir) => {
-    const add = await omotai(["agent", "add", "ci-bot", "--data-dir", dir]);
+    const add = await runOmotai(["agent", "add", "ci-bot", "--data-dir", dir]);
     assert.equal(add.code, 0, add.stderr);
     const lines = add.stdout.trimEnd().split("\n");
     const key = lines.at(-1)!;
@@ -70,7 +56,13 @@ Deno.test("omotai agent add prints the key once, alone on the last stdout line; 
     } finally {
       other.close();
     }
-    const list = await omotai(["agent", "list", "--data-dir", dir]);
+    // The list, the rm and the rm again, in order, in one process (runRuntimeBatch): each line
+    // as the runtime's own process runs it, its own output and exit code.
+    const [list, rm, again] = await runRuntimeBatch([
+      ["agent", "list", "--data-dir", dir],
+      ["agent", "rm", "ci-bot", "--data-dir", dir],
+      ["agent", "rm", "ci-bot", "--data-dir", dir],
+    ]);
     assert.equal(list.code, 0, list.stderr);
     assert.match(
       list.stdout,
@@ -80,10 +72,8 @@ Deno.test("omotai agent add prints the key once, alone on the last stdout line; 
     assert.ok(!list.stdout.includes(key.slice(4)) && !list.stdout.includes("omk_"), "no key");
     assert.ok(!/[0-9a-f]{64}/.test(list.stdout), "no hash");
 
-    const rm = await omotai(["agent", "rm", "ci-bot", "--data-dir", dir]);
     assert.equal(rm.code, 0, rm.stderr);
     assert.match(rm.stdout, /removed agent ci-bot/);
-    const again = await omotai(["agent", "rm", "ci-bot", "--data-dir", dir]);
     assert.equal(again.code, 1);
     assert.match(again.stdout, /no agent ci-bot/);
     // What `agent list` prints (its output is checked above) is the store's list.
@@ -102,7 +92,7 @@ Deno.test("omotai agent add resolves --policy against the caller's cwd and refus
   await withDataDir(async (dir) => {
     const policy = `${dir}/agent-policy.yaml`;
     await Deno.writeTextFile(policy, "allowed_origins: [https://example.com]\n");
-    const add = await omotai(["agent", "add", "scoped", "--policy", policy, "--data-dir", dir]);
+    const add = await runOmotai(["agent", "add", "scoped", "--policy", policy, "--data-dir", dir]);
     assert.equal(add.code, 0, add.stderr);
     const refused: [string[], string][] = [
       [["agent", "add", "Bad Name"], "BAD_AGENT_NAME"],
@@ -110,13 +100,19 @@ Deno.test("omotai agent add resolves --policy against the caller's cwd and refus
       [["agent", "add", "other", "--policy", `${dir}/missing.yaml`], "POLICY_UNREADABLE"],
       [["agent", "add", "other", "--policy", dir], "BAD_POLICY_PATH"],
     ];
-    // The list and the refusals change nothing: they run at once, each a process of its own.
-    const [list, usage, unknown, ...runs] = await Promise.all([
-      omotai(["agent", "list", "--data-dir", dir]),
-      omotai(["agent", "add", "--data-dir", dir]),
-      omotai(["agent", "frobnicate", "--data-dir", dir]),
-      ...refused.map(([args]) => omotai([...args, "--data-dir", dir])),
+    // The list and the refusals change nothing: they run at once, all but one in one process
+    // (runRuntimeBatch, each line its own run); the missing policy's read is granted to its
+    // own process.
+    const [[list, usage, unknown, ...batched], unreadable] = await Promise.all([
+      runRuntimeBatch([
+        ["agent", "list", "--data-dir", dir],
+        ["agent", "add", "--data-dir", dir],
+        ["agent", "frobnicate", "--data-dir", dir],
+        ...refused.filter((_, i) => i !== 2).map(([args]) => [...args, "--data-dir", dir]),
+      ]),
+      runRuntime([...refused[2][0], "--data-dir", dir]),
     ]);
+    const runs = [...batched.slice(0, 2), unreadable, ...batched.slice(2)];
     assert.ok(list.stdout.includes(`scoped  policy ${resolve(policy)}  `), list.stdout);
     for (const [i, [args, code]] of refused.entries()) {
       const res = runs[i];

@@ -185,7 +185,14 @@ Deno.test("the HTTP server refuses a DNS-rebinding Host on a real socket", async
 
 Deno.test("startRuntime() may bind beyond loopback in sse mode: every MCP request needs a key", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-bind-" });
-  await using runtime = await startRuntime({ mode: "sse", host: "0.0.0.0", port: 0, dataDir });
+  // No warm browser: nothing here browses.
+  await using runtime = await startRuntime({
+    mode: "sse",
+    host: "0.0.0.0",
+    port: 0,
+    dataDir,
+    warmBrowsers: 0,
+  });
   const port = new URL(runtime.url!).port;
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(port) });
   await conn.write(new TextEncoder().encode(

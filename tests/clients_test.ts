@@ -174,8 +174,10 @@ Deno.test("Inspector CLI over stdio: tools/list lists browser_navigate, tools/ca
   await using deniedData = await stdioDataDir(site);
   await using state = await clientState();
 
+  // The list and the denied call never browse: without a warm browser, none starts for them.
+  const cold = ["--warm-browsers", "0"];
   const [list, call, denied] = await Promise.all([
-    inspector(["--method", "tools/list"], state.env, await stdioServer(listData.dir)),
+    inspector(["--method", "tools/list"], state.env, await stdioServer(listData.dir, cold)),
     inspector(
       [
         "--method",
@@ -198,7 +200,7 @@ Deno.test("Inspector CLI over stdio: tools/list lists browser_navigate, tools/ca
         "url=http://127.0.0.3:9/",
       ],
       state.env,
-      await stdioServer(deniedData.dir),
+      await stdioServer(deniedData.dir, cold),
     ),
   ]);
   assert.equal(list.code, 0, list.stderr);

@@ -1,39 +1,20 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { rawKeySource, Vault } from "../vault/mod.ts";
-import { databasePath, openDatabase } from "../runtime/store/database.ts";
 import {
   type CliRun,
   randomVaultKey,
   runOmotai,
   runRuntime,
+  runRuntimeBatch,
+  stageSecret,
   withRunsDir,
 } from "./helpers/omotai_cli.ts";
 
 // The first grant call of each test goes through the `omotai` launcher; the rest run the
-// runtime's own process as the launcher starts it (runRuntime), which prints and exits alike.
+// runtime's own process as the launcher starts it (runRuntime), which prints and exits alike,
+// or, in order, the runtime's main() for each in one such process (runRuntimeBatch).
 
 const SHOP = "http://127.0.0.1:8081";
-
-/**
- * Puts secret `id` in the vault of `dir` under `key`, in this process: what `omotai secret
- * add` does (tests/secret_cli_test.ts proves the command); here it is only the stage.
- */
-async function addSecret(
-  dir: string,
-  key: string,
-  id: string,
-  kind: "password" | "username",
-  value: string,
-): Promise<void> {
-  const db = openDatabase(databasePath(dir));
-  try {
-    using vault = await Vault.open(db, rawKeySource(key));
-    await vault.add(id, kind, value);
-  } finally {
-    db.close();
-  }
-}
 
 function idOf(run: CliRun): string {
   const id = /added grant (g_[a-z2-7]{16}) /.exec(run.stdout)?.[1];
@@ -45,7 +26,7 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
   await withRunsDir("test-grant-cli", async (dir) => {
     const key = randomVaultKey();
     const value = `pw-${crypto.randomUUID()}`;
-    await addSecret(dir, key, "shop.password", "password", value);
+    await stageSecret(dir, key, "shop.password", "password", value);
     const outputs: string[] = [];
     // No OMOTAI_VAULT_KEY: grants look only at the secret's id.
     const run = async (args: string[], launcher = false) => {
@@ -55,6 +36,13 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
       );
       outputs.push(res.stdout, res.stderr);
       return res;
+    };
+    const batch = async (lines: string[][]) => {
+      const runs = await runRuntimeBatch(
+        lines.map((args) => ["grant", ...args, "--data-dir", dir]),
+      );
+      for (const res of runs) outputs.push(res.stdout, res.stderr);
+      return runs;
     };
 
     const pending = await run([
@@ -82,23 +70,13 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     );
     assert.match(pending.stdout, new RegExp(`approve it with: omotai grant approve ${id}`));
 
-    const list = await run(["list"]);
-    assert.equal(list.code, 0, list.stderr);
-    assert.match(
-      list.stdout,
-      new RegExp(
-        `^${id}  pending  shop\\.password  agent ci-bot  once  until \\S+  fill ${SHOP},https://shop\\.test  redeemed 0x  "log in to the shop"$`,
-        "m",
-      ),
-    );
-
-    const approve = await run(["approve", id]);
-    assert.equal(approve.code, 0, approve.stderr);
-    assert.match(approve.stdout, new RegExp(`approved grant ${id}`));
-    // Steps that do not depend on each other run at once (each is a process of its own).
-    const [twice, standing] = await Promise.all([
-      run(["approve", id]),
-      run([
+    // The rest of the grant calls, in order, in one process (runRuntimeBatch): each line as
+    // the runtime's own process runs it, its own output and exit code.
+    const [list, approve, twice, standing, revoke, again, unknown, after] = await batch([
+      ["list"],
+      ["approve", id],
+      ["approve", id],
+      [
         "add",
         "shop.password",
         "--agent",
@@ -110,8 +88,23 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
         "--fill",
         SHOP,
         "--approve",
-      ]),
+      ],
+      ["rm", id],
+      ["rm", id],
+      ["approve", "g_aaaaaaaaaaaaaaaa"],
+      ["list"],
     ]);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(
+      list.stdout,
+      new RegExp(
+        `^${id}  pending  shop\\.password  agent ci-bot  once  until \\S+  fill ${SHOP},https://shop\\.test  redeemed 0x  "log in to the shop"$`,
+        "m",
+      ),
+    );
+
+    assert.equal(approve.code, 0, approve.stderr);
+    assert.match(approve.stdout, new RegExp(`approved grant ${id}`));
     assert.equal(twice.code, 1);
     assert.match(twice.stderr, /omotai: GRANT_NOT_PENDING: /);
     assert.equal(standing.code, 0, standing.stderr);
@@ -119,14 +112,8 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     assert.match(standing.stdout, /\(active\)/);
     assert.doesNotMatch(standing.stdout, /approve it with/);
 
-    const revoke = await run(["rm", id]);
     assert.equal(revoke.code, 0, revoke.stderr);
     assert.match(revoke.stdout, new RegExp(`revoked grant ${id}`));
-    const [again, unknown, after] = await Promise.all([
-      run(["rm", id]),
-      run(["approve", "g_aaaaaaaaaaaaaaaa"]),
-      run(["list"]),
-    ]);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /omotai: GRANT_REVOKED: /);
     assert.equal(unknown.code, 1);
@@ -141,9 +128,6 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     });
     assert.equal(rm.code, 0, rm.stderr);
     assert.match(rm.stdout, /removed secret shop\.password and revoked 1 grant$/m);
-    const last = await run(["list"]);
-    assert.match(last.stdout, new RegExp(`^${standingId}  revoked `, "m"));
-
     const db = new DatabaseSync(`${dir}/omotai.db`, { readOnly: true });
     try {
       const rows = db.prepare(
@@ -163,8 +147,9 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
     }
     // A capture grant: once, into a ref still empty, naming its workflow and output; beside
     // it, one that names no output.
-    const [capture, noOutput] = await Promise.all([
-      run([
+    const [last, capture, noOutput, listed] = await batch([
+      ["list"],
+      [
         "add",
         "github.pem",
         "--agent",
@@ -179,8 +164,8 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
         "github_app",
         "--output",
         "pem",
-      ]),
-      run([
+      ],
+      [
         "add",
         "github.secret",
         "--agent",
@@ -191,16 +176,15 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
         "once",
         "--capture",
         "https://github.test",
-      ]),
+      ],
+      ["list"],
     ]);
+    assert.match(last.stdout, new RegExp(`^${standingId}  revoked `, "m"));
     assert.equal(capture.code, 0, capture.stderr);
     assert.equal(noOutput.code, 1);
     assert.match(noOutput.stderr, /omotai: GRANT_INVALID: /);
-    const [listed, verify] = await Promise.all([
-      run(["list"]),
-      runRuntime(["audit", "verify", "--data-dir", dir], {}),
-    ]);
     assert.match(listed.stdout, /capture https:\/\/github\.test/);
+    const verify = await runRuntime(["audit", "verify", "--data-dir", dir], {});
     for (const text of outputs) assert.ok(!text.includes(value), "a value was printed");
     assert.equal(verify.code, 0, verify.stderr + verify.stdout);
   });
@@ -209,7 +193,7 @@ Deno.test("omotai grant add|approve|rm|list: pending until approved, no vault ke
 Deno.test("omotai grant add refuses a missing secret, an origin with a path, a bad expiry and missing flags", async () => {
   await withRunsDir("test-grant-cli", async (dir) => {
     const key = randomVaultKey();
-    await addSecret(dir, key, "shop.user", "username", "alice");
+    await stageSecret(dir, key, "shop.user", "username", "alice");
     const base = ["--agent", "ci-bot", "--purpose", "p", "--mode", "session", "--data-dir", dir];
     const cases: [string[], RegExp][] = [
       [
@@ -255,20 +239,21 @@ Deno.test("omotai grant add refuses a missing secret, an origin with a path, a b
       ],
       [["rm", "--data-dir", dir], /omotai: BAD_OPTION: grant rm takes one grant id/],
     ];
-    // Each refusal is a process of its own and changes nothing: they run at once, and the
-    // list after them all still holds no grant.
-    const runs = await Promise.all(
-      cases.map(([args], i) => (i === 0 ? runOmotai : runRuntime)(["grant", ...args], {})),
-    );
+    // Each refusal changes nothing: the first through the launcher, the rest and then the
+    // list (which still holds no grant) in one process, each line its own run.
+    const [first, ...rest] = cases.map(([args]) => ["grant", ...args]);
+    const [launched, batched, usage] = await Promise.all([
+      runOmotai(first, {}),
+      runRuntimeBatch([...rest, ["grant", "list", "--data-dir", dir]]),
+      runRuntime(["grant"], {}),
+    ]);
+    const none = batched.pop()!;
+    const runs = [launched, ...batched];
     for (const [i, [args, expected]] of cases.entries()) {
       const res = runs[i];
       assert.equal(res.code, 1, `${args.join(" ")}: ${res.stderr}`);
       assert.match(res.stderr, expected, args.join(" "));
     }
-    const [none, usage] = await Promise.all([
-      runRuntime(["grant", "list", "--data-dir", dir], {}),
-      runRuntime(["grant"], {}),
-    ]);
     assert.equal(none.stdout.trim(), "no grants");
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /omotai grant add SECRET_ID --agent NAME/);

@@ -1,6 +1,7 @@
 /**
  * The README's client blocks, run as a user's client runs them: each block's command spawned
- * from `/` with one fresh `HOME` (one user: the first start fills its npm and Deno caches, as the
+ * (once per distinct command line: blocks that spawn the same one are the same run) from `/`
+ * with one fresh `HOME` (one user: the first start fills its npm and Deno caches, as the
  * README's `npx -y omotai --version` before it does here), `PATH` holding only `node`, `npx` and
  * the system's directories (no `deno`), listing the tools and browsing a local page.
  *
@@ -200,7 +201,17 @@ Deno.test("the README's client blocks work as written from / with a fresh HOME, 
 
     const policy = `${tmp}/policy.yaml`;
     await Deno.writeTextFile(policy, `allowed_origins: [${site.origin}]\n`);
+    // Blocks that spawn the same command line are one run: the clients differ only in where
+    // their config keeps it (the first test reads every block), and one start proves them all.
+    const runs = new Map<string, ClientBlock & { clients: string[] }>();
     for (const block of clientBlocks(readme)) {
+      const line = JSON.stringify([block.command, ...block.args]);
+      const same = runs.get(line);
+      if (same) same.clients.push(block.client);
+      else runs.set(line, { ...block, clients: [block.client] });
+    }
+    for (const run of runs.values()) {
+      const block = { ...run, client: run.clients.join(", ") };
       const transport = new StdioClientTransport({
         command: block.command,
         args: withPackage(block.args, spec).map((a) => a === PLACEHOLDER ? policy : a),
@@ -215,7 +226,7 @@ Deno.test("the README's client blocks work as written from / with a fresh HOME, 
         "data",
         (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk),
       );
-      const client = new Client({ name: `readme-${block.client}`, version: "0" });
+      const client = new Client({ name: `readme-${run.clients[0]}`, version: "0" });
       await client.connect(transport);
       await using c = new TestClient(client);
       const { tools } = await client.listTools();
@@ -228,7 +239,7 @@ Deno.test("the README's client blocks work as written from / with a fresh HOME, 
       assert.equal((await Deno.stat(state)).mode! & 0o777, 0o700, block.client);
     }
 
-    // Each client's close (stdin shut, then SIGTERM to npx) ended the whole chain: npx, the
+    // The client's close (stdin shut, then SIGTERM to npx) ended the whole chain: npx, the
     // Node bin, the launcher, the runtime and its browsers (their command lines name HOME).
     let left = "";
     for (let i = 0; i < 60; i++) {

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { randomVaultKey, runOmotai, runRuntime, withRunsDir } from "./helpers/omotai_cli.ts";
+import {
+  randomVaultKey,
+  runOmotai,
+  runRuntime,
+  runRuntimeBatch,
+  stageSecret,
+  withRunsDir,
+} from "./helpers/omotai_cli.ts";
 
 // The first calls of each test go through the `omotai` launcher; the rest run the runtime's
 // own process as the launcher starts it (runRuntime), which prints and exits alike.
@@ -27,6 +34,11 @@ Deno.test("omotai secret add reads stdin, list shows id and kind only, rm remove
       outputs.push(res.stdout, res.stderr);
       return res;
     };
+    const batch = async (lines: string[][]) => {
+      const runs = await runRuntimeBatch(lines.map((args) => [...args, "--data-dir", dir]), env);
+      for (const res of runs) outputs.push(res.stdout, res.stderr);
+      return runs;
+    };
 
     const add = await run(
       ["secret", "add", "shop.password", "--kind", "password"],
@@ -40,11 +52,12 @@ Deno.test("omotai secret add reads stdin, list shows id and kind only, rm remove
       0,
     );
 
-    // The list and the refused adds change nothing: they run at once, each a process of its own.
-    const [list, dup, badKind, badId, empty] = await Promise.all([
-      run(["secret", "list"]),
+    // The list and the refused adds change nothing: they run at once. The two that read no
+    // value (a kind is refused before it is read) run in one process (runRuntimeBatch, each
+    // line its own run); those given a value, each in a process of its own.
+    const [[list, badKind], dup, badId, empty] = await Promise.all([
+      batch([["secret", "list"], ["secret", "add", "x", "--kind", "ssh"]]),
       run(["secret", "add", "shop.user", "--kind", "username"], "bob", true),
-      run(["secret", "add", "x", "--kind", "ssh"], "v"),
       run(["secret", "add", "Bad Id", "--kind", "generic"], "v"),
       run(["secret", "add", "empty", "--kind", "generic"], ""),
     ]);
@@ -63,13 +76,13 @@ Deno.test("omotai secret add reads stdin, list shows id and kind only, rm remove
     assert.equal(empty.code, 1);
     assert.match(empty.stderr, /BAD_OPTION: secret add got an empty value/);
 
-    const rm = await run(["secret", "rm", "shop.user"]);
+    const [rm, again, after] = await batch([
+      ["secret", "rm", "shop.user"],
+      ["secret", "rm", "shop.user"],
+      ["secret", "list"],
+    ]);
     assert.equal(rm.code, 0, rm.stderr);
     assert.match(rm.stdout, /removed secret shop.user/);
-    const [again, after] = await Promise.all([
-      run(["secret", "rm", "shop.user"]),
-      run(["secret", "list"]),
-    ]);
     assert.equal(again.code, 1);
     assert.match(again.stdout, /no secret shop.user/);
     assert.ok(/^shop\.password /m.test(after.stdout) && !/shop\.user/.test(after.stdout));
@@ -84,12 +97,8 @@ Deno.test("omotai secret with a wrong key fails with VAULT_KEY_MISMATCH and a cl
   await withRunsDir("test-secret-cli", async (dir) => {
     const key = randomVaultKey();
     const wrong = randomVaultKey();
-    const added = await runRuntime(
-      ["secret", "add", "a", "--kind", "generic", "--data-dir", dir],
-      { OMOTAI_VAULT_KEY: key },
-      "value-a",
-    );
-    assert.equal(added.code, 0, added.stderr);
+    // The vault, set up with a raw key (the first test proves `secret add`).
+    await stageSecret(dir, key, "a", "generic", "value-a");
     // Four refusals that change nothing, run at once.
     const wrongKey = (args: string[], run = runRuntime) =>
       run([...args, "--data-dir", dir], { OMOTAI_VAULT_KEY: wrong }, "v");
@@ -121,12 +130,8 @@ Deno.test("omotai secret with a wrong key fails with VAULT_KEY_MISMATCH and a cl
 Deno.test("omotai vault rekey moves the vault to a new passphrase; the old key then fails", async () => {
   await withRunsDir("test-secret-cli", async (dir) => {
     const key = randomVaultKey();
-    const add = await runRuntime(
-      ["secret", "add", "kept", "--kind", "totp", "--data-dir", dir],
-      { OMOTAI_VAULT_KEY: key },
-      "JBSWY3DPEHPK3PXP",
-    );
-    assert.equal(add.code, 0, add.stderr);
+    // The vault, set up with a raw key (the first test proves `secret add`).
+    await stageSecret(dir, key, "kept", "totp", "JBSWY3DPEHPK3PXP");
     const rekey = await runOmotai(["vault", "rekey", "--data-dir", dir], {
       OMOTAI_VAULT_KEY: key,
       OMOTAI_VAULT_NEW_PASSPHRASE: "a new passphrase for the rekey test",

@@ -4,6 +4,10 @@
  * stdin piped, and data dirs under runs/ (the only place the task may write).
  */
 import assert from "node:assert/strict";
+import { rawKeySource, type SecretKind, Vault } from "../../vault/mod.ts";
+import { databasePath, openDatabase } from "../../runtime/store/database.ts";
+import { childArgv, localFacts } from "../../runtime/launcher/launcher.ts";
+import { childPermissions } from "../../runtime/launcher/permissions.ts";
 import { omotaiFlags, runtimeCommand } from "./harness.ts";
 
 /** What a run printed and how it ended. */
@@ -38,6 +42,39 @@ export async function runRuntime(
 ): Promise<CliRun> {
   const command = runtimeCommand(args);
   return await runDeno(command.args, { ...env, ...command.env }, stdin);
+}
+
+/**
+ * Runs `omotai ARGS` for each of `lines` as `runRuntime` does, but one after another in ONE
+ * process (tests/helpers/cli_batch_main.ts calls the runtime's `main()` once per line): a
+ * process of its own costs about a CPU-second, and the lines of a test's refusals differ only
+ * in what `main()` does with them. Each line gets exactly the permissions and variables the
+ * launcher would give it (all lines must get the same ones, or this throws), `env` on top of
+ * the same clean slate, no stdin (commands that read one use `runRuntime`), and its own
+ * stdout, stderr and exit code. The process around a command (the exit code and streams as
+ * a shell sees them) is proven by the `runOmotai` and `runRuntime` calls of the same tests.
+ */
+export async function runRuntimeBatch(
+  lines: string[][],
+  env: Record<string, string> = {},
+): Promise<CliRun[]> {
+  const plans = lines.map((args) => childPermissions(args, localFacts()));
+  for (const [i, plan] of plans.entries()) {
+    assert.deepEqual(
+      [plan.flags, plan.env],
+      [plans[0].flags, plans[0].env],
+      `${lines[i].join(" ")}: other permissions than ${lines[0].join(" ")}; run it on its own`,
+    );
+  }
+  const args = childArgv(
+    { ...plans[0], args: [JSON.stringify(plans.map((p) => p.args))] },
+    { entry: new URL("./cli_batch_main.ts", import.meta.url) },
+  );
+  const out = await runDeno(args, { ...env, ...plans[0].env }, "");
+  assert.equal(out.code, 0, `the batch failed:\n${out.stderr}`);
+  const runs: CliRun[] = JSON.parse(out.stdout);
+  assert.equal(runs.length, lines.length, out.stdout);
+  return runs;
 }
 
 async function runDeno(
@@ -77,6 +114,27 @@ export async function withRunsDir(
     await fn(dir);
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * Puts secret `id` in the vault of `dir` under the raw `key`, in this process: what `omotai
+ * secret add` does (tests/secret_cli_test.ts proves the command); for a test of something
+ * else it is only the stage.
+ */
+export async function stageSecret(
+  dir: string,
+  key: string,
+  id: string,
+  kind: SecretKind,
+  value: string,
+): Promise<void> {
+  const db = openDatabase(databasePath(dir));
+  try {
+    using vault = await Vault.open(db, rawKeySource(key));
+    await vault.add(id, kind, value);
+  } finally {
+    db.close();
   }
 }
 
