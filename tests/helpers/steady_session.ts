@@ -25,12 +25,37 @@ export interface SteadySession {
   stop(): Promise<SteadyReport>;
 }
 
+/** Options of {@link keepAnswering}. */
+export interface KeepAnsweringOptions {
+  /**
+   * A rest after each snapshot (default none: back to back). A rest keeps the steady session
+   * from spending a core of its own while it probes; a stall longer than the rest still lands
+   * on a call, which then ends late.
+   */
+  restMs?: number;
+}
+
 /**
  * Opens `url` in `client`'s session, then snapshots it again and again until stopped; each
  * answer must come within {@link STEADY_ANSWER_MS} and show `expect`.
  */
-export function keepAnswering(client: TestClient, url: string, expect: RegExp): SteadySession {
+export function keepAnswering(
+  client: TestClient,
+  url: string,
+  expect: RegExp,
+  options: KeepAnsweringOptions = {},
+): SteadySession {
+  const restMs = options.restMs ?? 0;
   let stopped = false;
+  let wake = () => {};
+  const rest = () =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, restMs);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   const report: SteadyReport = { calls: 0, failures: [], slowestMs: 0 };
   const timed = async (name: string, args: Record<string, unknown>) => {
     const t0 = performance.now();
@@ -43,11 +68,15 @@ export function keepAnswering(client: TestClient, url: string, expect: RegExp): 
   };
   const loop = (async () => {
     await timed("browser_navigate", { url });
-    while (!stopped) await timed("browser_snapshot", {});
+    while (!stopped) {
+      await timed("browser_snapshot", {});
+      if (restMs > 0 && !stopped) await rest();
+    }
   })();
   return {
     async stop() {
       stopped = true;
+      wake();
       await loop;
       return report;
     },
