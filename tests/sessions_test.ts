@@ -26,26 +26,42 @@ async function chromiumPids(profileDir: string): Promise<number[]> {
 
 /**
  * One runtime for the file's cases: each case's sessions are its own (each its own browser
- * and profile) and closed when the case ends, and a case looks only at the profiles its own
+ * and profile) and closed when the case ends (the first two share theirs, one per transport,
+ * each step asserting only on its own calls), and a case looks only at the profiles its own
  * sessions made, so what one case leaves cannot make another pass.
  */
 Deno.test("BrowserSession: one profile and browser per session, over either transport, gone with it", async (t) => {
   await using h = await startHarness();
 
-  await t.step(
-    "two sessions share nothing: a cookie set in one is absent in the other",
-    async () => {
-      const before = await profileDirs(h.dataDir);
-      await using a = await h.connect("http");
-      await using b = await h.connect("sse");
-      await a.call("browser_navigate", { url: `${h.site.origin}/cookie-set` });
-      const seenByA = await a.call("browser_navigate", { url: `${h.site.origin}/cookie-show` });
-      assert.match(seenByA.text, /cookie: \[sid=session-a-cookie\]/);
-      const seenByB = await b.call("browser_navigate", { url: `${h.site.origin}/cookie-show` });
-      assert.match(seenByB.text, /cookie: \[none\]/);
-      assert.equal((await newDirs(h.dataDir, before)).length, 2, "one profile per session");
-    },
-  );
+  // The first two steps share two sessions, one over each transport, closed before the
+  // third: each step asserts only on what it does with them.
+  const before = await profileDirs(h.dataDir);
+  const a = await h.connect("http");
+  const b = await h.connect("sse");
+  try {
+    await t.step(
+      "two sessions share nothing: a cookie set in one is absent in the other",
+      async () => {
+        await a.call("browser_navigate", { url: `${h.site.origin}/cookie-set` });
+        const seenByA = await a.call("browser_navigate", { url: `${h.site.origin}/cookie-show` });
+        assert.match(seenByA.text, /cookie: \[sid=session-a-cookie\]/);
+        const seenByB = await b.call("browser_navigate", { url: `${h.site.origin}/cookie-show` });
+        assert.match(seenByB.text, /cookie: \[none\]/);
+        assert.equal((await newDirs(h.dataDir, before)).length, 2, "one profile per session");
+      },
+    );
+
+    await t.step("each transport drives the same flow: SSE and Streamable HTTP", async () => {
+      for (const [kind, c] of [["http", a], ["sse", b]] as const) {
+        const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+        const next = await c.call("browser_click", { ref: refOf(home.text, /"Next page" ->/) });
+        assert.match(next.text, /# Next page/, kind);
+      }
+    });
+  } finally {
+    await a[Symbol.asyncDispose]();
+    await b[Symbol.asyncDispose]();
+  }
 
   await t.step(
     "profile dirs are 0700 and removed with their browser when the client leaves",
@@ -108,13 +124,4 @@ Deno.test("BrowserSession: one profile and browser per session, over either tran
       assert.equal(other.isError, false, other.text);
     },
   );
-
-  await t.step("each transport drives the same flow: SSE and Streamable HTTP", async () => {
-    for (const kind of ["sse", "http"] as const) {
-      await using c = await h.connect(kind);
-      const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
-      const next = await c.call("browser_click", { ref: refOf(home.text, /"Next page" ->/) });
-      assert.match(next.text, /# Next page/, kind);
-    }
-  });
 });
