@@ -161,12 +161,13 @@ function serveTextFlood(): Deno.HttpServer<Deno.NetAddr> & { origin: string } {
     );
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
     const path = new URL(req.url).pathname;
-    // 5.5 MB of text in 25,000 paragraphs (50,000 nodes: the DOM snapshot path), or 6 MB in
-    // one block (the accessibility path), or three-byte characters in a same-origin frame.
+    // 5.5 MB of text in 12,500 paragraphs (25,000 nodes: the DOM snapshot path; few nodes
+    // past its bound, each a renderer's work), or 6 MB in one block (the accessibility path),
+    // or three-byte characters in a same-origin frame.
     if (path === "/many") {
       return page(`<h1>Many</h1><script>
-        const s = "lorem ipsum dolor sit amet ".repeat(8);
-        for (let i = 0; i < 25000; i++) {
+        const s = "lorem ipsum dolor sit amet ".repeat(16);
+        for (let i = 0; i < 12500; i++) {
           const p = document.createElement("p"); p.textContent = i + " " + s; document.body.append(p);
         }</script>`);
     }
@@ -199,7 +200,7 @@ async function textFlood(c: TestClient, origin: string): Promise<void> {
     const snap = await c.call("browser_snapshot");
     assert.match(snap.text, /^error: PAGE_TOO_LARGE/m, path);
     // The same browser reads the text's start in reading mode, and goes on to other pages.
-    // Readability over 25,000 paragraphs takes seconds of the renderer's CPU, and the reader
+    // Readability over 12,500 paragraphs takes seconds of the renderer's CPU, and the reader
     // is stopped at READ_TIMEOUT_MS (the product's cap, so a page cannot hold the call): on a
     // loaded machine the honest answer may be that it could not be read in time. Either way
     // the call answers, with the text or with that note, and never with an error.
