@@ -36,9 +36,9 @@ Deno.test("browser tools on the fixture site, one session", async (t) => {
     });
 
   await t.step("browser_click follows a link and browser_navigate_back returns", async () => {
-    const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+    const plain = await c.call("browser_navigate", { url: `${h.site.origin}/plain` });
     const next = await c.call("browser_click", {
-      ref: refOf(home.text, /"Next page" ->/),
+      ref: refOf(plain.text, /"Next page" ->/),
       element: "Next",
     });
     assert.equal(next.isError, false, next.text);
@@ -47,7 +47,7 @@ Deno.test("browser tools on the fixture site, one session", async (t) => {
     const back = await c.call("browser_navigate_back");
     assert.equal(back.isError, false, back.text);
     assert.match(back.text, /went back/);
-    assert.match(back.text, /# Fixture home/);
+    assert.match(back.text, /# Fixture plain/);
     const none = await c.call("browser_navigate_back");
     assert.match(none.text, /error: NO_HISTORY/);
   });
@@ -114,9 +114,9 @@ Deno.test("browser tools on the fixture site, one session", async (t) => {
   );
 
   await step("browser_type with submit sends the form and the result page shows it", async () => {
-    const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
+    const plain = await c.call("browser_navigate", { url: `${h.site.origin}/plain` });
     const r = await c.call("browser_type", {
-      ref: refOf(home.text, /textbox "Query"/),
+      ref: refOf(plain.text, /textbox "Query"/),
       text: "lanterns & stoves",
       submit: true,
     });
@@ -127,8 +127,8 @@ Deno.test("browser tools on the fixture site, one session", async (t) => {
   });
 
   await step("browser_select_option changes a select and page scripts see it", async () => {
-    const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
-    const size = refOf(home.text, /combobox "Size"/);
+    const plain = await c.call("browser_navigate", { url: `${h.site.origin}/plain` });
+    const size = refOf(plain.text, /combobox "Size"/);
     const r = await c.call("browser_select_option", { ref: size, values: ["Large"] });
     assert.equal(r.isError, false, r.text);
     assert.match(r.text, /selected 1 option\(s\) in e\d+/);
@@ -137,7 +137,7 @@ Deno.test("browser tools on the fixture site, one session", async (t) => {
     const bad = await c.call("browser_select_option", { ref: size, values: ["Huge"] });
     assert.match(bad.text, /error: NO_SUCH_OPTION/);
     const notSelect = await c.call("browser_select_option", {
-      ref: refOf(home.text, /"Next page" ->/),
+      ref: refOf(plain.text, /"Next page" ->/),
       values: ["x"],
     });
     assert.match(notSelect.text, /error: NOT_A_SELECT/);
@@ -159,8 +159,8 @@ Deno.test("browser tools on the fixture site, one session", async (t) => {
   );
 
   await step("a popup opens as a new tab that browser_tabs lists and selects", async () => {
-    const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
-    const r = await c.call("browser_click", { ref: refOf(home.text, /"Open popup" ->/) });
+    const plain = await c.call("browser_navigate", { url: `${h.site.origin}/plain` });
+    const r = await c.call("browser_click", { ref: refOf(plain.text, /"Open popup" ->/) });
     assert.equal(r.isError, false, r.text);
     assert.match(r.text, /notice: a new tab opened as tab 1/);
     // The popup loads on its own; until its title arrives the list shows its URL.
@@ -170,7 +170,7 @@ Deno.test("browser tools on the fixture site, one session", async (t) => {
       return /1: "Popup"/.test(list.text);
     });
     assert.match(list.text, /2 tab\(s\)/);
-    assert.match(list.text, /0: \[current\] "Fixture home"/);
+    assert.match(list.text, /0: \[current\] "Fixture plain"/);
     assert.match(list.text, /1: "Popup" http:\/\/127\.0\.0\.1:\d+\/popup/);
     const sel = await c.call("browser_tabs", { action: "select", index: 1 });
     assert.match(sel.text, /# Popup page/);
@@ -178,16 +178,16 @@ Deno.test("browser tools on the fixture site, one session", async (t) => {
     const closed = await c.call("browser_tabs", { action: "close", index: 1 });
     assert.match(closed.text, /1 tab\(s\)/);
     const snap = await c.call("browser_snapshot");
-    assert.match(snap.text, /# Fixture home/);
+    assert.match(snap.text, /# Fixture plain/);
     const missing = await c.call("browser_tabs", { action: "select", index: 7 });
     assert.match(missing.text, /error: NO_SUCH_TAB/);
   });
 
   await step("a ref from an older document is refused with STALE_REF", async () => {
-    const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
-    const next = refOf(home.text, /"Next page" ->/);
+    const plain = await c.call("browser_navigate", { url: `${h.site.origin}/plain` });
+    const next = refOf(plain.text, /"Next page" ->/);
     const nextPage = await c.call("browser_navigate", { url: `${h.site.origin}/next` });
-    const [homeDoc, nextDoc] = [docOf(home.text), docOf(nextPage.text)];
+    const [homeDoc, nextDoc] = [docOf(plain.text), docOf(nextPage.text)];
     assert.notEqual(homeDoc, nextDoc);
     const nexts = h.site.hits.filter((x) => x.startsWith("GET /next")).length;
     const r = await c.call("browser_click", { ref: next });
@@ -262,8 +262,8 @@ Deno.test("browser tools on the fixture site, one session", async (t) => {
   });
 
   await step("browser_press_key and browser_wait_for drive a page", async () => {
-    const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
-    await c.call("browser_type", { ref: refOf(home.text, /textbox "Query"/), text: "keys" });
+    const plain = await c.call("browser_navigate", { url: `${h.site.origin}/plain` });
+    await c.call("browser_type", { ref: refOf(plain.text, /textbox "Query"/), text: "keys" });
     const r = await c.call("browser_press_key", { key: "Enter" });
     assert.match(r.text, /pressed Enter; a new page loaded/);
     assert.match(r.text, /You searched for: keys/);
@@ -327,8 +327,8 @@ Deno.test("browser tools on the fixture site, one session", async (t) => {
   await step(
     "element arguments take Playwright MCP 0.0.83's `target` name as well as `ref`",
     async () => {
-      const home = await c.call("browser_navigate", { url: `${h.site.origin}/` });
-      const link = refOf(home.text, /"Next page" ->/);
+      const plain = await c.call("browser_navigate", { url: `${h.site.origin}/plain` });
+      const link = refOf(plain.text, /"Next page" ->/);
       const r = await c.call("browser_click", { target: link, element: "Next page link" });
       assert.equal(r.isError, false, r.text);
       assert.match(r.text, /path: \/next/);
