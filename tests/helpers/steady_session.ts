@@ -150,13 +150,18 @@ export function keepBrowsing(
 }
 
 /**
- * The runtime's own end of a browser for what its page did, as a call under way hears it
- * (runtime/browser/browser_end.ts): a flood or a memory kill the runtime judged while the call
- * ran. Timing decides whether the hostile call or the one after it meets the end; either is
- * the session answering, and the call after the end starts a fresh browser.
+ * The runtime's own end of a browser or tab for what its page did, as a call under way hears
+ * it: a flood or a memory kill the runtime judged while the call ran
+ * (runtime/browser/browser_end.ts), or a tab whose renderer kept spinning, closed
+ * (`PAGE_UNRESPONSIVE`, runtime/browser/call_watch.ts: 150 spinning workers still ran as the
+ * tab was left, beside two hogs). Timing decides whether the hostile call or the one after it
+ * meets the end; either is the session answering, and the call after the end goes on in a
+ * fresh browser or tab.
  */
-const PAGE_CAUSED_END =
-  /^error: BROWSER_LOST \(the runtime ended this session's browser \((SESSION_FLOODING|BROWSER_OOM|CDP_MESSAGE_TOO_LARGE):/;
+const PAGE_CAUSED_END = new RegExp(
+  "^error: (BROWSER_LOST \\(the runtime ended this session's browser \\((SESSION_FLOODING|BROWSER_OOM|CDP_MESSAGE_TOO_LARGE):" +
+    "|PAGE_UNRESPONSIVE \\(tab \\d+ stopped answering \\(a script that never yields: its renderer kept using the CPU\\); the runtime closed tab \\d+)",
+);
 
 /**
  * The navigation after a hostile call: `navigate()` once, and once more when that answer was
