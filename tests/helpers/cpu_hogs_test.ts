@@ -85,14 +85,26 @@ Deno.test("busyMachine() beside two real hogs starts none; alone it keeps at lea
   }
   const loop = "sh -c while :; do :; done";
   const before = new Set(await pidsOf(loop));
-  await using load = await busyMachine(2);
+  await using load = await busyMachine(2, { everyMs: 200 });
   // Whatever else this machine runs, its runnable tasks (less this reader) reach the target.
-  let total = 0;
-  for (let i = 0; i < 20; i++) {
-    total += loadavgRunning(Deno.readTextFileSync("/proc/loadavg")) - 1;
-    await new Promise((r) => setTimeout(r, 25));
+  // In the parallel suite the other load it measured may end the moment after (another test
+  // file finishing): the helper follows at its next measure, so a quiet window is measured
+  // again after the helper has adjusted; only a machine left short across every window fails.
+  const means: string[] = [];
+  for (let window = 0; window < 10; window++) {
+    let total = 0;
+    for (let i = 0; i < 20; i++) {
+      total += loadavgRunning(Deno.readTextFileSync("/proc/loadavg")) - 1;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    means.push(`${total / 20} with ${load.count} hogs`);
+    if (total / 20 >= 1.5) break;
+    await load.settled();
   }
-  assert.ok(total / 20 >= 1.5, `a mean of ${total / 20} runnable tasks with ${load.count} hogs`);
+  assert.ok(
+    Number(means.at(-1)!.split(" ")[0]) >= 1.5,
+    `runnable tasks short of the target in every window: ${means.join("; ")}`,
+  );
   const mine = (await pidsOf(loop)).filter((p) => !before.has(p));
   await load[Symbol.asyncDispose]();
   const left = (await pidsOf(loop)).filter((p) => mine.includes(p));
