@@ -18,12 +18,14 @@ import {
 } from "../../cdp/mod.ts";
 import { OmotaiError } from "../mod.ts";
 import { type AxFrame, type DomFrame, domTitle } from "../snapshot/mod.ts";
+import { inFrameWorld } from "./frame_world.ts";
 import { scanAxSession } from "./scan_ax.ts";
 import { scanDomSession } from "./scan_dom.ts";
 import {
   childTargets,
   flatFrames,
   FrameBudget,
+  FrameTrees,
   MAX_SCAN_FRAMES,
   MAX_TARGET_DEPTH,
   type ScannedFrame,
@@ -96,6 +98,7 @@ export async function scanTab(
   maxFrames = MAX_SCAN_FRAMES,
 ): Promise<TabScan> {
   const frames = new Map<string, ScannedFrame>();
+  const trees = new FrameTrees();
   // The count reads the frames the scan will read: those the same bound leaves.
   const { nodes, chars } = await countNodes(
     page,
@@ -103,6 +106,7 @@ export async function scanTab(
     domSnapshotMinNodes,
     0,
     new FrameBudget(maxFrames),
+    trees,
   );
   if (chars >= MAX_SCAN_TEXT_CHARS) {
     throw new OmotaiError(
@@ -114,7 +118,7 @@ export async function scanTab(
   }
   const budget = new FrameBudget(maxFrames);
   if (nodes >= domSnapshotMinNodes) {
-    const root = await scanDomSession(page, tracker, frames, 0, budget);
+    const root = await scanDomSession(page, tracker, frames, 0, budget, trees);
     return {
       mode: "dom-snapshot",
       root,
@@ -126,7 +130,7 @@ export async function scanTab(
       title: domTitle(root),
     };
   }
-  const root = await scanAxSession(page, tracker, frames, 0, budget);
+  const root = await scanAxSession(page, tracker, frames, 0, budget, trees);
   const main = frames.get(root.key);
   const rootNode = root.nodes.find((n) => !n.parentId);
   return {
@@ -171,9 +175,6 @@ const COUNT_WALK_MAX = 2_000_000;
 /** A count takes milliseconds; a renderer that does not answer in this is busy. */
 const COUNT_TIMEOUT_MS = 5_000;
 
-/** Isolated worlds made for counting, by frame, reused while the frame's document lives. */
-const countWorlds = new WeakMap<CdpSession, Map<string, { loaderId: string; contextId: number }>>();
-
 /**
  * The nodes of a session's frames and its out-of-process frames, up to `limit`, of the
  * frames `budget` leaves. A frame that cannot be counted (navigating away) counts as empty, as
@@ -186,8 +187,9 @@ async function countNodes(
   limit: number,
   depth: number,
   budget: FrameBudget,
+  trees: FrameTrees,
 ): Promise<TabSize> {
-  const { frameTree } = await session.send("Page.getFrameTree");
+  const frameTree = await trees.of(session);
   const flat = budget.take(flatFrames(frameTree));
   const counts = await Promise.all(
     flat.map((f) =>
@@ -205,7 +207,7 @@ async function countNodes(
     const children = await Promise.all(
       childTargets(session, tracker).map((t) =>
         budget.open
-          ? countNodes(t.session, tracker, limit, depth + 1, budget)
+          ? countNodes(t.session, tracker, limit, depth + 1, budget, trees)
             .catch(() => ({ nodes: 0, chars: 0 }))
           : { nodes: 0, chars: 0 }
       ),
@@ -223,28 +225,18 @@ async function countFrame(
   frame: Protocol.Page.Frame,
   limit: number,
 ): Promise<TabSize> {
-  let worlds = countWorlds.get(session);
-  if (!worlds) countWorlds.set(session, worlds = new Map());
-  // Each Page.createIsolatedWorld makes a new context: one per document is enough.
-  let world = worlds.get(frame.id);
-  if (!world || world.loaderId !== frame.loaderId) {
-    const created = await session.send("Page.createIsolatedWorld", {
-      frameId: frame.id,
-      worldName: "omotai-count",
-    }, { timeoutMs: COUNT_TIMEOUT_MS });
-    world = { loaderId: frame.loaderId, contextId: created.executionContextId };
-    worlds.set(frame.id, world);
-  }
-  const result = await session.send("Runtime.callFunctionOn", {
-    functionDeclaration: COUNT_NODES,
-    executionContextId: world.contextId,
-    arguments: [{ value: limit }, { value: MAX_SCAN_TEXT_CHARS }, { value: COUNT_WALK_MAX }],
-    returnByValue: true,
-  }, { timeoutMs: COUNT_TIMEOUT_MS }).catch((err) => {
-    // The context went with its document (a same-document reload): make a new one next time.
-    worlds.delete(frame.id);
-    throw err;
-  });
+  const result = await inFrameWorld(
+    session,
+    frame,
+    (contextId) =>
+      session.send("Runtime.callFunctionOn", {
+        functionDeclaration: COUNT_NODES,
+        executionContextId: contextId,
+        arguments: [{ value: limit }, { value: MAX_SCAN_TEXT_CHARS }, { value: COUNT_WALK_MAX }],
+        returnByValue: true,
+      }, { timeoutMs: COUNT_TIMEOUT_MS }),
+    COUNT_TIMEOUT_MS,
+  );
   const v: unknown = result.result.value;
   const count = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x > 0 ? x : 0;
   return Array.isArray(v) ? { nodes: count(v[0]), chars: count(v[1]) } : { nodes: 0, chars: 0 };

@@ -16,9 +16,11 @@ import {
 import {
   flatFrames,
   type FrameBudget,
+  type FrameTrees,
   readChildTargets,
   type ScannedFrame,
 } from "./scan_frames.ts";
+import { inFrameWorld, type WorldFrame } from "./frame_world.ts";
 
 const TEXT_FIELD_ROLES = new Set(["textbox", "searchbox"]);
 
@@ -33,58 +35,63 @@ export async function scanAxSession(
   frames: Map<string, ScannedFrame>,
   depth: number,
   budget: FrameBudget,
+  trees: FrameTrees,
 ): Promise<AxFrame> {
-  const { frameTree } = await session.send("Page.getFrameTree");
+  const frameTree = await trees.of(session);
   const flat = budget.take(flatFrames(frameTree));
   if (flat.length === 0) throw new Error("no frame left to read");
 
-  const trees = await Promise.all(
-    flat.map((f) =>
+  // Every read below goes to the same renderer, and a busy one (a page building frames, or
+  // spinning workers) keeps each round trip waiting: the independent reads are asked
+  // together, so the scan costs it a few waits, not one per kind of read.
+  const childFrames = new Map<number, AxFrame>();
+  const frameOwners = new Map<string, number>();
+  const [axTrees, hidden, hiddenOptions] = await Promise.all([
+    Promise.all(flat.map((f) =>
       session.send("Accessibility.getFullAXTree", { frameId: f.id })
         .then((r) => r.nodes)
         // A frame that navigated away mid-scan simply shows as empty.
         .catch(() => [] as Protocol.Accessibility.AXNode[])
+    )),
+    Promise.all(
+      flat.map((f) =>
+        findHiddenControls(session, f).catch(() => new Map<number, HiddenControl[]>())
+      ),
     ),
-  );
-  const passwordFields = await findPasswordFields(session, trees.flat());
-  const hidden = await Promise.all(
-    flat.map((f) =>
-      findHiddenControls(session, f.id).catch(() => new Map<number, HiddenControl[]>())
+    Promise.all(flat.map((f) => findHiddenOptions(session, f).catch(() => new Set<number>()))),
+    Promise.all(
+      flat.slice(1).map(async (f) => {
+        const owner = await session.send("DOM.getFrameOwner", { frameId: f.id }).catch(() => null);
+        if (owner) frameOwners.set(f.id, owner.backendNodeId);
+      }),
     ),
-  );
-  const hiddenOptions = await Promise.all(
-    flat.map((f) => findHiddenOptions(session, f.id).catch(() => new Set<number>())),
-  );
+    readChildTargets(
+      session,
+      tracker,
+      depth,
+      budget,
+      (child, childDepth) => scanAxSession(child, tracker, frames, childDepth, budget, trees),
+      (owner, child) => childFrames.set(owner, child),
+    ),
+  ]);
+  const passwordFields = await findPasswordFields(session, axTrees.flat());
   // Backend node ids are unique per renderer, so one owner map serves every frame here.
-  const childFrames = new Map<number, AxFrame>();
   const axFrames = flat.map((f, i): AxFrame => {
     frames.set(f.id, { session, frameId: f.id, loaderId: f.loaderId, url: f.url });
     return {
       key: f.id,
       url: f.url,
-      nodes: trees[i],
+      nodes: axTrees[i],
       passwordFields,
       childFrames,
       hiddenControls: hidden[i],
       hiddenOptions: hiddenOptions[i],
     };
   });
-
-  await Promise.all(
-    flat.slice(1).map(async (f, i) => {
-      const owner = await session.send("DOM.getFrameOwner", { frameId: f.id }).catch(() => null);
-      if (owner) childFrames.set(owner.backendNodeId, axFrames[i + 1]);
-    }),
-  );
-
-  await readChildTargets(
-    session,
-    tracker,
-    depth,
-    budget,
-    (child, childDepth) => scanAxSession(child, tracker, frames, childDepth, budget),
-    (owner, child) => childFrames.set(owner, child),
-  );
+  for (const [i, f] of flat.entries()) {
+    const owner = frameOwners.get(f.id);
+    if (owner !== undefined) childFrames.set(owner, axFrames[i]);
+  }
   return axFrames[0];
 }
 
@@ -157,14 +164,15 @@ const HIDDEN_META = `function () {
 
 async function findHiddenControls(
   session: CdpSession,
-  frameId: string,
+  frame: WorldFrame,
 ): Promise<Map<number, HiddenControl[]>> {
   const result = new Map<number, HiddenControl[]>();
-  const world = await session.send("Page.createIsolatedWorld", { frameId, worldName: "omotai" });
-  const list = await session.send("Runtime.evaluate", {
-    expression: `(${HIDDEN_CONTROLS})()`,
-    contextId: world.executionContextId,
-  });
+  // None found is null, no array to ask about: the usual page costs one round trip.
+  const list = await inFrameWorld(session, frame, (contextId) =>
+    session.send("Runtime.evaluate", {
+      expression: `(() => { const f = (${HIDDEN_CONTROLS})(); return f.length ? f : null; })()`,
+      contextId,
+    }));
   const arrayId = list.result.objectId;
   if (!arrayId || list.exceptionDetails) return result;
   try {
@@ -207,13 +215,14 @@ async function findHiddenControls(
 }
 
 /** Backend ids of the frame's select options the visibility rule hides (isolated world). */
-async function findHiddenOptions(session: CdpSession, frameId: string): Promise<Set<number>> {
+async function findHiddenOptions(session: CdpSession, frame: WorldFrame): Promise<Set<number>> {
   const result = new Set<number>();
-  const world = await session.send("Page.createIsolatedWorld", { frameId, worldName: "omotai" });
-  const list = await session.send("Runtime.evaluate", {
-    expression: `(${IN_PAGE_HIDDEN_OPTIONS})(document)`,
-    contextId: world.executionContextId,
-  });
+  const list = await inFrameWorld(session, frame, (contextId) =>
+    session.send("Runtime.evaluate", {
+      expression:
+        `(() => { const f = (${IN_PAGE_HIDDEN_OPTIONS})(document); return f.length ? f : null; })()`,
+      contextId,
+    }));
   const arrayId = list.result.objectId;
   if (!arrayId || list.exceptionDetails) return result;
   try {

@@ -18,11 +18,13 @@ export interface ScannedFrame {
 export const MAX_TARGET_DEPTH = 6;
 
 /**
- * Frames one scan reads at most, every renderer's together. Each frame costs its renderer a
- * few CDP round trips (a tree, two isolated-world reads, its owner), so a page that nests a
+ * Frames one scan reads at most, every renderer's together. Each frame costs its renderer
+ * CDP messages (a count, a tree, two isolated-world reads, its owner), so a page that nests a
  * thousand frames held its tab's snapshot 29 s on an idle machine and over a minute on a
  * loaded one, and a hundred same-site frames still cost it seconds. Pages people use frame a
- * few, a news page with its ads a few dozen.
+ * few, a news page with its ads a few dozen. (A renderer busy building frames keeps each
+ * message waiting: the reads of a scan are asked together, see `scan_ax.ts`, so such a page's
+ * snapshot waits a few times, not a few times per frame.)
  */
 export const MAX_SCAN_FRAMES = 50;
 
@@ -53,6 +55,25 @@ export class FrameBudget {
     if (this.#left > 0) return true;
     this.cut = true;
     return false;
+  }
+}
+
+/**
+ * Each session's frame tree, asked once per scan: the count and the read that follows it see
+ * the same frames, and a renderer with thousands of frames (whose tree is megabytes) is asked
+ * for it once.
+ */
+export class FrameTrees {
+  #trees = new Map<CdpSession, Promise<Protocol.Page.FrameTree>>();
+
+  /** `session`'s frame tree, as first read in this scan. */
+  of(session: CdpSession): Promise<Protocol.Page.FrameTree> {
+    let tree = this.#trees.get(session);
+    if (!tree) {
+      tree = session.send("Page.getFrameTree").then((r) => r.frameTree);
+      this.#trees.set(session, tree);
+    }
+    return tree;
   }
 }
 
