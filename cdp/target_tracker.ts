@@ -221,17 +221,19 @@ export class TargetTracker {
           .catch(() => {}).then(resolve);
       });
     });
-    // Sent in order before the resume; CDP applies a session's commands in order.
-    const sent = [
+    // Sent in order before the resume; CDP applies a session's commands in order. Settled
+    // at once: one that fails (a session already gone) is no unhandled rejection while the
+    // first request is awaited; the target is closed all the same.
+    const sent = Promise.allSettled([
       session.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }),
       session.send("Emulation.setScriptExecutionDisabled", { value: true }),
       session.send("Runtime.runIfWaitingForDebugger"),
-    ];
+    ]);
     await firstFailed;
     clearTimeout(timer);
     await this.#connection.root.send("Target.closeTarget", { targetId: info.targetId })
       .catch(() => {});
-    await Promise.allSettled(sent);
+    await sent;
   }
 
   #onDetached(sessionId: string): void {

@@ -89,7 +89,8 @@ Deno.test("TargetTracker closes a target whose setup hook fails and reports it",
 });
 
 /** A browser stand-in behind a real connection: answers every command `{}` a tick later. */
-function fakeBrowser() {
+/** A browser that answers every command; those `fails` names with a CDP error. */
+function fakeBrowser(fails: (method: string) => boolean = () => false) {
   const sent: { method: string; params: Record<string, unknown>; sessionId?: string }[] = [];
   const transport: MessageTransport = {
     onmessage: () => {},
@@ -97,8 +98,11 @@ function fakeBrowser() {
     send(message) {
       const m = JSON.parse(message);
       sent.push(m);
+      const answer = fails(m.method)
+        ? { error: { code: -32601, message: `'${m.method}' wasn't found` } }
+        : { result: {} };
       queueMicrotask(() =>
-        transport.onmessage(JSON.stringify({ id: m.id, result: {}, sessionId: m.sessionId }))
+        transport.onmessage(JSON.stringify({ id: m.id, ...answer, sessionId: m.sessionId }))
       );
     },
     close() {},
@@ -230,6 +234,22 @@ Deno.test("TargetTracker: a refused target that makes no request is closed after
   a.attach("p1");
   await settle();
   assert.deepEqual(a.sent.filter((m) => m.method === "Target.closeTarget"), []);
+  await new Promise((r) => setTimeout(r, 100));
+  const close = a.sent.filter((m) => m.method === "Target.closeTarget");
+  assert.deepEqual(close.map((m) => m.params.targetId), ["p1"]);
+  assert.deepEqual(events, ["refused p1"]);
+});
+
+Deno.test("TargetTracker: a refused target whose setup commands fail is still closed, and no failure goes unhandled", async () => {
+  // A worker's session has no Fetch domain, and any session can go before it answers.
+  const a = fakeBrowser((m) =>
+    m === "Fetch.enable" || m === "Emulation.setScriptExecutionDisabled"
+  );
+  const tracker = await TargetTracker.start(a.connection, { admit: () => false, refuseWaitMs: 30 });
+  const events: string[] = [];
+  tracker.onChange((event, t) => events.push(`${event} ${t.info.targetId}`));
+  a.attach("p1");
+  // Past the failed replies and the wait: a rejection left unhandled would fail this test.
   await new Promise((r) => setTimeout(r, 100));
   const close = a.sent.filter((m) => m.method === "Target.closeTarget");
   assert.deepEqual(close.map((m) => m.params.targetId), ["p1"]);
