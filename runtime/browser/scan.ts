@@ -25,7 +25,6 @@ import {
   childTargets,
   flatFrames,
   FrameBudget,
-  FrameTrees,
   MAX_SCAN_FRAMES,
   MAX_TARGET_DEPTH,
   type ScannedFrame,
@@ -98,7 +97,6 @@ export async function scanTab(
   maxFrames = MAX_SCAN_FRAMES,
 ): Promise<TabScan> {
   const frames = new Map<string, ScannedFrame>();
-  const trees = new FrameTrees();
   // The count reads the frames the scan will read: those the same bound leaves.
   const { nodes, chars } = await countNodes(
     page,
@@ -106,7 +104,6 @@ export async function scanTab(
     domSnapshotMinNodes,
     0,
     new FrameBudget(maxFrames),
-    trees,
   );
   if (chars >= MAX_SCAN_TEXT_CHARS) {
     throw new OmotaiError(
@@ -118,7 +115,7 @@ export async function scanTab(
   }
   const budget = new FrameBudget(maxFrames);
   if (nodes >= domSnapshotMinNodes) {
-    const root = await scanDomSession(page, tracker, frames, 0, budget, trees);
+    const root = await scanDomSession(page, tracker, frames, 0, budget);
     return {
       mode: "dom-snapshot",
       root,
@@ -130,7 +127,7 @@ export async function scanTab(
       title: domTitle(root),
     };
   }
-  const root = await scanAxSession(page, tracker, frames, 0, budget, trees);
+  const root = await scanAxSession(page, tracker, frames, 0, budget);
   const main = frames.get(root.key);
   const rootNode = root.nodes.find((n) => !n.parentId);
   return {
@@ -187,9 +184,8 @@ async function countNodes(
   limit: number,
   depth: number,
   budget: FrameBudget,
-  trees: FrameTrees,
 ): Promise<TabSize> {
-  const frameTree = await trees.of(session);
+  const { frameTree } = await session.send("Page.getFrameTree");
   const flat = budget.take(flatFrames(frameTree));
   const counts = await Promise.all(
     flat.map((f) =>
@@ -207,7 +203,7 @@ async function countNodes(
     const children = await Promise.all(
       childTargets(session, tracker).map((t) =>
         budget.open
-          ? countNodes(t.session, tracker, limit, depth + 1, budget, trees)
+          ? countNodes(t.session, tracker, limit, depth + 1, budget)
             .catch(() => ({ nodes: 0, chars: 0 }))
           : { nodes: 0, chars: 0 }
       ),

@@ -16,7 +16,6 @@ import {
 import {
   flatFrames,
   type FrameBudget,
-  type FrameTrees,
   readChildTargets,
   type ScannedFrame,
 } from "./scan_frames.ts";
@@ -35,9 +34,8 @@ export async function scanAxSession(
   frames: Map<string, ScannedFrame>,
   depth: number,
   budget: FrameBudget,
-  trees: FrameTrees,
 ): Promise<AxFrame> {
-  const frameTree = await trees.of(session);
+  const { frameTree } = await session.send("Page.getFrameTree");
   const flat = budget.take(flatFrames(frameTree));
   if (flat.length === 0) throw new Error("no frame left to read");
 
@@ -65,14 +63,6 @@ export async function scanAxSession(
         if (owner) frameOwners.set(f.id, owner.backendNodeId);
       }),
     ),
-    readChildTargets(
-      session,
-      tracker,
-      depth,
-      budget,
-      (child, childDepth) => scanAxSession(child, tracker, frames, childDepth, budget, trees),
-      (owner, child) => childFrames.set(owner, child),
-    ),
   ]);
   const passwordFields = await findPasswordFields(session, axTrees.flat());
   // Backend node ids are unique per renderer, so one owner map serves every frame here.
@@ -92,6 +82,16 @@ export async function scanAxSession(
     const owner = frameOwners.get(f.id);
     if (owner !== undefined) childFrames.set(owner, axFrames[i]);
   }
+  // Out-of-process frames after this renderer's own: a frame's target attached as the page
+  // loaded is read then (asked at once, a first view after a navigation missed it).
+  await readChildTargets(
+    session,
+    tracker,
+    depth,
+    budget,
+    (child, childDepth) => scanAxSession(child, tracker, frames, childDepth, budget),
+    (owner, child) => childFrames.set(owner, child),
+  );
   return axFrames[0];
 }
 

@@ -11,7 +11,6 @@ import { type DomFrame, domFrames, VISIBILITY_STYLES } from "../snapshot/mod.ts"
 import {
   flatFrames,
   type FrameBudget,
-  type FrameTrees,
   readChildTargets,
   type ScannedFrame,
 } from "./scan_frames.ts";
@@ -29,26 +28,14 @@ export async function scanDomSession(
   frames: Map<string, ScannedFrame>,
   depth: number,
   budget: FrameBudget,
-  trees: FrameTrees,
 ): Promise<DomFrame> {
-  const frameTree = await trees.of(session);
+  const { frameTree } = await session.send("Page.getFrameTree");
   const flat = budget.take(flatFrames(frameTree));
   if (flat.length === 0) throw new Error("no frame left to read");
   const byId = new Map(flat.map((f) => [f.id, f]));
-  // The out-of-process frames are read while this renderer takes its snapshot: a busy
-  // renderer's wait is not added to theirs.
-  const children: [number, DomFrame][] = [];
-  const [snapshot] = await Promise.all([
-    session.send("DOMSnapshot.captureSnapshot", { computedStyles: [...VISIBILITY_STYLES] }),
-    readChildTargets(
-      session,
-      tracker,
-      depth,
-      budget,
-      (child, childDepth) => scanDomSession(child, tracker, frames, childDepth, budget, trees),
-      (owner, child) => children.push([owner, child]),
-    ),
-  ]);
+  const snapshot = await session.send("DOMSnapshot.captureSnapshot", {
+    computedStyles: [...VISIBILITY_STYLES],
+  });
   const read = domFrames(snapshot, (id) => byId.get(id)?.url);
   for (const f of flat) {
     if (read.frames.has(f.id)) {
@@ -60,6 +47,13 @@ export async function scanDomSession(
     // The snapshot holds no document of the main frame: nothing its refs could bind to.
     throw new OmotaiError("BROWSER_ERROR", "the page changed while it was read; try again");
   }
-  for (const [owner, child] of children) read.childFrames.set(owner, child);
+  await readChildTargets(
+    session,
+    tracker,
+    depth,
+    budget,
+    (child, childDepth) => scanDomSession(child, tracker, frames, childDepth, budget),
+    (owner, child) => read.childFrames.set(owner, child),
+  );
   return root;
 }

@@ -58,25 +58,6 @@ export class FrameBudget {
   }
 }
 
-/**
- * Each session's frame tree, asked once per scan: the count and the read that follows it see
- * the same frames, and a renderer with thousands of frames (whose tree is megabytes) is asked
- * for it once.
- */
-export class FrameTrees {
-  #trees = new Map<CdpSession, Promise<Protocol.Page.FrameTree>>();
-
-  /** `session`'s frame tree, as first read in this scan. */
-  of(session: CdpSession): Promise<Protocol.Page.FrameTree> {
-    let tree = this.#trees.get(session);
-    if (!tree) {
-      tree = session.send("Page.getFrameTree").then((r) => r.frameTree);
-      this.#trees.set(session, tree);
-    }
-    return tree;
-  }
-}
-
 /** A session's frames, depth first in document order, without recursion. */
 export function flatFrames(tree: Protocol.Page.FrameTree): Protocol.Page.Frame[] {
   const flat: Protocol.Page.Frame[] = [];
