@@ -22,18 +22,18 @@ Deno.test("FrameBudget.take: frames in order up to the bound, then none; cut onc
   const budget = new FrameBudget(5);
   assert.deepEqual(budget.take([1, 2, 3]), [1, 2, 3]);
   assert.equal(budget.cut, false);
-  assert.equal(budget.open, true);
+  assert.equal(budget.open(), true);
   assert.deepEqual(budget.take([4, 5, 6]), [4, 5]);
   assert.equal(budget.cut, true);
-  assert.equal(budget.open, false);
+  assert.equal(budget.open(), false);
   assert.deepEqual(budget.take([7]), []);
 });
 
-Deno.test("FrameBudget.open: a session past the bound is a frame left unread", () => {
+Deno.test("FrameBudget.open(): a session past the bound is a frame left unread", () => {
   const budget = new FrameBudget(1);
   assert.deepEqual(budget.take(["main"]), ["main"]);
   assert.equal(budget.cut, false);
-  assert.equal(budget.open, false);
+  assert.equal(budget.open(), false);
   assert.equal(budget.cut, true);
 });
 

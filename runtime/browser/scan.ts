@@ -202,7 +202,7 @@ async function countNodes(
   if ((total.nodes < limit || total.chars < MAX_SCAN_TEXT_CHARS) && depth < MAX_TARGET_DEPTH) {
     const children = await Promise.all(
       childTargets(session, tracker).map((t) =>
-        budget.open
+        budget.open()
           ? countNodes(t.session, tracker, limit, depth + 1, budget)
             .catch(() => ({ nodes: 0, chars: 0 }))
           : { nodes: 0, chars: 0 }

@@ -6,6 +6,7 @@
  * @module
  */
 import type { CdpSession, Protocol, TargetTracker } from "../../cdp/mod.ts";
+import { OmotaiError } from "../mod.ts";
 import {
   ARIA_CONTROL_ROLES,
   type AxFrame,
@@ -37,7 +38,7 @@ export async function scanAxSession(
 ): Promise<AxFrame> {
   const { frameTree } = await session.send("Page.getFrameTree");
   const flat = budget.take(flatFrames(frameTree));
-  if (flat.length === 0) throw new Error("no frame left to read");
+  if (flat.length === 0) throw new OmotaiError("BROWSER_ERROR", "no frame left to read");
 
   // Every read below goes to the same renderer, and a busy one (a page building frames, or
   // spinning workers) keeps each round trip waiting: the independent reads are asked

@@ -31,7 +31,7 @@ export async function scanDomSession(
 ): Promise<DomFrame> {
   const { frameTree } = await session.send("Page.getFrameTree");
   const flat = budget.take(flatFrames(frameTree));
-  if (flat.length === 0) throw new Error("no frame left to read");
+  if (flat.length === 0) throw new OmotaiError("BROWSER_ERROR", "no frame left to read");
   const byId = new Map(flat.map((f) => [f.id, f]));
   const snapshot = await session.send("DOMSnapshot.captureSnapshot", {
     computedStyles: [...VISIBILITY_STYLES],

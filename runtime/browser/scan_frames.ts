@@ -50,8 +50,11 @@ export class FrameBudget {
     return flat.slice(0, n);
   }
 
-  /** Whether another session's frames may still be read. */
-  get open(): boolean {
+  /**
+   * Whether another session's frames may still be read; asking past the bound is a frame
+   * left unread (`cut`), so it is a method, asked once per session reached.
+   */
+  open(): boolean {
     if (this.#left > 0) return true;
     this.cut = true;
     return false;
@@ -95,7 +98,7 @@ export async function readChildTargets<F>(
   if (depth >= MAX_TARGET_DEPTH) return;
   await Promise.all(
     childTargets(session, tracker).map(async (t) => {
-      if (!budget.open) return;
+      if (!budget.open()) return;
       const owner = await session.send("DOM.getFrameOwner", { frameId: t.info.targetId })
         .catch(() => null);
       if (!owner) return;
