@@ -31,13 +31,19 @@ export interface TrackedTarget {
 export type AttachHook = (target: TrackedTarget) => Promise<void>;
 
 /**
- * Asked of every new target while it is paused, before the setup hook: false refuses it (it
- * is let go only with script off and its requests failed, then closed: it runs no script and
- * sends no request). `tracked` is every target already tracked, those still in setup
- * included, and those whose setup failed until Chromium says they are gone (they were resumed
- * with their setup and may be running), so a count taken there misses none that may run.
+ * Asked of every new target while it is paused, before the setup hook: true lets it run;
+ * false refuses it (it is let go only with script off and its requests failed, then closed: it
+ * runs no script and sends no request); `"hold"` keeps it paused, not tracked, until the hook,
+ * asked again each time a tracked target goes, lets it run or refuses it (held targets in
+ * attach order; one still held keeps those after it waiting), or its session ends (its page
+ * left). `tracked` is every target already tracked, those still in setup included, and those
+ * whose setup failed until Chromium says they are gone (they were resumed with their setup and
+ * may be running), so a count taken there misses none that may run. Held ones are not in it.
  */
-export type AdmitHook = (target: TrackedTarget, tracked: readonly TrackedTarget[]) => boolean;
+export type AdmitHook = (
+  target: TrackedTarget,
+  tracked: readonly TrackedTarget[],
+) => boolean | "hold";
 
 /** What `TargetTracker.start` takes besides the connection. */
 export interface TrackerOptions {
@@ -60,9 +66,9 @@ export const REFUSE_WAIT_MS = 10_000;
 
 /**
  * What `TargetTracker.onChange` reports; `refused`: a target the admit hook turned away,
- * closed (see {@link AdmitHook}) and never tracked.
+ * closed (see {@link AdmitHook}) and never tracked; `held`: one it keeps paused for now.
  */
-export type TargetEvent = "attached" | "detached" | "changed" | "failed" | "refused";
+export type TargetEvent = "attached" | "detached" | "changed" | "failed" | "refused" | "held";
 
 /** Target types the runtime never drives (browser chrome, internal pages). */
 const IGNORED_TYPES = new Set(["browser", "tab", "browser_ui", "webview", "auction_worklet"]);
@@ -80,6 +86,8 @@ export class TargetTracker {
    * so they may be running. Kept (and counted by `#admit`) until their session detaches.
    */
   #closing = new Map<string, TrackedTarget>();
+  /** Targets the admit hook holds, paused and untracked, in attach order. */
+  #held = new Map<string, TrackedTarget>();
   #hook: AttachHook;
   #admit: AdmitHook;
   #refuseWaitMs: number;
@@ -146,12 +154,49 @@ export class TargetTracker {
       return;
     }
     const target: TrackedTarget = { session, info, seq: this.#seq++ };
-    let admitted = false;
-    try {
-      admitted = this.#admit(target, [...this.targets(), ...this.#closing.values()]);
-    } catch (err) {
-      this.#connection.log(`admitting a ${info.type} target failed: ${errorCode(err)}`);
+    const admitted = this.#ask(target);
+    if (admitted === "hold") {
+      this.#held.set(info.targetId, target);
+      session.onDetach(() => this.#held.delete(info.targetId));
+      this.#emit("held", target);
+      return;
     }
+    await this.#run(target, admitted);
+  }
+
+  /** The admit hook's verdict; one that throws refuses. */
+  #ask(target: TrackedTarget): boolean | "hold" {
+    try {
+      return this.#admit(target, [...this.targets(), ...this.#closing.values()]);
+    } catch (err) {
+      this.#connection.log(`admitting a ${target.info.type} target failed: ${errorCode(err)}`);
+      return false;
+    }
+  }
+
+  /**
+   * Asks again for the held targets, in attach order, once a tracked one went: each let run
+   * is tracked before the next is asked (it counts), and the first still held keeps the rest.
+   */
+  #admitHeld(): void {
+    for (const target of [...this.#held.values()]) {
+      if (target.session.detached) {
+        this.#held.delete(target.info.targetId);
+        continue;
+      }
+      const admitted = this.#ask(target);
+      if (admitted === "hold") return;
+      this.#held.delete(target.info.targetId);
+      // Tracked synchronously by #run before its first await: the next ask counts it.
+      this.#run(target, admitted).catch((err) =>
+        this.#connection.log(`a held ${target.info.type} target: ${errorCode(err)}`)
+      );
+    }
+  }
+
+  /** Runs an admitted target's setup and resumes it, or refuses it. */
+  async #run(target: TrackedTarget, admitted: boolean): Promise<void> {
+    const { session, info } = target;
     if (!admitted) {
       await this.#refuse(target);
       this.#emit("refused", target);
@@ -250,11 +295,14 @@ export class TargetTracker {
       this.#connection.log(
         `a ${failed.info.type} target that failed setup is gone; its place is free`,
       );
+      if (this.#held.size > 0) this.#admitHeld();
     }
     const t = this.#targets.get(targetId);
     if (!t || t.session !== session) return;
     this.#targets.delete(targetId);
     this.#emit("detached", t);
+    // Its place is free: a held target may run now.
+    if (this.#held.size > 0) this.#admitHeld();
   }
 
   #onInfoChanged(info: Protocol.Target.TargetInfo): void {

@@ -109,12 +109,12 @@ function fakeBrowser(fails: (method: string) => boolean = () => false) {
   };
   const logged: string[] = [];
   const connection = new CdpConnection(transport, { log: (l) => logged.push(l) });
-  const attach = (targetId: string) =>
+  const attach = (targetId: string, type = "page") =>
     transport.onmessage(JSON.stringify({
       method: "Target.attachedToTarget",
       params: {
         sessionId: `s-${targetId}`,
-        targetInfo: { targetId, type: "page", title: "", url: "", attached: true },
+        targetInfo: { targetId, type, title: "", url: "", attached: true },
         waitingForDebugger: true,
       },
     }));
@@ -254,6 +254,52 @@ Deno.test("TargetTracker: a refused target whose setup commands fail is still cl
   const close = a.sent.filter((m) => m.method === "Target.closeTarget");
   assert.deepEqual(close.map((m) => m.params.targetId), ["p1"]);
   assert.deepEqual(events, ["refused p1"]);
+});
+
+Deno.test("TargetTracker: a target the admit hook holds stays paused and untracked until a place is free, in attach order; one whose session ends is dropped", async () => {
+  const a = fakeBrowser();
+  // Two workers at once; pages always.
+  const tracker = await TargetTracker.start(a.connection, {
+    admit: (t, tracked) =>
+      t.info.type !== "worker" ||
+      (tracked.filter((x) => x.info.type === "worker").length < 2 ? true : "hold"),
+  });
+  const events: string[] = [];
+  tracker.onChange((event, t) => events.push(`${event} ${t.info.targetId}`));
+  const resumed = (id: string) =>
+    a.sent.some((m) => m.sessionId === `s-${id}` && m.method === "Runtime.runIfWaitingForDebugger");
+  a.attach("p1");
+  for (const w of ["w1", "w2", "w3", "w4", "w5"]) a.attach(w, "worker");
+  a.attach("p2");
+  await settle();
+  assert.deepEqual(tracker.targets().map((t) => t.info.targetId), ["p1", "w1", "w2", "p2"]);
+  assert.deepEqual(["w3", "w4", "w5"].map(resumed), [false, false, false], "held ones stay paused");
+  assert.deepEqual(
+    a.sent.filter((m) => ["s-w3", "s-w4", "s-w5"].includes(m.sessionId ?? "")),
+    [],
+    "nothing is sent to a held target",
+  );
+  assert.deepEqual(events.filter((e) => e.startsWith("held")), ["held w3", "held w4", "held w5"]);
+  // w4's page went: its session ends while it is held.
+  a.detach("w4");
+  await settle();
+  // w1 ends: the first held one runs, and only it.
+  a.detach("w1");
+  await settle();
+  // Listed in attach order, as every target.
+  assert.deepEqual(tracker.targets().map((t) => t.info.targetId), ["p1", "w2", "w3", "p2"]);
+  assert.equal(resumed("w3"), true);
+  assert.equal(resumed("w5"), false);
+  // A page going frees no worker's place: w5 still waits.
+  a.detach("p1");
+  await settle();
+  assert.equal(resumed("w5"), false);
+  a.detach("w2");
+  await settle();
+  assert.equal(resumed("w5"), true);
+  assert.equal(resumed("w4"), false, "a held target whose session ended never runs");
+  assert.deepEqual(tracker.targets().map((t) => t.info.targetId), ["w3", "w5", "p2"]);
+  assert.ok(events.includes("attached w5"));
 });
 
 /** Admits pages while fewer than `cap` are counted; records each count it was given. */

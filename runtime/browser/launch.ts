@@ -21,6 +21,7 @@ import {
 import { OmotaiError } from "../mod.ts";
 import type { BrowserHooks, LaunchExtras, TargetWatcher } from "./hooks.ts";
 import type { Admission } from "./admission.ts";
+import { admitWorker } from "./worker_cap.ts";
 import type { Live } from "./live.ts";
 import type { LaunchGroup, LaunchGroups } from "./launch_group.ts";
 import type { Tabs } from "./tabs.ts";
@@ -229,8 +230,10 @@ export async function launchLive(deps: LaunchDeps): Promise<Live> {
       // Downloads would write page-chosen bytes to disk and bypass snapshots: refused.
       await browser.connection.root.send("Browser.setDownloadBehavior", { behavior: "deny" });
       const tracker = await TargetTracker.start(browser.connection, {
-        // A tab past the cap is closed before it runs, however busy the machine.
-        admit: (t, tracked) => deps.tabs.admits(t, tracked, () => deps.onTabRefused?.()),
+        // A tab past the cap is closed before it runs, however busy the machine; a dedicated
+        // worker past its cap waits paused until one ends.
+        admit: (t, tracked) =>
+          admitWorker(t, tracked) ?? deps.tabs.admits(t, tracked, () => deps.onTabRefused?.()),
         hook: (t) => prepare(deps, t),
       });
       const live: Live = {
