@@ -3,7 +3,7 @@
  * through the runtime's own browser session: a page that starts many spinning workers has only
  * the cap of them run, its calls answer, and the rest never start while those run; a page
  * whose pool of short-lived workers is larger than the cap gets through every one of them;
- * a nested worker counts like any other.
+ * nested and shared workers count like any other.
  */
 import assert from "node:assert/strict";
 import { MAX_RUNNING_WORKERS } from "../runtime/browser/worker_cap.ts";
@@ -67,6 +67,23 @@ for (let i = 0; i < ${STARTED}; i++) new Worker(inner).onmessage = (e) => postMe
       ),
       "Nested",
     ),
+  // Shared workers, each of its own name (one each), spinning in processes of their own.
+  "/shared": () =>
+    html(
+      `<h1>Workers</h1><p id="out">started 0 done 0</p><script>
+const url = URL.createObjectURL(new Blob([${
+        JSON.stringify(
+          `onconnect = (e) => { e.ports[0].postMessage("started"); const end = Date.now() + ${SPIN_MS}; while (Date.now() < end) {} };`,
+        )
+      }], { type: "text/javascript" }));
+let started = 0;
+for (let i = 0; i < ${STARTED}; i++) {
+  const w = new SharedWorker(url, "w" + i);
+  w.port.onmessage = () => { started++; document.getElementById("out").textContent = "started " + started + " done 0"; };
+}
+</script>`,
+      "Shared",
+    ),
   "/plain": () => html("<h1>Plain</h1>", "Plain"),
 };
 
@@ -105,7 +122,7 @@ async function open(s: SharedSession, path: string): Promise<void> {
 Deno.test("MAX_RUNNING_WORKERS: a page's workers past the cap wait until one ends, in one browser session", async (t) => {
   await using s = await openSharedSession("omotai-worker-cap-");
 
-  for (const path of ["/spin", "/nested"]) {
+  for (const path of ["/spin", "/nested", "/shared"]) {
     await t.step(
       `${path}: only the cap of spinning workers runs, and the page answers`,
       async () => {
