@@ -7,6 +7,12 @@
  * password (tests/helpers/login_writes.ts). The login's own bytes sent twice, submissions it
  * cannot know, formactions and reads carrying the password are in
  * tests/login_writes_hold_test.ts, which runs beside this file.
+ *
+ * Each test's attempts share one agent session (one browser): what a case proves is what one
+ * page script gets out of one login, not isolation between sessions. Each attempt counts only
+ * its own audit rows and what the site received after the last page was left, and each test
+ * ends with the plain login signing in again in that session, so a session left refusing
+ * every write cannot pass an attack's case.
  */
 import assert from "node:assert/strict";
 import {
@@ -19,7 +25,7 @@ import {
 } from "./helpers/login_writes.ts";
 
 Deno.test("read_only: a login page's script gets no write out beside or instead of the login's own", async (t) => {
-  await using w = await world(READ_ONLY_NAMED);
+  await using w = await world(READ_ONLY_NAMED, { sharedSession: true });
   const { site } = w;
 
   await t.step("control: the plain form signs in with exactly its own POST", async () => {
@@ -80,10 +86,16 @@ Deno.test("read_only: a login page's script gets no write out beside or instead 
       assertOwnSubmission(a.writes[0]);
     });
   }
+
+  await t.step("control after every attack: the plain form still signs in", async () => {
+    const a = await w.attempt({});
+    assertSignedIn(a);
+    assert.deepEqual(site.signIns.map((s) => s.path), ["/login"]);
+  });
 });
 
 Deno.test("writes allowed: the login's hold is strict all the same", async (t) => {
-  await using w = await world(() => `read_only: false\n`);
+  await using w = await world(() => `read_only: false\n`, { sharedSession: true });
   await t.step("control: the plain form signs in", async () => {
     assertSignedIn(await w.attempt({}));
   });
@@ -98,5 +110,8 @@ Deno.test("writes allowed: the login's hold is strict all the same", async (t) =
     const a = await w.attempt({ attack: "beacon" });
     assertRefused(a);
     assert.deepEqual(paths(a), ["POST /login"]);
+  });
+  await t.step("control after every attack: the plain form still signs in", async () => {
+    assertSignedIn(await w.attempt({}));
   });
 });

@@ -1,8 +1,8 @@
 /**
  * The world of the "a login writes only its own request" tests (tests/login_writes_test.ts,
  * tests/login_writes_hold_test.ts): the hostile login site, a runtime with alice's grants
- * for it, one login attempt per fresh session with everything it left, and the assertions
- * on what the site received.
+ * for it, one login attempt per fresh session (or all in one session) with everything it
+ * left, and the assertions on what the site received.
  *
  * @module
  */
@@ -50,19 +50,41 @@ export interface Attempt {
 export interface World extends AsyncDisposable {
   site: HostileLoginSite;
   /**
-   * Opens a session for alice, shows `/login?attack=..&form=..`, runs browser_login, and
-   * waits `settleMs` (default 500) for what the page sends after it before closing.
+   * Opens a session for alice (or, with {@link WorldOptions.sharedSession}, takes the world's
+   * one session to a blank page of the site), shows `/login?attack=..&form=..`, runs
+   * browser_login, and waits `settleMs` (default 500) for what the page sends after it before
+   * closing (or leaving) it.
    */
   attempt(
     page: { attack?: AttackName; form?: FormName; origin?: string; settleMs?: number },
   ): Promise<Attempt>;
 }
 
+/** How a {@link world} runs its attempts. */
+export interface WorldOptions {
+  /**
+   * Every attempt in one agent session (one browser) instead of a fresh one each (default
+   * false): for cases that do not test isolation from each other. The policy then says
+   * `taint_after_login: none`, or the session would run no navigation after its first login:
+   * the taint only gates the session's tools and snapshots (runtime/tools/login.ts), never the
+   * login's write hold nor the proxy (the hold under the default taint is what fresh-session
+   * worlds, e.g. tests/login_writes_hold_test.ts, run). A login's hold opens and
+   * closes inside its own call, so nothing of it outlives the attempt; each attempt first
+   * takes the tab to a blank page of the site (the last page and its scripts are gone before
+   * the site's record is cleared), and its audit rows are those after that. Callers end with
+   * a plain login that must still sign in, so a session left refusing everything shows.
+   */
+  sharedSession?: boolean;
+}
+
 /**
  * The hostile login site, a runtime (vault open, standing grants for alice on the site's
  * 127.0.0.1 origin) under `policy` (both site origins allowed, plus `extra`).
  */
-export async function world(extra: (site: HostileLoginSite) => string): Promise<World> {
+export async function world(
+  extra: (site: HostileLoginSite) => string,
+  options: WorldOptions = {},
+): Promise<World> {
   const site = serveHostileLoginSite({ user: USER, password: PASSWORD });
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-login-writes-" });
   const db = openDatabase(databasePath(dataDir));
@@ -88,21 +110,33 @@ export async function world(extra: (site: HostileLoginSite) => string): Promise<
   db.close();
   const runtime = await startTestRuntime(
     dataDir,
-    `allowed_origins: [${site.origin}, ${site.otherOrigin}]\n${extra(site)}`,
+    `allowed_origins: [${site.origin}, ${site.otherOrigin}]\n${extra(site)}` +
+      (options.sharedSession ? "taint_after_login: none\n" : ""),
     { vaultKey: { key: KEY } },
   );
   const { key } = await runtime.agents.add("alice");
   const outputs: string[] = [];
+  const connect = async () => {
+    const client = new Client({ name: "login-writes-test", version: "0" });
+    await client.connect(keyedTransport(runtime.url!, key));
+    return new TestClient(client);
+  };
+  /** The one session of every attempt, with `sharedSession`. */
+  const shared = options.sharedSession ? await connect() : undefined;
   return {
     site,
     async attempt({ attack = "none", form = "plain", origin = site.origin, settleMs = 500 }) {
+      if (shared) {
+        // The last attempt's page (and every script on it) is gone before the record clears.
+        const blank = await shared.call("browser_navigate", { url: `${site.origin}/sink` });
+        assert.equal(blank.isError, false, blank.text);
+      }
       site.reset();
       const audit = new DatabaseSync(databasePath(dataDir), { readOnly: true });
       const before = Number(audit.prepare("SELECT COALESCE(MAX(seq), 0) AS n FROM audit").get()!.n);
       audit.close();
-      const client = new Client({ name: "login-writes-test", version: "0" });
-      await client.connect(keyedTransport(runtime.url!, key));
-      const c = new TestClient(client);
+      const c = shared ?? await connect();
+      const seen = c.outputs.length;
       let login;
       try {
         const nav = await c.call("browser_navigate", {
@@ -113,10 +147,12 @@ export async function world(extra: (site: HostileLoginSite) => string): Promise<
         // A beacon or a keepalive fetch may still be on its way: let it arrive or be refused.
         await new Promise((r) => setTimeout(r, settleMs));
       } finally {
-        await c[Symbol.asyncDispose]();
-        outputs.push(...c.outputs);
+        if (!shared) {
+          await c[Symbol.asyncDispose]();
+          outputs.push(...c.outputs);
+        }
       }
-      assertNoPassword(c.outputs);
+      assertNoPassword(c.outputs.slice(seen));
       const db = new DatabaseSync(databasePath(dataDir), { readOnly: true });
       const all = db.prepare(
         "SELECT session, kind, source, origin, decision, reason, method FROM audit WHERE seq > ?",
@@ -135,6 +171,10 @@ export async function world(extra: (site: HostileLoginSite) => string): Promise<
       return { text: login.text, isError: login.isError, writes: [...site.writes()], rows };
     },
     async [Symbol.asyncDispose]() {
+      if (shared) {
+        await shared[Symbol.asyncDispose]().catch(() => {});
+        outputs.push(...shared.outputs);
+      }
       assertNoPassword(outputs);
       await runtime[Symbol.asyncDispose]();
       await site[Symbol.asyncDispose]();
