@@ -16,14 +16,28 @@ import { LOAD_TIMEOUT_MS } from "../runtime/browser/navigation.ts";
 const since = (t0: number) => Math.round(performance.now() - t0);
 
 /**
- * One runtime for the file's cases (a runtime start is CPU the cases need not pay each). What
- * a case could leave behind is its own: each case has its own site (its posts, its origin),
- * its own agent with its own policy file (read_only, max_actions) and its own session, so its
- * own browser: no dialog, tab, action count or operator decision of one case reaches another.
+ * The call watch's bounds here: a spinning loop is caught once it spent 1.5 CPU-s over two
+ * probes of 1 s, the first 0.5 s into a call (the runtime's own: 5 CPU-s, probes of 4 s, the
+ * first after 1 s: about 9 s of a core per loop).
+ * What these cases prove is what follows a verdict (the answer, the tab closed, where to go
+ * on) and that a loop starting on its own is caught by the next call; the production bounds
+ * against a starved page are starved_page_test's, and bench/guard_bench.ts times them.
+ */
+const SPIN_WATCH = { probeAfterMs: 500, probeTimeoutMs: 1_000, spinCpuS: 1.5 };
+
+/**
+ * One runtime for the file's cases (a runtime start is CPU the cases need not pay each). Each
+ * case has its own site (its posts, its origin). A case whose policy (read_only, max_actions)
+ * or dialogs would reach another has its own agent and session, so its own browser (`world`);
+ * cases of the default policy that open at most one dialog per tab share one (`group`: a
+ * browser launch is CPU too), each starting from one tab with no dialog, and a case that
+ * fails leaves the next a fresh session, so no failure is passed on.
  */
 async function sharedRuntime() {
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-wedge-" });
-  const runtime = await startTestRuntime(dataDir, "allowed_origins: []\n");
+  const runtime = await startTestRuntime(dataDir, "allowed_origins: []\n", {
+    callWatch: SPIN_WATCH,
+  });
   let cases = 0;
   return {
     runtime,
@@ -48,6 +62,48 @@ async function sharedRuntime() {
         },
       };
     },
+    /**
+     * Cases that share one agent (default policy, allowing each case's site) and one session:
+     * `next()` is the next case's world, `failed()` ends the session after a failed case.
+     */
+    async group(count: number) {
+      const sites = Array.from({ length: count }, () => serveWedgeSite());
+      const agent = `wedge-group-${++cases}`;
+      const policy = `${dataDir}/${agent}.yaml`;
+      await Deno.writeTextFile(
+        policy,
+        `allowed_origins: [${sites.map((s) => s.origin).join(", ")}]\n`,
+      );
+      const { key } = await runtime.agents.add(agent, policy);
+      let session: TestClient | undefined;
+      let taken = 0;
+      const end = async () => {
+        await session?.[Symbol.asyncDispose]();
+        session = undefined;
+      };
+      return {
+        async next() {
+          const site = sites[taken++];
+          if (!site) throw new Error(`a group of ${count} cases has no case ${taken}`);
+          if (session) {
+            // What the case before left: one tab, no dialog (a leftover fails this case).
+            const tabs = await session.call("browser_tabs", { action: "list" });
+            assert.match(tabs.text, /^1 tab\(s\)/, tabs.text);
+            assert.doesNotMatch(tabs.text, /dialog open/, tabs.text);
+          } else {
+            const client = new Client({ name: "wedge-test", version: "0" });
+            await client.connect(keyedTransport(runtime.url!, key));
+            session = new TestClient(client);
+          }
+          return { site, agent, h: { runtime }, c: session };
+        },
+        failed: end,
+        async [Symbol.asyncDispose]() {
+          await end();
+          for (const site of sites) await site[Symbol.asyncDispose]();
+        },
+      };
+    },
     async [Symbol.asyncDispose]() {
       await runtime[Symbol.asyncDispose]();
       await Deno.remove(dataDir, { recursive: true }).catch(() => {});
@@ -55,9 +111,16 @@ async function sharedRuntime() {
   };
 }
 
-Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages, each case in a session of its own", async (t) => {
+Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages, each case from a clean session", async (t) => {
   await using rt = await sharedRuntime();
   const world = rt.world;
+  // The default policy's cases (read_only is its default): a dialog loop (its tab is closed),
+  // a spinning script, an endless page, then a read_only confirm (its one dialog on a tab that
+  // opened none before, so no dialog rate is shared).
+  await using group = await rt.group(4);
+  const grouped = async (name: string, fn: () => Promise<void>) => {
+    if (!await t.step(name, fn)) await group.failed();
+  };
 
   await t.step(
     "a confirm() opened by a click returns at once; browser_handle_dialog answers it",
@@ -104,29 +167,6 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
   );
 
   await t.step(
-    "a confirm accepted under read_only cannot write: the script's POST is refused",
-    async () => {
-      await using w = await world("read_only: true\n");
-      const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/confirm` });
-      await w.c.call("browser_click", { ref: refOf(home.text, /button "Delete order"/) });
-      const accepted = await w.c.call("browser_handle_dialog", { accept: true });
-      assert.equal(accepted.isError, false, accepted.text);
-      // The accepted confirm lets the page's script POST: wait for its refusal to be audited.
-      assert.ok(
-        await eventually(async () =>
-          (await w.h.runtime.audit.rows()).some((r) =>
-            r.agent === w.agent && r.reason === "READ_ONLY_WRITE"
-          )
-        ),
-        "the script's POST was judged",
-      );
-      assert.deepEqual(w.site.posts, []);
-      const snap = await w.c.call("browser_snapshot");
-      assert.match(accepted.text + snap.text, /blocked 1 request .*READ_ONLY_WRITE: POST http/);
-    },
-  );
-
-  await t.step(
     "prompt, alert on load and beforeunload dialogs are shown and answered",
     async () => {
       await using w = await world("read_only: false\n");
@@ -165,10 +205,10 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
     },
   );
 
-  await t.step(
+  await grouped(
     "a page that opens dialogs in a loop loses its tab; the session goes on",
     async () => {
-      await using w = await world();
+      const w = await group.next();
       const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/alert-loop` });
       let r = await w.c.call("browser_click", { ref: refOf(home.text, /button "Start"/) });
       for (let i = 0; i < 10 && /dialog open: alert/.test(r.text); i++) {
@@ -183,15 +223,15 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
     },
   );
 
-  await t.step(
+  await grouped(
     "a script that never yields is detected in seconds; PAGE_UNRESPONSIVE names the tab to go on in",
     async () => {
-      await using w = await world();
+      const w = await group.next();
       const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/script-loop` });
       // The outcome is the answer itself: without the detection the click would never return
       // (the test client gives up after minutes). How soon it comes is a matter of CPU: the loop
-      // must spend SPIN_CPU_S (renderer_cpu.ts) while it is silent, about 9 s on a quiet machine
-      // and longer on a loaded one; bench/guard_bench.ts measures it.
+      // must spend SPIN_WATCH's CPU while it is silent (the runtime's own SPIN_CPU_S, about 9 s
+      // on a quiet machine, is starved_page_test's); bench/guard_bench.ts measures it.
       const spin = await w.c.call("browser_click", { ref: refOf(home.text, /button "Spin"/) });
       assert.match(
         spin.text,
@@ -219,10 +259,10 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
     },
   );
 
-  await t.step(
+  await grouped(
     "a page that never finishes loading returns what is there after a bounded wait",
     async () => {
-      await using w = await world();
+      const w = await group.next();
       const t0 = performance.now();
       const r = await w.c.call("browser_navigate", { url: `${w.site.origin}/endless` });
       assert.equal(r.isError, false, r.text);
@@ -234,6 +274,30 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
       assert.ok(performance.now() - t0 < LOAD_TIMEOUT_MS + ANSWER_BOUND_MS, `${since(t0)} ms`);
       const back = await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
       assert.match(back.text, /# Safe page/);
+    },
+  );
+
+  await grouped(
+    "a confirm accepted under read_only cannot write: the script's POST is refused",
+    async () => {
+      const w = await group.next();
+      const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/confirm` });
+      await w.c.call("browser_click", { ref: refOf(home.text, /button "Delete order"/) });
+      const accepted = await w.c.call("browser_handle_dialog", { accept: true });
+      assert.equal(accepted.isError, false, accepted.text);
+      // The accepted confirm lets the page's script POST: wait for its refusal to be audited.
+      assert.ok(
+        await eventually(async () =>
+          (await w.h.runtime.audit.rows()).some((r) =>
+            r.agent === w.agent && r.reason === "READ_ONLY_WRITE" &&
+            r.origin?.startsWith(w.site.origin) === true
+          )
+        ),
+        "the script's POST was judged",
+      );
+      assert.deepEqual(w.site.posts, []);
+      const snap = await w.c.call("browser_snapshot");
+      assert.match(accepted.text + snap.text, /blocked 1 request .*READ_ONLY_WRITE: POST http/);
     },
   );
 
