@@ -27,11 +27,11 @@ const SPIN_WATCH = { probeAfterMs: 500, probeTimeoutMs: 1_000, spinCpuS: 1.5 };
 
 /**
  * One runtime for the file's cases (a runtime start is CPU the cases need not pay each). Each
- * case has its own site (its posts, its origin). A case whose policy (read_only, max_actions)
- * or dialogs would reach another has its own agent and session, so its own browser (`world`);
- * cases of the default policy that open at most one dialog per tab share one (`group`: a
- * browser launch is CPU too), each starting from one tab with no dialog, and a case that
- * fails leaves the next a fresh session, so no failure is passed on.
+ * case has its own site (its posts, its origin). Cases of one policy share its agent and one
+ * session (`group`: a browser launch is CPU too), each on a tab of its own (the dialog rate
+ * rule counts per tab) that it opens from none: the case before must leave one tab and no
+ * dialog, and a case that fails leaves the next a fresh session, so no failure is passed on.
+ * A case whose policy is its own (max_actions) has its own agent and session (`world`).
  */
 async function sharedRuntime() {
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-wedge-" });
@@ -63,16 +63,16 @@ async function sharedRuntime() {
       };
     },
     /**
-     * Cases that share one agent (default policy, allowing each case's site) and one session:
+     * Cases that share one agent (its policy allowing each case's site) and one session:
      * `next()` is the next case's world, `failed()` ends the session after a failed case.
      */
-    async group(count: number) {
+    async group(count: number, policyExtra = "") {
       const sites = Array.from({ length: count }, () => serveWedgeSite());
       const agent = `wedge-group-${++cases}`;
       const policy = `${dataDir}/${agent}.yaml`;
       await Deno.writeTextFile(
         policy,
-        `allowed_origins: [${sites.map((s) => s.origin).join(", ")}]\n`,
+        `allowed_origins: [${sites.map((s) => s.origin).join(", ")}]\n${policyExtra}`,
       );
       const { key } = await runtime.agents.add(agent, policy);
       let session: TestClient | undefined;
@@ -86,10 +86,13 @@ async function sharedRuntime() {
           const site = sites[taken++];
           if (!site) throw new Error(`a group of ${count} cases has no case ${taken}`);
           if (session) {
-            // What the case before left: one tab, no dialog (a leftover fails this case).
+            // What the case before left: one tab, no dialog (a leftover fails this case). The
+            // tab is closed: this case's first navigation opens its own.
             const tabs = await session.call("browser_tabs", { action: "list" });
             assert.match(tabs.text, /^1 tab\(s\)/, tabs.text);
             assert.doesNotMatch(tabs.text, /dialog open/, tabs.text);
+            const closed = await session.call("browser_tabs", { action: "close" });
+            assert.equal(closed.isError, false, closed.text);
           } else {
             const client = new Client({ name: "wedge-test", version: "0" });
             await client.connect(keyedTransport(runtime.url!, key));
@@ -114,18 +117,21 @@ async function sharedRuntime() {
 Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages, each case from a clean session", async (t) => {
   await using rt = await sharedRuntime();
   const world = rt.world;
-  // The default policy's cases (read_only is its default): a dialog loop (its tab is closed),
-  // a spinning script, an endless page, then a read_only confirm (its one dialog on a tab that
-  // opened none before, so no dialog rate is shared).
-  await using group = await rt.group(4);
-  const grouped = async (name: string, fn: () => Promise<void>) => {
+  // Writes allowed: a confirm, prompt and other dialogs, a write let start by a dialog.
+  await using writer = await rt.group(3, "read_only: false\n");
+  // The default policy (read_only is its default): a dialog loop, a spinning script, an
+  // endless page, a confirm under read_only.
+  await using reader = await rt.group(4);
+  type Group = typeof reader;
+  const grouped = async (group: Group, name: string, fn: () => Promise<void>) => {
     if (!await t.step(name, fn)) await group.failed();
   };
 
-  await t.step(
+  await grouped(
+    writer,
     "a confirm() opened by a click returns at once; browser_handle_dialog answers it",
     async () => {
-      await using w = await world("read_only: false\n");
+      const w = await writer.next();
       const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/confirm` });
       const t0 = performance.now();
       const click = await w.c.call("browser_click", {
@@ -166,10 +172,11 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
     },
   );
 
-  await t.step(
+  await grouped(
+    writer,
     "prompt, alert on load and beforeunload dialogs are shown and answered",
     async () => {
-      await using w = await world("read_only: false\n");
+      const w = await writer.next();
       const p = await w.c.call("browser_navigate", { url: `${w.site.origin}/prompt` });
       const asked = await w.c.call("browser_click", { ref: refOf(p.text, /button "Ask name"/) });
       assert.match(asked.text, /dialog open: prompt/);
@@ -206,9 +213,10 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
   );
 
   await grouped(
+    reader,
     "a page that opens dialogs in a loop loses its tab; the session goes on",
     async () => {
-      const w = await group.next();
+      const w = await reader.next();
       const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/alert-loop` });
       let r = await w.c.call("browser_click", { ref: refOf(home.text, /button "Start"/) });
       for (let i = 0; i < 10 && /dialog open: alert/.test(r.text); i++) {
@@ -224,9 +232,10 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
   );
 
   await grouped(
+    reader,
     "a script that never yields is detected in seconds; PAGE_UNRESPONSIVE names the tab to go on in",
     async () => {
-      const w = await group.next();
+      const w = await reader.next();
       const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/script-loop` });
       // The outcome is the answer itself: without the detection the click would never return
       // (the test client gives up after minutes). How soon it comes is a matter of CPU: the loop
@@ -260,9 +269,10 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
   );
 
   await grouped(
+    reader,
     "a page that never finishes loading returns what is there after a bounded wait",
     async () => {
-      const w = await group.next();
+      const w = await reader.next();
       const t0 = performance.now();
       const r = await w.c.call("browser_navigate", { url: `${w.site.origin}/endless` });
       assert.equal(r.isError, false, r.text);
@@ -278,9 +288,10 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
   );
 
   await grouped(
+    reader,
     "a confirm accepted under read_only cannot write: the script's POST is refused",
     async () => {
-      const w = await group.next();
+      const w = await reader.next();
       const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/confirm` });
       await w.c.call("browser_click", { ref: refOf(home.text, /button "Delete order"/) });
       const accepted = await w.c.call("browser_handle_dialog", { accept: true });
@@ -316,7 +327,7 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
       assert.equal(closed.isError, false, closed.text);
       assert.deepEqual(w.site.posts, []);
 
-      await using w2 = await world("read_only: false\n");
+      const w2 = await writer.next();
       const page = await w2.c.call("browser_navigate", { url: `${w2.site.origin}/confirm` });
       await w2.c.call("browser_click", { ref: refOf(page.text, /button "Delete order"/) });
       // The operator denies the origin while the dialog is open: accepting lets the page's
