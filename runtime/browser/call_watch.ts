@@ -44,12 +44,16 @@ const SLOW_ANSWER_MS = 250;
 
 /**
  * The bounds a watch judges a silence by (defaults: `PROBE_AFTER_MS`, `PROBE_TIMEOUT_MS`,
- * `SPIN_CPU_S`). Production uses the defaults; a test of the recovery after a spin narrows
- * them so its loop burns a fraction of the CPU (no flag or policy key sets them).
+ * `PROBE_EVERY_MS`, `SPIN_CPU_S`). Production uses the defaults; a test of the recovery after
+ * a spin narrows them so its loop burns a fraction of the CPU (no flag or policy key sets
+ * them). A probe is in flight `timeout / (timeout + every)` of the time (4/5 here): a loop
+ * that starts while the runtime's scan holds the renderer is judged only when one is.
  */
 export interface CallWatchBounds {
   probeAfterMs?: number;
   probeTimeoutMs?: number;
+  /** The pause between one probe's end and the next. */
+  probeEveryMs?: number;
   /** CPU seconds a silent renderer must spend to be called spinning. */
   spinCpuS?: number;
 }
@@ -215,7 +219,7 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
         }
       }
     }
-    timer = setTimeout(probeLoop, PROBE_EVERY_MS);
+    timer = setTimeout(probeLoop, deps.probeEveryMs ?? PROBE_EVERY_MS);
   };
   timer = setTimeout(probeLoop, deps.probeAfterMs ?? PROBE_AFTER_MS);
   return {
