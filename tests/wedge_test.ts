@@ -16,14 +16,30 @@ import { LOAD_TIMEOUT_MS } from "../runtime/browser/navigation.ts";
 const since = (t0: number) => Math.round(performance.now() - t0);
 
 /**
- * One runtime for the file's cases (a runtime start is CPU the cases need not pay each). What
- * a case could leave behind is its own: each case has its own site (its posts, its origin),
- * its own agent with its own policy file (read_only, max_actions) and its own session, so its
- * own browser: no dialog, tab, action count or operator decision of one case reaches another.
+ * The call watch's bounds here: a spinning loop is caught once it spent 1.5 CPU-s over two
+ * probes of 1.5 s 0.2 s apart, the first 0.5 s into a call (the runtime's own: 5 CPU-s, probes
+ * of 4 s 1 s apart, the first after 1 s: about 9 s of a core per loop). A probe is in flight
+ * as large a share of the time (88%, the runtime's 80%): a loop that starts while the
+ * runtime's scan holds the renderer is caught as often.
+ * What these cases prove is what follows a verdict (the answer, the tab closed, where to go
+ * on) and that a loop starting on its own is caught by the next call; the production bounds
+ * against a starved page are starved_page_test's, and bench/guard_bench.ts times them.
+ */
+const SPIN_WATCH = { probeAfterMs: 500, probeTimeoutMs: 1_500, probeEveryMs: 200, spinCpuS: 1.5 };
+
+/**
+ * One runtime for the file's cases (a runtime start is CPU the cases need not pay each). Each
+ * case has its own site (its posts, its origin). Cases of one policy share its agent and one
+ * session (`group`: a browser launch is CPU too), each on a tab of its own (the dialog rate
+ * rule counts per tab) that it opens from none: the case before must leave one tab and no
+ * dialog, and a case that fails leaves the next a fresh session, so no failure is passed on.
+ * A case whose policy is its own (max_actions) has its own agent and session (`world`).
  */
 async function sharedRuntime() {
   const dataDir = await Deno.makeTempDir({ prefix: "omotai-wedge-" });
-  const runtime = await startTestRuntime(dataDir, "allowed_origins: []\n");
+  const runtime = await startTestRuntime(dataDir, "allowed_origins: []\n", {
+    callWatch: SPIN_WATCH,
+  });
   let cases = 0;
   return {
     runtime,
@@ -48,6 +64,51 @@ async function sharedRuntime() {
         },
       };
     },
+    /**
+     * Cases that share one agent (its policy allowing each case's site) and one session:
+     * `next()` is the next case's world, `failed()` ends the session after a failed case.
+     */
+    async group(count: number, policyExtra = "") {
+      const sites = Array.from({ length: count }, () => serveWedgeSite());
+      const agent = `wedge-group-${++cases}`;
+      const policy = `${dataDir}/${agent}.yaml`;
+      await Deno.writeTextFile(
+        policy,
+        `allowed_origins: [${sites.map((s) => s.origin).join(", ")}]\n${policyExtra}`,
+      );
+      const { key } = await runtime.agents.add(agent, policy);
+      let session: TestClient | undefined;
+      let taken = 0;
+      const end = async () => {
+        await session?.[Symbol.asyncDispose]();
+        session = undefined;
+      };
+      return {
+        async next() {
+          const site = sites[taken++];
+          if (!site) throw new Error(`a group of ${count} cases has no case ${taken}`);
+          if (session) {
+            // What the case before left: one tab, no dialog (a leftover fails this case). The
+            // tab is closed: this case's first navigation opens its own.
+            const tabs = await session.call("browser_tabs", { action: "list" });
+            assert.match(tabs.text, /^1 tab\(s\)/, tabs.text);
+            assert.doesNotMatch(tabs.text, /dialog open/, tabs.text);
+            const closed = await session.call("browser_tabs", { action: "close" });
+            assert.equal(closed.isError, false, closed.text);
+          } else {
+            const client = new Client({ name: "wedge-test", version: "0" });
+            await client.connect(keyedTransport(runtime.url!, key));
+            session = new TestClient(client);
+          }
+          return { site, agent, h: { runtime }, c: session };
+        },
+        failed: end,
+        async [Symbol.asyncDispose]() {
+          await end();
+          for (const site of sites) await site[Symbol.asyncDispose]();
+        },
+      };
+    },
     async [Symbol.asyncDispose]() {
       await runtime[Symbol.asyncDispose]();
       await Deno.remove(dataDir, { recursive: true }).catch(() => {});
@@ -55,14 +116,24 @@ async function sharedRuntime() {
   };
 }
 
-Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages, each case in a session of its own", async (t) => {
+Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages, each case from a clean session", async (t) => {
   await using rt = await sharedRuntime();
   const world = rt.world;
+  // Writes allowed: a confirm, prompt and other dialogs, a write let start by a dialog.
+  await using writer = await rt.group(3, "read_only: false\n");
+  // The default policy (read_only is its default): a dialog loop, a spinning script, an
+  // endless page, a confirm under read_only.
+  await using reader = await rt.group(4);
+  type Group = typeof reader;
+  const grouped = async (group: Group, name: string, fn: () => Promise<void>) => {
+    if (!await t.step(name, fn)) await group.failed();
+  };
 
-  await t.step(
+  await grouped(
+    writer,
     "a confirm() opened by a click returns at once; browser_handle_dialog answers it",
     async () => {
-      await using w = await world("read_only: false\n");
+      const w = await writer.next();
       const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/confirm` });
       const t0 = performance.now();
       const click = await w.c.call("browser_click", {
@@ -103,33 +174,11 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
     },
   );
 
-  await t.step(
-    "a confirm accepted under read_only cannot write: the script's POST is refused",
-    async () => {
-      await using w = await world("read_only: true\n");
-      const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/confirm` });
-      await w.c.call("browser_click", { ref: refOf(home.text, /button "Delete order"/) });
-      const accepted = await w.c.call("browser_handle_dialog", { accept: true });
-      assert.equal(accepted.isError, false, accepted.text);
-      // The accepted confirm lets the page's script POST: wait for its refusal to be audited.
-      assert.ok(
-        await eventually(async () =>
-          (await w.h.runtime.audit.rows()).some((r) =>
-            r.agent === w.agent && r.reason === "READ_ONLY_WRITE"
-          )
-        ),
-        "the script's POST was judged",
-      );
-      assert.deepEqual(w.site.posts, []);
-      const snap = await w.c.call("browser_snapshot");
-      assert.match(accepted.text + snap.text, /blocked 1 request .*READ_ONLY_WRITE: POST http/);
-    },
-  );
-
-  await t.step(
+  await grouped(
+    writer,
     "prompt, alert on load and beforeunload dialogs are shown and answered",
     async () => {
-      await using w = await world("read_only: false\n");
+      const w = await writer.next();
       const p = await w.c.call("browser_navigate", { url: `${w.site.origin}/prompt` });
       const asked = await w.c.call("browser_click", { ref: refOf(p.text, /button "Ask name"/) });
       assert.match(asked.text, /dialog open: prompt/);
@@ -165,10 +214,11 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
     },
   );
 
-  await t.step(
+  await grouped(
+    reader,
     "a page that opens dialogs in a loop loses its tab; the session goes on",
     async () => {
-      await using w = await world();
+      const w = await reader.next();
       const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/alert-loop` });
       let r = await w.c.call("browser_click", { ref: refOf(home.text, /button "Start"/) });
       for (let i = 0; i < 10 && /dialog open: alert/.test(r.text); i++) {
@@ -183,15 +233,16 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
     },
   );
 
-  await t.step(
+  await grouped(
+    reader,
     "a script that never yields is detected in seconds; PAGE_UNRESPONSIVE names the tab to go on in",
     async () => {
-      await using w = await world();
+      const w = await reader.next();
       const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/script-loop` });
       // The outcome is the answer itself: without the detection the click would never return
       // (the test client gives up after minutes). How soon it comes is a matter of CPU: the loop
-      // must spend SPIN_CPU_S (renderer_cpu.ts) while it is silent, about 9 s on a quiet machine
-      // and longer on a loaded one; bench/guard_bench.ts measures it.
+      // must spend SPIN_WATCH's CPU while it is silent (the runtime's own SPIN_CPU_S, about 9 s
+      // on a quiet machine, is starved_page_test's); bench/guard_bench.ts measures it.
       const spin = await w.c.call("browser_click", { ref: refOf(home.text, /button "Spin"/) });
       assert.match(
         spin.text,
@@ -219,10 +270,11 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
     },
   );
 
-  await t.step(
+  await grouped(
+    reader,
     "a page that never finishes loading returns what is there after a bounded wait",
     async () => {
-      await using w = await world();
+      const w = await reader.next();
       const t0 = performance.now();
       const r = await w.c.call("browser_navigate", { url: `${w.site.origin}/endless` });
       assert.equal(r.isError, false, r.text);
@@ -234,6 +286,31 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
       assert.ok(performance.now() - t0 < LOAD_TIMEOUT_MS + ANSWER_BOUND_MS, `${since(t0)} ms`);
       const back = await w.c.call("browser_navigate", { url: `${w.site.origin}/` });
       assert.match(back.text, /# Safe page/);
+    },
+  );
+
+  await grouped(
+    reader,
+    "a confirm accepted under read_only cannot write: the script's POST is refused",
+    async () => {
+      const w = await reader.next();
+      const home = await w.c.call("browser_navigate", { url: `${w.site.origin}/confirm` });
+      await w.c.call("browser_click", { ref: refOf(home.text, /button "Delete order"/) });
+      const accepted = await w.c.call("browser_handle_dialog", { accept: true });
+      assert.equal(accepted.isError, false, accepted.text);
+      // The accepted confirm lets the page's script POST: wait for its refusal to be audited.
+      assert.ok(
+        await eventually(async () =>
+          (await w.h.runtime.audit.rows()).some((r) =>
+            r.agent === w.agent && r.reason === "READ_ONLY_WRITE" &&
+            r.origin?.startsWith(w.site.origin) === true
+          )
+        ),
+        "the script's POST was judged",
+      );
+      assert.deepEqual(w.site.posts, []);
+      const snap = await w.c.call("browser_snapshot");
+      assert.match(accepted.text + snap.text, /blocked 1 request .*READ_ONLY_WRITE: POST http/);
     },
   );
 
@@ -252,7 +329,7 @@ Deno.test("WedgeGuard: dialogs, dialog loops, spinning scripts and endless pages
       assert.equal(closed.isError, false, closed.text);
       assert.deepEqual(w.site.posts, []);
 
-      await using w2 = await world("read_only: false\n");
+      const w2 = await writer.next();
       const page = await w2.c.call("browser_navigate", { url: `${w2.site.origin}/confirm` });
       await w2.c.call("browser_click", { ref: refOf(page.text, /button "Delete order"/) });
       // The operator denies the origin while the dialog is open: accepting lets the page's

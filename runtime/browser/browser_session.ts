@@ -36,6 +36,7 @@ import { SessionState } from "./session_state.ts";
 import { type TabInfo, Tabs } from "./tabs.ts";
 import { translateBrowserError } from "./translate_error.ts";
 import { WedgeGuard } from "./wedge_guard.ts";
+import type { CallWatchBounds } from "./call_watch.ts";
 import { PageLog } from "./page_log.ts";
 import { FileChoosers } from "./file_choosers.ts";
 import { NetworkLog } from "./network_log.ts";
@@ -53,6 +54,8 @@ export interface BrowserSessionOptions extends BrowserStart {
   loads?: Admission;
   /** The dialog rate rule's window (default `LOOP_WINDOW_MS`; see `DialogsOptions`). */
   dialogLoopWindowMs?: number;
+  /** The call watch's bounds (default: the watch's own; see `CallWatchBounds`). */
+  callWatch?: CallWatchBounds;
 }
 
 /** A scanned snapshot plus counts. */
@@ -119,6 +122,7 @@ export class BrowserSession implements AsyncDisposable {
       replaceBrowser: (reason) => this.#browser.replace(reason),
       endedForMemory: () => this.#browser.endedForMemory(),
       loopWindowMs: options.dialogLoopWindowMs,
+      callWatch: options.callWatch,
     });
     this.#browser = new SessionBrowser({
       start: options,

@@ -42,6 +42,22 @@ const PROBE_EVERY_MS = 1_000;
 /** A probe not answered this soon has the renderers' CPU read, to judge a silence by. */
 const SLOW_ANSWER_MS = 250;
 
+/**
+ * The bounds a watch judges a silence by (defaults: `PROBE_AFTER_MS`, `PROBE_TIMEOUT_MS`,
+ * `PROBE_EVERY_MS`, `SPIN_CPU_S`). Production uses the defaults; a test of the recovery after
+ * a spin narrows them so its loop burns a fraction of the CPU (no flag or policy key sets
+ * them). A probe is in flight `timeout / (timeout + every)` of the time (4/5 here): a loop
+ * that starts while the runtime's scan holds the renderer is judged only when one is.
+ */
+export interface CallWatchBounds {
+  probeAfterMs?: number;
+  probeTimeoutMs?: number;
+  /** The pause between one probe's end and the next. */
+  probeEveryMs?: number;
+  /** CPU seconds a silent renderer must spend to be called spinning. */
+  spinCpuS?: number;
+}
+
 /** A running watch. */
 export interface CallWatch {
   /** Resolves on the first interruption; never rejects. */
@@ -50,7 +66,7 @@ export interface CallWatch {
 }
 
 /** What a watch needs. */
-export interface CallWatchDeps {
+export interface CallWatchDeps extends CallWatchBounds {
   /** The tab the call acts on now (without opening one). */
   currentTab(): TrackedTarget | undefined;
   dialogs: Dialogs;
@@ -70,8 +86,6 @@ export interface CallWatchDeps {
   cpu?(): Promise<RendererCpu | undefined>;
   /** The run-queue delays of the browser's main threads; undefined when they cannot be read. */
   runDelays?(): Promise<RunDelays | undefined>;
-  probeAfterMs?: number;
-  probeTimeoutMs?: number;
 }
 
 /**
@@ -196,7 +210,7 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
           waited: silence.delays && delays && !navigating.has(tab.info.targetId)
             ? mostWaited(silence.delays, delays)
             : undefined,
-        });
+        }, deps.spinCpuS);
         if (disposed) return;
         if (verdict !== "wait" && !excused(tab)) {
           log(`call watch: tab silent ${Date.now() - silence.since} ms, ${verdict}`);
@@ -205,7 +219,7 @@ export function watchCall(deps: CallWatchDeps): CallWatch {
         }
       }
     }
-    timer = setTimeout(probeLoop, PROBE_EVERY_MS);
+    timer = setTimeout(probeLoop, deps.probeEveryMs ?? PROBE_EVERY_MS);
   };
   timer = setTimeout(probeLoop, deps.probeAfterMs ?? PROBE_AFTER_MS);
   return {

@@ -10,7 +10,7 @@ export { launchAdmission, loadAdmission } from "./admission.ts";
 export type { Admission } from "./admission.ts";
 export type { RefusedRequest } from "./refused_notice.ts";
 export { BrowserSession } from "./browser_session.ts";
-export type { Interruption } from "./call_watch.ts";
+export type { CallWatchBounds, Interruption } from "./call_watch.ts";
 export { PAGE_LOG_LEVELS } from "./page_log.ts";
 export type { OpenDialog } from "./dialogs.ts";
 export { readElementInfo, readFocusedField, readFocusedInfo } from "./element_info.ts";

@@ -61,16 +61,16 @@ export interface Silence {
 }
 
 /**
- * Whether a silent tab is spinning (a renderer spent `SPIN_CPU_S` while it was silent, over
- * at least two probes), stuck (silent `STUCK_SILENCE_MS` and nothing ran, or silent
+ * Whether a silent tab is spinning (a renderer spent `spinCpuS`, default `SPIN_CPU_S`, while
+ * it was silent, over at least two probes), stuck (silent `STUCK_SILENCE_MS` and nothing ran, or silent
  * `BLOCKED_SILENCE_MS` and nothing ran or waited to run), or only slow.
  * Without readings only `BLIND_SILENCE_MS` of silence counts.
  */
-export function silenceVerdict(s: Silence): SilenceVerdict {
+export function silenceVerdict(s: Silence, spinCpuS: number = SPIN_CPU_S): SilenceVerdict {
   if (s.probes < 2) return "wait";
   if (!s.before || !s.after) return s.silentMs >= BLIND_SILENCE_MS ? "stuck" : "wait";
   const spent = cpuSpent(s.before, s.after);
-  if (spent >= SPIN_CPU_S) return "spinning";
+  if (spent >= spinCpuS) return "spinning";
   if (spent >= IDLE_CPU_S) return "wait";
   if (s.silentMs >= STUCK_SILENCE_MS) return "stuck";
   // Nothing ran and nothing waited to run: the page is blocked, not starved.

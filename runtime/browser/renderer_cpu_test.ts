@@ -111,3 +111,19 @@ Deno.test("silenceVerdict() calls spinning only a renderer that spent the CPU wh
   ];
   for (const [name, silence, want] of vectors) assert.equal(silenceVerdict(silence), want, name);
 });
+
+Deno.test("silenceVerdict() judges spinning by the bound it is given, SPIN_CPU_S by default", () => {
+  const at = cpu([[7, 2.0]]);
+  const spent = (s: number): Silence => ({
+    silentMs: 4_000,
+    probes: 2,
+    before: at,
+    after: cpu([[7, 2.0 + s]]),
+  });
+  assert.equal(silenceVerdict(spent(SPIN_CPU_S - 0.1)), "wait");
+  assert.equal(silenceVerdict(spent(SPIN_CPU_S)), "spinning");
+  assert.equal(silenceVerdict(spent(1.5), 1.5), "spinning");
+  assert.equal(silenceVerdict(spent(1.4), 1.5), "wait");
+  // A narrowed bound changes only the CPU asked for: one probe is still never enough.
+  assert.equal(silenceVerdict({ ...spent(20), probes: 1 }, 1.5), "wait");
+});

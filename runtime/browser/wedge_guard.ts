@@ -11,7 +11,12 @@
 import { describeError, type TrackedTarget } from "../../cdp/mod.ts";
 import { log, OmotaiError } from "../mod.ts";
 import { displayUrl } from "../net/mod.ts";
-import { type CallWatch, type Interruption, watchCall } from "./call_watch.ts";
+import {
+  type CallWatch,
+  type CallWatchBounds,
+  type Interruption,
+  watchCall,
+} from "./call_watch.ts";
 import { Crashes } from "./crashes.ts";
 import { type HangReason, recoverHang, type RecoveryOutcome } from "./hang_recovery.ts";
 import { type DialogLoop, Dialogs, type OpenDialog } from "./dialogs.ts";
@@ -34,6 +39,8 @@ export interface WedgeGuardDeps {
   lifecycle(kind: string, reason?: string): void;
   /** The dialog rate rule's window (default `LOOP_WINDOW_MS`; see `DialogsOptions`). */
   loopWindowMs?: number;
+  /** The call watch's bounds (default: the watch's own; see `CallWatchBounds`). */
+  callWatch?: CallWatchBounds;
   /** Whether the runtime's own scan holds the renderer right now. */
   scanning(): boolean;
   /** Ends the session's browser for `reason`; its next call starts a fresh one. */
@@ -151,6 +158,7 @@ export class WedgeGuard {
   /** Starts watching a call. */
   watch(): CallWatch {
     return watchCall({
+      ...this.#deps.callWatch,
       currentTab: () => this.#deps.tabs.peek(this.#deps.live()),
       dialogs: this.dialogs,
       crashes: this.crashes,

@@ -11,6 +11,7 @@ import {
   type Admission,
   BrowserSession,
   type BrowserStart,
+  type CallWatchBounds,
   type WarmSource,
 } from "../browser/mod.ts";
 import { log, type OmotaiError } from "../mod.ts";
@@ -51,6 +52,8 @@ export interface ConnectionDeps {
   isolationFact: IsolationFact;
   /** The dialog rate rule's window (`StartOptions.dialogLoopWindowMs`). */
   dialogLoopWindowMs?: number;
+  /** The call watch's bounds (`StartOptions.callWatch`). */
+  callWatch?: CallWatchBounds;
 }
 
 /** A connection's MCP server. */
@@ -86,6 +89,7 @@ export function connectionFactory(
       hooks: world.hooks,
       pool: d.pool,
       dialogLoopWindowMs: d.dialogLoopWindowMs,
+      callWatch: d.callWatch,
     });
     session.agent = agent?.name ?? (d.mode === "stdio" ? "stdio" : null);
     d.live.set(session.id, session);

@@ -12,7 +12,12 @@ import {
   MemoryDecisionStore,
 } from "../store/mod.ts";
 import { defaultAgentShare, machineMaxSessions } from "./session_cap.ts";
-import type { BrowserSession, LaunchGroups, LaunchIsolation } from "../browser/mod.ts";
+import type {
+  BrowserSession,
+  CallWatchBounds,
+  LaunchGroups,
+  LaunchIsolation,
+} from "../browser/mod.ts";
 import { EgressProxy, TlsAuthority } from "../egress/mod.ts";
 import { type Approver, unavailableApprover } from "../gate/mod.ts";
 import { errorCode, log } from "../mod.ts";
@@ -104,6 +109,12 @@ export interface StartOptions {
    * rule narrows it so its agent may answer faster (no flag sets it).
    */
   dialogLoopWindowMs?: number;
+  /**
+   * The call watch's bounds (default: `PROBE_TIMEOUT_MS`, `SPIN_CPU_S`...): a test of the
+   * recovery after a spinning page narrows them so its loop is caught after a fraction of the
+   * CPU (no flag sets them).
+   */
+  callWatch?: CallWatchBounds;
   /**
    * How long a shared store's admin token hash may go unread before every bearer is refused
    * (default `ADMIN_STALE_MS`, 30 s): a test of an outage narrows it (no flag sets it).
@@ -202,6 +213,7 @@ export async function startRuntime(options: StartOptions): Promise<Runtime> {
       leases: stores.leases,
       vault: stores.vault,
       dialogLoopWindowMs: options.dialogLoopWindowMs,
+      callWatch: options.callWatch,
     });
     /** The operator console over this runtime's stores. */
     const consoleApp: ConsoleFactory = (allowedHosts, http) =>
