@@ -3,12 +3,20 @@
  * runtime/browser/worker_cap.ts) closes one door of: a page that starts threads or processes
  * of its own that burn CPU, so its session stops answering in seconds. Each case is a way to
  * start such threads that the cap does not count (or may not see), in a real Chromium through
- * the runtime's own browser session; each asserts the page still answers, within
- * {@link ANSWER_MS}: `Runtime.evaluate "0"`, `Accessibility.getFullAXTree`, and the runtime's
- * snapshot. The times measured are printed, beside those of a plain page on the same loaded
- * machine, so a report can tell starving from sharing the CPU.
+ * the runtime's own browser session; each asserts the session answers a snapshot within
+ * {@link ANSWER_MS} (the page's, or the runtime's recovery from a tab that stopped answering)
+ * and, when it read the page, that the page answered `Runtime.evaluate "0"` within it too.
+ * The times of those and of `Accessibility.getFullAXTree` are printed, beside a plain page's
+ * on the same loaded machine, so a report can tell starving from sharing the CPU.
  *
- * A case that fails here is a hole, not a flaky test: see the comment on each.
+ * A case that fails here is a hole, not a flaky test: see the comment on each. Two fail
+ * today, `/frame-spin` and `/frames-spin`: a cross-site frame whose main thread spins holds
+ * the tab's snapshot for as long as it spins (28 s of a 30 s spin here, over 60 s of a 90 s
+ * one), while the page's own renderer answers in milliseconds. It is not the CPU: one frame
+ * does it as three do. The scan reads each out-of-process frame's renderer (its frame tree,
+ * its accessibility tree, ...) with no bound of its own (only the CDP default timeout, per
+ * call), and the call watch probes only the tab's own renderer, so nothing calls that frame's
+ * renderer unresponsive.
  */
 import assert from "node:assert/strict";
 import { allowAllGate } from "../runtime/gate/gate.ts";
@@ -26,11 +34,13 @@ const ANSWER_MS = 15_000;
  */
 const GIVE_UP_MS = 60_000;
 /** How long each spinning thread spins at most (it ends with its page before that). */
-const SPIN_MS = 40_000;
+const SPIN_MS = 30_000;
 /** Threads (audio contexts, workers) each case starts: well past the cap of 8. */
 const THREADS = 24;
+/** Realtime audio contexts the contexts case makes. */
+const CONTEXTS = 200;
 /** Cross-site frames (each a renderer process of its own) the frame case starts. */
-const FRAMES = 6;
+const FRAMES = 3;
 
 /** A page's `/ready?n=N` beacon: the page says N of its threads run (or `?err=...`). */
 const BEACON = `const ready = (q) => fetch("/ready?" + q, { mode: "no-cors" }).catch(() => {});`;
@@ -119,17 +129,41 @@ function pages(other: string, frames: readonly string[]): Pages {
   return {
     "/plain": () => html("<h1>Plain</h1><p>Nothing runs here.</p>", "Plain"),
     // Realtime contexts: each AudioWorklet runs on a real-time thread of the page's renderer
-    // that no CDP target stands for, so the cap never sees it.
-    // Without a user's gesture they stay suspended; one click on the page is gesture enough.
+    // that no CDP target stands for, so the cap never sees it. Here (headless, no audio
+    // device) no processor ever runs: a context stays suspended without a user's gesture, and
+    // after one (the click case) nothing pulls audio from it. What costs is making them: 24 in
+    // the page's script hold its main thread ~9 s (set up with the audio service, little CPU
+    // spent), so the navigation is answered by the call watch's recovery (PAGE_UNRESPONSIVE)
+    // or takes that long.
     "/audio-realtime": () => html(audioPage("new AudioContext()"), "Audio realtime"),
     "/audio-realtime-click": () => html(audioPage("new AudioContext()", true), "Audio click"),
-    // Software video encoders (WebCodecs) run on threads of the renderer's own pool.
+    // Plain realtime contexts, made in one task once loaded: each is set up with the audio
+    // service while the main thread waits (no worklet, little CPU spent). Raw calls to the page
+    // wait past 30 s; the snapshot is answered in ~11 s by the call watch's recovery (its
+    // renderer "stopped running": the tab closed, once the whole browser replaced).
+    "/audio-contexts": () =>
+      html(
+        `<h1>Contexts</h1><script>${BEACON}
+window.contexts = [];
+onload = () => {
+  ready("n=1");
+  setTimeout(() => {
+    for (let i = 0; i < ${CONTEXTS}; i++) window.contexts.push(new AudioContext());
+    ready("made=" + window.contexts.length);
+  }, 200);
+};</script>`,
+        "Audio contexts",
+      ),
+    // Software video encoders (WebCodecs) run on threads of the renderer's own pool: 24 of
+    // them burn both cores (the navigation took 14-18 s), yet the page answers in milliseconds.
     "/encoders": () => html(encodersPage(), "Encoders"),
-    // Offline contexts need no user activation and render as fast as the CPU lets them.
+    // Offline contexts need no user activation and render as fast as the CPU lets them. Only
+    // one of 24 processors ever ran: the others did not start while it spun (as if the
+    // renderer's offline worklets shared one thread), and the page answers.
     "/audio-offline": () =>
       html(audioPage("new OfflineAudioContext(1, 44100 * 600, 44100)"), "Audio offline"),
     // Workers started by a frame of another site (its own renderer process): the tracker
-    // attaches to them through the frame's session.
+    // attaches to them through the frame's session, so the cap holds them (8 of 24 run).
     "/frame-workers": () =>
       html(
         `<h1>Frame workers</h1><script>${BEACON}
@@ -140,7 +174,8 @@ addEventListener("message", (e) => ready("n=" + e.data));</script>
     "/workers-inner": () =>
       html(`<p>inner</p>${workersScript(THREADS, `parent.postMessage(started, "*")`)}`, "Inner"),
     // Cross-site frames, each its own renderer process, each spinning on its own main thread
-    // once loaded (after the top page's load, so navigating returns).
+    // once loaded (after the top page's load, so navigating returns). FAILS today (see the
+    // module comment): the page answers, its snapshot waits for the frames.
     "/frames-spin": () => framesPage(frames),
     // One such frame: whether the cost is per frame or the frame's alone.
     "/frame-spin": () => framesPage(frames.slice(0, 1)),
@@ -192,28 +227,43 @@ interface Measured {
   snapshotText: string;
 }
 
+/**
+ * One measurement of the page, its three calls asked at once: the snapshot is the agent's next
+ * call (through the runtime, its call watch included); the raw CDP calls show whether the
+ * page's renderer itself answers.
+ */
 async function measure(s: SharedSession): Promise<Measured> {
   const page = await s.session.page();
-  const evaluate = await timed(page.send("Runtime.evaluate", { expression: "0" }));
-  const axTree = await timed(page.send("Accessibility.getFullAXTree", {}));
   let snapshotText = "";
-  const snapshot = await timed(
-    runTool(snapshotTool, {}, { session: s.session, gate: allowAllGate }).then((r) => {
-      snapshotText = r.content.map((c) => ("text" in c ? c.text : "") ?? "").join("\n");
-      if (r.isError) throw new Error(`snapshot error: ${snapshotText.slice(0, 200)}`);
-    }),
-  );
+  const [evaluate, axTree, snapshot] = await Promise.all([
+    timed(page.send("Runtime.evaluate", { expression: "0" })),
+    timed(page.send("Accessibility.getFullAXTree", {})),
+    timed(
+      runTool(snapshotTool, {}, { session: s.session, gate: allowAllGate }).then((r) => {
+        snapshotText = r.content.map((c) => ("text" in c ? c.text : "") ?? "").join("\n");
+        if (r.isError) throw new Error(`snapshot error: ${snapshotText.slice(0, 200)}`);
+      }),
+    ),
+  ]);
   return { evaluate, axTree, snapshot, snapshotText };
 }
 
-async function open(s: SharedSession, path: string): Promise<number> {
+/**
+ * Navigates to `path`; returns how long it took and whether the runtime answered it by
+ * recovering from a renderer that stopped answering (`PAGE_UNRESPONSIVE`, within the bound).
+ */
+async function open(s: SharedSession, path: string): Promise<{ ms: number; recovered: boolean }> {
   const t0 = Date.now();
   const r = await runTool(navigateTool, { url: `${s.site.origin}${path}` }, {
     session: s.session,
     gate: allowAllGate,
   });
-  assert.notEqual(r.isError, true, JSON.stringify(r.content).slice(0, 500));
-  return Date.now() - t0;
+  const ms = Date.now() - t0;
+  const text = JSON.stringify(r.content).slice(0, 500);
+  if (r.isError !== true) return { ms, recovered: false };
+  assert.match(text, /PAGE_UNRESPONSIVE/, text);
+  assert.ok(ms < ANSWER_MS, `navigation recovered after ${ms} ms`);
+  return { ms, recovered: true };
 }
 
 /** A user's click at the page's top left (a gesture, as the agent's click tool gives it). */
@@ -250,24 +300,42 @@ async function ready(
   return beacons(s);
 }
 
-function report(name: string, nav: number, b: ReturnType<typeof beacons>, m: Measured): void {
+function report(
+  name: string,
+  nav: { ms: number; recovered: boolean },
+  b: ReturnType<typeof beacons>,
+  m: Measured,
+): void {
   const f = (t: Awaited<ReturnType<typeof timed>>) =>
     t.answered ? `${t.ms} ms${t.error ? ` (${t.error})` : ""}` : `no answer in ${t.ms} ms`;
   console.log(
-    `[worker_cap_attack] ${name}: navigate ${nav} ms; running ${b.n}${
-      b.said.length ? ` (${b.said.join(", ")})` : ""
-    }; Runtime.evaluate ${f(m.evaluate)}; getFullAXTree ${f(m.axTree)}; snapshot ${f(m.snapshot)}`,
+    `[worker_cap_attack] ${name}: navigate ${nav.ms} ms${
+      nav.recovered ? " (PAGE_UNRESPONSIVE: tab closed)" : ""
+    }; running ${b.n}${b.said.length ? ` (${b.said.join(", ")})` : ""}; Runtime.evaluate ${
+      f(m.evaluate)
+    }; getFullAXTree ${f(m.axTree)}; snapshot ${f(m.snapshot)}`,
   );
 }
 
-/** Asserts each call answered within {@link ANSWER_MS}. */
+/**
+ * Asserts the session answered its snapshot within {@link ANSWER_MS}: with the page, or with
+ * the runtime's recovery from a renderer that stopped answering (`PAGE_UNRESPONSIVE`: the tab
+ * closed, the agent told; an answer, not a wait). A page that was read must also have
+ * answered the raw evaluation within the bound.
+ */
 function assertAnswers(m: Measured): void {
-  for (const [name, t] of Object.entries({ evaluate: m.evaluate, axTree: m.axTree })) {
-    assert.ok(t.answered && t.ms < ANSWER_MS, `${name} took ${t.ms} ms (answered ${t.answered})`);
+  const { snapshot, evaluate } = m;
+  assert.ok(
+    snapshot.answered && snapshot.ms < ANSWER_MS,
+    `snapshot took ${snapshot.ms} ms (answered ${snapshot.answered})`,
+  );
+  if (snapshot.error) {
+    assert.match(snapshot.error, /PAGE_UNRESPONSIVE/, snapshot.error);
+    return;
   }
   assert.ok(
-    m.snapshot.answered && !m.snapshot.error && m.snapshot.ms < ANSWER_MS,
-    `snapshot took ${m.snapshot.ms} ms: ${m.snapshot.error ?? ""}`,
+    evaluate.answered && !evaluate.error && evaluate.ms < ANSWER_MS,
+    `Runtime.evaluate took ${evaluate.ms} ms ${evaluate.error ?? ""}`,
   );
 }
 
@@ -305,6 +373,7 @@ Deno.test("MAX_RUNNING_WORKERS: threads and processes the cap does not count sti
     const [path, want] of [
       ["/audio-realtime", THREADS],
       ["/audio-realtime-click", THREADS],
+      ["/audio-contexts", 1],
       ["/encoders", THREADS],
       ["/audio-offline", THREADS],
       ["/frame-workers", 8],
@@ -315,8 +384,10 @@ Deno.test("MAX_RUNNING_WORKERS: threads and processes the cap does not count sti
     await t.step(`${path}: the page answers while its threads spin`, async () => {
       await freshCase(s, all());
       const nav = await open(s, path);
-      if (path === "/audio-realtime-click") await click(s);
-      const b = await ready(s, want);
+      // A navigation the runtime answered by closing a tab that stopped answering: what is
+      // left to ask is whether the session answers after (its fresh tab).
+      if (!nav.recovered && path === "/audio-realtime-click") await click(s);
+      const b = nav.recovered ? beacons(s) : await ready(s, want);
       const m = await measure(s);
       report(path, nav, b, m);
       assertAnswers(m);
