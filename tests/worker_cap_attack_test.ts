@@ -11,8 +11,9 @@
  *
  * A case that fails here is a hole, not a flaky test: see the comment on each. Two fail
  * today, `/frame-spin` and `/frames-spin`: a cross-site frame whose main thread spins holds
- * the tab's snapshot for as long as it spins (28 s of a 30 s spin here, over 60 s of a 90 s
- * one), while the page's own renderer answers in milliseconds. It is not the CPU: one frame
+ * the tab's snapshot for as long as it spins, up to about a minute (28 s of the 30 s spin
+ * here; 60 s of a 150 s one, twice the CDP default timeout), while the page's own renderer
+ * answers in milliseconds. It is not the CPU: one frame
  * does it as three do. The scan reads each out-of-process frame's renderer (its frame tree,
  * its accessibility tree, ...) with no bound of its own (only the CDP default timeout, per
  * call), and the call watch probes only the tab's own renderer, so nothing calls that frame's
