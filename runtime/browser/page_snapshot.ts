@@ -31,7 +31,7 @@ import {
 import { redactClip } from "../redact/mod.ts";
 import { MAX_READ_CHARS, MAX_TITLE_CHARS, readArticle } from "./reading.ts";
 import { DOM_SNAPSHOT_MIN_NODES, scanTab } from "./scan.ts";
-import { MAX_SCAN_FRAMES } from "./scan_frames.ts";
+import { FRAME_ANSWER_MS, MAX_SCAN_FRAMES } from "./scan_frames.ts";
 import type { Element } from "./element_ops.ts";
 import type { Live } from "./live.ts";
 import { carryRefs } from "./ref_carry.ts";
@@ -114,6 +114,7 @@ export class PageSnapshots {
       scan.mode === "dom-snapshot",
       outline.truncated ? outline.lines.length : undefined,
       scan.framesCut,
+      scan.framesSilent,
     );
     const { lines, brief, stats } = outline;
     const origin = originLabel(scan.url);
@@ -351,13 +352,17 @@ function outlineNote(
   domSnapshot: boolean,
   cutAt: number | undefined,
   framesCut: boolean,
+  framesSilent: boolean,
 ): string | undefined {
   const lines = cutAt === undefined ? "" : `cut after ${cutAt.toLocaleString("en-US")} lines`;
   // Said whichever way the page was read: the frames past the bound are not in the view.
   const frames = framesCut
     ? `frames past the first ${MAX_SCAN_FRAMES} not read (they are not in this view)`
     : "";
-  const cut = [lines, frames].filter(Boolean).join("; ");
+  const silent = framesSilent
+    ? `a frame that did not answer in ${FRAME_ANSWER_MS / 1000} s not read (it is not in this view)`
+    : "";
+  const cut = [lines, frames, silent].filter(Boolean).join("; ");
   if (!domSnapshot) return cut ? `note: page ${cut}` : undefined;
   return `note: large page (over ${
     DOM_SNAPSHOT_MIN_NODES.toLocaleString("en-US")

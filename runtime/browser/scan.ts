@@ -24,10 +24,12 @@ import { scanDomSession } from "./scan_dom.ts";
 import {
   childTargets,
   flatFrames,
+  FRAME_ANSWER_MS,
   FrameBudget,
   MAX_SCAN_FRAMES,
   MAX_TARGET_DEPTH,
   type ScannedFrame,
+  withinMs,
 } from "./scan_frames.ts";
 
 /** What every scan holds. */
@@ -39,6 +41,8 @@ interface ScanBase {
   title: string;
   /** Whether frames past `MAX_SCAN_FRAMES` were left unread. */
   framesCut: boolean;
+  /** Whether an out-of-process frame was left unread: it did not answer (`FRAME_ANSWER_MS`). */
+  framesSilent: boolean;
 }
 
 /** A tab read from its accessibility trees (the default). */
@@ -97,13 +101,15 @@ export async function scanTab(
   maxFrames = MAX_SCAN_FRAMES,
 ): Promise<TabScan> {
   const frames = new Map<string, ScannedFrame>();
+  // Frames that did not answer the count are not waited for again by the read.
+  const silent = new Set<CdpSession>();
   // The count reads the frames the scan will read: those the same bound leaves.
   const { nodes, chars } = await countNodes(
     page,
     tracker,
     domSnapshotMinNodes,
     0,
-    new FrameBudget(maxFrames),
+    new FrameBudget(maxFrames, silent),
   );
   if (chars >= MAX_SCAN_TEXT_CHARS) {
     throw new OmotaiError(
@@ -113,7 +119,7 @@ export async function scanTab(
       } characters of text, more than a snapshot reads; browser_snapshot {"mode": "read"} reads its start`,
     );
   }
-  const budget = new FrameBudget(maxFrames);
+  const budget = new FrameBudget(maxFrames, silent);
   if (nodes >= domSnapshotMinNodes) {
     const root = await scanDomSession(page, tracker, frames, 0, budget);
     return {
@@ -122,6 +128,7 @@ export async function scanTab(
       nodes,
       frames,
       framesCut: budget.cut,
+      framesSilent: budget.silent,
       mainLoaderId: frames.get(root.key)?.loaderId ?? "",
       url: root.url,
       title: domTitle(root),
@@ -135,6 +142,7 @@ export async function scanTab(
     root,
     frames,
     framesCut: budget.cut,
+    framesSilent: budget.silent,
     mainLoaderId: main?.loaderId ?? "",
     url: root.url,
     title: String(rootNode?.name?.value ?? ""),
@@ -203,8 +211,13 @@ async function countNodes(
     const children = await Promise.all(
       childTargets(session, tracker).map((t) =>
         budget.open()
-          ? countNodes(t.session, tracker, limit, depth + 1, budget)
-            .catch(() => ({ nodes: 0, chars: 0 }))
+          // A frame that does not answer counts as empty: its read will leave it out too.
+          ? withinMs(countNodes(t.session, tracker, limit, depth + 1, budget), FRAME_ANSWER_MS)
+            .then((c) => {
+              if (c) return c;
+              budget.silentSessions.add(t.session);
+              return { nodes: 0, chars: 0 };
+            }, () => ({ nodes: 0, chars: 0 }))
           : { nodes: 0, chars: 0 }
       ),
     );

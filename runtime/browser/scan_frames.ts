@@ -37,9 +37,17 @@ export class FrameBudget {
   #left: number;
   /** Whether a frame was left unread. */
   cut = false;
+  /** Whether an out-of-process frame was left unread because it did not answer in time. */
+  silent = false;
+  /**
+   * Sessions of frames that did not answer in this scan, shared by its count and its read:
+   * a frame silent for the count is not waited for again.
+   */
+  readonly silentSessions: Set<CdpSession>;
 
-  constructor(max = MAX_SCAN_FRAMES) {
+  constructor(max = MAX_SCAN_FRAMES, silentSessions = new Set<CdpSession>()) {
     this.#left = max;
+    this.silentSessions = silentSessions;
   }
 
   /** The first frames of `flat` the budget still allows, taken from it. */
@@ -82,6 +90,35 @@ export function childTargets(session: CdpSession, tracker: TargetTracker): Track
 }
 
 /**
+ * How long one out-of-process frame's read may take (its session, its own frames and theirs).
+ * A frame draws on a renderer of its own, which the call watch does not probe (it probes the
+ * tab's): a cross-site frame spinning its main thread held the tab's snapshot until the
+ * default CDP timeout, twice (its count, then its read), while the tab itself answered in
+ * milliseconds. A frame that does not answer in this is left out of the view, which says so;
+ * a frame silent for the count is not waited for again by the read. About as long as the call
+ * watch takes to judge a silent tab (two probes): an honest frame on a loaded machine answers
+ * well within it.
+ */
+export const FRAME_ANSWER_MS = 8_000;
+
+/**
+ * `work`, or undefined if it has not settled within `ms` (it goes on unawaited: what it asked
+ * of a silent renderer times out on its own); a rejection passes through.
+ */
+export async function withinMs<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) =>
+    timer = setTimeout(() => resolve(undefined), ms)
+  );
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+    work.catch(() => {});
+  }
+}
+
+/**
  * Reads each out-of-process frame of `session` with `read` (within {@link MAX_TARGET_DEPTH}
  * and the scan's `budget`) and hands it to `place` with the backend id of its owner
  * `<iframe>`. A frame whose owner or content cannot be read (it navigated away mid-scan) is
@@ -102,7 +139,13 @@ export async function readChildTargets<F>(
       const owner = await session.send("DOM.getFrameOwner", { frameId: t.info.targetId })
         .catch(() => null);
       if (!owner) return;
-      const child = await read(t.session, depth + 1).catch(() => null);
+      const child = budget.silentSessions.has(t.session)
+        ? undefined
+        : await withinMs(read(t.session, depth + 1), FRAME_ANSWER_MS).catch(() => null);
+      if (child === undefined) {
+        budget.silent = true;
+        budget.silentSessions.add(t.session);
+      }
       if (child) place(owner.backendNodeId, child);
     }),
   );
