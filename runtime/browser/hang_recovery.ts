@@ -20,6 +20,7 @@ import { log } from "../mod.ts";
 import type { Live } from "./live.ts";
 import { readRendererCpu, type RendererCpu } from "./renderer_cpu.ts";
 import { hostPids, killPid } from "./renderer_pids.ts";
+import { withinMs } from "./within_ms.ts";
 
 /** How long a tab is given to close once asked. */
 export const CLOSE_WAIT_MS = 4_000;
@@ -79,12 +80,12 @@ export async function recoverHang(
     tab.session.send("Page.crash", undefined, { timeoutMs: CLOSE_WAIT_MS }).catch(() => {});
     root.send("Target.closeTarget", { targetId: tab.info.targetId }, { timeoutMs: CLOSE_WAIT_MS })
       .catch(() => {});
-    outcome.closed = await within(detached, CLOSE_WAIT_MS);
+    outcome.closed = await settles(detached, CLOSE_WAIT_MS);
     if (outcome.closed) deps.lifecycle("hang_tab_closed", reason);
     else {
       outcome.killed = await killRenderers(live, before);
       deps.lifecycle("renderer_killed", `${reason}:${outcome.killed}`);
-      outcome.closed = await within(detached, KILL_WAIT_MS);
+      outcome.closed = await settles(detached, KILL_WAIT_MS);
     }
   }
   const answers = await root.send("Browser.getVersion", undefined, { timeoutMs: ROOT_PROBE_MS })
@@ -129,13 +130,7 @@ async function killRenderers(live: Live, before: RendererCpu | undefined): Promi
   return killed;
 }
 
-/** Whether `p` settles within `ms`. */
-async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<false>((r) => timer = setTimeout(() => r(false), ms));
-  try {
-    return await Promise.race([p.then(() => true as const), late]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** Whether `p` settles within `ms` (a rejection passes through). */
+async function settles(p: Promise<unknown>, ms: number): Promise<boolean> {
+  return (await withinMs(p.then(() => true as const), ms)) ?? false;
 }

@@ -29,8 +29,8 @@ import {
   MAX_SCAN_FRAMES,
   MAX_TARGET_DEPTH,
   type ScannedFrame,
-  withinMs,
 } from "./scan_frames.ts";
+import { withinMs } from "./within_ms.ts";
 
 /** What every scan holds. */
 interface ScanBase {

@@ -5,6 +5,7 @@
  * @module
  */
 import type { CdpSession, Protocol, TargetTracker, TrackedTarget } from "../../cdp/mod.ts";
+import { withinMs } from "./within_ms.ts";
 
 /** Identity of a scanned frame, used to bind refs. */
 export interface ScannedFrame {
@@ -100,23 +101,6 @@ export function childTargets(session: CdpSession, tracker: TargetTracker): Track
  * well within it.
  */
 export const FRAME_ANSWER_MS = 8_000;
-
-/**
- * `work`, or undefined if it has not settled within `ms` (it goes on unawaited: what it asked
- * of a silent renderer times out on its own); a rejection passes through.
- */
-export async function withinMs<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<undefined>((resolve) =>
-    timer = setTimeout(() => resolve(undefined), ms)
-  );
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-    work.catch(() => {});
-  }
-}
 
 /**
  * Reads each out-of-process frame of `session` with `read` (within {@link MAX_TARGET_DEPTH}
