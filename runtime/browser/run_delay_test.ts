@@ -48,13 +48,20 @@ Deno.test("anyStopped() tells a stopped process (SIGSTOP) from a sleeping one, a
   const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" })
     .spawn();
   try {
-    const sleeping = await readSchedstat([child.pid]);
-    assert.match(sleeping, new RegExp(`^${child.pid} \\d+ \\d+ S$`, "m"));
+    // Just spawned, the child may still be running (exec, on a busy machine): it is asked
+    // again until the kernel reports it asleep, as it is for the stopped state below.
+    const asleep = new RegExp(`^${child.pid} \\d+ \\d+ S$`, "m");
+    let sleeping = await readSchedstat([child.pid]);
+    for (let i = 0; i < 250 && !asleep.test(sleeping); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      sleeping = await readSchedstat([child.pid]);
+    }
+    assert.match(sleeping, asleep);
     assert.equal(anyStopped(sleeping), false);
     assert.equal(parseSchedstat(sleeping).has(child.pid), true);
     child.kill("SIGSTOP");
     let stopped = "";
-    for (let i = 0; i < 50 && !anyStopped(stopped); i++) {
+    for (let i = 0; i < 250 && !anyStopped(stopped); i++) {
       await new Promise((r) => setTimeout(r, 20));
       stopped = await readSchedstat([child.pid]);
     }
