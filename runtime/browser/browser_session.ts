@@ -39,6 +39,7 @@ import { WedgeGuard } from "./wedge_guard.ts";
 import type { CallWatchBounds } from "./call_watch.ts";
 import { PageLog } from "./page_log.ts";
 import { FileChoosers } from "./file_choosers.ts";
+import { LeftBehind } from "./left_behind.ts";
 import { NetworkLog } from "./network_log.ts";
 
 /** How a session starts its browser. */
@@ -128,7 +129,15 @@ export class BrowserSession implements AsyncDisposable {
       start: options,
       hooks: () => this.#hooks,
       // Followers of every target, in the order they are set up (the crash watcher last).
-      watchers: [this.guard.dialogs, this.guard.crashes, this.choosers, this.pageLog, this.network],
+      watchers: [
+        // Its tabs' navigations release what earlier documents left behind (the hook's).
+        new LeftBehind(() => this.#hooks.markNavigation?.bind(this.#hooks)),
+        this.guard.dialogs,
+        this.guard.crashes,
+        this.choosers,
+        this.pageLog,
+        this.network,
+      ],
       tabs: this.#tabs,
       notices: this.#notices,
       log: (line) => log(`session ${this.id}: cdp: ${line}`),

@@ -50,6 +50,13 @@ export interface BrowserHooks {
   adopt?(extras: LaunchExtras): boolean;
   /** Runs on every new target while it is paused, before any of its requests can leave. */
   prepareTarget?(target: TrackedTarget): Promise<void>;
+  /**
+   * Marks the start of a navigation the runtime runs in one of the browser's tabs. The
+   * function it returns, called while that navigation's main response is late
+   * (`left_behind.ts`), has the browser's requests still waiting on their upstream that were
+   * judged before the mark ended (the egress proxy answers them `504 UPSTREAM_RELEASED`).
+   */
+  markNavigation?(): () => void;
 }
 
 /** Builds the hooks of one session. */

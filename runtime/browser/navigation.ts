@@ -4,6 +4,7 @@
  * @module
  */
 import type { CdpSession, Protocol } from "../../cdp/mod.ts";
+import { releasingLeftBehind } from "./left_behind.ts";
 
 /**
  * How long an action may wait for the page it started to be parsed (DOMContentLoaded);
@@ -40,6 +41,8 @@ class NavigationWatch {
   #loaded = new Set<string>();
   #parsed = new Set<string>();
   #stoppedAfterStart = false;
+  /** The latest started navigation committed (its main response came, an error page's too). */
+  #committedSinceStart = false;
   #wake: (() => void) | undefined;
 
   constructor(session: CdpSession, mainFrameId: string) {
@@ -49,7 +52,13 @@ class NavigationWatch {
         if (e.frameId !== mainFrameId || e.navigationType === "sameDocument") return;
         this.#started.push(e.loaderId);
         this.#stoppedAfterStart = false;
+        this.#committedSinceStart = false;
         wake();
+      }),
+      session.on("Page.frameNavigated", (e) => {
+        if (e.frame.id === mainFrameId && e.frame.parentId === undefined) {
+          this.#committedSinceStart = true;
+        }
       }),
       session.on("Page.lifecycleEvent", (e) => {
         if (e.frameId === mainFrameId && e.name === "load") this.#loaded.add(e.loaderId);
@@ -69,6 +78,14 @@ class NavigationWatch {
 
   get startedCount(): number {
     return this.#started.length;
+  }
+
+  /**
+   * A main-frame navigation started and has had no main response yet (not committed, and
+   * loading did not stop): what `left_behind.ts` calls late.
+   */
+  get awaitingResponse(): boolean {
+    return this.#started.length > 0 && !this.#committedSinceStart && !this.#stoppedAfterStart;
   }
 
   /** Waits until a main-frame navigation has started, or `timeoutMs` pass. */
@@ -156,17 +173,31 @@ export async function navigate(
 ): Promise<LoadOutcome> {
   const { timeoutMs = LOAD_TIMEOUT_MS } = options;
   const frameId = options.mainFrameId ?? (await mainFrameId(session)).id;
-  await releaseLoads(session);
-  const watch = new NavigationWatch(session, frameId);
-  try {
-    const res = await session.send("Page.navigate", { url }, { timeoutMs });
-    if (res.errorText) return { error: res.errorText, navigated: false };
-    if (!res.loaderId) return { navigated: false }; // same-document (fragment) navigation
-    const { timedOut } = await watch.untilLoaded(res.loaderId, session, timeoutMs);
-    return { navigated: true, timedOut };
-  } finally {
-    watch.dispose();
-  }
+  let watch: NavigationWatch | undefined;
+  // Ended without a new document (an error answer, a fragment): nothing is late then.
+  let settled = false;
+  // Late until its main response came; the start event itself may still be on its way.
+  const late = () =>
+    !settled && (watch === undefined || watch.startedCount === 0 || watch.awaitingResponse);
+  return await releasingLeftBehind(session, late, async () => {
+    await releaseLoads(session);
+    watch = new NavigationWatch(session, frameId);
+    try {
+      const res = await session.send("Page.navigate", { url }, { timeoutMs });
+      if (res.errorText) {
+        settled = true;
+        return { error: res.errorText, navigated: false };
+      }
+      if (!res.loaderId) {
+        settled = true;
+        return { navigated: false }; // same-document (fragment) navigation
+      }
+      const { timedOut } = await watch.untilLoaded(res.loaderId, session, timeoutMs);
+      return { navigated: true, timedOut };
+    } finally {
+      watch.dispose();
+    }
+  });
 }
 
 /** Goes one entry back in history; returns undefined when there is no previous entry. */
@@ -216,14 +247,17 @@ export async function runAndSettle(
   const frameId = options.mainFrameId ?? (await mainFrameId(session)).id;
   const watch = new NavigationWatch(session, frameId);
   try {
-    await action();
-    const [, sent] = await Promise.all([sleep(NAV_GRACE_MS), before?.()]);
-    if (sent === true && watch.startedCount === 0) {
-      await watch.untilStarted(session, SENT_START_WAIT_MS);
-    }
-    if (watch.startedCount === 0 || session.detached) return { navigated: false };
-    const { timedOut } = await watch.untilLoaded(undefined, session, timeoutMs);
-    return { navigated: true, timedOut };
+    // Marked before the action: a navigation it starts releases what was judged before.
+    return await releasingLeftBehind(session, () => watch.awaitingResponse, async () => {
+      await action();
+      const [, sent] = await Promise.all([sleep(NAV_GRACE_MS), before?.()]);
+      if (sent === true && watch.startedCount === 0) {
+        await watch.untilStarted(session, SENT_START_WAIT_MS);
+      }
+      if (watch.startedCount === 0 || session.detached) return { navigated: false };
+      const { timedOut } = await watch.untilLoaded(undefined, session, timeoutMs);
+      return { navigated: true, timedOut };
+    });
   } finally {
     watch.dispose();
   }

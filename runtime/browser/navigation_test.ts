@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import type { CdpSession } from "../../cdp/mod.ts";
+import type { CdpSession, TrackedTarget } from "../../cdp/mod.ts";
+import { LEFT_BEHIND_MS, LeftBehind } from "./left_behind.ts";
 import { runAndSettle } from "./navigation.ts";
 
 /** A page session whose events the test sends: the main frame `F`, nothing else. */
@@ -29,7 +30,16 @@ function fakePage() {
       emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "DOMContentLoaded" });
       emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "load" });
     }, ms);
-  return { page: session as unknown as CdpSession, navigateAfter };
+  return { page: session as unknown as CdpSession, navigateAfter, emit };
+}
+
+/** `page` followed as a session's tab whose hook counts its releases (`left_behind.ts`). */
+function releasesOf(page: CdpSession): { count: number } {
+  const seen = { count: 0 };
+  new LeftBehind(() => () => () => {
+    seen.count++;
+  }).watch({ session: page } as unknown as TrackedTarget);
+  return seen;
 }
 
 Deno.test("runAndSettle() waits for the tab's start of a navigation its hold judged sent, when the event comes after the judgement", async () => {
@@ -60,4 +70,47 @@ Deno.test("runAndSettle() without a judged navigation does not wait for a late s
   } finally {
     clearTimeout(timer);
   }
+});
+
+Deno.test("runAndSettle() releases what earlier documents left behind while the navigation it started has no main response", async () => {
+  const { page, emit } = fakePage();
+  const released = releasesOf(page);
+  const out = await runAndSettle(page, () => {
+    emit("Page.frameStartedNavigating", {
+      frameId: "F",
+      loaderId: "L1",
+      navigationType: "differentDocument",
+    });
+    // The main response comes only once what held it was released.
+    (async () => {
+      while (released.count === 0) await new Promise((r) => setTimeout(r, 20));
+      emit("Page.frameNavigated", { frame: { id: "F", loaderId: "L1" } });
+      emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "DOMContentLoaded" });
+      emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "load" });
+    })();
+    return Promise.resolve();
+  }, { mainFrameId: "F", timeoutMs: 30_000 });
+  assert.deepEqual(out, { navigated: true, timedOut: false });
+  assert.ok(released.count >= 1);
+});
+
+Deno.test("runAndSettle() releases nothing once the navigation's main response came, however long the page then takes to load", async () => {
+  const { page, emit } = fakePage();
+  const released = releasesOf(page);
+  const out = await runAndSettle(page, () => {
+    emit("Page.frameStartedNavigating", {
+      frameId: "F",
+      loaderId: "L1",
+      navigationType: "differentDocument",
+    });
+    emit("Page.frameNavigated", { frame: { id: "F", loaderId: "L1" } });
+    // Parsed only after the release would have come, had the navigation been late.
+    setTimeout(() => {
+      emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "DOMContentLoaded" });
+      emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "load" });
+    }, LEFT_BEHIND_MS + 1_000);
+    return Promise.resolve();
+  }, { mainFrameId: "F", timeoutMs: 30_000 });
+  assert.deepEqual(out, { navigated: true, timedOut: false });
+  assert.equal(released.count, 0);
 });

@@ -74,15 +74,28 @@ export function egressHooks(
         flooding: () => s.flooding?.(),
       };
     };
+    // The running browser's listener's release of its upstream waits (its launch's, or the
+    // warm one's it took over): one browser's alone, never another session's.
+    let releaseWaits: ((mark: number) => void) | undefined;
     return {
       async beforeLaunch() {
         const listener = await proxy.listen(judgeOf());
+        releaseWaits = (mark) => listener.releaseWaits(mark);
         return {
           args: egressArgs(listener.port, proxy.authority?.spkiPin),
           release: () => listener[Symbol.dispose](),
         };
       },
-      adopt: (extras) => extras instanceof WarmEgress && extras.bind(judgeOf()),
+      adopt: (extras) => {
+        if (!(extras instanceof WarmEgress) || !extras.bind(judgeOf())) return false;
+        releaseWaits = extras.releaseWaits;
+        return true;
+      },
+      markNavigation: () => {
+        const mark = proxy.mark();
+        const release = releaseWaits;
+        return () => release?.(mark);
+      },
       prepareTarget: (t) => Promise.all([guard.install(t), refusedHosts.install(t)]).then(() => {}),
     };
   };

@@ -59,6 +59,11 @@ export interface ProxyListener extends Disposable {
   readonly port: number;
   /** The listener's Unix socket, when the proxy listens on sockets. */
   readonly socket?: string;
+  /**
+   * Has the proxy release this listener's upstream waits judged before `mark` (an
+   * `EgressProxy.mark()`): each answered `504 UPSTREAM_RELEASED`, reported as refused.
+   */
+  releaseWaits(mark: number): void;
 }
 
 /** Forwarder ports inside a namespace: `FORWARDER_PORT_BASE + (N mod 20000)` for listener N. */
@@ -114,6 +119,8 @@ export class EgressProxy implements AsyncDisposable {
   /** Socket paths of open socket listeners, by forwarder port. */
   #sockets = new Map<number, string>();
   readonly exited: Promise<void>;
+  /** Lines sent to the proxy so far, in the order it handles them (see {@link mark}). */
+  #sentLines = 0;
 
   private constructor(child: ProxyProcess, options: EgressProxyOptions) {
     this.#child = child;
@@ -206,6 +213,21 @@ export class EgressProxy implements AsyncDisposable {
     this.#heldBodies = { ...limits };
   }
 
+  /**
+   * The runtime's place in its lines to the proxy: how many it has sent. A request judged
+   * later is answered by a later line, so the proxy tells the waits of requests judged before
+   * a mark from all others by that count alone, whatever either process's clock says
+   * (`upstream_waits.ts` in runtime/proxy/).
+   */
+  mark(): number {
+    return this.#sentLines;
+  }
+
+  /** Sends the release of listener `id`'s upstream waits judged before `mark`. */
+  #releaseWaits(id: number, mark: number): void {
+    this.#send({ op: "release", listener: id, mark }).catch(() => {});
+  }
+
   /** Opens a listener for one session; every question on it goes to `judge`. */
   async listen(judge: ProxyJudge): Promise<ProxyListener> {
     if (this.#closed) {
@@ -219,6 +241,7 @@ export class EgressProxy implements AsyncDisposable {
     const port = await this.#opened(id, { op: "listen", listener: id, ...this.#metered() });
     return {
       port,
+      releaseWaits: (mark) => this.#releaseWaits(id, mark),
       [Symbol.dispose]: () => {
         this.#judges.delete(id);
         this.#send({ op: "close", listener: id }).catch(() => {});
@@ -266,6 +289,7 @@ export class EgressProxy implements AsyncDisposable {
     return {
       port,
       socket: path,
+      releaseWaits: (mark) => this.#releaseWaits(id, mark),
       [Symbol.dispose]: () => {
         this.#judges.delete(id);
         this.#sockets.delete(port);
@@ -301,6 +325,8 @@ export class EgressProxy implements AsyncDisposable {
 
   #send(message: ToProxyMessage): Promise<void> {
     this.#outgoing.push(JSON.stringify(message) + "\n");
+    // Counted as queued: the proxy reads the lines in this order.
+    this.#sentLines++;
     this.#flushed ??= Promise.resolve().then(() => {
       const text = this.#outgoing.join("");
       this.#outgoing = [];

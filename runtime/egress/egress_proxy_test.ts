@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { addLogFilter } from "../log.ts";
 import type { ProxyAnswer, ProxyQuestion } from "../proxy/proxy_protocol.ts";
+import { exchange } from "../../tests/helpers/recording_proxy.ts";
 import { EgressProxy, MAX_PROXY_LINE, type ProxyJudge, type ProxyProcess } from "./egress_proxy.ts";
 
 const logged: string[] = [];
@@ -176,4 +177,65 @@ Deno.test("EgressProxy drops a line over MAX_PROXY_LINE as it streams in and rea
   const lines = logged.slice(before);
   assert.ok(lines.some((l) => l.includes(`a message over ${MAX_PROXY_LINE} characters`)));
   await proxy[Symbol.asyncDispose]();
+});
+
+Deno.test("EgressProxy.mark(): the proxy process releases a listener's upstream waits of requests judged before the mark (504 UPSTREAM_RELEASED, refused), not those judged after, nor another listener's", async () => {
+  // An upstream that reads requests and never answers.
+  const silent = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of silent) held.push(conn);
+  })();
+  const until = async (ok: () => boolean) => {
+    while (!ok()) await new Promise((r) => setTimeout(r, 10));
+  };
+  await using proxy = EgressProxy.start();
+  const j = judge((q) =>
+    Promise.resolve(
+      q.type === "http" && q.url.endsWith("/probe")
+        ? { allow: false, reason: "ORIGIN_NOT_ALLOWED", exact: false }
+        : { allow: true, reason: "ALLOWED", exact: true },
+    )
+  );
+  using listener = await proxy.listen(j);
+  // Another session's browser.
+  const k = judge(() => Promise.resolve({ allow: true, reason: "ALLOWED", exact: true }));
+  using otherListener = await proxy.listen(k);
+  const get = (path: string, port = listener.port) =>
+    exchange(
+      port,
+      `GET http://127.0.0.1:${
+        (silent.addr as Deno.NetAddr).port
+      }${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+    );
+  try {
+    const old = get("/old");
+    let otherDone = false;
+    const other = get("/other", otherListener.port).finally(() => otherDone = true);
+    await until(() => held.length === 2);
+    const mark = proxy.mark(); // a navigation begins
+    let youngDone = false;
+    const young = get("/young").finally(() => youngDone = true);
+    await until(() => held.length === 3);
+    listener.releaseWaits(mark);
+    const out = await old;
+    assert.match(out, /^HTTP\/1\.1 504/);
+    assert.match(out, /X-Omotai-Deny: UPSTREAM_RELEASED/);
+    await until(() => j.refusals.length >= 1);
+    assert.deepEqual(j.refusals, ["UPSTREAM_RELEASED"]);
+    // A later round trip through the proxy: the release was long handled, and the request
+    // judged after the mark still waits.
+    assert.match(await get("/probe"), /ORIGIN_NOT_ALLOWED/);
+    assert.equal(youngDone, false, "a request judged after the mark is not released");
+    assert.equal(otherDone, false, "another listener's request is not released");
+    assert.deepEqual(k.refusals, []);
+    listener.releaseWaits(proxy.mark());
+    assert.match(await young, /X-Omotai-Deny: UPSTREAM_RELEASED/);
+    otherListener.releaseWaits(proxy.mark());
+    assert.match(await other, /X-Omotai-Deny: UPSTREAM_RELEASED/);
+  } finally {
+    silent.close();
+    for (const c of held) c.close();
+    await accepting.catch(() => {});
+  }
 });

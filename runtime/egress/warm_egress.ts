@@ -56,14 +56,22 @@ interface Route {
 /** A warm browser's launch extras: the proxy flags, and the judge its session binds. */
 export class WarmEgress implements LaunchExtras {
   readonly args: string[];
+  /** Releases the browser's upstream waits judged before a mark (`ProxyListener.releaseWaits`). */
+  readonly releaseWaits: (mark: number) => void;
   readonly #release: () => void;
   readonly #route: Route;
   #bound = false;
 
-  constructor(args: string[], release: () => void, route: Route) {
+  constructor(
+    args: string[],
+    release: () => void,
+    route: Route,
+    releaseWaits: (mark: number) => void = () => {},
+  ) {
     this.args = args;
     this.#release = release;
     this.#route = route;
+    this.releaseWaits = releaseWaits;
   }
 
   /** Hands the browser's requests to `judge` from now on; once (a browser has one session). */
@@ -95,5 +103,6 @@ export async function warmEgress(proxy: EgressProxy, audit: AuditSink): Promise<
     egressArgs(listener.port, proxy.authority?.spkiPin),
     () => listener[Symbol.dispose](),
     route,
+    (mark) => listener.releaseWaits(mark),
   );
 }

@@ -8,6 +8,7 @@
 import type { ByteRate, ByteRateLimits } from "../../shared/mod.ts";
 import type { ProxyAnswer, ProxyQuestion } from "./proxy_protocol.ts";
 import type { UpstreamPool } from "./upstream_pool.ts";
+import type { UpstreamWaits } from "./upstream_waits.ts";
 
 /** Asks the runtime about a question. */
 export type AskFn = (question: ProxyQuestion) => Promise<ProxyAnswer>;
@@ -47,6 +48,8 @@ export interface ServeOptions {
    * only tests of the 504 mechanism shorten it.
    */
   upstreamAnswerMs?: number;
+  /** The listener's upstream waits, which the runtime may release (default: a fresh set). */
+  waits?: UpstreamWaits;
 }
 
 /** A listener's serving state, handed to each connection. */
@@ -60,4 +63,6 @@ export interface ServeContext {
   heldBodies: ByteRate;
   flooding: () => void;
   upstreamAnswerMs: number;
+  /** The listener's requests waiting on their upstream (`upstream_waits.ts`). */
+  waits: UpstreamWaits;
 }

@@ -15,6 +15,7 @@ import { type Head, readBody, requestBodyLength } from "./request_head.ts";
 import { relayResponse } from "./response_relay.ts";
 import { type ByteConn, upstreamTlsReason } from "./tls_terminate.ts";
 import { upstreamKey } from "./upstream_pool.ts";
+import type { UpstreamWait } from "./upstream_waits.ts";
 
 /**
  * Judges one request whole (method, full URL, upgrade) and forwards it: over TLS verified
@@ -113,59 +114,101 @@ export async function forward(
   // to be stale it is sent again on a fresh one, and a body (a write) is never sent twice.
   const retryable = !upgrade && length === 0 && (head.method === "GET" || head.method === "HEAD");
   let pooled = retryable ? ctx.pool.take(key) : undefined;
+  // A request the runtime released (`upstream_waits.ts`: judged before a navigation whose
+  // main response is late) is answered for it, never sent again, as a silent upstream's is;
+  // once its answer's head went to the browser, its body is cut short instead.
+  const released = async (answered: boolean) => {
+    refused(question, "UPSTREAM_RELEASED");
+    if (!answered) await reply(client, 504, "UPSTREAM_RELEASED");
+    return undefined;
+  };
   for (;;) {
-    const upstream = pooled ?? await openUpstream(verdict.address, port, secure, name, ctx);
-    if (typeof upstream === "string") {
-      refused(question, upstream);
-      return await refuse(502, upstream);
-    }
-    let keep = false;
+    // From the dial to the body's end the request waits on its upstream: a release closes
+    // the connection it waits on.
+    const wait = ctx.waits.begin();
     try {
-      if (pooled) {
-        const sent = await writeAllBytes(upstream, requestHead).then(() => true, () => false);
-        if (!sent) {
-          pooled = undefined;
-          continue;
-        }
-      } else await writeAllBytes(upstream, requestHead);
-      if (upgrade) {
-        if (head.rest.length) await writeAllBytes(upstream, head.rest);
-        await pipeBoth(client, upstream);
-        return;
+      if (pooled) wait.hold(pooled);
+      const upstream = pooled ?? await openUpstream(verdict.address, port, secure, name, ctx, wait);
+      if (wait.released) {
+        if (typeof upstream !== "string") closeQuietly(upstream);
+        return await released(false);
       }
-      if (body.length) await writeAllBytes(upstream, body);
-      const next = after;
-      const relayed = await relayResponse(
-        upstream,
-        client,
-        keepAlive,
-        head.method,
-        ctx.upstreamAnswerMs,
-      );
-      if (relayed === "stale") {
+      if (typeof upstream === "string") {
+        refused(question, upstream);
+        return await refuse(502, upstream);
+      }
+      let keep = false;
+      // Whether any of the answer went to the browser (a released request's 504 cannot follow).
+      let answered = false;
+      const toClient: ByteConn = {
+        read: (p) => client.read(p),
+        write: (p) => {
+          answered = true;
+          return client.write(p);
+        },
+        close: () => client.close(),
+      };
+      try {
         if (pooled) {
-          pooled = undefined;
-          continue;
+          const sent = await writeAllBytes(upstream, requestHead).then(() => true, () => false);
+          if (wait.released) return await released(false);
+          if (!sent) {
+            pooled = undefined;
+            continue;
+          }
+        } else await writeAllBytes(upstream, requestHead);
+        if (upgrade) {
+          // A WebSocket lives as long as its page wants: not a wait to release.
+          wait[Symbol.dispose]();
+          if (head.rest.length) await writeAllBytes(upstream, head.rest);
+          await pipeBoth(client, upstream);
+          return;
         }
-        return undefined;
+        if (body.length) await writeAllBytes(upstream, body);
+        const next = after;
+        const relayed = await relayResponse(
+          upstream,
+          toClient,
+          keepAlive,
+          head.method,
+          ctx.upstreamAnswerMs,
+        ).catch((err) => {
+          if (wait.released) return "released" as const;
+          throw err;
+        });
+        // Checked first: a released wait's closed upstream reads as stale, which is retried.
+        if (wait.released || relayed === "released") return await released(answered);
+        if (relayed === "stale") {
+          if (pooled) {
+            pooled = undefined;
+            continue;
+          }
+          return undefined;
+        }
+        if (relayed === "timeout") {
+          // Answered, never sent again: a request closed without an answer is retried by the
+          // browser, and each such request holds one of the few connections a browser opens
+          // to a host (a page's requests that never end, kept alive past the page, held every
+          // later navigation to it).
+          refused(question, "UPSTREAM_TIMEOUT");
+          return await reply(client, 504, "UPSTREAM_TIMEOUT");
+        }
+        if (relayed === "invalid") {
+          refused(question, "UPSTREAM_BAD_RESPONSE");
+          return await reply(client, 502, "UPSTREAM_BAD_RESPONSE");
+        }
+        keep = relayed.upstream;
+        return relayed.client ? { next } : undefined;
+      } finally {
+        if (keep) ctx.pool.give(key, upstream);
+        else closeQuietly(upstream);
       }
-      if (relayed === "timeout") {
-        // Answered, never sent again: a request closed without an answer is retried by the
-        // browser, and each such request holds one of the few connections a browser opens
-        // to a host (a page's requests that never end, kept alive past the page, held every
-        // later navigation to it).
-        refused(question, "UPSTREAM_TIMEOUT");
-        return await reply(client, 504, "UPSTREAM_TIMEOUT");
-      }
-      if (relayed === "invalid") {
-        refused(question, "UPSTREAM_BAD_RESPONSE");
-        return await reply(client, 502, "UPSTREAM_BAD_RESPONSE");
-      }
-      keep = relayed.upstream;
-      return relayed.client ? { next } : undefined;
+    } catch (err) {
+      // A write to a released upstream fails: the release, not the failure, is the answer.
+      if (wait.released) return await released(false);
+      throw err;
     } finally {
-      if (keep) ctx.pool.give(key, upstream);
-      else closeQuietly(upstream);
+      wait[Symbol.dispose]();
     }
   }
 }
@@ -180,9 +223,12 @@ async function openUpstream(
   secure: boolean,
   name: string,
   ctx: ServeContext,
+  wait: UpstreamWait,
 ): Promise<ByteConn | string> {
   const tcp = await dial(address, port);
   if (!tcp) return "UPSTREAM_UNREACHABLE";
+  // A handshake the upstream never finishes is a wait like any other.
+  wait.hold(tcp);
   if (!secure) return tcp;
   try {
     const conn = await Deno.startTls(tcp, {
@@ -191,6 +237,7 @@ async function openUpstream(
       alpnProtocols: ["http/1.1"],
     });
     await conn.handshake();
+    wait.hold(conn);
     return conn;
   } catch (err) {
     closeQuietly(tcp);

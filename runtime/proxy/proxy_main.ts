@@ -12,6 +12,7 @@ import { Deadlines } from "./deadlines.ts";
 import type { TlsTermination } from "./proxy_context.ts";
 import { serveProxy } from "./proxy_server.ts";
 import { openListener, type ToProxyMessage } from "./socket_listen.ts";
+import { UpstreamWaits } from "./upstream_waits.ts";
 
 const ANSWER_TIMEOUT_MS = 10_000;
 /** Every question waits on these: one timer, not one per question. */
@@ -19,6 +20,14 @@ const deadlines = new Deadlines();
 
 const encoder = new TextEncoder();
 const listeners = new Map<number, Deno.Listener>();
+/** Each listener's requests waiting on their upstream, which the runtime may release. */
+const waits = new Map<number, UpstreamWaits>();
+/**
+ * Lines handled from the runtime: the order its `release` marks are told in (a wait is
+ * stamped with it, `upstream_waits.ts`).
+ */
+let handledLines = 0;
+const stamp = () => handledLines;
 const pending = new Map<number, (a: ProxyAnswer) => void>();
 let nextQid = 1;
 const leaves = new Map<number, (leaf: { cert: string; key: string } | undefined) => void>();
@@ -90,6 +99,8 @@ function handle(message: ToProxyMessage): void {
     case "listen": {
       const { listener: l, port } = openListener(message);
       listeners.set(message.listener, l);
+      const mine = new UpstreamWaits(stamp);
+      waits.set(message.listener, mine);
       serveProxy(l, {
         ask: (q) => ask(message.listener, q),
         refused: (question, reason) =>
@@ -97,6 +108,7 @@ function handle(message: ToProxyMessage): void {
         tls,
         heldBodies: message.heldBodies,
         flooding: () => send({ op: "flooding", listener: message.listener }),
+        waits: mine,
       }).catch(() => {});
       send({ op: "listening", listener: message.listener, port });
       return;
@@ -106,6 +118,13 @@ function handle(message: ToProxyMessage): void {
         listeners.get(message.listener)?.close();
       } catch { /* closed */ }
       listeners.delete(message.listener);
+      waits.delete(message.listener);
+      return;
+    }
+    case "release": {
+      // Parsed: a mark that is not a count releases nothing.
+      if (!Number.isSafeInteger(message.mark)) return;
+      waits.get(message.listener)?.release(message.mark);
       return;
     }
     case "answer": {
@@ -133,6 +152,8 @@ for (;;) {
   while ((nl = buffered.indexOf("\n")) >= 0) {
     const line = buffered.slice(0, nl);
     buffered = buffered.slice(nl + 1);
+    // Counted before it is handled: an answer's request begins its wait stamped with it.
+    handledLines++;
     try {
       handle(JSON.parse(line) as ToProxyMessage);
     } catch (err) {

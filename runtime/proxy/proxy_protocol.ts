@@ -88,7 +88,14 @@ export type ToProxy =
   /** A listener for one browser; its held bodies metered at `heldBodies` (default `HELD_BODY_RATE`). */
   | { op: "listen"; listener: number; heldBodies?: ByteRateLimits }
   | { op: "close"; listener: number }
-  | ({ op: "answer"; qid: number } & ProxyAnswer);
+  | ({ op: "answer"; qid: number } & ProxyAnswer)
+  /**
+   * Ends the listener's upstream waits that began before the proxy handled the runtime's
+   * line `mark + 1` (`mark`: how many lines the runtime had sent when it took it), each
+   * answered `504 UPSTREAM_RELEASED` and reported `refused` (`upstream_waits.ts`): a
+   * navigation's main response is late, and requests judged before it began are released.
+   */
+  | { op: "release"; listener: number; mark: number };
 
 /** Proxy → runtime. */
 export type FromProxy =
@@ -98,7 +105,8 @@ export type FromProxy =
   | { op: "ask"; qid: number; listener: number; question: ProxyQuestion }
   /**
    * A request the proxy refused on its own (unreadable, chunked upload) or an allowed one it
-   * could not complete (lookup, private answer, upstream unreachable): audited as a deny.
+   * could not complete (lookup, private answer, upstream unreachable or silent, released):
+   * audited as a deny.
    */
   | { op: "refused"; listener: number; question: ProxyQuestion; reason: string }
   /** The listener's browser kept sending held bodies over the rate: the runtime ends it. */

@@ -23,6 +23,7 @@ import { HELD_BODY_RATE } from "./proxy_protocol.ts";
 import { readHead, UPSTREAM_ANSWER_MS } from "./request_head.ts";
 import type { ByteConn } from "./tls_terminate.ts";
 import { UpstreamPool } from "./upstream_pool.ts";
+import { UpstreamWaits } from "./upstream_waits.ts";
 
 /** Accepts connections on `listener` until it closes. */
 export async function serveProxy(listener: Deno.Listener, options: ServeOptions): Promise<void> {
@@ -36,6 +37,7 @@ export async function serveProxy(listener: Deno.Listener, options: ServeOptions)
     heldBodies: new ByteRate(options.heldBodies ?? HELD_BODY_RATE),
     flooding: options.flooding ?? (() => {}),
     upstreamAnswerMs: options.upstreamAnswerMs ?? UPSTREAM_ANSWER_MS,
+    waits: options.waits ?? new UpstreamWaits(),
   };
   for await (const conn of listener) {
     noDelay(conn);

@@ -7,6 +7,7 @@ import {
 import { MAX_HELD_BODY, type ProxyQuestion } from "./proxy_protocol.ts";
 import { resolveHost } from "./proxy_decide.ts";
 import { UPSTREAM_ANSWER_MS } from "./request_head.ts";
+import { UpstreamWaits } from "./upstream_waits.ts";
 
 interface Rig extends AsyncDisposable {
   port: number;
@@ -458,4 +459,126 @@ Deno.test("serveProxy() answers 504 UPSTREAM_TIMEOUT for an upstream that never 
 
 Deno.test("UPSTREAM_ANSWER_MS gives an upstream 30 s to start its answer unless a listener is told otherwise", () => {
   assert.equal(UPSTREAM_ANSWER_MS, 30_000);
+});
+
+/**
+ * An upstream on 127.0.0.1 that reads requests and never answers (`head`: it sends that
+ * response head and a few body bytes, then nothing more); its connections closed on dispose.
+ */
+function silentUpstream(head?: string): AsyncDisposable & { port: number; held: Deno.Conn[] } {
+  const server = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of server) {
+      held.push(conn);
+      if (head) {
+        conn.read(new Uint8Array(4096)).then(() =>
+          conn.write(new TextEncoder().encode(head + "abc"))
+        ).catch(() => {});
+      }
+    }
+  })();
+  return {
+    port: (server.addr as Deno.NetAddr).port,
+    held,
+    async [Symbol.asyncDispose]() {
+      server.close();
+      for (const c of held) {
+        try {
+          c.close();
+        } catch { /* closed by the proxy */ }
+      }
+      await accepting.catch(() => {});
+    },
+  };
+}
+
+/** Resolves once `ok()` holds (polled); the test's own timeout bounds it. */
+async function until(ok: () => boolean): Promise<void> {
+  while (!ok()) await new Promise((r) => setTimeout(r, 10));
+}
+
+const allowAll = () => Promise.resolve({ allow: true, reason: "OK", exact: true });
+
+Deno.test("serveProxy() answers 504 UPSTREAM_RELEASED to the upstream waits a release reaches; younger waits and another listener's are left", async () => {
+  await using silent = silentUpstream();
+  // The proxy's count of the runtime's lines, as proxy_main.ts keeps it.
+  let line = 1;
+  const waitsA = new UpstreamWaits(() => line);
+  const waitsB = new UpstreamWaits(() => line);
+  await using a = recordingProxy({ ask: allowAll, waits: waitsA });
+  await using b = recordingProxy({ ask: allowAll, waits: waitsB });
+  const get = (p: { port: number }, path: string) =>
+    exchange(p.port, `GET http://127.0.0.1:${silent.port}${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  const old = get(a, "/old");
+  const other = get(b, "/other");
+  await until(() => waitsA.size === 1 && waitsB.size === 1);
+  line = 2; // the runtime's mark: 1 (a navigation began); what is judged from here is younger
+  const young = get(a, "/young");
+  await until(() => waitsA.size === 2 && silent.held.length === 3);
+  assert.equal(waitsA.release(1), 1);
+  const out = await old;
+  assert.match(out, /^HTTP\/1\.1 504 Gateway Timeout/);
+  assert.match(out, /X-Omotai-Deny: UPSTREAM_RELEASED/);
+  assert.deepEqual(a.refused, ["UPSTREAM_RELEASED"]);
+  assert.equal(waitsA.size, 1, "the younger wait goes on");
+  assert.equal(waitsB.size, 1, "another listener's wait goes on");
+  assert.deepEqual(b.refused, []);
+  assert.equal(silent.held.length, 3, "the released request was never sent again");
+  // The younger one is released by a later mark.
+  assert.equal(waitsA.release(2), 1);
+  assert.match(await young, /X-Omotai-Deny: UPSTREAM_RELEASED/);
+  assert.equal(waitsB.release(2), 1);
+  assert.match(await other, /X-Omotai-Deny: UPSTREAM_RELEASED/);
+});
+
+Deno.test("serveProxy() never releases a write waiting for its judgement; once allowed and sent upstream, its wait is released", async () => {
+  await using silent = silentUpstream();
+  const waits = new UpstreamWaits(() => 1);
+  let judge: (allow: boolean) => void = () => {};
+  await using p = recordingProxy({
+    ask: () =>
+      new Promise((resolve) => {
+        judge = (allow) => resolve({ allow, reason: "OK", exact: true });
+      }),
+    waits,
+  });
+  const write = exchange(
+    p.port,
+    `POST http://127.0.0.1:${silent.port}/w HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi`,
+  );
+  await until(() => p.asked.length === 1);
+  assert.equal(waits.release(Number.MAX_SAFE_INTEGER), 0, "a judgement is no upstream wait");
+  judge(true);
+  await until(() => waits.size === 1 && silent.held.length === 1);
+  assert.equal(waits.release(1), 1);
+  assert.match(await write, /X-Omotai-Deny: UPSTREAM_RELEASED/);
+  assert.deepEqual(p.refused, ["UPSTREAM_RELEASED"]);
+});
+
+Deno.test("serveProxy() cuts short a released wait whose answer's head was relayed: no 504 after it", async () => {
+  await using trickle = silentUpstream("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n");
+  const waits = new UpstreamWaits(() => 1);
+  await using p = recordingProxy({ ask: allowAll, waits });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: p.port });
+  await conn.write(
+    new TextEncoder().encode(`GET http://127.0.0.1:${trickle.port}/t HTTP/1.1\r\nHost: x\r\n\r\n`),
+  );
+  let out = "";
+  const buf = new Uint8Array(4096);
+  while (!out.endsWith("abc")) {
+    const n = await conn.read(buf);
+    assert.ok(n !== null, "the head and the first bytes came");
+    out += new TextDecoder().decode(buf.subarray(0, n));
+  }
+  assert.equal(waits.release(1), 1);
+  for (;;) {
+    const n = await conn.read(buf).catch(() => null);
+    if (n === null) break;
+    out += new TextDecoder().decode(buf.subarray(0, n));
+  }
+  conn.close();
+  assert.match(out, /^HTTP\/1\.1 200 OK/);
+  assert.doesNotMatch(out, /504|X-Omotai-Deny/);
+  assert.deepEqual(p.refused, ["UPSTREAM_RELEASED"]);
 });

@@ -9,6 +9,7 @@ import {
 } from "../../tests/helpers/recording_proxy.ts";
 import { TlsAuthority } from "../egress/tls_authority.ts";
 import type { ProxyAnswer, ProxyQuestion } from "./proxy_protocol.ts";
+import { UpstreamWaits } from "./upstream_waits.ts";
 
 /** An HTTPS server on 127.0.0.1 with `cert`/`key`, recording what reached it. */
 function https(cert: string, key: string): RecordingUpstream {
@@ -130,6 +131,44 @@ Deno.test("serveProxy() refuses upstreams whose certificate is for another name,
     assert.match(res, new RegExp(`X-Omotai-Deny: ${reason}`), res);
     assert.deepEqual(p.refused, [reason]);
     assert.deepEqual(site.seen, [], "no request reached a server the proxy could not verify");
+  }
+});
+
+Deno.test("serveProxy() releases an upstream wait inside a TLS-terminated tunnel: 504 UPSTREAM_RELEASED in the tunnel", async () => {
+  const proxyCa = await TlsAuthority.create();
+  const siteCa = await TlsAuthority.create();
+  const leaf = await siteCa.leafFor("127.0.0.1");
+  // An HTTPS site that never answers (until the test ends).
+  const { promise: end, resolve: ended } = Promise.withResolvers<void>();
+  const site = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, ...leaf, onListen: () => {} },
+    async () => {
+      await end;
+      return new Response("late");
+    },
+  );
+  const waits = new UpstreamWaits(() => 1);
+  try {
+    await using p = recordingProxy({
+      ask: () => Promise.resolve({ allow: true, reason: "OK", exact: true }),
+      tls: { leaf: (h) => proxyCa.leafFor(h), upstreamCa: [siteCa.certPem] },
+      waits,
+    });
+    const res = through(
+      p,
+      proxyCa,
+      site.addr.port,
+      `GET /never HTTP/1.1\r\nHost: 127.0.0.1:${site.addr.port}\r\n\r\n`,
+    );
+    while (waits.size === 0) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(waits.release(1), 1);
+    const out = await res;
+    assert.match(out, /^HTTP\/1\.1 504/);
+    assert.match(out, /X-Omotai-Deny: UPSTREAM_RELEASED/);
+    assert.deepEqual(p.refused, ["UPSTREAM_RELEASED"]);
+  } finally {
+    ended();
+    await site.shutdown();
   }
 });
 
