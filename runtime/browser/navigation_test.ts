@@ -19,18 +19,25 @@ function fakePage() {
   const emit = (event: string, params: unknown) => {
     for (const fn of listeners.get(event) ?? []) fn(params);
   };
+  /** The main frame starts navigating to document `L1`. */
+  const start = () =>
+    emit("Page.frameStartedNavigating", {
+      frameId: "F",
+      loaderId: "L1",
+      navigationType: "differentDocument",
+    });
+  /** Document `L1` is parsed and loaded. */
+  const load = () => {
+    emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "DOMContentLoaded" });
+    emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "load" });
+  };
   /** A main-frame navigation that starts after `ms` and loads at once. */
   const navigateAfter = (ms: number) =>
     setTimeout(() => {
-      emit("Page.frameStartedNavigating", {
-        frameId: "F",
-        loaderId: "L1",
-        navigationType: "differentDocument",
-      });
-      emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "DOMContentLoaded" });
-      emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "load" });
+      start();
+      load();
     }, ms);
-  return { page: session as unknown as CdpSession, navigateAfter, emit };
+  return { page: session as unknown as CdpSession, navigateAfter, emit, start, load };
 }
 
 /** `page` followed as a session's tab whose hook counts its releases (`left_behind.ts`). */
@@ -73,20 +80,15 @@ Deno.test("runAndSettle() without a judged navigation does not wait for a late s
 });
 
 Deno.test("runAndSettle() releases what earlier documents left behind while the navigation it started has no main response", async () => {
-  const { page, emit } = fakePage();
+  const { page, emit, start, load } = fakePage();
   const released = releasesOf(page);
   const out = await runAndSettle(page, () => {
-    emit("Page.frameStartedNavigating", {
-      frameId: "F",
-      loaderId: "L1",
-      navigationType: "differentDocument",
-    });
+    start();
     // The main response comes only once what held it was released.
     (async () => {
       while (released.count === 0) await new Promise((r) => setTimeout(r, 20));
       emit("Page.frameNavigated", { frame: { id: "F", loaderId: "L1" } });
-      emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "DOMContentLoaded" });
-      emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "load" });
+      load();
     })();
     return Promise.resolve();
   }, { mainFrameId: "F", timeoutMs: 30_000 });
@@ -95,19 +97,14 @@ Deno.test("runAndSettle() releases what earlier documents left behind while the 
 });
 
 Deno.test("runAndSettle() releases nothing once the navigation's main response came, however long the page then takes to load", async () => {
-  const { page, emit } = fakePage();
+  const { page, emit, start, load } = fakePage();
   const released = releasesOf(page);
   const out = await runAndSettle(page, () => {
-    emit("Page.frameStartedNavigating", {
-      frameId: "F",
-      loaderId: "L1",
-      navigationType: "differentDocument",
-    });
+    start();
     emit("Page.frameNavigated", { frame: { id: "F", loaderId: "L1" } });
     // Parsed only after the release would have come, had the navigation been late.
     setTimeout(() => {
-      emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "DOMContentLoaded" });
-      emit("Page.lifecycleEvent", { frameId: "F", loaderId: "L1", name: "load" });
+      load();
     }, LEFT_BEHIND_MS + 1_000);
     return Promise.resolve();
   }, { mainFrameId: "F", timeoutMs: 30_000 });
