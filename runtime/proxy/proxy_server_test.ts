@@ -431,67 +431,26 @@ Deno.test("serveProxy() refuses framing an upstream could read otherwise: two le
   ]]);
 });
 
+/** An upstream that reads each request and answers `head` (nothing at all by default), then nothing more. */
+const silentUpstream = (head = "") => rawUpstream(() => ({ text: head }));
+
 Deno.test("serveProxy() answers 504 UPSTREAM_TIMEOUT for an upstream that never answers, and sends the request once", async () => {
-  // An upstream that reads requests and never answers (closed when the test ends).
-  const silent = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const held: Deno.Conn[] = [];
-  const accepting = (async () => {
-    for await (const conn of silent) held.push(conn);
-  })();
+  await using silent = silentUpstream();
   // The mechanism under a short bound; the production bound is checked below.
   await using r = rig(() => true, { upstreamAnswerMs: 2_000 });
-  try {
-    const port = (silent.addr as Deno.NetAddr).port;
-    const out = await exchange(
-      r.port,
-      `GET http://127.0.0.1:${port}/never HTTP/1.1\r\nHost: x\r\n\r\n`,
-    );
-    assert.match(out, /^HTTP\/1\.1 504 Gateway Timeout/);
-    assert.match(out, /X-Omotai-Deny: UPSTREAM_TIMEOUT/);
-    assert.deepEqual(r.refusals, ["UPSTREAM_TIMEOUT"]);
-    assert.equal(held.length, 1, "sent once: never again on a fresh connection");
-  } finally {
-    silent.close();
-    for (const c of held) c.close();
-    await accepting.catch(() => {});
-  }
+  const out = await exchange(
+    r.port,
+    `GET http://127.0.0.1:${silent.port}/never HTTP/1.1\r\nHost: x\r\n\r\n`,
+  );
+  assert.match(out, /^HTTP\/1\.1 504 Gateway Timeout/);
+  assert.match(out, /X-Omotai-Deny: UPSTREAM_TIMEOUT/);
+  assert.deepEqual(r.refusals, ["UPSTREAM_TIMEOUT"]);
+  assert.equal(silent.connections(), 1, "sent once: never again on a fresh connection");
 });
 
 Deno.test("UPSTREAM_ANSWER_MS gives an upstream 30 s to start its answer unless a listener is told otherwise", () => {
   assert.equal(UPSTREAM_ANSWER_MS, 30_000);
 });
-
-/**
- * An upstream on 127.0.0.1 that reads requests and never answers (`head`: it sends that
- * response head and a few body bytes, then nothing more); its connections closed on dispose.
- */
-function silentUpstream(head?: string): AsyncDisposable & { port: number; held: Deno.Conn[] } {
-  const server = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const held: Deno.Conn[] = [];
-  const accepting = (async () => {
-    for await (const conn of server) {
-      held.push(conn);
-      if (head) {
-        conn.read(new Uint8Array(4096)).then(() =>
-          conn.write(new TextEncoder().encode(head + "abc"))
-        ).catch(() => {});
-      }
-    }
-  })();
-  return {
-    port: (server.addr as Deno.NetAddr).port,
-    held,
-    async [Symbol.asyncDispose]() {
-      server.close();
-      for (const c of held) {
-        try {
-          c.close();
-        } catch { /* closed by the proxy */ }
-      }
-      await accepting.catch(() => {});
-    },
-  };
-}
 
 /** Resolves once `ok()` holds (polled); the test's own timeout bounds it. */
 async function until(ok: () => boolean): Promise<void> {
@@ -515,7 +474,7 @@ Deno.test("serveProxy() answers 504 UPSTREAM_RELEASED to the upstream waits a re
   await until(() => waitsA.size === 1 && waitsB.size === 1);
   line = 2; // the runtime's mark: 1 (a navigation began); what is judged from here is younger
   const young = get(a, "/young");
-  await until(() => waitsA.size === 2 && silent.held.length === 3);
+  await until(() => waitsA.size === 2 && silent.connections() === 3);
   assert.equal(waitsA.release(1), 1);
   const out = await old;
   assert.match(out, /^HTTP\/1\.1 504 Gateway Timeout/);
@@ -524,7 +483,7 @@ Deno.test("serveProxy() answers 504 UPSTREAM_RELEASED to the upstream waits a re
   assert.equal(waitsA.size, 1, "the younger wait goes on");
   assert.equal(waitsB.size, 1, "another listener's wait goes on");
   assert.deepEqual(b.refused, []);
-  assert.equal(silent.held.length, 3, "the released request was never sent again");
+  assert.equal(silent.connections(), 3, "the released request was never sent again");
   // The younger one is released by a later mark.
   assert.equal(waitsA.release(2), 1);
   assert.match(await young, /X-Omotai-Deny: UPSTREAM_RELEASED/);
@@ -550,14 +509,14 @@ Deno.test("serveProxy() never releases a write waiting for its judgement; once a
   await until(() => p.asked.length === 1);
   assert.equal(waits.release(Number.MAX_SAFE_INTEGER), 0, "a judgement is no upstream wait");
   judge(true);
-  await until(() => waits.size === 1 && silent.held.length === 1);
+  await until(() => waits.size === 1 && silent.connections() === 1);
   assert.equal(waits.release(1), 1);
   assert.match(await write, /X-Omotai-Deny: UPSTREAM_RELEASED/);
   assert.deepEqual(p.refused, ["UPSTREAM_RELEASED"]);
 });
 
 Deno.test("serveProxy() cuts short a released wait whose answer's head was relayed: no 504 after it", async () => {
-  await using trickle = silentUpstream("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n");
+  await using trickle = silentUpstream("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nabc");
   const waits = new UpstreamWaits(() => 1);
   await using p = recordingProxy({ ask: allowAll, waits });
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: p.port });
