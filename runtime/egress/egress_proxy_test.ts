@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { addLogFilter } from "../log.ts";
 import type { ProxyAnswer, ProxyQuestion } from "../proxy/proxy_protocol.ts";
 import { exchange } from "../../tests/helpers/recording_proxy.ts";
+import { until } from "../../tests/helpers/until.ts";
 import { EgressProxy, MAX_PROXY_LINE, type ProxyJudge, type ProxyProcess } from "./egress_proxy.ts";
 
 const logged: string[] = [];
@@ -186,9 +187,6 @@ Deno.test("EgressProxy.mark(): the proxy process releases a listener's upstream 
   const accepting = (async () => {
     for await (const conn of silent) held.push(conn);
   })();
-  const until = async (ok: () => boolean) => {
-    while (!ok()) await new Promise((r) => setTimeout(r, 10));
-  };
   await using proxy = EgressProxy.start();
   const j = judge((q) =>
     Promise.resolve(

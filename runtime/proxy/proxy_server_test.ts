@@ -8,6 +8,7 @@ import { MAX_HELD_BODY, type ProxyQuestion } from "./proxy_protocol.ts";
 import { resolveHost } from "./proxy_decide.ts";
 import { UPSTREAM_ANSWER_MS } from "./request_head.ts";
 import { UpstreamWaits } from "./upstream_waits.ts";
+import { until } from "../../tests/helpers/until.ts";
 
 interface Rig extends AsyncDisposable {
   port: number;
@@ -451,11 +452,6 @@ Deno.test("serveProxy() answers 504 UPSTREAM_TIMEOUT for an upstream that never 
 Deno.test("UPSTREAM_ANSWER_MS gives an upstream 30 s to start its answer unless a listener is told otherwise", () => {
   assert.equal(UPSTREAM_ANSWER_MS, 30_000);
 });
-
-/** Resolves once `ok()` holds (polled); the test's own timeout bounds it. */
-async function until(ok: () => boolean): Promise<void> {
-  while (!ok()) await new Promise((r) => setTimeout(r, 10));
-}
 
 const allowAll = () => Promise.resolve({ allow: true, reason: "OK", exact: true });
 
